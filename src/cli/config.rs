@@ -1,0 +1,175 @@
+//! The configuration file (`config.toml`, SPEC §7). Every key is optional; unknown keys and
+//! invalid values are reported with the file, the key and the reason.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Which model provider to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// `openai` when the API key variable is set, else `offline` (the default).
+    #[default]
+    Auto,
+    /// Deterministic, no network (the embedded model).
+    Offline,
+    /// OpenAI-compatible chat completions over HTTP.
+    Openai,
+}
+
+/// `[references]`: raw values, validated by the reference service at construction.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReferencesSection {
+    pub max_references: Option<i64>,
+    pub candidate_limit: Option<i64>,
+    pub max_reference_bytes: Option<i64>,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ModelSection {
+    pub provider: ProviderKind,
+    pub base_url: String,
+    pub model: String,
+    pub api_key_env: String,
+    pub timeout_secs: u64,
+    pub max_retries: u32,
+}
+
+impl Default for ModelSection {
+    fn default() -> Self {
+        ModelSection {
+            provider: ProviderKind::Auto,
+            base_url: "https://api.deepseek.com".into(),
+            model: "deepseek-chat".into(),
+            api_key_env: "DEEPSEEK_API_KEY".into(),
+            timeout_secs: 120,
+            max_retries: 3,
+        }
+    }
+}
+
+/// `[tui]`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TuiSection {
+    /// Show model reasoning expanded (otherwise collapsed to one dim line).
+    pub show_reasoning: bool,
+    /// How many submitted messages the composer history keeps.
+    pub history_size: usize,
+}
+
+impl Default for TuiSection {
+    fn default() -> Self {
+        TuiSection {
+            show_reasoning: false,
+            history_size: 200,
+        }
+    }
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub references: ReferencesSection,
+    pub model: ModelSection,
+    pub tui: TuiSection,
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}", path = path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}", path = path.display())]
+    Invalid { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Parse `text` (from `path`, named in errors) and check value ranges.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_owned(),
+            message,
+        };
+        let config: Config =
+            toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
+        if config.model.timeout_secs == 0 {
+            return Err(invalid(
+                "key `model.timeout_secs`: must be at least 1".into(),
+            ));
+        }
+        if config.model.max_retries > 10 {
+            return Err(invalid(
+                "key `model.max_retries`: must be at most 10".into(),
+            ));
+        }
+        if config.model.api_key_env.is_empty() {
+            return Err(invalid(
+                "key `model.api_key_env`: must name an environment variable".into(),
+            ));
+        }
+        if !(config.model.base_url.starts_with("http://")
+            || config.model.base_url.starts_with("https://"))
+        {
+            return Err(invalid(
+                "key `model.base_url`: must start with http:// or https://".into(),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// Load `path`; a missing file at the *default* location means the embedded defaults.
+    pub fn load(path: &Path, explicit: bool) -> Result<Config, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                Ok(Config::default())
+            }
+            Err(source) => Err(ConfigError::Read {
+                path: path.to_owned(),
+                source,
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_file_parses_to_defaults_where_silent() {
+        let text = include_str!("../../config.example.toml");
+        let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
+        assert_eq!(config.model, ModelSection::default());
+        assert_eq!(config.references.max_references, Some(3));
+    }
+
+    #[test]
+    fn errors_name_file_key_and_reason() {
+        let p = Path::new("/x/config.toml");
+        let cases = [
+            ("[model]\nbogus = 1\n", "bogus"),
+            (
+                "[references]\nmax_references = \"three\"\n",
+                "max_references",
+            ),
+            ("[model]\ntimeout_secs = 0\n", "model.timeout_secs"),
+            ("[model]\nprovider = \"gpt\"\n", "provider"),
+            ("[nope]\n", "nope"),
+        ];
+        for (text, key) in cases {
+            let err = Config::parse(text, p).unwrap_err().to_string();
+            assert!(err.starts_with("/x/config.toml"), "{err}");
+            assert!(err.contains(key), "{err} should name {key}");
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! Command-line layer (SPEC §7): argument parsing, configuration, store location, and the
+//! scriptable subcommands. The TUI is the default when no subcommand is given.
+
+pub mod config;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+/// dsh-refs: a terminal chat client for agent sessions with @-references to other sessions.
+#[derive(Debug, Parser)]
+#[command(name = "dsh-refs", version, about, long_about = None)]
+pub struct Cli {
+    /// Session store directory (default: the platform data dir; env DSH_REFS_STORE).
+    #[arg(long, global = true, env = "DSH_REFS_STORE", value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// Configuration file (default: the platform config dir's dsh-refs/config.toml; env DSH_REFS_CONFIG).
+    #[arg(long, global = true, env = "DSH_REFS_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Open the TUI on an existing session.
+    #[arg(long, value_name = "ID", conflicts_with = "demo")]
+    pub resume: Option<String>,
+    /// Open the TUI on a temporary copy of the bundled demo store (your store is not touched).
+    #[arg(long)]
+    pub demo: bool,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Scriptable subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every session, newest first.
+    Sessions(SessionsArgs),
+    /// List the sessions a target session may reference (what the @ popup offers).
+    Candidates(CandidatesArgs),
+    /// Parse the mentions in TEXT and prepare the snapshot context the model would get.
+    Prepare(PrepareArgs),
+    /// Send one message to a session (created if absent) and stream the reply.
+    Send(SendArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CandidatesArgs {
+    /// The session that would do the referencing.
+    #[arg(long, value_name = "TARGET")]
+    pub session: String,
+    /// Case-insensitive filter on id, cwd and title.
+    #[arg(long, value_name = "Q", default_value = "")]
+    pub query: String,
+    /// At most N results (default: candidate_limit from the config).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub limit: Option<i64>,
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    long_about = "Parse the @[label](dsh-session:…) mentions and bare dsh-session: URIs in TEXT, \
+read each referenced session once, and print the readable content plus the bounded, read-only \
+snapshot context that would accompany the message. Nothing is written. On a session-reference \
+error the JSON is {\"error\":{\"code\",\"message\"}} and the exit status is 1."
+)]
+pub struct PrepareArgs {
+    /// The session that would send the message (a reference to it is refused).
+    #[arg(long, value_name = "TARGET")]
+    pub session: String,
+    /// Machine output: {"content": [blocks], "context": null or {id, source, content}}.
+    #[arg(long)]
+    pub json: bool,
+    /// The message text, with mentions.
+    pub text: String,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// The session to send to (created if absent).
+    #[arg(long, value_name = "ID")]
+    pub session: String,
+    /// Working directory recorded for a new session (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The message text, with mentions.
+    pub text: String,
+}
+
+/// Parse the process arguments and run; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("dsh-refs: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// What every subcommand needs: the resolved store root and the loaded configuration.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub store_root: PathBuf,
+    pub config: config::Config,
+}
+
+impl Context {
+    /// Resolve `--store` / `DSH_REFS_STORE` / platform data dir and load the config file.
+    pub fn from_cli(cli: &Cli) -> Result<Context, String> {
+        let store_root = match &cli.store {
+            Some(dir) => dir.clone(),
+            None => default_dirs()?.data_dir().join("store"),
+        };
+        let (config_path, explicit) = match &cli.config {
+            Some(path) => (path.clone(), true),
+            None => (default_dirs()?.config_dir().join("config.toml"), false),
+        };
+        let config = config::Config::load(&config_path, explicit).map_err(|e| e.to_string())?;
+        Ok(Context { store_root, config })
+    }
+}
+
+fn default_dirs() -> Result<directories::ProjectDirs, String> {
+    directories::ProjectDirs::from("", "", "dsh-refs")
+        .ok_or_else(|| "cannot determine a home directory; pass --store and --config".to_owned())
+}
+
+fn run(cli: Cli) -> Result<ExitCode, String> {
+    let ctx = Context::from_cli(&cli)?;
+    match cli.command {
+        Some(Command::Sessions(_))
+        | Some(Command::Candidates(_))
+        | Some(Command::Prepare(_))
+        | Some(Command::Send(_))
+        | None => Err(format!(
+            "not built yet (store {})",
+            ctx.store_root.display()
+        )),
+    }
+}

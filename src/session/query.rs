@@ -1,0 +1,50 @@
+//! The read-side contract of the store (SPEC §2.5), as the reference service consumes it.
+//!
+//! Methods are blocking; async callers run them on a blocking thread and race them against
+//! a cancel token, so a storage backend that hangs can never hold a caller hostage.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::event::{Event, SessionHeader};
+
+/// One session's current surface (SPEC §2.5 `read_surface`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Surface {
+    pub session: SessionHeader,
+    /// Seq of the last event of any type in the log; `None` for an empty log.
+    pub captured_through_seq: Option<u64>,
+    /// Current surface events in folded (model) order.
+    pub events: Vec<Event>,
+}
+
+/// Why a query failed. Not-found is distinct from damage.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error("session {id:?} not found")]
+    NotFound { id: String },
+    #[error("invalid session id {id:?}: {reason}")]
+    InvalidId { id: String, reason: String },
+    #[error("{path}:{line}: corrupt session log: {reason}", path = path.display())]
+    Corrupt {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    #[error("{path}: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Read access to a session store (SPEC §2.5).
+pub trait SessionQuery: Send + Sync + 'static {
+    /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
+    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;
+    /// The latest `session/title`, or `None`. Missing session → [`QueryError::NotFound`].
+    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
+    /// The folded surface. Missing session → [`QueryError::NotFound`].
+    fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;
+}
