@@ -1,1 +1,11 @@
-//! tui layer.
+//! Terminal app layer (SPEC §6): the event loop, transcript, status, commands and the
+//! terminal lifecycle.
+
+pub mod chat_view;
+pub mod commands;
+pub mod header;
+pub mod markdown;
+pub mod status_line;
+pub mod terminal;
+pub mod transcript;
+pub mod wrap;
