@@ -1,0 +1,160 @@
+//! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, or on a
+//! temporary copy of the bundled demo store (`--demo`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::{Cli, Context};
+use crate::reference::{ReferenceConfig, SessionReferences};
+use crate::session::event::now_ms;
+use crate::session::store::{SessionStore, SessionWriter};
+use crate::session::{SessionHeader, SessionQuery};
+use crate::tui::app::{App, AppOptions, new_session_id};
+use crate::tui::terminal;
+
+/// Where the bundled demo store lives: the source tree, else next to the executable.
+fn demo_source() -> Result<PathBuf, String> {
+    let built = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/demo/store"));
+    if built.is_dir() {
+        return Ok(built);
+    }
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("assets/demo/store")));
+    match beside {
+        Some(dir) if dir.is_dir() => Ok(dir),
+        _ => Err(format!(
+            "the demo store is missing (looked in {} and next to the executable)",
+            built.display()
+        )),
+    }
+}
+
+/// Copy a directory tree (files and directories only).
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Send tracing output to `<data dir>/logs/dsh-refs.log`, never to the terminal.
+fn init_logging() {
+    let Some(dirs) = directories::ProjectDirs::from("", "", "dsh-refs") else {
+        return;
+    };
+    let dir = dirs.data_dir().join("logs");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("dsh-refs.log"))
+    else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_REFS_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(Arc::new(file))
+        .try_init();
+}
+
+/// Build the reference service from the `[references]` section.
+fn reference_service(ctx: &Context, store: &SessionStore) -> Result<SessionReferences, String> {
+    let section = &ctx.config.references;
+    let defaults = ReferenceConfig::default();
+    let as_i64 = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
+    let config = ReferenceConfig::new(
+        section.max_references.unwrap_or(as_i64(defaults.max_references)),
+        section.candidate_limit.unwrap_or(as_i64(defaults.candidate_limit)),
+        section
+            .max_reference_bytes
+            .unwrap_or(as_i64(defaults.max_reference_bytes)),
+    )
+    .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
+    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
+    Ok(SessionReferences::new(query, config))
+}
+
+/// Open the session the TUI starts on.
+fn open_session(store: &SessionStore, cli: &Cli, demo: bool) -> Result<SessionWriter, String> {
+    if let Some(id) = &cli.resume {
+        return store
+            .open_writer(id, None)
+            .map_err(|e| format!("cannot resume session {id:?}: {e}"));
+    }
+    let cwd = if demo {
+        // The demo opens in its main project, so `@` shows same-project sessions first.
+        let sessions = store.list_sessions().map_err(|e| e.to_string())?;
+        sessions.iter().find_map(|h| h.cwd.clone())
+    } else {
+        std::env::current_dir()
+            .ok()
+            .map(|d| d.to_string_lossy().into_owned())
+    };
+    let id = new_session_id();
+    let header = SessionHeader::new(id.clone(), now_ms(), cwd);
+    store
+        .open_writer(&id, Some(header))
+        .map_err(|e| format!("cannot create session {id}: {e}"))
+}
+
+/// Run the TUI; returns when the user quits.
+pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
+    init_logging();
+    let demo_dir = if cli.demo {
+        let dir = tempfile::TempDir::new().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        let source = demo_source()?;
+        copy_tree(&source, dir.path())
+            .map_err(|e| format!("cannot copy the demo store {}: {e}", source.display()))?;
+        Some(dir)
+    } else {
+        None
+    };
+    let root = demo_dir
+        .as_ref()
+        .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
+    let store = SessionStore::new(root);
+    let refs = reference_service(ctx, &store)?;
+    let provider = super::provider_setup::build_provider(&ctx.config.model)?;
+    let options = AppOptions {
+        history_size: ctx.config.tui.history_size,
+        show_reasoning: ctx.config.tui.show_reasoning,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let writer = open_session(&store, cli, demo_dir.is_some())?;
+    let session_id = runtime.block_on(async move {
+        let mut tui = terminal::init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
+        let _restore = terminal::RestoreGuard;
+        let mut app = App::new(store, Some(refs), provider, writer, options);
+        let result = app
+            .run(&mut tui, crossterm::event::EventStream::new())
+            .await;
+        app.shutdown();
+        // Give the agent a moment to log the aborted turn before the runtime stops.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        result.map_err(|e| e.to_string())?;
+        Ok::<_, String>(app.session_id().to_owned())
+    })?;
+    terminal::restore();
+    if demo_dir.is_none() {
+        println!("Resume this session with: dsh-refs --resume {session_id}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
