@@ -8,8 +8,7 @@ use std::sync::Arc;
 use super::{Cli, Context};
 use crate::reference::{ReferenceConfig, SessionReferences};
 use crate::session::event::now_ms;
-use crate::session::store::{SessionStore, SessionWriter};
-use crate::session::{SessionHeader, SessionQuery};
+use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::terminal;
 

@@ -5,12 +5,13 @@
 
 use std::io;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use crossterm::event::{
     Event as TermEvent, KeyEvent, KeyEventKind, MouseEventKind,
 };
-use futures_util::{FutureExt, Stream, StreamExt};
+use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::buffer::Buffer;
@@ -29,6 +30,7 @@ use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::key_map::help_rows;
+use super::mention_popup::CandidateRow;
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
 use super::transcript::{NoticeKind, RenderOptions};
@@ -36,10 +38,9 @@ use super::wrap::truncate_to_width;
 use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
-use crate::reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use crate::reference::{AgentRef, Candidate, ErrorCode, SessionReferences, parse_text};
 use crate::session::event::now_ms;
-use crate::session::store::{SessionStore, SessionWriter};
-use crate::session::{SessionHeader, SessionQuery};
+use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -71,7 +72,6 @@ pub struct App {
     store: SessionStore,
     refs: Option<SessionReferences>,
     provider: Arc<dyn Provider>,
-    options: AppOptions,
     agent: Agent,
     /// Bumped on every session switch; agent events of older sessions are dropped.
     generation: u64,
@@ -125,7 +125,6 @@ impl App {
             store,
             refs,
             provider,
-            options,
             agent,
             generation: 0,
             session_id,
@@ -262,7 +261,9 @@ impl App {
         while let Ok(event) = self.rx.try_recv() {
             self.handle_app_event(event);
         }
-        while let Some(next) = input.next().now_or_never() {
+        // Polled with this task's own waker (not a no-op one): crossterm's EventStream wakes
+        // the waker of its last poll, so a pending poll here must still wake this task.
+        while let Poll::Ready(next) = futures_util::poll!(input.next()) {
             match next {
                 Some(Ok(event)) => self.handle_terminal_event(event),
                 Some(Err(e)) => return Err(TuiError::Input(e)),
@@ -415,7 +416,8 @@ impl App {
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.pane.set_candidates(query_id, Ok(Vec::new()));
+            self.pane
+                .set_candidates(query_id, Ok(Vec::<CandidateRow>::new()));
             return;
         };
         let cancel = CancellationToken::new();
@@ -431,7 +433,9 @@ impl App {
             }
             tx.send(AppEvent::Candidates {
                 query_id,
-                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
+                result: result
+                    .map(|candidates| candidates.into_iter().map(candidate_row).collect())
+                    .map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
             });
         });
     }
@@ -565,7 +569,9 @@ impl App {
                     return;
                 }
             }
-            AppEvent::Candidates { query_id, result } => self.pane.set_candidates(query_id, result),
+            AppEvent::Candidates { query_id, result } => {
+                self.pane.set_candidates(query_id, result);
+            }
             AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
@@ -770,6 +776,16 @@ fn help_text() -> String {
     out.trim_end().to_owned()
 }
 
+/// A popup row for one candidate.
+fn candidate_row(c: Candidate) -> CandidateRow {
+    CandidateRow {
+        session_id: c.session_id,
+        label: c.label,
+        cwd: c.cwd,
+        created_at: c.created_at,
+    }
+}
+
 /// Every session for the picker, newest first, with its title.
 fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
     let headers = store.list_sessions().map_err(|e| e.to_string())?;
@@ -783,3 +799,7 @@ fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
         })
         .collect())
 }
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

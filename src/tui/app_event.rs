@@ -4,10 +4,10 @@
 
 use tokio::sync::mpsc;
 
+use super::mention_popup::CandidateRow;
 use super::session_picker::PickerRow;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{SubmitError, Submission};
-use crate::reference::Candidate;
 
 /// Everything that can happen to the app besides terminal input.
 #[derive(Debug)]
@@ -19,7 +19,7 @@ pub enum AppEvent {
     /// Candidates for the `@` popup query `query_id`.
     Candidates {
         query_id: u64,
-        result: Result<Vec<Candidate>, String>,
+        result: Result<Vec<CandidateRow>, String>,
     },
     /// `prepare_submission` finished for submission `prepare_id`.
     Prepared {

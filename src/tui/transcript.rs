@@ -402,10 +402,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 .collect();
             let mut lines = prefixed(marker, style, wrap_lines(&body, body_width));
             if *steering {
-                lines.push(Line::styled(
-                    "  (steering: delivered at the next step)",
-                    dim,
-                ));
+                lines.push(Line::styled("  (steered into the running turn)", dim));
             }
             lines
         }
@@ -432,12 +429,14 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 lines.push(Line::styled(text, card_style));
             }
             let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
-            if options.expand_snapshots {
+            if !options.expand_snapshots {
+                lines.push(Line::styled("  Ctrl+O shows the exact snapshot", dim));
+            } else {
                 let body: Vec<Line> = visible_controls(snapshot)
                     .split('\n')
                     .map(|l| Line::styled(l.to_owned(), dim))
                     .collect();
-                lines.extend(prefixed("│ ", dim, wrap_lines(&body, body_width)));
+                lines.extend(gutter("│ ", dim, wrap_lines(&body, body_width)));
             }
             lines
         }
@@ -515,6 +514,17 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
             prefixed(marker, style, wrap_lines(&body, body_width))
         }
     }
+}
+
+/// Put `marker` (two cells wide) before every line.
+fn gutter(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            line.spans.insert(0, Span::styled(marker.to_owned(), style));
+            line
+        })
+        .collect()
 }
 
 /// Put `marker` (two cells wide) before the first line and two spaces before the others.
@@ -620,6 +630,7 @@ mod tests {
             vec![
                 "⧉ Referenced sessions · Fix \\x1B[31mlogin (s-1) · 4 messages · truncated",
                 "  Referenced sessions · Docs (s-2) · 1 message",
+                "  Ctrl+O shows the exact snapshot",
             ]
         );
     }
