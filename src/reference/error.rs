@@ -82,6 +82,23 @@ impl ReferenceError {
         }
     }
 
+    /// `READ_FAILED` for the session list itself, keeping `cause`.
+    pub fn list_failed(cause: QueryError) -> Self {
+        ReferenceError {
+            code: ErrorCode::ReadFailed,
+            message: format!("could not list sessions: {cause}"),
+            source: Some(Arc::new(cause)),
+        }
+    }
+
+    /// `READ_FAILED` for a storage task that died (it panicked or was shut down).
+    pub fn task_failed(err: tokio::task::JoinError) -> Self {
+        Self::new(
+            ErrorCode::ReadFailed,
+            format!("reading the session store failed: {err}"),
+        )
+    }
+
     /// `CANCELLED`.
     pub fn cancelled() -> Self {
         Self::new(
