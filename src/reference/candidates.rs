@@ -34,6 +34,9 @@ fn contains_folded(haystack: &str, needle: &str) -> bool {
     haystack.to_lowercase().contains(needle)
 }
 
+/// A matching session and its title once read (`None` = not read yet).
+type Matched<'a> = (&'a SessionHeader, Option<Option<String>>);
+
 /// Select up to `limit` candidates from `sessions` (in `list_sessions` order) for the agent
 /// session `agent_id` with cwd `agent_cwd`. `read_title` is called lazily, only for sessions
 /// whose match or label needs it; a session it reports missing is skipped. `cancelled` is
@@ -48,8 +51,7 @@ pub fn select_candidates(
     cancelled: impl Fn() -> bool,
 ) -> Vec<Candidate> {
     let needle = query.to_lowercase();
-    // Per group, the matching sessions with their title once read (`None` = not read yet).
-    let mut groups: [Vec<(&SessionHeader, Option<Option<String>>)>; 3] = Default::default();
+    let mut groups: [Vec<Matched<'_>>; 3] = Default::default();
     for header in sessions {
         if cancelled() {
             return Vec::new();
