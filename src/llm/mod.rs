@@ -1,1 +1,12 @@
-//! llm layer.
+//! llm layer (SPEC §5): the provider contract, the offline model and the OpenAI-compatible
+//! streaming provider.
+
+pub mod error;
+pub mod offline;
+pub mod provider;
+
+pub use error::LlmError;
+pub use offline::OfflineProvider;
+pub use provider::{
+    ChatRequest, Provider, StreamEvent, Usage, is_summarize_request, summarize_request,
+};
