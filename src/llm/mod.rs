@@ -4,6 +4,7 @@
 pub mod error;
 pub mod offline;
 pub mod provider;
+pub mod sse;
 
 pub use error::LlmError;
 pub use offline::OfflineProvider;
