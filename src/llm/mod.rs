@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod offline;
+pub mod openai;
 pub mod provider;
 pub mod sse;
 
