@@ -2,13 +2,16 @@
 //! streaming provider.
 
 pub mod error;
+pub mod factory;
 pub mod offline;
 pub mod openai;
 pub mod provider;
 pub mod sse;
 
 pub use error::LlmError;
+pub use factory::{ModelSettings, ProviderChoice, ProviderConfig, build_provider};
 pub use offline::OfflineProvider;
+pub use openai::{ApiKey, OpenAiConfig, OpenAiProvider};
 pub use provider::{
     ChatRequest, Provider, StreamEvent, Usage, is_summarize_request, summarize_request,
 };
