@@ -1,5 +1,9 @@
 //! tui layer: the terminal app (SPEC §6).
 
+pub mod composer;
+pub mod input_history;
 pub mod key_map;
+pub mod mention_format;
+pub mod mention_popup;
 pub mod mention_token;
 pub mod paste;
