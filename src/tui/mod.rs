@@ -1,5 +1,6 @@
 //! tui layer: the terminal app (SPEC §6).
 
+pub mod bottom_pane;
 pub mod composer;
 pub mod input_history;
 pub mod key_map;
