@@ -329,3 +329,368 @@ fn changed(did: bool) -> InputResult {
         InputResult::None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    use pretty_assertions::assert_eq;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn type_str(pane: &mut BottomPane, text: &str) -> Vec<InputResult> {
+        text.chars()
+            .map(|c| pane.handle_key(key(KeyCode::Char(c))))
+            .collect()
+    }
+
+    fn row(id: &str, label: &str) -> CandidateRow {
+        CandidateRow {
+            session_id: id.to_string(),
+            label: label.to_string(),
+            cwd: Some("/work".to_string()),
+            created_at: 0,
+        }
+    }
+
+    fn query(query_id: u64, query: &str) -> InputResult {
+        InputResult::QueryCandidates {
+            query_id,
+            query: query.to_string(),
+        }
+    }
+
+    /// A pane with `@fo` typed and three rows answered.
+    fn pane_with_rows() -> BottomPane {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@fo");
+        assert!(pane.set_candidates(
+            3,
+            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")])
+        ));
+        pane
+    }
+
+    fn selected_id(pane: &BottomPane) -> Option<String> {
+        match pane.active_popup() {
+            ActivePopup::Mention(p) => p.selected().map(|r| r.session_id.clone()),
+            ActivePopup::None => None,
+        }
+    }
+
+    #[test]
+    fn typing_an_at_token_queries_each_change() {
+        let mut pane = BottomPane::new(10);
+        let results = type_str(&mut pane, "hi @fo");
+        assert_eq!(
+            results,
+            [
+                InputResult::Redraw,
+                InputResult::Redraw,
+                InputResult::Redraw,
+                query(1, ""),
+                query(2, "f"),
+                query(3, "fo"),
+            ]
+        );
+        assert!(pane.popup_active());
+        // Moving the caret inside the token keeps the query: no new request.
+        assert_eq!(pane.handle_key(key(KeyCode::Left)), InputResult::Redraw);
+        assert!(pane.popup_active());
+        // Backspace shortens the query.
+        assert_eq!(pane.handle_key(key(KeyCode::End)), InputResult::Redraw);
+        assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
+    }
+
+    #[test]
+    fn foo_at_bar_never_opens() {
+        let mut pane = BottomPane::new(10);
+        let results = type_str(&mut pane, "foo@bar");
+        assert!(
+            results.iter().all(|r| *r == InputResult::Redraw),
+            "{results:?}"
+        );
+        assert!(!pane.popup_active());
+    }
+
+    #[test]
+    fn stale_answers_are_dropped_and_old_rows_stay() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@f");
+        assert!(
+            !pane.set_candidates(1, Ok(vec![row("old", "Old")])),
+            "stale id 1"
+        );
+        assert!(pane.set_candidates(2, Ok(vec![row("a", "Foo")])));
+        assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
+        assert_eq!(
+            selected_id(&pane).as_deref(),
+            Some("a"),
+            "old rows stay while in flight"
+        );
+        assert!(
+            !pane.set_candidates(2, Ok(vec![row("x", "X")])),
+            "already answered"
+        );
+        assert!(pane.set_candidates(3, Ok(Vec::<CandidateRow>::new())));
+        assert_eq!(selected_id(&pane), None);
+    }
+
+    #[test]
+    fn selection_moves_and_wraps() {
+        let mut pane = pane_with_rows();
+        assert_eq!(selected_id(&pane).as_deref(), Some("a"));
+        let steps = [
+            (key(KeyCode::Down), "b"),
+            (ctrl('n'), "c"),
+            (key(KeyCode::Down), "a"),
+            (key(KeyCode::Up), "c"),
+            (ctrl('p'), "b"),
+        ];
+        for (k, want) in steps {
+            assert_eq!(pane.handle_key(k), InputResult::Redraw);
+            assert_eq!(selected_id(&pane).as_deref(), Some(want), "{k:?}");
+        }
+        assert_eq!(pane.draft(), "@fo", "moving never edits the draft");
+    }
+
+    #[test]
+    fn enter_inserts_mention_and_does_not_submit() {
+        let mut pane = pane_with_rows();
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::Redraw);
+        assert_eq!(pane.draft(), "@[Food](dsh-session:ImIi) ");
+        assert!(!pane.popup_active());
+        type_str(&mut pane, "why?");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@[Food](dsh-session:ImIi) why?".to_string())
+        );
+    }
+
+    #[test]
+    fn tab_replaces_the_whole_token_mid_text() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "ask @foo now");
+        for _ in 0.." now".len() + 2 {
+            pane.handle_key(key(KeyCode::Left));
+        }
+        assert!(pane.popup_active(), "caret inside @foo");
+        let id = match pane.active_popup() {
+            ActivePopup::Mention(p) => p.query_id(),
+            ActivePopup::None => unreachable!(),
+        };
+        pane.set_candidates(id, Ok(vec![row("s1", "a]b")]));
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+        assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
+    }
+
+    #[test]
+    fn enter_with_popup_but_no_rows_does_nothing() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@zz");
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        pane.set_candidates(3, Ok(Vec::<CandidateRow>::new()));
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        assert_eq!(pane.draft(), "@zz");
+    }
+
+    #[test]
+    fn backspace_after_mention_removes_it_and_undo_restores() {
+        let mut pane = pane_with_rows();
+        pane.handle_key(key(KeyCode::Enter));
+        let with_mention = pane.draft();
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Backspace)),
+            InputResult::Redraw
+        );
+        assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
+        pane.handle_key(key(KeyCode::Backspace));
+        assert_eq!(pane.draft(), "", "then the whole mention");
+        pane.handle_key(ctrl('u'));
+        assert_eq!(
+            pane.draft(),
+            "@[Foo](dsh-session:ImEi)",
+            "undo brings it back"
+        );
+        assert!(
+            !pane.popup_active(),
+            "a finished mention never opens the popup"
+        );
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), with_mention, "and the space");
+    }
+
+    #[test]
+    fn delete_before_mention_removes_it() {
+        let mut pane = BottomPane::new(10);
+        pane.handle_paste("x @[A](dsh-session:IkEi) y");
+        for _ in 0.."@[A](dsh-session:IkEi) y".chars().count() {
+            pane.handle_key(key(KeyCode::Left));
+        }
+        pane.handle_key(key(KeyCode::Delete));
+        assert_eq!(pane.draft(), "x  y");
+    }
+
+    #[test]
+    fn esc_closes_and_stays_closed_for_that_token() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@se");
+        assert_eq!(pane.handle_key(key(KeyCode::Esc)), InputResult::Redraw);
+        assert!(!pane.popup_active());
+        assert_eq!(type_str(&mut pane, "x"), [InputResult::Redraw]);
+        assert!(!pane.popup_active(), "still the dismissed token");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@sex".into())
+        );
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Esc)),
+            InputResult::Escape,
+            "no popup: app's Esc"
+        );
+        assert_eq!(
+            type_str(&mut pane, " @"),
+            [InputResult::Redraw, query(4, "")]
+        );
+        assert!(pane.popup_active(), "a new token opens again");
+    }
+
+    #[test]
+    fn paste_normalises_and_never_submits() {
+        let mut pane = BottomPane::new(10);
+        assert_eq!(
+            pane.handle_paste("one\r\ntwo\rthree\u{1b}[2J\n"),
+            InputResult::Redraw
+        );
+        assert_eq!(pane.draft(), "one\ntwo\nthree[2J\n");
+        assert_eq!(pane.handle_paste("\u{7}"), InputResult::None);
+        assert_eq!(pane.handle_paste("@ses"), query(1, "ses"));
+    }
+
+    #[test]
+    fn newline_keys_do_not_submit() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "a");
+        pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+        type_str(&mut pane, "b");
+        pane.handle_key(ctrl('j'));
+        type_str(&mut pane, "c");
+        pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+        assert_eq!(pane.draft(), "a\nb\nc\n");
+    }
+
+    #[test]
+    fn submit_rules() {
+        let mut pane = BottomPane::new(10);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::None,
+            "empty"
+        );
+        type_str(&mut pane, "  ");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::None,
+            "blank"
+        );
+        pane.restore_draft("/title New name");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Command("/title New name".into())
+        );
+        pane.restore_draft("hello");
+        pane.set_submission_locked(true);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::None,
+            "locked"
+        );
+        pane.set_submission_locked(false);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("hello".into())
+        );
+        assert_eq!(pane.draft(), "hello", "the app clears after dispatch");
+        assert!(!pane.clear_if_unchanged("other"));
+        assert!(pane.clear_if_unchanged("hello"));
+        assert_eq!(pane.draft(), "");
+    }
+
+    #[test]
+    fn ctrl_c_and_ctrl_d() {
+        let mut pane = BottomPane::new(10);
+        assert_eq!(pane.handle_key(ctrl('d')), InputResult::Quit);
+        type_str(&mut pane, "ab");
+        pane.handle_key(key(KeyCode::Left));
+        assert_eq!(pane.handle_key(ctrl('d')), InputResult::Redraw);
+        assert_eq!(pane.draft(), "a", "Ctrl+D deletes forward on a draft");
+        assert_eq!(pane.handle_key(ctrl('c')), InputResult::Interrupt);
+        assert!(pane.clear_draft_to_history());
+        assert_eq!(pane.draft(), "");
+        assert!(!pane.clear_draft_to_history(), "nothing left to clear");
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), InputResult::Redraw);
+        assert_eq!(pane.draft(), "a", "Up brings the cleared draft back");
+    }
+
+    #[test]
+    fn history_browses_at_edges_and_keeps_the_draft() {
+        let mut pane = BottomPane::new(10);
+        pane.push_history("first\nsecond line");
+        pane.push_history("@[X](dsh-session:IngiXQ) hi");
+        type_str(&mut pane, "draft");
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "first\nsecond line");
+        // Caret at the end (second line): Up moves to the first line, not further back.
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "first\nsecond line");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Up)),
+            InputResult::None,
+            "oldest"
+        );
+        pane.handle_key(key(KeyCode::Down));
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(pane.draft(), "draft");
+    }
+
+    #[test]
+    fn release_events_are_ignored() {
+        let mut pane = BottomPane::new(10);
+        let mut k = key(KeyCode::Char('x'));
+        k.kind = KeyEventKind::Release;
+        assert_eq!(pane.handle_key(k), InputResult::None);
+        assert_eq!(pane.draft(), "");
+    }
+
+    #[test]
+    fn restore_draft_keeps_popup_closed_until_edit_elsewhere() {
+        let mut pane = BottomPane::new(10);
+        pane.restore_draft("look at @ses");
+        assert!(!pane.popup_active());
+        assert_eq!(pane.draft(), "look at @ses");
+        assert_eq!(
+            type_str(&mut pane, " @"),
+            [InputResult::Redraw, query(1, "")]
+        );
+    }
+
+    #[test]
+    fn failed_listing_is_shown_not_fatal() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@");
+        assert!(pane.set_candidates::<CandidateRow>(1, Err("disk\u{7} busy".into())));
+        assert!(pane.popup_active());
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+    }
+}
