@@ -8,3 +8,6 @@ pub mod mention_format;
 pub mod mention_popup;
 pub mod mention_token;
 pub mod paste;
+
+#[cfg(test)]
+mod bottom_pane_snapshots;
