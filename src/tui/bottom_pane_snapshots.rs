@@ -263,3 +263,83 @@ fn caret_follows_wide_chars_and_wrapping() {
     // Row one holds `漢字😀a 会` (10 cells), row two `话记录`: caret after 6 cells.
     assert_eq!(caret, Some(Position::new(7, 2)));
 }
+
+/// One step of a random editing session.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(KeyCode, KeyModifiers),
+    Paste(String),
+    Answer(usize),
+    Restore(String),
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let chars = prop::sample::select(vec![
+        'a', '@', ' ', '[', ']', '(', ')', '\\', '漢', '😀', '\u{3000}', 'İ',
+    ]);
+    let keys = prop::sample::select(vec![
+        (KeyCode::Backspace, KeyModifiers::NONE),
+        (KeyCode::Delete, KeyModifiers::NONE),
+        (KeyCode::Left, KeyModifiers::NONE),
+        (KeyCode::Right, KeyModifiers::NONE),
+        (KeyCode::Up, KeyModifiers::NONE),
+        (KeyCode::Down, KeyModifiers::NONE),
+        (KeyCode::Home, KeyModifiers::NONE),
+        (KeyCode::End, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::SHIFT),
+        (KeyCode::Tab, KeyModifiers::NONE),
+        (KeyCode::Esc, KeyModifiers::NONE),
+        (KeyCode::Char('u'), KeyModifiers::CONTROL),
+        (KeyCode::Char('r'), KeyModifiers::CONTROL),
+        (KeyCode::Char('w'), KeyModifiers::CONTROL),
+        (KeyCode::Char('d'), KeyModifiers::CONTROL),
+        (KeyCode::Char('y'), KeyModifiers::CONTROL),
+    ]);
+    prop_oneof![
+        4 => chars.prop_map(|c| Step::Key(KeyCode::Char(c), KeyModifiers::NONE)),
+        4 => keys.prop_map(|(k, m)| Step::Key(k, m)),
+        1 => "[@a \\[\\]()\r\n\t\u{1b}漢]{0,12}".prop_map(Step::Paste),
+        1 => (0usize..12).prop_map(Step::Answer),
+        1 => Just(Step::Paste("@[A b](dsh-session:IkEi)".to_string())),
+        1 => "[@a \n漢]{0,8}".prop_map(Step::Restore),
+    ]
+}
+
+proptest::proptest! {
+    /// Random keys, pastes and answers never panic, and the caret is always inside the
+    /// composer's area whatever size the app gives the pane.
+    #[test]
+    fn random_sessions_never_panic(
+        steps in proptest::collection::vec(step(), 1..40),
+        width in 1u16..50,
+        height in 1u16..16,
+    ) {
+        let mut pane = pane();
+        for step in steps {
+            match step {
+                Step::Key(code, modifiers) => {
+                    pane.handle_key(KeyEvent::new(code, modifiers));
+                }
+                Step::Paste(text) => {
+                    pane.handle_paste(&text);
+                }
+                Step::Answer(n) => {
+                    if let ActivePopup::Mention(popup) = pane.active_popup() {
+                        let id = popup.query_id();
+                        let labels: Vec<String> = (0..n).map(|i| format!("S]{i}\\")).collect();
+                        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                        pane.set_candidates(id, Ok(rows(&labels)));
+                    }
+                }
+                Step::Restore(text) => pane.restore_draft(&text),
+            }
+            let area = Rect::new(0, 0, width, height);
+            let mut buf = Buffer::empty(area);
+            if let Some(caret) = pane.render(area, &mut buf) {
+                proptest::prop_assert!(area.contains(caret), "{caret:?} outside {area:?}");
+            }
+        }
+    }
+}
