@@ -2,7 +2,7 @@
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
 //! dismissed token after every key and paste (SPEC §6.1, §6.2).
 
-use crossterm::event::{KeyEvent, KeyEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
@@ -120,6 +120,12 @@ impl BottomPane {
             }
             Some(Action::Up) => changed(self.composer.move_up_or_history()),
             Some(Action::Down) => changed(self.composer.move_down_or_history()),
+            None if is_altgr_char(&key) => {
+                if let KeyCode::Char(c) = key.code {
+                    self.composer.insert_str(c.encode_utf8(&mut [0; 4]));
+                }
+                InputResult::Redraw
+            }
             Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
                 self.composer.input(key);
                 InputResult::Redraw
@@ -322,6 +328,15 @@ impl BottomPane {
     }
 }
 
+/// AltGr arrives as Ctrl+Alt on some platforms (`@` is AltGr+Q on German layouts); the
+/// textarea would drop such chars, so they are typed as text.
+fn is_altgr_char(key: &KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(_))
+        && key
+            .modifiers
+            .contains(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
 fn changed(did: bool) -> InputResult {
     if did {
         InputResult::Redraw
@@ -333,7 +348,6 @@ fn changed(did: bool) -> InputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::{KeyCode, KeyModifiers};
     use pretty_assertions::assert_eq;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -406,6 +420,20 @@ mod tests {
         // Backspace shortens the query.
         assert_eq!(pane.handle_key(key(KeyCode::End)), InputResult::Redraw);
         assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
+    }
+
+    #[test]
+    fn shifted_and_altgr_at_signs_open_the_popup() {
+        let mut pane = BottomPane::new(10);
+        let shifted = KeyEvent::new(KeyCode::Char('@'), KeyModifiers::SHIFT);
+        assert_eq!(pane.handle_key(shifted), query(1, ""));
+        pane.handle_key(key(KeyCode::Char(' ')));
+        let altgr = KeyEvent::new(
+            KeyCode::Char('@'),
+            KeyModifiers::CONTROL | KeyModifiers::ALT,
+        );
+        assert_eq!(pane.handle_key(altgr), query(2, ""));
+        assert_eq!(pane.draft(), "@ @");
     }
 
     #[test]
