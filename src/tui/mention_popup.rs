@@ -9,6 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Widget};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::mention_token::MentionToken;
 use crate::session::untrusted::visible_controls_line;
@@ -206,10 +207,15 @@ impl MentionPopup {
             };
             let y = inner.y + offset;
             let selected = i == self.selected;
-            let label = self.label_line(row, selected, &matcher);
+            let label = self.label_line(row, selected, &matcher, inner.width);
             buf.set_line(inner.x, y, &label, inner.width);
             if offset + 1 < inner.height {
-                buf.set_line(inner.x, y + 1, &self.detail_line(row), inner.width);
+                buf.set_line(
+                    inner.x,
+                    y + 1,
+                    &self.detail_line(row, inner.width),
+                    inner.width,
+                );
             }
         }
     }
@@ -220,6 +226,7 @@ impl MentionPopup {
         row: &CandidateRow,
         selected: bool,
         matcher: &SkimMatcherV2,
+        width: u16,
     ) -> Line<'static> {
         let label = visible_controls_line(&row.label).into_owned();
         let matched: Vec<usize> = if self.token.query.is_empty() {
@@ -245,10 +252,12 @@ impl MentionPopup {
             Span::raw("  ")
         };
         let mut spans = vec![marker, Span::styled("Session · ", base.fg(Color::Gray))];
+        let room = usize::from(width).saturating_sub(LABEL_PREFIX.width());
+        let label = truncate_end(&label, room);
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index);
+            let is_hit = matched.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),
@@ -264,20 +273,89 @@ impl MentionPopup {
         Line::from(spans)
     }
 
-    /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`.
-    fn detail_line(&self, row: &CandidateRow) -> Line<'static> {
+    /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`; when too wide, the id keeps
+    /// its start and the cwd its end so the time stays visible.
+    fn detail_line(&self, row: &CandidateRow, width: u16) -> Line<'static> {
+        let id = visible_controls_line(&row.session_id).into_owned();
         let cwd = row.cwd.as_deref().map_or_else(
             || "(no cwd)".to_string(),
             |c| visible_controls_line(c).into_owned(),
         );
-        let text = format!(
-            "    {} · {} · {}",
-            visible_controls_line(&row.session_id),
-            cwd,
-            format_created(row.created_at, self.zone)
-        );
+        let time = format_created(row.created_at, self.zone);
+        let room = usize::from(width).saturating_sub(DETAIL_INDENT.len());
+        let rest = room.saturating_sub(time.width() + 2 * SEPARATOR.width());
+        let (id_room, cwd_room) = share(rest, id.width(), cwd.width());
+        let id = truncate_end(&id, id_room.max(MIN_PART_CELLS));
+        let cwd = truncate_start(&cwd, cwd_room.max(MIN_PART_CELLS));
+        let text = format!("{DETAIL_INDENT}{id}{SEPARATOR}{cwd}{SEPARATOR}{time}");
         Line::styled(text, Style::new().fg(Color::DarkGray))
     }
+}
+
+/// What precedes the label on a row (the marker is as wide as its blank stand-in).
+const LABEL_PREFIX: &str = "› Session · ";
+const DETAIL_INDENT: &str = "    ";
+const SEPARATOR: &str = " · ";
+/// Fewest cells an id or cwd is cut down to.
+const MIN_PART_CELLS: usize = 8;
+
+/// Splits `room` cells between two parts that want `a` and `b`: a part that fits in half
+/// keeps its width and the other gets the rest; otherwise half each.
+fn share(room: usize, a: usize, b: usize) -> (usize, usize) {
+    let half = room / 2;
+    if a + b <= room {
+        (a, b)
+    } else if a <= half {
+        (a, room - a)
+    } else if b <= half {
+        (room - b, b)
+    } else {
+        (half, room - half)
+    }
+}
+
+/// `text` cut to at most `cells` columns, ending in `…` when cut.
+fn truncate_end(text: &str, cells: usize) -> String {
+    if text.width() <= cells {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > cells {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    if cells > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` cut to at most `cells` columns keeping its end, starting with `…` when cut.
+fn truncate_start(text: &str, cells: usize) -> String {
+    if text.width() <= cells {
+        return text.to_string();
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > cells {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    let mut out = String::with_capacity(text.len());
+    if cells > 0 {
+        out.push('…');
+    }
+    out.extend(kept.into_iter().rev());
+    out
 }
 
 /// First visible row so that `selected` is on screen with `fit` rows, moving `top` least.
@@ -306,4 +384,49 @@ pub fn format_created(created_at: i64, zone: DisplayZone) -> String {
             .map(|t| t.format(FORMAT).to_string()),
     };
     formatted.unwrap_or_else(|| "unknown time".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn truncation_table() {
+        let cases = [
+            ("short", 10, "short", "short"),
+            ("exactly10!", 10, "exactly10!", "exactly10!"),
+            ("/home/ana/src/billing", 10, "/home/ana…", "…c/billing"),
+            ("会话记录整理", 7, "会话记…", "…录整理"),
+            ("abc", 0, "", ""),
+        ];
+        for (text, cells, end, start) in cases {
+            assert_eq!(truncate_end(text, cells), end, "end {text:?} {cells}");
+            assert_eq!(truncate_start(text, cells), start, "start {text:?} {cells}");
+            assert!(truncate_end(text, cells).width() <= cells);
+            assert!(truncate_start(text, cells).width() <= cells);
+        }
+    }
+
+    #[test]
+    fn room_is_shared_between_id_and_cwd() {
+        let cases = [
+            ((40, 10, 10), (10, 10)),
+            ((40, 5, 50), (5, 35)),
+            ((40, 50, 5), (35, 5)),
+            ((40, 30, 30), (20, 20)),
+            ((41, 30, 30), (20, 21)),
+            ((0, 3, 3), (0, 0)),
+        ];
+        for ((room, a, b), want) in cases {
+            assert_eq!(share(room, a, b), want, "{room} {a} {b}");
+        }
+    }
+
+    #[test]
+    fn times_use_the_given_zone() {
+        let plus_two = DisplayZone::Fixed(FixedOffset::east_opt(2 * 3600).unwrap());
+        assert_eq!(format_created(0, plus_two), "1970-01-01 02:00");
+        assert_eq!(format_created(i64::MAX, plus_two), "unknown time");
+    }
 }
