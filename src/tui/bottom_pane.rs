@@ -8,10 +8,10 @@ use ratatui::layout::{Position, Rect};
 
 use super::composer::Composer;
 use super::key_map::{Action, classify};
-use super::mention_format::format_mention;
-use super::mention_popup::{CandidateRow, DisplayZone, MentionPopup};
+use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
+use crate::reference::{Candidate, format_mention};
 
 /// What a key or paste asks of the app. Every variant but `None` also means "redraw".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,16 +146,9 @@ impl BottomPane {
 
     /// Delivers the answer to query `query_id`; answers to stale queries are dropped.
     /// Returns whether the answer was taken (and a redraw is due).
-    pub fn set_candidates<R: Into<CandidateRow>>(
-        &mut self,
-        query_id: u64,
-        rows: Result<Vec<R>, String>,
-    ) -> bool {
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) -> bool {
         match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.set_candidates(
-                query_id,
-                rows.map(|rows| rows.into_iter().map(Into::into).collect()),
-            ),
+            ActivePopup::Mention(popup) => popup.set_candidates(query_id, rows),
             ActivePopup::None => false,
         }
     }
@@ -364,8 +357,8 @@ mod tests {
             .collect()
     }
 
-    fn row(id: &str, label: &str) -> CandidateRow {
-        CandidateRow {
+    fn row(id: &str, label: &str) -> Candidate {
+        Candidate {
             session_id: id.to_string(),
             label: label.to_string(),
             cwd: Some("/work".to_string()),
@@ -466,7 +459,7 @@ mod tests {
             !pane.set_candidates(2, Ok(vec![row("x", "X")])),
             "already answered"
         );
-        assert!(pane.set_candidates(3, Ok(Vec::<CandidateRow>::new())));
+        assert!(pane.set_candidates(3, Ok(Vec::new())));
         assert_eq!(selected_id(&pane), None);
     }
 
@@ -524,7 +517,7 @@ mod tests {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@zz");
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
-        pane.set_candidates(3, Ok(Vec::<CandidateRow>::new()));
+        pane.set_candidates(3, Ok(Vec::new()));
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
         assert_eq!(pane.draft(), "@zz");
     }
@@ -717,7 +710,7 @@ mod tests {
     fn failed_listing_is_shown_not_fatal() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@");
-        assert!(pane.set_candidates::<CandidateRow>(1, Err("disk\u{7} busy".into())));
+        assert!(pane.set_candidates(1, Err("disk\u{7} busy".into())));
         assert!(pane.popup_active());
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
     }

@@ -12,7 +12,8 @@ use ratatui::style::{Color, Modifier};
 
 use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
 use super::composer::mention_style;
-use super::mention_popup::{CandidateRow, DisplayZone};
+use super::mention_popup::DisplayZone;
+use crate::reference::Candidate;
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;
@@ -37,11 +38,11 @@ fn query_id(pane: &BottomPane) -> u64 {
     }
 }
 
-fn rows(labels: &[&str]) -> Vec<CandidateRow> {
+fn rows(labels: &[&str]) -> Vec<Candidate> {
     labels
         .iter()
         .enumerate()
-        .map(|(i, label)| CandidateRow {
+        .map(|(i, label)| Candidate {
             session_id: format!("s-{i:02}"),
             label: (*label).to_string(),
             cwd: (i % 3 != 1).then(|| format!("/home/ana/project-{}", i % 3)),
@@ -154,7 +155,7 @@ fn popup_results_with_matches_highlighted() {
 fn popup_no_match() {
     let mut pane = pane();
     type_str(&mut pane, "@zzz");
-    pane.set_candidates(query_id(&pane), Ok(Vec::<CandidateRow>::new()));
+    pane.set_candidates(query_id(&pane), Ok(Vec::new()));
     insta::assert_snapshot!(screen(&pane, 60, 8));
 }
 
@@ -162,7 +163,7 @@ fn popup_no_match() {
 fn popup_error() {
     let mut pane = pane();
     type_str(&mut pane, "@");
-    pane.set_candidates::<CandidateRow>(query_id(&pane), Err("store busy\n\u{7}".into()));
+    pane.set_candidates(query_id(&pane), Err("store busy\n\u{7}".into()));
     insta::assert_snapshot!(screen(&pane, 60, 8));
 }
 
@@ -189,7 +190,7 @@ fn popup_narrow_60_columns() {
     type_str(&mut pane, "please compare with @plan");
     pane.set_candidates(
         query_id(&pane),
-        Ok(vec![CandidateRow {
+        Ok(vec![Candidate {
             session_id: "2026-11-20T09-30-00-very-long-session-identifier".into(),
             label: "Planning the very long migration of the billing service".into(),
             cwd: Some("/home/ana/src/github.com/example/billing-service".into()),

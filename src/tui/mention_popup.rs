@@ -12,22 +12,11 @@ use ratatui::widgets::{Block, BorderType, Widget};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::mention_token::MentionToken;
+use crate::reference::Candidate;
 use crate::session::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;
-
-/// One session the popup offers. Mirrors `reference::Candidate` (SPEC §3.4) so the popup
-/// does not depend on the reference service being built; the app converts with `Into`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CandidateRow {
-    pub session_id: String,
-    /// Latest title, or the id when the session has none.
-    pub label: String,
-    pub cwd: Option<String>,
-    /// Creation time, milliseconds since the Unix epoch.
-    pub created_at: i64,
-}
 
 /// Time zone for creation times: the user's local zone, or a fixed offset (tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +30,7 @@ pub enum DisplayZone {
 enum Listing {
     /// No answer yet for any query of this popup.
     Waiting,
-    Rows(Vec<CandidateRow>),
+    Rows(Vec<Candidate>),
     Failed(String),
 }
 
@@ -92,11 +81,7 @@ impl MentionPopup {
     }
 
     /// Takes the answer to `query_id`; returns false (and changes nothing) if it is stale.
-    pub fn set_candidates(
-        &mut self,
-        query_id: u64,
-        rows: Result<Vec<CandidateRow>, String>,
-    ) -> bool {
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) -> bool {
         if query_id != self.query_id || !self.in_flight {
             return false;
         }
@@ -110,7 +95,7 @@ impl MentionPopup {
         true
     }
 
-    fn rows(&self) -> &[CandidateRow] {
+    fn rows(&self) -> &[Candidate] {
         match &self.listing {
             Listing::Rows(rows) => rows,
             Listing::Waiting | Listing::Failed(_) => &[],
@@ -118,7 +103,7 @@ impl MentionPopup {
     }
 
     /// The highlighted row, if any row is on show.
-    pub fn selected(&self) -> Option<&CandidateRow> {
+    pub fn selected(&self) -> Option<&Candidate> {
         self.rows().get(self.selected)
     }
 
@@ -223,7 +208,7 @@ impl MentionPopup {
     /// `› Session · <label>` with the chars matching the query highlighted.
     fn label_line(
         &self,
-        row: &CandidateRow,
+        row: &Candidate,
         selected: bool,
         matcher: &SkimMatcherV2,
         width: u16,
@@ -275,7 +260,7 @@ impl MentionPopup {
 
     /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`; when too wide, the id keeps
     /// its start and the cwd its end so the time stays visible.
-    fn detail_line(&self, row: &CandidateRow, width: u16) -> Line<'static> {
+    fn detail_line(&self, row: &Candidate, width: u16) -> Line<'static> {
         let id = visible_controls_line(&row.session_id).into_owned();
         let cwd = row.cwd.as_deref().map_or_else(
             || "(no cwd)".to_string(),
