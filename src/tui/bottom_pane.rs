@@ -145,11 +145,9 @@ impl BottomPane {
     }
 
     /// Delivers the answer to query `query_id`; answers to stale queries are dropped.
-    /// Returns whether the answer was taken (and a redraw is due).
-    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) -> bool {
-        match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.set_candidates(query_id, rows),
-            ActivePopup::None => false,
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_candidates(query_id, rows);
         }
     }
 
@@ -377,10 +375,10 @@ mod tests {
     fn pane_with_rows() -> BottomPane {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@fo");
-        assert!(pane.set_candidates(
+        pane.set_candidates(
             3,
-            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")])
-        ));
+            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]),
+        );
         pane
     }
 
@@ -444,23 +442,28 @@ mod tests {
     fn stale_answers_are_dropped_and_old_rows_stay() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@f");
-        assert!(
-            !pane.set_candidates(1, Ok(vec![row("old", "Old")])),
-            "stale id 1"
-        );
-        assert!(pane.set_candidates(2, Ok(vec![row("a", "Foo")])));
+        pane.set_candidates(1, Ok(vec![row("old", "Old")]));
+        assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
+        pane.set_candidates(2, Ok(vec![row("a", "Foo")]));
+        assert_eq!(selected_id(&pane).as_deref(), Some("a"));
         assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
         assert_eq!(
             selected_id(&pane).as_deref(),
             Some("a"),
             "old rows stay while in flight"
         );
-        assert!(
-            !pane.set_candidates(2, Ok(vec![row("x", "X")])),
-            "already answered"
+        pane.set_candidates(2, Ok(vec![row("x", "X")]));
+        assert_eq!(
+            selected_id(&pane).as_deref(),
+            Some("a"),
+            "id 2 is stale now"
         );
-        assert!(pane.set_candidates(3, Ok(Vec::new())));
+        pane.set_candidates(3, Ok(Vec::new()));
         assert_eq!(selected_id(&pane), None);
+        // Answers after the popup closed go nowhere.
+        pane.handle_key(key(KeyCode::Char(' ')));
+        pane.set_candidates(3, Ok(vec![row("late", "Late")]));
+        assert!(!pane.popup_active());
     }
 
     #[test]
@@ -710,7 +713,7 @@ mod tests {
     fn failed_listing_is_shown_not_fatal() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@");
-        assert!(pane.set_candidates(1, Err("disk\u{7} busy".into())));
+        pane.set_candidates(1, Err("disk\u{7} busy".into()));
         assert!(pane.popup_active());
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
     }
