@@ -689,6 +689,28 @@ mod tests {
     }
 
     #[test]
+    fn desired_height_follows_edits() {
+        let mut pane = BottomPane::new(10);
+        assert_eq!(pane.desired_height(20), 3, "one row plus border");
+        pane.handle_paste("a\nb\nc");
+        assert_eq!(pane.desired_height(20), 5);
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), "");
+        assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
+        pane.handle_paste(&"x".repeat(100));
+        assert_eq!(pane.desired_height(20), 8, "100 chars wrap to 6 rows of 18");
+        assert_eq!(pane.desired_height(60), 4, "and to 2 rows of 58");
+        pane.handle_paste(&"\n".repeat(20));
+        assert_eq!(pane.desired_height(20), 10, "capped at 8 text rows");
+        pane.handle_paste(" @");
+        assert_eq!(
+            pane.desired_height(20),
+            10 + 3,
+            "plus the popup's message row"
+        );
+    }
+
+    #[test]
     fn release_events_are_ignored() {
         let mut pane = BottomPane::new(10);
         let mut k = key(KeyCode::Char('x'));
