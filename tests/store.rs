@@ -646,3 +646,48 @@ fn append_after_reopen_keeps_appending_durably() {
         vec!["buffered", "more"]
     );
 }
+
+#[test]
+fn titles_follow_a_growing_log_and_a_replaced_one() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let path = write_log(
+        tmp.path(),
+        "g",
+        None,
+        1,
+        &format!("{TS0}\n{U1}\n{A2}\n{TE3}\n"),
+    );
+    assert_eq!(store.read_title("g").unwrap(), None);
+    let (head, tail) = T4.split_at(30);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(head.as_bytes()).unwrap();
+    assert_eq!(
+        store.read_title("g").unwrap(),
+        None,
+        "a line being written is not read"
+    );
+    f.write_all(format!("{tail}\n").as_bytes()).unwrap();
+    assert_eq!(store.read_title("g").unwrap().as_deref(), Some("Greeting"));
+    let t5 = T4
+        .replace("\"seq\":4", "\"seq\":5")
+        .replace("Greeting", "Second");
+    f.write_all(format!("{t5}\n").as_bytes()).unwrap();
+    assert_eq!(store.read_title("g").unwrap().as_deref(), Some("Second"));
+    drop(f);
+    // The session is replaced by a different file (longer, other title): read afresh.
+    let other = format!(
+        "{}\n{TS0}\n{U1}\n{A2}\n{TE3}\n{}\n{}\n",
+        header_line("g", 1, None),
+        T4.replace("Greeting", "Replaced file"),
+        TS0.replace("\"seq\":0", "\"seq\":5")
+    );
+    let tmp_file = path.with_extension("new");
+    fs::write(&tmp_file, other).unwrap();
+    fs::rename(&tmp_file, &path).unwrap();
+    assert_eq!(
+        store.read_title("g").unwrap().as_deref(),
+        Some("Replaced file")
+    );
+}

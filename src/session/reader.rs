@@ -47,8 +47,13 @@ pub struct ScanSummary {
     pub readable_len: u64,
     /// Seq the next event would get (= number of readable events).
     pub next_seq: u64,
+    /// Last readable line (1-based; the header is line 1).
+    pub lines: u64,
     pub torn_tail: Option<TornTail>,
 }
+
+/// The torn-tail reason of a final line without `\n` (a write in progress or cut short).
+pub const UNTERMINATED: &str = "unterminated line";
 
 /// One line of a log, before it becomes events.
 #[derive(Deserialize)]
@@ -170,57 +175,79 @@ pub fn scan(
         None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
         None => return Err(corrupt(path, 1, "header line is not terminated")),
     };
-    let mut readable_len = n as u64;
-    let mut next_seq = 0u64;
-    let mut line_no = 1u64;
+    let start = ScanPos {
+        readable_len: n as u64,
+        next_seq: 0,
+        line: 1,
+    };
+    let (end, torn_tail) = scan_events(path, src, start, on_event)?;
+    Ok(ScanSummary {
+        header,
+        readable_len: end.readable_len,
+        next_seq: end.next_seq,
+        lines: end.line,
+        torn_tail,
+    })
+}
+
+/// Where a scan stands: bytes readable so far, the next seq, the last line read (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPos {
+    pub readable_len: u64,
+    pub next_seq: u64,
+    pub line: u64,
+}
+
+/// Scan event lines from `src`, which starts right after the readable prefix `start`
+/// describes. Used for whole logs and to continue a clean earlier scan of a growing log.
+pub fn scan_events(
+    path: &Path,
+    mut src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut pos = start;
     loop {
         buf.clear();
-        let n = read_line(path, &mut src, &mut buf, line_no + 1)?;
+        let n = read_line(path, &mut src, &mut buf, pos.line + 1)?;
         if n == 0 {
-            break;
+            return Ok((pos, None));
         }
-        line_no += 1;
+        let line_no = pos.line + 1;
         let decoded = match buf.strip_suffix(b"\n") {
-            None => Err("unterminated line".to_owned()),
-            Some(body) => decode_line(body, next_seq),
+            None => Err(UNTERMINATED.to_owned()),
+            Some(body) => decode_line(body, pos.next_seq),
         };
         match decoded {
             Ok(events) => {
-                next_seq += events.len() as u64;
+                pos.next_seq += events.len() as u64;
                 for event in events {
                     on_event(event, line_no)?;
                 }
-                readable_len += n as u64;
+                pos.readable_len += n as u64;
+                pos.line = line_no;
             }
             Err(reason) => {
-                let damage_line = line_no;
                 let complete_turn_end_follows = (buf.ends_with(b"\n") && is_turn_end(&buf))
                     || turn_end_follows(path, &mut src, &mut buf, line_no)?;
                 if complete_turn_end_follows {
                     return Err(corrupt(
                         path,
-                        damage_line,
+                        line_no,
                         format!("{reason} (before the last complete turn/end)"),
                     ));
                 }
-                return Ok(ScanSummary {
-                    header,
-                    readable_len,
-                    next_seq,
-                    torn_tail: Some(TornTail {
-                        line: damage_line,
+                return Ok((
+                    pos,
+                    Some(TornTail {
+                        line: line_no,
                         reason,
                     }),
-                });
+                ));
             }
         }
     }
-    Ok(ScanSummary {
-        header,
-        readable_len,
-        next_seq,
-        torn_tail: None,
-    })
 }
 
 fn read_line(
