@@ -691,3 +691,79 @@ fn titles_follow_a_growing_log_and_a_replaced_one() {
         Some("Replaced file")
     );
 }
+
+#[test]
+fn writer_refuses_events_the_reader_would_reject() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let mut w = store
+        .open_writer("v", Some(SessionHeader::new("v", 1, None)))
+        .unwrap();
+    w.append(vec![user("ok")]).unwrap();
+    let bad = [
+        // A known type carried as an untyped payload that does not parse as that type.
+        NewEvent::plain(EventData::Other {
+            kind: "turn/end".into(),
+            data: json!({"nope": 1}),
+        }),
+        // A type that would read back as a dsh packed row.
+        NewEvent::plain(EventData::Other {
+            kind: "text-chunks".into(),
+            data: json!({}),
+        }),
+        NewEvent::plain(EventData::Other {
+            kind: String::new(),
+            data: json!({}),
+        }),
+    ];
+    let len = fs::metadata(w.path()).unwrap().len();
+    for event in bad {
+        assert!(matches!(
+            w.append(vec![event]),
+            Err(StoreError::InvalidEvent { .. })
+        ));
+    }
+    assert_eq!(fs::metadata(w.path()).unwrap().len(), len);
+    w.append(vec![NewEvent::plain(EventData::Other {
+        kind: "x/new\nline".into(),
+        data: json!({"k": [1, 2]}),
+    })])
+    .unwrap();
+    drop(w);
+    let again = store.open_writer("v", None).unwrap();
+    assert_eq!(again.events().len(), 2);
+    assert_eq!(again.events()[1].kind(), "x/new\nline");
+}
+
+#[test]
+fn store_and_writer_can_cross_threads() {
+    fn send<T: Send>() {}
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    send::<dsh_refs::session::SessionWriter>();
+    shared::<SessionStore>();
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new("/nonexistent/root"));
+    assert!(store.list_sessions().unwrap().is_empty());
+}
+
+#[test]
+fn bundled_demo_store_reads_cleanly() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/store");
+    let store = SessionStore::new(&root);
+    let listed = store.list_sessions().unwrap();
+    assert!(listed.len() >= 2);
+    assert!(
+        listed
+            .windows(2)
+            .all(|p| p[0].created_at >= p[1].created_at)
+    );
+    for header in listed.iter() {
+        assert!(
+            store.read_title(&header.id).unwrap().is_some(),
+            "{}",
+            header.id
+        );
+        let surface = store.read_surface(&header.id).unwrap();
+        assert_eq!(&surface.session, header);
+        assert!(!surface.events.is_empty(), "{}", header.id);
+    }
+}

@@ -298,7 +298,7 @@ fn is_turn_end(line: &[u8]) -> bool {
 }
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
-fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
+pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
     let raw: RawRecord =
         serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {

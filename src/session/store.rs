@@ -114,6 +114,12 @@ impl SessionStore {
             None => match create {
                 None => Err(StoreError::NotFound { id: id.to_owned() }),
                 Some(header) => {
+                    if header.kind != "session" {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header type {:?} is not \"session\"", header.kind),
+                        });
+                    }
                     if header.id != id {
                         return Err(StoreError::InvalidId {
                             id: id.to_owned(),
