@@ -459,6 +459,58 @@ mod tests {
         }
     }
 
+    fn sample_log() -> String {
+        let mut text = format!("{H}\n");
+        let mut seq = 0;
+        for _ in 0..3 {
+            text.push_str(&ts(seq));
+            text.push('\n');
+            text.push_str(&format!(
+                r#"{{"type":"user/message","seq":{},"time":2,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"héllo 😀"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
+                seq + 1
+            ));
+            text.push('\n');
+            text.push_str(&te(seq + 2));
+            text.push('\n');
+            seq += 3;
+        }
+        text
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_cut_of_a_valid_log_reads_as_a_prefix(cut in 0usize..2000) {
+            let text = sample_log();
+            let bytes = text.as_bytes();
+            let cut = cut.min(bytes.len());
+            let mut seqs = Vec::new();
+            let result = scan(Path::new("/x"), &bytes[..cut], &mut |e, _| {
+                seqs.push(e.seq);
+                Ok(())
+            });
+            let header_len = H.len() + 1;
+            if cut < header_len {
+                let is_header_corruption = matches!(result, Err(QueryError::Corrupt { line: 1, .. }));
+                proptest::prop_assert!(is_header_corruption);
+            } else {
+                let summary = result.unwrap();
+                let complete = bytes[..cut].iter().filter(|&&b| b == b'\n').count() - 1;
+                proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
+                proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
+            }
+        }
+
+        #[test]
+        fn damaged_bytes_never_panic(at in 0usize..2000, byte in proptest::num::u8::ANY) {
+            let mut bytes = sample_log().into_bytes();
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
+                *b = byte;
+            }
+            let _ = scan(Path::new("/x"), &bytes[..], &mut |_, _| Ok(()));
+        }
+    }
+
     #[test]
     fn packed_rows_expand_in_scan() {
         let text = format!(
