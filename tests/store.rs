@@ -395,6 +395,17 @@ fn hostile_ids_never_leave_the_root() {
         store.open_writer("", Some(SessionHeader::new("", 1, None))),
         Err(StoreError::InvalidId { .. })
     ));
+    assert!(matches!(
+        store.open_writer(
+            "rel",
+            Some(SessionHeader::new("rel", 1, Some("../x".into())))
+        ),
+        Err(StoreError::InvalidEvent { .. })
+    ));
+    assert!(matches!(
+        store.open_writer("other", Some(SessionHeader::new("not-other", 1, None))),
+        Err(StoreError::InvalidId { .. })
+    ));
     // Nothing was created beside the store.
     let outside: Vec<_> = fs::read_dir(tmp.path())
         .unwrap()

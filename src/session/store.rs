@@ -120,6 +120,14 @@ impl SessionStore {
                             reason: format!("header type {:?} is not \"session\"", header.kind),
                         });
                     }
+                    if let Some(cwd) = &header.cwd
+                        && !Path::new(cwd).is_absolute()
+                    {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header cwd {cwd:?} is not an absolute path"),
+                        });
+                    }
                     if header.id != id {
                         return Err(StoreError::InvalidId {
                             id: id.to_owned(),
