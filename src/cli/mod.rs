@@ -1,7 +1,10 @@
 //! Command-line layer (SPEC §7): argument parsing, configuration, store location, and the
 //! scriptable subcommands. The TUI is the default when no subcommand is given.
 
+pub mod candidates;
 pub mod config;
+pub mod prepare;
+pub mod reference_service;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -139,10 +142,9 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let ctx = Context::from_cli(&cli)?;
     match cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, &args),
-        Some(Command::Candidates(_))
-        | Some(Command::Prepare(_))
-        | Some(Command::Send(_))
-        | None => Err(format!(
+        Some(Command::Candidates(args)) => candidates::run(&ctx, &args),
+        Some(Command::Prepare(args)) => prepare::run(&ctx, &args),
+        Some(Command::Send(_)) | None => Err(format!(
             "not built yet (store {})",
             ctx.store_root.display()
         )),
