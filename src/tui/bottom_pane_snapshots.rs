@@ -265,6 +265,34 @@ fn caret_follows_wide_chars_and_wrapping() {
     assert_eq!(caret, Some(Position::new(7, 2)));
 }
 
+#[test]
+fn up_walks_wrapped_rows_before_history() {
+    let mut pane = pane();
+    pane.push_history("older entry");
+    pane.handle_paste(&"x".repeat(50));
+    // 20 columns inside the border: the one logical line shows as three rows.
+    let (_, caret) = draw(&pane, 22, 5);
+    assert_eq!(caret, Some(Position::new(11, 3)));
+    let up = || KeyEvent::new(KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(pane.handle_key(up()), InputResult::Redraw);
+    assert_eq!(draw(&pane, 22, 5).1, Some(Position::new(11, 2)));
+    pane.handle_key(up());
+    assert_eq!(draw(&pane, 22, 5).1, Some(Position::new(11, 1)));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "still the draft on the first row"
+    );
+    pane.handle_key(up());
+    assert_eq!(pane.draft(), "older entry");
+    pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "Down past the newest gives the draft back"
+    );
+}
+
 /// One step of a random editing session.
 #[derive(Debug, Clone)]
 enum Step {
