@@ -2,4 +2,5 @@
 //! turn/step loop, titles and compaction.
 
 pub mod hooks;
+pub mod inbox;
 pub mod title;
