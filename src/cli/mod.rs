@@ -2,6 +2,7 @@
 //! scriptable subcommands. The TUI is the default when no subcommand is given.
 
 pub mod config;
+pub mod sessions;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -137,8 +138,8 @@ fn default_dirs() -> Result<directories::ProjectDirs, String> {
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let ctx = Context::from_cli(&cli)?;
     match cli.command {
-        Some(Command::Sessions(_))
-        | Some(Command::Candidates(_))
+        Some(Command::Sessions(args)) => sessions::run(&ctx, &args),
+        Some(Command::Candidates(_))
         | Some(Command::Prepare(_))
         | Some(Command::Send(_))
         | None => Err(format!(

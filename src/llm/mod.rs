@@ -1,1 +1,17 @@
-//! llm layer.
+//! llm layer (SPEC §5): the provider contract, the offline model and the OpenAI-compatible
+//! streaming provider.
+
+pub mod error;
+pub mod factory;
+pub mod offline;
+pub mod openai;
+pub mod provider;
+pub mod sse;
+
+pub use error::LlmError;
+pub use factory::{ModelSettings, ProviderChoice, ProviderConfig, build_provider};
+pub use offline::OfflineProvider;
+pub use openai::{ApiKey, OpenAiConfig, OpenAiProvider};
+pub use provider::{
+    ChatRequest, Provider, StreamEvent, Usage, is_summarize_request, summarize_request,
+};

@@ -1,0 +1,223 @@
+//! `dsh-refs sessions [--json]` (SPEC §7): every session, newest first, with its title.
+//!
+//! Human output is a table whose every field goes through `visible_controls_line`, so no
+//! session text can move the cursor or restyle the terminal. A missing store lists nothing.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use serde_json::{Value, json};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::session::untrusted::visible_controls_line;
+use crate::session::{QueryError, SessionHeader, SessionQuery, SessionStore};
+
+use super::{Context, SessionsArgs};
+
+/// Widest title column in the human table (display cells).
+const MAX_TITLE_CELLS: usize = 48;
+
+/// One listed session.
+struct Row {
+    header: SessionHeader,
+    title: Option<String>,
+}
+
+/// Run the subcommand.
+pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
+    let store = SessionStore::new(&ctx.store_root);
+    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    let mut rows = Vec::with_capacity(headers.len());
+    for header in headers.iter() {
+        let title = match store.read_title(&header.id) {
+            Ok(t) => t,
+            Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
+                eprintln!(
+                    "dsh-refs: warning: {}",
+                    visible_controls_line(&e.to_string())
+                );
+                None
+            }
+            // Removed between listing and reading: skip it.
+            Err(QueryError::NotFound { .. } | QueryError::InvalidId { .. }) => continue,
+        };
+        rows.push(Row {
+            header: header.clone(),
+            title,
+        });
+    }
+    let out = if args.json {
+        let mut text =
+            serde_json::to_string_pretty(&json_rows(&rows)).map_err(|e| e.to_string())?;
+        text.push('\n');
+        text
+    } else {
+        human_table(&rows)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write output: {e}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The SPEC §7 JSON: `[{sessionId, title, cwd, createdAt}]`.
+fn json_rows(rows: &[Row]) -> Value {
+    Value::Array(
+        rows.iter()
+            .map(|r| {
+                json!({
+                    "sessionId": r.header.id,
+                    "title": r.title,
+                    "cwd": r.header.cwd,
+                    "createdAt": r.header.created_at,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `createdAt` (Unix ms) as local time, or the raw number when out of range.
+fn local_time(ms: i64) -> String {
+    use chrono::TimeZone;
+    match chrono::Local.timestamp_millis_opt(ms) {
+        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
+            t.format("%Y-%m-%d %H:%M").to_string()
+        }
+        chrono::LocalResult::None => ms.to_string(),
+    }
+}
+
+/// Cut `text` to at most `max` display cells, marking a cut with `…`.
+fn fit(text: &str, max: usize) -> String {
+    if text.width() <= max {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+fn pad(text: &str, cells: usize) -> String {
+    let mut out = text.to_owned();
+    out.extend(std::iter::repeat_n(' ', cells.saturating_sub(text.width())));
+    out
+}
+
+/// The human table: TITLE, ID, CWD, CREATED.
+fn human_table(rows: &[Row]) -> String {
+    if rows.is_empty() {
+        return "no sessions\n".to_owned();
+    }
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| {
+            let title = r.title.as_deref().map_or_else(
+                || "(untitled)".to_owned(),
+                |t| visible_controls_line(t).into_owned(),
+            );
+            [
+                fit(&title, MAX_TITLE_CELLS),
+                visible_controls_line(&r.header.id).into_owned(),
+                r.header.cwd.as_deref().map_or_else(
+                    || "(no cwd)".to_owned(),
+                    |c| visible_controls_line(c).into_owned(),
+                ),
+                local_time(r.header.created_at),
+            ]
+        })
+        .collect();
+    let heads = ["TITLE", "ID", "CWD", "CREATED"];
+    let mut widths = heads.map(UnicodeWidthStr::width);
+    for row in &cells {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |fields: [&str; 4]| {
+        let [a, b, c, d] = fields;
+        let [wa, wb, wc, _] = widths;
+        out.push_str(&format!(
+            "{}  {}  {}  {}",
+            pad(a, wa),
+            pad(b, wb),
+            pad(c, wc),
+            d
+        ));
+        out.push('\n');
+    };
+    line(heads);
+    for [a, b, c, d] in &cells {
+        line([a, b, c, d]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn row(id: &str, title: Option<&str>, cwd: Option<&str>) -> Row {
+        Row {
+            header: SessionHeader::new(id, 0, cwd.map(str::to_owned)),
+            title: title.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn json_shape_has_nulls_for_absent_fields() {
+        let rows = [row("a", Some("T"), Some("/w")), row("b", None, None)];
+        assert_eq!(
+            serde_json::to_string(&json_rows(&rows)).unwrap(),
+            r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0},{"sessionId":"b","title":null,"cwd":null,"createdAt":0}]"#
+        );
+    }
+
+    #[test]
+    fn table_shows_controls_visibly_and_aligns() {
+        let rows = [
+            row("s\u{1b}[2J", Some("evil\u{7}\ntitle"), Some("/tmp/\u{9b}x")),
+            row("漢字", None, None),
+        ];
+        let table = human_table(&rows);
+        assert!(
+            !table
+                .chars()
+                .any(|c| c != '\n' && crate::session::untrusted::is_control(c))
+        );
+        assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
+        assert!(table.contains("s\\x1B[2J"));
+        assert!(table.contains("/tmp/\\x9Bx"));
+        assert!(table.contains("(untitled)") && table.contains("(no cwd)"));
+        let widths: Vec<usize> = table
+            .lines()
+            .map(|l| {
+                let at = l
+                    .find("CREATED")
+                    .or_else(|| l.find(&local_time(0)))
+                    .unwrap();
+                l[..at].width()
+            })
+            .collect();
+        assert!(widths.windows(2).all(|w| w[0] == w[1]), "{table}");
+    }
+
+    #[test]
+    fn fit_cuts_on_display_cells() {
+        assert_eq!(fit("short", 10), "short");
+        assert_eq!(fit("漢字漢字漢字", 7), "漢字漢…");
+        assert_eq!(fit("abcdefgh", 5), "abcd…");
+    }
+}

@@ -1,0 +1,129 @@
+//! The provider contract (SPEC §5): a chat request in, a stream of text, reasoning and usage
+//! events out. Shared by the offline and OpenAI-compatible providers and by the agent.
+
+use futures_util::stream::BoxStream;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use super::error::LlmError;
+use crate::session::{ContentBlock, Message, Role, Source};
+
+/// What the model is asked: folded-surface messages in model order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+}
+
+/// One increment of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// A piece of the visible answer.
+    Text(String),
+    /// A piece of the model's reasoning (shown dimmed, never sent back).
+    Reasoning(String),
+    /// Token counts; may arrive once, at the end.
+    Usage(Usage),
+}
+
+/// Token accounting of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// A chat model. `stream` returns at once; the work happens as the stream is polled, and
+/// dropping the stream abandons the call. Cancelling `cancel` ends the stream promptly with
+/// [`LlmError::Cancelled`].
+pub trait Provider: Send + Sync {
+    /// `"offline"` or `"openai"`.
+    fn name(&self) -> &str;
+    /// The model name sent to (or reported by) the provider.
+    fn model(&self) -> &str;
+    /// Start one model call.
+    fn stream(
+        &self,
+        request: ChatRequest,
+        cancel: CancellationToken,
+    ) -> BoxStream<'static, Result<StreamEvent, LlmError>>;
+}
+
+/// The plugin name on the instruction message that [`summarize_request`] appends.
+pub const SUMMARIZE_PLUGIN: &str = "compact-request";
+
+/// The compaction instruction, appended as the last user message of a summary request.
+pub const SUMMARIZE_INSTRUCTION: &str = "Summarize the conversation above so it can replace it \
+in a fresh context. Keep decisions, facts, open questions, names, file paths and the user's \
+goals; drop pleasantries. Treat any referenced-session snapshots as background only. Reply with \
+the summary alone, as plain text.";
+
+/// The compaction request (SPEC §4 `/compact`): the surface messages followed by the
+/// summarize instruction. Every provider answers it with the summary text.
+pub fn summarize_request(mut messages: Vec<Message>) -> ChatRequest {
+    messages.push(Message::new(
+        Role::User,
+        vec![ContentBlock::text(SUMMARIZE_INSTRUCTION)],
+        Source::plugin(SUMMARIZE_PLUGIN),
+    ));
+    ChatRequest { messages }
+}
+
+/// Whether `request` was built by [`summarize_request`] (its last message is the instruction).
+pub fn is_summarize_request(request: &ChatRequest) -> bool {
+    request.messages.last().is_some_and(|m| {
+        m.role == Role::User
+            && m.source.as_ref().is_some_and(|s| {
+                s.kind() == Some("plugin")
+                    && s.0.get("plugin").and_then(serde_json::Value::as_str)
+                        == Some(SUMMARIZE_PLUGIN)
+            })
+            && m.joined_text() == SUMMARIZE_INSTRUCTION
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarize_request_appends_the_instruction_last() {
+        let history = vec![Message::user_text("hello")];
+        let req = summarize_request(history.clone());
+        assert_eq!(req.messages.len(), 2);
+        assert_eq!(req.messages.first(), history.first());
+        assert!(is_summarize_request(&req));
+    }
+
+    #[test]
+    fn ordinary_requests_are_not_summary_requests() {
+        let cases = [
+            ChatRequest { messages: vec![] },
+            ChatRequest {
+                messages: vec![Message::user_text(SUMMARIZE_INSTRUCTION)],
+            },
+            ChatRequest {
+                messages: vec![Message::new(
+                    Role::User,
+                    vec![ContentBlock::text("something else")],
+                    Source::plugin(SUMMARIZE_PLUGIN),
+                )],
+            },
+        ];
+        for req in cases {
+            assert!(!is_summarize_request(&req), "{req:?}");
+        }
+    }
+
+    #[test]
+    fn usage_serializes_camel_case() {
+        let u = Usage {
+            input_tokens: 3,
+            output_tokens: 4,
+        };
+        assert_eq!(
+            serde_json::to_value(u).unwrap(),
+            serde_json::json!({"inputTokens": 3, "outputTokens": 4})
+        );
+    }
+}

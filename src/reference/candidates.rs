@@ -1,0 +1,153 @@
+//! Candidate selection for the `@` popup (SPEC §3.4): filter other sessions by a
+//! case-insensitive substring of id, cwd or latest title, then group by cwd and cut to a limit.
+
+use crate::session::{QueryError, SessionHeader};
+
+/// A session that may be referenced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub session_id: String,
+    /// Latest title, or the id when the session has none.
+    pub label: String,
+    pub cwd: Option<String>,
+    /// Unix milliseconds.
+    pub created_at: i64,
+}
+
+/// Rank group of a session relative to the agent's cwd: same cwd, then no cwd, then others.
+fn group(agent_cwd: Option<&str>, cwd: Option<&str>) -> usize {
+    match cwd {
+        Some(c) if agent_cwd == Some(c) => 0,
+        None => 1,
+        Some(_) => 2,
+    }
+}
+
+/// Case-insensitive substring test; `needle` is already lowercase.
+fn contains_folded(haystack: &str, needle: &str) -> bool {
+    if haystack.is_ascii() && needle.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle.as_bytes());
+        return n.is_empty()
+            || h.windows(n.len())
+                .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
+    }
+    haystack.to_lowercase().contains(needle)
+}
+
+/// A matching session and its title once read (`None` = not read yet).
+type Matched<'a> = (&'a SessionHeader, Option<Option<String>>);
+
+/// Select up to `limit` candidates from `sessions` (in `list_sessions` order) for the agent
+/// session `agent_id` with cwd `agent_cwd`. `read_title` is called lazily, only for sessions
+/// whose match or label needs it; a session it reports missing is skipped. `cancelled` is
+/// polled between sessions so abandoned work stops early.
+pub fn select_candidates(
+    sessions: &[SessionHeader],
+    agent_id: &str,
+    agent_cwd: Option<&str>,
+    query: &str,
+    limit: usize,
+    mut read_title: impl FnMut(&str) -> Result<Option<String>, QueryError>,
+    cancelled: impl Fn() -> bool,
+) -> Vec<Candidate> {
+    let needle = query.to_lowercase();
+    let mut groups: [Vec<Matched<'_>>; 3] = Default::default();
+    for header in sessions {
+        if cancelled() {
+            return Vec::new();
+        }
+        if header.id == agent_id {
+            continue;
+        }
+        let g = group(agent_cwd, header.cwd.as_deref());
+        // Sessions in this group or a better one already fill the limit: skip the work.
+        if groups.iter().take(g + 1).map(Vec::len).sum::<usize>() >= limit {
+            continue;
+        }
+        let cheap_match = needle.is_empty()
+            || contains_folded(&header.id, &needle)
+            || header
+                .cwd
+                .as_deref()
+                .is_some_and(|c| contains_folded(c, &needle));
+        let title = if cheap_match {
+            None
+        } else {
+            match read_title(&header.id) {
+                Ok(Some(t)) if contains_folded(&t, &needle) => Some(Some(t)),
+                Ok(_) => continue,
+                Err(_) => continue,
+            }
+        };
+        if let Some(bucket) = groups.get_mut(g) {
+            bucket.push((header, title));
+        }
+    }
+    let mut out = Vec::with_capacity(limit.min(64));
+    for (header, title) in groups.into_iter().flatten().take(limit) {
+        let title = match title {
+            Some(t) => t,
+            None => match read_title(&header.id) {
+                Ok(t) => t,
+                Err(QueryError::NotFound { .. }) => continue,
+                // A damaged log still shows up, labelled by its id.
+                Err(_) => None,
+            },
+        };
+        out.push(Candidate {
+            session_id: header.id.clone(),
+            label: title.unwrap_or_else(|| header.id.clone()),
+            cwd: header.cwd.clone(),
+            created_at: header.created_at,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn h(id: &str, cwd: Option<&str>, created_at: i64) -> SessionHeader {
+        SessionHeader::new(id, created_at, cwd.map(str::to_owned))
+    }
+
+    fn ids(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| c.session_id.as_str()).collect()
+    }
+
+    #[test]
+    fn groups_filters_and_limits() {
+        let sessions = vec![
+            h("s6", Some("/other"), 6),
+            h("s5", None, 5),
+            h("me", Some("/repo"), 4),
+            h("s3", Some("/repo"), 3),
+            h("s2", Some("/Repo-X"), 2),
+            h("s1", Some("/repo"), 1),
+        ];
+        let titles: HashMap<&str, &str> = [("s6", "Fix the Build"), ("s1", "build cache")].into();
+        let read = |id: &str| Ok(titles.get(id).map(|t| t.to_string()));
+        let all = select_candidates(&sessions, "me", Some("/repo"), "", 50, read, || false);
+        assert_eq!(ids(&all), ["s3", "s1", "s5", "s6", "s2"]);
+        assert_eq!(all[1].label, "build cache");
+        assert_eq!(all[0].label, "s3");
+        let build = select_candidates(&sessions, "me", Some("/repo"), "BUILD", 50, read, || false);
+        assert_eq!(ids(&build), ["s1", "s6"]);
+        let repo = select_candidates(&sessions, "me", Some("/repo"), "repo", 2, read, || false);
+        assert_eq!(ids(&repo), ["s3", "s1"]);
+        let none = select_candidates(&sessions, "me", Some("/repo"), "zzz", 50, read, || false);
+        assert!(none.is_empty());
+        let cancelled = select_candidates(&sessions, "me", None, "", 50, read, || true);
+        assert!(cancelled.is_empty());
+    }
+
+    #[test]
+    fn folding_is_unicode_aware() {
+        assert!(contains_folded("Ünïcode Σession", "ünïcode σe"));
+        assert!(contains_folded("ABC", "bc"));
+        assert!(!contains_folded("ABC", "cb"));
+        assert!(contains_folded("x", ""));
+    }
+}

@@ -1,0 +1,265 @@
+//! Snapshot tests of the bottom pane over ratatui's `TestBackend`: every user-visible state
+//! of the composer and the `@` popup (SPEC §6.1), reviewed as `.snap` files.
+
+use chrono::FixedOffset;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier};
+
+use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
+use super::composer::mention_style;
+use super::mention_popup::{CandidateRow, DisplayZone};
+
+/// 2026-11-20 09:30 UTC.
+const CREATED: i64 = 1_795_167_000_000;
+
+fn pane() -> BottomPane {
+    let utc = FixedOffset::east_opt(0).unwrap();
+    BottomPane::with_zone(10, DisplayZone::Fixed(utc))
+}
+
+fn type_str(pane: &mut BottomPane, text: &str) -> InputResult {
+    let mut last = InputResult::None;
+    for c in text.chars() {
+        last = pane.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    last
+}
+
+fn query_id(pane: &BottomPane) -> u64 {
+    match pane.active_popup() {
+        ActivePopup::Mention(popup) => popup.query_id(),
+        ActivePopup::None => panic!("popup closed"),
+    }
+}
+
+fn rows(labels: &[&str]) -> Vec<CandidateRow> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| CandidateRow {
+            session_id: format!("s-{i:02}"),
+            label: (*label).to_string(),
+            cwd: (i % 3 != 1).then(|| format!("/home/ana/project-{}", i % 3)),
+            created_at: CREATED + i as i64 * 3_600_000,
+        })
+        .collect()
+}
+
+/// Draws the pane at the bottom of a `width`×`height` screen, as the app lays it out.
+fn draw(pane: &BottomPane, width: u16, height: u16) -> (Terminal<TestBackend>, Option<Position>) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut caret = None;
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            let h = pane.desired_height(area.width).min(area.height);
+            let pane_area = Rect {
+                y: area.bottom() - h,
+                height: h,
+                ..area
+            };
+            caret = pane.render(pane_area, frame.buffer_mut());
+            if let Some(p) = caret {
+                frame.set_cursor_position(p);
+            }
+        })
+        .unwrap();
+    (terminal, caret)
+}
+
+fn screen(pane: &BottomPane, width: u16, height: u16) -> String {
+    let (terminal, caret) = draw(pane, width, height);
+    format!("{}caret: {caret:?}\n", terminal.backend())
+}
+
+fn buffer(pane: &BottomPane, width: u16, height: u16) -> Buffer {
+    draw(pane, width, height).0.backend().buffer().clone()
+}
+
+/// The screen text with a line of `^` under the cells `is_marked` picks (one mark per cell
+/// of each drawn symbol, so wide chars keep the columns aligned).
+fn marked(buf: &Buffer, is_marked: impl Fn(&ratatui::buffer::Cell) -> bool) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut marks = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let cell = &buf[(x, y)];
+            let width = unicode_width::UnicodeWidthStr::width(cell.symbol()).max(1);
+            skip = width - 1;
+            line.push_str(cell.symbol());
+            let mark = if is_marked(cell) { '^' } else { ' ' };
+            marks.extend(std::iter::repeat_n(mark, width));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if !marks.trim().is_empty() {
+            out.push_str(marks.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn is_match_highlight(cell: &ratatui::buffer::Cell) -> bool {
+    cell.fg == Color::Yellow && cell.modifier.contains(Modifier::UNDERLINED)
+}
+
+#[test]
+fn empty_composer() {
+    insta::assert_snapshot!(screen(&pane(), 60, 4));
+}
+
+#[test]
+fn popup_no_query() {
+    let mut pane = pane();
+    type_str(&mut pane, "see @");
+    insta::assert_snapshot!(screen(&pane, 60, 8));
+}
+
+#[test]
+fn popup_searching() {
+    let mut pane = pane();
+    type_str(&mut pane, "@fo");
+    insta::assert_snapshot!(screen(&pane, 60, 8));
+}
+
+#[test]
+fn popup_results_with_matches_highlighted() {
+    let mut pane = pane();
+    type_str(&mut pane, "@fo");
+    let id = query_id(&pane);
+    pane.set_candidates(
+        id,
+        Ok(rows(&["Fix overflow", "Food planning", "Notes \u{1b}[31m"])),
+    );
+    insta::assert_snapshot!(screen(&pane, 80, 12));
+    insta::assert_snapshot!(
+        "popup_results_highlights",
+        marked(&buffer(&pane, 80, 12), is_match_highlight)
+    );
+}
+
+#[test]
+fn popup_no_match() {
+    let mut pane = pane();
+    type_str(&mut pane, "@zzz");
+    pane.set_candidates(query_id(&pane), Ok(Vec::<CandidateRow>::new()));
+    insta::assert_snapshot!(screen(&pane, 60, 8));
+}
+
+#[test]
+fn popup_error() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    pane.set_candidates::<CandidateRow>(query_id(&pane), Err("store busy\n\u{7}".into()));
+    insta::assert_snapshot!(screen(&pane, 60, 8));
+}
+
+#[test]
+fn popup_scrolled_to_keep_selection_visible() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    let labels: Vec<String> = (0..12).map(|i| format!("Session number {i}")).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    pane.set_candidates(query_id(&pane), Ok(rows(&labels)));
+    // Up from the first row wraps to the last one, which must scroll into view.
+    pane.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+    assert_eq!(
+        pane.popup_height(),
+        18,
+        "eight rows of two lines plus the border"
+    );
+    insta::assert_snapshot!(screen(&pane, 70, 24));
+}
+
+#[test]
+fn popup_narrow_60_columns() {
+    let mut pane = pane();
+    type_str(&mut pane, "please compare with @plan");
+    pane.set_candidates(
+        query_id(&pane),
+        Ok(vec![CandidateRow {
+            session_id: "2026-11-20T09-30-00-very-long-session-identifier".into(),
+            label: "Planning the very long migration of the billing service".into(),
+            cwd: Some("/home/ana/src/github.com/example/billing-service".into()),
+            created_at: CREATED,
+        }]),
+    );
+    insta::assert_snapshot!(screen(&pane, 60, 15));
+}
+
+#[test]
+fn popup_cjk_labels() {
+    let mut pane = pane();
+    type_str(&mut pane, "对比 @会话");
+    pane.set_candidates(
+        query_id(&pane),
+        Ok(rows(&[
+            "会话记录整理",
+            "中文会话：数据库迁移",
+            "日本語のセッション",
+        ])),
+    );
+    insta::assert_snapshot!(screen(&pane, 60, 12));
+    insta::assert_snapshot!(
+        "popup_cjk_labels_highlights",
+        marked(&buffer(&pane, 60, 12), is_match_highlight)
+    );
+}
+
+#[test]
+fn popup_shrinks_to_a_small_area() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    pane.set_candidates(query_id(&pane), Ok(rows(&["One", "Two", "Three", "Four"])));
+    for _ in 0..2 {
+        pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    // The app gives the pane only 8 rows at 60x15: composer 3, popup 5 (two candidates).
+    let mut terminal = Terminal::new(TestBackend::new(60, 8)).unwrap();
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            pane.render(area, frame.buffer_mut());
+        })
+        .unwrap();
+    insta::assert_snapshot!(terminal.backend().to_string());
+}
+
+#[test]
+fn mention_highlighted_in_composer() {
+    let mut pane = pane();
+    type_str(&mut pane, "compare @bil");
+    pane.set_candidates(query_id(&pane), Ok(rows(&["Billing 账单"])));
+    pane.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    type_str(&mut pane, "with this");
+    let buf = buffer(&pane, 40, 6);
+    insta::assert_snapshot!(marked(&buf, |cell| cell.fg == mention_style().fg.unwrap()));
+}
+
+#[test]
+fn caret_follows_wide_chars_and_wrapping() {
+    let mut pane = pane();
+    type_str(&mut pane, "漢字😀a");
+    let (_, caret) = draw(&pane, 40, 3);
+    // Border column 0, then 2+2+2+1 cells.
+    assert_eq!(caret, Some(Position::new(8, 1)));
+    // At 12 columns (10 inside the border) the text wraps; the caret ends on row two.
+    type_str(&mut pane, " 会话记录");
+    assert_eq!(pane.desired_height(12), 4);
+    let (terminal, caret) = draw(&pane, 12, 4);
+    insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
+    // Row one holds `漢字😀a 会` (10 cells), row two `话记录`: caret after 6 cells.
+    assert_eq!(caret, Some(Position::new(7, 2)));
+}

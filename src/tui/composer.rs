@@ -1,0 +1,332 @@
+//! The composer: a multi-line, soft-wrapped editor over `ratatui_textarea` with input
+//! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
+//! terminal cursor (SPEC §6, §6.1, §6.2).
+
+use std::ops::Range;
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::widgets::{Block, BorderType, Widget};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+use unicode_width::UnicodeWidthChar;
+
+use super::input_history::InputHistory;
+use super::mention_token::mention_char_spans;
+
+/// Most text rows the composer asks for; longer drafts scroll inside it.
+pub const MAX_TEXT_ROWS: u16 = 8;
+const PLACEHOLDER: &str = "Ask anything · @ references a session";
+
+/// Style of a finished mention inside the composer.
+pub fn mention_style() -> Style {
+    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+}
+
+/// The draft editor. Text is canonical: mentions stay `@[label](uri)` for history and copy.
+#[derive(Debug, Clone)]
+pub struct Composer {
+    textarea: TextArea<'static>,
+    history: InputHistory,
+}
+
+impl Composer {
+    /// An empty composer remembering up to `history_size` submissions.
+    pub fn new(history_size: usize) -> Self {
+        let mut textarea = TextArea::default();
+        textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        // The real terminal cursor marks the caret, so the textarea draws none.
+        textarea.set_cursor_style(Style::default());
+        textarea.set_cursor_line_style(Style::default());
+        textarea.set_placeholder_text(PLACEHOLDER);
+        textarea.set_placeholder_style(Style::new().fg(Color::DarkGray));
+        Self {
+            textarea,
+            history: InputHistory::new(history_size),
+        }
+    }
+
+    /// The whole draft, lines joined with `\n`.
+    pub fn text(&self) -> String {
+        self.textarea.lines().join("\n")
+    }
+
+    /// Whether the draft holds no text at all.
+    pub fn is_empty(&self) -> bool {
+        self.textarea.is_empty()
+    }
+
+    /// Replaces the draft with `text` (undoable), caret at the end.
+    pub fn set_text(&mut self, text: &str) {
+        self.textarea.cancel_selection();
+        let yank = self.textarea.yank_text();
+        self.textarea.clear();
+        self.textarea.insert_str(text);
+        self.textarea.set_yank_text(yank);
+    }
+
+    /// Records a submitted text in the input history.
+    pub fn push_history(&mut self, text: &str) {
+        self.history.push(text);
+    }
+
+    /// The caret as a char index into [`Composer::text`].
+    pub fn cursor_char_index(&self) -> usize {
+        let (row, col) = (self.textarea.cursor().0, self.textarea.cursor().1);
+        let before: usize = self
+            .textarea
+            .lines()
+            .iter()
+            .take(row)
+            .map(|l| l.chars().count() + 1)
+            .sum();
+        before + col
+    }
+
+    /// Moves the caret to char index `index` of [`Composer::text`] (clamped to the end).
+    pub fn set_cursor_char_index(&mut self, index: usize) {
+        let mut remaining = index;
+        let lines = self.textarea.lines();
+        let last = lines.len().saturating_sub(1);
+        let mut target = (last, lines.last().map_or(0, |l| l.chars().count()));
+        for (row, line) in lines.iter().enumerate() {
+            let len = line.chars().count();
+            if remaining <= len {
+                target = (row, remaining);
+                break;
+            }
+            remaining -= len + 1;
+        }
+        self.jump(target.0, target.1);
+    }
+
+    /// `CursorMove::Jump` takes u16 coordinates; walk the rest for very long texts.
+    fn jump(&mut self, row: usize, col: usize) {
+        let clamp = |v: usize| u16::try_from(v).unwrap_or(u16::MAX);
+        self.textarea
+            .move_cursor(CursorMove::Jump(clamp(row), clamp(col)));
+        while self.textarea.cursor().0 < row {
+            let before = self.textarea.cursor();
+            self.textarea.move_cursor(CursorMove::End);
+            self.textarea.move_cursor(CursorMove::Forward);
+            if self.textarea.cursor() == before {
+                break;
+            }
+        }
+        if self.textarea.cursor().0 == row && self.textarea.cursor().1 > col {
+            self.textarea.move_cursor(CursorMove::Head);
+        }
+        while self.textarea.cursor().0 == row && self.textarea.cursor().1 < col {
+            let before = self.textarea.cursor();
+            self.textarea.move_cursor(CursorMove::Forward);
+            if self.textarea.cursor() == before || self.textarea.cursor().0 != row {
+                break;
+            }
+        }
+    }
+
+    /// Inserts `text` at the caret (replacing any selection).
+    pub fn insert_str(&mut self, text: &str) {
+        self.textarea.insert_str(text);
+    }
+
+    /// Inserts a line break at the caret.
+    pub fn insert_newline(&mut self) {
+        self.textarea.insert_newline();
+    }
+
+    /// Replaces the chars `token` (an `@` token) with `mention` and one space, through the
+    /// textarea's edit operations so undo works and the yank buffer is kept.
+    pub fn insert_mention(&mut self, token: Range<usize>, mention: &str) {
+        self.delete_chars(token);
+        self.textarea.insert_str(format!("{mention} "));
+    }
+
+    /// Deletes the chars in `range` with one edit, keeping the yank buffer.
+    fn delete_chars(&mut self, range: Range<usize>) {
+        self.textarea.cancel_selection();
+        self.set_cursor_char_index(range.start);
+        let yank = self.textarea.yank_text();
+        self.textarea
+            .delete_str(range.end.saturating_sub(range.start));
+        self.textarea.set_yank_text(yank);
+    }
+
+    /// Backspace: a whole mention when the caret sits right after one, else one char.
+    pub fn delete_backward(&mut self) -> bool {
+        if !self.textarea.is_selecting() {
+            let cursor = self.cursor_char_index();
+            let hit = mention_char_spans(&self.text())
+                .into_iter()
+                .find(|span| span.end == cursor);
+            if let Some(span) = hit {
+                self.delete_chars(span);
+                return true;
+            }
+        }
+        self.textarea.delete_char()
+    }
+
+    /// Delete: a whole mention when the caret sits right before one, else one char.
+    pub fn delete_forward(&mut self) -> bool {
+        if !self.textarea.is_selecting() {
+            let cursor = self.cursor_char_index();
+            let hit = mention_char_spans(&self.text())
+                .into_iter()
+                .find(|span| span.start == cursor);
+            if let Some(span) = hit {
+                self.delete_chars(span);
+                return true;
+            }
+        }
+        self.textarea.delete_next_char()
+    }
+
+    /// Up: the caret moves up a (wrapped) row; on the first row an older history entry
+    /// replaces an empty, unchanged or fresh draft. Returns whether anything changed.
+    pub fn move_up_or_history(&mut self) -> bool {
+        let before = self.textarea.cursor();
+        self.textarea.move_cursor(CursorMove::Up);
+        if self.textarea.cursor() != before {
+            return true;
+        }
+        match self.history.older(&self.text()) {
+            Some(entry) => {
+                self.set_text(&entry);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Down: the caret moves down a row; on the last row a newer entry (or the draft set
+    /// aside when browsing began) comes back.
+    pub fn move_down_or_history(&mut self) -> bool {
+        let before = self.textarea.cursor();
+        self.textarea.move_cursor(CursorMove::Down);
+        if self.textarea.cursor() != before {
+            return true;
+        }
+        match self.history.newer(&self.text()) {
+            Some(entry) => {
+                self.set_text(&entry);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Hands a key the composer does not handle itself to the text editor.
+    pub fn input(&mut self, key: KeyEvent) -> bool {
+        self.textarea.input(key)
+    }
+
+    /// Rows the composer wants at `width` columns: wrapped text rows (at most
+    /// [`MAX_TEXT_ROWS`]) plus the border.
+    pub fn desired_height(&self, width: u16) -> u16 {
+        let inner = Rect::new(0, 0, width.saturating_sub(2).max(1), 1);
+        let mut probe = self.textarea.clone();
+        probe.move_cursor(CursorMove::Bottom);
+        probe.move_cursor(CursorMove::End);
+        (&probe).render(inner, &mut Buffer::empty(inner));
+        let rows = u16::try_from(probe.screen_cursor().row + 1).unwrap_or(u16::MAX);
+        rows.clamp(1, MAX_TEXT_ROWS) + 2
+    }
+
+    /// Draws the composer in `area` and returns where the terminal cursor belongs.
+    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(Style::new().fg(Color::DarkGray));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width == 0 || inner.height == 0 {
+            return None;
+        }
+        (&self.textarea).render(inner, buf);
+        self.highlight_mentions(inner, buf);
+        let caret = self.textarea.screen_cursor();
+        let (top, _) = self.textarea.scroll_offset();
+        let row = u16::try_from(caret.row.checked_sub(usize::from(top))?).ok()?;
+        if row >= inner.height {
+            return None;
+        }
+        let col = u16::try_from(caret.col)
+            .unwrap_or(u16::MAX)
+            .min(inner.width - 1);
+        Some(Position::new(inner.x + col, inner.y + row))
+    }
+
+    /// Restyles the cells of mentions the textarea just drew, walking its wrapped rows.
+    fn highlight_mentions(&self, inner: Rect, buf: &mut Buffer) {
+        let text = self.text();
+        let spans = mention_char_spans(&text);
+        if spans.is_empty() {
+            return;
+        }
+        let lines = self.textarea.lines();
+        let mut line_start = Vec::with_capacity(lines.len());
+        let mut offset = 0;
+        for line in lines {
+            line_start.push(offset);
+            offset += line.chars().count() + 1;
+        }
+        let top = usize::from(self.textarea.scroll_offset().0);
+        let row_start = |r: usize| self.textarea.screen_to_data(r, 0);
+        let mut prev = top.checked_sub(1).map(row_start);
+        for dy in 0..inner.height {
+            let screen_row = top + usize::from(dy);
+            let start = row_start(screen_row);
+            // `screen_to_data` clamps past the last row, so a repeat means no more rows.
+            if prev == Some(start) {
+                break;
+            }
+            prev = Some(start);
+            let next = row_start(screen_row + 1);
+            let Some(line) = lines.get(start.0) else {
+                break;
+            };
+            let end_col = if next != start && next.0 == start.0 {
+                next.1
+            } else {
+                line.chars().count()
+            };
+            let first = line_start.get(start.0).copied().unwrap_or(0);
+            let mut x = 0usize;
+            for (col, c) in line
+                .chars()
+                .enumerate()
+                .skip(start.1)
+                .take(end_col.saturating_sub(start.1))
+            {
+                let width = cell_width(c, x, self.textarea.tab_length());
+                let index = first + col;
+                if spans.iter().any(|s| s.contains(&index)) {
+                    for cx in x..x + width {
+                        let Ok(cx) = u16::try_from(cx) else { break };
+                        if cx >= inner.width {
+                            break;
+                        }
+                        if let Some(cell) = buf.cell_mut((inner.x + cx, inner.y + dy)) {
+                            cell.set_style(mention_style());
+                        }
+                    }
+                }
+                x += width;
+            }
+        }
+    }
+}
+
+/// Cells the textarea gives `c` at column `x`: controls none, tabs to the next stop.
+fn cell_width(c: char, x: usize, tab_len: u8) -> usize {
+    if c == '\t' {
+        let tab = usize::from(tab_len.max(1));
+        tab - x % tab
+    } else if c.is_control() {
+        0
+    } else {
+        c.width().unwrap_or(0)
+    }
+}

@@ -1,0 +1,295 @@
+//! Finding `@` tokens and finished mentions in composer text (SPEC §3.3, §6.1): pure scans
+//! the composer and the `@` popup share, so highlighting and popup detection agree.
+
+use std::ops::Range;
+
+/// The `@…` token under the cursor: char offsets into the whole text and the query after `@`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MentionToken {
+    /// Char index of the `@`.
+    pub start_char: usize,
+    /// Char index one past the token's last char.
+    pub end_char: usize,
+    /// The token's text after the `@`.
+    pub query: String,
+}
+
+/// JavaScript's `\s` set exactly (SPEC §3.3): unlike `char::is_whitespace` it holds U+FEFF
+/// and not U+0085.
+pub fn is_js_whitespace(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+/// Line terminators of SPEC §3.3: an escaped label char may not be one of these.
+fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// The `@` token under a cursor placed before char `cursor_char_index` (on the `@`, inside
+/// the token or just after it), unless the token lies in a finished mention.
+pub fn mention_token_at(text: &str, cursor_char_index: usize) -> Option<MentionToken> {
+    let chars: Vec<char> = text.chars().collect();
+    let cursor = cursor_char_index.min(chars.len());
+    let mut start = cursor;
+    while start > 0 && chars.get(start - 1).is_some_and(|c| !is_js_whitespace(*c)) {
+        start -= 1;
+    }
+    let mut end = cursor;
+    while chars.get(end).is_some_and(|c| !is_js_whitespace(*c)) {
+        end += 1;
+    }
+    if chars.get(start) != Some(&'@') {
+        return None;
+    }
+    let inside_mention = mention_char_spans(text)
+        .iter()
+        .any(|span| span.start <= start && start < span.end);
+    if inside_mention {
+        return None;
+    }
+    Some(MentionToken {
+        start_char: start,
+        end_char: end,
+        query: chars
+            .get(start + 1..end)
+            .unwrap_or_default()
+            .iter()
+            .collect(),
+    })
+}
+
+/// Byte ranges of the explicit mentions `@[label](dsh-session:…)` in `text`, leftmost
+/// first, matching the explicit-mention grammar of SPEC §3.3 (the URI is not decoded).
+pub fn mention_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut pos = 0;
+    while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
+        let start = pos + offset;
+        match explicit_mention_len(text.get(start..).unwrap_or_default()) {
+            Some(len) => {
+                spans.push(start..start + len);
+                pos = start + len;
+            }
+            None => pos = start + 1,
+        }
+    }
+    spans
+}
+
+/// [`mention_spans`] as char ranges, for cursor arithmetic on the textarea.
+pub fn mention_char_spans(text: &str) -> Vec<Range<usize>> {
+    let byte_spans = mention_spans(text);
+    if byte_spans.is_empty() {
+        return byte_spans;
+    }
+    let mut out = Vec::with_capacity(byte_spans.len());
+    let mut chars_before = 0;
+    let mut last_byte = 0;
+    for span in byte_spans {
+        chars_before += text
+            .get(last_byte..span.start)
+            .unwrap_or_default()
+            .chars()
+            .count();
+        let len = text.get(span.clone()).unwrap_or_default().chars().count();
+        out.push(chars_before..chars_before + len);
+        chars_before += len;
+        last_byte = span.end;
+    }
+    out
+}
+
+/// Length in bytes of the explicit mention at the start of `s`, if one starts there.
+fn explicit_mention_len(s: &str) -> Option<usize> {
+    let mut it = s.char_indices().peekable();
+    if it.next()?.1 != '@' || it.next()?.1 != '[' {
+        return None;
+    }
+    // Label: `\` + a char that is not a line terminator, or any char but `\` and `]`.
+    loop {
+        let (_, c) = it.next()?;
+        match c {
+            ']' => break,
+            '\\' => {
+                let (_, escaped) = it.next()?;
+                if is_line_terminator(escaped) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
+    }
+    let (paren, c) = it.next()?;
+    if c != '(' {
+        return None;
+    }
+    let uri_start = paren + 1;
+    let rest = s.get(uri_start..)?;
+    let scheme = "dsh-session:";
+    if !rest.starts_with(scheme) {
+        return None;
+    }
+    let body = rest.get(scheme.len()..)?;
+    let body_len = body
+        .find(|c: char| is_js_whitespace(c) || c == ')')
+        .unwrap_or(body.len());
+    if body.get(body_len..)?.starts_with(')') {
+        Some(uri_start + scheme.len() + body_len + 1)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::single_range_in_vec_init)] // expected spans are lists
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use proptest::prelude::*;
+
+    fn token(start_char: usize, end_char: usize, query: &str) -> Option<MentionToken> {
+        Some(MentionToken {
+            start_char,
+            end_char,
+            query: query.to_string(),
+        })
+    }
+
+    #[test]
+    fn token_detection_table() {
+        let mention = "@[Old chat](dsh-session:ImEi)";
+        let after_mention = format!("{mention} @x");
+        let cases: Vec<(&str, &str, usize, Option<MentionToken>)> = vec![
+            ("lone @ at end", "@", 1, token(0, 1, "")),
+            ("cursor on the @", "@abc", 0, token(0, 4, "abc")),
+            ("cursor inside", "@abc", 2, token(0, 4, "abc")),
+            ("cursor at end", "hi @abc", 7, token(3, 7, "abc")),
+            ("cursor after space", "@abc ", 5, None),
+            ("foo@bar never opens", "foo@bar", 7, None),
+            ("foo@bar cursor on @", "foo@bar", 3, None),
+            ("plain word", "hello", 3, None),
+            ("empty text", "", 0, None),
+            ("cursor past end is clamped", "@ab", 99, token(0, 3, "ab")),
+            (
+                "Turkish dotted I",
+                "selam @İstanbul",
+                15,
+                token(6, 15, "İstanbul"),
+            ),
+            ("Cyrillic", "привет @Москва", 14, token(7, 14, "Москва")),
+            ("CJK", "看看 @会话记录", 8, token(3, 8, "会话记录")),
+            ("emoji", "🎉 @😀x", 5, token(2, 5, "😀x")),
+            ("emoji before cursor only", "@🎉", 2, token(0, 2, "🎉")),
+            (
+                "full-width space delimits",
+                "文字\u{3000}@検索",
+                6,
+                token(3, 6, "検索"),
+            ),
+            (
+                "full-width space before @",
+                "x\u{3000}@",
+                3,
+                token(2, 3, ""),
+            ),
+            ("BOM is whitespace", "a\u{feff}@q", 4, token(2, 4, "q")),
+            ("no-break space delimits", "a\u{a0}@q", 4, token(2, 4, "q")),
+            (
+                "multiline second line",
+                "first line\n@sec",
+                15,
+                token(11, 15, "sec"),
+            ),
+            ("multiline first line", "@one\ntwo", 2, token(0, 4, "one")),
+            ("newline ends token", "@one\ntwo", 5, None),
+            ("double @", "@@x", 3, token(0, 3, "@x")),
+            ("completed mention", mention, 5, None),
+            ("right after completed mention", mention, 29, None),
+            (
+                "new token after mention",
+                after_mention.as_str(),
+                32,
+                token(30, 32, "x"),
+            ),
+            (
+                "label with space inside mention",
+                "@[a b](dsh-session:Ig)",
+                1,
+                None,
+            ),
+        ];
+        for (name, text, cursor, want) in cases {
+            assert_eq!(
+                mention_token_at(text, cursor),
+                want,
+                "{name}: {text:?} @ {cursor}"
+            );
+        }
+    }
+
+    #[test]
+    fn mention_span_table() {
+        let cases: Vec<(&str, Vec<Range<usize>>)> = vec![
+            ("", vec![]),
+            ("@[a](dsh-session:Ig)", vec![0..20]),
+            ("x @[a](dsh-session:Ig) y", vec![2..22]),
+            ("@[a\\]b](dsh-session:Ig)", vec![0..23]),
+            ("@[a](dsh-session:)", vec![0..18]),
+            ("@[a](dsh-session:Ig", vec![]),
+            ("@[a](other:Ig)", vec![]),
+            ("@[a\\\nb](dsh-session:Ig)", vec![]),
+            ("@[a\nb](dsh-session:Ig)", vec![0..22]),
+            ("@[a](dsh-session:I g)", vec![]),
+            (
+                "@[a](dsh-session:Ig)@[b](dsh-session:Iw)",
+                vec![0..20, 20..40],
+            ),
+            ("@[@[a](dsh-session:Ig)", vec![0..22]),
+            ("@[会话](dsh-session:Ig)", vec![0..25]),
+            ("@[a](dsh-session:Ig\u{3000})", vec![]),
+        ];
+        for (text, want) in cases {
+            assert_eq!(mention_spans(text), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn char_spans_count_chars_not_bytes() {
+        let text = "会话 @[记录](dsh-session:Ig) x";
+        assert_eq!(mention_char_spans(text), vec![3..24]);
+        let span = mention_spans(text)[0].clone();
+        assert_eq!(&text[span], "@[记录](dsh-session:Ig)");
+    }
+
+    #[test]
+    fn whitespace_set_is_javascripts() {
+        assert!(is_js_whitespace('\u{feff}'));
+        assert!(is_js_whitespace('\u{3000}'));
+        assert!(!is_js_whitespace('\u{85}'));
+        assert!(!is_js_whitespace('\u{200b}'));
+        assert!(!is_js_whitespace('x'));
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(text in "\\PC*|[@\\[\\]()\\\\ a\u{3000}\n]*", cursor in 0usize..64) {
+            if let Some(t) = mention_token_at(&text, cursor) {
+                prop_assert!(t.start_char <= cursor.min(text.chars().count()));
+                prop_assert!(t.end_char >= t.start_char);
+            }
+            for span in mention_spans(&text) {
+                prop_assert!(text.get(span).is_some());
+            }
+        }
+    }
+}
