@@ -28,6 +28,19 @@ pub fn fallback_title(text: &str) -> Option<String> {
     }
 }
 
+/// Most UTF-8 bytes a manual title keeps.
+pub const MAX_MANUAL_TITLE_BYTES: usize = 200;
+
+/// A manual title (`/title TEXT`): controls removed and whitespace collapsed like the
+/// fallback, no word limit, at most [`MAX_MANUAL_TITLE_BYTES`]; `None` when empty.
+pub fn clean_title(text: &str) -> Option<String> {
+    let cleaned = strip_controls(text);
+    let mut title = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+    title.truncate(floor_char_boundary(&title, MAX_MANUAL_TITLE_BYTES));
+    let trimmed = title.trim_end();
+    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+}
+
 /// The largest char boundary of `s` that is at most `max` bytes in.
 fn floor_char_boundary(s: &str, max: usize) -> usize {
     if s.len() <= max {
@@ -122,6 +135,22 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(fallback_title(input).as_deref(), *want, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn manual_titles_keep_all_words() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "  My   long\ttitle with many many many many words  ",
+                Some("My long title with many many many many words"),
+            ),
+            ("\u{1b}[1mbold\u{1b}[0m", Some("bold")),
+            (" \n ", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(clean_title(input).as_deref(), *want, "input {input:?}");
+        }
+        assert_eq!(clean_title(&"é".repeat(150)).unwrap().len(), 200);
     }
 
     #[test]
