@@ -11,7 +11,6 @@ pub mod header;
 pub mod input_history;
 pub mod key_map;
 pub mod markdown;
-pub mod mention_format;
 pub mod mention_popup;
 pub mod mention_token;
 pub mod paste;
