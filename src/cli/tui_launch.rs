@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{Cli, Context};
-use crate::reference::{ReferenceConfig, SessionReferences};
+use crate::reference::SessionReferences;
 use crate::session::event::now_ms;
 use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 use crate::tui::app::{App, AppOptions, new_session_id};
@@ -71,19 +72,10 @@ fn init_logging() {
         .try_init();
 }
 
-/// Build the reference service from the `[references]` section.
+/// Build the reference service over `store` from the `[references]` section.
 fn reference_service(ctx: &Context, store: &SessionStore) -> Result<SessionReferences, String> {
-    let section = &ctx.config.references;
-    let defaults = ReferenceConfig::default();
-    let as_i64 = |v: usize| i64::try_from(v).unwrap_or(i64::MAX);
-    let config = ReferenceConfig::new(
-        section.max_references.unwrap_or(as_i64(defaults.max_references)),
-        section.candidate_limit.unwrap_or(as_i64(defaults.candidate_limit)),
-        section
-            .max_reference_bytes
-            .unwrap_or(as_i64(defaults.max_reference_bytes)),
-    )
-    .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
+    let config = super::reference_service::reference_config(&ctx.config.references)
+        .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
     let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
     Ok(SessionReferences::new(query, config))
 }
@@ -111,11 +103,27 @@ fn open_session(store: &SessionStore, cli: &Cli, demo: bool) -> Result<SessionWr
         .map_err(|e| format!("cannot create session {id}: {e}"))
 }
 
+/// `DSH_REFS_OFFLINE_DELAY_MS`: the pause between offline reply chunks, overriding the
+/// interactive default (tests use it to keep a reply streaming while they type).
+fn offline_delay_override() -> Result<Option<Duration>, String> {
+    match std::env::var("DSH_REFS_OFFLINE_DELAY_MS") {
+        Ok(value) => value
+            .trim()
+            .parse::<u64>()
+            .map(|ms| Some(Duration::from_millis(ms)))
+            .map_err(|_| {
+                format!("DSH_REFS_OFFLINE_DELAY_MS must be a whole number of milliseconds, got {value:?}")
+            }),
+        Err(_) => Ok(None),
+    }
+}
+
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     init_logging();
     let demo_dir = if cli.demo {
-        let dir = tempfile::TempDir::new().map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+        let dir = tempfile::TempDir::new()
+            .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
         let source = demo_source()?;
         copy_tree(&source, dir.path())
             .map_err(|e| format!("cannot copy the demo store {}: {e}", source.display()))?;
@@ -128,7 +136,11 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
     let store = SessionStore::new(root);
     let refs = reference_service(ctx, &store)?;
-    let provider = super::provider_setup::build_provider(&ctx.config.model)?;
+    let provider = match offline_delay_override()? {
+        Some(delay) => super::provider_setup::provider_for(&ctx.config.model, delay)
+            .map_err(|e| format!("{}: {e}", e.code()))?,
+        None => super::provider_setup::build_provider(&ctx.config.model)?,
+    };
     let options = AppOptions {
         history_size: ctx.config.tui.history_size,
         show_reasoning: ctx.config.tui.show_reasoning,
@@ -138,6 +150,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let writer = open_session(&store, cli, demo_dir.is_some())?;
+    let hint_store = store.clone();
     let session_id = runtime.block_on(async move {
         let mut tui = terminal::init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
         let _restore = terminal::RestoreGuard;
@@ -145,14 +158,12 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;
-        app.shutdown();
-        // Give the agent a moment to log the aborted turn before the runtime stops.
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        app.shutdown().await;
         result.map_err(|e| e.to_string())?;
         Ok::<_, String>(app.session_id().to_owned())
     })?;
     terminal::restore();
-    if demo_dir.is_none() {
+    if demo_dir.is_none() && hint_store.exists(&session_id) {
         println!("Resume this session with: dsh-refs --resume {session_id}");
     }
     Ok(ExitCode::SUCCESS)

@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use crossterm::event::{
-    Event as TermEvent, KeyEvent, KeyEventKind, MouseEventKind,
-};
+use crossterm::event::{Event as TermEvent, KeyEvent, KeyEventKind, MouseEventKind};
 use futures_util::{Stream, StreamExt};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -30,7 +28,6 @@ use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::key_map::help_rows;
-use super::mention_popup::CandidateRow;
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
 use super::transcript::{NoticeKind, RenderOptions};
@@ -38,12 +35,15 @@ use super::wrap::truncate_to_width;
 use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
-use crate::reference::{AgentRef, Candidate, ErrorCode, SessionReferences, parse_text};
+use crate::reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
 use crate::session::event::now_ms;
-use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
+use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
+/// How long opening a session waits for a lock held by an agent that is winding down.
+const OPEN_BUSY_RETRIES: u32 = 20;
+const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
 /// Lines per mouse-wheel notch.
 const WHEEL_LINES: isize = 3;
 
@@ -216,7 +216,11 @@ impl App {
     // ----- event loop -------------------------------------------------------------------
 
     /// Run until the user quits or the input stream ends.
-    pub async fn run<B, S>(&mut self, terminal: &mut Terminal<B>, mut input: S) -> Result<(), TuiError>
+    pub async fn run<B, S>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        mut input: S,
+    ) -> Result<(), TuiError>
     where
         B: Backend,
         B::Error: std::fmt::Display,
@@ -416,8 +420,7 @@ impl App {
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.pane
-                .set_candidates(query_id, Ok(Vec::<CandidateRow>::new()));
+            self.pane.set_candidates(query_id, Ok(Vec::new()));
             return;
         };
         let cancel = CancellationToken::new();
@@ -433,9 +436,7 @@ impl App {
             }
             tx.send(AppEvent::Candidates {
                 query_id,
-                result: result
-                    .map(|candidates| candidates.into_iter().map(candidate_row).collect())
-                    .map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
+                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
             });
         });
     }
@@ -455,7 +456,11 @@ impl App {
             Err(e) => {
                 self.chat.push_notice(
                     NoticeKind::Error,
-                    format!("{}: {} (your message is still in the composer)", e.code.as_str(), e.message),
+                    format!(
+                        "{}: {} (your message is still in the composer)",
+                        e.code.as_str(),
+                        e.message
+                    ),
                 );
                 return;
             }
@@ -550,7 +555,11 @@ impl App {
                 self.give_back(&pending.original);
                 self.chat.push_notice(
                     NoticeKind::Error,
-                    format!("{}: {} (your message is still in the composer)", e.code(), e),
+                    format!(
+                        "{}: {} (your message is still in the composer)",
+                        e.code(),
+                        error_chain(&e)
+                    ),
                 );
             }
         }
@@ -573,6 +582,7 @@ impl App {
                 self.pane.set_candidates(query_id, result);
             }
             AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_rows(rows);
@@ -593,9 +603,9 @@ impl App {
             }
             AgentEvent::Staged { count } => self.queued = count,
             AgentEvent::Discarded { .. } => {}
-            AgentEvent::Error { code, message } => {
-                self.chat.push_notice(NoticeKind::Error, format!("{code}: {message}"))
-            }
+            AgentEvent::Error { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Error, format!("{code}: {message}")),
         }
     }
 
@@ -643,12 +653,7 @@ impl App {
     fn new_session(&mut self) {
         let id = new_session_id();
         let header = SessionHeader::new(id.clone(), now_ms(), self.cwd.clone());
-        match self.store.open_writer(&id, Some(header)) {
-            Ok(writer) => self.switch_to(writer),
-            Err(e) => self
-                .chat
-                .push_notice(NoticeKind::Error, format!("cannot create session {id}: {e}")),
-        }
+        self.open_session(id, Some(header));
     }
 
     fn resume_session(&mut self, id: &str) {
@@ -657,7 +662,34 @@ impl App {
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
         }
-        match self.store.open_writer(id, None) {
+        self.open_session(id.to_owned(), None);
+    }
+
+    /// Open a session for writing off the UI thread (loading a long log takes a while, and
+    /// a session just left stays locked until its agent loop has wound down).
+    fn open_session(&mut self, id: String, create: Option<SessionHeader>) {
+        let store = self.store.clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut retries = 0;
+            let result = loop {
+                match store.open_writer(&id, create.clone()) {
+                    Err(StoreError::Busy { .. }) if retries < OPEN_BUSY_RETRIES => {
+                        retries += 1;
+                        std::thread::sleep(OPEN_BUSY_PAUSE);
+                    }
+                    other => break other,
+                }
+            };
+            tx.send(AppEvent::SessionOpened {
+                result: result.map_err(|e| e.to_string()),
+                id,
+            });
+        });
+    }
+
+    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, String>) {
+        match result {
             Ok(writer) => self.switch_to(writer),
             Err(e) => self
                 .chat
@@ -684,12 +716,26 @@ impl App {
         self.forward_agent_events(agent_rx);
     }
 
-    /// Stop the running turn before exit so the log records it as aborted.
-    pub fn shutdown(&mut self) {
+    /// Before exit: stop preparation and the running turn, and wait (bounded) until the
+    /// agent has logged the turn's end.
+    pub async fn shutdown(&mut self) {
         if let Some(pending) = self.preparing.take() {
             pending.cancel.cancel();
         }
+        if self.agent_status != AgentStatus::Running {
+            return;
+        }
         self.agent.cancel();
+        let wait_idle = async {
+            while self.agent_status == AgentStatus::Running {
+                match self.rx.recv().await {
+                    Some(event) => self.handle_app_event(event),
+                    None => break,
+                }
+            }
+        };
+        // A stuck provider must not keep the terminal hostage.
+        let _ = tokio::time::timeout(Duration::from_secs(3), wait_idle).await;
     }
 
     // ----- rendering --------------------------------------------------------------------
@@ -737,7 +783,12 @@ impl App {
         .render(status_area, buf);
         let cursor = self.pane.render(pane_area, buf);
         let hint = truncate_to_width(self.hint(), usize::from(area.width));
-        buf.set_string(hint_area.x, hint_area.y, hint, Style::new().add_modifier(Modifier::DIM));
+        buf.set_string(
+            hint_area.x,
+            hint_area.y,
+            hint,
+            Style::new().add_modifier(Modifier::DIM),
+        );
         if let Some(picker) = &self.picker {
             picker.render(transcript_area, buf);
             return None;
@@ -776,14 +827,19 @@ fn help_text() -> String {
     out.trim_end().to_owned()
 }
 
-/// A popup row for one candidate.
-fn candidate_row(c: Candidate) -> CandidateRow {
-    CandidateRow {
-        session_id: c.session_id,
-        label: c.label,
-        cwd: c.cwd,
-        created_at: c.created_at,
+/// An error's message followed by each underlying cause not already part of it.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
     }
+    out
 }
 
 /// Every session for the picker, newest first, with its title.

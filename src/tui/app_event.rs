@@ -4,10 +4,11 @@
 
 use tokio::sync::mpsc;
 
-use super::mention_popup::CandidateRow;
 use super::session_picker::PickerRow;
 use crate::agent::AgentEvent;
-use crate::agent::submit::{SubmitError, Submission};
+use crate::agent::submit::{Submission, SubmitError};
+use crate::reference::Candidate;
+use crate::session::SessionWriter;
 
 /// Everything that can happen to the app besides terminal input.
 #[derive(Debug)]
@@ -19,7 +20,7 @@ pub enum AppEvent {
     /// Candidates for the `@` popup query `query_id`.
     Candidates {
         query_id: u64,
-        result: Result<Vec<CandidateRow>, String>,
+        result: Result<Vec<Candidate>, String>,
     },
     /// `prepare_submission` finished for submission `prepare_id`.
     Prepared {
@@ -28,6 +29,11 @@ pub enum AppEvent {
     },
     /// Rows for the `/resume` picker.
     SessionsListed(Result<Vec<PickerRow>, String>),
+    /// A session for `/new` or `/resume` was opened for writing (or could not be).
+    SessionOpened {
+        id: String,
+        result: Result<SessionWriter, String>,
+    },
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

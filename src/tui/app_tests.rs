@@ -36,7 +36,9 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
     );
     writer
         .append(vec![
-            NewEvent::appended(EventData::UserMessage(Message::user_text("Why does login fail?"))),
+            NewEvent::appended(EventData::UserMessage(Message::user_text(
+                "Why does login fail?",
+            ))),
             NewEvent::appended(EventData::AssistantMessage {
                 turn: 1,
                 step: 0,
@@ -91,7 +93,10 @@ fn type_text(app: &mut App, text: &str) {
 }
 
 fn alpha_mention() -> String {
-    format!("{} what broke?", format_mention("s-alpha", Some("Alpha login bug")))
+    format!(
+        "{} what broke?",
+        format_mention("s-alpha", Some("Alpha login bug"))
+    )
 }
 
 fn screen(app: &mut App, width: u16, height: u16) -> Terminal<TestBackend> {
@@ -158,7 +163,10 @@ async fn empty_app() {
 async fn layout_at_60x15() {
     let mut h = harness(true);
     deliver(&mut h.app, AgentEvent::Appended(context_event(0)));
-    type_text(&mut h.app, "a draft that is long enough to wrap onto a second line here");
+    type_text(
+        &mut h.app,
+        "a draft that is long enough to wrap onto a second line here",
+    );
     let terminal = screen(&mut h.app, 60, 15);
     insta::assert_snapshot!(terminal.backend());
     // The real cursor sits on the caret, inside the composer, at the end of the text.
@@ -185,12 +193,16 @@ async fn preparing_state() {
 async fn error_notice_keeps_the_text() {
     let mut h = harness(true);
     let text = "see @[x](dsh-session:abc) please";
-    h.app.handle_terminal_event(TermEvent::Paste(text.to_owned()));
+    h.app
+        .handle_terminal_event(TermEvent::Paste(text.to_owned()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(h.app.draft(), text);
     assert_eq!(h.app.phase(), Phase::Idle);
     let notices = notices(&h.app);
-    assert!(notices[0].starts_with("SESSION_REFERENCE_INVALID_REFERENCE: "), "{notices:?}");
+    assert!(
+        notices[0].starts_with("SESSION_REFERENCE_INVALID_REFERENCE: "),
+        "{notices:?}"
+    );
     let terminal = screen(&mut h.app, 80, 20);
     insta::assert_snapshot!(terminal.backend());
 }
@@ -256,7 +268,9 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let app = &mut h.app;
     tokio::time::timeout(Duration::from_secs(20), async {
         loop {
-            let Some(event) = app.rx.recv().await else { break };
+            let Some(event) = app.rx.recv().await else {
+                break;
+            };
             app.handle_app_event(event);
             if app.agent_status == AgentStatus::Idle
                 && logged_kinds(app).iter().any(|k| k == "turn/end")
@@ -271,7 +285,10 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let events = app.agent().snapshot_events();
     let context = events
         .iter()
-        .position(|e| e.message().is_some_and(|m| m.source.as_ref().is_some_and(|s| s.is_session_reference())))
+        .position(|e| {
+            e.message()
+                .is_some_and(|m| m.source.as_ref().is_some_and(|s| s.is_session_reference()))
+        })
         .expect("no context logged");
     let direct = events[context + 1].message().unwrap();
     assert_eq!(events[context + 1].kind(), "user/message");
@@ -338,4 +355,70 @@ async fn the_spinner_ticks_only_while_busy() {
     deliver(&mut h.app, AgentEvent::Status(AgentStatus::Idle));
     let idle = tokio::time::timeout(Duration::from_secs(60), h.app.step(&mut input)).await;
     assert!(idle.is_err(), "the idle app woke up by itself");
+}
+
+/// Handle bus events until `done` holds (bounded).
+async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !done(app) {
+            let Some(event) = app.rx.recv().await else {
+                break;
+            };
+            app.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("condition not reached");
+}
+
+#[tokio::test]
+async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/resume nope");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
+    let notices_now = notices(&h.app);
+    assert!(notices_now[0].starts_with("cannot open session nope: "), "{notices_now:?}");
+    assert_eq!(h.app.session_id(), "s-test");
+
+    type_text(&mut h.app, "/resume s-alpha");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    assert_eq!(h.app.draft(), "");
+    assert_eq!(
+        h.app.chat.transcript().cells(),
+        &[
+            HistoryCell::User { text: "Why does login fail?".into(), steering: false },
+            HistoryCell::Assistant {
+                text: "The token expired.".into(),
+                reasoning: String::new(),
+                streaming: false
+            },
+        ]
+    );
+    let terminal = screen(&mut h.app, 80, 8);
+    assert!(format!("{}", terminal.backend()).contains("Alpha login bug"));
+
+    // /new starts an empty session in the same directory.
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id().starts_with("s-2")).await;
+    assert_eq!(h.app.chat.transcript().cells(), &[]);
+    assert_eq!(h.app.cwd.as_deref(), Some(CWD));
+}
+
+#[tokio::test]
+async fn slash_title_and_unknown_commands() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/bogus");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(notices(&h.app), vec!["unknown command /bogus (try /help)".to_owned()]);
+    assert_eq!(h.app.draft(), "/bogus");
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "/title Login bug notes");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "");
+    pump_until(&mut h.app, |app| app.chat.transcript().title() == Some("Login bug notes")).await;
+    let terminal = screen(&mut h.app, 80, 8);
+    assert!(format!("{}", terminal.backend()).contains(" dsh-refs  Login bug notes · "));
 }
