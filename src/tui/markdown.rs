@@ -7,8 +7,17 @@ use ratatui::text::{Line, Span};
 
 /// Render `text` as styled lines (not yet wrapped), on top of `base`.
 pub fn render_markdown(text: &str, base: Style) -> Vec<Line<'static>> {
+    render_markdown_hanging(text, base)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
+/// [`render_markdown`] with, per line, the hanging indent its wrapped rows should get
+/// (the width of a list item's marker, else 0).
+pub fn render_markdown_hanging(text: &str, base: Style) -> Vec<(Line<'static>, u16)> {
     let code_style = base.fg(Color::Cyan);
-    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut out: Vec<(Line<'static>, u16)> = Vec::new();
     let mut in_fence = false;
     let mut previous_blank = false;
     for raw in text.split('\n') {
@@ -18,22 +27,25 @@ pub fn render_markdown(text: &str, base: Style) -> Vec<Line<'static>> {
             if in_fence {
                 let lang = trimmed.trim_start_matches('`').trim();
                 if !lang.is_empty() {
-                    out.push(Line::from(Span::styled(
-                        format!("  {lang}"),
-                        base.add_modifier(Modifier::DIM),
-                    )));
+                    out.push((
+                        Line::from(Span::styled(
+                            format!("  {lang}"),
+                            base.add_modifier(Modifier::DIM),
+                        )),
+                        0,
+                    ));
                 }
             }
             previous_blank = false;
             continue;
         }
         if in_fence {
-            out.push(Line::from(Span::styled(format!("  {raw}"), code_style)));
+            out.push((Line::from(Span::styled(format!("  {raw}"), code_style)), 2));
             continue;
         }
         if trimmed.is_empty() {
             if !previous_blank && !out.is_empty() {
-                out.push(Line::default());
+                out.push((Line::default(), 0));
             }
             previous_blank = true;
             continue;
@@ -41,26 +53,32 @@ pub fn render_markdown(text: &str, base: Style) -> Vec<Line<'static>> {
         previous_blank = false;
         let indent = raw.strip_suffix(trimmed).unwrap_or("");
         if let Some(heading) = heading_text(trimmed) {
-            out.push(Line::from(inline(
-                heading,
-                base.add_modifier(Modifier::BOLD),
-            )));
+            let bold = base.add_modifier(Modifier::BOLD);
+            out.push((Line::from(inline(heading, bold)), 0));
         } else if let Some(item) = bullet_item(trimmed) {
-            let mut spans = vec![Span::styled(format!("{indent}• "), base)];
+            let marker = format!("{indent}• ");
+            let hang = hang_width(&marker);
+            let mut spans = vec![Span::styled(marker, base)];
             spans.extend(inline(item, base));
-            out.push(Line::from(spans));
+            out.push((Line::from(spans), hang));
         } else if let Some((number, item)) = numbered_item(trimmed) {
-            let mut spans = vec![Span::styled(format!("{indent}{number}. "), base)];
+            let marker = format!("{indent}{number}. ");
+            let hang = hang_width(&marker);
+            let mut spans = vec![Span::styled(marker, base)];
             spans.extend(inline(item, base));
-            out.push(Line::from(spans));
+            out.push((Line::from(spans), hang));
         } else {
-            out.push(Line::from(inline(raw, base)));
+            out.push((Line::from(inline(raw, base)), 0));
         }
     }
-    while out.last().is_some_and(|l| l.spans.is_empty()) {
+    while out.last().is_some_and(|(l, _)| l.spans.is_empty()) {
         out.pop();
     }
     out
+}
+
+fn hang_width(marker: &str) -> u16 {
+    u16::try_from(super::wrap::display_width(marker)).unwrap_or(0)
 }
 
 fn heading_text(line: &str) -> Option<&str> {

@@ -5,8 +5,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use super::markdown::render_markdown;
-use super::wrap::wrap_lines;
+use super::markdown::render_markdown_hanging;
+use super::wrap::{wrap_line_hanging, wrap_lines};
 use crate::session::event::kind;
 use crate::session::untrusted::{visible_controls, visible_controls_line};
 use crate::session::{ContentBlock, Event, EventData, Message};
@@ -463,8 +463,11 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                     ));
                 }
             }
-            let body = render_markdown(&visible_controls(text), Style::new());
-            let mut body = wrap_lines(&body, body_width);
+            let mut body: Vec<Line<'static>> =
+                render_markdown_hanging(&visible_controls(text), Style::new())
+                    .iter()
+                    .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+                    .collect();
             if *streaming && !text.is_empty() {
                 match body.last_mut() {
                     Some(last) => last.push_span(Span::styled("▌", dim)),

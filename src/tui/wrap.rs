@@ -17,7 +17,14 @@ fn char_width(c: char) -> usize {
 /// Wrap one styled line into lines at most `width` cells wide (a single character wider
 /// than `width` still gets its own line). An empty line stays one empty line.
 pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
-    let width = usize::from(width.max(1));
+    wrap_line_hanging(line, width, 0)
+}
+
+/// Like [`wrap_line`], with continuation rows indented by `hang` spaces (list items).
+pub fn wrap_line_hanging(line: &Line<'_>, width: u16, hang: u16) -> Vec<Line<'static>> {
+    let first_width = usize::from(width.max(1));
+    let hang = if hang >= width { 0 } else { usize::from(hang) };
+    let mut width = first_width;
     let chars: Vec<(char, Style)> = line
         .spans
         .iter()
@@ -40,6 +47,7 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
                 rows.push(std::mem::take(&mut current));
                 current_width = 0;
                 break_at = None;
+                width = first_width - hang;
                 continue;
             }
             match break_at {
@@ -53,6 +61,7 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
                     rows.push(std::mem::take(&mut current));
                 }
             }
+            width = first_width - hang;
             current_width = current.iter().map(|(c, _)| char_width(*c)).sum();
             break_at = None;
         }
@@ -64,7 +73,14 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
     }
     rows.push(current);
     rows.into_iter()
-        .map(|row| Line::from(group_spans(row)).style(line.style))
+        .enumerate()
+        .map(|(i, row)| {
+            let mut spans = group_spans(row);
+            if i > 0 && hang > 0 {
+                spans.insert(0, Span::raw(" ".repeat(hang)));
+            }
+            Line::from(spans).style(line.style)
+        })
         .collect()
 }
 
@@ -170,6 +186,15 @@ mod tests {
                 Line::from(vec![Span::styled("ef", bold)]),
             ]
         );
+    }
+
+    #[test]
+    fn hanging_indent_for_continuation_rows() {
+        let got = wrap_line_hanging(&Line::from("• one two three four"), 9, 2);
+        assert_eq!(plain(&got), vec!["• one two", "  three", "  four"]);
+        // A hang as wide as the line is ignored rather than looping.
+        let got = wrap_line_hanging(&Line::from("abc"), 2, 2);
+        assert_eq!(plain(&got), vec!["ab", "c"]);
     }
 
     #[test]
