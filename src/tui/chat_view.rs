@@ -11,6 +11,13 @@ use ratatui::widgets::Widget;
 use super::transcript::{NoticeKind, RenderOptions, Transcript, render_cell};
 use crate::session::Event;
 
+/// The separator between cells.
+static BLANK: Line<'static> = Line {
+    style: Style::new(),
+    alignment: None,
+    spans: Vec::new(),
+};
+
 /// Transcript plus view state.
 #[derive(Debug, Default)]
 pub struct ChatView {
@@ -108,8 +115,9 @@ impl ChatView {
         self.scroll_from_bottom > 0
     }
 
-    /// All transcript lines for `width`, using cached lines for unchanged cells.
-    fn lines(&mut self, width: u16) -> Vec<Line<'static>> {
+    /// Bring the line cache up to date for `width` (re-rendering only cells that changed)
+    /// and return the total number of transcript lines, blank separators included.
+    fn layout(&mut self, width: u16) -> usize {
         if self.cache.width != width || self.cache.options != self.options {
             self.cache = LineCache {
                 width,
@@ -119,24 +127,43 @@ impl ChatView {
         }
         let cells = self.transcript.cells();
         self.cache.cells.truncate(cells.len());
-        let mut out = Vec::new();
+        let mut total = 0;
         for (i, cell) in cells.iter().enumerate() {
             let version = self.transcript.cell_version(i);
-            if i > 0 {
-                out.push(Line::default());
-            }
             match self.cache.cells.get_mut(i) {
-                Some((cached, lines)) if *cached == version => out.extend(lines.iter().cloned()),
-                Some(slot) => {
-                    let lines = render_cell(cell, width, self.options);
-                    out.extend(lines.iter().cloned());
-                    *slot = (version, lines);
+                Some((cached, _)) if *cached == version => {}
+                Some(slot) => *slot = (version, render_cell(cell, width, self.options)),
+                None => self
+                    .cache
+                    .cells
+                    .push((version, render_cell(cell, width, self.options))),
+            }
+            total += self.cache.cells.get(i).map_or(0, |(_, lines)| lines.len());
+        }
+        // One blank line between cells.
+        total + cells.len().saturating_sub(1)
+    }
+
+    /// The transcript lines `start..end` (after [`ChatView::layout`]), without copying the rest.
+    fn visible_lines(&self, start: usize, end: usize) -> Vec<&Line<'static>> {
+        let blank: &Line<'static> = &BLANK;
+        let mut out = Vec::with_capacity(end.saturating_sub(start));
+        let mut index = 0;
+        for (i, (_, lines)) in self.cache.cells.iter().enumerate() {
+            if index >= end {
+                break;
+            }
+            let cell_len = lines.len() + usize::from(i > 0);
+            if index + cell_len <= start {
+                index += cell_len;
+                continue;
+            }
+            let rows = (i > 0).then_some(blank).into_iter().chain(lines.iter());
+            for line in rows {
+                if index >= start && index < end {
+                    out.push(line);
                 }
-                None => {
-                    let lines = render_cell(cell, width, self.options);
-                    out.extend(lines.iter().cloned());
-                    self.cache.cells.push((version, lines));
-                }
+                index += 1;
             }
         }
         out
@@ -147,8 +174,7 @@ impl ChatView {
         if area.is_empty() {
             return;
         }
-        let lines = self.lines(area.width);
-        let total = lines.len();
+        let total = self.layout(area.width);
         let height = usize::from(area.height);
         if self.scroll_from_bottom > 0 && total > self.last_total {
             self.scroll_from_bottom += total - self.last_total;
@@ -158,7 +184,7 @@ impl ChatView {
         self.last_height = area.height;
         let end = total - self.scroll_from_bottom;
         let start = end.saturating_sub(height);
-        for (row, line) in lines.iter().skip(start).take(end - start).enumerate() {
+        for (row, line) in self.visible_lines(start, end).into_iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             line.render(Rect::new(area.x, y, area.width, 1), buf);
         }
@@ -173,6 +199,84 @@ impl ChatView {
                 hint,
                 Style::new().add_modifier(Modifier::REVERSED),
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn rows(view: &mut ChatView, width: u16, height: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, width, height);
+        let mut buf = Buffer::empty(area);
+        view.render(area, &mut buf);
+        (0..height)
+            .map(|y| {
+                (0..width)
+                    .map(|x| buf[(x, y)].symbol().to_owned())
+                    .collect::<String>()
+                    .trim_end()
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    fn view_with(n: usize) -> ChatView {
+        let mut view = ChatView::default();
+        for i in 0..n {
+            view.push_notice(NoticeKind::Info, format!("n{i}"));
+        }
+        view
+    }
+
+    #[test]
+    fn shows_the_newest_lines_and_scrolls_by_pages() {
+        // 6 one-line cells → 11 lines with separators.
+        let mut view = view_with(6);
+        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n4", "", "ℹ n5"]);
+        view.page_up();
+        assert_eq!(
+            rows(&mut view, 12, 3)[..2],
+            ["ℹ n3".to_owned(), "".to_owned()]
+        );
+        assert!(view.is_scrolled());
+        // New output while scrolled up does not move the view.
+        let before = rows(&mut view, 12, 3);
+        view.push_notice(NoticeKind::Info, "n6");
+        assert_eq!(rows(&mut view, 12, 3)[..2], before[..2]);
+        view.scroll_to_bottom();
+        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n5", "", "ℹ n6"]);
+        // Scrolling never goes past the top.
+        for _ in 0..10 {
+            view.page_up();
+        }
+        assert_eq!(rows(&mut view, 12, 3)[0], "ℹ n0");
+        view.scroll_by(-1000);
+        assert!(!view.is_scrolled());
+    }
+
+    #[test]
+    fn visible_slice_matches_the_full_layout() {
+        let mut view = view_with(4);
+        let total = view.layout(10);
+        assert_eq!(total, 7);
+        let all: Vec<String> = view
+            .visible_lines(0, total)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(all, vec!["ℹ n0", "", "ℹ n1", "", "ℹ n2", "", "ℹ n3"]);
+        for start in 0..total {
+            for end in start..=total {
+                let part: Vec<String> = view
+                    .visible_lines(start, end)
+                    .iter()
+                    .map(|l| l.to_string())
+                    .collect();
+                assert_eq!(part, all[start..end].to_vec(), "{start}..{end}");
+            }
         }
     }
 }
