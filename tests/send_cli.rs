@@ -175,12 +175,15 @@ fn send_with_a_mention_logs_snapshot_then_direct_message_and_streams_the_offline
     );
 }
 
+/// Builds the message text for a target session id.
+type MessageFor = fn(&str) -> String;
+
 #[test]
 fn reference_errors_exit_1_with_the_code_and_write_nothing() {
     let fx = Fixture::new("");
     assert_ok(&fx.send("t", "first message"));
     let before = fx.raw_log("t");
-    let cases: [(fn(&str) -> String, &str); 3] = [
+    let cases: [(MessageFor, &str); 3] = [
         (
             |_| "see @[x](dsh-session:!!)".to_owned(),
             "SESSION_REFERENCE_INVALID_REFERENCE",
