@@ -241,3 +241,11 @@ fn provider_errors_exit_1_with_the_llm_code_and_keep_the_message() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.contains("LLM_INVALID_CONFIG"), "{stderr}");
 }
+
+#[test]
+fn empty_text_is_a_usage_error_and_creates_nothing() {
+    let fx = Fixture::new("");
+    let out = fx.send("t", "  \n ");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!SessionStore::new(fx.store_root()).exists("t"));
+}

@@ -31,6 +31,10 @@ enum Outcome {
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SendArgs) -> Result<ExitCode, String> {
+    if args.text.trim().is_empty() {
+        eprintln!("dsh-refs: send: TEXT is empty; nothing to send");
+        return Ok(ExitCode::from(2));
+    }
     let (store, refs) = match open_service(ctx) {
         Ok(pair) => pair,
         Err(e) => return report_error(&e, false),
