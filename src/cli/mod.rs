@@ -4,7 +4,9 @@
 pub mod candidates;
 pub mod config;
 pub mod prepare;
+pub mod provider_setup;
 pub mod reference_service;
+pub mod send;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -158,7 +160,8 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
         Some(Command::Sessions(args)) => sessions::run(&ctx, &args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, &args),
         Some(Command::Prepare(args)) => prepare::run(&ctx, &args),
-        Some(Command::Send(_)) | None => Err(format!(
+        Some(Command::Send(args)) => send::run(&ctx, &args),
+        None => Err(format!(
             "not built yet (store {})",
             ctx.store_root.display()
         )),
