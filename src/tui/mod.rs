@@ -1,6 +1,8 @@
 //! Terminal app layer (SPEC §6): the event loop and terminal lifecycle, transcript, status,
 //! commands, and the bottom pane (composer + `@` popup).
 
+pub mod app;
+pub mod app_event;
 pub mod app_keys;
 pub mod bottom_pane;
 pub mod chat_view;
