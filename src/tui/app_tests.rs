@@ -378,7 +378,10 @@ async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
     let notices_now = notices(&h.app);
-    assert!(notices_now[0].starts_with("cannot open session nope: "), "{notices_now:?}");
+    assert!(
+        notices_now[0].starts_with("cannot open session nope: "),
+        "{notices_now:?}"
+    );
     assert_eq!(h.app.session_id(), "s-test");
 
     type_text(&mut h.app, "/resume s-alpha");
@@ -388,7 +391,10 @@ async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     assert_eq!(
         h.app.chat.transcript().cells(),
         &[
-            HistoryCell::User { text: "Why does login fail?".into(), steering: false },
+            HistoryCell::User {
+                text: "Why does login fail?".into(),
+                steering: false
+            },
             HistoryCell::Assistant {
                 text: "The token expired.".into(),
                 reasoning: String::new(),
@@ -412,13 +418,19 @@ async fn slash_title_and_unknown_commands() {
     let mut h = harness(true);
     type_text(&mut h.app, "/bogus");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    assert_eq!(notices(&h.app), vec!["unknown command /bogus (try /help)".to_owned()]);
+    assert_eq!(
+        notices(&h.app),
+        vec!["unknown command /bogus (try /help)".to_owned()]
+    );
     assert_eq!(h.app.draft(), "/bogus");
     h.app.handle_terminal_event(ctrl('c'));
     type_text(&mut h.app, "/title Login bug notes");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(h.app.draft(), "");
-    pump_until(&mut h.app, |app| app.chat.transcript().title() == Some("Login bug notes")).await;
+    pump_until(&mut h.app, |app| {
+        app.chat.transcript().title() == Some("Login bug notes")
+    })
+    .await;
     let terminal = screen(&mut h.app, 80, 8);
     assert!(format!("{}", terminal.backend()).contains(" dsh-refs  Login bug notes · "));
 }
