@@ -120,6 +120,14 @@ fn offline_delay_override() -> Result<Option<Duration>, String> {
 
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(
+            "the chat app needs an interactive terminal; for scripts use the subcommands \
+             (see dsh-refs --help)"
+                .to_owned(),
+        );
+    }
     init_logging();
     let demo_dir = if cli.demo {
         let dir = tempfile::TempDir::new()

@@ -434,3 +434,21 @@ async fn slash_title_and_unknown_commands() {
     let terminal = screen(&mut h.app, 80, 8);
     assert!(format!("{}", terminal.backend()).contains(" dsh-refs  Login bug notes · "));
 }
+
+#[tokio::test]
+async fn a_mention_of_a_missing_session_is_a_clear_error_and_keeps_the_text() {
+    let mut h = harness(true);
+    let text = format!("{} still there?", format_mention("s-gone", Some("Gone")));
+    h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
+    let notices_now = notices(&h.app);
+    assert!(
+        notices_now[0].starts_with("SESSION_REFERENCE_READ_FAILED: ")
+            && notices_now[0].contains("s-gone"),
+        "{notices_now:?}"
+    );
+    assert_eq!(h.app.draft(), text);
+    assert_eq!(h.app.phase(), Phase::Idle);
+    assert_eq!(logged_kinds(&h.app), Vec::<String>::new());
+}
