@@ -353,3 +353,23 @@ fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
         .count();
     assert_eq!(turns_before, 1);
 }
+
+#[test]
+fn sigterm_leaves_the_terminal_restored() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    assert!(app.screen.lock().unwrap().screen().alternate_screen());
+    let pid = app.child.process_id().unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    app.wait_exit();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !app.screen.lock().unwrap().screen().alternate_screen(),
+        "still on the alternate screen after exit"
+    );
+}

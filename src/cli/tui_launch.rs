@@ -11,6 +11,7 @@ use crate::reference::SessionReferences;
 use crate::session::event::now_ms;
 use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 use crate::tui::app::{App, AppOptions, new_session_id};
+use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
 
 /// Where the bundled demo store lives: the source tree, else next to the executable.
@@ -118,6 +119,28 @@ fn offline_delay_override() -> Result<Option<Duration>, String> {
     }
 }
 
+/// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
+/// turn is logged as aborted.
+fn quit_on_termination_signals(sender: AppEventSender) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        for kind in [SignalKind::terminate(), SignalKind::hangup()] {
+            let Ok(mut stream) = signal(kind) else {
+                continue;
+            };
+            let sender = sender.clone();
+            tokio::spawn(async move {
+                if stream.recv().await.is_some() {
+                    sender.send(AppEvent::Quit);
+                }
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = sender;
+}
+
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     use std::io::IsTerminal;
@@ -163,6 +186,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         let mut tui = terminal::init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
+        quit_on_termination_signals(app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;

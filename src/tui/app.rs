@@ -571,6 +571,7 @@ impl App {
     pub fn handle_app_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Redraw => {}
+            AppEvent::Quit => self.should_quit = true,
             AppEvent::Agent { generation, event } => {
                 if generation == self.generation {
                     self.on_agent_event(event);

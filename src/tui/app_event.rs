@@ -15,6 +15,8 @@ use crate::session::SessionWriter;
 pub enum AppEvent {
     /// Something changed; draw a frame (bursts collapse into one draw).
     Redraw,
+    /// Leave the app (e.g. on SIGTERM), cancelling what runs.
+    Quit,
     /// An event from the agent of session generation `generation` (stale ones are dropped).
     Agent { generation: u64, event: AgentEvent },
     /// Candidates for the `@` popup query `query_id`.
