@@ -844,3 +844,38 @@ async fn the_loop_stops_and_releases_the_session_when_the_last_handle_drops() {
     // Writer released: the session can be opened again.
     assert!(fx.store.open_writer("s1", None).is_ok());
 }
+
+#[tokio::test]
+async fn a_resumed_session_continues_its_turns_surface_and_title() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("before restart"));
+    until(&mut rx, is_turn_end).await;
+    drop(agent);
+    while tokio::time::timeout(PATIENCE, rx.recv())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+
+    let writer = fx.store.open_writer("s1", None).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, provider.clone());
+    agent.followup(user("after restart"));
+    until(&mut rx, is_turn_end).await;
+    let log = agent.snapshot_events();
+    let turns: Vec<u64> = log
+        .iter()
+        .filter_map(|e| match e.data {
+            EventData::TurnStart { turn, .. } => Some(turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    let titles = log.iter().filter(|e| e.kind() == "session/title").count();
+    assert_eq!(titles, 1);
+    assert_eq!(
+        texts(&provider.requests()[1]),
+        ["before restart", "ok", "after restart"]
+    );
+}
