@@ -23,7 +23,7 @@ const WAIT: Duration = Duration::from_secs(20);
 struct Session {
     screen: Arc<Mutex<vt100::Parser>>,
     writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    child: Box<dyn Child + Send + Sync>,
+    child: Mutex<Box<dyn Child + Send + Sync>>,
 }
 
 impl Session {
@@ -83,7 +83,7 @@ impl Session {
         Session {
             screen,
             writer,
-            child,
+            child: Mutex::new(child),
         }
     }
 
@@ -112,6 +112,9 @@ impl Session {
             if pred(&screen) {
                 return screen;
             }
+            if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+                panic!("dsh-refs exited ({status:?}) while waiting for {what}; screen:\n{screen}");
+            }
             if start.elapsed() > WAIT {
                 panic!("timed out waiting for {what}; screen:\n{screen}");
             }
@@ -126,7 +129,7 @@ impl Session {
     fn wait_exit(&mut self) {
         let start = Instant::now();
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = self.child.lock().unwrap().try_wait().unwrap() {
                 assert!(
                     status.success(),
                     "exit status {status:?}; screen:\n{}",
@@ -135,7 +138,7 @@ impl Session {
                 return;
             }
             if start.elapsed() > WAIT {
-                let _ = self.child.kill();
+                let _ = self.child.lock().unwrap().kill();
                 panic!("dsh-refs did not exit; screen:\n{}", self.contents());
             }
             std::thread::sleep(Duration::from_millis(30));
@@ -145,8 +148,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
+        let child = self.child.get_mut().unwrap();
+        if let Ok(None) = child.try_wait() {
+            let _ = child.kill();
         }
     }
 }
@@ -360,7 +364,7 @@ fn sigterm_leaves_the_terminal_restored() {
     let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
     app.wait_for_text("@ reference a session");
     assert!(app.screen.lock().unwrap().screen().alternate_screen());
-    let pid = app.child.process_id().unwrap();
+    let pid = app.child.lock().unwrap().process_id().unwrap();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()
