@@ -452,3 +452,76 @@ async fn a_mention_of_a_missing_session_is_a_clear_error_and_keeps_the_text() {
     assert_eq!(h.app.phase(), Phase::Idle);
     assert_eq!(logged_kinds(&h.app), Vec::<String>::new());
 }
+
+fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
+    Event {
+        seq,
+        time: 0,
+        data: EventData::AssistantChunk {
+            turn: 1,
+            step: 0,
+            chunk: json!({"type": kind, "text": text}),
+            extra: Default::default(),
+        },
+        surface_op: None,
+        source_event_seqs: None,
+    }
+}
+
+#[tokio::test]
+async fn streaming_reply_with_markdown_and_collapsible_reasoning() {
+    let mut h = harness(true);
+    deliver(&mut h.app, AgentEvent::Status(AgentStatus::Running));
+    assert_eq!(h.app.phase(), Phase::Waiting);
+    deliver(
+        &mut h.app,
+        AgentEvent::Appended(chunk_event(
+            0,
+            "reasoning",
+            "Look at the log.\nThen answer.",
+        )),
+    );
+    assert_eq!(h.app.phase(), Phase::Responding);
+    for (i, part) in [
+        "Two causes:\n\n- the token ",
+        "expired\n- the clock drifted\n\n```sh\nntpdate -q pool",
+        ".ntp.org\n```\nand **check** `exp`",
+    ]
+    .iter()
+    .enumerate()
+    {
+        deliver(
+            &mut h.app,
+            AgentEvent::Appended(chunk_event(1 + i as u64, "text", part)),
+        );
+    }
+    let terminal = screen(&mut h.app, 50, 20);
+    insta::assert_snapshot!("streaming_reply", terminal.backend());
+    h.app.handle_terminal_event(ctrl('t'));
+    let terminal = screen(&mut h.app, 50, 20);
+    insta::assert_snapshot!("streaming_reply_reasoning_shown", terminal.backend());
+}
+
+#[tokio::test]
+async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "hello there");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.agent_status == AgentStatus::Idle && logged_kinds(app).iter().any(|k| k == "turn/end")
+    })
+    .await;
+    type_text(&mut h.app, "/compact");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.chat
+            .transcript()
+            .cells()
+            .iter()
+            .any(|c| matches!(c, HistoryCell::Checkpoint { .. }))
+            && logged_kinds(app).iter().any(|k| k == "compact/end")
+    })
+    .await;
+    let terminal = screen(&mut h.app, 80, 30);
+    assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
+}
