@@ -203,9 +203,16 @@ impl Transcript {
                     .and_then(Value::as_array)
                     .map_or(1, Vec::len);
                 let plural = if count == 1 { "" } else { "s" };
+                let reason = data
+                    .get("reason")
+                    .and_then(Value::as_str)
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
                 self.push_notice(
                     NoticeKind::Info,
-                    format!("discarded {count} queued message{plural}"),
+                    format!(
+                        "discarded {count} queued message{plural}{reason}; Up brings back what you typed"
+                    ),
                 );
             }
             _ => {}
@@ -744,6 +751,24 @@ mod tests {
                     text: "turn ended (error): boom".into()
                 },
             ]
+        );
+    }
+
+    #[test]
+    fn discards_are_reported_with_their_reason() {
+        let mut t = Transcript::default();
+        let data = json!({"messageIds": ["a", "b"], "reason": "cancelled"});
+        t.apply(&ev(
+            0,
+            Event::parse_data(kind::MESSAGE_DISCARDED, data).unwrap(),
+        ));
+        assert_eq!(
+            t.cells(),
+            &[HistoryCell::Notice {
+                kind: NoticeKind::Info,
+                text: "discarded 2 queued messages (cancelled); Up brings back what you typed"
+                    .into()
+            }]
         );
     }
 
