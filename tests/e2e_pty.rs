@@ -112,7 +112,8 @@ impl Session {
             if pred(&screen) {
                 return screen;
             }
-            if let Ok(Some(status)) = self.child.lock().unwrap().try_wait() {
+            let exited = self.child.lock().unwrap().try_wait();
+            if let Ok(Some(status)) = exited {
                 panic!("dsh-refs exited ({status:?}) while waiting for {what}; screen:\n{screen}");
             }
             if start.elapsed() > WAIT {
@@ -129,7 +130,8 @@ impl Session {
     fn wait_exit(&mut self) {
         let start = Instant::now();
         loop {
-            if let Some(status) = self.child.lock().unwrap().try_wait().unwrap() {
+            let exited = self.child.lock().unwrap().try_wait().unwrap();
+            if let Some(status) = exited {
                 assert!(
                     status.success(),
                     "exit status {status:?}; screen:\n{}",
@@ -148,7 +150,10 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        let child = self.child.get_mut().unwrap();
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Ok(None) = child.try_wait() {
             let _ = child.kill();
         }
