@@ -12,6 +12,7 @@ use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
 use crate::reference::{Candidate, format_mention};
+use crate::session::untrusted::visible_controls_line;
 
 /// What a key or paste asks of the app. Every variant but `None` also means "redraw".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -273,7 +274,10 @@ impl BottomPane {
         let Some(row) = popup.selected() else {
             return InputResult::None;
         };
-        let mention = format_mention(&row.session_id, Some(&row.label));
+        // The label is an untrusted title: its control characters go into the draft as
+        // visible `\xNN`, never as raw bytes hidden inside the user's own message.
+        let label = visible_controls_line(&row.label);
+        let mention = format_mention(&row.session_id, Some(&label));
         let token = popup.token().start_char..popup.token().end_char;
         self.composer.insert_mention(token, &mention);
         self.popup = ActivePopup::None;
@@ -495,6 +499,25 @@ mod tests {
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
             InputResult::Submit("@[Food](dsh-session:ImIi) why?".to_string())
+        );
+    }
+
+    #[test]
+    fn inserted_label_shows_control_characters_visibly() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@x");
+        let id = match pane.active_popup() {
+            ActivePopup::Mention(p) => p.query_id(),
+            ActivePopup::None => unreachable!(),
+        };
+        pane.set_candidates(id, Ok(vec![row("s1", "\u{1b}[31mred\u{7}")]));
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+        assert_eq!(pane.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");
+        assert!(
+            !pane
+                .draft()
+                .chars()
+                .any(crate::session::untrusted::is_control)
         );
     }
 
