@@ -60,7 +60,114 @@ pub struct RetainedSource {
 const NOTICE_HEAD: &str = "\n[… omitted ";
 const NOTICE_TAIL: &str = " UTF-8 bytes …]";
 
-/// Per-item bookkeeping while retaining.
+/// Size facts of one projected item: everything step 1 needs, so a streaming reader can
+/// plan the drops before it holds any text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemSize {
+    pub role: TurnRole,
+    pub checkpoint: bool,
+    /// UTF-8 bytes of the text.
+    pub text_len: usize,
+    /// Serialized `{role, text}` object (no comma).
+    pub serialized: usize,
+}
+
+impl ItemSize {
+    /// The sizes of `item`.
+    pub fn of(item: &ConversationItem<'_>) -> Self {
+        ItemSize {
+            role: item.role,
+            checkpoint: item.checkpoint,
+            text_len: item.text.len(),
+            serialized: item_len(
+                item.role.as_str(),
+                escaped_len(&item.text, Escaping::TagSafe),
+            ),
+        }
+    }
+
+    /// Serialized size with the text cut to nothing: what step 2 can reduce it to at best.
+    fn floor(&self) -> usize {
+        item_len(self.role.as_str(), 0)
+    }
+}
+
+/// The outcome of step 1: which items stay and what dropping the others cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DropPlan {
+    /// Indices (into the planned items, ascending) of the items that stay.
+    pub kept: Vec<usize>,
+    /// Serialized size of the object holding only the kept items.
+    total: usize,
+    compacted: bool,
+    original_messages: usize,
+    omitted_messages: usize,
+    omitted_bytes: u64,
+}
+
+/// Step 1 (SPEC §3.7) on sizes alone: drop the oldest items that are neither checkpoints nor
+/// the newest while the object is too big. Fails with `BUDGET_EXCEEDED` right away when even
+/// the kept items cut to nothing cannot fit, since step 2 could then only fail the same way.
+pub fn plan_drops(
+    header: &SourceHeader,
+    sizes: &[ItemSize],
+    budget: usize,
+) -> Result<DropPlan, ReferenceError> {
+    let fixed = source_fixed_len(
+        &header.session_id,
+        &header.label,
+        header.cwd.as_deref(),
+        header.captured_through_seq,
+    );
+    let mut total =
+        fixed + sizes.iter().map(|s| s.serialized).sum::<usize>() + sizes.len().saturating_sub(1);
+    let mut dropped = vec![false; sizes.len()];
+    let mut omitted_messages = 0;
+    let mut omitted_bytes: u64 = 0;
+    let newest = sizes.len().saturating_sub(1);
+    let mut next = 0;
+    while total > budget {
+        while next < newest && sizes.get(next).is_some_and(|s| s.checkpoint) {
+            next += 1;
+        }
+        let Some(size) = sizes.get(next).filter(|_| next < newest) else {
+            break;
+        };
+        if let Some(d) = dropped.get_mut(next) {
+            *d = true;
+        }
+        // At least the newest item remains, so one separating comma goes with it.
+        total -= size.serialized + 1;
+        omitted_messages += 1;
+        omitted_bytes += size.text_len as u64;
+        next += 1;
+    }
+    let kept: Vec<usize> = (0..sizes.len())
+        .filter(|&i| !dropped.get(i).copied().unwrap_or(true))
+        .collect();
+    if total > budget {
+        let floor = fixed
+            + kept
+                .iter()
+                .filter_map(|&i| sizes.get(i))
+                .map(ItemSize::floor)
+                .sum::<usize>()
+            + kept.len().saturating_sub(1);
+        if floor > budget {
+            return Err(budget_exceeded(header, budget));
+        }
+    }
+    Ok(DropPlan {
+        kept,
+        total,
+        compacted: sizes.iter().any(|s| s.checkpoint),
+        original_messages: sizes.len(),
+        omitted_messages,
+        omitted_bytes,
+    })
+}
+
+/// Per-item bookkeeping while cutting.
 struct Slot<'a> {
     item: ConversationItem<'a>,
     /// The cut text, once the item has been cut.
@@ -69,7 +176,6 @@ struct Slot<'a> {
     kept: usize,
     /// Serialized size of the item with its current text (no comma).
     serialized: usize,
-    dropped: bool,
 }
 
 impl Slot<'_> {
@@ -85,58 +191,44 @@ pub fn retain_source(
     items: Vec<ConversationItem<'_>>,
     budget: usize,
 ) -> Result<RetainedSource, ReferenceError> {
-    let original_messages = items.len();
-    let compacted = items.iter().any(|i| i.checkpoint);
-    let mut slots: Vec<Slot<'_>> = items
+    let sizes: Vec<ItemSize> = items.iter().map(ItemSize::of).collect();
+    let plan = plan_drops(&header, &sizes, budget)?;
+    let mut keep = plan.kept.iter().copied().peekable();
+    let kept = items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.next_if_eq(i).is_some())
+        .map(|(_, item)| item)
+        .collect();
+    finish_retention(header, &plan, kept, budget)
+}
+
+/// Step 2 (SPEC §3.7) and the stats: `kept` are the items `plan` kept, in order, with their
+/// original text. Cuts the longest item (first on ties) until the object fits.
+pub fn finish_retention(
+    header: SourceHeader,
+    plan: &DropPlan,
+    kept: Vec<ConversationItem<'_>>,
+    budget: usize,
+) -> Result<RetainedSource, ReferenceError> {
+    let mut total = plan.total;
+    let mut slots: Vec<Slot<'_>> = kept
         .into_iter()
         .map(|item| {
-            let serialized = item_len(
-                item.role.as_str(),
-                escaped_len(&item.text, Escaping::TagSafe),
-            );
+            let serialized = ItemSize::of(&item).serialized;
             Slot {
                 kept: item.text.len(),
                 item,
                 cut: None,
                 serialized,
-                dropped: false,
             }
         })
         .collect();
-    let mut total = source_fixed_len(
-        &header.session_id,
-        &header.label,
-        header.cwd.as_deref(),
-        header.captured_through_seq,
-    ) + slots.iter().map(|s| s.serialized).sum::<usize>()
-        + slots.len().saturating_sub(1);
 
-    // 1. Drop the oldest items that are neither checkpoints nor the newest.
-    let mut omitted_messages = 0;
-    let mut omitted_bytes: u64 = 0;
-    let newest = slots.len().saturating_sub(1);
-    let mut next = 0;
-    while total > budget {
-        while next < newest && slots.get(next).is_some_and(|s| s.item.checkpoint) {
-            next += 1;
-        }
-        let Some(slot) = slots.get_mut(next).filter(|_| next < newest) else {
-            break;
-        };
-        slot.dropped = true;
-        // At least the newest item remains, so one separating comma goes with it.
-        total -= slot.serialized + 1;
-        omitted_messages += 1;
-        omitted_bytes += slot.item.text.len() as u64;
-        next += 1;
-    }
-
-    // 2. Cut the longest remaining item (first on ties) until the object fits.
     if total > budget {
         let mut longest: BinaryHeap<(usize, Reverse<usize>)> = slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| !s.dropped)
             .map(|(i, s)| (s.current().len(), Reverse(i)))
             .collect();
         while total > budget {
@@ -175,10 +267,10 @@ pub fn retain_source(
         }
     }
 
+    let mut omitted_bytes = plan.omitted_bytes;
     let mut any_cut = false;
     let conversation: Vec<ConversationTurn> = slots
         .into_iter()
-        .filter(|s| !s.dropped)
         .map(|s| {
             let cut_bytes = s.item.text.len() - s.kept;
             if s.cut.is_some() {
@@ -192,12 +284,12 @@ pub fn retain_source(
         })
         .collect();
     let stats = RetentionStats {
-        compacted,
-        original_messages,
+        compacted: plan.compacted,
+        original_messages: plan.original_messages,
         retained_messages: conversation.len(),
-        omitted_messages,
+        omitted_messages: plan.omitted_messages,
         omitted_bytes,
-        truncated: omitted_messages > 0 || any_cut,
+        truncated: plan.omitted_messages > 0 || any_cut,
     };
     Ok(RetainedSource {
         data: SourceData {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::event::{Event, SessionHeader};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 
 /// One session's current surface (SPEC §2.5 `read_surface`).
 #[derive(Debug, Clone, PartialEq)]
@@ -47,4 +48,15 @@ pub trait SessionQuery: Send + Sync + 'static {
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;
+    /// The folded surface as a stream: each surface event is shown to `visitor` as it is
+    /// folded and then let go; the result holds the final order and re-reads chosen events.
+    /// Same errors as [`read_surface`](Self::read_surface). The default reads the whole
+    /// surface first; a store over large logs overrides it to bound memory.
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        Ok(SurfaceScan::from_surface(self.read_surface(id)?, visitor))
+    }
 }

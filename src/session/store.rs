@@ -16,7 +16,8 @@ use super::fold::SurfaceFolder;
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface};
-use super::reader::{self, LogFormat, ScanPos, UNTERMINATED};
+use super::reader::{self, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 use super::writer::{self, SessionWriter};
 
 pub use super::listing::LogLocation;
@@ -276,5 +277,51 @@ impl SessionQuery for SessionStore {
             captured_through_seq: summary.next_seq.checked_sub(1),
             events,
         })
+    }
+
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        let src: Box<dyn std::io::BufRead> = match loc.format {
+            LogFormat::Plain => {
+                let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
+                Box::new(BufReader::with_capacity(256 * 1024, reading))
+            }
+            LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
+        };
+        let mut folder = SurfaceFolder::new();
+        let mut lines: HashMap<u64, LinePos> = HashMap::new();
+        let mut removed = Vec::new();
+        let summary = reader::scan_at(&loc.path, src, &mut |event, pos| {
+            if event.surface_op.is_none() {
+                return Ok(());
+            }
+            removed.clear();
+            folder
+                .push_collecting(&event, &mut removed)
+                .map_err(|e| QueryError::Corrupt {
+                    path: loc.path.clone(),
+                    line: pos.line,
+                    reason: e.to_string(),
+                })?;
+            for seq in &removed {
+                lines.remove(seq);
+            }
+            lines.insert(event.seq, pos);
+            visitor.visit(&event, &removed);
+            Ok(())
+        })?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        Ok(SurfaceScan::from_log(
+            summary.header,
+            summary.next_seq.checked_sub(1),
+            folder.surface().to_vec(),
+            (loc.path, loc.format, file),
+            lines,
+        ))
     }
 }
