@@ -32,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .transpose()?
                 .unwrap_or(100_000);
             let started = Instant::now();
-            let path = fixtures::write_long_session(&dir, BIG_ID, messages, 1000);
+            let path = fixtures::write_long_session(&dir, BIG_ID, messages, 600);
             let len = std::fs::metadata(&path)?.len();
             println!(
                 "wrote {} ({len} bytes) in {:?}",
