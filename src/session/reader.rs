@@ -76,7 +76,7 @@ struct RawRecord {
     source_event_seqs: Option<Vec<u64>>,
 }
 
-fn corrupt(path: &Path, line: u64, reason: impl Into<String>) -> QueryError {
+pub(crate) fn corrupt(path: &Path, line: u64, reason: impl Into<String>) -> QueryError {
     QueryError::Corrupt {
         path: path.to_owned(),
         line,
@@ -186,8 +186,18 @@ pub fn scan_at(
     mut src: impl BufRead,
     on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
+    let (header, start) = scan_header(path, &mut src)?;
+    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
+    Ok(ScanSummary::new(header, end, torn_tail))
+}
+
+/// Read and check the header line that starts every log; the scan continues after it.
+pub(crate) fn scan_header(
+    path: &Path,
+    src: &mut impl BufRead,
+) -> Result<(SessionHeader, ScanPos), QueryError> {
     let mut buf = Vec::with_capacity(4096);
-    let n = read_line(path, &mut src, &mut buf, 1)?;
+    let n = read_line(path, src, &mut buf, 1)?;
     let header = match buf.strip_suffix(b"\n") {
         Some(body) => parse_header(path, body)?,
         None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
@@ -198,14 +208,20 @@ pub fn scan_at(
         next_seq: 0,
         line: 1,
     };
-    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
-    Ok(ScanSummary {
-        header,
-        readable_len: end.readable_len,
-        next_seq: end.next_seq,
-        lines: end.line,
-        torn_tail,
-    })
+    Ok((header, start))
+}
+
+impl ScanSummary {
+    /// The summary of a scan of `header`'s log that ended at `end`.
+    pub(crate) fn new(header: SessionHeader, end: ScanPos, torn_tail: Option<TornTail>) -> Self {
+        ScanSummary {
+            header,
+            readable_len: end.readable_len,
+            next_seq: end.next_seq,
+            lines: end.line,
+            torn_tail,
+        }
+    }
 }
 
 /// Where a scan stands: bytes readable so far, the next seq, the last line read (1-based).
@@ -285,7 +301,7 @@ pub fn scan_events_at(
     }
 }
 
-fn read_line(
+pub(crate) fn read_line(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
@@ -304,7 +320,7 @@ fn read_line(
 }
 
 /// Whether any later `\n`-terminated line is a complete `turn/end` event.
-fn turn_end_follows(
+pub(crate) fn turn_end_follows(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
@@ -322,7 +338,7 @@ fn turn_end_follows(
     }
 }
 
-fn is_turn_end(line: &[u8]) -> bool {
+pub(crate) fn is_turn_end(line: &[u8]) -> bool {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     match serde_json::from_slice::<RawRecord>(body) {
         Ok(raw) if raw.kind == kind::TURN_END && raw.seq.is_some() && raw.time.is_some() => {
@@ -334,10 +350,23 @@ fn is_turn_end(line: &[u8]) -> bool {
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
 pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
+    decode_record(body, Some(next_seq))
+}
+
+/// Decode one event line (or packed row) without checking where its seqs start. When this
+/// succeeds and the first seq is the expected one, [`decode_line`] gives the same events;
+/// in every other case only [`decode_line`]'s answer (and error text) counts.
+pub(crate) fn decode_line_unchecked(body: &[u8]) -> Result<Vec<Event>, String> {
+    decode_record(body, None)
+}
+
+fn decode_record(body: &[u8], expected: Option<u64>) -> Result<Vec<Event>, String> {
     let raw: RawRecord =
         serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
-        if raw.seq0 != Some(next_seq) {
+        if let Some(next_seq) = expected
+            && raw.seq0 != Some(next_seq)
+        {
             return Err(format!(
                 "{} row starts at seq {:?}, expected {next_seq}",
                 raw.kind, raw.seq0
@@ -347,7 +376,9 @@ pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, Stri
     }
     let seq = raw.seq.ok_or("event without integer seq")?;
     let time = raw.time.ok_or("event without integer time")?;
-    if seq != next_seq {
+    if let Some(next_seq) = expected
+        && seq != next_seq
+    {
         return Err(format!("seq {seq} breaks continuity, expected {next_seq}"));
     }
     if Event::is_surface_type(&raw.kind) && raw.surface_op.is_none() {
