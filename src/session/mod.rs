@@ -1,7 +1,6 @@
 //! Session layer (SPEC §2): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
-pub mod batch_scan;
 pub mod dsh_compat;
 pub mod error;
 pub mod event;

@@ -76,7 +76,7 @@ struct RawRecord {
     source_event_seqs: Option<Vec<u64>>,
 }
 
-pub(crate) fn corrupt(path: &Path, line: u64, reason: impl Into<String>) -> QueryError {
+fn corrupt(path: &Path, line: u64, reason: impl Into<String>) -> QueryError {
     QueryError::Corrupt {
         path: path.to_owned(),
         line,
@@ -186,18 +186,8 @@ pub fn scan_at(
     mut src: impl BufRead,
     on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
-    let (header, start) = scan_header(path, &mut src)?;
-    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
-    Ok(ScanSummary::new(header, end, torn_tail))
-}
-
-/// Read and check the header line that starts every log; the scan continues after it.
-pub(crate) fn scan_header(
-    path: &Path,
-    src: &mut impl BufRead,
-) -> Result<(SessionHeader, ScanPos), QueryError> {
     let mut buf = Vec::with_capacity(4096);
-    let n = read_line(path, src, &mut buf, 1)?;
+    let n = read_line(path, &mut src, &mut buf, 1)?;
     let header = match buf.strip_suffix(b"\n") {
         Some(body) => parse_header(path, body)?,
         None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
@@ -208,20 +198,14 @@ pub(crate) fn scan_header(
         next_seq: 0,
         line: 1,
     };
-    Ok((header, start))
-}
-
-impl ScanSummary {
-    /// The summary of a scan of `header`'s log that ended at `end`.
-    pub(crate) fn new(header: SessionHeader, end: ScanPos, torn_tail: Option<TornTail>) -> Self {
-        ScanSummary {
-            header,
-            readable_len: end.readable_len,
-            next_seq: end.next_seq,
-            lines: end.line,
-            torn_tail,
-        }
-    }
+    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
+    Ok(ScanSummary {
+        header,
+        readable_len: end.readable_len,
+        next_seq: end.next_seq,
+        lines: end.line,
+        torn_tail,
+    })
 }
 
 /// Where a scan stands: bytes readable so far, the next seq, the last line read (1-based).
@@ -301,7 +285,7 @@ pub fn scan_events_at(
     }
 }
 
-pub(crate) fn read_line(
+fn read_line(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
@@ -320,7 +304,7 @@ pub(crate) fn read_line(
 }
 
 /// Whether any later `\n`-terminated line is a complete `turn/end` event.
-pub(crate) fn turn_end_follows(
+fn turn_end_follows(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
@@ -338,7 +322,7 @@ pub(crate) fn turn_end_follows(
     }
 }
 
-pub(crate) fn is_turn_end(line: &[u8]) -> bool {
+fn is_turn_end(line: &[u8]) -> bool {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
     match serde_json::from_slice::<RawRecord>(body) {
         Ok(raw) if raw.kind == kind::TURN_END && raw.seq.is_some() && raw.time.is_some() => {
@@ -350,23 +334,10 @@ pub(crate) fn is_turn_end(line: &[u8]) -> bool {
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
 pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
-    decode_record(body, Some(next_seq))
-}
-
-/// Decode one event line (or packed row) without checking where its seqs start. When this
-/// succeeds and the first seq is the expected one, [`decode_line`] gives the same events;
-/// in every other case only [`decode_line`]'s answer (and error text) counts.
-pub(crate) fn decode_line_unchecked(body: &[u8]) -> Result<Vec<Event>, String> {
-    decode_record(body, None)
-}
-
-fn decode_record(body: &[u8], expected: Option<u64>) -> Result<Vec<Event>, String> {
     let raw: RawRecord =
         serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
-        if let Some(next_seq) = expected
-            && raw.seq0 != Some(next_seq)
-        {
+        if raw.seq0 != Some(next_seq) {
             return Err(format!(
                 "{} row starts at seq {:?}, expected {next_seq}",
                 raw.kind, raw.seq0
@@ -376,9 +347,7 @@ fn decode_record(body: &[u8], expected: Option<u64>) -> Result<Vec<Event>, Strin
     }
     let seq = raw.seq.ok_or("event without integer seq")?;
     let time = raw.time.ok_or("event without integer time")?;
-    if let Some(next_seq) = expected
-        && seq != next_seq
-    {
+    if seq != next_seq {
         return Err(format!("seq {seq} breaks continuity, expected {next_seq}"));
     }
     if Event::is_surface_type(&raw.kind) && raw.surface_op.is_none() {

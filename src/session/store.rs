@@ -10,7 +10,6 @@ use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::batch_scan;
 use super::error::StoreError;
 use super::event::{EventData, SessionHeader};
 use super::fold::SurfaceFolder;
@@ -297,7 +296,7 @@ impl SessionQuery for SessionStore {
         let mut folder = SurfaceFolder::new();
         let mut lines: HashMap<u64, LinePos> = HashMap::new();
         let mut removed = Vec::new();
-        let summary = batch_scan::scan_at_batched(&loc.path, src, &mut |event, pos| {
+        let summary = reader::scan_at(&loc.path, src, &mut |event, pos| {
             if event.surface_op.is_none() {
                 return Ok(());
             }
