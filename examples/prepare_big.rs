@@ -3,6 +3,8 @@
 //! `prepare_big gen DIR [MESSAGES]` writes the fixture store (default 100 000 messages);
 //! `prepare_big run DIR` prepares a message referencing it once and prints the wall time and
 //! the reference stats. Run the second under `/usr/bin/time -v` for the peak RSS.
+//! `prepare_big many DIR [COUNT]` writes the small-sessions store of the listing benchmarks
+//! (default 10 000 sessions) for timing `dsh-refs candidates` as a whole process.
 
 #[path = "../benches/support/fixtures.rs"]
 mod fixtures;
@@ -21,7 +23,7 @@ const BIG_ID: &str = "big-session";
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(dir)) = (args.get(1), args.get(2)) else {
-        return Err("usage: prepare_big gen|run DIR [MESSAGES]".into());
+        return Err("usage: prepare_big gen|run|many DIR [COUNT]".into());
     };
     let dir = PathBuf::from(dir);
     match mode.as_str() {
@@ -39,6 +41,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 path.display(),
                 started.elapsed()
             );
+        }
+        "many" => {
+            let count = args
+                .get(3)
+                .map(|m| m.parse())
+                .transpose()?
+                .unwrap_or(10_000);
+            let started = Instant::now();
+            fixtures::write_many_sessions(&dir, count);
+            println!("wrote {count} sessions in {:?}", started.elapsed());
         }
         "run" => {
             let runtime = tokio::runtime::Builder::new_multi_thread()

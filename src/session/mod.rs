@@ -5,6 +5,7 @@ pub mod dsh_compat;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod index_file;
 pub mod listing;
 pub mod paths;
 pub mod query;

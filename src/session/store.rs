@@ -4,15 +4,17 @@
 //! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
 //! stat files; a log that changed is read again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::error::StoreError;
 use super::event::{EventData, SessionHeader};
 use super::fold::SurfaceFolder;
+use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface};
@@ -33,6 +35,103 @@ struct Inner {
     root: PathBuf,
     headers: Mutex<HeaderIndex>,
     titles: Mutex<HashMap<PathBuf, CachedTitle>>,
+    /// The index file has been read into the caches (once, on first use).
+    loaded: OnceLock<()>,
+    /// A title was scanned since the index file was read.
+    titles_dirty: AtomicBool,
+}
+
+impl Inner {
+    /// Seed the caches from the index file next to the store, once.
+    fn ensure_loaded(&self) {
+        self.loaded.get_or_init(|| {
+            let Some(record) = index_file::load(&self.root) else {
+                return;
+            };
+            *lock(&self.headers) =
+                HeaderIndex::from_records(&self.root, record.root_mtime, record.projects);
+            let mut titles = lock(&self.titles);
+            for t in record.titles {
+                let (Some(path), Some(stamp), Some(format)) = (
+                    index_file::title_path(&self.root, &t.log),
+                    t.stamp.to_stamp(),
+                    index_file::format_of(&t.log[2]),
+                ) else {
+                    continue;
+                };
+                titles.insert(
+                    path,
+                    CachedTitle {
+                        stamp,
+                        format,
+                        resume: t.resume.map(index_file::resume_pos),
+                        title: t.title,
+                    },
+                );
+            }
+        });
+    }
+
+    /// The caches as an index file: headers, and titles of the logs still listed.
+    fn snapshot(&mut self) -> IndexRecord {
+        let headers = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (root_mtime, projects) = headers.to_records();
+        let listed: HashSet<&Path> = headers.locations().map(|l| l.path.as_path()).collect();
+        let titles = self
+            .titles
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut records = Vec::with_capacity(titles.len());
+        for (path, cached) in titles.iter() {
+            if !listed.contains(path.as_path()) {
+                continue;
+            }
+            let parts: Vec<String> = match path.strip_prefix(&self.root) {
+                Ok(rel) => rel
+                    .components()
+                    .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
+                    .collect(),
+                Err(_) => continue,
+            };
+            let (Ok(log), Some(stamp)) = (
+                <[String; 3]>::try_from(parts),
+                StampRecord::from_stamp(&cached.stamp),
+            ) else {
+                continue;
+            };
+            records.push(TitleRecord {
+                log,
+                stamp,
+                resume: cached.resume.map(index_file::resume_record),
+                title: cached.title.clone(),
+            });
+        }
+        IndexRecord::new(root_mtime, projects, records)
+    }
+}
+
+impl Drop for Inner {
+    /// Persist the caches when this process read anything the index file did not know.
+    fn drop(&mut self) {
+        if self.loaded.get().is_none() {
+            return;
+        }
+        let touched = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take_touched();
+        if !touched && !*self.titles_dirty.get_mut() {
+            return;
+        }
+        let record = self.snapshot();
+        if let Err(e) = index_file::save(&self.root, &record) {
+            tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
+        }
+    }
 }
 
 /// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
@@ -65,6 +164,8 @@ impl SessionStore {
                 root: root.into(),
                 headers: Mutex::new(HeaderIndex::default()),
                 titles: Mutex::new(HashMap::new()),
+                loaded: OnceLock::new(),
+                titles_dirty: AtomicBool::new(false),
             }),
         }
     }
@@ -146,6 +247,7 @@ impl SessionStore {
     /// search of the project directories.
     fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
         paths::encode_session_id(id)?;
+        self.inner.ensure_loaded();
         let known = lock(&self.inner.headers).location_of(id).cloned();
         if let Some(loc) = known
             && loc.format == LogFormat::Plain
@@ -224,6 +326,7 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.inner.ensure_loaded();
         lock(&self.inner.headers).refresh(self.root())
     }
 
@@ -238,6 +341,7 @@ impl SessionQuery for SessionStore {
             return Ok(c.title.clone());
         }
         let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);
         Ok(title)
