@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::hint::black_box;
 use std::time::Duration;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use dsh_refs::reference::{
     ConversationItem, SourceHeader, TurnRole, format_mention, parse_text, retain_source,
 };
@@ -44,7 +44,11 @@ fn retention(c: &mut Criterion) {
         // Default budget (64 KiB) and a budget that forces cutting as well as dropping.
         for budget in [65_536, 4_096] {
             group.bench_function(format!("{count}_messages_budget_{budget}"), |b| {
-                b.iter(|| retain_source(header(), all.clone(), budget).expect("fits"))
+                b.iter_batched(
+                    || all.clone(),
+                    |items| retain_source(header(), items, budget).expect("fits"),
+                    BatchSize::LargeInput,
+                )
             });
         }
     }
