@@ -507,6 +507,48 @@ async fn one_shot_hook_detaches_when_its_message_is_discarded() {
     assert_eq!(discarded_events(&seen), [vec![id]]);
     assert_eq!(agent.prompt_submit_hooks(), 0);
     assert!(!files_on_disk(&fx.root).contains("queued with context"));
+    // The compaction it waited behind was aborted and left the surface alone.
+    let log = agent.snapshot_events();
+    let end = log
+        .iter()
+        .rev()
+        .find(|e| e.kind() == "compact/end")
+        .unwrap();
+    let EventData::Other { data, .. } = &end.data else {
+        panic!()
+    };
+    assert_eq!(data["reason"]["kind"], json!("aborted"));
+    assert!(!shape(&log).iter().any(|s| s.contains("compacted-summary")));
+}
+
+/// Never answers: admission hangs until cancelled.
+struct Stalling;
+impl PromptSubmitHook for Stalling {
+    fn on_prompt_submit(&self, _ctx: PromptSubmit, _next: Next) -> HookFuture {
+        Box::pin(futures_util::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn cancel_during_admission_discards_the_prompt_without_logging_it() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    let _guard = agent.add_prompt_submit_hook(Arc::new(Stalling), false);
+    let msg = user("stuck in admission");
+    let id = msg.id.clone();
+    agent.followup(msg);
+    until(&mut rx, |e| {
+        matches!(e, AgentEvent::Status(AgentStatus::Running))
+    })
+    .await;
+    assert!(agent.window_open());
+    agent.cancel();
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
+    assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
+    assert_eq!(shape(&agent.snapshot_events()), ["message/discarded"]);
+    assert_eq!(agent.status(), AgentStatus::Idle);
+    assert!(provider.requests().is_empty());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -801,4 +843,39 @@ async fn the_loop_stops_and_releases_the_session_when_the_last_handle_drops() {
     assert_eq!(kinds.last().map(String::as_str), Some("turn/end"));
     // Writer released: the session can be opened again.
     assert!(fx.store.open_writer("s1", None).is_ok());
+}
+
+#[tokio::test]
+async fn a_resumed_session_continues_its_turns_surface_and_title() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("before restart"));
+    until(&mut rx, is_turn_end).await;
+    drop(agent);
+    while tokio::time::timeout(PATIENCE, rx.recv())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+
+    let writer = fx.store.open_writer("s1", None).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, provider.clone());
+    agent.followup(user("after restart"));
+    until(&mut rx, is_turn_end).await;
+    let log = agent.snapshot_events();
+    let turns: Vec<u64> = log
+        .iter()
+        .filter_map(|e| match e.data {
+            EventData::TurnStart { turn, .. } => Some(turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    let titles = log.iter().filter(|e| e.kind() == "session/title").count();
+    assert_eq!(titles, 1);
+    assert_eq!(
+        texts(&provider.requests()[1]),
+        ["before restart", "ok", "after restart"]
+    );
 }

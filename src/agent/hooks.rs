@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, Mutex, Weak};
 
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
 use crate::session::{ContentBlock, Message};
@@ -126,15 +127,20 @@ impl HookRegistry {
             .collect()
     }
 
-    /// Run the chain as registered right now; a hook error becomes `Block`.
+    /// Run the chain as registered right now; a hook error (or panic) becomes `Block`.
     pub async fn admit(&self, ctx: PromptSubmit) -> Admission {
         let chain = Next {
             inner: self.snapshot(),
         };
-        match chain.run(ctx).await {
-            Ok(admission) => admission,
-            Err(e) => Admission::Block {
+        // A panicking hook must not take the agent loop down with it.
+        let run = std::panic::AssertUnwindSafe(async move { chain.run(ctx).await });
+        match run.catch_unwind().await {
+            Ok(Ok(admission)) => admission,
+            Ok(Err(e)) => Admission::Block {
                 reason: e.to_string(),
+            },
+            Err(_) => Admission::Block {
+                reason: HookError::new("a hook panicked").to_string(),
             },
         }
     }
@@ -245,6 +251,25 @@ mod tests {
                 })
             })
         }
+    }
+
+    struct Panicking;
+    impl PromptSubmitHook for Panicking {
+        fn on_prompt_submit(&self, _ctx: PromptSubmit, _next: Next) -> HookFuture {
+            panic!("hook bug")
+        }
+    }
+
+    #[test]
+    fn a_panicking_hook_blocks_instead_of_unwinding() {
+        let reg = Arc::new(HookRegistry::default());
+        let _p = reg.add(Arc::new(Panicking), false);
+        assert_eq!(
+            block_on(reg.admit(prompt())),
+            Admission::Block {
+                reason: "prompt-submit hook failed: a hook panicked".into()
+            }
+        );
     }
 
     fn prompt() -> PromptSubmit {

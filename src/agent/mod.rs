@@ -8,6 +8,7 @@ mod handle;
 pub mod hooks;
 pub mod inbox;
 mod session_log;
+pub mod submit;
 pub mod title;
 mod turn_loop;
 
@@ -18,3 +19,4 @@ pub use hooks::{
     Admission, HookError, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook,
 };
 pub use inbox::{AgentStatus, DispatchPath};
+pub use submit::{Submission, SubmitError, prepare_submission};

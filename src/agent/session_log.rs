@@ -10,26 +10,67 @@ use tokio::sync::mpsc::UnboundedSender;
 use super::error::AgentError;
 use super::handle::AgentEvent;
 use crate::session::event::{EventData, TitleData, TitleSource};
-use crate::session::fold_surface;
 use crate::session::{Event, Message, SurfaceOp};
+use crate::session::{FoldError, SurfaceFolder};
 use crate::session::{NewEvent, SessionWriter};
 
 /// Shared access to the writer; only the agent loop appends.
 pub(crate) struct AgentLog {
-    writer: Arc<Mutex<SessionWriter>>,
+    state: Arc<Mutex<LogState>>,
     events: UnboundedSender<AgentEvent>,
+}
+
+/// The writer plus facts kept up to date on every append, so a step costs O(surface)
+/// rather than a rescan of the whole log.
+struct LogState {
+    writer: SessionWriter,
+    /// The folded surface, or the fold error of the log as loaded/appended.
+    folder: Result<SurfaceFolder, FoldError>,
+    has_title: bool,
+    last_turn: Option<u64>,
+}
+
+impl LogState {
+    fn new(writer: SessionWriter) -> Self {
+        let mut state = LogState {
+            folder: Ok(SurfaceFolder::new()),
+            has_title: false,
+            last_turn: None,
+            writer,
+        };
+        let events = state.writer.events().to_vec();
+        state.observe(&events);
+        state
+    }
+
+    fn observe(&mut self, appended: &[Event]) {
+        for e in appended {
+            if let Ok(folder) = &mut self.folder
+                && let Err(err) = folder.push(e)
+            {
+                self.folder = Err(err);
+            }
+            match e.data {
+                EventData::SessionTitle(_) => self.has_title = true,
+                EventData::TurnStart { turn, .. } => {
+                    self.last_turn = Some(self.last_turn.map_or(turn, |t| t.max(turn)));
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl AgentLog {
     pub(crate) fn new(writer: SessionWriter, events: UnboundedSender<AgentEvent>) -> Self {
         AgentLog {
-            writer: Arc::new(Mutex::new(writer)),
+            state: Arc::new(Mutex::new(LogState::new(writer))),
             events,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, SessionWriter> {
-        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, LogState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub(crate) fn send(&self, event: AgentEvent) {
@@ -43,15 +84,16 @@ impl AgentLog {
         batch: Vec<NewEvent>,
         durable: bool,
     ) -> Result<Vec<Event>, AgentError> {
-        let writer = Arc::clone(&self.writer);
+        let state = Arc::clone(&self.state);
         let events = self.events.clone();
         tokio::task::spawn_blocking(move || {
-            let mut w = writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
             let appended = if durable {
-                w.append(batch)?
+                state.writer.append(batch)?
             } else {
-                w.append_buffered(batch)?
+                state.writer.append_buffered(batch)?
             };
+            state.observe(&appended);
             for e in &appended {
                 let _ = events.send(AgentEvent::Appended(e.clone()));
             }
@@ -63,11 +105,12 @@ impl AgentLog {
 
     /// Flush and fsync everything buffered.
     pub(crate) async fn sync(&self) -> Result<(), AgentError> {
-        let writer = Arc::clone(&self.writer);
+        let state = Arc::clone(&self.state);
         tokio::task::spawn_blocking(move || {
-            writer
+            state
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
+                .writer
                 .sync()
                 .map_err(AgentError::from)
         })
@@ -77,48 +120,41 @@ impl AgentLog {
 
     /// The whole log so far.
     pub(crate) fn snapshot(&self) -> Vec<Event> {
-        self.lock().events().to_vec()
+        self.lock().writer.events().to_vec()
     }
 
     pub(crate) fn session_id(&self) -> String {
-        self.lock().header().id.clone()
+        self.lock().writer.header().id.clone()
     }
 
     pub(crate) fn cwd(&self) -> Option<String> {
-        self.lock().header().cwd.clone()
+        self.lock().writer.header().cwd.clone()
     }
 
     /// The folded surface: seqs and messages in model order.
     pub(crate) fn surface(&self) -> Result<Vec<(u64, Message)>, AgentError> {
-        let w = self.lock();
-        let events = w.events();
-        let indices = fold_surface(events)?;
-        Ok(indices
-            .into_iter()
-            .filter_map(|i| events.get(i))
+        let state = self.lock();
+        let folder = state
+            .folder
+            .as_ref()
+            .map_err(|e| AgentError::Fold(e.clone()))?;
+        let events = state.writer.events();
+        Ok(folder
+            .surface()
+            .iter()
+            .filter_map(|&seq| usize::try_from(seq).ok().and_then(|i| events.get(i)))
             .filter_map(|e| e.message().map(|m| (e.seq, m.clone())))
             .collect())
     }
 
     /// Whether any `session/title` was ever written.
     pub(crate) fn has_title(&self) -> bool {
-        self.lock()
-            .events()
-            .iter()
-            .any(|e| matches!(e.data, EventData::SessionTitle(_)))
+        self.lock().has_title
     }
 
     /// The number for the next turn: one past the highest logged.
     pub(crate) fn next_turn(&self) -> u64 {
-        self.lock()
-            .events()
-            .iter()
-            .filter_map(|e| match e.data {
-                EventData::TurnStart { turn, .. } => Some(turn),
-                _ => None,
-            })
-            .max()
-            .map_or(1, |t| t.saturating_add(1))
+        self.lock().last_turn.map_or(1, |t| t.saturating_add(1))
     }
 }
 
