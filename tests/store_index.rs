@@ -191,3 +191,35 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
     let outside: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(outside.len(), 1);
 }
+
+#[test]
+fn recent_titles_are_served_from_memory_only_within_their_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_session(tmp.path(), "a", None, 1, "first");
+    let store = SessionStore::new(tmp.path());
+    let hour = Duration::from_secs(3600);
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("first")
+    );
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&title_line(2, "second"));
+    fs::write(&path, text).unwrap();
+    // Within the age the remembered title answers; a zero age always reads again.
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("first")
+    );
+    assert_eq!(
+        store
+            .read_title_recent("a", Duration::ZERO)
+            .unwrap()
+            .as_deref(),
+        Some("second")
+    );
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("second")
+    );
+    assert_eq!(store.read_title("a").unwrap().as_deref(), Some("second"));
+}

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::try_join_all;
 use tokio_util::sync::CancellationToken;
@@ -15,6 +16,10 @@ use super::prompt::context_message;
 use super::retention::RetainedSource;
 use super::source_read::read_source;
 use crate::session::{ContentBlock, Message, SessionQuery};
+
+/// How old a cached title may be in a candidate listing: the popup asks again on every
+/// keystroke, and re-checking 10 000 logs each time would cost a `stat` apiece (SPEC §8).
+const TITLE_MAX_AGE: Duration = Duration::from_secs(1);
 
 /// "The agent" of SPEC §3: the session doing the referencing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +98,7 @@ impl SessionReferences {
                 agent.cwd.as_deref(),
                 &query,
                 limit,
-                |id| store.read_title(id),
+                |id| store.read_title_recent(id, TITLE_MAX_AGE),
                 || token.is_cancelled(),
             ))
         })

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::event::{Event, SessionHeader};
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
@@ -46,6 +47,13 @@ pub trait SessionQuery: Send + Sync + 'static {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;
     /// The latest `session/title`, or `None`. Missing session → [`QueryError::NotFound`].
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
+    /// Like [`read_title`](Self::read_title), but may answer from a cache revalidated less
+    /// than `max_age` ago: for interactive listings that ask for every title on each
+    /// keystroke, where a title a moment old is fine. The default always reads afresh.
+    fn read_title_recent(&self, id: &str, max_age: Duration) -> Result<Option<String>, QueryError> {
+        let _ = max_age;
+        self.read_title(id)
+    }
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;
     /// The folded surface as a stream: each surface event is shown to `visitor` as it is

@@ -10,6 +10,7 @@ use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::error::StoreError;
 use super::event::{EventData, SessionHeader};
@@ -39,6 +40,8 @@ struct Inner {
     loaded: OnceLock<()>,
     /// A title was scanned since the index file was read.
     titles_dirty: AtomicBool,
+    /// Titles by session id with when they were last revalidated (for `read_title_recent`).
+    recent_titles: Mutex<HashMap<String, (Option<String>, Instant)>>,
 }
 
 impl Inner {
@@ -166,6 +169,7 @@ impl SessionStore {
                 titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
+                recent_titles: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -344,6 +348,18 @@ impl SessionQuery for SessionStore {
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);
+        Ok(title)
+    }
+
+    fn read_title_recent(&self, id: &str, max_age: Duration) -> Result<Option<String>, QueryError> {
+        if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
+            && checked.elapsed() < max_age
+        {
+            return Ok(title.clone());
+        }
+        let checked = Instant::now();
+        let title = self.read_title(id)?;
+        lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
         Ok(title)
     }
 
