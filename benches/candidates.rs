@@ -15,6 +15,9 @@ use tokio_util::sync::CancellationToken;
 fn list_candidates(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     fixtures::write_many_sessions(tmp.path(), 10_000);
+    // Directory mtimes younger than 2 s are not trusted by the listing (same-tick changes
+    // would not show); a warm store is one nobody changed in the last moments.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let service = |root: &std::path::Path| {
         SessionReferences::new(

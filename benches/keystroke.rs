@@ -25,6 +25,9 @@ fn key(c: char) -> KeyEvent {
 fn keystroke_to_frame(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
     fixtures::write_many_sessions(tmp.path(), 10_000);
+    // Directory mtimes younger than 2 s are not trusted by the listing (same-tick changes
+    // would not show); a warm store is one nobody changed in the last moments.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let refs = SessionReferences::new(
         Arc::new(SessionStore::new(tmp.path())),
