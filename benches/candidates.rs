@@ -21,7 +21,7 @@ fn list_candidates(c: &mut Criterion) {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let service = |root: &std::path::Path| {
         SessionReferences::new(
-            Arc::new(SessionStore::new(root)),
+            Arc::new(SessionStore::with_persisted_index(root)),
             ReferenceConfig::default(),
         )
     };

@@ -30,7 +30,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
     std::thread::sleep(std::time::Duration::from_millis(2_100));
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let refs = SessionReferences::new(
-        Arc::new(SessionStore::new(tmp.path())),
+        Arc::new(SessionStore::with_persisted_index(tmp.path())),
         ReferenceConfig::default(),
     );
     let agent = AgentRef {

@@ -50,7 +50,7 @@ fn backdate(root: &Path) {
 
 /// What a fresh process would answer: ids in listing order with their titles.
 fn fresh_view(root: &Path) -> Vec<(String, Option<String>)> {
-    let store = SessionStore::new(root);
+    let store = SessionStore::with_persisted_index(root);
     let list = store.list_sessions().unwrap();
     list.iter()
         .map(|h| (h.id.clone(), store.read_title(&h.id).unwrap()))
@@ -124,7 +124,7 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
             ("b", Some("beta"))
         ])
     );
-    let store = SessionStore::new(root);
+    let store = SessionStore::with_persisted_index(root);
     store.list_sessions().unwrap();
     assert!(matches!(
         store.read_title("a"),
@@ -196,7 +196,7 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
 fn recent_titles_are_served_from_memory_only_within_their_age() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write_session(tmp.path(), "a", None, 1, "first");
-    let store = SessionStore::new(tmp.path());
+    let store = SessionStore::with_persisted_index(tmp.path());
     let hour = Duration::from_secs(3600);
     assert_eq!(
         store.read_title_recent("a", hour).unwrap().as_deref(),
@@ -222,4 +222,19 @@ fn recent_titles_are_served_from_memory_only_within_their_age() {
         Some("second")
     );
     assert_eq!(store.read_title("a").unwrap().as_deref(), Some("second"));
+}
+
+#[test]
+fn only_a_persisting_store_writes_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_session(tmp.path(), "a", None, 1, "alpha");
+    let inspected = SessionStore::new(tmp.path());
+    assert_eq!(inspected.read_title("a").unwrap().as_deref(), Some("alpha"));
+    inspected.list_sessions().unwrap();
+    drop(inspected);
+    assert!(!tmp.path().join(INDEX_FILE).exists());
+    let own = SessionStore::with_persisted_index(tmp.path());
+    own.list_sessions().unwrap();
+    drop(own);
+    assert!(tmp.path().join(INDEX_FILE).exists());
 }

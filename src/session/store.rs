@@ -42,6 +42,8 @@ struct Inner {
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
     recent_titles: Mutex<HashMap<String, (Option<String>, Instant)>>,
+    /// Whether the caches are written back to the index file (the app's own store only).
+    persist: bool,
 }
 
 impl Inner {
@@ -119,7 +121,7 @@ impl Inner {
 impl Drop for Inner {
     /// Persist the caches when this process read anything the index file did not know.
     fn drop(&mut self) {
-        if self.loaded.get().is_none() {
+        if !self.persist || self.loaded.get().is_none() {
             return;
         }
         let touched = self
@@ -160,16 +162,29 @@ fn io_err(path: &Path, source: io::Error) -> QueryError {
 }
 
 impl SessionStore {
-    /// A store rooted at `root` (which need not exist yet).
+    /// A store rooted at `root` (which need not exist yet). Starts from the index file next to
+    /// the store when there is one, but never writes it.
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), false)
+    }
+
+    /// Like [`new`](Self::new), also writing the header/title caches back to
+    /// `<root>/.dsh-refs-index.json` when the last handle is dropped, so the next process
+    /// starts warm. For the app's own store; a store only inspected should use `new`.
+    pub fn with_persisted_index(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), true)
+    }
+
+    fn build(root: PathBuf, persist: bool) -> Self {
         SessionStore {
             inner: Arc::new(Inner {
-                root: root.into(),
+                root,
                 headers: Mutex::new(HeaderIndex::default()),
                 titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: Mutex::new(HashMap::new()),
+                persist,
             }),
         }
     }
