@@ -35,23 +35,23 @@ fn contains_folded(haystack: &str, needle: &str) -> bool {
 }
 
 /// A matching session and its title once read (`None` = not read yet).
-type Matched<'a> = (&'a SessionHeader, Option<Option<String>>);
+type Matched<'a, T> = (&'a SessionHeader, Option<Option<T>>);
 
 /// Select up to `limit` candidates from `sessions` (in `list_sessions` order) for the agent
 /// session `agent_id` with cwd `agent_cwd`. `read_title` is called lazily, only for sessions
 /// whose match or label needs it; a session it reports missing is skipped. `cancelled` is
 /// polled between sessions so abandoned work stops early.
-pub fn select_candidates(
+pub fn select_candidates<T: AsRef<str>>(
     sessions: &[SessionHeader],
     agent_id: &str,
     agent_cwd: Option<&str>,
     query: &str,
     limit: usize,
-    mut read_title: impl FnMut(&str) -> Result<Option<String>, QueryError>,
+    mut read_title: impl FnMut(&str) -> Result<Option<T>, QueryError>,
     cancelled: impl Fn() -> bool,
 ) -> Vec<Candidate> {
     let needle = query.to_lowercase();
-    let mut groups: [Vec<Matched<'_>>; 3] = Default::default();
+    let mut groups: [Vec<Matched<'_, T>>; 3] = Default::default();
     for header in sessions {
         if cancelled() {
             return Vec::new();
@@ -74,7 +74,7 @@ pub fn select_candidates(
             None
         } else {
             match read_title(&header.id) {
-                Ok(Some(t)) if contains_folded(&t, &needle) => Some(Some(t)),
+                Ok(Some(t)) if contains_folded(t.as_ref(), &needle) => Some(Some(t)),
                 Ok(_) => continue,
                 Err(_) => continue,
             }
@@ -96,7 +96,7 @@ pub fn select_candidates(
         };
         out.push(Candidate {
             session_id: header.id.clone(),
-            label: title.unwrap_or_else(|| header.id.clone()),
+            label: title.map_or_else(|| header.id.clone(), |t| t.as_ref().to_owned()),
             cwd: header.cwd.clone(),
             created_at: header.created_at,
         });

@@ -50,9 +50,13 @@ pub trait SessionQuery: Send + Sync + 'static {
     /// Like [`read_title`](Self::read_title), but may answer from a cache revalidated less
     /// than `max_age` ago: for interactive listings that ask for every title on each
     /// keystroke, where a title a moment old is fine. The default always reads afresh.
-    fn read_title_recent(&self, id: &str, max_age: Duration) -> Result<Option<String>, QueryError> {
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
         let _ = max_age;
-        self.read_title(id)
+        Ok(self.read_title(id)?.map(Arc::from))
     }
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;

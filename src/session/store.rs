@@ -41,7 +41,7 @@ struct Inner {
     /// A title was scanned since the index file was read.
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
-    recent_titles: Mutex<HashMap<String, (Option<String>, Instant)>>,
+    recent_titles: Mutex<HashMap<String, RecentTitle>>,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
 }
@@ -149,6 +149,9 @@ struct CachedTitle {
     resume: Option<ScanPos>,
     title: Option<String>,
 }
+
+/// A session's latest title and when it was last revalidated.
+type RecentTitle = (Option<Arc<str>>, Instant);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -366,14 +369,18 @@ impl SessionQuery for SessionStore {
         Ok(title)
     }
 
-    fn read_title_recent(&self, id: &str, max_age: Duration) -> Result<Option<String>, QueryError> {
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
         if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
             && checked.elapsed() < max_age
         {
             return Ok(title.clone());
         }
         let checked = Instant::now();
-        let title = self.read_title(id)?;
+        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
         lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
         Ok(title)
     }
