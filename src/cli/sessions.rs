@@ -25,7 +25,7 @@ struct Row {
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
-    let store = SessionStore::new(&ctx.store_root);
+    let store = SessionStore::with_persisted_index(&ctx.store_root);
     let headers = store.list_sessions().map_err(|e| e.to_string())?;
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {

@@ -23,9 +23,15 @@ fn group(agent_cwd: Option<&str>, cwd: Option<&str>) -> usize {
     }
 }
 
+/// The only non-ASCII chars whose lowercase form contains ASCII (KELVIN SIGN → `k`,
+/// CAPITAL I WITH DOT ABOVE → `i̇`); a unit test checks every char.
+const LOWERCASE_TO_ASCII: [char; 2] = ['\u{130}', '\u{212A}'];
+
 /// Case-insensitive substring test; `needle` is already lowercase.
 fn contains_folded(haystack: &str, needle: &str) -> bool {
-    if haystack.is_ascii() && needle.is_ascii() {
+    // An ASCII needle can only match ASCII text of the lowercased haystack, which (but for
+    // the two chars above) comes from its ASCII chars unchanged in order: compare bytes.
+    if needle.is_ascii() && (haystack.is_ascii() || !haystack.contains(LOWERCASE_TO_ASCII)) {
         let (h, n) = (haystack.as_bytes(), needle.as_bytes());
         return n.is_empty()
             || h.windows(n.len())
@@ -35,23 +41,23 @@ fn contains_folded(haystack: &str, needle: &str) -> bool {
 }
 
 /// A matching session and its title once read (`None` = not read yet).
-type Matched<'a> = (&'a SessionHeader, Option<Option<String>>);
+type Matched<'a, T> = (&'a SessionHeader, Option<Option<T>>);
 
 /// Select up to `limit` candidates from `sessions` (in `list_sessions` order) for the agent
 /// session `agent_id` with cwd `agent_cwd`. `read_title` is called lazily, only for sessions
 /// whose match or label needs it; a session it reports missing is skipped. `cancelled` is
 /// polled between sessions so abandoned work stops early.
-pub fn select_candidates(
+pub fn select_candidates<T: AsRef<str>>(
     sessions: &[SessionHeader],
     agent_id: &str,
     agent_cwd: Option<&str>,
     query: &str,
     limit: usize,
-    mut read_title: impl FnMut(&str) -> Result<Option<String>, QueryError>,
+    mut read_title: impl FnMut(&str) -> Result<Option<T>, QueryError>,
     cancelled: impl Fn() -> bool,
 ) -> Vec<Candidate> {
     let needle = query.to_lowercase();
-    let mut groups: [Vec<Matched<'_>>; 3] = Default::default();
+    let mut groups: [Vec<Matched<'_, T>>; 3] = Default::default();
     for header in sessions {
         if cancelled() {
             return Vec::new();
@@ -74,7 +80,7 @@ pub fn select_candidates(
             None
         } else {
             match read_title(&header.id) {
-                Ok(Some(t)) if contains_folded(&t, &needle) => Some(Some(t)),
+                Ok(Some(t)) if contains_folded(t.as_ref(), &needle) => Some(Some(t)),
                 Ok(_) => continue,
                 Err(_) => continue,
             }
@@ -96,7 +102,7 @@ pub fn select_candidates(
         };
         out.push(Candidate {
             session_id: header.id.clone(),
-            label: title.unwrap_or_else(|| header.id.clone()),
+            label: title.map_or_else(|| header.id.clone(), |t| t.as_ref().to_owned()),
             cwd: header.cwd.clone(),
             created_at: header.created_at,
         });
@@ -141,6 +147,36 @@ mod tests {
         assert!(none.is_empty());
         let cancelled = select_candidates(&sessions, "me", None, "", 50, read, || true);
         assert!(cancelled.is_empty());
+    }
+
+    #[test]
+    fn only_two_non_ascii_chars_lowercase_to_ascii() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
+            .collect();
+        assert_eq!(found, LOWERCASE_TO_ASCII);
+    }
+
+    #[test]
+    fn ascii_needles_in_unicode_text_match_like_lowercasing() {
+        let hays = [
+            "naïve Topic",
+            "Über TOPIC x",
+            "\u{212A}elvin",
+            "İstanbul",
+            "a\u{130}b",
+            "漢字topic",
+        ];
+        for hay in hays {
+            for needle in ["topic", "kelvin", "i", "ib", "c x", "字t", "ve t"] {
+                assert_eq!(
+                    contains_folded(hay, needle),
+                    hay.to_lowercase().contains(needle),
+                    "{hay:?} / {needle:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -26,47 +26,30 @@ fn escaped_byte_len(b: u8, escaping: Escaping) -> usize {
     }
 }
 
-/// Length of `s`'s escaped form, without the surrounding quotes. Eight bytes at a time:
-/// a chunk with no byte that needs escaping costs exactly its length.
+/// Bytes one UTF-8 byte adds when escaped (0, 1 or 5), branch-free so the sum below
+/// vectorizes.
+#[inline(always)]
+fn escape_extra(b: u8, lt: bool) -> u8 {
+    let short = u8::from(
+        b == b'"' || b == b'\\' || b == 0x08 || b == 0x0C || b == b'\n' || b == b'\r' || b == b'\t',
+    );
+    let control = u8::from(b < 0x20);
+    let less = u8::from(lt && b == b'<');
+    short + 5 * (control & (1 - short)) + 5 * less
+}
+
+/// Length of `s`'s escaped form, without the surrounding quotes: its length plus what each
+/// escaped byte adds, summed in blocks small enough for a `u16` accumulator.
 pub fn escaped_len(s: &str, escaping: Escaping) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // Whether any byte of `w` is zero.
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
-    let lt = if escaping == Escaping::TagSafe {
-        b'<'
-    } else {
-        b'"'
-    };
-    let needs_escape = |w: u64| {
-        // Bytes below 0x20: subtracting 0x20 borrows into the high bit only for them
-        // (bytes >= 0x80 are excluded by `!w`).
-        w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0
-            || has_zero(w ^ (ONES * u64::from(b'"')))
-            || has_zero(w ^ (ONES * u64::from(b'\\')))
-            || has_zero(w ^ (ONES * u64::from(lt)))
-    };
+    let lt = escaping == Escaping::TagSafe;
     let bytes = s.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    let mut total = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        if needs_escape(u64::from_le_bytes(word)) {
-            total += chunk
-                .iter()
-                .map(|&b| escaped_byte_len(b, escaping))
-                .sum::<usize>();
-        } else {
-            total += 8;
-        }
+    let mut total = bytes.len();
+    // 4096 bytes × at most 5 extra fits in a u16.
+    for block in bytes.chunks(4096) {
+        let extra: u16 = block.iter().map(|&b| u16::from(escape_extra(b, lt))).sum();
+        total += usize::from(extra);
     }
     total
-        + chunks
-            .remainder()
-            .iter()
-            .map(|&b| escaped_byte_len(b, escaping))
-            .sum::<usize>()
 }
 
 /// Length of `s` as a quoted JSON string literal.
@@ -305,6 +288,29 @@ mod tests {
                 assert_eq!(escaped_len(&text, escaping), bytewise, "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn escaped_len_matches_the_byte_table() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let alphabet: Vec<char> = ('\u{0}'..='\u{7f}')
+            .chain(['é', '漢', '😀', '\u{2028}'])
+            .collect();
+        for len in [0, 1, 7, 8, 9, 100, 4095, 4096, 4097, 10_000] {
+            let s: String = (0..len)
+                .map(|_| alphabet[rng.usize(..alphabet.len())])
+                .collect();
+            for escaping in [Escaping::Plain, Escaping::TagSafe] {
+                let want: usize = s.bytes().map(|b| escaped_byte_len(b, escaping)).sum();
+                assert_eq!(escaped_len(&s, escaping), want, "{len} {escaping:?}");
+                let mut out = String::new();
+                push_literal(&mut out, &s, escaping);
+                assert_eq!(out.len(), want + 2);
+            }
+        }
+        // Worst case: every byte of a long block escapes to six bytes.
+        let controls = "\u{1}".repeat(10_000);
+        assert_eq!(escaped_len(&controls, Escaping::Plain), 60_000);
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod projection;
 pub mod prompt;
 pub mod retention;
 pub mod service;
+pub mod source_read;
 pub mod uri;
 
 pub use candidates::Candidate;

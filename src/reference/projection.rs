@@ -37,7 +37,8 @@ pub fn project_surface(events: &[Event]) -> Vec<ConversationItem<'_>> {
     events.iter().filter_map(project_event).collect()
 }
 
-fn project_event(event: &Event) -> Option<ConversationItem<'_>> {
+/// Project one surface event, if it contributes an item.
+pub fn project_event(event: &Event) -> Option<ConversationItem<'_>> {
     let (role, message, checkpoint) = match &event.data {
         EventData::UserMessage(m) => {
             let source = m.source.as_ref()?;

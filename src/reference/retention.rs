@@ -60,7 +60,114 @@ pub struct RetainedSource {
 const NOTICE_HEAD: &str = "\n[… omitted ";
 const NOTICE_TAIL: &str = " UTF-8 bytes …]";
 
-/// Per-item bookkeeping while retaining.
+/// Size facts of one projected item: everything step 1 needs, so a streaming reader can
+/// plan the drops before it holds any text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemSize {
+    pub role: TurnRole,
+    pub checkpoint: bool,
+    /// UTF-8 bytes of the text.
+    pub text_len: usize,
+    /// Serialized `{role, text}` object (no comma).
+    pub serialized: usize,
+}
+
+impl ItemSize {
+    /// The sizes of `item`.
+    pub fn of(item: &ConversationItem<'_>) -> Self {
+        ItemSize {
+            role: item.role,
+            checkpoint: item.checkpoint,
+            text_len: item.text.len(),
+            serialized: item_len(
+                item.role.as_str(),
+                escaped_len(&item.text, Escaping::TagSafe),
+            ),
+        }
+    }
+
+    /// Serialized size with the text cut to nothing: what step 2 can reduce it to at best.
+    fn floor(&self) -> usize {
+        item_len(self.role.as_str(), 0)
+    }
+}
+
+/// The outcome of step 1: which items stay and what dropping the others cost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DropPlan {
+    /// Indices (into the planned items, ascending) of the items that stay.
+    pub kept: Vec<usize>,
+    /// Serialized size of the object holding only the kept items.
+    total: usize,
+    compacted: bool,
+    original_messages: usize,
+    omitted_messages: usize,
+    omitted_bytes: u64,
+}
+
+/// Step 1 (SPEC §3.7) on sizes alone: drop the oldest items that are neither checkpoints nor
+/// the newest while the object is too big. Fails with `BUDGET_EXCEEDED` right away when even
+/// the kept items cut to nothing cannot fit, since step 2 could then only fail the same way.
+pub fn plan_drops(
+    header: &SourceHeader,
+    sizes: &[ItemSize],
+    budget: usize,
+) -> Result<DropPlan, ReferenceError> {
+    let fixed = source_fixed_len(
+        &header.session_id,
+        &header.label,
+        header.cwd.as_deref(),
+        header.captured_through_seq,
+    );
+    let mut total =
+        fixed + sizes.iter().map(|s| s.serialized).sum::<usize>() + sizes.len().saturating_sub(1);
+    let mut dropped = vec![false; sizes.len()];
+    let mut omitted_messages = 0;
+    let mut omitted_bytes: u64 = 0;
+    let newest = sizes.len().saturating_sub(1);
+    let mut next = 0;
+    while total > budget {
+        while next < newest && sizes.get(next).is_some_and(|s| s.checkpoint) {
+            next += 1;
+        }
+        let Some(size) = sizes.get(next).filter(|_| next < newest) else {
+            break;
+        };
+        if let Some(d) = dropped.get_mut(next) {
+            *d = true;
+        }
+        // At least the newest item remains, so one separating comma goes with it.
+        total -= size.serialized + 1;
+        omitted_messages += 1;
+        omitted_bytes += size.text_len as u64;
+        next += 1;
+    }
+    let kept: Vec<usize> = (0..sizes.len())
+        .filter(|&i| !dropped.get(i).copied().unwrap_or(true))
+        .collect();
+    if total > budget {
+        let floor = fixed
+            + kept
+                .iter()
+                .filter_map(|&i| sizes.get(i))
+                .map(ItemSize::floor)
+                .sum::<usize>()
+            + kept.len().saturating_sub(1);
+        if floor > budget {
+            return Err(budget_exceeded(header, budget));
+        }
+    }
+    Ok(DropPlan {
+        kept,
+        total,
+        compacted: sizes.iter().any(|s| s.checkpoint),
+        original_messages: sizes.len(),
+        omitted_messages,
+        omitted_bytes,
+    })
+}
+
+/// Per-item bookkeeping while cutting.
 struct Slot<'a> {
     item: ConversationItem<'a>,
     /// The cut text, once the item has been cut.
@@ -69,7 +176,6 @@ struct Slot<'a> {
     kept: usize,
     /// Serialized size of the item with its current text (no comma).
     serialized: usize,
-    dropped: bool,
 }
 
 impl Slot<'_> {
@@ -85,71 +191,44 @@ pub fn retain_source(
     items: Vec<ConversationItem<'_>>,
     budget: usize,
 ) -> Result<RetainedSource, ReferenceError> {
-    let original_messages = items.len();
-    let compacted = items.iter().any(|i| i.checkpoint);
-    let newest = items.len().saturating_sub(1);
-    let mut slots: Vec<Slot<'_>> = items
+    let sizes: Vec<ItemSize> = items.iter().map(ItemSize::of).collect();
+    let plan = plan_drops(&header, &sizes, budget)?;
+    let mut keep = plan.kept.iter().copied().peekable();
+    let kept = items
         .into_iter()
-        .map(|item| Slot {
-            kept: item.text.len(),
-            item,
-            cut: None,
-            serialized: 0,
-            dropped: false,
+        .enumerate()
+        .filter(|(i, _)| keep.next_if_eq(i).is_some())
+        .map(|(_, item)| item)
+        .collect();
+    finish_retention(header, &plan, kept, budget)
+}
+
+/// Step 2 (SPEC §3.7) and the stats: `kept` are the items `plan` kept, in order, with their
+/// original text. Cuts the longest item (first on ties) until the object fits.
+pub fn finish_retention(
+    header: SourceHeader,
+    plan: &DropPlan,
+    kept: Vec<ConversationItem<'_>>,
+    budget: usize,
+) -> Result<RetainedSource, ReferenceError> {
+    let mut total = plan.total;
+    let mut slots: Vec<Slot<'_>> = kept
+        .into_iter()
+        .map(|item| {
+            let serialized = ItemSize::of(&item).serialized;
+            Slot {
+                kept: item.text.len(),
+                item,
+                cut: None,
+                serialized,
+            }
         })
         .collect();
 
-    // Exact sizes of what can never be dropped: fixed fields, checkpoints, the newest item.
-    let mut total = source_fixed_len(
-        &header.session_id,
-        &header.label,
-        header.cwd.as_deref(),
-        header.captured_through_seq,
-    );
-    let mut retained = 0usize;
-    for (i, slot) in slots.iter_mut().enumerate() {
-        if slot.item.checkpoint || i == newest {
-            slot.serialized = serialized_item_len(&slot.item);
-            total += slot.serialized;
-            retained += 1;
-        }
-    }
-    total += retained.saturating_sub(1);
-
-    // 1. Drop the oldest items that are neither checkpoints nor the newest, while too big.
-    // Dropping stops at the longest run of newest droppable items that still fits, so walk
-    // back from the newest and size items only until the budget is spent: the older ones
-    // are dropped unseen, which keeps a huge history O(budget) rather than O(history).
-    let mut omitted_messages = 0;
-    let mut omitted_bytes: u64 = 0;
-    let mut fits = total <= budget;
-    for slot in slots.iter_mut().take(newest).rev() {
-        if slot.item.checkpoint {
-            continue;
-        }
-        if fits {
-            // Comma included; an item that cannot fit is not sized exactly.
-            let room = budget - total;
-            match serialized_item_len_within(&slot.item, room.saturating_sub(1)) {
-                Some(len) if len < room => {
-                    slot.serialized = len;
-                    total += len + 1;
-                    continue;
-                }
-                _ => fits = false,
-            }
-        }
-        slot.dropped = true;
-        omitted_messages += 1;
-        omitted_bytes += slot.item.text.len() as u64;
-    }
-
-    // 2. Cut the longest remaining item (first on ties) until the object fits.
     if total > budget {
         let mut longest: BinaryHeap<(usize, Reverse<usize>)> = slots
             .iter()
             .enumerate()
-            .filter(|(_, s)| !s.dropped)
             .map(|(i, s)| (s.current().len(), Reverse(i)))
             .collect();
         while total > budget {
@@ -188,10 +267,10 @@ pub fn retain_source(
         }
     }
 
+    let mut omitted_bytes = plan.omitted_bytes;
     let mut any_cut = false;
     let conversation: Vec<ConversationTurn> = slots
         .into_iter()
-        .filter(|s| !s.dropped)
         .map(|s| {
             let cut_bytes = s.item.text.len() - s.kept;
             if s.cut.is_some() {
@@ -205,12 +284,12 @@ pub fn retain_source(
         })
         .collect();
     let stats = RetentionStats {
-        compacted,
-        original_messages,
+        compacted: plan.compacted,
+        original_messages: plan.original_messages,
         retained_messages: conversation.len(),
-        omitted_messages,
+        omitted_messages: plan.omitted_messages,
         omitted_bytes,
-        truncated: omitted_messages > 0 || any_cut,
+        truncated: plan.omitted_messages > 0 || any_cut,
     };
     Ok(RetainedSource {
         data: SourceData {
@@ -223,24 +302,6 @@ pub fn retain_source(
         stats,
         serialized_bytes: total,
     })
-}
-
-/// Serialized size of `item` with its original text.
-fn serialized_item_len(item: &ConversationItem<'_>) -> usize {
-    item_len(
-        item.role.as_str(),
-        escaped_len(&item.text, Escaping::TagSafe),
-    )
-}
-
-/// Serialized size of `item` if it is at most `limit`, else `None` (cheaply, when the raw
-/// text alone is already too long).
-fn serialized_item_len_within(item: &ConversationItem<'_>, limit: usize) -> Option<usize> {
-    let overhead = item_len(item.role.as_str(), 0);
-    if item.text.len() + overhead > limit {
-        return None;
-    }
-    Some(serialized_item_len(item)).filter(|&len| len <= limit)
 }
 
 fn budget_exceeded(header: &SourceHeader, budget: usize) -> ReferenceError {

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::try_join_all;
 use tokio_util::sync::CancellationToken;
@@ -11,10 +12,14 @@ use super::candidates::{Candidate, select_candidates};
 use super::config::ReferenceConfig;
 use super::error::{ErrorCode, ReferenceError};
 use super::parse::Reference;
-use super::projection::project_surface;
 use super::prompt::context_message;
-use super::retention::{RetainedSource, SourceHeader, retain_source};
+use super::retention::RetainedSource;
+use super::source_read::read_source;
 use crate::session::{ContentBlock, Message, SessionQuery};
+
+/// How old a cached title may be in a candidate listing: the popup asks again on every
+/// keystroke, and re-checking 10 000 logs each time would cost a `stat` apiece (SPEC §8).
+const TITLE_MAX_AGE: Duration = Duration::from_secs(1);
 
 /// "The agent" of SPEC §3: the session doing the referencing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +98,7 @@ impl SessionReferences {
                 agent.cwd.as_deref(),
                 &query,
                 limit,
-                |id| store.read_title(id),
+                |id| store.read_title_recent(id, TITLE_MAX_AGE),
                 || token.is_cancelled(),
             ))
         })
@@ -182,26 +187,21 @@ impl SessionReferences {
     }
 }
 
-/// Read one source's surface, project and retain it (blocking; runs on a blocking thread).
+/// Read one source, project and retain it (blocking; runs on a blocking thread).
 fn read_and_retain(
     store: &dyn SessionQuery,
     source: Normalized,
     budget: usize,
     cancel: &CancellationToken,
 ) -> Result<RetainedSource, ReferenceError> {
-    let surface = store
-        .read_surface(&source.session_id)
-        .map_err(|e| ReferenceError::read_failed(&source.session_id, e))?;
     if cancel.is_cancelled() {
         return Err(ReferenceError::cancelled());
     }
-    let header = SourceHeader {
-        session_id: source.session_id,
-        label: source.label,
-        cwd: surface.session.cwd.clone(),
-        captured_through_seq: surface.captured_through_seq,
-    };
-    retain_source(header, project_surface(&surface.events), budget)
+    let retained = read_source(store, source.session_id, source.label, budget)?;
+    if cancel.is_cancelled() {
+        return Err(ReferenceError::cancelled());
+    }
+    Ok(retained)
 }
 
 /// Run blocking `work` on the blocking pool, returning `CANCELLED` as soon as `cancel`

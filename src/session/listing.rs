@@ -15,6 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::event::SessionHeader;
+use super::index_file::{
+    FileTime, ProjectRecord, SessionRecord, StampRecord, format_of, name_of, plain_name,
+};
 use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
 use super::reader::{self, LogFormat};
@@ -117,9 +120,128 @@ pub struct HeaderIndex {
     projects: BTreeMap<PathBuf, ProjectEntry>,
     last: Option<Arc<Vec<SessionHeader>>>,
     by_id: HashMap<String, LogLocation>,
+    /// Something was read from disk since the last [`take_touched`](Self::take_touched).
+    touched: bool,
 }
 
 impl HeaderIndex {
+    /// Whether anything was read from disk since the last call (the persisted copy is
+    /// then worth rewriting); resets the flag.
+    pub fn take_touched(&mut self) -> bool {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// Plain-data copy for the index file; a project holding a name that cannot be stored
+    /// is stored without its mtime, so the next process lists it again.
+    pub fn to_records(&self) -> (Option<FileTime>, Vec<ProjectRecord>) {
+        let mut projects = Vec::with_capacity(self.projects.len());
+        let mut root_complete = true;
+        for (dir, project) in &self.projects {
+            let Some(name) = name_of(dir) else {
+                root_complete = false;
+                continue;
+            };
+            let mut complete = true;
+            let mut sessions = Vec::with_capacity(project.sessions.len());
+            for (session_dir, entry) in &project.sessions {
+                let log = match &entry.log {
+                    None => None,
+                    Some((loc, stamp)) => {
+                        match (name_of(&loc.path), StampRecord::from_stamp(stamp)) {
+                            (Some(file), Some(stamp)) => Some((file, stamp)),
+                            _ => {
+                                complete = false;
+                                continue;
+                            }
+                        }
+                    }
+                };
+                let Some(name) = name_of(session_dir) else {
+                    complete = false;
+                    continue;
+                };
+                sessions.push(SessionRecord {
+                    name,
+                    dir_mtime: entry.dir_mtime.and_then(FileTime::from_system),
+                    log,
+                    header: entry.header.clone(),
+                });
+            }
+            projects.push(ProjectRecord {
+                name,
+                mtime: project
+                    .mtime
+                    .filter(|_| complete)
+                    .and_then(FileTime::from_system),
+                sessions,
+            });
+        }
+        let root_mtime = self
+            .root_mtime
+            .filter(|_| root_complete)
+            .and_then(FileTime::from_system);
+        (root_mtime, projects)
+    }
+
+    /// An index seeded from stored records under `root`; everything is revalidated by the
+    /// next [`refresh`](Self::refresh). Records with unsafe names are skipped (and their
+    /// parent left untrusted, so it is listed again).
+    pub fn from_records(
+        root: &Path,
+        root_mtime: Option<FileTime>,
+        records: Vec<ProjectRecord>,
+    ) -> Self {
+        let mut index = HeaderIndex {
+            root_mtime: root_mtime.and_then(FileTime::to_system),
+            ..HeaderIndex::default()
+        };
+        for record in records {
+            if !plain_name(&record.name) {
+                index.root_mtime = None;
+                continue;
+            }
+            let dir = root.join(&record.name);
+            let mut project = ProjectEntry {
+                mtime: record.mtime.and_then(FileTime::to_system),
+                sessions: BTreeMap::new(),
+            };
+            for session in record.sessions {
+                let log = match session.log {
+                    None => None,
+                    Some((file, stamp)) => match (format_of(&file), stamp.to_stamp()) {
+                        (Some(format), Some(stamp)) => Some((
+                            LogLocation {
+                                path: dir.join(&session.name).join(&file),
+                                format,
+                            },
+                            stamp,
+                        )),
+                        _ => None,
+                    },
+                };
+                if !plain_name(&session.name) {
+                    project.mtime = None;
+                    continue;
+                }
+                project.sessions.insert(
+                    dir.join(&session.name),
+                    SessionEntry {
+                        dir_mtime: session.dir_mtime.and_then(FileTime::to_system),
+                        header: session.header.filter(|_| log.is_some()),
+                        log,
+                    },
+                );
+            }
+            index.projects.insert(dir, project);
+        }
+        index
+    }
+
+    /// Logs of every listed session, as of the last refresh.
+    pub fn locations(&self) -> impl Iterator<Item = &LogLocation> {
+        self.by_id.values()
+    }
+
     /// The log of a listed session, as of the last refresh.
     pub fn location_of(&self, id: &str) -> Option<&LogLocation> {
         self.by_id.get(id)
@@ -145,6 +267,9 @@ impl HeaderIndex {
         let root_mtime = root_meta.modified().ok();
         if self.root_mtime.is_none() || self.root_mtime != root_mtime {
             let names = sorted_subdirs(root).map_err(|e| io_err(root, e))?;
+            // Relisting the root alone is not worth persisting (writing the index file
+            // itself changes the root's mtime); a different set of projects is.
+            self.touched |= !names.iter().eq(self.projects.keys());
             let mut projects = BTreeMap::new();
             for name in names {
                 let entry = self.projects.remove(&name).unwrap_or_default();
@@ -155,7 +280,9 @@ impl HeaderIndex {
             changed = true;
         }
         for (project_dir, project) in &mut self.projects {
-            changed |= refresh_project(project_dir, project);
+            let (project_changed, read) = refresh_project(project_dir, project);
+            changed |= project_changed;
+            self.touched |= read;
         }
         if !changed && let Some(last) = &self.last {
             return Ok(Arc::clone(last));
@@ -189,20 +316,23 @@ impl HeaderIndex {
     }
 }
 
-/// Revalidate one project directory; returns whether anything listed may have changed.
-fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> bool {
+/// Revalidate one project directory; returns whether anything listed may have changed and
+/// whether more than its metadata was read.
+fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
     let meta = match fs::metadata(dir) {
         Ok(m) => m,
         Err(e) => {
             tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
             let had = !project.sessions.is_empty();
             *project = ProjectEntry::default();
-            return had;
+            return (had, true);
         }
     };
+    let mut read = false;
     let mut changed = false;
     let rescan = project.mtime.is_none() || project.mtime != meta.modified().ok();
     if rescan {
+        read = true;
         match sorted_subdirs(dir) {
             Ok(names) => {
                 let mut sessions = BTreeMap::new();
@@ -216,7 +346,7 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> bool {
             Err(e) => {
                 tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
                 project.sessions.clear();
-                return true;
+                return (true, true);
             }
         }
         project.mtime = trusted_mtime(&meta);
@@ -226,9 +356,10 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> bool {
         if !rescan && settled {
             continue;
         }
+        read = true;
         changed |= refresh_session(session_dir, entry);
     }
-    changed
+    (changed, read)
 }
 
 /// Revalidate one session directory; returns whether its header may have changed.

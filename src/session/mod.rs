@@ -5,11 +5,13 @@ pub mod dsh_compat;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod index_file;
 pub mod listing;
 pub mod paths;
 pub mod query;
 pub mod reader;
 pub mod store;
+pub mod surface_scan;
 pub mod untrusted;
 pub mod writer;
 
@@ -18,4 +20,5 @@ pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, So
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use store::SessionStore;
+pub use surface_scan::{SurfaceScan, SurfaceVisitor};
 pub use writer::{NewEvent, SessionWriter};

@@ -5,8 +5,10 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::event::{Event, SessionHeader};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 
 /// One session's current surface (SPEC §2.5 `read_surface`).
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +47,28 @@ pub trait SessionQuery: Send + Sync + 'static {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;
     /// The latest `session/title`, or `None`. Missing session → [`QueryError::NotFound`].
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
+    /// Like [`read_title`](Self::read_title), but may answer from a cache revalidated less
+    /// than `max_age` ago: for interactive listings that ask for every title on each
+    /// keystroke, where a title a moment old is fine. The default always reads afresh.
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        let _ = max_age;
+        Ok(self.read_title(id)?.map(Arc::from))
+    }
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;
+    /// The folded surface as a stream: each surface event is shown to `visitor` as it is
+    /// folded and then let go; the result holds the final order and re-reads chosen events.
+    /// Same errors as [`read_surface`](Self::read_surface). The default reads the whole
+    /// surface first; a store over large logs overrides it to bound memory.
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        Ok(SurfaceScan::from_surface(self.read_surface(id)?, visitor))
+    }
 }

@@ -165,8 +165,26 @@ pub fn scan_log(
 /// Scan a log from any line source (see [`scan_log`]).
 pub fn scan(
     path: &Path,
-    mut src: impl BufRead,
+    src: impl BufRead,
     on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    scan_at(path, src, &mut |event, pos| on_event(event, pos.line))
+}
+
+/// Where an event's line sits in the (decompressed) log: 1-based line, byte offset, length
+/// with its `\n`. Lets a streaming reader re-read a few chosen events later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinePos {
+    pub line: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Like [`scan`], telling `on_event` where each event's line is.
+pub fn scan_at(
+    path: &Path,
+    mut src: impl BufRead,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
     let mut buf = Vec::with_capacity(4096);
     let n = read_line(path, &mut src, &mut buf, 1)?;
@@ -180,7 +198,7 @@ pub fn scan(
         next_seq: 0,
         line: 1,
     };
-    let (end, torn_tail) = scan_events(path, src, start, on_event)?;
+    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
     Ok(ScanSummary {
         header,
         readable_len: end.readable_len,
@@ -202,9 +220,21 @@ pub struct ScanPos {
 /// describes. Used for whole logs and to continue a clean earlier scan of a growing log.
 pub fn scan_events(
     path: &Path,
-    mut src: impl BufRead,
+    src: impl BufRead,
     start: ScanPos,
     on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    scan_events_at(path, src, start, &mut |event, pos| {
+        on_event(event, pos.line)
+    })
+}
+
+/// Like [`scan_events`], telling `on_event` where each event's line is.
+pub fn scan_events_at(
+    path: &Path,
+    mut src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<(ScanPos, Option<TornTail>), QueryError> {
     let mut buf = Vec::with_capacity(4096);
     let mut pos = start;
@@ -222,8 +252,13 @@ pub fn scan_events(
         match decoded {
             Ok(events) => {
                 pos.next_seq += events.len() as u64;
+                let at = LinePos {
+                    line: line_no,
+                    offset: pos.readable_len,
+                    len: n as u64,
+                };
                 for event in events {
-                    on_event(event, line_no)?;
+                    on_event(event, at)?;
                 }
                 pos.readable_len += n as u64;
                 pos.line = line_no;

@@ -4,19 +4,23 @@
 //! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
 //! stat files; a log that changed is read again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use super::error::StoreError;
 use super::event::{EventData, SessionHeader};
 use super::fold::SurfaceFolder;
+use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface};
-use super::reader::{self, LogFormat, ScanPos, UNTERMINATED};
+use super::reader::{self, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 use super::writer::{self, SessionWriter};
 
 pub use super::listing::LogLocation;
@@ -32,6 +36,107 @@ struct Inner {
     root: PathBuf,
     headers: Mutex<HeaderIndex>,
     titles: Mutex<HashMap<PathBuf, CachedTitle>>,
+    /// The index file has been read into the caches (once, on first use).
+    loaded: OnceLock<()>,
+    /// A title was scanned since the index file was read.
+    titles_dirty: AtomicBool,
+    /// Titles by session id with when they were last revalidated (for `read_title_recent`).
+    recent_titles: Mutex<HashMap<String, RecentTitle>>,
+    /// Whether the caches are written back to the index file (the app's own store only).
+    persist: bool,
+}
+
+impl Inner {
+    /// Seed the caches from the index file next to the store, once.
+    fn ensure_loaded(&self) {
+        self.loaded.get_or_init(|| {
+            let Some(record) = index_file::load(&self.root) else {
+                return;
+            };
+            *lock(&self.headers) =
+                HeaderIndex::from_records(&self.root, record.root_mtime, record.projects);
+            let mut titles = lock(&self.titles);
+            for t in record.titles {
+                let (Some(path), Some(stamp), Some(format)) = (
+                    index_file::title_path(&self.root, &t.log),
+                    t.stamp.to_stamp(),
+                    index_file::format_of(&t.log[2]),
+                ) else {
+                    continue;
+                };
+                titles.insert(
+                    path,
+                    CachedTitle {
+                        stamp,
+                        format,
+                        resume: t.resume.map(index_file::resume_pos),
+                        title: t.title,
+                    },
+                );
+            }
+        });
+    }
+
+    /// The caches as an index file: headers, and titles of the logs still listed.
+    fn snapshot(&mut self) -> IndexRecord {
+        let headers = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (root_mtime, projects) = headers.to_records();
+        let listed: HashSet<&Path> = headers.locations().map(|l| l.path.as_path()).collect();
+        let titles = self
+            .titles
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut records = Vec::with_capacity(titles.len());
+        for (path, cached) in titles.iter() {
+            if !listed.contains(path.as_path()) {
+                continue;
+            }
+            let parts: Vec<String> = match path.strip_prefix(&self.root) {
+                Ok(rel) => rel
+                    .components()
+                    .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
+                    .collect(),
+                Err(_) => continue,
+            };
+            let (Ok(log), Some(stamp)) = (
+                <[String; 3]>::try_from(parts),
+                StampRecord::from_stamp(&cached.stamp),
+            ) else {
+                continue;
+            };
+            records.push(TitleRecord {
+                log,
+                stamp,
+                resume: cached.resume.map(index_file::resume_record),
+                title: cached.title.clone(),
+            });
+        }
+        IndexRecord::new(root_mtime, projects, records)
+    }
+}
+
+impl Drop for Inner {
+    /// Persist the caches when this process read anything the index file did not know.
+    fn drop(&mut self) {
+        if !self.persist || self.loaded.get().is_none() {
+            return;
+        }
+        let touched = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take_touched();
+        if !touched && !*self.titles_dirty.get_mut() {
+            return;
+        }
+        let record = self.snapshot();
+        if let Err(e) = index_file::save(&self.root, &record) {
+            tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
+        }
+    }
 }
 
 /// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
@@ -45,6 +150,9 @@ struct CachedTitle {
     title: Option<String>,
 }
 
+/// A session's latest title and when it was last revalidated.
+type RecentTitle = (Option<Arc<str>>, Instant);
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -57,13 +165,29 @@ fn io_err(path: &Path, source: io::Error) -> QueryError {
 }
 
 impl SessionStore {
-    /// A store rooted at `root` (which need not exist yet).
+    /// A store rooted at `root` (which need not exist yet). Starts from the index file next to
+    /// the store when there is one, but never writes it.
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), false)
+    }
+
+    /// Like [`new`](Self::new), also writing the header/title caches back to
+    /// `<root>/.dsh-refs-index.json` when the last handle is dropped, so the next process
+    /// starts warm. For the app's own store; a store only inspected should use `new`.
+    pub fn with_persisted_index(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), true)
+    }
+
+    fn build(root: PathBuf, persist: bool) -> Self {
         SessionStore {
             inner: Arc::new(Inner {
-                root: root.into(),
+                root,
                 headers: Mutex::new(HeaderIndex::default()),
                 titles: Mutex::new(HashMap::new()),
+                loaded: OnceLock::new(),
+                titles_dirty: AtomicBool::new(false),
+                recent_titles: Mutex::new(HashMap::new()),
+                persist,
             }),
         }
     }
@@ -145,6 +269,7 @@ impl SessionStore {
     /// search of the project directories.
     fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
         paths::encode_session_id(id)?;
+        self.inner.ensure_loaded();
         let known = lock(&self.inner.headers).location_of(id).cloned();
         if let Some(loc) = known
             && loc.format == LogFormat::Plain
@@ -223,6 +348,7 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.inner.ensure_loaded();
         lock(&self.inner.headers).refresh(self.root())
     }
 
@@ -237,8 +363,25 @@ impl SessionQuery for SessionStore {
             return Ok(c.title.clone());
         }
         let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);
+        Ok(title)
+    }
+
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
+            && checked.elapsed() < max_age
+        {
+            return Ok(title.clone());
+        }
+        let checked = Instant::now();
+        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+        lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
         Ok(title)
     }
 
@@ -276,5 +419,51 @@ impl SessionQuery for SessionStore {
             captured_through_seq: summary.next_seq.checked_sub(1),
             events,
         })
+    }
+
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        let src: Box<dyn std::io::BufRead> = match loc.format {
+            LogFormat::Plain => {
+                let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
+                Box::new(BufReader::with_capacity(256 * 1024, reading))
+            }
+            LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
+        };
+        let mut folder = SurfaceFolder::new();
+        let mut lines: HashMap<u64, LinePos> = HashMap::new();
+        let mut removed = Vec::new();
+        let summary = reader::scan_at(&loc.path, src, &mut |event, pos| {
+            if event.surface_op.is_none() {
+                return Ok(());
+            }
+            removed.clear();
+            folder
+                .push_collecting(&event, &mut removed)
+                .map_err(|e| QueryError::Corrupt {
+                    path: loc.path.clone(),
+                    line: pos.line,
+                    reason: e.to_string(),
+                })?;
+            for seq in &removed {
+                lines.remove(seq);
+            }
+            lines.insert(event.seq, pos);
+            visitor.visit(&event, &removed);
+            Ok(())
+        })?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        Ok(SurfaceScan::from_log(
+            summary.header,
+            summary.next_seq.checked_sub(1),
+            folder.surface().to_vec(),
+            (loc.path, loc.format, file),
+            lines,
+        ))
     }
 }

@@ -1,0 +1,74 @@
+//! `list_candidates` over 10 000 sessions (SPEC §8: warm ≤ 2 ms, cold ≤ 300 ms). Cold = a
+//! fresh store handle (empty in-memory caches) per call; the OS page cache stays warm.
+
+#[path = "support/fixtures.rs"]
+mod fixtures;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use dsh_refs::reference::{AgentRef, ReferenceConfig, SessionReferences};
+use dsh_refs::session::SessionStore;
+use tokio_util::sync::CancellationToken;
+
+fn list_candidates(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fixtures::write_many_sessions(tmp.path(), 10_000);
+    // Directory mtimes younger than 2 s are not trusted by the listing (same-tick changes
+    // would not show); a warm store is one nobody changed in the last moments.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let service = |root: &std::path::Path| {
+        SessionReferences::new(
+            Arc::new(SessionStore::with_persisted_index(root)),
+            ReferenceConfig::default(),
+        )
+    };
+    let agent = AgentRef {
+        session_id: "sess-00001".into(),
+        cwd: Some("/home/dev/project-1".into()),
+    };
+    let cancel = CancellationToken::new();
+    // Matches titles only ("topic 42…"), so every session's title is consulted.
+    let query = "topic 42";
+    let warm = service(tmp.path());
+    let first = runtime
+        .block_on(warm.list_candidates(&agent, query, None, &cancel))
+        .expect("list");
+    assert!(!first.is_empty());
+    let mut group = c.benchmark_group("list_candidates_10k");
+    group.bench_function("warm_title_query", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(warm.list_candidates(&agent, query, None, &cancel))
+                .expect("list")
+        })
+    });
+    group.bench_function("warm_empty_query", |b| {
+        b.iter(|| {
+            runtime
+                .block_on(warm.list_candidates(&agent, "", None, &cancel))
+                .expect("list")
+        })
+    });
+    group.bench_function("cold_title_query", |b| {
+        b.iter_batched(
+            || service(tmp.path()),
+            |fresh| {
+                runtime
+                    .block_on(fresh.list_candidates(&agent, query, None, &cancel))
+                    .expect("list")
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(1));
+    targets = list_candidates
+}
+criterion_main!(benches);
