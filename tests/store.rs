@@ -395,6 +395,17 @@ fn hostile_ids_never_leave_the_root() {
         store.open_writer("", Some(SessionHeader::new("", 1, None))),
         Err(StoreError::InvalidId { .. })
     ));
+    assert!(matches!(
+        store.open_writer(
+            "rel",
+            Some(SessionHeader::new("rel", 1, Some("../x".into())))
+        ),
+        Err(StoreError::InvalidEvent { .. })
+    ));
+    assert!(matches!(
+        store.open_writer("other", Some(SessionHeader::new("not-other", 1, None))),
+        Err(StoreError::InvalidId { .. })
+    ));
     // Nothing was created beside the store.
     let outside: Vec<_> = fs::read_dir(tmp.path())
         .unwrap()
@@ -645,4 +656,125 @@ fn append_after_reopen_keeps_appending_durably() {
         texts(&store.read_surface("d").unwrap()),
         vec!["buffered", "more"]
     );
+}
+
+#[test]
+fn titles_follow_a_growing_log_and_a_replaced_one() {
+    use std::io::Write;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let path = write_log(
+        tmp.path(),
+        "g",
+        None,
+        1,
+        &format!("{TS0}\n{U1}\n{A2}\n{TE3}\n"),
+    );
+    assert_eq!(store.read_title("g").unwrap(), None);
+    let (head, tail) = T4.split_at(30);
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(head.as_bytes()).unwrap();
+    assert_eq!(
+        store.read_title("g").unwrap(),
+        None,
+        "a line being written is not read"
+    );
+    f.write_all(format!("{tail}\n").as_bytes()).unwrap();
+    assert_eq!(store.read_title("g").unwrap().as_deref(), Some("Greeting"));
+    let t5 = T4
+        .replace("\"seq\":4", "\"seq\":5")
+        .replace("Greeting", "Second");
+    f.write_all(format!("{t5}\n").as_bytes()).unwrap();
+    assert_eq!(store.read_title("g").unwrap().as_deref(), Some("Second"));
+    drop(f);
+    // The session is replaced by a different file (longer, other title): read afresh.
+    let other = format!(
+        "{}\n{TS0}\n{U1}\n{A2}\n{TE3}\n{}\n{}\n",
+        header_line("g", 1, None),
+        T4.replace("Greeting", "Replaced file"),
+        TS0.replace("\"seq\":0", "\"seq\":5")
+    );
+    let tmp_file = path.with_extension("new");
+    fs::write(&tmp_file, other).unwrap();
+    fs::rename(&tmp_file, &path).unwrap();
+    assert_eq!(
+        store.read_title("g").unwrap().as_deref(),
+        Some("Replaced file")
+    );
+}
+
+#[test]
+fn writer_refuses_events_the_reader_would_reject() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let mut w = store
+        .open_writer("v", Some(SessionHeader::new("v", 1, None)))
+        .unwrap();
+    w.append(vec![user("ok")]).unwrap();
+    let bad = [
+        // A known type carried as an untyped payload that does not parse as that type.
+        NewEvent::plain(EventData::Other {
+            kind: "turn/end".into(),
+            data: json!({"nope": 1}),
+        }),
+        // A type that would read back as a dsh packed row.
+        NewEvent::plain(EventData::Other {
+            kind: "text-chunks".into(),
+            data: json!({}),
+        }),
+        NewEvent::plain(EventData::Other {
+            kind: String::new(),
+            data: json!({}),
+        }),
+    ];
+    let len = fs::metadata(w.path()).unwrap().len();
+    for event in bad {
+        assert!(matches!(
+            w.append(vec![event]),
+            Err(StoreError::InvalidEvent { .. })
+        ));
+    }
+    assert_eq!(fs::metadata(w.path()).unwrap().len(), len);
+    w.append(vec![NewEvent::plain(EventData::Other {
+        kind: "x/new\nline".into(),
+        data: json!({"k": [1, 2]}),
+    })])
+    .unwrap();
+    drop(w);
+    let again = store.open_writer("v", None).unwrap();
+    assert_eq!(again.events().len(), 2);
+    assert_eq!(again.events()[1].kind(), "x/new\nline");
+}
+
+#[test]
+fn store_and_writer_can_cross_threads() {
+    fn send<T: Send>() {}
+    fn shared<T: Send + Sync + Clone + 'static>() {}
+    send::<dsh_refs::session::SessionWriter>();
+    shared::<SessionStore>();
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new("/nonexistent/root"));
+    assert!(store.list_sessions().unwrap().is_empty());
+}
+
+#[test]
+fn bundled_demo_store_reads_cleanly() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/store");
+    let store = SessionStore::new(&root);
+    let listed = store.list_sessions().unwrap();
+    assert!(listed.len() >= 2);
+    assert!(
+        listed
+            .windows(2)
+            .all(|p| p[0].created_at >= p[1].created_at)
+    );
+    for header in listed.iter() {
+        assert!(
+            store.read_title(&header.id).unwrap().is_some(),
+            "{}",
+            header.id
+        );
+        let surface = store.read_surface(&header.id).unwrap();
+        assert_eq!(&surface.session, header);
+        assert!(!surface.events.is_empty(), "{}", header.id);
+    }
 }

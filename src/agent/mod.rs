@@ -1,1 +1,22 @@
-//! agent layer.
+//! Agent layer (SPEC §4): inbox, `prompt-submit` admission, steering, injection, the
+//! turn/step loop, titles and compaction.
+
+pub mod compaction;
+pub mod dispatch;
+pub mod error;
+mod handle;
+pub mod hooks;
+pub mod inbox;
+mod session_log;
+pub mod submit;
+pub mod title;
+mod turn_loop;
+
+pub use dispatch::dispatch;
+pub use error::AgentError;
+pub use handle::{Agent, AgentEvent};
+pub use hooks::{
+    Admission, HookError, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook,
+};
+pub use inbox::{AgentStatus, DispatchPath};
+pub use submit::{Submission, SubmitError, prepare_submission};

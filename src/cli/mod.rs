@@ -1,7 +1,12 @@
 //! Command-line layer (SPEC §7): argument parsing, configuration, store location, and the
 //! scriptable subcommands. The TUI is the default when no subcommand is given.
 
+pub mod candidates;
 pub mod config;
+pub mod prepare;
+pub mod provider_setup;
+pub mod reference_service;
+pub mod send;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -35,8 +40,28 @@ pub enum Command {
     /// List every session, newest first.
     Sessions(SessionsArgs),
     /// List the sessions a target session may reference (what the @ popup offers).
+    #[command(
+        long_about = "List the sessions TARGET may reference, as the @ popup offers them: \
+every other session whose id, cwd or latest title contains Q (case-insensitive), sessions in \
+TARGET's cwd first, then sessions without a cwd, then the rest, newest first within each group. \
+TARGET's cwd is its header's cwd when the session exists, else the current directory. Each row \
+carries the mention to paste into a message. On a session-reference error (for example \
+--limit 0) the JSON is {\"error\":{\"code\",\"message\"}} and the exit status is 1."
+    )]
     Candidates(CandidatesArgs),
     /// Parse the mentions in TEXT and prepare the snapshot context the model would get.
+    #[command(
+        long_about = "Parse the @[label](dsh-session:…) mentions and bare dsh-session: \
+URIs in TEXT, read each referenced session once, and print the readable content plus the \
+bounded, read-only snapshot context that would accompany the message (at most max_references \
+sessions, each at most max_reference_bytes of JSON, from [references] in the config file). \
+Nothing is written to any session.
+
+Exit status 0 on success. On a session-reference error (a malformed mention, a reference to \
+TARGET itself, too many sessions, a session that cannot be read, a budget too small) the exit \
+status is 1 and, with --json, stdout holds {\"error\":{\"code\",\"message\"}} where code is \
+one of the SESSION_REFERENCE_* codes. Usage errors exit 2."
+    )]
     Prepare(PrepareArgs),
     /// Send one message to a session (created if absent) and stream the reply.
     Send(SendArgs),
@@ -66,12 +91,6 @@ pub struct CandidatesArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    long_about = "Parse the @[label](dsh-session:…) mentions and bare dsh-session: URIs in TEXT, \
-read each referenced session once, and print the readable content plus the bounded, read-only \
-snapshot context that would accompany the message. Nothing is written. On a session-reference \
-error the JSON is {\"error\":{\"code\",\"message\"}} and the exit status is 1."
-)]
 pub struct PrepareArgs {
     /// The session that would send the message (a reference to it is refused).
     #[arg(long, value_name = "TARGET")]
@@ -139,10 +158,10 @@ fn run(cli: Cli) -> Result<ExitCode, String> {
     let ctx = Context::from_cli(&cli)?;
     match cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, &args),
-        Some(Command::Candidates(_))
-        | Some(Command::Prepare(_))
-        | Some(Command::Send(_))
-        | None => Err(format!(
+        Some(Command::Candidates(args)) => candidates::run(&ctx, &args),
+        Some(Command::Prepare(args)) => prepare::run(&ctx, &args),
+        Some(Command::Send(args)) => send::run(&ctx, &args),
+        None => Err(format!(
             "not built yet (store {})",
             ctx.store_root.display()
         )),

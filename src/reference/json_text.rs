@@ -26,9 +26,47 @@ fn escaped_byte_len(b: u8, escaping: Escaping) -> usize {
     }
 }
 
-/// Length of `s`'s escaped form, without the surrounding quotes.
+/// Length of `s`'s escaped form, without the surrounding quotes. Eight bytes at a time:
+/// a chunk with no byte that needs escaping costs exactly its length.
 pub fn escaped_len(s: &str, escaping: Escaping) -> usize {
-    s.bytes().map(|b| escaped_byte_len(b, escaping)).sum()
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    // Whether any byte of `w` is zero.
+    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
+    let lt = if escaping == Escaping::TagSafe {
+        b'<'
+    } else {
+        b'"'
+    };
+    let needs_escape = |w: u64| {
+        // Bytes below 0x20: subtracting 0x20 borrows into the high bit only for them
+        // (bytes >= 0x80 are excluded by `!w`).
+        w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0
+            || has_zero(w ^ (ONES * u64::from(b'"')))
+            || has_zero(w ^ (ONES * u64::from(b'\\')))
+            || has_zero(w ^ (ONES * u64::from(lt)))
+    };
+    let bytes = s.as_bytes();
+    let mut chunks = bytes.chunks_exact(8);
+    let mut total = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if needs_escape(u64::from_le_bytes(word)) {
+            total += chunk
+                .iter()
+                .map(|&b| escaped_byte_len(b, escaping))
+                .sum::<usize>();
+        } else {
+            total += 8;
+        }
+    }
+    total
+        + chunks
+            .remainder()
+            .iter()
+            .map(|&b| escaped_byte_len(b, escaping))
+            .sum::<usize>()
 }
 
 /// Length of `s` as a quoted JSON string literal.
@@ -244,6 +282,29 @@ mod tests {
             sources_json(&[source.clone(), source]).len(),
             2 * json.len() + 3
         );
+    }
+
+    #[test]
+    fn word_at_a_time_length_matches_bytewise() {
+        let alphabet = [
+            "a", "<", "\"", "\\", "\n", "\u{1}", "\u{1f}", " ", "\u{7f}", "é", "漢", "😀", "\u{85}",
+        ];
+        let mut seed = 7u64;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let len = (seed >> 58) as usize;
+            for k in 0..len {
+                let pick = (seed.rotate_left(k as u32 * 5) % alphabet.len() as u64) as usize;
+                text.push_str(alphabet[pick]);
+            }
+            for escaping in [Escaping::Plain, Escaping::TagSafe] {
+                let bytewise: usize = text.bytes().map(|b| escaped_byte_len(b, escaping)).sum();
+                assert_eq!(escaped_len(&text, escaping), bytewise, "{text:?}");
+            }
+        }
     }
 
     #[test]

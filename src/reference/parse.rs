@@ -38,17 +38,27 @@ pub fn parse_text(text: &str) -> Result<ParsedText, ReferenceError> {
     let mut references = Vec::new();
     let mut copied = 0;
     let mut at = 0;
+    // The label scanned by the last explicit attempt that did not match: `(start, end)`.
+    // An `@[` whose label starts inside it scans to the same end and fails the same way
+    // (its `[` can never be an escaped char, so it sits on a token boundary), so it is
+    // skipped — this keeps texts like `@[@[@[…` linear.
+    let mut failed_label: Option<(usize, usize)> = None;
     while at < bytes.len() {
         // Matches only start at the ASCII bytes `@` or `d`, which are always char boundaries.
         let found = match bytes.get(at) {
-            Some(b'@') => match_explicit(text, at).map(|m| {
-                let id = decode_uri(m.uri)?;
-                Ok::<_, ReferenceError>((unescape_label(m.raw_label), id, m.end))
-            }),
-            Some(b'd') => match_bare(text, at).map(|(uri, end)| {
-                let id = decode_uri(uri)?;
-                Ok((id.clone(), id, end))
-            }),
+            Some(b'@') if failed_label.is_some_and(|(s, e)| s < at + 2 && at + 2 < e) => None,
+            Some(b'@') => match match_explicit(text, at) {
+                Explicit::Matched(m) => {
+                    Some(decode_uri(m.uri).map(|id| (unescape_label(m.raw_label), id, m.end)))
+                }
+                Explicit::NoMatch { label: Some(span) } => {
+                    failed_label = Some(span);
+                    None
+                }
+                Explicit::NoMatch { label: None } => None,
+            },
+            Some(b'd') => match_bare(text, at)
+                .map(|(uri, end)| decode_uri(uri).map(|id| (id.clone(), id, end))),
             _ => None,
         };
         match found {
@@ -74,9 +84,20 @@ pub fn parse_text(text: &str) -> Result<ParsedText, ReferenceError> {
     })
 }
 
+/// Outcome of trying an explicit mention at one position.
+enum Explicit<'a> {
+    Matched(ExplicitMatch<'a>),
+    /// No match; `label` is the scanned label span `(start, end)` when `@[` was present.
+    NoMatch {
+        label: Option<(usize, usize)>,
+    },
+}
+
 /// `@[label](dsh-session:…)` starting at byte `at`, if it matches there.
-fn match_explicit(text: &str, at: usize) -> Option<ExplicitMatch<'_>> {
-    let rest = text.get(at..)?.strip_prefix("@[")?;
+fn match_explicit(text: &str, at: usize) -> Explicit<'_> {
+    let Some(rest) = text.get(at..).and_then(|r| r.strip_prefix("@[")) else {
+        return Explicit::NoMatch { label: None };
+    };
     let label_start = at + 2;
     // The label is a run of `\` + non-line-terminator, or any char but `\` and `]`.
     let mut chars = rest.char_indices();
@@ -97,21 +118,31 @@ fn match_explicit(text: &str, at: usize) -> Option<ExplicitMatch<'_>> {
             _ => {}
         }
     }
-    let raw_label = text.get(label_start..label_start + label_len)?;
     let after_label = label_start + label_len;
-    let uri_part = text.get(after_label..)?.strip_prefix("](")?;
+    let no_match = Explicit::NoMatch {
+        label: Some((label_start, after_label)),
+    };
+    let (Some(raw_label), Some(uri_part)) = (
+        text.get(label_start..after_label),
+        text.get(after_label..).and_then(|r| r.strip_prefix("](")),
+    ) else {
+        return no_match;
+    };
     if !uri_part.starts_with(SCHEME) {
-        return None;
+        return no_match;
     }
     let uri_len = uri_part
         .find(|c: char| c == ')' || is_js_whitespace(c))
-        .filter(|&i| uri_part.get(i..).is_some_and(|s| s.starts_with(')')))?;
+        .filter(|&i| uri_part.get(i..).is_some_and(|s| s.starts_with(')')));
     let uri_start = after_label + 2;
-    Some(ExplicitMatch {
-        raw_label,
-        uri: text.get(uri_start..uri_start + uri_len)?,
-        end: uri_start + uri_len + 1,
-    })
+    match uri_len.and_then(|len| text.get(uri_start..uri_start + len).map(|u| (u, len))) {
+        Some((uri, len)) => Explicit::Matched(ExplicitMatch {
+            raw_label,
+            uri,
+            end: uri_start + len + 1,
+        }),
+        None => no_match,
+    }
 }
 
 /// A bare `dsh-session:` + one or more base64url bytes starting at byte `at`:
@@ -202,6 +233,89 @@ mod tests {
                 ErrorCode::InvalidReference,
                 "{input:?}"
             );
+        }
+    }
+
+    #[test]
+    fn nested_openers_are_linear_and_still_match_the_last_one() {
+        let mut text = "@[".repeat(200_000);
+        text.push_str("x](dsh-session:ImEi) tail");
+        let parsed = parse_text(&text).unwrap();
+        // The first `@[` takes everything up to `]` as its label (`[` is a label char).
+        assert_eq!(parsed.references.len(), 1);
+        assert_eq!(
+            parsed.references[0].label.as_deref().map(str::len),
+            Some(399_999)
+        );
+        let unclosed = "@[a".repeat(200_000);
+        assert_eq!(parse_text(&unclosed).unwrap().text, unclosed);
+    }
+
+    #[test]
+    fn skipping_inner_openers_matches_a_plain_rescan() {
+        let cases = [
+            ("@[a @[b](dsh-session:ImEi)", "@a @[b", "a"),
+            ("@[a\\\n @[b](dsh-session:ImEi)", "@[a\\\n @b", "a"),
+            ("@[a] @[b](dsh-session:ImEi)", "@[a] @b", "a"),
+        ];
+        for (input, text, id) in cases {
+            let parsed = parse_text(input).unwrap();
+            assert_eq!(parsed.text, text, "{input:?}");
+            assert_eq!(parsed.references[0].session_id, id);
+        }
+    }
+
+    /// The scan without the failed-label shortcut: every `@` is tried afresh.
+    fn parse_without_skipping(text: &str) -> Result<ParsedText, ErrorCode> {
+        let mut out = String::new();
+        let mut references = Vec::new();
+        let (mut copied, mut at) = (0, 0);
+        while at < text.len() {
+            let found = match text.as_bytes()[at] {
+                b'@' => match match_explicit(text, at) {
+                    Explicit::Matched(m) => Some((unescape_label(m.raw_label), m.uri, m.end)),
+                    Explicit::NoMatch { .. } => None,
+                },
+                b'd' => match_bare(text, at).map(|(uri, end)| (String::new(), uri, end)),
+                _ => None,
+            };
+            match found {
+                Some((label, uri, end)) => {
+                    let id = decode_uri(uri).map_err(|e| e.code)?;
+                    let label = if text.as_bytes()[at] == b'@' {
+                        label
+                    } else {
+                        id.clone()
+                    };
+                    out.push_str(&text[copied..at]);
+                    out.push('@');
+                    out.push_str(&label);
+                    references.push(r(&id, &label));
+                    copied = end;
+                    at = end;
+                }
+                None => at += 1,
+            }
+        }
+        out.push_str(&text[copied..]);
+        Ok(ParsedText {
+            text: out,
+            references,
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shortcut_agrees_with_a_plain_rescan(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "@", "[", "]", "(", ")", "\\", "\n", "a", " ", "\u{2028}", "😀",
+                "dsh-session:ImEi", "](dsh-session:ImEi)", "@[", "dsh-session:",
+            ]),
+            0..40,
+        )) {
+            let text = parts.concat();
+            let fast = parse_text(&text).map_err(|e| e.code);
+            proptest::prop_assert_eq!(fast, parse_without_skipping(&text), "{:?}", text);
         }
     }
 

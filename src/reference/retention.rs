@@ -87,48 +87,61 @@ pub fn retain_source(
 ) -> Result<RetainedSource, ReferenceError> {
     let original_messages = items.len();
     let compacted = items.iter().any(|i| i.checkpoint);
+    let newest = items.len().saturating_sub(1);
     let mut slots: Vec<Slot<'_>> = items
         .into_iter()
-        .map(|item| {
-            let serialized = item_len(
-                item.role.as_str(),
-                escaped_len(&item.text, Escaping::TagSafe),
-            );
-            Slot {
-                kept: item.text.len(),
-                item,
-                cut: None,
-                serialized,
-                dropped: false,
-            }
+        .map(|item| Slot {
+            kept: item.text.len(),
+            item,
+            cut: None,
+            serialized: 0,
+            dropped: false,
         })
         .collect();
+
+    // Exact sizes of what can never be dropped: fixed fields, checkpoints, the newest item.
     let mut total = source_fixed_len(
         &header.session_id,
         &header.label,
         header.cwd.as_deref(),
         header.captured_through_seq,
-    ) + slots.iter().map(|s| s.serialized).sum::<usize>()
-        + slots.len().saturating_sub(1);
+    );
+    let mut retained = 0usize;
+    for (i, slot) in slots.iter_mut().enumerate() {
+        if slot.item.checkpoint || i == newest {
+            slot.serialized = serialized_item_len(&slot.item);
+            total += slot.serialized;
+            retained += 1;
+        }
+    }
+    total += retained.saturating_sub(1);
 
-    // 1. Drop the oldest items that are neither checkpoints nor the newest.
+    // 1. Drop the oldest items that are neither checkpoints nor the newest, while too big.
+    // Dropping stops at the longest run of newest droppable items that still fits, so walk
+    // back from the newest and size items only until the budget is spent: the older ones
+    // are dropped unseen, which keeps a huge history O(budget) rather than O(history).
     let mut omitted_messages = 0;
     let mut omitted_bytes: u64 = 0;
-    let newest = slots.len().saturating_sub(1);
-    let mut next = 0;
-    while total > budget {
-        while next < newest && slots.get(next).is_some_and(|s| s.item.checkpoint) {
-            next += 1;
+    let mut fits = total <= budget;
+    for slot in slots.iter_mut().take(newest).rev() {
+        if slot.item.checkpoint {
+            continue;
         }
-        let Some(slot) = slots.get_mut(next).filter(|_| next < newest) else {
-            break;
-        };
+        if fits {
+            // Comma included; an item that cannot fit is not sized exactly.
+            let room = budget - total;
+            match serialized_item_len_within(&slot.item, room.saturating_sub(1)) {
+                Some(len) if len < room => {
+                    slot.serialized = len;
+                    total += len + 1;
+                    continue;
+                }
+                _ => fits = false,
+            }
+        }
         slot.dropped = true;
-        // At least the newest item remains, so one separating comma goes with it.
-        total -= slot.serialized + 1;
         omitted_messages += 1;
         omitted_bytes += slot.item.text.len() as u64;
-        next += 1;
     }
 
     // 2. Cut the longest remaining item (first on ties) until the object fits.
@@ -210,6 +223,24 @@ pub fn retain_source(
         stats,
         serialized_bytes: total,
     })
+}
+
+/// Serialized size of `item` with its original text.
+fn serialized_item_len(item: &ConversationItem<'_>) -> usize {
+    item_len(
+        item.role.as_str(),
+        escaped_len(&item.text, Escaping::TagSafe),
+    )
+}
+
+/// Serialized size of `item` if it is at most `limit`, else `None` (cheaply, when the raw
+/// text alone is already too long).
+fn serialized_item_len_within(item: &ConversationItem<'_>, limit: usize) -> Option<usize> {
+    let overhead = item_len(item.role.as_str(), 0);
+    if item.text.len() + overhead > limit {
+        return None;
+    }
+    Some(serialized_item_len(item)).filter(|&len| len <= limit)
 }
 
 fn budget_exceeded(header: &SourceHeader, budget: usize) -> ReferenceError {

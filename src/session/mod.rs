@@ -5,6 +5,7 @@ pub mod dsh_compat;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod listing;
 pub mod paths;
 pub mod query;
 pub mod reader;

@@ -47,8 +47,13 @@ pub struct ScanSummary {
     pub readable_len: u64,
     /// Seq the next event would get (= number of readable events).
     pub next_seq: u64,
+    /// Last readable line (1-based; the header is line 1).
+    pub lines: u64,
     pub torn_tail: Option<TornTail>,
 }
+
+/// The torn-tail reason of a final line without `\n` (a write in progress or cut short).
+pub const UNTERMINATED: &str = "unterminated line";
 
 /// One line of a log, before it becomes events.
 #[derive(Deserialize)]
@@ -170,57 +175,79 @@ pub fn scan(
         None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
         None => return Err(corrupt(path, 1, "header line is not terminated")),
     };
-    let mut readable_len = n as u64;
-    let mut next_seq = 0u64;
-    let mut line_no = 1u64;
+    let start = ScanPos {
+        readable_len: n as u64,
+        next_seq: 0,
+        line: 1,
+    };
+    let (end, torn_tail) = scan_events(path, src, start, on_event)?;
+    Ok(ScanSummary {
+        header,
+        readable_len: end.readable_len,
+        next_seq: end.next_seq,
+        lines: end.line,
+        torn_tail,
+    })
+}
+
+/// Where a scan stands: bytes readable so far, the next seq, the last line read (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPos {
+    pub readable_len: u64,
+    pub next_seq: u64,
+    pub line: u64,
+}
+
+/// Scan event lines from `src`, which starts right after the readable prefix `start`
+/// describes. Used for whole logs and to continue a clean earlier scan of a growing log.
+pub fn scan_events(
+    path: &Path,
+    mut src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut pos = start;
     loop {
         buf.clear();
-        let n = read_line(path, &mut src, &mut buf, line_no + 1)?;
+        let n = read_line(path, &mut src, &mut buf, pos.line + 1)?;
         if n == 0 {
-            break;
+            return Ok((pos, None));
         }
-        line_no += 1;
+        let line_no = pos.line + 1;
         let decoded = match buf.strip_suffix(b"\n") {
-            None => Err("unterminated line".to_owned()),
-            Some(body) => decode_line(body, next_seq),
+            None => Err(UNTERMINATED.to_owned()),
+            Some(body) => decode_line(body, pos.next_seq),
         };
         match decoded {
             Ok(events) => {
-                next_seq += events.len() as u64;
+                pos.next_seq += events.len() as u64;
                 for event in events {
                     on_event(event, line_no)?;
                 }
-                readable_len += n as u64;
+                pos.readable_len += n as u64;
+                pos.line = line_no;
             }
             Err(reason) => {
-                let damage_line = line_no;
                 let complete_turn_end_follows = (buf.ends_with(b"\n") && is_turn_end(&buf))
                     || turn_end_follows(path, &mut src, &mut buf, line_no)?;
                 if complete_turn_end_follows {
                     return Err(corrupt(
                         path,
-                        damage_line,
+                        line_no,
                         format!("{reason} (before the last complete turn/end)"),
                     ));
                 }
-                return Ok(ScanSummary {
-                    header,
-                    readable_len,
-                    next_seq,
-                    torn_tail: Some(TornTail {
-                        line: damage_line,
+                return Ok((
+                    pos,
+                    Some(TornTail {
+                        line: line_no,
                         reason,
                     }),
-                });
+                ));
             }
         }
     }
-    Ok(ScanSummary {
-        header,
-        readable_len,
-        next_seq,
-        torn_tail: None,
-    })
 }
 
 fn read_line(
@@ -271,7 +298,7 @@ fn is_turn_end(line: &[u8]) -> bool {
 }
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
-fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
+pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
     let raw: RawRecord =
         serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
@@ -429,6 +456,58 @@ mod tests {
                 }
                 other => panic!("{text}: expected corruption, got {other:?}"),
             }
+        }
+    }
+
+    fn sample_log() -> String {
+        let mut text = format!("{H}\n");
+        let mut seq = 0;
+        for _ in 0..3 {
+            text.push_str(&ts(seq));
+            text.push('\n');
+            text.push_str(&format!(
+                r#"{{"type":"user/message","seq":{},"time":2,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"héllo 😀"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
+                seq + 1
+            ));
+            text.push('\n');
+            text.push_str(&te(seq + 2));
+            text.push('\n');
+            seq += 3;
+        }
+        text
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_cut_of_a_valid_log_reads_as_a_prefix(cut in 0usize..2000) {
+            let text = sample_log();
+            let bytes = text.as_bytes();
+            let cut = cut.min(bytes.len());
+            let mut seqs = Vec::new();
+            let result = scan(Path::new("/x"), &bytes[..cut], &mut |e, _| {
+                seqs.push(e.seq);
+                Ok(())
+            });
+            let header_len = H.len() + 1;
+            if cut < header_len {
+                let is_header_corruption = matches!(result, Err(QueryError::Corrupt { line: 1, .. }));
+                proptest::prop_assert!(is_header_corruption);
+            } else {
+                let summary = result.unwrap();
+                let complete = bytes[..cut].iter().filter(|&&b| b == b'\n').count() - 1;
+                proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
+                proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
+            }
+        }
+
+        #[test]
+        fn damaged_bytes_never_panic(at in 0usize..2000, byte in proptest::num::u8::ANY) {
+            let mut bytes = sample_log().into_bytes();
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
+                *b = byte;
+            }
+            let _ = scan(Path::new("/x"), &bytes[..], &mut |_, _| Ok(()));
         }
     }
 

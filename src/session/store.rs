@@ -4,20 +4,22 @@
 //! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
 //! stat files; a log that changed is read again.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs;
-use std::io;
+use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::SystemTime;
 
 use super::error::StoreError;
 use super::event::{EventData, SessionHeader};
 use super::fold::SurfaceFolder;
-use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
+use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::paths;
 use super::query::{QueryError, SessionQuery, Surface};
-use super::reader::{self, LogFormat};
+use super::reader::{self, LogFormat, ScanPos, UNTERMINATED};
 use super::writer::{self, SessionWriter};
+
+pub use super::listing::LogLocation;
 
 /// A session store rooted at a directory. Cheap to clone; clones share caches.
 #[derive(Debug, Clone)]
@@ -28,77 +30,30 @@ pub struct SessionStore {
 #[derive(Debug)]
 struct Inner {
     root: PathBuf,
-    headers: Mutex<HeaderCache>,
+    headers: Mutex<HeaderIndex>,
     titles: Mutex<HashMap<PathBuf, CachedTitle>>,
 }
 
-/// File identity used for revalidation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    mtime: Option<SystemTime>,
-}
-
-impl Stamp {
-    fn of(meta: &fs::Metadata) -> Self {
-        Stamp {
-            len: meta.len(),
-            mtime: meta.modified().ok(),
-        }
-    }
-}
-
-#[derive(Debug, Default)]
-struct HeaderCache {
-    /// Per log path: its stamp and header (`None` when the header is unusable).
-    entries: HashMap<PathBuf, (Stamp, Option<SessionHeader>)>,
-    last: Option<Arc<Vec<SessionHeader>>>,
-}
-
-#[derive(Debug)]
+/// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
+/// append-only log is only scanned from there.
+#[derive(Debug, Clone)]
 struct CachedTitle {
     stamp: Stamp,
+    format: LogFormat,
+    /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
+    resume: Option<ScanPos>,
     title: Option<String>,
-}
-
-/// Where a session's log lives.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LogLocation {
-    pub path: PathBuf,
-    pub format: LogFormat,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// The log of one session directory: the plain file if present, else the `.zstd` one.
-fn log_in(dir: &Path) -> Option<(LogLocation, fs::Metadata)> {
-    for (name, format) in [
-        (LOG_FILE, LogFormat::Plain),
-        (ZSTD_LOG_FILE, LogFormat::Zstd),
-    ] {
-        let path = dir.join(name);
-        if let Ok(meta) = fs::metadata(&path)
-            && meta.is_file()
-        {
-            return Some((LogLocation { path, format }, meta));
-        }
+fn io_err(path: &Path, source: io::Error) -> QueryError {
+    QueryError::Io {
+        path: path.to_owned(),
+        source,
     }
-    None
-}
-
-fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let is_dir = entry.file_type().map(|t| t.is_dir()).unwrap_or(false);
-        if is_dir {
-            out.push(entry.path());
-        }
-    }
-    out.sort();
-    Ok(out)
 }
 
 impl SessionStore {
@@ -107,7 +62,7 @@ impl SessionStore {
         SessionStore {
             inner: Arc::new(Inner {
                 root: root.into(),
-                headers: Mutex::new(HeaderCache::default()),
+                headers: Mutex::new(HeaderIndex::default()),
                 titles: Mutex::new(HashMap::new()),
             }),
         }
@@ -159,6 +114,20 @@ impl SessionStore {
             None => match create {
                 None => Err(StoreError::NotFound { id: id.to_owned() }),
                 Some(header) => {
+                    if header.kind != "session" {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header type {:?} is not \"session\"", header.kind),
+                        });
+                    }
+                    if let Some(cwd) = &header.cwd
+                        && !Path::new(cwd).is_absolute()
+                    {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header cwd {cwd:?} is not an absolute path"),
+                        });
+                    }
                     if header.id != id {
                         return Err(StoreError::InvalidId {
                             id: id.to_owned(),
@@ -172,132 +141,109 @@ impl SessionStore {
         }
     }
 
-    fn require(&self, id: &str) -> Result<LogLocation, QueryError> {
-        self.locate(id)?
-            .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })
-    }
-
-    fn list_uncached_paths(&self) -> Result<Vec<(PathBuf, LogLocation, fs::Metadata)>, QueryError> {
-        let projects = match sorted_subdirs(self.root()) {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(QueryError::Io {
-                    path: self.root().to_owned(),
-                    source,
-                });
-            }
-        };
-        let mut out = Vec::new();
-        for project in projects {
-            let sessions = match sorted_subdirs(&project) {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::warn!(dir = %project.display(), error = %e, "skipping unreadable project directory");
-                    continue;
-                }
-            };
-            for dir in sessions {
-                if let Some((loc, meta)) = log_in(&dir) {
-                    out.push((dir, loc, meta));
-                }
-            }
-        }
-        Ok(out)
-    }
-}
-
-impl SessionQuery for SessionStore {
-    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
-        let found = self.list_uncached_paths()?;
-        let mut cache = lock(&self.inner.headers);
-        let mut live = HashSet::with_capacity(found.len());
-        let mut headers = Vec::with_capacity(found.len());
-        let mut seen_ids = HashSet::new();
-        for (dir, loc, meta) in found {
-            let stamp = Stamp::of(&meta);
-            let cached = match cache.entries.get(&loc.path) {
-                Some((s, h)) if *s == stamp => h.clone(),
-                _ => {
-                    let header = match reader::read_header(&loc.path, loc.format) {
-                        Ok(h) => {
-                            let dir_name = dir.file_name().and_then(|n| n.to_str());
-                            let matches_dir = paths::encode_session_id(&h.id)
-                                .ok()
-                                .is_some_and(|enc| Some(enc.as_str()) == dir_name);
-                            if matches_dir {
-                                Some(h)
-                            } else {
-                                tracing::warn!(path = %loc.path.display(), id = %h.id, "header id does not match its directory; skipped");
-                                None
-                            }
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "unreadable session header; skipped");
-                            None
-                        }
-                    };
-                    cache
-                        .entries
-                        .insert(loc.path.clone(), (stamp, header.clone()));
-                    header
-                }
-            };
-            live.insert(loc.path);
-            if let Some(h) = cached
-                && seen_ids.insert(h.id.clone())
-            {
-                headers.push(h);
-            }
-        }
-        cache.entries.retain(|p, _| live.contains(p));
-        headers.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
-        });
-        if let Some(last) = &cache.last
-            && **last == headers
+    /// A session's log and its metadata: the listing's location when still there, else a
+    /// search of the project directories.
+    fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
+        paths::encode_session_id(id)?;
+        let known = lock(&self.inner.headers).location_of(id).cloned();
+        if let Some(loc) = known
+            && loc.format == LogFormat::Plain
+            && let Ok(meta) = fs::metadata(&loc.path)
+            && meta.is_file()
         {
-            return Ok(Arc::clone(last));
+            return Ok((loc, meta));
         }
-        let list = Arc::new(headers);
-        cache.last = Some(Arc::clone(&list));
-        Ok(list)
+        let loc = self
+            .locate(id)?
+            .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
+        let meta = fs::metadata(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        Ok((loc, meta))
     }
 
-    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
-        let loc = self.require(id)?;
-        let meta = fs::metadata(&loc.path).map_err(|source| QueryError::Io {
-            path: loc.path.clone(),
-            source,
-        })?;
-        let stamp = Stamp::of(&meta);
-        if let Some(c) = lock(&self.inner.titles).get(&loc.path)
-            && c.stamp == stamp
-        {
-            return Ok(c.title.clone());
-        }
+    /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
+    fn scan_title(
+        &self,
+        id: &str,
+        loc: &LogLocation,
+        stamp: Stamp,
+        cached: Option<CachedTitle>,
+    ) -> Result<CachedTitle, QueryError> {
         let mut title = None;
-        let summary = reader::scan_log(&loc.path, loc.format, &mut |event, _| {
+        let mut on_event = |event: super::event::Event, _line: u64| {
             if let EventData::SessionTitle(t) = event.data {
                 title = Some(t.title);
             }
             Ok(())
-        })?;
-        reader::check_header_id(&loc.path, &summary.header, id)?;
-        lock(&self.inner.titles).insert(
-            loc.path,
-            CachedTitle {
+        };
+        if let Some(c) = cached
+            && c.format == LogFormat::Plain
+            && loc.format == LogFormat::Plain
+            && let Some(pos) = c.resume
+            && stamp.same_file(&c.stamp)
+            && stamp.len >= pos.readable_len
+        {
+            let mut file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+            file.seek(SeekFrom::Start(pos.readable_len))
+                .map_err(|e| io_err(&loc.path, e))?;
+            let (end, torn) = reader::scan_events(
+                &loc.path,
+                BufReader::with_capacity(256 * 1024, file),
+                pos,
+                &mut on_event,
+            )?;
+            let resume = resumable(torn.as_ref()).then_some(end);
+            return Ok(CachedTitle {
                 stamp,
-                title: title.clone(),
-            },
-        );
+                format: loc.format,
+                resume,
+                title: title.or(c.title),
+            });
+        }
+        let summary = reader::scan_log(&loc.path, loc.format, &mut on_event)?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
+            readable_len: summary.readable_len,
+            next_seq: summary.next_seq,
+            line: summary.lines,
+        });
+        Ok(CachedTitle {
+            stamp,
+            format: loc.format,
+            resume,
+            title,
+        })
+    }
+}
+
+/// A scan can be continued later unless it stopped at real damage (a final line still
+/// being written is not damage yet).
+fn resumable(torn: Option<&reader::TornTail>) -> bool {
+    torn.is_none_or(|t| t.reason == UNTERMINATED)
+}
+
+impl SessionQuery for SessionStore {
+    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        lock(&self.inner.headers).refresh(self.root())
+    }
+
+    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
+        let (loc, meta) = self.find(id)?;
+        let stamp = Stamp::of(&meta);
+        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        if let Some(c) = &cached
+            && c.stamp == stamp
+            && c.format == loc.format
+        {
+            return Ok(c.title.clone());
+        }
+        let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        let title = fresh.title.clone();
+        lock(&self.inner.titles).insert(loc.path, fresh);
         Ok(title)
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
-        let loc = self.require(id)?;
+        let (loc, _) = self.find(id)?;
         let mut folder = SurfaceFolder::new();
         let mut kept = HashMap::new();
         let mut removed = Vec::new();

@@ -226,10 +226,10 @@ impl SessionWriter {
                     reason: format!("`{}` event needs a surfaceOp", event.kind()),
                 });
             }
-            if event.kind().contains('\n') || event.kind().is_empty() {
+            if event.kind().is_empty() {
                 return Err(StoreError::InvalidEvent {
                     id,
-                    reason: "event type must be a non-empty single line".into(),
+                    reason: "event type must not be empty".into(),
                 });
             }
             events.push(event);
@@ -246,10 +246,24 @@ impl SessionWriter {
         }
         let mut bytes = Vec::new();
         for e in &events {
+            let start = bytes.len();
             serde_json::to_writer(&mut bytes, e).map_err(|err| StoreError::InvalidEvent {
                 id: id.clone(),
                 reason: err.to_string(),
             })?;
+            // Never write a line the reader would reject (e.g. a known type with a foreign
+            // payload, or a type that reads as a packed row).
+            let line = bytes.get(start..).unwrap_or_default();
+            match reader::decode_line(line, e.seq) {
+                Ok(back) if back.len() == 1 => {}
+                Ok(_) => {
+                    return Err(StoreError::InvalidEvent {
+                        id,
+                        reason: format!("`{}` reads back as a packed row", e.kind()),
+                    });
+                }
+                Err(reason) => return Err(StoreError::InvalidEvent { id, reason }),
+            }
             bytes.push(b'\n');
         }
         self.write_bytes(&bytes)?;

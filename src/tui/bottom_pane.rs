@@ -2,16 +2,16 @@
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
 //! dismissed token after every key and paste (SPEC §6.1, §6.2).
 
-use crossterm::event::{KeyEvent, KeyEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use super::composer::Composer;
 use super::key_map::{Action, classify};
-use super::mention_format::format_mention;
-use super::mention_popup::{CandidateRow, DisplayZone, MentionPopup};
+use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
+use crate::reference::{Candidate, format_mention};
 
 /// What a key or paste asks of the app. Every variant but `None` also means "redraw".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,6 +120,12 @@ impl BottomPane {
             }
             Some(Action::Up) => changed(self.composer.move_up_or_history()),
             Some(Action::Down) => changed(self.composer.move_down_or_history()),
+            None if is_altgr_char(&key) => {
+                if let KeyCode::Char(c) = key.code {
+                    self.composer.insert_str(c.encode_utf8(&mut [0; 4]));
+                }
+                InputResult::Redraw
+            }
             Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
                 self.composer.input(key);
                 InputResult::Redraw
@@ -139,18 +145,9 @@ impl BottomPane {
     }
 
     /// Delivers the answer to query `query_id`; answers to stale queries are dropped.
-    /// Returns whether the answer was taken (and a redraw is due).
-    pub fn set_candidates<R: Into<CandidateRow>>(
-        &mut self,
-        query_id: u64,
-        rows: Result<Vec<R>, String>,
-    ) -> bool {
-        match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.set_candidates(
-                query_id,
-                rows.map(|rows| rows.into_iter().map(Into::into).collect()),
-            ),
-            ActivePopup::None => false,
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_candidates(query_id, rows);
         }
     }
 
@@ -322,6 +319,15 @@ impl BottomPane {
     }
 }
 
+/// AltGr arrives as Ctrl+Alt on some platforms (`@` is AltGr+Q on German layouts); the
+/// textarea would drop such chars, so they are typed as text.
+fn is_altgr_char(key: &KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(_))
+        && key
+            .modifiers
+            .contains(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
 fn changed(did: bool) -> InputResult {
     if did {
         InputResult::Redraw
@@ -333,7 +339,6 @@ fn changed(did: bool) -> InputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossterm::event::{KeyCode, KeyModifiers};
     use pretty_assertions::assert_eq;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -350,8 +355,8 @@ mod tests {
             .collect()
     }
 
-    fn row(id: &str, label: &str) -> CandidateRow {
-        CandidateRow {
+    fn row(id: &str, label: &str) -> Candidate {
+        Candidate {
             session_id: id.to_string(),
             label: label.to_string(),
             cwd: Some("/work".to_string()),
@@ -370,10 +375,10 @@ mod tests {
     fn pane_with_rows() -> BottomPane {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@fo");
-        assert!(pane.set_candidates(
+        pane.set_candidates(
             3,
-            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")])
-        ));
+            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]),
+        );
         pane
     }
 
@@ -409,6 +414,20 @@ mod tests {
     }
 
     #[test]
+    fn shifted_and_altgr_at_signs_open_the_popup() {
+        let mut pane = BottomPane::new(10);
+        let shifted = KeyEvent::new(KeyCode::Char('@'), KeyModifiers::SHIFT);
+        assert_eq!(pane.handle_key(shifted), query(1, ""));
+        pane.handle_key(key(KeyCode::Char(' ')));
+        let altgr = KeyEvent::new(
+            KeyCode::Char('@'),
+            KeyModifiers::CONTROL | KeyModifiers::ALT,
+        );
+        assert_eq!(pane.handle_key(altgr), query(2, ""));
+        assert_eq!(pane.draft(), "@ @");
+    }
+
+    #[test]
     fn foo_at_bar_never_opens() {
         let mut pane = BottomPane::new(10);
         let results = type_str(&mut pane, "foo@bar");
@@ -423,23 +442,28 @@ mod tests {
     fn stale_answers_are_dropped_and_old_rows_stay() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@f");
-        assert!(
-            !pane.set_candidates(1, Ok(vec![row("old", "Old")])),
-            "stale id 1"
-        );
-        assert!(pane.set_candidates(2, Ok(vec![row("a", "Foo")])));
+        pane.set_candidates(1, Ok(vec![row("old", "Old")]));
+        assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
+        pane.set_candidates(2, Ok(vec![row("a", "Foo")]));
+        assert_eq!(selected_id(&pane).as_deref(), Some("a"));
         assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
         assert_eq!(
             selected_id(&pane).as_deref(),
             Some("a"),
             "old rows stay while in flight"
         );
-        assert!(
-            !pane.set_candidates(2, Ok(vec![row("x", "X")])),
-            "already answered"
+        pane.set_candidates(2, Ok(vec![row("x", "X")]));
+        assert_eq!(
+            selected_id(&pane).as_deref(),
+            Some("a"),
+            "id 2 is stale now"
         );
-        assert!(pane.set_candidates(3, Ok(Vec::<CandidateRow>::new())));
+        pane.set_candidates(3, Ok(Vec::new()));
         assert_eq!(selected_id(&pane), None);
+        // Answers after the popup closed go nowhere.
+        pane.handle_key(key(KeyCode::Char(' ')));
+        pane.set_candidates(3, Ok(vec![row("late", "Late")]));
+        assert!(!pane.popup_active());
     }
 
     #[test]
@@ -496,7 +520,7 @@ mod tests {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@zz");
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
-        pane.set_candidates(3, Ok(Vec::<CandidateRow>::new()));
+        pane.set_candidates(3, Ok(Vec::new()));
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
         assert_eq!(pane.draft(), "@zz");
     }
@@ -665,6 +689,28 @@ mod tests {
     }
 
     #[test]
+    fn desired_height_follows_edits() {
+        let mut pane = BottomPane::new(10);
+        assert_eq!(pane.desired_height(20), 3, "one row plus border");
+        pane.handle_paste("a\nb\nc");
+        assert_eq!(pane.desired_height(20), 5);
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), "");
+        assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
+        pane.handle_paste(&"x".repeat(100));
+        assert_eq!(pane.desired_height(20), 8, "100 chars wrap to 6 rows of 18");
+        assert_eq!(pane.desired_height(60), 4, "and to 2 rows of 58");
+        pane.handle_paste(&"\n".repeat(20));
+        assert_eq!(pane.desired_height(20), 10, "capped at 8 text rows");
+        pane.handle_paste(" @");
+        assert_eq!(
+            pane.desired_height(20),
+            10 + 3,
+            "plus the popup's message row"
+        );
+    }
+
+    #[test]
     fn release_events_are_ignored() {
         let mut pane = BottomPane::new(10);
         let mut k = key(KeyCode::Char('x'));
@@ -689,7 +735,7 @@ mod tests {
     fn failed_listing_is_shown_not_fatal() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@");
-        assert!(pane.set_candidates::<CandidateRow>(1, Err("disk\u{7} busy".into())));
+        pane.set_candidates(1, Err("disk\u{7} busy".into()));
         assert!(pane.popup_active());
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
     }

@@ -12,7 +12,8 @@ use ratatui::style::{Color, Modifier};
 
 use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
 use super::composer::mention_style;
-use super::mention_popup::{CandidateRow, DisplayZone};
+use super::mention_popup::DisplayZone;
+use crate::reference::Candidate;
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;
@@ -37,11 +38,11 @@ fn query_id(pane: &BottomPane) -> u64 {
     }
 }
 
-fn rows(labels: &[&str]) -> Vec<CandidateRow> {
+fn rows(labels: &[&str]) -> Vec<Candidate> {
     labels
         .iter()
         .enumerate()
-        .map(|(i, label)| CandidateRow {
+        .map(|(i, label)| Candidate {
             session_id: format!("s-{i:02}"),
             label: (*label).to_string(),
             cwd: (i % 3 != 1).then(|| format!("/home/ana/project-{}", i % 3)),
@@ -154,7 +155,7 @@ fn popup_results_with_matches_highlighted() {
 fn popup_no_match() {
     let mut pane = pane();
     type_str(&mut pane, "@zzz");
-    pane.set_candidates(query_id(&pane), Ok(Vec::<CandidateRow>::new()));
+    pane.set_candidates(query_id(&pane), Ok(Vec::new()));
     insta::assert_snapshot!(screen(&pane, 60, 8));
 }
 
@@ -162,7 +163,7 @@ fn popup_no_match() {
 fn popup_error() {
     let mut pane = pane();
     type_str(&mut pane, "@");
-    pane.set_candidates::<CandidateRow>(query_id(&pane), Err("store busy\n\u{7}".into()));
+    pane.set_candidates(query_id(&pane), Err("store busy\n\u{7}".into()));
     insta::assert_snapshot!(screen(&pane, 60, 8));
 }
 
@@ -189,7 +190,7 @@ fn popup_narrow_60_columns() {
     type_str(&mut pane, "please compare with @plan");
     pane.set_candidates(
         query_id(&pane),
-        Ok(vec![CandidateRow {
+        Ok(vec![Candidate {
             session_id: "2026-11-20T09-30-00-very-long-session-identifier".into(),
             label: "Planning the very long migration of the billing service".into(),
             cwd: Some("/home/ana/src/github.com/example/billing-service".into()),
@@ -262,4 +263,112 @@ fn caret_follows_wide_chars_and_wrapping() {
     insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
     // Row one holds `漢字😀a 会` (10 cells), row two `话记录`: caret after 6 cells.
     assert_eq!(caret, Some(Position::new(7, 2)));
+}
+
+#[test]
+fn up_walks_wrapped_rows_before_history() {
+    let mut pane = pane();
+    pane.push_history("older entry");
+    pane.handle_paste(&"x".repeat(50));
+    // 20 columns inside the border: the one logical line shows as three rows.
+    let (_, caret) = draw(&pane, 22, 5);
+    assert_eq!(caret, Some(Position::new(11, 3)));
+    let up = || KeyEvent::new(KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(pane.handle_key(up()), InputResult::Redraw);
+    assert_eq!(draw(&pane, 22, 5).1, Some(Position::new(11, 2)));
+    pane.handle_key(up());
+    assert_eq!(draw(&pane, 22, 5).1, Some(Position::new(11, 1)));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "still the draft on the first row"
+    );
+    pane.handle_key(up());
+    assert_eq!(pane.draft(), "older entry");
+    pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "Down past the newest gives the draft back"
+    );
+}
+
+/// One step of a random editing session.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(KeyCode, KeyModifiers),
+    Paste(String),
+    Answer(usize),
+    Restore(String),
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let chars = prop::sample::select(vec![
+        'a', '@', ' ', '[', ']', '(', ')', '\\', '漢', '😀', '\u{3000}', 'İ',
+    ]);
+    let keys = prop::sample::select(vec![
+        (KeyCode::Backspace, KeyModifiers::NONE),
+        (KeyCode::Delete, KeyModifiers::NONE),
+        (KeyCode::Left, KeyModifiers::NONE),
+        (KeyCode::Right, KeyModifiers::NONE),
+        (KeyCode::Up, KeyModifiers::NONE),
+        (KeyCode::Down, KeyModifiers::NONE),
+        (KeyCode::Home, KeyModifiers::NONE),
+        (KeyCode::End, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::SHIFT),
+        (KeyCode::Tab, KeyModifiers::NONE),
+        (KeyCode::Esc, KeyModifiers::NONE),
+        (KeyCode::Char('u'), KeyModifiers::CONTROL),
+        (KeyCode::Char('r'), KeyModifiers::CONTROL),
+        (KeyCode::Char('w'), KeyModifiers::CONTROL),
+        (KeyCode::Char('d'), KeyModifiers::CONTROL),
+        (KeyCode::Char('y'), KeyModifiers::CONTROL),
+    ]);
+    prop_oneof![
+        4 => chars.prop_map(|c| Step::Key(KeyCode::Char(c), KeyModifiers::NONE)),
+        4 => keys.prop_map(|(k, m)| Step::Key(k, m)),
+        1 => "[@a \\[\\]()\r\n\t\u{1b}漢]{0,12}".prop_map(Step::Paste),
+        1 => (0usize..12).prop_map(Step::Answer),
+        1 => Just(Step::Paste("@[A b](dsh-session:IkEi)".to_string())),
+        1 => "[@a \n漢]{0,8}".prop_map(Step::Restore),
+    ]
+}
+
+proptest::proptest! {
+    /// Random keys, pastes and answers never panic, and the caret is always inside the
+    /// composer's area whatever size the app gives the pane.
+    #[test]
+    fn random_sessions_never_panic(
+        steps in proptest::collection::vec(step(), 1..40),
+        width in 1u16..50,
+        height in 1u16..16,
+    ) {
+        let mut pane = pane();
+        for step in steps {
+            match step {
+                Step::Key(code, modifiers) => {
+                    pane.handle_key(KeyEvent::new(code, modifiers));
+                }
+                Step::Paste(text) => {
+                    pane.handle_paste(&text);
+                }
+                Step::Answer(n) => {
+                    if let ActivePopup::Mention(popup) = pane.active_popup() {
+                        let id = popup.query_id();
+                        let labels: Vec<String> = (0..n).map(|i| format!("S]{i}\\")).collect();
+                        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                        pane.set_candidates(id, Ok(rows(&labels)));
+                    }
+                }
+                Step::Restore(text) => pane.restore_draft(&text),
+            }
+            let area = Rect::new(0, 0, width, height);
+            let mut buf = Buffer::empty(area);
+            if let Some(caret) = pane.render(area, &mut buf) {
+                proptest::prop_assert!(area.contains(caret), "{caret:?} outside {area:?}");
+            }
+        }
+    }
 }

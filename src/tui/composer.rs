@@ -2,6 +2,7 @@
 //! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
 //! terminal cursor (SPEC §6, §6.1, §6.2).
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use crossterm::event::KeyEvent;
@@ -29,6 +30,11 @@ pub fn mention_style() -> Style {
 pub struct Composer {
     textarea: TextArea<'static>,
     history: InputHistory,
+    /// Bumped by every operation that may change the text (keys for the cache below).
+    revision: u64,
+    /// `(width, revision, height)` of the last [`Composer::desired_height`]: measuring wraps
+    /// the whole text, and the app asks every frame.
+    height_cache: Cell<Option<(u16, u64, u16)>>,
 }
 
 impl Composer {
@@ -44,6 +50,8 @@ impl Composer {
         Self {
             textarea,
             history: InputHistory::new(history_size),
+            revision: 0,
+            height_cache: Cell::new(None),
         }
     }
 
@@ -59,6 +67,7 @@ impl Composer {
 
     /// Replaces the draft with `text` (undoable), caret at the end.
     pub fn set_text(&mut self, text: &str) {
+        self.revision += 1;
         self.textarea.cancel_selection();
         let yank = self.textarea.yank_text();
         self.textarea.clear();
@@ -128,11 +137,13 @@ impl Composer {
 
     /// Inserts `text` at the caret (replacing any selection).
     pub fn insert_str(&mut self, text: &str) {
+        self.revision += 1;
         self.textarea.insert_str(text);
     }
 
     /// Inserts a line break at the caret.
     pub fn insert_newline(&mut self) {
+        self.revision += 1;
         self.textarea.insert_newline();
     }
 
@@ -145,6 +156,7 @@ impl Composer {
 
     /// Deletes the chars in `range` with one edit, keeping the yank buffer.
     fn delete_chars(&mut self, range: Range<usize>) {
+        self.revision += 1;
         self.textarea.cancel_selection();
         self.set_cursor_char_index(range.start);
         let yank = self.textarea.yank_text();
@@ -165,6 +177,7 @@ impl Composer {
                 return true;
             }
         }
+        self.revision += 1;
         self.textarea.delete_char()
     }
 
@@ -180,6 +193,7 @@ impl Composer {
                 return true;
             }
         }
+        self.revision += 1;
         self.textarea.delete_next_char()
     }
 
@@ -219,19 +233,28 @@ impl Composer {
 
     /// Hands a key the composer does not handle itself to the text editor.
     pub fn input(&mut self, key: KeyEvent) -> bool {
+        self.revision += 1;
         self.textarea.input(key)
     }
 
     /// Rows the composer wants at `width` columns: wrapped text rows (at most
     /// [`MAX_TEXT_ROWS`]) plus the border.
     pub fn desired_height(&self, width: u16) -> u16 {
+        if let Some((w, revision, height)) = self.height_cache.get()
+            && w == width
+            && revision == self.revision
+        {
+            return height;
+        }
         let inner = Rect::new(0, 0, width.saturating_sub(2).max(1), 1);
         let mut probe = self.textarea.clone();
         probe.move_cursor(CursorMove::Bottom);
         probe.move_cursor(CursorMove::End);
         (&probe).render(inner, &mut Buffer::empty(inner));
         let rows = u16::try_from(probe.screen_cursor().row + 1).unwrap_or(u16::MAX);
-        rows.clamp(1, MAX_TEXT_ROWS) + 2
+        let height = rows.clamp(1, MAX_TEXT_ROWS) + 2;
+        self.height_cache.set(Some((width, self.revision, height)));
+        height
     }
 
     /// Draws the composer in `area` and returns where the terminal cursor belongs.
@@ -302,7 +325,9 @@ impl Composer {
             {
                 let width = cell_width(c, x, self.textarea.tab_length());
                 let index = first + col;
-                if spans.iter().any(|s| s.contains(&index)) {
+                // Spans are sorted and disjoint: the first not ending at or before `index`.
+                let at = spans.partition_point(|s| s.end <= index);
+                if spans.get(at).is_some_and(|s| s.contains(&index)) {
                     for cx in x..x + width {
                         let Ok(cx) = u16::try_from(cx) else { break };
                         if cx >= inner.width {

@@ -9,24 +9,14 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Widget};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::mention_token::MentionToken;
+use crate::reference::Candidate;
 use crate::session::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;
-
-/// One session the popup offers. Mirrors `reference::Candidate` (SPEC §3.4) so the popup
-/// does not depend on the reference service being built; the app converts with `Into`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CandidateRow {
-    pub session_id: String,
-    /// Latest title, or the id when the session has none.
-    pub label: String,
-    pub cwd: Option<String>,
-    /// Creation time, milliseconds since the Unix epoch.
-    pub created_at: i64,
-}
 
 /// Time zone for creation times: the user's local zone, or a fixed offset (tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +30,7 @@ pub enum DisplayZone {
 enum Listing {
     /// No answer yet for any query of this popup.
     Waiting,
-    Rows(Vec<CandidateRow>),
+    Rows(Vec<Candidate>),
     Failed(String),
 }
 
@@ -91,11 +81,7 @@ impl MentionPopup {
     }
 
     /// Takes the answer to `query_id`; returns false (and changes nothing) if it is stale.
-    pub fn set_candidates(
-        &mut self,
-        query_id: u64,
-        rows: Result<Vec<CandidateRow>, String>,
-    ) -> bool {
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) -> bool {
         if query_id != self.query_id || !self.in_flight {
             return false;
         }
@@ -109,7 +95,7 @@ impl MentionPopup {
         true
     }
 
-    fn rows(&self) -> &[CandidateRow] {
+    fn rows(&self) -> &[Candidate] {
         match &self.listing {
             Listing::Rows(rows) => rows,
             Listing::Waiting | Listing::Failed(_) => &[],
@@ -117,7 +103,7 @@ impl MentionPopup {
     }
 
     /// The highlighted row, if any row is on show.
-    pub fn selected(&self) -> Option<&CandidateRow> {
+    pub fn selected(&self) -> Option<&Candidate> {
         self.rows().get(self.selected)
     }
 
@@ -206,10 +192,15 @@ impl MentionPopup {
             };
             let y = inner.y + offset;
             let selected = i == self.selected;
-            let label = self.label_line(row, selected, &matcher);
+            let label = self.label_line(row, selected, &matcher, inner.width);
             buf.set_line(inner.x, y, &label, inner.width);
             if offset + 1 < inner.height {
-                buf.set_line(inner.x, y + 1, &self.detail_line(row), inner.width);
+                buf.set_line(
+                    inner.x,
+                    y + 1,
+                    &self.detail_line(row, inner.width),
+                    inner.width,
+                );
             }
         }
     }
@@ -217,9 +208,10 @@ impl MentionPopup {
     /// `› Session · <label>` with the chars matching the query highlighted.
     fn label_line(
         &self,
-        row: &CandidateRow,
+        row: &Candidate,
         selected: bool,
         matcher: &SkimMatcherV2,
+        width: u16,
     ) -> Line<'static> {
         let label = visible_controls_line(&row.label).into_owned();
         let matched: Vec<usize> = if self.token.query.is_empty() {
@@ -245,10 +237,12 @@ impl MentionPopup {
             Span::raw("  ")
         };
         let mut spans = vec![marker, Span::styled("Session · ", base.fg(Color::Gray))];
+        let room = usize::from(width).saturating_sub(LABEL_PREFIX.width());
+        let label = truncate_end(&label, room);
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index);
+            let is_hit = matched.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),
@@ -264,20 +258,89 @@ impl MentionPopup {
         Line::from(spans)
     }
 
-    /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`.
-    fn detail_line(&self, row: &CandidateRow) -> Line<'static> {
+    /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`; when too wide, the id keeps
+    /// its start and the cwd its end so the time stays visible.
+    fn detail_line(&self, row: &Candidate, width: u16) -> Line<'static> {
+        let id = visible_controls_line(&row.session_id).into_owned();
         let cwd = row.cwd.as_deref().map_or_else(
             || "(no cwd)".to_string(),
             |c| visible_controls_line(c).into_owned(),
         );
-        let text = format!(
-            "    {} · {} · {}",
-            visible_controls_line(&row.session_id),
-            cwd,
-            format_created(row.created_at, self.zone)
-        );
+        let time = format_created(row.created_at, self.zone);
+        let room = usize::from(width).saturating_sub(DETAIL_INDENT.len());
+        let rest = room.saturating_sub(time.width() + 2 * SEPARATOR.width());
+        let (id_room, cwd_room) = share(rest, id.width(), cwd.width());
+        let id = truncate_end(&id, id_room.max(MIN_PART_CELLS));
+        let cwd = truncate_start(&cwd, cwd_room.max(MIN_PART_CELLS));
+        let text = format!("{DETAIL_INDENT}{id}{SEPARATOR}{cwd}{SEPARATOR}{time}");
         Line::styled(text, Style::new().fg(Color::DarkGray))
     }
+}
+
+/// What precedes the label on a row (the marker is as wide as its blank stand-in).
+const LABEL_PREFIX: &str = "› Session · ";
+const DETAIL_INDENT: &str = "    ";
+const SEPARATOR: &str = " · ";
+/// Fewest cells an id or cwd is cut down to.
+const MIN_PART_CELLS: usize = 8;
+
+/// Splits `room` cells between two parts that want `a` and `b`: a part that fits in half
+/// keeps its width and the other gets the rest; otherwise half each.
+fn share(room: usize, a: usize, b: usize) -> (usize, usize) {
+    let half = room / 2;
+    if a + b <= room {
+        (a, b)
+    } else if a <= half {
+        (a, room - a)
+    } else if b <= half {
+        (room - b, b)
+    } else {
+        (half, room - half)
+    }
+}
+
+/// `text` cut to at most `cells` columns, ending in `…` when cut.
+fn truncate_end(text: &str, cells: usize) -> String {
+    if text.width() <= cells {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > cells {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    if cells > 0 {
+        out.push('…');
+    }
+    out
+}
+
+/// `text` cut to at most `cells` columns keeping its end, starting with `…` when cut.
+fn truncate_start(text: &str, cells: usize) -> String {
+    if text.width() <= cells {
+        return text.to_string();
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for c in text.chars().rev() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > cells {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    let mut out = String::with_capacity(text.len());
+    if cells > 0 {
+        out.push('…');
+    }
+    out.extend(kept.into_iter().rev());
+    out
 }
 
 /// First visible row so that `selected` is on screen with `fit` rows, moving `top` least.
@@ -306,4 +369,49 @@ pub fn format_created(created_at: i64, zone: DisplayZone) -> String {
             .map(|t| t.format(FORMAT).to_string()),
     };
     formatted.unwrap_or_else(|| "unknown time".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn truncation_table() {
+        let cases = [
+            ("short", 10, "short", "short"),
+            ("exactly10!", 10, "exactly10!", "exactly10!"),
+            ("/home/ana/src/billing", 10, "/home/ana…", "…c/billing"),
+            ("会话记录整理", 7, "会话记…", "…录整理"),
+            ("abc", 0, "", ""),
+        ];
+        for (text, cells, end, start) in cases {
+            assert_eq!(truncate_end(text, cells), end, "end {text:?} {cells}");
+            assert_eq!(truncate_start(text, cells), start, "start {text:?} {cells}");
+            assert!(truncate_end(text, cells).width() <= cells);
+            assert!(truncate_start(text, cells).width() <= cells);
+        }
+    }
+
+    #[test]
+    fn room_is_shared_between_id_and_cwd() {
+        let cases = [
+            ((40, 10, 10), (10, 10)),
+            ((40, 5, 50), (5, 35)),
+            ((40, 50, 5), (35, 5)),
+            ((40, 30, 30), (20, 20)),
+            ((41, 30, 30), (20, 21)),
+            ((0, 3, 3), (0, 0)),
+        ];
+        for ((room, a, b), want) in cases {
+            assert_eq!(share(room, a, b), want, "{room} {a} {b}");
+        }
+    }
+
+    #[test]
+    fn times_use_the_given_zone() {
+        let plus_two = DisplayZone::Fixed(FixedOffset::east_opt(2 * 3600).unwrap());
+        assert_eq!(format_created(0, plus_two), "1970-01-01 02:00");
+        assert_eq!(format_created(i64::MAX, plus_two), "unknown time");
+    }
 }

@@ -272,6 +272,32 @@ mod tests {
     }
 
     #[test]
+    fn every_canonical_mention_is_one_span() {
+        // `format_mention` conformance vectors: the composer must see each as one mention.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/conformance/mention.json"
+        );
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cases = doc["format"].as_array().unwrap();
+        assert!(cases.len() > 10);
+        for case in cases {
+            let mention = case["mention"].as_str().unwrap();
+            let id = case["sessionId"].as_str().unwrap();
+            let label = case.get("label").and_then(|l| l.as_str());
+            assert_eq!(crate::reference::format_mention(id, label), mention);
+            assert_eq!(
+                mention_spans(mention),
+                vec![0..mention.len()],
+                "{mention:?}"
+            );
+            let padded = format!("see {mention} now");
+            assert_eq!(mention_token_at(&padded, 5), None, "{padded:?}");
+        }
+    }
+
+    #[test]
     fn whitespace_set_is_javascripts() {
         assert!(is_js_whitespace('\u{feff}'));
         assert!(is_js_whitespace('\u{3000}'));

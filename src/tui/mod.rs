@@ -4,7 +4,6 @@ pub mod bottom_pane;
 pub mod composer;
 pub mod input_history;
 pub mod key_map;
-pub mod mention_format;
 pub mod mention_popup;
 pub mod mention_token;
 pub mod paste;

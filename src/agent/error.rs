@@ -1,0 +1,42 @@
+//! The agent layer's error type, with stable codes for the UI and `send`.
+
+use crate::llm::LlmError;
+use crate::session::FoldError;
+use crate::session::StoreError;
+
+/// Why a turn, compaction or title write failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("could not write the session log: {0}")]
+    Store(#[from] StoreError),
+    #[error("the session log is corrupt: {0}")]
+    Fold(#[from] FoldError),
+    #[error("{0}")]
+    Llm(#[from] LlmError),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("the model returned an empty summary")]
+    EmptySummary,
+    #[error("nothing to compact: the conversation is empty")]
+    NothingToCompact,
+    #[error("a title needs some visible text")]
+    EmptyTitle,
+    #[error("agent background task failed: {0}")]
+    Task(String),
+}
+
+impl AgentError {
+    /// Stable code; provider errors keep the provider's code (`LLM_…`).
+    pub fn code(&self) -> String {
+        match self {
+            AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED".into(),
+            AgentError::Fold(_) => "AGENT_LOG_CORRUPT".into(),
+            AgentError::Llm(e) => e.code().to_string(),
+            AgentError::Cancelled => "AGENT_CANCELLED".into(),
+            AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY".into(),
+            AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT".into(),
+            AgentError::EmptyTitle => "AGENT_EMPTY_TITLE".into(),
+            AgentError::Task(_) => "AGENT_TASK_FAILED".into(),
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The [`Agent`] handle (SPEC §4): a cloneable front for one session's loop, which runs
+//! on a tokio task and owns the session writer.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::Notify;
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+use super::hooks::{HookGuard, HookRegistry, PromptSubmitHook};
+use super::inbox::{AgentStatus, DispatchPath, Inbox, Work};
+use super::session_log::AgentLog;
+use crate::llm::Provider;
+use crate::session::SessionWriter;
+use crate::session::{Event, Message};
+
+/// What the agent reports to its owner (TUI, `send`).
+// Events move once through a channel; boxing `Appended` would only add an allocation per
+// streamed chunk and change the agreed contract.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// An event was written to the session log (in seq order).
+    Appended(Event),
+    /// Idle / running changed.
+    Status(AgentStatus),
+    /// How many steering/context messages wait for the next step boundary.
+    Staged { count: usize },
+    /// These messages were dropped without being logged (blocked or cancelled).
+    Discarded { message_ids: Vec<String> },
+    /// A turn, compaction or title write failed.
+    Error { code: String, message: String },
+}
+
+/// State shared by the handles and the loop.
+pub(crate) struct Shared {
+    pub(crate) session_id: String,
+    pub(crate) cwd: Option<String>,
+    pub(crate) inbox: Mutex<Inbox>,
+    pub(crate) hooks: Arc<HookRegistry>,
+    pub(crate) wake: Notify,
+    /// Set when the last handle is dropped: the loop drains its queue and stops.
+    pub(crate) closed: AtomicBool,
+    pub(crate) log: AgentLog,
+    pub(crate) provider: Arc<dyn Provider>,
+}
+
+impl Shared {
+    pub(crate) fn inbox(&self) -> MutexGuard<'_, Inbox> {
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Dropped with the last [`Agent`] clone; tells the loop to stop once idle.
+struct Lifetime {
+    shared: Arc<Shared>,
+}
+
+impl Drop for Lifetime {
+    fn drop(&mut self) {
+        self.shared.closed.store(true, Ordering::SeqCst);
+        self.shared.wake.notify_one();
+    }
+}
+
+/// A cloneable handle on one session's agent.
+#[derive(Clone)]
+pub struct Agent {
+    shared: Arc<Shared>,
+    _lifetime: Arc<Lifetime>,
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("session_id", &self.shared.session_id)
+            .field("status", &self.status())
+            .finish()
+    }
+}
+
+impl Agent {
+    /// Start the loop for `writer`'s session on the current tokio runtime. The loop stops
+    /// (and releases the writer) after the last handle is dropped and its queue is done.
+    pub fn spawn(
+        writer: SessionWriter,
+        provider: Arc<dyn Provider>,
+    ) -> (Agent, UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = unbounded_channel();
+        let log = AgentLog::new(writer, tx);
+        let shared = Arc::new(Shared {
+            session_id: log.session_id(),
+            cwd: log.cwd(),
+            inbox: Mutex::new(Inbox::default()),
+            hooks: Arc::new(HookRegistry::default()),
+            wake: Notify::new(),
+            closed: AtomicBool::new(false),
+            log,
+            provider,
+        });
+        tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));
+        let agent = Agent {
+            _lifetime: Arc::new(Lifetime {
+                shared: Arc::clone(&shared),
+            }),
+            shared,
+        };
+        (agent, rx)
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.shared.session_id
+    }
+
+    pub fn cwd(&self) -> Option<&str> {
+        self.shared.cwd.as_deref()
+    }
+
+    pub fn status(&self) -> AgentStatus {
+        self.shared.inbox().status()
+    }
+
+    /// Whether a steer now would join the running turn at its next step boundary.
+    pub fn window_open(&self) -> bool {
+        self.shared.inbox().window_open()
+    }
+
+    /// The provider's name and model, for status lines.
+    pub fn model(&self) -> (String, String) {
+        (
+            self.shared.provider.name().to_owned(),
+            self.shared.provider.model().to_owned(),
+        )
+    }
+
+    /// Queue a prompt; it becomes one turn.
+    pub fn followup(&self, msg: Message) {
+        self.shared.inbox().followup(msg);
+        self.shared.wake.notify_one();
+    }
+
+    /// Stage for the running turn's next step boundary, else queue as a followup.
+    pub fn steer(&self, msg: Message) {
+        self.steer_path(msg);
+    }
+
+    /// [`Agent::steer`], reporting which path was taken.
+    pub fn steer_path(&self, msg: Message) -> DispatchPath {
+        let (path, staged) = {
+            let mut inbox = self.shared.inbox();
+            let path = inbox.steer(msg);
+            (path, inbox.staged_count())
+        };
+        self.after_enqueue(path == DispatchPath::Steered, staged);
+        path
+    }
+
+    /// Stage a context for the next step boundary, or append it at once when idle.
+    pub fn inject(&self, ctx: Message) {
+        let (was_staged, staged) = {
+            let mut inbox = self.shared.inbox();
+            let was_staged = inbox.inject(ctx);
+            (was_staged, inbox.staged_count())
+        };
+        self.after_enqueue(was_staged, staged);
+    }
+
+    /// Context then direct message as one atomic operation (SPEC §4).
+    pub fn inject_and_steer(&self, ctx: Message, msg: Message) -> DispatchPath {
+        let (path, staged) = {
+            let mut inbox = self.shared.inbox();
+            let path = inbox.inject_and_steer(ctx, msg);
+            (path, inbox.staged_count())
+        };
+        self.after_enqueue(path == DispatchPath::Steered, staged);
+        path
+    }
+
+    fn after_enqueue(&self, staged_now: bool, count: usize) {
+        if staged_now {
+            self.shared.log.send(AgentEvent::Staged { count });
+        }
+        self.shared.wake.notify_one();
+    }
+
+    /// Register a `prompt-submit` hook; `prepend` makes it outermost. Drop the guard to detach.
+    pub fn add_prompt_submit_hook(
+        &self,
+        hook: Arc<dyn PromptSubmitHook>,
+        prepend: bool,
+    ) -> HookGuard {
+        self.shared.hooks.add(hook, prepend)
+    }
+
+    /// How many `prompt-submit` hooks are registered (diagnostics, tests).
+    pub fn prompt_submit_hooks(&self) -> usize {
+        self.shared.hooks.len()
+    }
+
+    /// Abort the running turn or compaction; discard queued prompts and staged messages.
+    pub fn cancel(&self) {
+        let any = self.shared.inbox().cancel();
+        if any {
+            self.shared.log.send(AgentEvent::Staged { count: 0 });
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Write a manual title (after any queued work).
+    pub fn set_title(&self, title: &str) {
+        self.shared
+            .inbox()
+            .push_work(Work::SetTitle(title.to_owned()));
+        self.shared.wake.notify_one();
+    }
+
+    /// Summarize and replace the surface (after any queued work).
+    pub fn compact(&self) {
+        self.shared.inbox().push_work(Work::Compact);
+        self.shared.wake.notify_one();
+    }
+
+    /// The log so far (initial render, resume).
+    pub fn snapshot_events(&self) -> Vec<Event> {
+        self.shared.log.snapshot()
+    }
+}

@@ -1,0 +1,206 @@
+//! The agent's single handle on its session log: appends (durable or buffered) run on a
+//! blocking thread, and every appended event is announced on the agent's event channel
+//! in seq order.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::error::AgentError;
+use super::handle::AgentEvent;
+use crate::session::event::{EventData, TitleData, TitleSource};
+use crate::session::{Event, Message, SurfaceOp};
+use crate::session::{FoldError, SurfaceFolder};
+use crate::session::{NewEvent, SessionWriter};
+
+/// Shared access to the writer; only the agent loop appends.
+pub(crate) struct AgentLog {
+    state: Arc<Mutex<LogState>>,
+    events: UnboundedSender<AgentEvent>,
+}
+
+/// The writer plus facts kept up to date on every append, so a step costs O(surface)
+/// rather than a rescan of the whole log.
+struct LogState {
+    writer: SessionWriter,
+    /// The folded surface, or the fold error of the log as loaded/appended.
+    folder: Result<SurfaceFolder, FoldError>,
+    has_title: bool,
+    last_turn: Option<u64>,
+}
+
+impl LogState {
+    fn new(writer: SessionWriter) -> Self {
+        let mut state = LogState {
+            folder: Ok(SurfaceFolder::new()),
+            has_title: false,
+            last_turn: None,
+            writer,
+        };
+        let events = state.writer.events().to_vec();
+        state.observe(&events);
+        state
+    }
+
+    fn observe(&mut self, appended: &[Event]) {
+        for e in appended {
+            if let Ok(folder) = &mut self.folder
+                && let Err(err) = folder.push(e)
+            {
+                self.folder = Err(err);
+            }
+            match e.data {
+                EventData::SessionTitle(_) => self.has_title = true,
+                EventData::TurnStart { turn, .. } => {
+                    self.last_turn = Some(self.last_turn.map_or(turn, |t| t.max(turn)));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+impl AgentLog {
+    pub(crate) fn new(writer: SessionWriter, events: UnboundedSender<AgentEvent>) -> Self {
+        AgentLog {
+            state: Arc::new(Mutex::new(LogState::new(writer))),
+            events,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, LogState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn send(&self, event: AgentEvent) {
+        // A dropped receiver only means nobody is listening any more.
+        let _ = self.events.send(event);
+    }
+
+    /// Append a batch; `durable` fsyncs before returning.
+    pub(crate) async fn append(
+        &self,
+        batch: Vec<NewEvent>,
+        durable: bool,
+    ) -> Result<Vec<Event>, AgentError> {
+        let state = Arc::clone(&self.state);
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            let appended = if durable {
+                state.writer.append(batch)?
+            } else {
+                state.writer.append_buffered(batch)?
+            };
+            state.observe(&appended);
+            for e in &appended {
+                let _ = events.send(AgentEvent::Appended(e.clone()));
+            }
+            Ok(appended)
+        })
+        .await
+        .map_err(|e| AgentError::Task(e.to_string()))?
+    }
+
+    /// Flush and fsync everything buffered.
+    pub(crate) async fn sync(&self) -> Result<(), AgentError> {
+        let state = Arc::clone(&self.state);
+        tokio::task::spawn_blocking(move || {
+            state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .writer
+                .sync()
+                .map_err(AgentError::from)
+        })
+        .await
+        .map_err(|e| AgentError::Task(e.to_string()))?
+    }
+
+    /// The whole log so far.
+    pub(crate) fn snapshot(&self) -> Vec<Event> {
+        self.lock().writer.events().to_vec()
+    }
+
+    pub(crate) fn session_id(&self) -> String {
+        self.lock().writer.header().id.clone()
+    }
+
+    pub(crate) fn cwd(&self) -> Option<String> {
+        self.lock().writer.header().cwd.clone()
+    }
+
+    /// The folded surface: seqs and messages in model order.
+    pub(crate) fn surface(&self) -> Result<Vec<(u64, Message)>, AgentError> {
+        let state = self.lock();
+        let folder = state
+            .folder
+            .as_ref()
+            .map_err(|e| AgentError::Fold(e.clone()))?;
+        let events = state.writer.events();
+        Ok(folder
+            .surface()
+            .iter()
+            .filter_map(|&seq| usize::try_from(seq).ok().and_then(|i| events.get(i)))
+            .filter_map(|e| e.message().map(|m| (e.seq, m.clone())))
+            .collect())
+    }
+
+    /// Whether any `session/title` was ever written.
+    pub(crate) fn has_title(&self) -> bool {
+        self.lock().has_title
+    }
+
+    /// The number for the next turn: one past the highest logged.
+    pub(crate) fn next_turn(&self) -> u64 {
+        self.lock().last_turn.map_or(1, |t| t.saturating_add(1))
+    }
+}
+
+/// A non-surface event.
+pub(crate) fn plain(data: EventData) -> NewEvent {
+    NewEvent {
+        data,
+        surface_op: None,
+        source_event_seqs: None,
+    }
+}
+
+/// A surface event appended to the surface.
+pub(crate) fn appended(data: EventData) -> NewEvent {
+    NewEvent {
+        data,
+        surface_op: Some(SurfaceOp::Append),
+        source_event_seqs: None,
+    }
+}
+
+/// An event the project writes with a JSON payload (`compact/*`, `message/discarded`).
+pub(crate) fn other(kind: &str, data: Value) -> EventData {
+    EventData::Other {
+        kind: kind.to_owned(),
+        data,
+    }
+}
+
+/// `session/title` from `source` kind (`fallback` / `manual`).
+pub(crate) fn title_event(title: String, message_seqs: Vec<u64>, source: &str) -> NewEvent {
+    plain(EventData::SessionTitle(TitleData {
+        title,
+        message_seqs,
+        source: TitleSource {
+            kind: source.to_owned(),
+            extra: Default::default(),
+        },
+        extra: Default::default(),
+    }))
+}
+
+/// `message/discarded` naming the dropped messages.
+pub(crate) fn discard_event(message_ids: &[String], reason: &str) -> NewEvent {
+    plain(other(
+        crate::session::event::kind::MESSAGE_DISCARDED,
+        json!({"messageIds": message_ids, "reason": reason}),
+    ))
+}

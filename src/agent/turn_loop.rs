@@ -1,0 +1,389 @@
+//! The agent loop (SPEC §4): claims work in FIFO order and runs each prompt as a turn of
+//! one or more steps, logging exactly as the spec lays out.
+//!
+//! Log order of a turn: `turn/start`, the admitted contexts (`user/message`), the prompt
+//! (`user/message`), then per step: staged messages, `step/start`, chunks,
+//! `assistant/message`, `step/end`; finally `turn/end`. The log is fsynced before every
+//! provider call and after every turn.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::error::AgentError;
+use super::handle::{AgentEvent, Shared};
+use super::hooks::{Admission, PromptSubmit};
+use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
+use super::session_log::{appended, discard_event, plain, title_event};
+use super::title::fallback_title;
+use crate::llm::{ChatRequest, StreamEvent, Usage};
+use crate::session::event::{EventData, TurnEndReason};
+use crate::session::{ContentBlock, Event, Message, Role, Source};
+
+/// Run until the last handle is gone and no work is left.
+pub(crate) async fn run(shared: Arc<Shared>) {
+    loop {
+        flush_discards(&shared).await;
+        let claimed = shared.inbox().claim();
+        match claimed {
+            Some((work, token)) => run_work(&shared, work, token).await,
+            None => {
+                if shared.closed.load(Ordering::SeqCst) {
+                    break;
+                }
+                shared.wake.notified().await;
+            }
+        }
+    }
+}
+
+async fn run_work(shared: &Shared, work: Work, token: CancellationToken) {
+    match work {
+        Work::Prompt(prompt) => {
+            shared.log.send(AgentEvent::Status(AgentStatus::Running));
+            run_turn(shared, prompt, token).await;
+            finish(shared);
+        }
+        Work::Compact => {
+            shared.log.send(AgentEvent::Status(AgentStatus::Running));
+            match super::compaction::compact(shared, &token).await {
+                Ok(()) | Err(AgentError::Cancelled) => {}
+                Err(e) => report(shared, &e),
+            }
+            finish(shared);
+        }
+        Work::Inject(ctx) => {
+            if let Err(e) = shared
+                .log
+                .append(vec![appended(EventData::UserMessage(ctx))], true)
+                .await
+            {
+                report(shared, &e);
+            }
+        }
+        Work::SetTitle(title) => {
+            if let Err(e) = write_manual_title(shared, &title).await {
+                report(shared, &e);
+            }
+        }
+    }
+}
+
+fn finish(shared: &Shared) {
+    shared.inbox().finish();
+    shared.log.send(AgentEvent::Status(AgentStatus::Idle));
+}
+
+pub(crate) fn report(shared: &Shared, e: &AgentError) {
+    shared.log.send(AgentEvent::Error {
+        code: e.code(),
+        message: e.to_string(),
+    });
+}
+
+/// Log one discard event for everything `cancel` dropped since the last flush.
+async fn flush_discards(shared: &Shared) {
+    let discards = shared.inbox().take_pending_discards();
+    if discards.message_ids.is_empty() {
+        return;
+    }
+    discard(shared, discards.message_ids, "cancelled").await;
+}
+
+async fn discard(shared: &Shared, message_ids: Vec<String>, reason: &str) {
+    let logged = shared
+        .log
+        .append(vec![discard_event(&message_ids, reason)], true)
+        .await;
+    if let Err(e) = logged {
+        report(shared, &e);
+    }
+    shared.hooks.notify_discarded(&message_ids);
+    shared.log.send(AgentEvent::Discarded { message_ids });
+}
+
+/// Admit the prompt through the hook chain, then run its turn.
+async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToken) {
+    let QueuedPrompt {
+        mut message,
+        contexts,
+    } = prompt;
+    let ctx = PromptSubmit {
+        session_id: shared.session_id.clone(),
+        message: message.clone(),
+        additional_contexts: contexts,
+    };
+    let admission = tokio::select! {
+        biased;
+        () = token.cancelled() => None,
+        a = shared.hooks.admit(ctx) => Some(a),
+    };
+    shared.inbox().admitted();
+    // Cancelled while admitting: `cancel` already recorded the prompt as discarded.
+    let Some(admission) = admission.filter(|_| !token.is_cancelled()) else {
+        shared.inbox().close_window_requeue_staged();
+        return;
+    };
+    let additional_contexts = match admission {
+        Admission::Allow {
+            content,
+            additional_contexts,
+        } => {
+            if let Some(content) = content {
+                message.content = content;
+            }
+            additional_contexts
+        }
+        Admission::Block { reason } => {
+            shared.inbox().close_window_requeue_staged();
+            discard(shared, vec![message.id], &reason).await;
+            return;
+        }
+    };
+
+    let turn = shared.log.next_turn();
+    let reason = match run_steps(shared, turn, message, additional_contexts, &token).await {
+        Ok(reason) => reason,
+        Err(e) => {
+            shared.inbox().close_window_requeue_staged();
+            if matches!(e, AgentError::Cancelled) {
+                end_reason("aborted", None)
+            } else {
+                report(shared, &e);
+                end_reason("error", Some(&e))
+            }
+        }
+    };
+    let end = plain(EventData::TurnEnd {
+        turn,
+        reason,
+        extra: Default::default(),
+    });
+    let ended = shared.log.append(vec![end], true).await;
+    if let Err(e) = ended {
+        report(shared, &e);
+    }
+}
+
+fn end_reason(kind: &str, error: Option<&AgentError>) -> TurnEndReason {
+    let mut extra = serde_json::Map::new();
+    if let Some(e) = error {
+        extra.insert("code".into(), Value::String(e.code()));
+        extra.insert("message".into(), Value::String(e.to_string()));
+    }
+    TurnEndReason {
+        kind: kind.to_owned(),
+        extra,
+    }
+}
+
+/// Log the turn's opening and run steps until nothing is staged. Returns the `turn/end`
+/// reason for a completed turn; cancellation and failures come back as errors.
+async fn run_steps(
+    shared: &Shared,
+    turn: u64,
+    message: Message,
+    contexts: Vec<Message>,
+    token: &CancellationToken,
+) -> Result<TurnEndReason, AgentError> {
+    let mut opening = vec![plain(EventData::TurnStart {
+        turn,
+        trigger: json!({"kind": "user"}),
+        extra: Default::default(),
+    })];
+    opening.extend(
+        contexts
+            .into_iter()
+            .map(|c| appended(EventData::UserMessage(c))),
+    );
+    opening.push(appended(EventData::UserMessage(message)));
+    let logged = shared.log.append(opening, true).await?;
+    write_fallback_title(shared, &logged).await?;
+
+    let mut step: u64 = 0;
+    loop {
+        let staged = shared.inbox().take_staged();
+        if !staged.is_empty() {
+            shared.log.send(AgentEvent::Staged { count: 0 });
+            let batch = staged
+                .into_iter()
+                .map(|s| match s {
+                    Staged::Context(c) => appended(EventData::UserMessage(c)),
+                    Staged::Steering(m) => appended(EventData::SteeringMessage {
+                        turn,
+                        message: m,
+                        extra: Default::default(),
+                    }),
+                })
+                .collect();
+            let logged = shared.log.append(batch, false).await?;
+            write_fallback_title(shared, &logged).await?;
+        }
+        run_step(shared, turn, step, token).await?;
+        if shared.inbox().close_window_if_drained() {
+            return Ok(end_reason("completed", None));
+        }
+        step = step.saturating_add(1);
+    }
+}
+
+async fn run_step(
+    shared: &Shared,
+    turn: u64,
+    step: u64,
+    token: &CancellationToken,
+) -> Result<(), AgentError> {
+    let step_start = plain(EventData::StepStart {
+        turn,
+        step,
+        extra: Default::default(),
+    });
+    shared.log.append(vec![step_start], false).await?;
+    let messages = shared.log.surface()?.into_iter().map(|(_, m)| m).collect();
+    // Everything acknowledged so far is on disk before the model sees it.
+    shared.log.sync().await?;
+    let reply = stream_reply(shared, ChatRequest { messages }, token, Some((turn, step))).await;
+    let reply = match reply {
+        Ok(reply) => reply,
+        Err(e) => {
+            let step_end = plain(EventData::StepEnd {
+                turn,
+                step,
+                extra: Default::default(),
+            });
+            shared.log.append(vec![step_end], false).await?;
+            return Err(e);
+        }
+    };
+    let provider = &shared.provider;
+    let usage = reply
+        .usage
+        .map(|u| json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens}));
+    let message = Message::new(
+        Role::Assistant,
+        reply.content(),
+        Source::model(provider.name(), provider.model()),
+    );
+    let batch = vec![
+        appended(EventData::AssistantMessage {
+            turn,
+            step,
+            message,
+            usage,
+            extra: Default::default(),
+        }),
+        plain(EventData::StepEnd {
+            turn,
+            step,
+            extra: Default::default(),
+        }),
+    ];
+    shared.log.append(batch, false).await?;
+    Ok(())
+}
+
+/// What a provider stream produced.
+#[derive(Debug, Default)]
+pub(crate) struct Reply {
+    pub(crate) text: String,
+    pub(crate) reasoning: String,
+    pub(crate) usage: Option<Usage>,
+}
+
+impl Reply {
+    /// Reasoning (if any) then text, as the assistant message's content.
+    fn content(self) -> Vec<ContentBlock> {
+        let mut content = Vec::with_capacity(2);
+        if !self.reasoning.is_empty() {
+            content.push(ContentBlock::reasoning(self.reasoning));
+        }
+        content.push(ContentBlock::text(self.text));
+        content
+    }
+}
+
+/// Stream one provider reply. With `chunks = Some((turn, step))` each delta is logged as an
+/// `assistant/chunk` (buffered). Cancellation wins promptly over a stalled stream.
+pub(crate) async fn stream_reply(
+    shared: &Shared,
+    request: ChatRequest,
+    token: &CancellationToken,
+    chunks: Option<(u64, u64)>,
+) -> Result<Reply, AgentError> {
+    let mut stream = shared.provider.stream(request, token.child_token());
+    let mut reply = Reply::default();
+    loop {
+        let next = tokio::select! {
+            biased;
+            () = token.cancelled() => return Err(AgentError::Cancelled),
+            next = stream.next() => next,
+        };
+        let (kind, delta) = match next {
+            None => return Ok(reply),
+            Some(Err(e)) if token.is_cancelled() => {
+                drop(e);
+                return Err(AgentError::Cancelled);
+            }
+            Some(Err(e)) => return Err(AgentError::Llm(e)),
+            Some(Ok(StreamEvent::Usage(u))) => {
+                reply.usage = Some(u);
+                continue;
+            }
+            Some(Ok(StreamEvent::Text(t))) => {
+                reply.text.push_str(&t);
+                ("text", t)
+            }
+            Some(Ok(StreamEvent::Reasoning(t))) => {
+                reply.reasoning.push_str(&t);
+                ("reasoning", t)
+            }
+        };
+        if let Some((turn, step)) = chunks {
+            let chunk = plain(EventData::AssistantChunk {
+                turn,
+                step,
+                chunk: json!({"type": kind, "text": delta}),
+                extra: Default::default(),
+            });
+            shared.log.append(vec![chunk], false).await?;
+        }
+    }
+}
+
+/// After the session's first direct user message, write its fallback title.
+async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), AgentError> {
+    if shared.log.has_title() {
+        return Ok(());
+    }
+    let first_direct = logged.iter().find_map(|e| {
+        let m = e.message()?;
+        (m.is_direct_user()
+            && matches!(
+                e.data,
+                EventData::UserMessage(_) | EventData::SteeringMessage { .. }
+            ))
+        .then(|| (e.seq, m.joined_text()))
+    });
+    let Some((seq, text)) = first_direct else {
+        return Ok(());
+    };
+    if let Some(title) = fallback_title(&text) {
+        shared
+            .log
+            .append(vec![title_event(title, vec![seq], "fallback")], false)
+            .await?;
+    }
+    Ok(())
+}
+
+async fn write_manual_title(shared: &Shared, title: &str) -> Result<(), AgentError> {
+    let clean = super::title::clean_title(title).ok_or(AgentError::EmptyTitle)?;
+    shared
+        .log
+        .append(vec![title_event(clean, Vec::new(), "manual")], true)
+        .await?;
+    Ok(())
+}

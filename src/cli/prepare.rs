@@ -1,0 +1,190 @@
+//! `dsh-refs prepare --session TARGET [--json] TEXT` (SPEC §7): parse the mentions in TEXT
+//! and print the readable content plus the snapshot context the model would receive.
+//! Nothing is written to any session.
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value};
+
+use crate::reference::{Prepared, parse_text};
+use crate::session::untrusted::{visible_controls, visible_controls_line};
+use crate::session::{ContentBlock, Message};
+
+use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
+use super::{Context, PrepareArgs};
+
+/// Run the subcommand.
+pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
+    let (store, refs) = match open_service(ctx) {
+        Ok(pair) => pair,
+        Err(e) => return report_error(&e, args.json),
+    };
+    let parsed = match parse_text(&args.text) {
+        Ok(p) => p,
+        Err(e) => return report_error(&e, args.json),
+    };
+    let agent = target_agent(&store, &args.session);
+    let content = vec![ContentBlock::text(parsed.text)];
+    let result = block_on(|cancel| async move {
+        refs.prepare(&agent, &content, &parsed.references, &cancel)
+            .await
+    })?;
+    let prepared = match result {
+        Ok(p) => p,
+        Err(e) => return report_error(&e, args.json),
+    };
+    let out = if args.json {
+        let text =
+            serde_json::to_string_pretty(&json_output(&prepared)?).map_err(|e| e.to_string())?;
+        format!("{text}\n")
+    } else {
+        human_output(&prepared)
+    };
+    write_stdout(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `{"content": [blocks], "context": null | {"id", "source", "content"}}`.
+fn json_output(prepared: &Prepared) -> Result<Value, String> {
+    let mut out = Map::new();
+    out.insert(
+        "content".into(),
+        serde_json::to_value(&prepared.content).map_err(|e| e.to_string())?,
+    );
+    let context = match &prepared.context {
+        None => Value::Null,
+        Some(message) => {
+            let mut m = Map::new();
+            m.insert("id".into(), message.id.clone().into());
+            m.insert(
+                "source".into(),
+                message.source.as_ref().map_or(Value::Null, |s| s.0.clone()),
+            );
+            m.insert(
+                "content".into(),
+                serde_json::to_value(&message.content).map_err(|e| e.to_string())?,
+            );
+            Value::Object(m)
+        }
+    };
+    out.insert("context".into(), context);
+    Ok(Value::Object(out))
+}
+
+/// The readable message, one summary line per referenced session, then the exact context
+/// text (controls made visible).
+fn human_output(prepared: &Prepared) -> String {
+    let message: Vec<&str> = prepared
+        .content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    let mut out = format!("Message:\n{}\n", visible_controls(&message.join("\n")));
+    match &prepared.context {
+        None => out.push_str("\nNo referenced sessions.\n"),
+        Some(context) => {
+            out.push_str("\nReferenced sessions:\n");
+            for line in reference_lines(context) {
+                out.push_str(&format!("  {line}\n"));
+            }
+            out.push_str(&format!(
+                "\nContext message {} (sent right before the message):\n{}\n",
+                visible_controls_line(&context.id),
+                visible_controls(&context.joined_text())
+            ));
+        }
+    }
+    out
+}
+
+/// `Label (id) · N messages[ · truncated]` per provenance entry.
+fn reference_lines(context: &Message) -> Vec<String> {
+    let entries = context
+        .source
+        .as_ref()
+        .and_then(|s| s.0.get("references"))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    entries
+        .iter()
+        .map(|e| {
+            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+            let retained = e
+                .get("retainedMessages")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let original = e
+                .get("originalMessages")
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            let mut line = format!(
+                "{} ({}) · {retained} of {original} messages",
+                visible_controls_line(text("label")),
+                visible_controls_line(text("sessionId")),
+            );
+            if e.get("truncated").and_then(Value::as_bool) == Some(true) {
+                line.push_str(" · truncated");
+            }
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Role, Source};
+    use serde_json::json;
+
+    fn context() -> Message {
+        Message::new(
+            Role::User,
+            vec![ContentBlock::text("## Referenced sessions\n\u{1b}[2J")],
+            Source::session_reference(json!([{
+                "sessionId": "a", "label": "Build\u{7}", "capturedThroughSeq": 3, "compacted": false,
+                "originalMessages": 4, "retainedMessages": 2, "omittedMessages": 2,
+                "omittedBytes": 10, "truncated": true, "inputIndex": 0
+            }])),
+        )
+    }
+
+    #[test]
+    fn json_shape_matches_the_spec() {
+        let none = Prepared {
+            content: vec![ContentBlock::text("hi")],
+            context: None,
+        };
+        assert_eq!(
+            json_output(&none).unwrap(),
+            json!({"content": [{"type": "text", "text": "hi"}], "context": null})
+        );
+        let ctx = context();
+        let some = Prepared {
+            content: vec![ContentBlock::text("hi")],
+            context: Some(ctx.clone()),
+        };
+        let v = json_output(&some).unwrap();
+        assert_eq!(v["context"]["id"], json!(ctx.id));
+        assert_eq!(v["context"]["source"]["kind"], "session-reference");
+        assert_eq!(
+            v["context"]["content"],
+            json!([{"type": "text", "text": "## Referenced sessions\n\u{1b}[2J"}])
+        );
+        let keys: Vec<&String> = v["context"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["id", "source", "content"]);
+    }
+
+    #[test]
+    fn human_output_summarizes_and_shows_controls_visibly() {
+        let text = human_output(&Prepared {
+            content: vec![ContentBlock::text("see @Build")],
+            context: Some(context()),
+        });
+        assert!(
+            text.contains("Build\\x07 (a) · 2 of 4 messages · truncated"),
+            "{text}"
+        );
+        assert!(text.contains("\\x1B[2J"));
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
+    }
+}

@@ -1,0 +1,116 @@
+//! Mapping the `[model]` config section to a model provider (SPEC §5, §7): `auto` is
+//! `openai` when the key variable is set, else `offline`; the key is read from the
+//! environment variable named by `api_key_env` and never printed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::llm::{ApiKey, LlmError, ModelSettings, Provider, ProviderChoice};
+
+use super::config::{ModelSection, ProviderKind};
+
+/// Pause between offline chunks in the TUI, so a reply visibly streams.
+pub const INTERACTIVE_OFFLINE_CHUNK_DELAY: Duration = Duration::from_millis(25);
+
+/// The llm layer's settings for `section`, reading the key through `env`.
+pub fn model_settings(
+    section: &ModelSection,
+    env: impl Fn(&str) -> Option<String>,
+    offline_chunk_delay: Duration,
+) -> ModelSettings {
+    let choice = match section.provider {
+        ProviderKind::Auto => ProviderChoice::Auto,
+        ProviderKind::Offline => ProviderChoice::Offline,
+        ProviderKind::Openai => ProviderChoice::OpenAi,
+    };
+    ModelSettings {
+        choice,
+        base_url: section.base_url.clone(),
+        model: section.model.clone(),
+        api_key_env: section.api_key_env.clone(),
+        api_key: env(&section.api_key_env).and_then(ApiKey::new),
+        timeout: Duration::from_secs(section.timeout_secs),
+        max_retries: section.max_retries,
+        offline_chunk_delay,
+    }
+}
+
+/// Build the provider for `section` with the process environment and `offline_chunk_delay`.
+pub fn provider_for(
+    section: &ModelSection,
+    offline_chunk_delay: Duration,
+) -> Result<Arc<dyn Provider>, LlmError> {
+    let settings = model_settings(
+        section,
+        |name| std::env::var(name).ok(),
+        offline_chunk_delay,
+    );
+    crate::llm::build_provider(settings.resolve()?)
+}
+
+/// The provider for the interactive TUI; errors read `CODE: message`.
+pub fn build_provider(section: &ModelSection) -> Result<Arc<dyn Provider>, String> {
+    provider_for(section, INTERACTIVE_OFFLINE_CHUNK_DELAY).map_err(|e| format!("{}: {e}", e.code()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(provider: ProviderKind) -> ModelSection {
+        ModelSection {
+            provider,
+            api_key_env: "TEST_KEY_VAR".into(),
+            ..ModelSection::default()
+        }
+    }
+
+    #[test]
+    fn config_maps_to_the_provider_it_names() {
+        let cases = [
+            (ProviderKind::Auto, None, Ok("offline")),
+            (ProviderKind::Auto, Some("  "), Ok("offline")),
+            (ProviderKind::Auto, Some("sk-1"), Ok("openai")),
+            (ProviderKind::Offline, Some("sk-1"), Ok("offline")),
+            (ProviderKind::Openai, Some("sk-1"), Ok("openai")),
+            (ProviderKind::Openai, None, Err("LLM_INVALID_CONFIG")),
+        ];
+        for (kind, key, want) in cases {
+            let settings = model_settings(
+                &section(kind),
+                |name| {
+                    (name == "TEST_KEY_VAR")
+                        .then(|| key.map(str::to_owned))
+                        .flatten()
+                },
+                Duration::ZERO,
+            );
+            let got: Result<String, &str> = settings
+                .resolve()
+                .and_then(crate::llm::build_provider)
+                .map(|p| p.name().to_owned())
+                .map_err(|e| e.code());
+            assert_eq!(got.as_deref().map_err(|e| *e), want, "{kind:?} {key:?}");
+        }
+    }
+
+    #[test]
+    fn settings_carry_the_section_values() {
+        let mut s = section(ProviderKind::Openai);
+        s.timeout_secs = 9;
+        s.max_retries = 2;
+        s.model = "m".into();
+        let got = model_settings(&s, |_| Some("k".into()), Duration::from_millis(3));
+        assert_eq!(
+            (
+                got.timeout,
+                got.max_retries,
+                got.model.as_str(),
+                got.api_key_env.as_str()
+            ),
+            (Duration::from_secs(9), 2, "m", "TEST_KEY_VAR")
+        );
+        assert_eq!(got.offline_chunk_delay, Duration::from_millis(3));
+        assert!(got.api_key.is_some());
+    }
+}

@@ -1,0 +1,148 @@
+//! What the `candidates` and `prepare` subcommands share: building the reference service
+//! from `[references]`, resolving the target session, running async work with Ctrl+C as a
+//! cancel, and reporting session-reference errors (SPEC §7).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
+use crate::session::reader::read_header;
+use crate::session::untrusted::visible_controls_line;
+use crate::session::{SessionQuery, SessionStore};
+
+use super::Context;
+use super::config::ReferencesSection;
+
+/// Validated reference settings from the config file (absent keys take the defaults).
+pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, ReferenceError> {
+    let defaults = ReferenceConfig::default();
+    let or = |v: Option<i64>, d: usize| v.unwrap_or(i64::try_from(d).unwrap_or(i64::MAX));
+    ReferenceConfig::new(
+        or(section.max_references, defaults.max_references),
+        or(section.candidate_limit, defaults.candidate_limit),
+        or(section.max_reference_bytes, defaults.max_reference_bytes),
+    )
+}
+
+/// The store and the reference service over it.
+pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
+    let config = reference_config(&ctx.config.references)?;
+    let store = SessionStore::new(&ctx.store_root);
+    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
+    Ok((store, SessionReferences::new(query, config)))
+}
+
+/// The target session as "the agent": its header's cwd when it exists, else the process's
+/// current directory.
+pub fn target_agent(store: &SessionStore, id: &str) -> AgentRef {
+    let header_cwd = match store.locate(id) {
+        Ok(Some(loc)) => read_header(&loc.path, loc.format).ok().map(|h| h.cwd),
+        Ok(None) | Err(_) => None,
+    };
+    let cwd = match header_cwd {
+        Some(cwd) => cwd,
+        None => std::env::current_dir()
+            .ok()
+            .map(|d| d.to_string_lossy().into_owned()),
+    };
+    AgentRef {
+        session_id: id.to_owned(),
+        cwd,
+    }
+}
+
+/// Run `work` to completion on a small runtime; Ctrl+C cancels it through the token.
+pub fn block_on<T, F>(work: impl FnOnce(CancellationToken) -> F) -> Result<T, String>
+where
+    F: std::future::Future<Output = T>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    Ok(runtime.block_on(async move {
+        let watcher = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                on_interrupt.cancel();
+            }
+        });
+        let out = work(cancel).await;
+        watcher.abort();
+        out
+    }))
+}
+
+/// Report a session-reference error: `{"error":{"code","message"}}` on stdout with `--json`,
+/// else `dsh-refs: CODE: message` on stderr. Exit status 1 either way.
+pub fn report_error(err: &ReferenceError, as_json: bool) -> Result<ExitCode, String> {
+    if as_json {
+        let body = json!({"error": {"code": err.code.as_str(), "message": err.message}});
+        let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
+        write_stdout(&format!("{text}\n"))?;
+    } else {
+        eprintln!(
+            "dsh-refs: {}: {}",
+            err.code,
+            visible_controls_line(&err.message)
+        );
+    }
+    Ok(ExitCode::from(1))
+}
+
+/// Write all of `text` to stdout.
+pub fn write_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write output: {e}"))
+}
+
+/// `createdAt` (Unix ms) as local time, or the raw number when out of range.
+pub fn local_time(ms: i64) -> String {
+    use chrono::TimeZone;
+    match chrono::Local.timestamp_millis_opt(ms) {
+        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
+            t.format("%Y-%m-%d %H:%M").to_string()
+        }
+        chrono::LocalResult::None => ms.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference::ErrorCode;
+
+    #[test]
+    fn config_section_defaults_and_validation() {
+        let empty = ReferencesSection::default();
+        assert_eq!(
+            reference_config(&empty).unwrap(),
+            ReferenceConfig::default()
+        );
+        let custom = ReferencesSection {
+            max_references: Some(2),
+            candidate_limit: None,
+            max_reference_bytes: Some(100),
+        };
+        let c = reference_config(&custom).unwrap();
+        assert_eq!(
+            (c.max_references, c.candidate_limit, c.max_reference_bytes),
+            (2, 50, 100)
+        );
+        let bad = ReferencesSection {
+            max_references: Some(4),
+            ..ReferencesSection::default()
+        };
+        let err = reference_config(&bad).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidConfig);
+        assert!(err.message.contains("max_references"));
+    }
+}

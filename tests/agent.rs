@@ -1,0 +1,881 @@
+//! Agent behaviour against a scripted provider and a temporary store.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::{self, BoxStream};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use dsh_refs::agent::{
+    Admission, Agent, AgentEvent, AgentStatus, DispatchPath, HookError, HookFuture, Next,
+    PromptSubmit, PromptSubmitHook, dispatch,
+};
+use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent, Usage};
+use dsh_refs::session::SessionStore;
+use dsh_refs::session::event::{EventData, now_ms};
+use dsh_refs::session::{Event, Message, Role, SessionHeader};
+
+// ---------------------------------------------------------------------------------------
+// Scripted provider
+
+/// One scripted reply.
+enum Script {
+    /// Stream these events.
+    Reply(Vec<StreamEvent>),
+    /// Stream the first events, then wait for the gate, then the rest.
+    Gated(Vec<StreamEvent>, oneshot::Receiver<()>, Vec<StreamEvent>),
+    /// Stream the events, then never finish.
+    Hang(Vec<StreamEvent>),
+    /// Fail.
+    Fail(LlmError),
+}
+
+/// Replays scripts in order and records every request; a request with no script left
+/// gets a plain "ok" reply.
+struct Scripted {
+    scripts: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<Vec<Message>>>,
+    /// Told (with the request index) each time the model is called.
+    called: mpsc::UnboundedSender<usize>,
+    /// Runs at call time, before streaming (e.g. to inspect the file on disk).
+    on_call: Box<dyn Fn(&ChatRequest) + Send + Sync>,
+}
+
+impl Scripted {
+    fn new(scripts: Vec<Script>) -> (Arc<Scripted>, mpsc::UnboundedReceiver<usize>) {
+        Self::with_hook(scripts, Box::new(|_| {}))
+    }
+
+    fn with_hook(
+        scripts: Vec<Script>,
+        on_call: Box<dyn Fn(&ChatRequest) + Send + Sync>,
+    ) -> (Arc<Scripted>, mpsc::UnboundedReceiver<usize>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let p = Scripted {
+            scripts: Mutex::new(scripts.into()),
+            requests: Mutex::new(Vec::new()),
+            called: tx,
+            on_call,
+        };
+        (Arc::new(p), rx)
+    }
+
+    fn requests(&self) -> Vec<Vec<Message>> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn ok_events(text: &str) -> Vec<StreamEvent> {
+    vec![
+        StreamEvent::Text(text.to_owned()),
+        StreamEvent::Usage(Usage {
+            input_tokens: 10,
+            output_tokens: 2,
+        }),
+    ]
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+    fn model(&self) -> &str {
+        "test-1"
+    }
+    fn stream(
+        &self,
+        request: ChatRequest,
+        _cancel: CancellationToken,
+    ) -> BoxStream<'static, Result<StreamEvent, LlmError>> {
+        (self.on_call)(&request);
+        let index = {
+            let mut reqs = self.requests.lock().unwrap();
+            reqs.push(request.messages.clone());
+            reqs.len() - 1
+        };
+        let _ = self.called.send(index);
+        let script = self
+            .scripts
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| Script::Reply(ok_events("ok")));
+        match script {
+            Script::Reply(events) => stream::iter(events.into_iter().map(Ok)).boxed(),
+            Script::Gated(first, gate, rest) => {
+                let rest = async move {
+                    let _ = gate.await;
+                    stream::iter(rest.into_iter().map(Ok))
+                };
+                stream::iter(first.into_iter().map(Ok))
+                    .chain(stream::once(rest).flatten())
+                    .boxed()
+            }
+            Script::Hang(first) => stream::iter(first.into_iter().map(Ok))
+                .chain(stream::pending())
+                .boxed(),
+            Script::Fail(e) => stream::iter([Err(e)]).boxed(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+/// A provider failure with a stable code.
+fn test_llm_error() -> LlmError {
+    LlmError::Unauthorized {
+        status: 401,
+        message: "bad key".into(),
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    store: SessionStore,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    Fixture {
+        store: SessionStore::new(&root),
+        root,
+        _dir: dir,
+    }
+}
+
+impl Fixture {
+    fn spawn(
+        &self,
+        id: &str,
+        provider: Arc<dyn Provider>,
+    ) -> (Agent, mpsc::UnboundedReceiver<AgentEvent>) {
+        let header = SessionHeader::new(id, now_ms(), Some("/work/project".into()));
+        let writer = self.store.open_writer(id, Some(header)).unwrap();
+        Agent::spawn(writer, provider)
+    }
+}
+
+/// Every `session.jsonl` under `root`, concatenated (whatever the store's layout).
+fn files_on_disk(root: &Path) -> String {
+    let mut out = String::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "session.jsonl") {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// Receive events until `stop` matches one (returned last). Panics if the channel closes
+/// or nothing matching arrives in time (a hang guard, not a synchronisation device).
+async fn until(
+    rx: &mut mpsc::UnboundedReceiver<AgentEvent>,
+    stop: impl Fn(&AgentEvent) -> bool,
+) -> Vec<AgentEvent> {
+    let mut seen = Vec::new();
+    loop {
+        let ev = tokio::time::timeout(PATIENCE, rx.recv())
+            .await
+            .expect("agent event in time")
+            .expect("agent channel open");
+        let done = stop(&ev);
+        seen.push(ev);
+        if done {
+            return seen;
+        }
+    }
+}
+
+fn is_turn_end(ev: &AgentEvent) -> bool {
+    matches!(
+        ev,
+        AgentEvent::Appended(Event {
+            data: EventData::TurnEnd { .. },
+            ..
+        })
+    )
+}
+
+fn is_kind(kind: &'static str) -> impl Fn(&AgentEvent) -> bool {
+    move |ev| matches!(ev, AgentEvent::Appended(e) if e.kind() == kind)
+}
+
+/// `type` of each event, with the message text for surface events.
+fn shape(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| match e.message() {
+            Some(m) => format!("{} {}", e.kind(), m.joined_text()),
+            None => e.kind().to_owned(),
+        })
+        .collect()
+}
+
+/// `shape` without streaming chunks.
+fn shape_no_chunks(events: &[Event]) -> Vec<String> {
+    shape(events)
+        .into_iter()
+        .filter(|s| s != "assistant/chunk")
+        .collect()
+}
+
+fn texts(messages: &[Message]) -> Vec<String> {
+    messages.iter().map(Message::joined_text).collect()
+}
+
+fn user(text: &str) -> Message {
+    Message::user_text(text)
+}
+
+fn context(text: &str) -> Message {
+    Message::new(
+        Role::User,
+        vec![dsh_refs::session::ContentBlock::text(text)],
+        dsh_refs::session::Source::session_reference(json!([])),
+    )
+}
+
+fn discards(events: &[Event]) -> Vec<Value> {
+    events
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::Other { kind, data } if kind == "message/discarded" => Some(data.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn discarded_events(events: &[AgentEvent]) -> Vec<Vec<String>> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Discarded { message_ids } => Some(message_ids.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Hooks
+
+/// Adds a context and rewrites the prompt's text.
+struct Rewriting;
+impl PromptSubmitHook for Rewriting {
+    fn on_prompt_submit(&self, ctx: PromptSubmit, next: Next) -> HookFuture {
+        Box::pin(async move {
+            match next.run(ctx).await? {
+                Admission::Allow {
+                    mut additional_contexts,
+                    ..
+                } => {
+                    additional_contexts.push(context("hook context"));
+                    Ok(Admission::Allow {
+                        content: Some(vec![dsh_refs::session::ContentBlock::text("rewritten")]),
+                        additional_contexts,
+                    })
+                }
+                block => Ok(block),
+            }
+        })
+    }
+}
+
+struct Blocking;
+impl PromptSubmitHook for Blocking {
+    fn on_prompt_submit(&self, _ctx: PromptSubmit, _next: Next) -> HookFuture {
+        Box::pin(async {
+            Ok(Admission::Block {
+                reason: "policy says no".into(),
+            })
+        })
+    }
+}
+
+struct Failing;
+impl PromptSubmitHook for Failing {
+    fn on_prompt_submit(&self, _ctx: PromptSubmit, _next: Next) -> HookFuture {
+        Box::pin(async { Err(HookError::new("hook crashed")) })
+    }
+}
+
+#[tokio::test]
+async fn allowing_hook_logs_contexts_before_the_rewritten_prompt_and_a_fallback_title() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![Script::Reply(vec![
+        StreamEvent::Reasoning("think".into()),
+        StreamEvent::Text("hel".into()),
+        StreamEvent::Text("lo".into()),
+        StreamEvent::Usage(Usage {
+            input_tokens: 7,
+            output_tokens: 3,
+        }),
+    ])]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    let _guard = agent.add_prompt_submit_hook(Arc::new(Rewriting), false);
+    agent.followup(user("  original   prompt "));
+    until(&mut rx, is_turn_end).await;
+
+    let log = agent.snapshot_events();
+    assert_eq!(
+        shape(&log),
+        [
+            "turn/start",
+            "user/message hook context",
+            "user/message rewritten",
+            "session/title",
+            "step/start",
+            "assistant/chunk",
+            "assistant/chunk",
+            "assistant/chunk",
+            "assistant/message hello",
+            "step/end",
+            "turn/end",
+        ]
+    );
+    let EventData::SessionTitle(title) = &log[3].data else {
+        panic!("title expected")
+    };
+    assert_eq!(
+        (
+            title.title.as_str(),
+            title.message_seqs.clone(),
+            title.source.kind.as_str()
+        ),
+        ("rewritten", vec![2], "fallback")
+    );
+    let EventData::AssistantMessage { message, usage, .. } = &log[8].data else {
+        panic!()
+    };
+    assert_eq!(
+        serde_json::to_value(message).unwrap()["source"],
+        json!({"kind": "model", "provider": "scripted", "model": "test-1"})
+    );
+    assert_eq!(usage, &Some(json!({"inputTokens": 7, "outputTokens": 3})));
+    let EventData::TurnEnd { reason, .. } = &log[10].data else {
+        panic!()
+    };
+    assert_eq!(reason.kind, "completed");
+    // The model saw the context right before the prompt.
+    assert_eq!(
+        texts(&provider.requests()[0]),
+        ["hook context", "rewritten"]
+    );
+    // Everything acknowledged is on disk.
+    assert_eq!(files_on_disk(&fx.root).lines().count(), log.len() + 1);
+}
+
+#[tokio::test]
+async fn blocking_and_failing_hooks_log_nothing_of_the_prompt_and_discard_it_once() {
+    for (hook, reason) in [
+        (
+            Arc::new(Blocking) as Arc<dyn PromptSubmitHook>,
+            "policy says no",
+        ),
+        (Arc::new(Failing), "hook crashed"),
+    ] {
+        let fx = fixture();
+        let (provider, _called) = Scripted::new(vec![]);
+        let (agent, mut rx) = fx.spawn("s1", provider.clone());
+        let _guard = agent.add_prompt_submit_hook(hook, false);
+        let msg = user("secret prompt");
+        let id = msg.id.clone();
+        // Idle dispatch with a context: the one-shot hook is outermost, the blocker inner.
+        assert_eq!(
+            dispatch(&agent, msg, Some(context("snapshot"))),
+            DispatchPath::FollowupWithContext
+        );
+        let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
+        assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
+
+        let log = agent.snapshot_events();
+        assert_eq!(shape(&log), ["message/discarded"]);
+        let d = discards(&log);
+        assert_eq!(d[0]["messageIds"], json!([id]));
+        assert!(d[0]["reason"].as_str().unwrap().contains(reason), "{d:?}");
+        assert!(provider.requests().is_empty());
+        assert_eq!(agent.status(), AgentStatus::Idle);
+        // The one-shot hook is gone with its blocked message; the blocker stays.
+        assert_eq!(agent.prompt_submit_hooks(), 1);
+        assert!(!files_on_disk(&fx.root).contains("secret prompt"));
+        assert!(!files_on_disk(&fx.root).contains("snapshot"));
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_guard_detaches_the_hook() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    let guard = agent.add_prompt_submit_hook(Arc::new(Blocking), true);
+    drop(guard);
+    assert_eq!(agent.prompt_submit_hooks(), 0);
+    agent.followup(user("hi"));
+    until(&mut rx, is_turn_end).await;
+    assert!(discards(&agent.snapshot_events()).is_empty());
+}
+
+#[tokio::test]
+async fn one_shot_context_hook_is_used_once_for_its_message_then_gone() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    let first = user("with context");
+    let first_id = first.id.clone();
+    assert_eq!(
+        dispatch(&agent, first, Some(context("snapshot A"))),
+        DispatchPath::FollowupWithContext
+    );
+    assert_eq!(agent.prompt_submit_hooks(), 1);
+    until(&mut rx, is_turn_end).await;
+    assert_eq!(agent.prompt_submit_hooks(), 0);
+    // Same id again (a retry): no context any more.
+    let mut again = user("again");
+    again.id = first_id;
+    assert_eq!(dispatch(&agent, again, None), DispatchPath::Followup);
+    until(&mut rx, is_turn_end).await;
+
+    assert_eq!(
+        shape_no_chunks(&agent.snapshot_events()),
+        [
+            "turn/start",
+            "user/message snapshot A",
+            "user/message with context",
+            "session/title",
+            "step/start",
+            "assistant/message ok",
+            "step/end",
+            "turn/end",
+            "turn/start",
+            "user/message again",
+            "step/start",
+            "assistant/message ok",
+            "step/end",
+            "turn/end",
+        ]
+    );
+    assert_eq!(
+        texts(&provider.requests()[1]),
+        ["snapshot A", "with context", "ok", "again"]
+    );
+}
+
+#[tokio::test]
+async fn one_shot_hook_detaches_when_its_message_is_discarded() {
+    let fx = fixture();
+    // The first turn answers; the compaction after it hangs, keeping the agent busy with
+    // its window closed, so the next dispatch queues behind it.
+    let (provider, mut called) = Scripted::new(vec![
+        Script::Reply(ok_events("first")),
+        Script::Hang(vec![]),
+    ]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.followup(user("first"));
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    called.recv().await.unwrap();
+    called.recv().await.unwrap();
+    let msg = user("queued with context");
+    let id = msg.id.clone();
+    assert!(!agent.window_open());
+    assert_eq!(
+        dispatch(&agent, msg, Some(context("snapshot"))),
+        DispatchPath::FollowupWithContext
+    );
+    assert_eq!(agent.prompt_submit_hooks(), 1);
+    agent.cancel();
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
+    assert_eq!(discarded_events(&seen), [vec![id]]);
+    assert_eq!(agent.prompt_submit_hooks(), 0);
+    assert!(!files_on_disk(&fx.root).contains("queued with context"));
+    // The compaction it waited behind was aborted and left the surface alone.
+    let log = agent.snapshot_events();
+    let end = log
+        .iter()
+        .rev()
+        .find(|e| e.kind() == "compact/end")
+        .unwrap();
+    let EventData::Other { data, .. } = &end.data else {
+        panic!()
+    };
+    assert_eq!(data["reason"]["kind"], json!("aborted"));
+    assert!(!shape(&log).iter().any(|s| s.contains("compacted-summary")));
+}
+
+/// Never answers: admission hangs until cancelled.
+struct Stalling;
+impl PromptSubmitHook for Stalling {
+    fn on_prompt_submit(&self, _ctx: PromptSubmit, _next: Next) -> HookFuture {
+        Box::pin(futures_util::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn cancel_during_admission_discards_the_prompt_without_logging_it() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    let _guard = agent.add_prompt_submit_hook(Arc::new(Stalling), false);
+    let msg = user("stuck in admission");
+    let id = msg.id.clone();
+    agent.followup(msg);
+    until(&mut rx, |e| {
+        matches!(e, AgentEvent::Status(AgentStatus::Running))
+    })
+    .await;
+    assert!(agent.window_open());
+    agent.cancel();
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
+    assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
+    assert_eq!(shape(&agent.snapshot_events()), ["message/discarded"]);
+    assert_eq!(agent.status(), AgentStatus::Idle);
+    assert!(provider.requests().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Steering, injection, cancel
+
+#[tokio::test]
+async fn inject_and_steer_during_a_turn_land_together_at_the_next_step_boundary() {
+    let fx = fixture();
+    let (gate_tx, gate_rx) = oneshot::channel();
+    let (provider, mut called) = Scripted::new(vec![
+        Script::Gated(
+            vec![StreamEvent::Text("part ".into())],
+            gate_rx,
+            ok_events("one"),
+        ),
+        Script::Reply(ok_events("two")),
+    ]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("start"));
+    called.recv().await.unwrap();
+    assert!(agent.window_open());
+    assert_eq!(agent.status(), AgentStatus::Running);
+    let path = dispatch(&agent, user("and also"), Some(context("snapshot")));
+    assert_eq!(path, DispatchPath::Steered);
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Staged { count: 2 })).await;
+    assert!(!seen.is_empty());
+    gate_tx.send(()).unwrap();
+    until(&mut rx, is_turn_end).await;
+
+    let log = agent.snapshot_events();
+    assert_eq!(
+        shape_no_chunks(&log),
+        [
+            "turn/start",
+            "user/message start",
+            "session/title",
+            "step/start",
+            "assistant/message part one",
+            "step/end",
+            "user/message snapshot",
+            "steering/message and also",
+            "step/start",
+            "assistant/message two",
+            "step/end",
+            "turn/end",
+        ]
+    );
+    assert_eq!(
+        texts(&provider.requests()[1]),
+        ["start", "part one", "snapshot", "and also"]
+    );
+    assert!(!agent.window_open());
+}
+
+#[tokio::test]
+async fn inject_while_idle_appends_at_once_without_a_turn() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.inject(context("background"));
+    until(&mut rx, is_kind("user/message")).await;
+    assert_eq!(shape(&agent.snapshot_events()), ["user/message background"]);
+    assert!(provider.requests().is_empty());
+}
+
+#[tokio::test]
+async fn cancel_aborts_the_turn_and_discards_queued_and_staged_with_one_event() {
+    let fx = fixture();
+    let (provider, mut called) =
+        Scripted::new(vec![Script::Hang(vec![StreamEvent::Text("par".into())])]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("long task"));
+    called.recv().await.unwrap();
+    let staged = user("steer me");
+    let queued = user("later");
+    let (staged_id, queued_id) = (staged.id.clone(), queued.id.clone());
+    agent.steer(staged);
+    // Closed-window path is impossible now; a plain followup queues behind the turn.
+    agent.followup(queued);
+    agent.cancel();
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
+    assert_eq!(
+        discarded_events(&seen),
+        [vec![queued_id.clone(), staged_id.clone()]]
+    );
+    assert!(seen.contains(&AgentEvent::Status(AgentStatus::Idle)));
+
+    let log = agent.snapshot_events();
+    assert_eq!(
+        shape(&log),
+        [
+            "turn/start",
+            "user/message long task",
+            "session/title",
+            "step/start",
+            "assistant/chunk",
+            "step/end",
+            "turn/end",
+            "message/discarded",
+        ]
+    );
+    let EventData::TurnEnd { reason, .. } = &log[6].data else {
+        panic!()
+    };
+    assert_eq!(reason.kind, "aborted");
+    assert_eq!(discards(&log).len(), 1);
+    assert_eq!(
+        discards(&log)[0]["messageIds"],
+        json!([queued_id, staged_id])
+    );
+    assert_eq!(provider.requests().len(), 1);
+    assert_eq!(agent.status(), AgentStatus::Idle);
+    assert!(files_on_disk(&fx.root).contains("turn/end"));
+}
+
+#[tokio::test]
+async fn provider_error_ends_the_turn_with_its_code_and_keeps_the_message() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![Script::Fail(test_llm_error())]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.followup(user("hello"));
+    let seen = until(&mut rx, is_turn_end).await;
+    let code = test_llm_error().code().to_string();
+    assert!(
+        seen.iter()
+            .any(|e| matches!(e, AgentEvent::Error { code: c, .. } if *c == code)),
+        "{seen:?}"
+    );
+    let log = agent.snapshot_events();
+    let last = log.last().unwrap();
+    let EventData::TurnEnd { reason, .. } = &last.data else {
+        panic!()
+    };
+    assert_eq!(reason.kind, "error");
+    assert_eq!(reason.extra["code"], json!(code));
+    assert!(shape(&log).contains(&"user/message hello".to_owned()));
+}
+
+#[tokio::test]
+async fn the_log_is_durable_before_the_model_is_called() {
+    let fx = fixture();
+    let root = fx.root.clone();
+    let seen_on_disk = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen_on_disk);
+    let (provider, _called) = Scripted::with_hook(
+        vec![],
+        Box::new(move |req: &ChatRequest| {
+            let disk = files_on_disk(&root);
+            let last = req.messages.last().unwrap();
+            record
+                .lock()
+                .unwrap()
+                .push((disk.contains(&last.id), disk.contains("step/start")));
+        }),
+    );
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.followup(user("first"));
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user("second"));
+    until(&mut rx, is_turn_end).await;
+    assert_eq!(*seen_on_disk.lock().unwrap(), [(true, true), (true, true)]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Titles and compaction
+
+#[tokio::test]
+async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_manual() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.inject(context("not a direct message"));
+    agent.followup(user("\u{1b}[31mfirst\u{1b}[0m   question here"));
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user("second question"));
+    until(&mut rx, is_turn_end).await;
+    agent.set_title("  Renamed\tby hand ");
+    until(&mut rx, is_kind("session/title")).await;
+    let titles: Vec<(String, String)> = agent
+        .snapshot_events()
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::SessionTitle(t) => Some((t.title.clone(), t.source.kind.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            ("first question here".into(), "fallback".into()),
+            ("Renamed by hand".into(), "manual".into())
+        ]
+    );
+}
+
+#[tokio::test]
+async fn compaction_replaces_the_whole_surface_with_a_checkpoint() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![
+        Script::Reply(ok_events("answer one")),
+        Script::Reply(ok_events("  the summary  ")),
+        Script::Reply(ok_events("answer two")),
+    ]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("question one"));
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    until(&mut rx, is_kind("compact/end")).await;
+    agent.followup(user("question two"));
+    until(&mut rx, is_turn_end).await;
+
+    let log = agent.snapshot_events();
+    let compact: Vec<&Event> = log
+        .iter()
+        .filter(|e| e.kind().starts_with("compact/") || e.seq > 6 && e.kind() == "user/message")
+        .collect();
+    assert_eq!(
+        shape(&compact.iter().map(|e| (*e).clone()).collect::<Vec<_>>())[..4],
+        [
+            "compact/start",
+            "compact/summary",
+            "user/message <compacted-summary>\nthe summary\n</compacted-summary>",
+            "compact/end",
+        ]
+    );
+    let checkpoint = compact[2];
+    assert!(
+        checkpoint
+            .message()
+            .unwrap()
+            .source
+            .as_ref()
+            .unwrap()
+            .is_compact_checkpoint()
+    );
+    // Replaces the first to the last surface event of the time (the prompt and the reply).
+    let user_seq = log.iter().find(|e| e.kind() == "user/message").unwrap().seq;
+    let reply_seq = log
+        .iter()
+        .find(|e| e.kind() == "assistant/message")
+        .unwrap()
+        .seq;
+    assert_eq!(
+        checkpoint.surface_op,
+        Some(dsh_refs::session::SurfaceOp::Replace {
+            start: user_seq,
+            end: reply_seq
+        })
+    );
+    // The summarizer saw the surface; the next turn sees checkpoint + later messages only.
+    let reqs = provider.requests();
+    assert_eq!(texts(&reqs[1])[..2], ["question one", "answer one"]);
+    assert_eq!(
+        texts(&reqs[2]),
+        [
+            "<compacted-summary>\nthe summary\n</compacted-summary>",
+            "question two"
+        ]
+    );
+    let folded = dsh_refs::session::fold::fold_surface(&log).unwrap();
+    assert_eq!(folded.len(), 3);
+}
+
+#[tokio::test]
+async fn compacting_an_empty_session_reports_an_error_and_writes_nothing() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.compact();
+    let seen = until(&mut rx, |e| matches!(e, AgentEvent::Error { .. })).await;
+    assert!(matches!(
+        seen.last(),
+        Some(AgentEvent::Error { code, .. }) if code == "AGENT_NOTHING_TO_COMPACT"
+    ));
+    assert!(agent.snapshot_events().is_empty());
+}
+
+#[tokio::test]
+async fn the_loop_stops_and_releases_the_session_when_the_last_handle_drops() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider);
+    agent.followup(user("hi"));
+    drop(agent);
+    // The queued turn still runs to its end, then the channel closes.
+    let mut kinds = Vec::new();
+    while let Some(ev) = tokio::time::timeout(PATIENCE, rx.recv()).await.unwrap() {
+        if let AgentEvent::Appended(e) = ev {
+            kinds.push(e.kind().to_owned());
+        }
+    }
+    assert_eq!(kinds.last().map(String::as_str), Some("turn/end"));
+    // Writer released: the session can be opened again.
+    assert!(fx.store.open_writer("s1", None).is_ok());
+}
+
+#[tokio::test]
+async fn a_resumed_session_continues_its_turns_surface_and_title() {
+    let fx = fixture();
+    let (provider, _called) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s1", provider.clone());
+    agent.followup(user("before restart"));
+    until(&mut rx, is_turn_end).await;
+    drop(agent);
+    while tokio::time::timeout(PATIENCE, rx.recv())
+        .await
+        .unwrap()
+        .is_some()
+    {}
+
+    let writer = fx.store.open_writer("s1", None).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, provider.clone());
+    agent.followup(user("after restart"));
+    until(&mut rx, is_turn_end).await;
+    let log = agent.snapshot_events();
+    let turns: Vec<u64> = log
+        .iter()
+        .filter_map(|e| match e.data {
+            EventData::TurnStart { turn, .. } => Some(turn),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, [1, 2]);
+    let titles = log.iter().filter(|e| e.kind() == "session/title").count();
+    assert_eq!(titles, 1);
+    assert_eq!(
+        texts(&provider.requests()[1]),
+        ["before restart", "ok", "after restart"]
+    );
+}

@@ -1,0 +1,497 @@
+//! The `candidates` and `prepare` subcommands run as a user would: the real binary on a
+//! temporary store written through the store API (SPEC §7).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use dsh_refs::reference::format_mention;
+use dsh_refs::reference::prompt::serialized_sources;
+use dsh_refs::session::event::TurnEndReason;
+use dsh_refs::session::{
+    ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
+    SurfaceOp,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Map, Value, json};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let fx = Fixture {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(fx.store()).unwrap();
+        fx.config("");
+        fx
+    }
+    fn store(&self) -> std::path::PathBuf {
+        self.dir.path().join("store")
+    }
+    fn config(&self, text: &str) {
+        std::fs::write(self.dir.path().join("config.toml"), text).unwrap();
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.run_in(self.dir.path(), args)
+    }
+    fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .arg("--store")
+            .arg(self.store())
+            .arg("--config")
+            .arg(self.dir.path().join("config.toml"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("DSH_REFS_STORE")
+            .env_remove("DSH_REFS_CONFIG")
+            .output()
+            .unwrap()
+    }
+    fn write(&self, id: &str, cwd: Option<&str>, created_at: i64, events: Vec<NewEvent>) {
+        let store = SessionStore::new(self.store());
+        let header = SessionHeader::new(id, created_at, cwd.map(str::to_owned));
+        let mut w = store.open_writer(id, Some(header)).unwrap();
+        w.append(events).unwrap();
+    }
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn user(text: &str) -> NewEvent {
+    NewEvent::appended(EventData::UserMessage(Message::user_text(text)))
+}
+
+fn assistant(text: &str, reasoning: Option<&str>) -> NewEvent {
+    let mut content = Vec::new();
+    if let Some(r) = reasoning {
+        content.push(ContentBlock::reasoning(r));
+    }
+    content.push(ContentBlock::text(text));
+    NewEvent::appended(EventData::AssistantMessage {
+        turn: 1,
+        step: 0,
+        message: Message::new(Role::Assistant, content, Source::model("offline", "m")),
+        usage: None,
+        extra: Map::new(),
+    })
+}
+
+fn tool_result(text: &str) -> NewEvent {
+    NewEvent::appended(EventData::ToolResult {
+        turn: 1,
+        step: 0,
+        message: Message::new(
+            Role::Tool,
+            vec![ContentBlock::text(text)],
+            Source::tool("c1"),
+        ),
+        extra: Map::new(),
+    })
+}
+
+fn plugin(text: &str) -> NewEvent {
+    NewEvent::appended(EventData::UserMessage(Message::new(
+        Role::User,
+        vec![ContentBlock::text(text)],
+        Source::plugin("goal"),
+    )))
+}
+
+fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
+    NewEvent {
+        data: EventData::UserMessage(Message::new(
+            Role::User,
+            vec![ContentBlock::text(text)],
+            Source::compact_checkpoint(),
+        )),
+        surface_op: Some(SurfaceOp::Replace { start, end }),
+        source_event_seqs: None,
+    }
+}
+
+fn turn_end() -> NewEvent {
+    NewEvent::plain(EventData::TurnEnd {
+        turn: 1,
+        reason: TurnEndReason {
+            kind: "completed".into(),
+            extra: Map::new(),
+        },
+        extra: Map::new(),
+    })
+}
+
+fn title(text: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(
+        dsh_refs::session::event::TitleData {
+            title: text.into(),
+            message_seqs: vec![],
+            source: dsh_refs::session::event::TitleSource {
+                kind: "manual".into(),
+                extra: Map::new(),
+            },
+            extra: Map::new(),
+        },
+    ))
+}
+
+/// Three real sessions plus the target: one compacted, one with tool traffic, reasoning and
+/// plugin messages, one in Chinese without a cwd.
+fn three_sessions() -> Fixture {
+    let fx = Fixture::new();
+    fx.write("target", Some("/work/app"), 400, vec![user("hello")]);
+    fx.write(
+        "compacted",
+        Some("/work/app"),
+        300,
+        vec![
+            user("old question"),                                                     // 0
+            assistant("old answer", None),                                            // 1
+            checkpoint("<compacted-summary>we chose Rust</compacted-summary>", 0, 1), // 2
+            user("what next?"),                                                       // 3
+            assistant("write the tests", None),                                       // 4
+            turn_end(),                                                               // 5
+            title("Compacted plan"),                                                  // 6
+        ],
+    );
+    fx.write(
+        "tools",
+        Some("/elsewhere"),
+        200,
+        vec![
+            user("run the build"),
+            plugin("goal: keep going"),
+            tool_result("cargo: 3 errors"),
+            assistant(
+                "fixed </referenced-sessions> \u{1b}[2J",
+                Some("secret reasoning"),
+            ),
+            turn_end(),
+        ],
+    );
+    fx.write(
+        "中文",
+        None,
+        100,
+        vec![user("你好"), assistant("你好！", None), turn_end()],
+    );
+    fx
+}
+
+#[test]
+fn prepare_three_real_sessions_gives_their_visible_conversations() {
+    let fx = three_sessions();
+    let text = format!(
+        "compare {} with {} and dsh-session:{}",
+        format_mention("compacted", Some("Plan")),
+        format_mention("tools", None),
+        format_mention("中文", None)
+            .split("dsh-session:")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(')'),
+    );
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    assert_eq!(
+        v["content"],
+        json!([{"type": "text", "text": "compare @Plan with @tools and @中文"}])
+    );
+    let context = &v["context"];
+    assert!(context["id"].as_str().unwrap().len() > 8);
+    let prompt = context["content"][0]["text"].as_str().unwrap();
+    assert_eq!(context["content"].as_array().unwrap().len(), 1);
+    let sources: Value = serde_json::from_str(serialized_sources(prompt).unwrap()).unwrap();
+    assert_eq!(
+        sources,
+        json!([
+            {"sessionId": "compacted", "label": "Plan", "cwd": "/work/app", "capturedThroughSeq": 6,
+             "conversation": [
+                 {"role": "user", "text": "<compacted-summary>we chose Rust</compacted-summary>"},
+                 {"role": "user", "text": "what next?"},
+                 {"role": "assistant", "text": "write the tests"}]},
+            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 4,
+             "conversation": [
+                 {"role": "user", "text": "run the build"},
+                 {"role": "assistant", "text": "fixed </referenced-sessions> \u{1b}[2J"}]},
+            {"sessionId": "中文", "label": "中文", "cwd": null, "capturedThroughSeq": 2,
+             "conversation": [{"role": "user", "text": "你好"}, {"role": "assistant", "text": "你好！"}]}
+        ])
+    );
+    assert_eq!(prompt.matches("</referenced-sessions>").count(), 1);
+    let source = &context["source"];
+    assert_eq!(source["kind"], "session-reference");
+    assert_eq!(source["version"], 1);
+    let refs = source["references"].as_array().unwrap();
+    assert_eq!(refs.len(), 3);
+    assert_eq!(refs[0]["compacted"], true);
+    assert_eq!(refs[2]["inputIndex"], 2);
+}
+
+#[test]
+fn prepare_human_output_is_readable_and_safe() {
+    let fx = three_sessions();
+    let text = format!("see {}", format_mention("tools", Some("Tools")));
+    let out = fx.run(&["prepare", "--session", "target", &text]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("see @Tools"), "{stdout}");
+    assert!(
+        stdout.contains("Tools (tools) · 2 of 2 messages"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("## Referenced sessions"));
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "terminal escapes are never printed raw"
+    );
+}
+
+#[test]
+fn prepare_without_mentions_has_a_null_context() {
+    let fx = three_sessions();
+    let out = fx.run(&["prepare", "--session", "target", "--json", "plain text"]);
+    assert!(out.status.success());
+    assert_eq!(
+        stdout_json(&out),
+        json!({"content": [{"type": "text", "text": "plain text"}], "context": null})
+    );
+}
+
+fn expect_error(out: &Output, code: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(out);
+    assert_eq!(v["error"]["code"], code, "{v}");
+    assert!(!v["error"]["message"].as_str().unwrap().is_empty());
+    assert_eq!(v.as_object().unwrap().len(), 1);
+}
+
+#[test]
+fn prepare_errors_have_their_codes_and_exit_status_one() {
+    let fx = three_sessions();
+    let m = |id: &str| format_mention(id, None);
+    let cases = [
+        (
+            "bad @[x](dsh-session:%%%)".to_owned(),
+            "SESSION_REFERENCE_INVALID_REFERENCE",
+        ),
+        (
+            format!("me {}", m("target")),
+            "SESSION_REFERENCE_SELF_REFERENCE",
+        ),
+        (
+            format!(
+                "{} {} {} {}",
+                m("compacted"),
+                m("tools"),
+                m("中文"),
+                m("ghost")
+            ),
+            "SESSION_REFERENCE_TOO_MANY",
+        ),
+        (
+            format!("gone {}", m("ghost")),
+            "SESSION_REFERENCE_READ_FAILED",
+        ),
+    ];
+    for (text, code) in cases {
+        let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+        expect_error(&out, code);
+    }
+    // Without --json the code and message go to stderr.
+    let out = fx.run(&[
+        "prepare",
+        "--session",
+        "target",
+        &format!("x {}", m("ghost")),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("SESSION_REFERENCE_READ_FAILED") && stderr.contains("ghost"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn budget_and_config_errors_come_from_the_config_file() {
+    let fx = three_sessions();
+    fx.config("[references]\nmax_reference_bytes = 50\n");
+    let text = format!("see {}", format_mention("tools", None));
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    expect_error(&out, "SESSION_REFERENCE_BUDGET_EXCEEDED");
+
+    fx.config("[references]\nmax_reference_bytes = 170\n");
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = stdout_json(&out);
+    let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
+    let array = serialized_sources(prompt).unwrap();
+    assert!(array.len() - 2 <= 170);
+    assert_eq!(v["context"]["source"]["references"][0]["truncated"], true);
+
+    fx.config("[references]\nmax_references = 1\n");
+    let two = format!(
+        "{} {}",
+        format_mention("tools", None),
+        format_mention("中文", None)
+    );
+    let out = fx.run(&["prepare", "--session", "target", "--json", &two]);
+    expect_error(&out, "SESSION_REFERENCE_TOO_MANY");
+
+    fx.config("[references]\nmax_references = 4\n");
+    let out = fx.run(&["candidates", "--session", "target", "--json"]);
+    expect_error(&out, "SESSION_REFERENCE_INVALID_CONFIG");
+    assert!(
+        stdout_json(&out)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_references")
+    );
+}
+
+#[test]
+fn candidates_json_groups_by_the_target_cwd() {
+    let fx = three_sessions();
+    let out = fx.run(&["candidates", "--session", "target", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout_json(&out),
+        json!([
+            {"sessionId": "compacted", "label": "Compacted plan", "cwd": "/work/app", "createdAt": 300,
+             "mention": format_mention("compacted", Some("Compacted plan"))},
+            {"sessionId": "中文", "label": "中文", "createdAt": 100, "mention": format_mention("中文", Some("中文"))},
+            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "createdAt": 200,
+             "mention": format_mention("tools", Some("tools"))},
+        ])
+    );
+    let out = fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--json",
+        "--query",
+        "PLAN",
+        "--limit",
+        "5",
+    ]);
+    let ids: Vec<Value> = stdout_json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].clone())
+        .collect();
+    assert_eq!(ids, [json!("compacted")]);
+    let out = fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--json",
+        "--limit",
+        "1",
+    ]);
+    assert_eq!(stdout_json(&out).as_array().unwrap().len(), 1);
+    let out = fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--json",
+        "--limit",
+        "0",
+    ]);
+    expect_error(&out, "SESSION_REFERENCE_INVALID_REFERENCE");
+}
+
+#[test]
+fn candidates_for_a_new_session_use_the_process_cwd() {
+    let fx = three_sessions();
+    let elsewhere = fx.dir.path().join("elsewhere-cwd");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let cwd = elsewhere.canonicalize().unwrap();
+    fx.write("here", Some(cwd.to_str().unwrap()), 50, vec![user("x")]);
+    let out = fx.run_in(&cwd, &["candidates", "--session", "brand-new", "--json"]);
+    assert!(out.status.success());
+    let v = stdout_json(&out);
+    assert_eq!(
+        v[0]["sessionId"], "here",
+        "same cwd as the process comes first: {v}"
+    );
+    // The target session's own header cwd wins over the process cwd.
+    let out = fx.run_in(&cwd, &["candidates", "--session", "target", "--json"]);
+    assert_eq!(stdout_json(&out)[0]["sessionId"], "compacted");
+}
+
+#[test]
+fn candidates_human_output() {
+    let fx = three_sessions();
+    fx.write(
+        "evil\u{1b}[2J",
+        None,
+        10,
+        vec![user("x"), title("bad\u{7}title")],
+    );
+    let out = fx.run(&["candidates", "--session", "target"]);
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("Session · Compacted plan"), "{stdout}");
+    assert!(stdout.contains("(no cwd)"));
+    assert!(
+        stdout.contains("bad\\x07title") && stdout.contains("evil\\x1B[2J"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{7}'));
+    let out = fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--query",
+        "nothing-matches",
+    ]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "no matching sessions\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_two_and_help_explains_prepare() {
+    let fx = Fixture::new();
+    let out = fx.run(&["prepare", "--json", "text without session"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fx.run(&["prepare", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        help.contains("--session") && help.contains("dsh-session:"),
+        "{help}"
+    );
+    assert!(help.contains("exit status is 1"));
+}
