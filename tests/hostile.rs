@@ -226,6 +226,53 @@ fn hostile_fields_stay_framed_listed_safely_and_inside_the_root() {
         assert_eq!(row["cwd"], format!("/{}", texts[n % texts.len()]));
     }
 
+    // `candidates` and `prepare`, human and JSON, including an error naming a hostile id.
+    let (table, err, ok) = run_cli(&["candidates", "--session", "agent"], &root);
+    assert!(ok, "{err}");
+    assert_eq!(raw_controls(&table), Vec::<char>::new(), "{table}");
+    let (out, err, ok) = run_cli(&["candidates", "--session", "agent", "--json"], &root);
+    assert!(ok, "{err}");
+    assert_eq!(raw_controls(&out), Vec::<char>::new(), "{out}");
+    let candidates: Vec<Value> = serde_json::from_str(&out).unwrap();
+    assert_eq!(candidates.len(), ids.len());
+    for c in &candidates {
+        let id = c["sessionId"].as_str().unwrap();
+        let label = c["label"].as_str().unwrap();
+        assert_eq!(c["mention"], format_mention(id, Some(label)));
+    }
+    let mentions: Vec<String> = ids
+        .iter()
+        .take(3)
+        .enumerate()
+        .map(|(k, id)| format_mention(id, Some(&texts[k])))
+        .collect();
+    let message = mentions.join(" ");
+    for json_flag in [false, true] {
+        let mut args = vec!["prepare", "--session", "agent"];
+        if json_flag {
+            args.push("--json");
+        }
+        args.push(&message);
+        let (out, err, ok) = run_cli(&args, &root);
+        assert!(ok, "{err}");
+        assert_eq!(raw_controls(&out), Vec::<char>::new(), "{out}");
+        if json_flag {
+            let v: Value = serde_json::from_str(&out).unwrap();
+            let text = v["context"]["content"][0]["text"].as_str().unwrap();
+            assert_eq!(text.matches(OPEN_TAG).count(), 1);
+            assert_eq!(text.matches(CLOSE_TAG).count(), 1);
+        }
+    }
+    let missing = format_mention("gone\u{9b}2J\u{1b}]0;x\u{7}", None);
+    let (out, _, ok) = run_cli(
+        &["prepare", "--session", "agent", "--json", &missing],
+        &root,
+    );
+    assert!(!ok);
+    assert_eq!(raw_controls(&out), Vec::<char>::new(), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["error"]["code"], "SESSION_REFERENCE_READ_FAILED");
+
     // Prepared contexts through the submit path (mentions with hostile ids and labels).
     for (n, chunk) in ids.chunks(3).enumerate() {
         let message: Vec<String> = chunk
