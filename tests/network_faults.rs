@@ -2,15 +2,17 @@
 //! `tests/openai_provider.rs`: TCP resets (before the response and mid-stream), a mixed
 //! 502/503/504 storm, an SSE line cut off by the end of the body, invalid UTF-8 in a line,
 //! an event whose `data:` lines add up past the limit, and a peer that does not speak HTTP.
-//! A scripted server on 127.0.0.1 plays one reply per accepted connection.
+//! A scripted server on 127.0.0.1 plays one reply per accepted connection. Last, real turns
+//! through the agent: after provider failures every user message stays in the log.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use dsh_refs::agent::{Agent, AgentEvent};
 use dsh_refs::llm::openai::{ApiKey, Backoff, OpenAiConfig, OpenAiProvider};
 use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent};
-use dsh_refs::session::Message;
+use dsh_refs::session::{Event, EventData, Message, SessionHeader, SessionQuery, SessionStore};
 use futures_util::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -324,4 +326,102 @@ async fn a_bad_chunk_size_mid_body_is_a_clear_error() {
     let err = err.unwrap();
     assert_eq!(err.code(), "LLM_BAD_STREAM", "{err}");
     assert_eq!(server.connections(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// A real turn: the agent over the OpenAI provider, with the log on disk.
+
+/// Events until the next `turn/end` (returned last); errors reported on the way.
+async fn until_turn_end(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+) -> (Vec<Event>, Vec<String>) {
+    let (mut appended, mut errors) = (Vec::new(), Vec::new());
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("agent event in time")
+            .expect("agent channel open");
+        match ev {
+            AgentEvent::Appended(e) => {
+                let end = matches!(e.data, EventData::TurnEnd { .. });
+                appended.push(e);
+                if end {
+                    return (appended, errors);
+                }
+            }
+            AgentEvent::Error { code, .. } => errors.push(code),
+            AgentEvent::Status(_) | AgentEvent::Staged { .. } | AgentEvent::Discarded { .. } => {}
+        }
+    }
+}
+
+fn turn_end_kind(events: &[Event]) -> String {
+    match events.last().map(|e| &e.data) {
+        Some(EventData::TurnEnd { reason, .. }) => reason.kind.clone(),
+        other => panic!("turn/end expected, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_failures_in_real_turns_keep_the_user_messages_and_the_session_recovers() {
+    let server = Server::start(vec![
+        // Turn 1: a 503 storm beyond the retry budget.
+        status(503),
+        status(503),
+        status(503),
+        // Turn 2: a reset after part of the reply streamed.
+        vec![
+            stream_head(),
+            chunk(delta("half a rep").as_bytes()),
+            Step::Reset,
+        ],
+        // Turn 3: the server is back.
+        good_stream("recovered"),
+    ])
+    .await;
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let writer = store
+        .open_writer("net", Some(SessionHeader::new("net", 1, None)))
+        .unwrap();
+    let provider = Arc::new(OpenAiProvider::new(config(&server, 2)).unwrap());
+    let (agent, mut rx) = Agent::spawn(writer, provider);
+
+    agent.followup(Message::user_text("first question"));
+    let (events, errors) = until_turn_end(&mut rx).await;
+    assert_eq!(turn_end_kind(&events), "error");
+    assert_eq!(errors, vec!["LLM_SERVER".to_owned()]);
+
+    agent.followup(Message::user_text("second question"));
+    let (events, errors) = until_turn_end(&mut rx).await;
+    assert_eq!(turn_end_kind(&events), "error");
+    assert_eq!(errors, vec!["LLM_BAD_STREAM".to_owned()]);
+
+    agent.followup(Message::user_text("third question"));
+    let (events, errors) = until_turn_end(&mut rx).await;
+    assert_eq!(turn_end_kind(&events), "completed");
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(server.connections(), 5);
+
+    // Release the writer, then read what is on disk.
+    drop(agent);
+    while tokio::time::timeout(Duration::from_secs(30), rx.recv())
+        .await
+        .expect("loop stops")
+        .is_some()
+    {}
+    let surface = store.read_surface("net").unwrap();
+    let texts: Vec<String> = surface
+        .events
+        .iter()
+        .filter(|e| e.message().is_some_and(Message::is_direct_user))
+        .map(|e| e.message().unwrap().joined_text())
+        .collect();
+    assert_eq!(
+        texts,
+        ["first question", "second question", "third question"],
+        "every user message stays in the log"
+    );
+    let last = surface.events.last().unwrap().message().unwrap();
+    assert_eq!(last.joined_text(), "recovered");
 }
