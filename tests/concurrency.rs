@@ -3,7 +3,8 @@
 //! once the other session exists and sees a prefix of what the other wrote), no lost events,
 //! and a clear `Busy` error for anyone else who tries to write a session that is open.
 //!
-//! The processes are this test binary re-executed with `CONCURRENCY_ROLE` set.
+//! The processes are this test binary re-executed with `CONCURRENCY_ROLE` set; a second
+//! test runs the real app (`dsh-refs send`) twice at once, each referencing the other.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -292,4 +293,102 @@ fn two_processes_write_and_reference_each_other() {
             .collect();
         assert_eq!(texts, want);
     }
+}
+
+/// `dsh-refs send` (the real app, offline provider) on `root`.
+fn send(root: &Path, dir: &Path, session: &str, text: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+    cmd.arg("--store")
+        .arg(root)
+        .arg("--config")
+        .arg(dir.join("config.toml"))
+        .args(["send", "--session", session, text])
+        .current_dir(dir)
+        .env_remove("DSH_REFS_STORE")
+        .env_remove("DSH_REFS_CONFIG")
+        .env_remove("DEEPSEEK_API_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+#[test]
+fn two_app_processes_send_to_their_sessions_referencing_each_other() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("config.toml"), "").unwrap();
+    let root = tmp.path().join("store");
+    let store = SessionStore::new(&root);
+    let mention = |id: &str| dsh_refs::reference::format_mention(id, None);
+    const ROUNDS: usize = 8;
+    // A failed prepare creates nothing, so each session starts with a plain message.
+    let a = send(&root, tmp.path(), "app-a", "hello a").spawn().unwrap();
+    let b = send(&root, tmp.path(), "app-b", "hello b").spawn().unwrap();
+    for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (mut sent_a, mut sent_b) = (vec!["hello a".to_owned()], vec!["hello b".to_owned()]);
+    for round in 0..ROUNDS {
+        // Both processes run at once; each references the other's session as it grows.
+        let text_a = format!("a{round} about {}", mention("app-b"));
+        let text_b = format!("b{round} about {}", mention("app-a"));
+        let a = send(&root, tmp.path(), "app-a", &text_a).spawn().unwrap();
+        let b = send(&root, tmp.path(), "app-b", &text_b).spawn().unwrap();
+        for (out, sent, me) in [
+            (a.wait_with_output().unwrap(), &mut sent_a, "a"),
+            (b.wait_with_output().unwrap(), &mut sent_b, "b"),
+        ] {
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(out.status.success(), "{me}{round}: {stderr}");
+            sent.push(format!("{me}{round} about @app-{}", other(me)));
+        }
+    }
+    // Every acknowledged message is in its log, in order, each right after its snapshot.
+    for (id, sent) in [("app-a", &sent_a), ("app-b", &sent_b)] {
+        let events = store.open_writer(id, None).unwrap().events().to_vec();
+        let direct: Vec<String> = events
+            .iter()
+            .filter_map(|e| e.message())
+            .filter(|m| m.is_direct_user())
+            .map(Message::joined_text)
+            .collect();
+        assert_eq!(&direct, sent, "{id}");
+        for (n, e) in events.iter().enumerate() {
+            let Some(m) = e.message() else { continue };
+            if m.source.as_ref().is_some_and(|s| s.is_session_reference()) {
+                check_context_frame(m);
+                let next = events[n + 1].message().unwrap();
+                assert!(next.is_direct_user(), "context not followed by its message");
+            }
+        }
+    }
+
+    // While this process holds a session, the app refuses to write it, with a clear error.
+    let held = store.open_writer("app-a", None).unwrap();
+    let before = held.events().len();
+    let out = send(&root, tmp.path(), "app-a", "blocked")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("busy") && stderr.contains("app-a"),
+        "{stderr}"
+    );
+    drop(held);
+    assert_eq!(
+        store.open_writer("app-a", None).unwrap().events().len(),
+        before
+    );
+}
+
+/// A snapshot context is framed once and its JSON parses.
+fn check_context_frame(context: &Message) {
+    let body = context.joined_text();
+    assert_eq!(body.matches(OPEN_TAG).count(), 1);
+    assert_eq!(body.matches(CLOSE_TAG).count(), 1);
+    let _: Vec<Value> = serde_json::from_str(serialized_sources(&body).unwrap()).unwrap();
 }
