@@ -8,6 +8,7 @@ pub mod provider_setup;
 pub mod reference_service;
 pub mod send;
 pub mod sessions;
+pub mod tui_launch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -156,14 +157,11 @@ fn default_dirs() -> Result<directories::ProjectDirs, String> {
 
 fn run(cli: Cli) -> Result<ExitCode, String> {
     let ctx = Context::from_cli(&cli)?;
-    match cli.command {
-        Some(Command::Sessions(args)) => sessions::run(&ctx, &args),
-        Some(Command::Candidates(args)) => candidates::run(&ctx, &args),
-        Some(Command::Prepare(args)) => prepare::run(&ctx, &args),
-        Some(Command::Send(args)) => send::run(&ctx, &args),
-        None => Err(format!(
-            "not built yet (store {})",
-            ctx.store_root.display()
-        )),
+    match &cli.command {
+        Some(Command::Sessions(args)) => sessions::run(&ctx, args),
+        Some(Command::Candidates(args)) => candidates::run(&ctx, args),
+        Some(Command::Prepare(args)) => prepare::run(&ctx, args),
+        Some(Command::Send(args)) => send::run(&ctx, args),
+        None => tui_launch::run(&ctx, &cli),
     }
 }

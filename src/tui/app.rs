@@ -1,0 +1,862 @@
+//! The app: owns the terminal, the event loop and routing. Terminal input, agent events and
+//! background results all arrive here; handlers change state and mark the frame dirty, and
+//! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
+//! ticks only while preparing or running).
+
+use std::io;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, KeyEvent, KeyEventKind, MouseEventKind};
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::Widget;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::app_event::{AppEvent, AppEventSender};
+use super::app_keys::{AppAction, app_help_rows, classify_app_key};
+use super::bottom_pane::{BottomPane, InputResult};
+use super::chat_view::ChatView;
+use super::commands::{COMMANDS, SlashCommand, parse_command};
+use super::error::TuiError;
+use super::header::Header;
+use super::key_map::help_rows;
+use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
+use super::status_line::{Phase, StatusLine};
+use super::transcript::{NoticeKind, RenderOptions};
+use super::wrap::truncate_to_width;
+use crate::agent::submit::prepare_submission;
+use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
+use crate::llm::Provider;
+use crate::reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use crate::session::event::now_ms;
+use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+
+/// How often the spinner turns while busy.
+const TICK: Duration = Duration::from_millis(100);
+/// How long opening a session waits for a lock held by an agent that is winding down.
+const OPEN_BUSY_RETRIES: u32 = 20;
+const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
+/// Lines per mouse-wheel notch.
+const WHEEL_LINES: isize = 3;
+
+/// Knobs from the `[tui]` config section.
+#[derive(Debug, Clone, Copy)]
+pub struct AppOptions {
+    pub history_size: usize,
+    pub show_reasoning: bool,
+}
+
+/// A submission whose references are being prepared.
+#[derive(Debug)]
+struct PendingPrepare {
+    id: u64,
+    /// The exact text the user submitted; given back on failure or cancel.
+    original: String,
+    cancel: CancellationToken,
+    /// Whether the text mentions sessions (then the status says `preparing references…`).
+    has_references: bool,
+}
+
+/// The whole app state.
+pub struct App {
+    tx: AppEventSender,
+    rx: UnboundedReceiver<AppEvent>,
+    store: SessionStore,
+    refs: Option<SessionReferences>,
+    provider: Arc<dyn Provider>,
+    agent: Agent,
+    /// Bumped on every session switch; agent events of older sessions are dropped.
+    generation: u64,
+    session_id: String,
+    cwd: Option<String>,
+    chat: ChatView,
+    pane: BottomPane,
+    agent_status: AgentStatus,
+    queued: usize,
+    preparing: Option<PendingPrepare>,
+    next_prepare_id: u64,
+    candidate_cancel: Option<CancellationToken>,
+    picker: Option<SessionPicker>,
+    spinner_frame: usize,
+    next_tick: Option<Instant>,
+    dirty: bool,
+    should_quit: bool,
+    frames_drawn: u64,
+}
+
+/// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
+pub fn new_session_id() -> String {
+    format!(
+        "s-{}-{:04x}",
+        chrono::Local::now().format("%Y%m%d-%H%M%S"),
+        fastrand::u16(..)
+    )
+}
+
+impl App {
+    /// Build the app on `writer`'s session. Must run inside a tokio runtime (the agent loop
+    /// and the background tasks are spawned on it).
+    pub fn new(
+        store: SessionStore,
+        refs: Option<SessionReferences>,
+        provider: Arc<dyn Provider>,
+        writer: SessionWriter,
+        options: AppOptions,
+    ) -> App {
+        let (tx, rx) = AppEventSender::channel();
+        let chat = ChatView::new(RenderOptions {
+            expand_snapshots: false,
+            expand_reasoning: options.show_reasoning,
+        });
+        let session_id = writer.header().id.clone();
+        let cwd = writer.header().cwd.clone();
+        let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&provider));
+        let mut app = App {
+            tx,
+            rx,
+            store,
+            refs,
+            provider,
+            agent,
+            generation: 0,
+            session_id,
+            cwd,
+            chat,
+            pane: BottomPane::new(options.history_size),
+            agent_status: AgentStatus::Idle,
+            queued: 0,
+            preparing: None,
+            next_prepare_id: 0,
+            candidate_cancel: None,
+            picker: None,
+            spinner_frame: 0,
+            next_tick: None,
+            dirty: true,
+            should_quit: false,
+            frames_drawn: 0,
+        };
+        app.load_transcript();
+        app.forward_agent_events(agent_rx);
+        app
+    }
+
+    /// A sender on the app's event bus.
+    pub fn sender(&self) -> AppEventSender {
+        self.tx.clone()
+    }
+
+    /// The open session's id.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// How many frames have been drawn (for tests of redraw coalescing).
+    pub fn frames_drawn(&self) -> u64 {
+        self.frames_drawn
+    }
+
+    /// The agent of the open session.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The composer's current text.
+    pub fn draft(&self) -> String {
+        self.pane.draft()
+    }
+
+    /// Whether the app wants to exit.
+    pub fn should_quit(&self) -> bool {
+        self.should_quit
+    }
+
+    /// What the status line shows.
+    pub fn phase(&self) -> Phase {
+        if self.preparing.as_ref().is_some_and(|p| p.has_references) {
+            return Phase::Preparing;
+        }
+        match self.agent_status {
+            AgentStatus::Idle => Phase::Idle,
+            AgentStatus::Running if self.chat.transcript().live_has_output() => Phase::Responding,
+            AgentStatus::Running => Phase::Waiting,
+        }
+    }
+
+    fn load_transcript(&mut self) {
+        for event in self.agent.snapshot_events() {
+            self.chat.apply(&event);
+        }
+    }
+
+    fn forward_agent_events(&self, mut agent_rx: UnboundedReceiver<AgentEvent>) {
+        let tx = self.tx.clone();
+        let generation = self.generation;
+        tokio::spawn(async move {
+            while let Some(event) = agent_rx.recv().await {
+                tx.send(AppEvent::Agent { generation, event });
+            }
+        });
+    }
+
+    fn agent_ref(&self) -> AgentRef {
+        AgentRef {
+            session_id: self.session_id.clone(),
+            cwd: self.cwd.clone(),
+        }
+    }
+
+    // ----- event loop -------------------------------------------------------------------
+
+    /// Run until the user quits or the input stream ends.
+    pub async fn run<B, S>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        mut input: S,
+    ) -> Result<(), TuiError>
+    where
+        B: Backend,
+        B::Error: std::fmt::Display,
+        S: Stream<Item = io::Result<TermEvent>> + Unpin,
+    {
+        self.draw(terminal)?;
+        while !self.should_quit {
+            if !self.step(&mut input).await? {
+                break;
+            }
+            if self.dirty {
+                self.draw(terminal)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait for the next input, app event or spinner tick, handle it and everything else
+    /// already queued. Returns false when the input stream has ended.
+    pub async fn step<S>(&mut self, input: &mut S) -> Result<bool, TuiError>
+    where
+        S: Stream<Item = io::Result<TermEvent>> + Unpin,
+    {
+        self.schedule_tick();
+        let tick = self.next_tick;
+        let sleep = async move {
+            match tick {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => self.handle_terminal_event(event),
+                Some(Err(e)) => return Err(TuiError::Input(e)),
+                None => return Ok(false),
+            },
+            Some(event) = self.rx.recv() => self.handle_app_event(event),
+            () = sleep => self.on_tick(),
+        }
+        // Coalesce: handle everything that is already waiting before the next frame.
+        while let Ok(event) = self.rx.try_recv() {
+            self.handle_app_event(event);
+        }
+        // Polled with this task's own waker (not a no-op one): crossterm's EventStream wakes
+        // the waker of its last poll, so a pending poll here must still wake this task.
+        while let Poll::Ready(next) = futures_util::poll!(input.next()) {
+            match next {
+                Some(Ok(event)) => self.handle_terminal_event(event),
+                Some(Err(e)) => return Err(TuiError::Input(e)),
+                None => return Ok(false),
+            }
+        }
+        self.schedule_tick();
+        Ok(true)
+    }
+
+    fn schedule_tick(&mut self) {
+        if self.phase().is_busy() {
+            if self.next_tick.is_none() {
+                self.next_tick = Some(Instant::now() + TICK);
+            }
+        } else {
+            self.next_tick = None;
+        }
+    }
+
+    fn on_tick(&mut self) {
+        self.next_tick = None;
+        if self.phase().is_busy() {
+            self.spinner_frame = self.spinner_frame.wrapping_add(1);
+            self.dirty = true;
+        }
+    }
+
+    /// Draw one frame if anything changed.
+    pub fn draw<B>(&mut self, terminal: &mut Terminal<B>) -> Result<(), TuiError>
+    where
+        B: Backend,
+        B::Error: std::fmt::Display,
+    {
+        terminal
+            .draw(|frame| {
+                let area = frame.area();
+                if let Some(cursor) = self.render(area, frame.buffer_mut()) {
+                    frame.set_cursor_position(cursor);
+                }
+            })
+            .map_err(|e| TuiError::Draw(e.to_string()))?;
+        self.dirty = false;
+        self.frames_drawn += 1;
+        Ok(())
+    }
+
+    // ----- input ------------------------------------------------------------------------
+
+    /// Handle one terminal event.
+    pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        match event {
+            TermEvent::Key(key) => {
+                if key.kind == KeyEventKind::Release {
+                    return;
+                }
+                self.handle_key(key);
+            }
+            TermEvent::Paste(text) => {
+                if self.picker.is_none() {
+                    let result = self.pane.handle_paste(&text);
+                    self.handle_input_result(result);
+                }
+                self.dirty = true;
+            }
+            TermEvent::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => {
+                    self.chat.scroll_by(WHEEL_LINES);
+                    self.dirty = true;
+                }
+                MouseEventKind::ScrollDown => {
+                    self.chat.scroll_by(-WHEEL_LINES);
+                    self.dirty = true;
+                }
+                _ => {}
+            },
+            TermEvent::Resize(_, _) => self.dirty = true,
+            TermEvent::FocusGained | TermEvent::FocusLost => {}
+        }
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) {
+        self.dirty = true;
+        if let Some(picker) = self.picker.as_mut() {
+            match picker.handle_key(&key) {
+                PickerOutcome::Continue => {}
+                PickerOutcome::Close => self.picker = None,
+                PickerOutcome::Open(id) => {
+                    self.picker = None;
+                    self.resume_session(&id);
+                }
+            }
+            return;
+        }
+        if let Some(action) = classify_app_key(&key) {
+            match action {
+                AppAction::PageUp => self.chat.page_up(),
+                AppAction::PageDown => self.chat.page_down(),
+                AppAction::ScrollToBottom => self.chat.scroll_to_bottom(),
+                AppAction::ToggleSnapshots => self.chat.toggle_snapshots(),
+                AppAction::ToggleReasoning => self.chat.toggle_reasoning(),
+            }
+            return;
+        }
+        let result = self.pane.handle_key(key);
+        self.handle_input_result(result);
+    }
+
+    fn handle_input_result(&mut self, result: InputResult) {
+        match result {
+            InputResult::None => {}
+            InputResult::Redraw => self.dirty = true,
+            InputResult::Submit(text) => self.submit(text),
+            InputResult::Command(line) => self.run_command(&line),
+            InputResult::QueryCandidates { query_id, query } => {
+                self.query_candidates(query_id, query)
+            }
+            InputResult::Escape => self.escape(),
+            InputResult::Interrupt => self.interrupt(),
+            InputResult::Quit => self.should_quit = true,
+        }
+        self.dirty = true;
+    }
+
+    /// Esc with the popup closed: cancel a running `prepare`, else the running turn.
+    fn escape(&mut self) {
+        if self.preparing.is_some() {
+            self.cancel_prepare();
+        } else if self.agent_status == AgentStatus::Running {
+            self.agent.cancel();
+        }
+    }
+
+    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit.
+    fn interrupt(&mut self) {
+        if self.preparing.is_some() {
+            self.cancel_prepare();
+        } else if self.agent_status == AgentStatus::Running {
+            self.agent.cancel();
+        } else if !self.pane.clear_draft_to_history() {
+            self.should_quit = true;
+        }
+    }
+
+    // ----- candidates -------------------------------------------------------------------
+
+    fn query_candidates(&mut self, query_id: u64, query: String) {
+        if let Some(previous) = self.candidate_cancel.take() {
+            previous.cancel();
+        }
+        let Some(refs) = self.refs.clone() else {
+            // No reference service mounted: `@` offers nothing.
+            self.pane.set_candidates(query_id, Ok(Vec::new()));
+            return;
+        };
+        let cancel = CancellationToken::new();
+        self.candidate_cancel = Some(cancel.clone());
+        let agent = self.agent_ref();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = refs.list_candidates(&agent, &query, None, &cancel).await;
+            if let Err(e) = &result
+                && e.code == ErrorCode::Cancelled
+            {
+                return;
+            }
+            tx.send(AppEvent::Candidates {
+                query_id,
+                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
+            });
+        });
+    }
+
+    // ----- submit -----------------------------------------------------------------------
+
+    /// SPEC §6.2: check the mentions, prepare off the UI thread, then dispatch.
+    fn submit(&mut self, text: String) {
+        if self.preparing.is_some() || text.trim().is_empty() {
+            return;
+        }
+        if text.trim_start().starts_with('/') {
+            self.run_command(&text);
+            return;
+        }
+        let has_references = match parse_text(&text) {
+            Err(e) => {
+                self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "{}: {} (your message is still in the composer)",
+                        e.code.as_str(),
+                        e.message
+                    ),
+                );
+                return;
+            }
+            Ok(parsed) => !parsed.references.is_empty(),
+        };
+        if has_references && self.refs.is_none() {
+            self.chat.push_notice(
+                NoticeKind::Error,
+                "this message mentions sessions, but no session store is mounted for references; \
+                 remove the mention to send it (your message is still in the composer)",
+            );
+            return;
+        }
+        self.next_prepare_id += 1;
+        let id = self.next_prepare_id;
+        let cancel = CancellationToken::new();
+        self.preparing = Some(PendingPrepare {
+            id,
+            original: text.clone(),
+            cancel: cancel.clone(),
+            has_references,
+        });
+        self.pane.set_submission_locked(true);
+        let refs = self.refs.clone();
+        let agent = self.agent_ref();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = prepare_submission(refs.as_ref(), &agent, &text, &cancel).await;
+            tx.send(AppEvent::Prepared {
+                prepare_id: id,
+                result,
+            });
+        });
+        self.schedule_tick();
+    }
+
+    /// Esc / Ctrl+C during preparation: stop it now and give the text back.
+    fn cancel_prepare(&mut self) {
+        let Some(pending) = self.preparing.take() else {
+            return;
+        };
+        pending.cancel.cancel();
+        self.pane.set_submission_locked(false);
+        self.give_back(&pending.original);
+        self.chat.push_notice(
+            NoticeKind::Info,
+            format!(
+                "{}: preparing references was cancelled; your message is back in the composer",
+                ErrorCode::Cancelled.as_str()
+            ),
+        );
+    }
+
+    /// Make sure the user's original text is not lost after a failed submission.
+    fn give_back(&mut self, original: &str) {
+        let draft = self.pane.draft();
+        if draft == original {
+            return;
+        }
+        if draft.trim().is_empty() {
+            self.pane.restore_draft(original);
+        } else {
+            // The user typed something new meanwhile: keep it, and keep the original in history.
+            self.pane.push_history(original);
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "your unsent message is in the input history (Up)",
+            );
+        }
+    }
+
+    fn on_prepared(
+        &mut self,
+        prepare_id: u64,
+        result: Result<crate::agent::submit::Submission, crate::agent::submit::SubmitError>,
+    ) {
+        if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
+            return; // cancelled or superseded
+        }
+        let Some(pending) = self.preparing.take() else {
+            return;
+        };
+        self.pane.set_submission_locked(false);
+        match result {
+            Ok(submission) => {
+                self.pane.push_history(&pending.original);
+                self.pane.clear_if_unchanged(&pending.original);
+                self.chat.scroll_to_bottom();
+                dispatch(&self.agent, submission.message, submission.context);
+            }
+            Err(e) => {
+                self.give_back(&pending.original);
+                self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "{}: {} (your message is still in the composer)",
+                        e.code(),
+                        error_chain(&e)
+                    ),
+                );
+            }
+        }
+    }
+
+    // ----- app events -------------------------------------------------------------------
+
+    /// Handle one event from the bus.
+    pub fn handle_app_event(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Redraw => {}
+            AppEvent::Quit => self.should_quit = true,
+            AppEvent::Agent { generation, event } => {
+                if generation == self.generation {
+                    self.on_agent_event(event);
+                } else {
+                    return;
+                }
+            }
+            AppEvent::Candidates { query_id, result } => {
+                self.pane.set_candidates(query_id, result);
+            }
+            AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
+            AppEvent::SessionsListed(rows) => {
+                if let Some(picker) = self.picker.as_mut() {
+                    picker.set_rows(rows);
+                }
+            }
+        }
+        self.dirty = true;
+    }
+
+    fn on_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Appended(event) => self.chat.apply(&event),
+            AgentEvent::Status(status) => {
+                self.agent_status = status;
+                if status == AgentStatus::Idle {
+                    self.queued = 0;
+                }
+            }
+            AgentEvent::Staged { count } => self.queued = count,
+            AgentEvent::Discarded { .. } => {}
+            AgentEvent::Error { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Error, format!("{code}: {message}")),
+        }
+    }
+
+    // ----- commands ---------------------------------------------------------------------
+
+    fn run_command(&mut self, line: &str) {
+        let command = match parse_command(line) {
+            Ok(command) => command,
+            Err(e) => {
+                self.chat.push_notice(NoticeKind::Error, e.to_string());
+                return;
+            }
+        };
+        // The command line is consumed; it stays reachable with Up.
+        self.pane.push_history(line);
+        self.pane.clear_if_unchanged(line);
+        match command {
+            SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
+            SlashCommand::New => self.new_session(),
+            SlashCommand::Resume(Some(id)) => self.resume_session(&id),
+            SlashCommand::Resume(None) => self.open_picker(),
+            SlashCommand::Title(title) => self.agent.set_title(&title),
+            SlashCommand::Compact => self.agent.compact(),
+            SlashCommand::Model => {
+                let (provider, model) = self.agent.model();
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("model: {model} (provider {provider}); set [model] in the config file to change it"),
+                );
+            }
+            SlashCommand::Quit => self.should_quit = true,
+        }
+    }
+
+    fn open_picker(&mut self) {
+        self.picker = Some(SessionPicker::loading(self.session_id.clone()));
+        let store = self.store.clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let rows = list_picker_rows(&store);
+            tx.send(AppEvent::SessionsListed(rows));
+        });
+    }
+
+    fn new_session(&mut self) {
+        let id = new_session_id();
+        let header = SessionHeader::new(id.clone(), now_ms(), self.cwd.clone());
+        self.open_session(id, Some(header));
+    }
+
+    fn resume_session(&mut self, id: &str) {
+        if id == self.session_id {
+            self.chat
+                .push_notice(NoticeKind::Info, format!("session {id} is already open"));
+            return;
+        }
+        self.open_session(id.to_owned(), None);
+    }
+
+    /// Open a session for writing off the UI thread (loading a long log takes a while, and
+    /// a session just left stays locked until its agent loop has wound down).
+    fn open_session(&mut self, id: String, create: Option<SessionHeader>) {
+        let store = self.store.clone();
+        let tx = self.tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut retries = 0;
+            let result = loop {
+                match store.open_writer(&id, create.clone()) {
+                    Err(StoreError::Busy { .. }) if retries < OPEN_BUSY_RETRIES => {
+                        retries += 1;
+                        std::thread::sleep(OPEN_BUSY_PAUSE);
+                    }
+                    other => break other,
+                }
+            };
+            tx.send(AppEvent::SessionOpened {
+                result: result.map_err(|e| e.to_string()),
+                id,
+            });
+        });
+    }
+
+    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, String>) {
+        match result {
+            Ok(writer) => self.switch_to(writer),
+            Err(e) => self
+                .chat
+                .push_notice(NoticeKind::Error, format!("cannot open session {id}: {e}")),
+        }
+    }
+
+    /// Leave the current session (its turn is cancelled) and open `writer`'s.
+    fn switch_to(&mut self, writer: SessionWriter) {
+        self.cancel_prepare();
+        if let Some(cancel) = self.candidate_cancel.take() {
+            cancel.cancel();
+        }
+        self.agent.cancel();
+        self.generation += 1;
+        self.session_id = writer.header().id.clone();
+        self.cwd = writer.header().cwd.clone();
+        let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
+        self.agent = agent;
+        self.agent_status = AgentStatus::Idle;
+        self.queued = 0;
+        self.chat = ChatView::new(self.chat.options());
+        self.load_transcript();
+        self.forward_agent_events(agent_rx);
+    }
+
+    /// Before exit: stop preparation and the running turn, and wait (bounded) until the
+    /// agent has logged the turn's end.
+    pub async fn shutdown(&mut self) {
+        if let Some(pending) = self.preparing.take() {
+            pending.cancel.cancel();
+        }
+        if self.agent_status != AgentStatus::Running {
+            return;
+        }
+        self.agent.cancel();
+        let wait_idle = async {
+            while self.agent_status == AgentStatus::Running {
+                match self.rx.recv().await {
+                    Some(event) => self.handle_app_event(event),
+                    None => break,
+                }
+            }
+        };
+        // A stuck provider must not keep the terminal hostage.
+        let _ = tokio::time::timeout(Duration::from_secs(3), wait_idle).await;
+    }
+
+    // ----- rendering --------------------------------------------------------------------
+
+    /// Render the whole screen into `buf`; returns where the terminal cursor belongs.
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+        if area.height < 4 || area.width < 10 {
+            buf.set_string(area.x, area.y, "terminal too small", Style::new());
+            return None;
+        }
+        let header_area = Rect::new(area.x, area.y, area.width, 1);
+        let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
+        // The composer may grow, but the transcript keeps at least a few rows.
+        let available = area.height.saturating_sub(3);
+        let min_transcript = available.min(3);
+        let pane_height = self
+            .pane
+            .desired_height(area.width)
+            .clamp(1, available.saturating_sub(min_transcript).max(1));
+        let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
+        let status_area = Rect::new(area.x, pane_area.y - 1, area.width, 1);
+        let transcript_area = Rect::new(
+            area.x,
+            area.y + 1,
+            area.width,
+            status_area.y.saturating_sub(area.y + 1),
+        );
+
+        let title = self.chat.transcript().title().map(str::to_owned);
+        Header {
+            session_id: &self.session_id,
+            title: title.as_deref(),
+            cwd: self.cwd.as_deref(),
+        }
+        .render(header_area, buf);
+        self.chat.render(transcript_area, buf);
+        let (_, model) = self.agent.model();
+        StatusLine {
+            phase: self.phase(),
+            spinner_frame: self.spinner_frame,
+            model: &model,
+            tokens: self.chat.transcript().tokens(),
+            queued: self.queued,
+        }
+        .render(status_area, buf);
+        let cursor = self.pane.render(pane_area, buf);
+        let hint = truncate_to_width(self.hint(), usize::from(area.width));
+        buf.set_string(
+            hint_area.x,
+            hint_area.y,
+            hint,
+            Style::new().add_modifier(Modifier::DIM),
+        );
+        if let Some(picker) = &self.picker {
+            picker.render(transcript_area, buf);
+            return None;
+        }
+        cursor
+    }
+
+    fn hint(&self) -> &'static str {
+        if self.picker.is_some() {
+            " ↑↓ move · Enter open · Esc close"
+        } else if self.pane.popup_active() {
+            " ↑↓ move · Tab/Enter insert · Esc close"
+        } else if self.preparing.is_some() {
+            " Esc cancel preparing (your text comes back)"
+        } else if self.agent_status == AgentStatus::Running {
+            " Esc interrupt · Enter steer the reply · PgUp/PgDn scroll"
+        } else {
+            " Enter send · Shift+Enter/Ctrl+J newline · @ reference a session · /help"
+        }
+    }
+}
+
+/// The `/help` text: commands, composer keys and app keys, from their tables.
+fn help_text() -> String {
+    let mut out = String::from("Commands\n");
+    for (usage, help) in COMMANDS {
+        out.push_str(&format!("  {usage:<14} {help}\n"));
+    }
+    out.push_str("Keys\n");
+    for (label, help) in help_rows() {
+        out.push_str(&format!("  {label:<14} {help}\n"));
+    }
+    for (label, help) in app_help_rows() {
+        out.push_str(&format!("  {label:<14} {help}\n"));
+    }
+    out.trim_end().to_owned()
+}
+
+/// An error's message followed by each underlying cause not already part of it.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
+}
+
+/// Every session for the picker, newest first, with its title.
+fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
+    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    Ok(headers
+        .iter()
+        .map(|h| PickerRow {
+            session_id: h.id.clone(),
+            title: store.read_title(&h.id).ok().flatten(),
+            cwd: h.cwd.clone(),
+            created_at: h.created_at,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+#[path = "app_tests.rs"]
+mod tests;

@@ -1,0 +1,65 @@
+//! The one event bus of the app. Background tasks (candidate queries, `prepare`, agent
+//! event forwarding, session listing) only ever send [`AppEvent`]s; the event loop owns
+//! all state and decides what happens.
+
+use tokio::sync::mpsc;
+
+use super::session_picker::PickerRow;
+use crate::agent::AgentEvent;
+use crate::agent::submit::{Submission, SubmitError};
+use crate::reference::Candidate;
+use crate::session::SessionWriter;
+
+/// Everything that can happen to the app besides terminal input.
+#[derive(Debug)]
+pub enum AppEvent {
+    /// Something changed; draw a frame (bursts collapse into one draw).
+    Redraw,
+    /// Leave the app (e.g. on SIGTERM), cancelling what runs.
+    Quit,
+    /// An event from the agent of session generation `generation` (stale ones are dropped).
+    Agent { generation: u64, event: AgentEvent },
+    /// Candidates for the `@` popup query `query_id`.
+    Candidates {
+        query_id: u64,
+        result: Result<Vec<Candidate>, String>,
+    },
+    /// `prepare_submission` finished for submission `prepare_id`.
+    Prepared {
+        prepare_id: u64,
+        result: Result<Submission, SubmitError>,
+    },
+    /// Rows for the `/resume` picker.
+    SessionsListed(Result<Vec<PickerRow>, String>),
+    /// A session for `/new` or `/resume` was opened for writing (or could not be).
+    SessionOpened {
+        id: String,
+        result: Result<SessionWriter, String>,
+    },
+}
+
+/// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never
+/// fails loudly: once the app has quit, events are simply dropped.
+#[derive(Debug, Clone)]
+pub struct AppEventSender {
+    tx: mpsc::UnboundedSender<AppEvent>,
+}
+
+impl AppEventSender {
+    /// A sender and the receiver the event loop reads.
+    pub fn channel() -> (AppEventSender, mpsc::UnboundedReceiver<AppEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (AppEventSender { tx }, rx)
+    }
+
+    /// Send one event.
+    pub fn send(&self, event: AppEvent) {
+        // A closed channel means the app is shutting down; nothing is waiting for this.
+        let _ = self.tx.send(event);
+    }
+
+    /// Ask for a frame.
+    pub fn request_redraw(&self) {
+        self.send(AppEvent::Redraw);
+    }
+}

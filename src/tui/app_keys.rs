@@ -1,0 +1,99 @@
+//! App-level key bindings (transcript scrolling and expansion), one table read by the key
+//! handler and by `/help`. Composer keys live in [`super::key_map`].
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What an app-level key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppAction {
+    PageUp,
+    PageDown,
+    ScrollToBottom,
+    ToggleSnapshots,
+    ToggleReasoning,
+}
+
+impl AppAction {
+    /// One line of help for `/help`.
+    pub fn help(self) -> &'static str {
+        match self {
+            AppAction::PageUp => "scroll the transcript up a page (mouse wheel too)",
+            AppAction::PageDown => "scroll the transcript down a page",
+            AppAction::ScrollToBottom => "jump to the newest output",
+            AppAction::ToggleSnapshots => "show or hide the exact snapshot under reference cards",
+            AppAction::ToggleReasoning => "show or hide model reasoning",
+        }
+    }
+}
+
+/// `(key, label, modifiers, action)` rows, in `/help` order.
+pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
+    (
+        KeyCode::PageUp,
+        KeyModifiers::NONE,
+        "PgUp",
+        AppAction::PageUp,
+    ),
+    (
+        KeyCode::PageDown,
+        KeyModifiers::NONE,
+        "PgDn",
+        AppAction::PageDown,
+    ),
+    (
+        KeyCode::End,
+        KeyModifiers::CONTROL,
+        "Ctrl+End",
+        AppAction::ScrollToBottom,
+    ),
+    (
+        KeyCode::Char('o'),
+        KeyModifiers::CONTROL,
+        "Ctrl+O",
+        AppAction::ToggleSnapshots,
+    ),
+    (
+        KeyCode::Char('t'),
+        KeyModifiers::CONTROL,
+        "Ctrl+T",
+        AppAction::ToggleReasoning,
+    ),
+];
+
+/// The app action bound to `key`, if any.
+pub fn classify_app_key(key: &KeyEvent) -> Option<AppAction> {
+    let code = match key.code {
+        KeyCode::Char(c) => KeyCode::Char(c.to_ascii_lowercase()),
+        other => other,
+    };
+    let modifiers = key.modifiers - KeyModifiers::SHIFT;
+    APP_BINDINGS
+        .iter()
+        .find(|(c, m, _, _)| *c == code && *m == modifiers)
+        .map(|(_, _, _, action)| *action)
+}
+
+/// `(key label, help text)` rows for `/help`.
+pub fn app_help_rows() -> Vec<(&'static str, &'static str)> {
+    APP_BINDINGS
+        .iter()
+        .map(|(_, _, label, action)| (*label, action.help()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_binding_classifies_to_its_action() {
+        for (code, modifiers, label, action) in APP_BINDINGS {
+            let key = KeyEvent::new(*code, *modifiers);
+            assert_eq!(classify_app_key(&key), Some(*action), "{label}");
+        }
+        assert_eq!(
+            classify_app_key(&KeyEvent::new(KeyCode::Char('o'), KeyModifiers::NONE)),
+            None
+        );
+    }
+}

@@ -1,0 +1,127 @@
+//! The status line: what the app is doing (idle / waiting / responding / preparing
+//! references…, with a spinner while busy), the model, token totals and the `N queued`
+//! badge while staged steering messages wait for the next step.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use super::transcript::TokenTotals;
+use super::wrap::{display_width, truncate_to_width};
+use crate::session::untrusted::visible_controls_line;
+
+/// What the app is doing right now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Nothing running.
+    Idle,
+    /// A turn is running but no reply text has arrived yet.
+    Waiting,
+    /// A reply is streaming.
+    Responding,
+    /// `prepare` is reading referenced sessions.
+    Preparing,
+}
+
+impl Phase {
+    /// The label shown in the status line.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Waiting => "waiting",
+            Phase::Responding => "responding",
+            Phase::Preparing => "preparing references…",
+        }
+    }
+    /// Whether the spinner turns (and the app ticks) in this phase.
+    pub fn is_busy(self) -> bool {
+        match self {
+            Phase::Idle => false,
+            Phase::Waiting | Phase::Responding | Phase::Preparing => true,
+        }
+    }
+}
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// The status line widget.
+#[derive(Debug, Clone)]
+pub struct StatusLine<'a> {
+    pub phase: Phase,
+    pub spinner_frame: usize,
+    pub model: &'a str,
+    pub tokens: TokenTotals,
+    pub queued: usize,
+}
+
+/// `1234` → `1.2k`, `1_500_000` → `1.5M`.
+pub fn format_count(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+impl Widget for StatusLine<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.is_empty() {
+            return;
+        }
+        let dim = Style::new().add_modifier(Modifier::DIM);
+        let mut left = Vec::new();
+        if self.phase.is_busy() {
+            let frame = SPINNER
+                .get(self.spinner_frame % SPINNER.len())
+                .copied()
+                .unwrap_or("*");
+            left.push(Span::styled(
+                format!("{frame} "),
+                Style::new().fg(Color::Cyan),
+            ));
+            left.push(Span::styled(
+                self.phase.label(),
+                Style::new().fg(Color::Cyan),
+            ));
+        } else {
+            left.push(Span::styled("● ", Style::new().fg(Color::Green)));
+            left.push(Span::styled(self.phase.label(), dim));
+        }
+        if self.queued > 0 {
+            left.push(Span::raw(" "));
+            left.push(Span::styled(
+                format!(" {} queued ", self.queued),
+                Style::new().fg(Color::Black).bg(Color::Yellow),
+            ));
+        }
+        let right = format!(
+            "{} · {} in / {} out ",
+            visible_controls_line(self.model),
+            format_count(self.tokens.input),
+            format_count(self.tokens.output)
+        );
+        let left_line = Line::from(left);
+        let left_width = left_line.width();
+        left_line.render(area, buf);
+        let room = usize::from(area.width).saturating_sub(left_width + 2);
+        if room >= 8 {
+            let right = truncate_to_width(&right, room);
+            let w = u16::try_from(display_width(&right)).unwrap_or(area.width);
+            buf.set_string(area.right().saturating_sub(w), area.y, right, dim);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_compact() {
+        for (n, want) in [(0, "0"), (999, "999"), (1234, "1.2k"), (1_500_000, "1.5M")] {
+            assert_eq!(format_count(n), want);
+        }
+    }
+}

@@ -1,0 +1,384 @@
+//! End-to-end: the real `dsh-refs` binary in a pseudo-terminal, its screen read through a
+//! VT100 parser, on a temporary store with the offline provider. Every wait is bounded and
+//! fails with the screen contents.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dsh_refs::session::event::TitleData;
+use dsh_refs::session::{
+    ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery, SessionStore,
+    Source,
+};
+use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use serde_json::Value;
+
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A running `dsh-refs` in a pty.
+struct Session {
+    screen: Arc<Mutex<vt100::Parser>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    child: Mutex<Box<dyn Child + Send + Sync>>,
+}
+
+impl Session {
+    fn start(store: &Path, config: &Path, cwd: &Path, env: &[(&str, &str)]) -> Session {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.arg("--store");
+        cmd.arg(store);
+        cmd.arg("--config");
+        cmd.arg(config);
+        cmd.cwd(cwd);
+        cmd.env("TERM", "xterm-256color");
+        // Keep the app's log file (platform data dir) inside the test's temporary directory.
+        if let Some(parent) = store.parent() {
+            cmd.env("XDG_DATA_HOME", parent.join("data"));
+            cmd.env("XDG_CONFIG_HOME", parent.join("config"));
+        }
+        cmd.env_remove("DSH_REFS_STORE");
+        cmd.env_remove("DSH_REFS_CONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        {
+            let screen = Arc::clone(&screen);
+            let writer = Arc::clone(&writer);
+            std::thread::spawn(move || {
+                let _master = pty.master; // keep the pty open while reading
+                let mut buf = [0u8; 8192];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let bytes = &buf[..n];
+                            // Answer the primary device attributes query the way a terminal
+                            // without the kitty keyboard protocol would, so startup is quick.
+                            if bytes.windows(3).any(|w| w == b"\x1b[c") {
+                                let _ = writer.lock().unwrap().write_all(b"\x1b[?62;22c");
+                            }
+                            screen.lock().unwrap().process(bytes);
+                        }
+                    }
+                }
+            });
+        }
+        Session {
+            screen,
+            writer,
+            child: Mutex::new(child),
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().unwrap().screen().contents()
+    }
+
+    fn send(&self, bytes: &str) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Type text one key at a time (as a person would, so each key is its own event).
+    fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            self.send(&c.to_string());
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
+
+    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.contents();
+            if pred(&screen) {
+                return screen;
+            }
+            let exited = self.child.lock().unwrap().try_wait();
+            if let Ok(Some(status)) = exited {
+                panic!("dsh-refs exited ({status:?}) while waiting for {what}; screen:\n{screen}");
+            }
+            if start.elapsed() > WAIT {
+                panic!("timed out waiting for {what}; screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    fn wait_for_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+
+    fn wait_exit(&mut self) {
+        let start = Instant::now();
+        loop {
+            let exited = self.child.lock().unwrap().try_wait().unwrap();
+            if let Some(status) = exited {
+                assert!(
+                    status.success(),
+                    "exit status {status:?}; screen:\n{}",
+                    self.contents()
+                );
+                return;
+            }
+            if start.elapsed() > WAIT {
+                let _ = self.child.lock().unwrap().kill();
+                panic!("dsh-refs did not exit; screen:\n{}", self.contents());
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let child = self
+            .child
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Ok(None) = child.try_wait() {
+            let _ = child.kill();
+        }
+    }
+}
+
+/// A temporary project directory, store and offline config, with two seeded sessions.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: PathBuf,
+    config: PathBuf,
+    project: PathBuf,
+}
+
+const SEEDED: [&str; 2] = ["s-alpha", "s-beta"];
+
+fn fixture() -> Fixture {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = dir.path().join("store");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
+    let sessions = SessionStore::new(&store);
+    for (i, (id, title, question)) in [
+        (
+            "s-alpha",
+            "Alpha login bug",
+            "Why does login fail after the upgrade?",
+        ),
+        ("s-beta", "Beta release notes", "Draft the release notes."),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let header = SessionHeader::new(
+            id,
+            1_700_000_000_000 + i as i64,
+            Some(project.display().to_string()),
+        );
+        let mut writer = sessions.open_writer(id, Some(header)).unwrap();
+        let reply = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::text(format!("Answer about {title}."))],
+            Source::model("offline", "offline"),
+        );
+        writer
+            .append(vec![
+                NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
+                NewEvent::appended(EventData::AssistantMessage {
+                    turn: 1,
+                    step: 0,
+                    message: reply,
+                    usage: None,
+                    extra: Default::default(),
+                }),
+                NewEvent::plain(EventData::SessionTitle(TitleData {
+                    title: title.into(),
+                    message_seqs: vec![0],
+                    source: dsh_refs::session::event::TitleSource {
+                        kind: "manual".into(),
+                        extra: Default::default(),
+                    },
+                    extra: Default::default(),
+                })),
+            ])
+            .unwrap();
+    }
+    Fixture {
+        _dir: dir,
+        store,
+        config,
+        project,
+    }
+}
+
+/// The one session the app created, as raw JSON lines (header excluded).
+fn new_session_log(store: &Path) -> Vec<Value> {
+    let sessions = SessionStore::new(store);
+    let headers = sessions.list_sessions().unwrap();
+    let created: Vec<_> = headers
+        .iter()
+        .filter(|h| !SEEDED.contains(&h.id.as_str()))
+        .collect();
+    assert_eq!(
+        created.len(),
+        1,
+        "expected one new session, got {created:?}"
+    );
+    let location = sessions.locate(&created[0].id).unwrap().unwrap();
+    std::fs::read_to_string(location.path)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn source_kind(event: &Value, message_path: &str) -> Option<String> {
+    event
+        .pointer(&format!("/data{message_path}/source/kind"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Index of the session-reference context in `log`, asserting the direct message of
+/// type `direct_type` follows it immediately.
+fn assert_context_then(log: &[Value], direct_type: &str) -> usize {
+    let types: Vec<&str> = log
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect();
+    let context = log
+        .iter()
+        .position(|e| {
+            e["type"] == "user/message"
+                && source_kind(e, "").as_deref() == Some("session-reference")
+        })
+        .unwrap_or_else(|| panic!("no snapshot context in log: {types:?}"));
+    let next = &log[context + 1];
+    assert_eq!(
+        next["type"], direct_type,
+        "event after the context; log types {types:?}"
+    );
+    let path = if direct_type == "steering/message" {
+        "/message"
+    } else {
+        ""
+    };
+    assert_eq!(source_kind(next, path).as_deref(), Some("user"), "{next}");
+    let refs = &log[context]["data"]["source"]["references"];
+    assert_eq!(refs[0]["sessionId"], "s-alpha", "{refs}");
+    context
+}
+
+#[test]
+fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    app.type_text("@");
+    app.wait_for_text("Beta release notes");
+    app.type_text("alph");
+    app.wait_for("the filtered popup", |s| {
+        s.contains("Alpha login bug") && !s.contains("Beta release notes")
+    });
+    app.send("\r"); // Enter inserts the selected session
+    app.wait_for_text("@[Alpha login bug](dsh-session:");
+    app.type_text("what broke?");
+    app.send("\r");
+    let screen = app.wait_for_text("Referenced sessions · Alpha login bug (s-alpha) · 2 messages");
+    assert!(
+        !screen.contains("<referenced-sessions>"),
+        "snapshot JSON on screen:\n{screen}"
+    );
+    assert!(
+        !screen.contains("\"sessionId\""),
+        "snapshot JSON on screen:\n{screen}"
+    );
+    // The offline model answers and the app goes back to idle.
+    app.wait_for("the reply to finish", |s| {
+        s.contains("● idle") && s.contains("• ")
+    });
+    app.send("\x04"); // Ctrl+D on an empty draft quits
+    app.wait_exit();
+
+    let log = new_session_log(&fx.store);
+    let context = assert_context_then(&log, "user/message");
+    let direct = &log[context + 1]["data"];
+    let text = direct["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, "@Alpha login bug what broke?");
+}
+
+#[test]
+fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
+    let fx = fixture();
+    let mut app = Session::start(
+        &fx.store,
+        &fx.config,
+        &fx.project,
+        &[("DSH_REFS_OFFLINE_DELAY_MS", "300")],
+    );
+    app.wait_for_text("@ reference a session");
+    app.type_text("tell me a long story");
+    app.send("\r");
+    app.wait_for_text("responding");
+    app.type_text("@alph");
+    app.wait_for("the filtered popup", |s| {
+        s.contains("Alpha login bug") && !s.contains("Beta release notes")
+    });
+    app.send("\t"); // Tab inserts too
+    app.type_text("also consider this");
+    app.send("\r");
+    app.wait_for_text("Referenced sessions · Alpha login bug (s-alpha)");
+    app.wait_for("the turn to finish", |s| s.contains("● idle"));
+    app.send("\x04");
+    app.wait_exit();
+
+    let log = new_session_log(&fx.store);
+    let context = assert_context_then(&log, "steering/message");
+    // Delivered inside the first turn: there is exactly one turn/start before it.
+    let turns_before = log[..context]
+        .iter()
+        .filter(|e| e["type"] == "turn/start")
+        .count();
+    assert_eq!(turns_before, 1);
+}
+
+#[test]
+fn sigterm_leaves_the_terminal_restored() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    assert!(app.screen.lock().unwrap().screen().alternate_screen());
+    let pid = app.child.lock().unwrap().process_id().unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    app.wait_exit();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        !app.screen.lock().unwrap().screen().alternate_screen(),
+        "still on the alternate screen after exit"
+    );
+}
