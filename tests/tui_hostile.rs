@@ -3,6 +3,8 @@
 //! a VT100 parser. Hostile candidate labels, ids and cwds (escapes, OSC titles and clipboard
 //! writes, C1 CSI, BEL) and hostile pasted text must have no effect on the terminal: no
 //! bell, no title or clipboard change, no unknown sequence, and the escapes show as text.
+//! The last test does the same for the whole app (header, transcript, popup) running in a
+//! pseudo-terminal on a store full of hostile sessions.
 
 use std::fs;
 use std::io::Write;
@@ -191,4 +193,156 @@ fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     pane.restore_draft(&texts.join(" "));
     let (screen, effects) = on_screen(&terminal_bytes(&pane));
     assert_eq!(effects, Vec::<String>::new(), "{screen}");
+}
+
+// ---------------------------------------------------------------------------------------
+// The real app in a pseudo-terminal.
+
+use dsh_refs::session::event::{TitleData, TitleSource};
+use dsh_refs::session::{
+    ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
+};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use std::time::{Duration, Instant};
+
+/// A store with hostile sessions: id, title, cwd, user and assistant text all hostile.
+fn hostile_store(root: &Path, texts: &[String]) {
+    let store = SessionStore::new(root);
+    for (n, id) in ["evil", "evil\u{1b}]0;pwned\u{7}\u{9b}2J-other"]
+        .iter()
+        .enumerate()
+    {
+        let cwd = format!("/tmp/{}", texts[(n + 3) % texts.len()]);
+        let header = SessionHeader::new(*id, 1_700_000_000_000 + n as i64, Some(cwd));
+        let mut w = store.open_writer(id, Some(header)).unwrap();
+        let reply = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::text(texts.join("\n"))],
+            Source::model("offline", "offline"),
+        );
+        w.append(vec![
+            NewEvent::appended(EventData::UserMessage(Message::user_text(texts.join("\n")))),
+            NewEvent::appended(EventData::AssistantMessage {
+                turn: 1,
+                step: 0,
+                message: reply,
+                usage: None,
+                extra: Default::default(),
+            }),
+            NewEvent::plain(EventData::SessionTitle(TitleData {
+                title: texts[(n + 2) % texts.len()].clone(),
+                message_seqs: vec![0],
+                source: TitleSource {
+                    kind: "manual".into(),
+                    extra: Default::default(),
+                },
+                extra: Default::default(),
+            })),
+        ])
+        .unwrap();
+    }
+}
+
+#[test]
+fn the_app_shows_hostile_sessions_without_obeying_their_escapes() {
+    let texts = hostile_texts();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    hostile_store(&root, &texts);
+    let config = dir.path().join("config.toml");
+    fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
+
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: H,
+            cols: W,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .unwrap();
+    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+    cmd.args(["--resume", "evil", "--store"]);
+    cmd.arg(&root);
+    cmd.arg("--config");
+    cmd.arg(&config);
+    cmd.cwd(dir.path());
+    cmd.env("TERM", "xterm-256color");
+    cmd.env("XDG_DATA_HOME", dir.path().join("data"));
+    cmd.env("XDG_CONFIG_HOME", dir.path().join("config"));
+    cmd.env_remove("DSH_REFS_STORE");
+    cmd.env_remove("DSH_REFS_CONFIG");
+    let mut child = pty.slave.spawn_command(cmd).unwrap();
+    drop(pty.slave);
+    let parser = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
+        H,
+        W,
+        0,
+        SideEffects::default(),
+    )));
+    let raw = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
+    let mut reader = pty.master.try_clone_reader().unwrap();
+    {
+        let (parser, raw, writer) = (Arc::clone(&parser), Arc::clone(&raw), Arc::clone(&writer));
+        std::thread::spawn(move || {
+            let _master = pty.master;
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let bytes = &buf[..n];
+                // Answer the device attributes query like a plain terminal, so startup is quick.
+                if bytes.windows(3).any(|w| w == b"\x1b[c") {
+                    let _ = writer.lock().unwrap().write_all(b"\x1b[?62;22c");
+                }
+                raw.lock().unwrap().extend_from_slice(bytes);
+                parser.lock().unwrap().process(bytes);
+            }
+        });
+    }
+    let wait_for = |needle: &str| -> String {
+        let start = Instant::now();
+        loop {
+            let screen = parser.lock().unwrap().screen().contents();
+            if screen.contains(needle) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "timed out waiting for {needle:?}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    };
+    let send = |bytes: &[u8]| {
+        let mut w = writer.lock().unwrap();
+        w.write_all(bytes).unwrap();
+        w.flush().unwrap();
+    };
+
+    // The transcript and header of the hostile session, then the popup with the other one.
+    let transcript = wait_for("\\x1B");
+    send(b"@");
+    let popup = wait_for("Session ·");
+    if std::env::var_os("SHOW_SCREENS").is_some() {
+        eprintln!("{transcript}\n----\n{popup}");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let effects = parser.lock().unwrap().callbacks().0.clone();
+    assert_eq!(effects, Vec::<String>::new(), "{transcript}\n{popup}");
+    let raw = raw.lock().unwrap().clone();
+    assert!(!raw.contains(&0x07), "raw BEL reached the terminal");
+    assert!(
+        !raw.windows(2)
+            .any(|w| w == b"\x1b]" || w == [0xc2, 0x9b] || w == [0xc2, 0x9d]),
+        "OSC or C1 reached the terminal"
+    );
+    // The app is still drawing its own frame: the escapes did not clear or move it.
+    assert!(
+        popup.contains("\\x9B") || transcript.contains("\\x9B"),
+        "{popup}"
+    );
 }
