@@ -243,68 +243,83 @@ fn hostile_store(root: &Path, texts: &[String]) {
     }
 }
 
-#[test]
-fn the_app_shows_hostile_sessions_without_obeying_their_escapes() {
-    let texts = hostile_texts();
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("store");
-    hostile_store(&root, &texts);
-    let config = dir.path().join("config.toml");
-    fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
+/// The real app in a pseudo-terminal, its output fed to a VT100 parser that records side
+/// effects, and kept raw too.
+struct AppPty {
+    parser: Arc<Mutex<vt100::Parser<SideEffects>>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
 
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: H,
-            cols: W,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .unwrap();
-    let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
-    cmd.args(["--resume", "evil", "--store"]);
-    cmd.arg(&root);
-    cmd.arg("--config");
-    cmd.arg(&config);
-    cmd.cwd(dir.path());
-    cmd.env("TERM", "xterm-256color");
-    cmd.env("XDG_DATA_HOME", dir.path().join("data"));
-    cmd.env("XDG_CONFIG_HOME", dir.path().join("config"));
-    cmd.env_remove("DSH_REFS_STORE");
-    cmd.env_remove("DSH_REFS_CONFIG");
-    let mut child = pty.slave.spawn_command(cmd).unwrap();
-    drop(pty.slave);
-    let parser = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
-        H,
-        W,
-        0,
-        SideEffects::default(),
-    )));
-    let raw = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
-    let mut reader = pty.master.try_clone_reader().unwrap();
-    {
-        let (parser, raw, writer) = (Arc::clone(&parser), Arc::clone(&raw), Arc::clone(&writer));
-        std::thread::spawn(move || {
-            let _master = pty.master;
-            let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
+impl AppPty {
+    fn start(dir: &Path, root: &Path, config: &Path, args: &[&str], env: &[(&str, &str)]) -> Self {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: H,
+                cols: W,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.args(args);
+        cmd.arg("--store");
+        cmd.arg(root);
+        cmd.arg("--config");
+        cmd.arg(config);
+        cmd.cwd(dir);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("XDG_DATA_HOME", dir.join("data"));
+        cmd.env("XDG_CONFIG_HOME", dir.join("config"));
+        cmd.env_remove("DSH_REFS_STORE");
+        cmd.env_remove("DSH_REFS_CONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new_with_callbacks(
+            H,
+            W,
+            0,
+            SideEffects::default(),
+        )));
+        let raw = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        {
+            let (parser, raw, writer) =
+                (Arc::clone(&parser), Arc::clone(&raw), Arc::clone(&writer));
+            std::thread::spawn(move || {
+                let _master = pty.master;
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = reader.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let bytes = &buf[..n];
+                    // Answer the device attributes query like a plain terminal (quick startup).
+                    if bytes.windows(3).any(|w| w == b"\x1b[c") {
+                        let _ = writer.lock().unwrap().write_all(b"\x1b[?62;22c");
+                    }
+                    raw.lock().unwrap().extend_from_slice(bytes);
+                    parser.lock().unwrap().process(bytes);
                 }
-                let bytes = &buf[..n];
-                // Answer the device attributes query like a plain terminal, so startup is quick.
-                if bytes.windows(3).any(|w| w == b"\x1b[c") {
-                    let _ = writer.lock().unwrap().write_all(b"\x1b[?62;22c");
-                }
-                raw.lock().unwrap().extend_from_slice(bytes);
-                parser.lock().unwrap().process(bytes);
-            }
-        });
+            });
+        }
+        AppPty {
+            parser,
+            raw,
+            writer,
+            child,
+        }
     }
-    let wait_for = |needle: &str| -> String {
+
+    fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
-            let screen = parser.lock().unwrap().screen().contents();
+            let screen = self.parser.lock().unwrap().screen().contents();
             if screen.contains(needle) {
                 return screen;
             }
@@ -314,35 +329,112 @@ fn the_app_shows_hostile_sessions_without_obeying_their_escapes() {
             );
             std::thread::sleep(Duration::from_millis(30));
         }
-    };
-    let send = |bytes: &[u8]| {
-        let mut w = writer.lock().unwrap();
+    }
+
+    fn send(&self, bytes: &[u8]) {
+        let mut w = self.writer.lock().unwrap();
         w.write_all(bytes).unwrap();
         w.flush().unwrap();
-    };
+    }
+
+    fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            self.send(c.to_string().as_bytes());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Stop the app; (side effects seen by the parser, raw output).
+    fn finish(mut self) -> (Vec<String>, Vec<u8>) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let effects = self.parser.lock().unwrap().callbacks().0.clone();
+        let raw = self.raw.lock().unwrap().clone();
+        (effects, raw)
+    }
+}
+
+impl Drop for AppPty {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+    }
+}
+
+#[test]
+fn the_app_shows_hostile_sessions_without_obeying_their_escapes() {
+    let texts = hostile_texts();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    hostile_store(&root, &texts);
+    let config = dir.path().join("config.toml");
+    fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
+    let app = AppPty::start(dir.path(), &root, &config, &["--resume", "evil"], &[]);
 
     // The transcript and header of the hostile session, then the popup with the other one.
-    let transcript = wait_for("\\x1B");
-    send(b"@");
-    let popup = wait_for("Session ·");
+    let transcript = app.wait_for("\\x1B");
+    app.send(b"@");
+    let popup = app.wait_for("Session ·");
     if std::env::var_os("SHOW_SCREENS").is_some() {
         eprintln!("{transcript}\n----\n{popup}");
     }
-    let _ = child.kill();
-    let _ = child.wait();
-
-    let effects = parser.lock().unwrap().callbacks().0.clone();
+    let (effects, raw) = app.finish();
     assert_eq!(effects, Vec::<String>::new(), "{transcript}\n{popup}");
-    let raw = raw.lock().unwrap().clone();
     assert!(!raw.contains(&0x07), "raw BEL reached the terminal");
     assert!(
         !raw.windows(2)
             .any(|w| w == b"\x1b]" || w == [0xc2, 0x9b] || w == [0xc2, 0x9d]),
         "OSC or C1 reached the terminal"
     );
-    // The app is still drawing its own frame: the escapes did not clear or move it.
-    assert!(
-        popup.contains("\\x9B") || transcript.contains("\\x9B"),
-        "{popup}"
+    // The escapes are shown, not obeyed: the popup still lists the other session.
+    assert!(popup.contains("\\x9B2J-other"), "{popup}");
+}
+
+#[test]
+fn a_provider_failure_in_the_app_keeps_the_message_in_the_log_and_in_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("store");
+    let config = dir.path().join("config.toml");
+    // Nothing listens on port 1: every attempt fails at once.
+    fs::write(
+        &config,
+        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1\"\napi_key_env = \"DSH_REFS_TEST_KEY\"\nmax_retries = 1\ntimeout_secs = 5\n",
+    )
+    .unwrap();
+    let app = AppPty::start(
+        dir.path(),
+        &root,
+        &config,
+        &[],
+        &[("DSH_REFS_TEST_KEY", "sk-test")],
     );
+    app.wait_for("Ask anything");
+    app.type_text("please keep this question");
+    app.send(b"\r");
+    let failed = app.wait_for("LLM_NETWORK");
+    assert!(failed.contains("please keep this question"), "{failed}");
+    // The text comes back with Up (input history): the draft is not lost.
+    app.send(b"\x1b[A");
+    let recalled = app.wait_for("│please keep this question");
+    let _ = app.finish();
+    let store = SessionStore::new(&root);
+    let sessions = dsh_refs::session::SessionQuery::list_sessions(&store).unwrap();
+    assert_eq!(sessions.len(), 1, "{recalled}");
+    let events = store
+        .open_writer(&sessions[0].id, None)
+        .unwrap()
+        .events()
+        .to_vec();
+    let direct: Vec<String> = events
+        .iter()
+        .filter_map(|e| e.message())
+        .filter(|m| m.is_direct_user())
+        .map(Message::joined_text)
+        .collect();
+    assert_eq!(direct, ["please keep this question"]);
+    match events.last().map(|e| &e.data) {
+        Some(EventData::TurnEnd { reason, .. }) => assert_eq!(reason.kind, "error"),
+        other => panic!("turn/end expected, got {other:?}"),
+    }
 }
