@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value};
 
 use crate::reference::{Candidate, format_mention};
-use crate::session::untrusted::visible_controls_line;
+use crate::session::untrusted::{escape_json_controls, visible_controls_line};
 
 use super::reference_service::{
     block_on, local_time, open_service, report_error, target_agent, write_stdout,
@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
     let out = if args.json {
         let text =
             serde_json::to_string_pretty(&json_rows(&candidates)).map_err(|e| e.to_string())?;
-        format!("{text}\n")
+        format!("{}\n", escape_json_controls(&text))
     } else {
         human_rows(&candidates)
     };

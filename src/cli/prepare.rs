@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use serde_json::{Map, Value};
 
 use crate::reference::{Prepared, parse_text};
-use crate::session::untrusted::{visible_controls, visible_controls_line};
+use crate::session::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
 use crate::session::{ContentBlock, Message};
 
 use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
@@ -36,7 +36,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
     let out = if args.json {
         let text =
             serde_json::to_string_pretty(&json_output(&prepared)?).map_err(|e| e.to_string())?;
-        format!("{text}\n")
+        format!("{}\n", escape_json_controls(&text))
     } else {
         human_output(&prepared)
     };

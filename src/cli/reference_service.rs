@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
 use crate::session::reader::read_header;
-use crate::session::untrusted::visible_controls_line;
+use crate::session::untrusted::{escape_json_controls, visible_controls_line};
 use crate::session::{SessionQuery, SessionStore};
 
 use super::Context;
@@ -84,7 +84,7 @@ pub fn report_error(err: &ReferenceError, as_json: bool) -> Result<ExitCode, Str
     if as_json {
         let body = json!({"error": {"code": err.code.as_str(), "message": err.message}});
         let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
-        write_stdout(&format!("{text}\n"))?;
+        write_stdout(&format!("{}\n", escape_json_controls(&text)))?;
     } else {
         eprintln!(
             "dsh-refs: {}: {}",

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
-use crate::session::untrusted::visible_controls_line;
+use crate::session::untrusted::{escape_json_controls, visible_controls_line};
 use crate::session::{QueryError, SessionHeader, SessionQuery, SessionStore};
 
 use super::{Context, SessionsArgs};
@@ -47,8 +47,8 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
         });
     }
     let out = if args.json {
-        let mut text =
-            serde_json::to_string_pretty(&json_rows(&rows)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&rows)).map_err(|e| e.to_string())?;
+        let mut text = escape_json_controls(&text).into_owned();
         text.push('\n');
         text
     } else {
