@@ -458,7 +458,7 @@ proptest! {
             // The token is whitespace-delimited (JavaScript's \s set).
             prop_assert!(!chars[token.start_char..token.end_char]
                 .iter()
-                .any(|&c| dsh_refs::tui::mention_token::is_js_whitespace(c)));
+                .any(|&c| dsh_refs::reference::js_chars::is_js_whitespace(c)));
         }
         let spans = mention_spans(&text);
         let char_spans = mention_char_spans(&text);

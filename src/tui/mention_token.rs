@@ -3,6 +3,8 @@
 
 use std::ops::Range;
 
+use crate::reference::js_chars::{is_js_whitespace, is_line_terminator};
+
 /// The `@…` token under the cursor: char offsets into the whole text and the query after `@`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MentionToken {
@@ -12,27 +14,6 @@ pub struct MentionToken {
     pub end_char: usize,
     /// The token's text after the `@`.
     pub query: String,
-}
-
-/// JavaScript's `\s` set exactly (SPEC §3.3): unlike `char::is_whitespace` it holds U+FEFF
-/// and not U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-/// Line terminators of SPEC §3.3: an escaped label char may not be one of these.
-fn is_line_terminator(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
 }
 
 /// The `@` token under a cursor placed before char `cursor_char_index` (on the `@`, inside
