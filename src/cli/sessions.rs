@@ -7,10 +7,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use crate::session::untrusted::{escape_json_controls, visible_controls_line};
 use crate::session::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use crate::tui::wrap::truncate_to_width;
 
 use super::{Context, SessionsArgs};
 
@@ -89,25 +90,6 @@ fn local_time(ms: i64) -> String {
     }
 }
 
-/// Cut `text` to at most `max` display cells, marking a cut with `…`.
-fn fit(text: &str, max: usize) -> String {
-    if text.width() <= max {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > max {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    out
-}
-
 fn pad(text: &str, cells: usize) -> String {
     let mut out = text.to_owned();
     out.extend(std::iter::repeat_n(' ', cells.saturating_sub(text.width())));
@@ -127,7 +109,7 @@ fn human_table(rows: &[Row]) -> String {
                 |t| visible_controls_line(t).into_owned(),
             );
             [
-                fit(&title, MAX_TITLE_CELLS),
+                truncate_to_width(&title, MAX_TITLE_CELLS),
                 visible_controls_line(&r.header.id).into_owned(),
                 r.header.cwd.as_deref().map_or_else(
                     || "(no cwd)".to_owned(),
@@ -212,12 +194,5 @@ mod tests {
             })
             .collect();
         assert!(widths.windows(2).all(|w| w[0] == w[1]), "{table}");
-    }
-
-    #[test]
-    fn fit_cuts_on_display_cells() {
-        assert_eq!(fit("short", 10), "short");
-        assert_eq!(fit("漢字漢字漢字", 7), "漢字漢…");
-        assert_eq!(fit("abcdefgh", 5), "abcd…");
     }
 }

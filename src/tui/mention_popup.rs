@@ -9,9 +9,10 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Widget};
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 use super::mention_token::MentionToken;
+use super::wrap::{truncate_start_to_width, truncate_to_width};
 use crate::reference::Candidate;
 use crate::session::untrusted::visible_controls_line;
 
@@ -238,7 +239,7 @@ impl MentionPopup {
         };
         let mut spans = vec![marker, Span::styled("Session · ", base.fg(Color::Gray))];
         let room = usize::from(width).saturating_sub(LABEL_PREFIX.width());
-        let label = truncate_end(&label, room);
+        let label = truncate_to_width(&label, room);
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
@@ -270,8 +271,8 @@ impl MentionPopup {
         let room = usize::from(width).saturating_sub(DETAIL_INDENT.len());
         let rest = room.saturating_sub(time.width() + 2 * SEPARATOR.width());
         let (id_room, cwd_room) = share(rest, id.width(), cwd.width());
-        let id = truncate_end(&id, id_room.max(MIN_PART_CELLS));
-        let cwd = truncate_start(&cwd, cwd_room.max(MIN_PART_CELLS));
+        let id = truncate_to_width(&id, id_room.max(MIN_PART_CELLS));
+        let cwd = truncate_start_to_width(&cwd, cwd_room.max(MIN_PART_CELLS));
         let text = format!("{DETAIL_INDENT}{id}{SEPARATOR}{cwd}{SEPARATOR}{time}");
         Line::styled(text, Style::new().fg(Color::DarkGray))
     }
@@ -297,50 +298,6 @@ fn share(room: usize, a: usize, b: usize) -> (usize, usize) {
     } else {
         (half, room - half)
     }
-}
-
-/// `text` cut to at most `cells` columns, ending in `…` when cut.
-fn truncate_end(text: &str, cells: usize) -> String {
-    if text.width() <= cells {
-        return text.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in text.chars() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > cells {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    if cells > 0 {
-        out.push('…');
-    }
-    out
-}
-
-/// `text` cut to at most `cells` columns keeping its end, starting with `…` when cut.
-fn truncate_start(text: &str, cells: usize) -> String {
-    if text.width() <= cells {
-        return text.to_string();
-    }
-    let mut kept = Vec::new();
-    let mut used = 0;
-    for c in text.chars().rev() {
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > cells {
-            break;
-        }
-        used += w;
-        kept.push(c);
-    }
-    let mut out = String::with_capacity(text.len());
-    if cells > 0 {
-        out.push('…');
-    }
-    out.extend(kept.into_iter().rev());
-    out
 }
 
 /// First visible row so that `selected` is on screen with `fit` rows, moving `top` least.
@@ -386,10 +343,14 @@ mod tests {
             ("abc", 0, "", ""),
         ];
         for (text, cells, end, start) in cases {
-            assert_eq!(truncate_end(text, cells), end, "end {text:?} {cells}");
-            assert_eq!(truncate_start(text, cells), start, "start {text:?} {cells}");
-            assert!(truncate_end(text, cells).width() <= cells);
-            assert!(truncate_start(text, cells).width() <= cells);
+            assert_eq!(truncate_to_width(text, cells), end, "end {text:?} {cells}");
+            assert_eq!(
+                truncate_start_to_width(text, cells),
+                start,
+                "start {text:?} {cells}"
+            );
+            assert!(truncate_to_width(text, cells).width() <= cells);
+            assert!(truncate_start_to_width(text, cells).width() <= cells);
         }
     }
 

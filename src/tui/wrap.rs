@@ -136,6 +136,29 @@ pub fn truncate_to_width(text: &str, width: usize) -> String {
     out
 }
 
+/// `text` cut to at most `cells` columns keeping its end, starting with `…` when cut.
+pub fn truncate_start_to_width(text: &str, cells: usize) -> String {
+    if display_width(text) <= cells {
+        return text.to_string();
+    }
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for c in text.chars().rev() {
+        let w = char_width(c);
+        if used + w + 1 > cells {
+            break;
+        }
+        used += w;
+        kept.push(c);
+    }
+    let mut out = String::with_capacity(text.len());
+    if cells > 0 {
+        out.push('…');
+    }
+    out.extend(kept.into_iter().rev());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
