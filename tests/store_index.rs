@@ -238,3 +238,43 @@ fn only_a_persisting_store_writes_the_index() {
     drop(own);
     assert!(tmp.path().join(INDEX_FILE).exists());
 }
+
+#[test]
+fn a_listing_lookup_answers_like_read_title_recent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_session(tmp.path(), "a", None, 1, "first");
+    write_session(tmp.path(), "b", None, 2, "bee");
+    let store = SessionStore::new(tmp.path());
+    let hour = Duration::from_secs(3600);
+    let mut seen = Vec::new();
+    store.with_recent_titles(hour, &mut |lookup| {
+        for id in ["a", "b", "missing"] {
+            seen.push(
+                lookup(id)
+                    .map(|t| t.map(|t| t.to_string()))
+                    .map_err(|e| e.to_string()),
+            );
+        }
+    });
+    assert_eq!(seen[0], Ok(Some("first".into())));
+    assert_eq!(seen[1], Ok(Some("bee".into())));
+    assert!(
+        seen[2].as_ref().is_err_and(|e| e.contains("not found")),
+        "{:?}",
+        seen[2]
+    );
+    // Remembered for the age given, then read again.
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&title_line(2, "second"));
+    fs::write(&path, text).unwrap();
+    let mut again = Vec::new();
+    store.with_recent_titles(hour, &mut |lookup| again.push(lookup("a").unwrap()));
+    store.with_recent_titles(Duration::ZERO, &mut |lookup| {
+        again.push(lookup("a").unwrap())
+    });
+    let again: Vec<Option<String>> = again
+        .into_iter()
+        .map(|t| t.map(|t| t.to_string()))
+        .collect();
+    assert_eq!(again, vec![Some("first".into()), Some("second".into())]);
+}

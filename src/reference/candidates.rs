@@ -33,9 +33,19 @@ fn contains_folded(haystack: &str, needle: &str) -> bool {
     // the two chars above) comes from its ASCII chars unchanged in order: compare bytes.
     if needle.is_ascii() && (haystack.is_ascii() || !haystack.contains(LOWERCASE_TO_ASCII)) {
         let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-        return n.is_empty()
-            || h.windows(n.len())
-                .any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
+        let Some((&first, rest)) = n.split_first() else {
+            return true;
+        };
+        // Only positions whose first byte matches are compared further.
+        return h.windows(n.len()).any(|w| {
+            w.split_first().is_some_and(|(&a, tail)| {
+                a.to_ascii_lowercase() == first
+                    && tail
+                        .iter()
+                        .zip(rest)
+                        .all(|(a, b)| a.to_ascii_lowercase() == *b)
+            })
+        });
     }
     haystack.to_lowercase().contains(needle)
 }

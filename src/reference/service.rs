@@ -92,15 +92,19 @@ impl SessionReferences {
         let token = cancel.clone();
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
-            Ok(select_candidates(
-                &sessions,
-                &agent.session_id,
-                agent.cwd.as_deref(),
-                &query,
-                limit,
-                |id| store.read_title_recent(id, TITLE_MAX_AGE),
-                || token.is_cancelled(),
-            ))
+            let mut selected = Vec::new();
+            store.with_recent_titles(TITLE_MAX_AGE, &mut |read_title| {
+                selected = select_candidates(
+                    &sessions,
+                    &agent.session_id,
+                    agent.cwd.as_deref(),
+                    &query,
+                    limit,
+                    read_title,
+                    || token.is_cancelled(),
+                );
+            });
+            Ok(selected)
         })
         .await?
     }

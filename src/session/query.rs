@@ -41,6 +41,9 @@ pub enum QueryError {
     },
 }
 
+/// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
+pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;
+
 /// Read access to a session store (SPEC §2.5).
 pub trait SessionQuery: Send + Sync + 'static {
     /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
@@ -57,6 +60,11 @@ pub trait SessionQuery: Send + Sync + 'static {
     ) -> Result<Option<Arc<str>>, QueryError> {
         let _ = max_age;
         Ok(self.read_title(id)?.map(Arc::from))
+    }
+    /// Call `f` with a lookup answering like [`read_title_recent`](Self::read_title_recent)
+    /// for many ids in a row (a store can then lock and read the clock once per listing).
+    fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        f(&mut |id: &str| self.read_title_recent(id, max_age))
     }
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;

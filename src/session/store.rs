@@ -18,7 +18,7 @@ use super::fold::SurfaceFolder;
 use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
-use super::query::{QueryError, SessionQuery, Surface};
+use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
 use super::reader::{self, LinePos, LogFormat, ScanPos, UNTERMINATED};
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 use super::writer::{self, SessionWriter};
@@ -383,6 +383,22 @@ impl SessionQuery for SessionStore {
         let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
         lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
         Ok(title)
+    }
+
+    fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        let now = Instant::now();
+        let mut recent = lock(&self.inner.recent_titles);
+        f(&mut |id: &str| {
+            if let Some((title, checked)) = recent.get(id)
+                && now.saturating_duration_since(*checked) < max_age
+            {
+                return Ok(title.clone());
+            }
+            let checked = Instant::now();
+            let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+            recent.insert(id.to_owned(), (title.clone(), checked));
+            Ok(title)
+        });
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
