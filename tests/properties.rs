@@ -327,19 +327,6 @@ fn build(steps: &[Step]) -> (Vec<Event>, Vec<u64>, Vec<(Event, usize)>) {
                 let (i, j) = (i.min(j), i.max(j));
                 let (start, end) = (model[i], model[j]);
                 let op = SurfaceOp::Replace { start, end };
-                if start > end {
-                    // After a replace the surface need not be sorted; the store reads
-                    // "start not after end" on seqs too, so such a span is refused.
-                    let event = Event {
-                        seq,
-                        time: 1,
-                        data: message_data(seq),
-                        surface_op: Some(op),
-                        source_event_seqs: None,
-                    };
-                    bad.push((event, events.len()));
-                    continue;
-                }
                 model.splice(i..=j, [seq]);
                 (message_data(seq), Some(op))
             }

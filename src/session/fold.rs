@@ -63,9 +63,6 @@ impl SurfaceFolder {
                 Ok(())
             }
             Some(SurfaceOp::Replace { start, end }) => {
-                if start > end {
-                    return Err(FoldError::StartAfterEnd { seq, start, end });
-                }
                 let find = |which: &'static str, wanted: u64| {
                     self.surface
                         .iter()
@@ -78,8 +75,8 @@ impl SurfaceFolder {
                 };
                 let from = find("start", start)?;
                 let to = find("end", end)?;
-                // Seqs on the surface are not necessarily sorted after replaces, so the
-                // positions decide the span; a start placed after its end is invalid too.
+                // Seqs on the surface are not sorted once a replacement sits before older
+                // events, so "start not after end" is decided by position, not by seq.
                 if from > to {
                     return Err(FoldError::StartAfterEnd { seq, start, end });
                 }
@@ -161,6 +158,11 @@ mod tests {
                 "replace single",
                 vec![app(0), app(1), rep(2, 1, 1)],
                 vec![0, 2],
+            ),
+            (
+                "replace a span that starts with a replacement placed before older events",
+                vec![app(0), app(1), app(2), rep(3, 0, 0), rep(4, 3, 2)],
+                vec![4],
             ),
             (
                 "replace everything then append",
