@@ -489,7 +489,7 @@ fn deeply_nested_json_is_damage_not_a_crash() {
     let before = fs::read(&mid).unwrap();
     assert!(matches!(
         store.open_writer("deep-mid", None),
-        Err(StoreError::Corrupt { line: 3, .. })
+        Err(StoreError::Query(QueryError::Corrupt { line: 3, .. }))
     ));
     assert_eq!(fs::read(&mid).unwrap(), before);
     drop(store.open_writer("deep-tail", None).unwrap());
@@ -520,7 +520,7 @@ fn invalid_utf8_and_nul_bytes_in_logs() {
     let before = fs::read(&mid).unwrap();
     assert!(matches!(
         store.open_writer("bad-bytes", None),
-        Err(StoreError::Corrupt { .. })
+        Err(StoreError::Query(QueryError::Corrupt { .. }))
     ));
     assert_eq!(fs::read(&mid).unwrap(), before);
     // Damage in the tail: the readable part keeps escaped NUL and ESC exactly.

@@ -261,7 +261,7 @@ fn damage_in_the_middle_is_corruption_with_file_and_line() {
         other => panic!("expected corruption, got {other:?}"),
     }
     match store.open_writer("bad", None) {
-        Err(e @ StoreError::Corrupt { line: 4, .. }) => check(e.to_string()),
+        Err(e @ StoreError::Query(QueryError::Corrupt { line: 4, .. })) => check(e.to_string()),
         other => panic!("expected corruption, got {other:?}"),
     }
     assert_eq!(
@@ -393,7 +393,7 @@ fn hostile_ids_never_leave_the_root() {
     }
     assert!(matches!(
         store.open_writer("", Some(SessionHeader::new("", 1, None))),
-        Err(StoreError::InvalidId { .. })
+        Err(StoreError::Query(QueryError::InvalidId { .. }))
     ));
     assert!(matches!(
         store.open_writer(
@@ -404,7 +404,7 @@ fn hostile_ids_never_leave_the_root() {
     ));
     assert!(matches!(
         store.open_writer("other", Some(SessionHeader::new("not-other", 1, None))),
-        Err(StoreError::InvalidId { .. })
+        Err(StoreError::Query(QueryError::InvalidId { .. }))
     ));
     // Nothing was created beside the store.
     let outside: Vec<_> = fs::read_dir(tmp.path())

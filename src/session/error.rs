@@ -8,22 +8,9 @@ use super::query::QueryError;
 /// Why opening or appending to a session failed.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("session {id:?} not found")]
-    NotFound { id: String },
-    #[error("invalid session id {id:?}: {reason}")]
-    InvalidId { id: String, reason: String },
-    #[error("{path}:{line}: corrupt session log: {reason}", path = path.display())]
-    Corrupt {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
-    #[error("{path}: {source}", path = path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    /// Not found, invalid id, corrupt log or I/O failure: the same cases a reader reports.
+    #[error(transparent)]
+    Query(#[from] QueryError),
     /// Another writer (this or another process) holds the session's lock.
     #[error("session {id:?} is busy: another writer has it open ({path})", path = path.display())]
     Busy { id: String, path: PathBuf },
@@ -40,29 +27,16 @@ pub enum StoreError {
 
 impl StoreError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        StoreError::Io {
+        StoreError::Query(QueryError::Io {
             path: path.into(),
             source,
-        }
+        })
     }
 
     pub(crate) fn fold(id: &str, err: &FoldError) -> Self {
         StoreError::InvalidEvent {
             id: id.to_owned(),
             reason: err.to_string(),
-        }
-    }
-}
-
-impl From<QueryError> for StoreError {
-    fn from(e: QueryError) -> Self {
-        match e {
-            QueryError::NotFound { id } => StoreError::NotFound { id },
-            QueryError::InvalidId { id, reason } => StoreError::InvalidId { id, reason },
-            QueryError::Corrupt { path, line, reason } => {
-                StoreError::Corrupt { path, line, reason }
-            }
-            QueryError::Io { path, source } => StoreError::Io { path, source },
         }
     }
 }

@@ -223,7 +223,7 @@ impl SessionStore {
     /// Single writer. Existing session: takes the advisory lock ([`StoreError::Busy`] if held
     /// elsewhere), truncates a torn tail, loads events. Absent session and `create =
     /// Some(header)`: nothing on disk until the first append, which publishes the file
-    /// atomically. Absent and `None`: [`StoreError::NotFound`].
+    /// atomically. Absent and `None`: [`QueryError::NotFound`] (as [`StoreError::Query`]).
     pub fn open_writer(
         &self,
         id: &str,
@@ -236,7 +236,7 @@ impl SessionStore {
             }),
             Some(loc) => SessionWriter::open_existing(loc.path, id),
             None => match create {
-                None => Err(StoreError::NotFound { id: id.to_owned() }),
+                None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
                 Some(header) => {
                     if header.kind != "session" {
                         return Err(StoreError::InvalidEvent {
@@ -253,10 +253,11 @@ impl SessionStore {
                         });
                     }
                     if header.id != id {
-                        return Err(StoreError::InvalidId {
+                        return Err(QueryError::InvalidId {
                             id: id.to_owned(),
                             reason: format!("header id {:?} differs", header.id),
-                        });
+                        }
+                        .into());
                     }
                     let dir = paths::session_dir(self.root(), header.cwd.as_deref(), id)?;
                     Ok(SessionWriter::pending(header, self.root().to_owned(), dir))

@@ -13,6 +13,7 @@ use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::fold::SurfaceFolder;
 use super::paths::LOG_FILE;
+use super::query::QueryError;
 use super::reader::{self, LogFormat};
 
 /// An event to append; the writer assigns `seq` and `time`.
@@ -95,11 +96,12 @@ impl SessionWriter {
             },
         )?;
         if let Some((line, e)) = fold_failure {
-            return Err(StoreError::Corrupt {
+            return Err(QueryError::Corrupt {
                 path,
                 line,
                 reason: e.to_string(),
-            });
+            }
+            .into());
         }
         reader::check_header_id(&path, &summary.header, id)?;
         let file_len = file
