@@ -1,5 +1,6 @@
-//! `prepare` of one 100 000-message (~100 MB) source (SPEC §8: ≤ 1.5 s). The fixture is
+//! `prepare` of one 100 000-message (~100 MB) source (docs/performance.md: ≤ 1.5 s). The fixture is
 //! written once per run into a temporary store.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
@@ -8,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use dsh_refs::reference::{AgentRef, Reference, ReferenceConfig, SessionReferences};
-use dsh_refs::session::{ContentBlock, SessionStore};
+use dsh_reference::{AgentRef, Reference, ReferenceConfig, SessionReferences};
+use dsh_store::{ContentBlock, SessionStore};
 use tokio_util::sync::CancellationToken;
 
 fn prepare_100k(c: &mut Criterion) {
@@ -34,7 +35,7 @@ fn prepare_100k(c: &mut Criterion) {
             runtime
                 .block_on(refs.prepare(&agent, &content, &mention, &CancellationToken::new()))
                 .expect("prepare")
-        })
+        });
     });
 }
 

@@ -1,5 +1,6 @@
 //! Retention of 1 000 and 3 000 messages (the TypeScript reference is quadratic: about 2.7 s
 //! and 22 s on this machine) and `parse_text` over 1 MB of text with mentions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
@@ -9,7 +10,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use dsh_refs::reference::{
+use dsh_reference::{
     ConversationItem, SourceHeader, TurnRole, format_mention, parse_text, retain_source,
 };
 
@@ -48,7 +49,7 @@ fn retention(c: &mut Criterion) {
                     || all.clone(),
                     |items| retain_source(header(), items, budget).expect("fits"),
                     BatchSize::LargeInput,
-                )
+                );
             });
         }
     }
@@ -66,7 +67,7 @@ fn parse_text_1mb(c: &mut Criterion) {
         n += 1;
     }
     c.bench_function("parse_text_1mb", |b| {
-        b.iter(|| parse_text(black_box(&text)).expect("parses"))
+        b.iter(|| parse_text(black_box(&text)).expect("parses"));
     });
 }
 

@@ -1,10 +1,11 @@
-//! Memory and time probe for `prepare` on one very long source (SPEC §8).
+//! Memory and time probe for `prepare` on one very long source (docs/performance.md).
 //!
 //! `prepare_big gen DIR [MESSAGES]` writes the fixture store (default 100 000 messages);
 //! `prepare_big run DIR` prepares a message referencing it once and prints the wall time and
 //! the reference stats. Run the second under `/usr/bin/time -v` for the peak RSS.
 //! `prepare_big many DIR [COUNT]` writes the small-sessions store of the listing benchmarks
 //! (default 10 000 sessions) for timing `dsh-refs candidates` as a whole process.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 #[path = "../benches/support/fixtures.rs"]
 mod fixtures;
@@ -13,8 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use dsh_refs::reference::{AgentRef, Reference, ReferenceConfig, SessionReferences};
-use dsh_refs::session::{ContentBlock, SessionStore};
+use dsh_reference::{AgentRef, Reference, ReferenceConfig, SessionReferences};
+use dsh_store::{ContentBlock, SessionStore};
 use tokio_util::sync::CancellationToken;
 
 /// Id of the long session in the fixture store.

@@ -1,11 +1,10 @@
 //! dsh-refs: a terminal chat client for agent sessions with cross-session references.
 //!
-//! Layers (each depends only on those listed before it): [`session`], [`reference`],
-//! [`llm`], [`agent`], [`tui`], [`cli`].
+//! The session store and the reference service live in their own crates (`dsh_store`,
+//! `dsh_reference`); this crate holds the app: [`llm`], [`agent`], [`tui`], [`cli`], each
+//! depending only on those listed before it.
 
 pub mod agent;
 pub mod cli;
 pub mod llm;
-pub mod reference;
-pub mod session;
 pub mod tui;

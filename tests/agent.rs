@@ -1,4 +1,5 @@
 //! Agent behaviour against a scripted provider and a temporary store.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -17,9 +18,9 @@ use dsh_refs::agent::{
     PromptSubmit, PromptSubmitHook, dispatch,
 };
 use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent, Usage};
-use dsh_refs::session::SessionStore;
-use dsh_refs::session::event::{EventData, now_ms};
-use dsh_refs::session::{Event, Message, Role, SessionHeader};
+use dsh_store::SessionStore;
+use dsh_store::event::{EventData, now_ms};
+use dsh_store::{Event, Message, Role, SessionHeader};
 
 // ---------------------------------------------------------------------------------------
 // Scripted provider
@@ -82,10 +83,10 @@ fn ok_events(text: &str) -> Vec<StreamEvent> {
 }
 
 impl Provider for Scripted {
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "scripted"
     }
-    fn model(&self) -> &str {
+    fn model(&self) -> &'static str {
         "test-1"
     }
     fn stream(
@@ -250,8 +251,8 @@ fn user(text: &str) -> Message {
 fn context(text: &str) -> Message {
     Message::new(
         Role::User,
-        vec![dsh_refs::session::ContentBlock::text(text)],
-        dsh_refs::session::Source::session_reference(json!([])),
+        vec![dsh_store::ContentBlock::text(text)],
+        dsh_store::Source::session_reference(json!([])),
     )
 }
 
@@ -290,7 +291,7 @@ impl PromptSubmitHook for Rewriting {
                 } => {
                     additional_contexts.push(context("hook context"));
                     Ok(Admission::Allow {
-                        content: Some(vec![dsh_refs::session::ContentBlock::text("rewritten")]),
+                        content: Some(vec![dsh_store::ContentBlock::text("rewritten")]),
                         additional_contexts,
                     })
                 }
@@ -793,7 +794,7 @@ async fn compaction_replaces_the_whole_surface_with_a_checkpoint() {
         .seq;
     assert_eq!(
         checkpoint.surface_op,
-        Some(dsh_refs::session::SurfaceOp::Replace {
+        Some(dsh_store::SurfaceOp::Replace {
             start: user_seq,
             end: reply_seq
         })
@@ -808,7 +809,7 @@ async fn compaction_replaces_the_whole_surface_with_a_checkpoint() {
             "question two"
         ]
     );
-    let folded = dsh_refs::session::fold::fold_surface(&log).unwrap();
+    let folded = dsh_store::fold::fold_surface(&log).unwrap();
     assert_eq!(folded.len(), 3);
 }
 

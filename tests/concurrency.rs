@@ -5,6 +5,7 @@
 //!
 //! The processes are this test binary re-executed with `CONCURRENCY_ROLE` set; a second
 //! test runs the real app (`dsh-refs send`) twice at once, each referencing the other.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -12,11 +13,11 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use dsh_refs::reference::prompt::{CLOSE_TAG, OPEN_TAG, serialized_sources};
-use dsh_refs::reference::{AgentRef, ErrorCode, Reference, ReferenceConfig, SessionReferences};
-use dsh_refs::session::event::TurnEndReason;
-use dsh_refs::session::reader::{LogFormat, read_all};
-use dsh_refs::session::{
+use dsh_reference::prompt::{CLOSE_TAG, OPEN_TAG, serialized_sources};
+use dsh_reference::{AgentRef, ErrorCode, Reference, ReferenceConfig, SessionReferences};
+use dsh_store::event::TurnEndReason;
+use dsh_store::reader::{LogFormat, read_all};
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery, SessionStore,
     Source, StoreError,
 };
@@ -318,7 +319,7 @@ fn two_app_processes_send_to_their_sessions_referencing_each_other() {
     std::fs::write(tmp.path().join("config.toml"), "").unwrap();
     let root = tmp.path().join("store");
     let store = SessionStore::new(&root);
-    let mention = |id: &str| dsh_refs::reference::format_mention(id, None);
+    let mention = |id: &str| dsh_reference::format_mention(id, None);
     const ROUNDS: usize = 8;
     // A failed prepare creates nothing, so each session starts with a plain message.
     let a = send(&root, tmp.path(), "app-a", "hello a").spawn().unwrap();
@@ -358,7 +359,10 @@ fn two_app_processes_send_to_their_sessions_referencing_each_other() {
         assert_eq!(&direct, sent, "{id}");
         for (n, e) in events.iter().enumerate() {
             let Some(m) = e.message() else { continue };
-            if m.source.as_ref().is_some_and(|s| s.is_session_reference()) {
+            if m.source
+                .as_ref()
+                .is_some_and(dsh_store::Source::is_session_reference)
+            {
                 check_context_frame(m);
                 let next = events[n + 1].message().unwrap();
                 assert!(next.is_direct_user(), "context not followed by its message");

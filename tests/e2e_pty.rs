@@ -1,14 +1,15 @@
 //! End-to-end: the real `dsh-refs` binary in a pseudo-terminal, its screen read through a
 //! VT100 parser, on a temporary store with the offline provider. Every wait is bounded and
 //! fails with the screen contents.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use dsh_refs::session::event::TitleData;
-use dsh_refs::session::{
+use dsh_store::event::TitleData;
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery, SessionStore,
     Source,
 };
@@ -116,9 +117,10 @@ impl Session {
             if let Ok(Some(status)) = exited {
                 panic!("dsh-refs exited ({status:?}) while waiting for {what}; screen:\n{screen}");
             }
-            if start.elapsed() > WAIT {
-                panic!("timed out waiting for {what}; screen:\n{screen}");
-            }
+            assert!(
+                start.elapsed() <= WAIT,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
             std::thread::sleep(Duration::from_millis(30));
         }
     }
@@ -214,7 +216,7 @@ fn fixture() -> Fixture {
                 NewEvent::plain(EventData::SessionTitle(TitleData {
                     title: title.into(),
                     message_seqs: vec![0],
-                    source: dsh_refs::session::event::TitleSource {
+                    source: dsh_store::event::TitleSource {
                         kind: "manual".into(),
                         extra: Default::default(),
                     },

@@ -5,20 +5,21 @@
 //! For each: the prepared context stays well framed and equals the projected conversation,
 //! `sessions` output (the real binary) carries no raw control characters, nothing panics, and
 //! nothing is created or read outside the store root.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use dsh_refs::reference::prompt::{CLOSE_TAG, HEADING, OPEN_TAG, serialized_sources};
-use dsh_refs::reference::{
+use dsh_reference::prompt::{CLOSE_TAG, HEADING, OPEN_TAG, serialized_sources};
+use dsh_reference::{
     AgentRef, ErrorCode, Prepared, ReferenceConfig, SessionReferences, format_mention, parse_text,
     project_surface,
 };
-use dsh_refs::session::event::{TitleData, TitleSource, TurnEndReason};
-use dsh_refs::session::untrusted::is_control;
-use dsh_refs::session::{
+use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
+use dsh_store::untrusted::is_control;
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError,
 };
@@ -135,7 +136,7 @@ fn prepare(
     store: &SessionStore,
     budget: i64,
     text: &str,
-) -> Result<Prepared, dsh_refs::reference::ReferenceError> {
+) -> Result<Prepared, dsh_reference::ReferenceError> {
     let parsed = parse_text(text)?;
     let refs = SessionReferences::new(
         Arc::new(store.clone()),
@@ -316,7 +317,7 @@ fn big_session(store: &SessionStore, id: &str, big: &str) {
 
 /// Prepare a reference to `id` with the default budget: (conversation, reference entry).
 fn prepare_big(store: &SessionStore, id: &str) -> (Vec<Value>, Value) {
-    let uri = dsh_refs::reference::encode_uri(id);
+    let uri = dsh_reference::encode_uri(id);
     let prepared = prepare(store, 65_536, &format!("see {uri}")).unwrap();
     let sources = framed_sources(&prepared);
     // Re-serialized compactly (without `<` escaping) the object is no bigger than its budget.
@@ -364,7 +365,7 @@ fn a_ten_megabyte_message_is_cut_to_the_budget() {
     );
     assert!(omitted > (10 << 20) - 65_536);
 
-    // Escape-heavy text: SPEC §3.7 computes the cut target from raw bytes, so an item whose
+    // Escape-heavy text: docs/references.md (retention) computes the cut target from raw bytes, so an item whose
     // escaped form is far larger than its text is cut to nothing (pinned dsh behaviour).
     let mut dense = String::with_capacity(10 << 20);
     while dense.len() < 10 << 20 {
@@ -384,7 +385,7 @@ fn a_ten_megabyte_message_is_cut_to_the_budget() {
 }
 
 fn write_raw(root: &Path, id: &str, body: &[u8]) -> PathBuf {
-    let dir = dsh_refs::session::paths::session_dir(root, None, id).unwrap();
+    let dir = dsh_store::paths::session_dir(root, None, id).unwrap();
     fs::create_dir_all(&dir).unwrap();
     let path = dir.join("session.jsonl");
     fs::write(&path, body).unwrap();
@@ -480,8 +481,8 @@ fn deeply_nested_json_is_damage_not_a_crash() {
     assert_eq!(ids, ["deep-mid", "deep-ok", "deep-tail"]);
     assert!(err.contains(&format!("{}:3", mid.display())), "{err}");
     // prepare: the torn one works, the corrupt one is READ_FAILED (all or nothing).
-    let ok_uri = dsh_refs::reference::encode_uri("deep-tail");
-    let bad_uri = dsh_refs::reference::encode_uri("deep-mid");
+    let ok_uri = dsh_reference::encode_uri("deep-tail");
+    let bad_uri = dsh_reference::encode_uri("deep-mid");
     assert!(prepare(&store, 65_536, &ok_uri).is_ok());
     let err = prepare(&store, 65_536, &format!("{ok_uri} {bad_uri}")).unwrap_err();
     assert_eq!(err.code, ErrorCode::ReadFailed);
@@ -530,7 +531,7 @@ fn invalid_utf8_and_nul_bytes_in_logs() {
         projected(&store, "bad-tail"),
         json!([{"role":"user","text":"escaped nul \u{0} and \u{1b}[2J are fine"}])
     );
-    let prepared = prepare(&store, 65_536, &dsh_refs::reference::encode_uri("bad-tail")).unwrap();
+    let prepared = prepare(&store, 65_536, &dsh_reference::encode_uri("bad-tail")).unwrap();
     assert_eq!(
         framed_sources(&prepared)[0]["conversation"],
         projected(&store, "bad-tail")
@@ -573,7 +574,7 @@ fn ids_never_read_logs_outside_the_root() {
             !store.exists(id),
             "{id:?} found outside its encoded directory"
         );
-        let err = prepare(&store, 65_536, &dsh_refs::reference::encode_uri(id)).unwrap_err();
+        let err = prepare(&store, 65_536, &dsh_reference::encode_uri(id)).unwrap_err();
         assert_eq!(err.code, ErrorCode::ReadFailed);
         assert!(
             matches!(err.query_error(), Some(QueryError::NotFound { .. })),

@@ -4,6 +4,7 @@
 //! an event whose `data:` lines add up past the limit, and a peer that does not speak HTTP.
 //! A scripted server on 127.0.0.1 plays one reply per accepted connection. Last, real turns
 //! through the agent: after provider failures every user message stays in the log.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -12,7 +13,7 @@ use std::time::Duration;
 use dsh_refs::agent::{Agent, AgentEvent};
 use dsh_refs::llm::openai::{ApiKey, Backoff, OpenAiConfig, OpenAiProvider};
 use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent};
-use dsh_refs::session::{Event, EventData, Message, SessionHeader, SessionQuery, SessionStore};
+use dsh_store::{Event, EventData, Message, SessionHeader, SessionQuery, SessionStore};
 use futures_util::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;

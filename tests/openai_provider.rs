@@ -1,5 +1,6 @@
 //! The OpenAI-compatible provider against a scripted HTTP/1.1 server on 127.0.0.1.
 //! Each accepted connection plays the next scripted reply; every request is recorded.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -7,7 +8,7 @@ use std::time::Duration;
 
 use dsh_refs::llm::openai::{ApiKey, Backoff, OpenAiConfig, OpenAiProvider};
 use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent, Usage};
-use dsh_refs::session::{ContentBlock, Message, Role, Source};
+use dsh_store::{ContentBlock, Message, Role, Source};
 use futures_util::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};

@@ -1,21 +1,22 @@
 //! Property tests (issue 7 item 2): URI round trip, retention invariants, surface folding
 //! against a naive model (in memory and through the store), and `@`-token detection on
 //! arbitrary text and cursors.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::borrow::Cow;
 
-use dsh_refs::reference::json_text::source_json;
-use dsh_refs::reference::json_text::{Escaping, escaped_len, item_len, source_fixed_len};
-use dsh_refs::reference::retention::ConversationTurn;
-use dsh_refs::reference::{
+use dsh_reference::json_text::source_json;
+use dsh_reference::json_text::{Escaping, escaped_len, item_len, source_fixed_len};
+use dsh_reference::retention::ConversationTurn;
+use dsh_reference::{
     ConversationItem, ErrorCode, SourceHeader, TurnRole, decode_uri, encode_uri, format_mention,
     parse_text, retain_source,
 };
-use dsh_refs::session::{
+use dsh_refs::tui::mention_token::{mention_char_spans, mention_spans, mention_token_at};
+use dsh_store::{
     ContentBlock, Event, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery,
     SessionStore, Source, SurfaceFolder, SurfaceOp, fold_surface,
 };
-use dsh_refs::tui::mention_token::{mention_char_spans, mention_spans, mention_token_at};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -445,7 +446,7 @@ proptest! {
             // The token is whitespace-delimited (JavaScript's \s set).
             prop_assert!(!chars[token.start_char..token.end_char]
                 .iter()
-                .any(|&c| dsh_refs::reference::js_chars::is_js_whitespace(c)));
+                .any(|&c| dsh_reference::js_chars::is_js_whitespace(c)));
         }
         let spans = mention_spans(&text);
         let char_spans = mention_char_spans(&text);

@@ -1,13 +1,14 @@
 //! The `candidates` and `prepare` subcommands run as a user would: the real binary on a
-//! temporary store written through the store API (SPEC §7).
+//! temporary store written through the store API (docs/cli.md).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::path::Path;
 use std::process::{Command, Output};
 
-use dsh_refs::reference::format_mention;
-use dsh_refs::reference::prompt::serialized_sources;
-use dsh_refs::session::event::TurnEndReason;
-use dsh_refs::session::{
+use dsh_reference::format_mention;
+use dsh_reference::prompt::serialized_sources;
+use dsh_store::event::TurnEndReason;
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
     SurfaceOp,
 };
@@ -131,17 +132,15 @@ fn turn_end() -> NewEvent {
 }
 
 fn title(text: &str) -> NewEvent {
-    NewEvent::plain(EventData::SessionTitle(
-        dsh_refs::session::event::TitleData {
-            title: text.into(),
-            message_seqs: vec![],
-            source: dsh_refs::session::event::TitleSource {
-                kind: "manual".into(),
-                extra: Map::new(),
-            },
+    NewEvent::plain(EventData::SessionTitle(dsh_store::event::TitleData {
+        title: text.into(),
+        message_seqs: vec![],
+        source: dsh_store::event::TitleSource {
+            kind: "manual".into(),
             extra: Map::new(),
         },
-    ))
+        extra: Map::new(),
+    }))
 }
 
 /// Three real sessions plus the target: one compacted, one with tool traffic, reasoning and

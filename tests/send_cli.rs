@@ -1,12 +1,13 @@
 //! `dsh-refs send` end to end: the real binary on a temporary store.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use pretty_assertions::assert_eq;
 
-use dsh_refs::reference::{encode_uri, format_mention};
-use dsh_refs::session::{Event, EventData, SessionStore};
+use dsh_reference::{encode_uri, format_mention};
+use dsh_store::{Event, EventData, SessionStore};
 
 struct Fixture {
     dir: tempfile::TempDir,

@@ -1,12 +1,13 @@
-//! Session store behaviour through the public API and the built binary (SPEC §2.4, §2.5, §7).
+//! Session store behaviour through the public API and the built binary (docs/session-store.md (on-disk layout), §2.5, §7).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dsh_refs::session::event::{TitleData, TitleSource, TurnEndReason};
-use dsh_refs::session::{
+use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError, SurfaceOp,
 };
@@ -71,7 +72,7 @@ fn turn(n: u64, question: &str, answer: &str) -> Vec<NewEvent> {
     ]
 }
 
-fn texts(surface: &dsh_refs::session::Surface) -> Vec<String> {
+fn texts(surface: &dsh_store::Surface) -> Vec<String> {
     surface
         .events
         .iter()
@@ -97,7 +98,7 @@ const T4: &str = r#"{"type":"session/title","seq":4,"time":5,"data":{"title":"Gr
 
 /// Write a hand-made plain log for `id` and return its path.
 fn write_log(root: &Path, id: &str, cwd: Option<&str>, created: i64, body: &str) -> PathBuf {
-    let dir = dsh_refs::session::paths::session_dir(root, cwd, id).unwrap();
+    let dir = dsh_store::paths::session_dir(root, cwd, id).unwrap();
     fs::create_dir_all(&dir).unwrap();
     let path = dir.join("session.jsonl");
     fs::write(&path, format!("{}\n{body}", header_line(id, created, cwd))).unwrap();
@@ -418,7 +419,7 @@ fn hostile_ids_never_leave_the_root() {
         .iter()
         .map(|h| h.id.clone())
         .collect();
-    let mut want: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    let mut want: Vec<String> = ids.iter().map(std::string::ToString::to_string).collect();
     want.sort();
     assert_eq!(listed, want);
     for id in ids {
@@ -460,7 +461,7 @@ fn zstd_frame(text: &str) -> Vec<u8> {
 fn zstd_logs_with_packed_rows_list_and_read() {
     let tmp = tempfile::tempdir().unwrap();
     let store = SessionStore::new(tmp.path());
-    let dir = dsh_refs::session::paths::session_dir(tmp.path(), Some("/z"), "zs").unwrap();
+    let dir = dsh_store::paths::session_dir(tmp.path(), Some("/z"), "zs").unwrap();
     fs::create_dir_all(&dir).unwrap();
     let packed = r#"{"type":"text-chunks","seq0":2,"time0":10,"data":{"turn":1,"step":0,"index":0,"dt":[1,1],"texts":["hi"," the","re"]}}"#;
     let a5 = A2.replace("\"seq\":2", "\"seq\":5");
@@ -750,7 +751,7 @@ fn writer_refuses_events_the_reader_would_reject() {
 fn store_and_writer_can_cross_threads() {
     fn send<T: Send>() {}
     fn shared<T: Send + Sync + Clone + 'static>() {}
-    send::<dsh_refs::session::SessionWriter>();
+    send::<dsh_store::SessionWriter>();
     shared::<SessionStore>();
     let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new("/nonexistent/root"));
     assert!(store.list_sessions().unwrap().is_empty());

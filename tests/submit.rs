@@ -1,5 +1,6 @@
 //! The submit path (parse → prepare → dispatch) with the offline provider and a real store:
 //! compaction then reference, and snapshots that never nest.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,11 +10,11 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use dsh_reference::{AgentRef, ReferenceConfig, SessionReferences, format_mention};
 use dsh_refs::agent::{Agent, AgentEvent, DispatchPath, SubmitError, dispatch, prepare_submission};
 use dsh_refs::llm::OfflineProvider;
-use dsh_refs::reference::{AgentRef, ReferenceConfig, SessionReferences, format_mention};
-use dsh_refs::session::event::now_ms;
-use dsh_refs::session::{Event, EventData, SessionHeader, SessionQuery, SessionStore};
+use dsh_store::event::now_ms;
+use dsh_store::{Event, EventData, SessionHeader, SessionQuery, SessionStore};
 
 struct World {
     _dir: tempfile::TempDir,

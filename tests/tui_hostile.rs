@@ -5,6 +5,7 @@
 //! bell, no title or clipboard change, no unknown sequence, and the escapes show as text.
 //! The last test does the same for the whole app (header, transcript, popup) running in a
 //! pseudo-terminal on a store full of hostile sessions.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::fs;
 use std::io::Write;
@@ -12,9 +13,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use dsh_refs::reference::Candidate;
-use dsh_refs::session::untrusted::is_control;
+use dsh_reference::Candidate;
 use dsh_refs::tui::bottom_pane::{ActivePopup, BottomPane};
+use dsh_store::untrusted::is_control;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
@@ -198,8 +199,8 @@ fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
 // ---------------------------------------------------------------------------------------
 // The real app in a pseudo-terminal.
 
-use dsh_refs::session::event::{TitleData, TitleSource};
-use dsh_refs::session::{
+use dsh_store::event::{TitleData, TitleSource};
+use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
 };
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
@@ -419,7 +420,7 @@ fn a_provider_failure_in_the_app_keeps_the_message_in_the_log_and_in_history() {
     let recalled = app.wait_for("│please keep this question");
     let _ = app.finish();
     let store = SessionStore::new(&root);
-    let sessions = dsh_refs::session::SessionQuery::list_sessions(&store).unwrap();
+    let sessions = dsh_store::SessionQuery::list_sessions(&store).unwrap();
     assert_eq!(sessions.len(), 1, "{recalled}");
     let events = store
         .open_writer(&sessions[0].id, None)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerate assets/demo/store: the bundled demo sessions opened by `dsh-refs --demo`.
 
-Writes dsh-compatible JSONL logs (SPEC §2.4) with deterministic ids and timestamps.
+Writes dsh-compatible JSONL logs (docs/session-store.md, on-disk layout) with deterministic ids and timestamps.
 Run from anywhere: python3 assets/demo/generate.py
 """
 import json

@@ -1,13 +1,13 @@
 //! Synthetic session stores for the benchmarks and the memory probe: one very long session
 //! and many small ones, written as dsh-compatible JSONL directly (fast, deterministic).
-
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 #![allow(dead_code)]
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use dsh_refs::session::paths;
+use dsh_store::paths;
 use serde_json::json;
 
 /// Words the generated text is made of (some need JSON or tag-safe escaping).

@@ -2,7 +2,7 @@
 //! string survives an encode/decode round trip.
 #![no_main]
 
-use dsh_refs::reference::{decode_uri, encode_uri};
+use dsh_reference::{decode_uri, encode_uri};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use dsh_refs::session::reader::scan;
-use dsh_refs::session::{Event, SurfaceFolder};
+use dsh_store::reader::scan;
+use dsh_store::{Event, SurfaceFolder};
 use libfuzzer_sys::fuzz_target;
 
 fn read(bytes: &[u8]) -> Result<(Vec<Event>, u64, bool), String> {

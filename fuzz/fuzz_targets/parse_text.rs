@@ -2,7 +2,7 @@
 //! URI; text without `dsh-session:` is returned unchanged with no references.
 #![no_main]
 
-use dsh_refs::reference::{decode_uri, encode_uri, format_mention, parse_text};
+use dsh_reference::{decode_uri, encode_uri, format_mention, parse_text};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,8 +5,8 @@
 
 use std::borrow::Cow;
 
-use dsh_refs::reference::json_text::source_json;
-use dsh_refs::reference::{ConversationItem, SourceHeader, TurnRole, retain_source};
+use dsh_reference::json_text::source_json;
+use dsh_reference::{ConversationItem, SourceHeader, TurnRole, retain_source};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,4 +1,4 @@
-//! `/compact` (SPEC §4): the provider summarizes the current surface, and a checkpoint
+//! `/compact` (docs/agent.md): the provider summarizes the current surface, and a checkpoint
 //! `user/message` with the compact marker source replaces the whole surface.
 
 use serde_json::json;
@@ -9,9 +9,9 @@ use super::handle::Shared;
 use super::session_log::{other, plain};
 use super::turn_loop::stream_reply;
 use crate::llm::summarize_request;
-use crate::session::NewEvent;
-use crate::session::event::{EventData, kind};
-use crate::session::{ContentBlock, Message, Role, Source, SurfaceOp};
+use dsh_store::NewEvent;
+use dsh_store::event::{EventData, kind};
+use dsh_store::{ContentBlock, Message, Role, Source, SurfaceOp};
 
 /// The checkpoint text: the summary wrapped in `<compacted-summary>` tags.
 pub fn checkpoint_text(summary: &str) -> String {

@@ -1,4 +1,4 @@
-//! Dispatch of a prepared submission (SPEC §6.2 step 5), shared by `send` and the TUI.
+//! Dispatch of a prepared submission (docs/composer.md (submit) step 5), shared by `send` and the TUI.
 //!
 //! Decided from the agent's state at that moment: window open → the atomic context +
 //! steering operation; idle without context → followup; idle with context → followup plus
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use super::handle::Agent;
 use super::hooks::{Admission, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook};
 use super::inbox::DispatchPath;
-use crate::session::Message;
+use dsh_store::Message;
 
 /// Deliver `message` (and its snapshot `context`, if any) to `agent`.
 pub fn dispatch(agent: &Agent, message: Message, context: Option<Message>) -> DispatchPath {

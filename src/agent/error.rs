@@ -1,8 +1,8 @@
 //! The agent layer's error type, with stable codes for the UI and `send`.
 
 use crate::llm::LlmError;
-use crate::session::FoldError;
-use crate::session::StoreError;
+use dsh_store::FoldError;
+use dsh_store::StoreError;
 
 /// Why a turn, compaction or title write failed.
 #[derive(Debug, thiserror::Error)]

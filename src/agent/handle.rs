@@ -1,4 +1,4 @@
-//! The [`Agent`] handle (SPEC §4): a cloneable front for one session's loop, which runs
+//! The [`Agent`] handle (docs/agent.md): a cloneable front for one session's loop, which runs
 //! on a tokio task and owns the session writer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,8 +11,8 @@ use super::hooks::{HookGuard, HookRegistry, PromptSubmitHook};
 use super::inbox::{AgentStatus, DispatchPath, Inbox, Work};
 use super::session_log::AgentLog;
 use crate::llm::Provider;
-use crate::session::SessionWriter;
-use crate::session::{Event, Message};
+use dsh_store::SessionWriter;
+use dsh_store::{Event, Message};
 
 /// What the agent reports to its owner (TUI, `send`).
 // Events move once through a channel; boxing `Appended` would only add an allocation per
@@ -165,7 +165,7 @@ impl Agent {
         self.after_enqueue(was_staged, staged);
     }
 
-    /// Context then direct message as one atomic operation (SPEC §4).
+    /// Context then direct message as one atomic operation (docs/agent.md).
     pub fn inject_and_steer(&self, ctx: Message, msg: Message) -> DispatchPath {
         let (path, staged) = {
             let mut inbox = self.shared.inbox();

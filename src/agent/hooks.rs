@@ -1,4 +1,4 @@
-//! The `prompt-submit` hook chain (SPEC §4): middleware run when a queued prompt is claimed.
+//! The `prompt-submit` hook chain (docs/agent.md): middleware run when a queued prompt is claimed.
 //!
 //! Each hook gets the prompt and a [`Next`] that runs the inner chain; it may rewrite the
 //! content, add contexts, or block. Registration returns a [`HookGuard`] that detaches the
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, Weak};
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 
-use crate::session::{ContentBlock, Message};
+use dsh_store::{ContentBlock, Message};
 
 /// What a hook sees: the claimed prompt and the contexts that will be logged before it.
 #[derive(Debug, Clone, PartialEq)]
@@ -201,7 +201,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Message;
+    use dsh_store::Message;
     use pretty_assertions::assert_eq;
 
     /// Records its name on the way in and appends a context named after it on Allow.

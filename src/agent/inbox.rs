@@ -1,4 +1,4 @@
-//! The agent's inbox (SPEC §4): queued work, staged steering/injections and the next-step
+//! The agent's inbox (docs/agent.md): queued work, staged steering/injections and the next-step
 //! acceptance window, as one plain state machine guarded by a single lock in the agent.
 //!
 //! Every operation that must be atomic with respect to the window (steer, inject,
@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::session::Message;
+use dsh_store::Message;
 
 /// Whether the agent is running a turn (or compaction) or waiting for work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub enum AgentStatus {
     Running,
 }
 
-/// How a message was delivered (SPEC §6.2 step 5).
+/// How a message was delivered (docs/composer.md (submit) step 5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DispatchPath {
     /// Staged into the running turn's next step boundary.
@@ -253,7 +253,7 @@ impl Inbox {
             match work {
                 Work::Prompt(p) => dropped.push(p.message.id),
                 other @ (Work::Inject(_) | Work::SetTitle(_) | Work::Compact) => {
-                    kept.push_back(other)
+                    kept.push_back(other);
                 }
             }
         }

@@ -1,4 +1,4 @@
-//! Agent layer (SPEC §4): inbox, `prompt-submit` admission, steering, injection, the
+//! Agent layer (docs/agent.md): inbox, `prompt-submit` admission, steering, injection, the
 //! turn/step loop, titles and compaction.
 
 pub mod compaction;

@@ -9,10 +9,10 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::error::AgentError;
 use super::handle::AgentEvent;
-use crate::session::event::{EventData, TitleData, TitleSource};
-use crate::session::{Event, Message, SurfaceOp};
-use crate::session::{FoldError, SurfaceFolder};
-use crate::session::{NewEvent, SessionWriter};
+use dsh_store::event::{EventData, TitleData, TitleSource};
+use dsh_store::{Event, Message, SurfaceOp};
+use dsh_store::{FoldError, SurfaceFolder};
+use dsh_store::{NewEvent, SessionWriter};
 
 /// Shared access to the writer; only the agent loop appends.
 pub(crate) struct AgentLog {
@@ -200,7 +200,7 @@ pub(crate) fn title_event(title: String, message_seqs: Vec<u64>, source: &str) -
 /// `message/discarded` naming the dropped messages.
 pub(crate) fn discard_event(message_ids: &[String], reason: &str) -> NewEvent {
     plain(other(
-        crate::session::event::kind::MESSAGE_DISCARDED,
+        dsh_store::event::kind::MESSAGE_DISCARDED,
         json!({"messageIds": message_ids, "reason": reason}),
     ))
 }

@@ -1,10 +1,10 @@
-//! The submit path shared by `send` and the TUI (SPEC §6.2 steps 1–4): parse mentions,
+//! The submit path shared by `send` and the TUI (docs/composer.md (submit) steps 1–4): parse mentions,
 //! then prepare the snapshot context through the reference service.
 
 use tokio_util::sync::CancellationToken;
 
-use crate::reference::{AgentRef, ReferenceError, SessionReferences, parse_text};
-use crate::session::{ContentBlock, Message, Role, Source};
+use dsh_reference::{AgentRef, ReferenceError, SessionReferences, parse_text};
+use dsh_store::{ContentBlock, Message, Role, Source};
 
 /// A message ready for [`super::dispatch`]: the readable direct message and its snapshot.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-//! The agent loop (SPEC §4): claims work in FIFO order and runs each prompt as a turn of
+//! The agent loop (docs/agent.md): claims work in FIFO order and runs each prompt as a turn of
 //! one or more steps, logging exactly as the spec lays out.
 //!
 //! Log order of a turn: `turn/start`, the admitted contexts (`user/message`), the prompt
@@ -20,22 +20,21 @@ use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
 use super::session_log::{appended, discard_event, plain, title_event};
 use super::title::fallback_title;
 use crate::llm::{ChatRequest, StreamEvent, Usage};
-use crate::session::event::{EventData, TurnEndReason};
-use crate::session::{ContentBlock, Event, Message, Role, Source};
+use dsh_store::event::{EventData, TurnEndReason};
+use dsh_store::{ContentBlock, Event, Message, Role, Source};
 
 /// Run until the last handle is gone and no work is left.
 pub(crate) async fn run(shared: Arc<Shared>) {
     loop {
         flush_discards(&shared).await;
         let claimed = shared.inbox().claim();
-        match claimed {
-            Some((work, token)) => run_work(&shared, work, token).await,
-            None => {
-                if shared.closed.load(Ordering::SeqCst) {
-                    break;
-                }
-                shared.wake.notified().await;
+        if let Some((work, token)) = claimed {
+            run_work(&shared, work, token).await;
+        } else {
+            if shared.closed.load(Ordering::SeqCst) {
+                break;
             }
+            shared.wake.notified().await;
         }
     }
 }

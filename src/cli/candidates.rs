@@ -1,12 +1,12 @@
-//! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (SPEC §7): the
+//! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use crate::reference::{Candidate, format_mention};
-use crate::session::untrusted::{escape_json_controls, visible_controls_line};
+use dsh_reference::{Candidate, format_mention};
+use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 
 use super::reference_service::{
     block_on, local_time, open_service, report_error, target_agent, write_stdout,

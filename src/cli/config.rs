@@ -1,4 +1,4 @@
-//! The configuration file (`config.toml`, SPEC §7). Every key is optional; unknown keys and
+//! The configuration file (`config.toml`, docs/cli.md). Every key is optional; unknown keys and
 //! invalid values are reported with the file, the key and the reason.
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! Command-line layer (SPEC §7): argument parsing, configuration, store location, and the
+//! Command-line layer (docs/cli.md): argument parsing, configuration, store location, and the
 //! scriptable subcommands. The TUI is the default when no subcommand is given.
 
 pub mod candidates;
@@ -19,10 +19,10 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "dsh-refs", version, about, long_about = None)]
 pub struct Cli {
-    /// Session store directory (default: the platform data dir; env DSH_REFS_STORE).
+    /// Session store directory (default: the platform data dir; env `DSH_REFS_STORE`).
     #[arg(long, global = true, env = "DSH_REFS_STORE", value_name = "DIR")]
     pub store: Option<PathBuf>,
-    /// Configuration file (default: the platform config dir's dsh-refs/config.toml; env DSH_REFS_CONFIG).
+    /// Configuration file (default: the platform config dir's dsh-refs/config.toml; env `DSH_REFS_CONFIG`).
     #[arg(long, global = true, env = "DSH_REFS_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Open the TUI on an existing session.
@@ -83,7 +83,7 @@ pub struct CandidatesArgs {
     /// Case-insensitive filter on id, cwd and title.
     #[arg(long, value_name = "Q", default_value = "")]
     pub query: String,
-    /// At most N results (default: candidate_limit from the config).
+    /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
     /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention}.

@@ -1,4 +1,4 @@
-//! `dsh-refs prepare --session TARGET [--json] TEXT` (SPEC §7): parse the mentions in TEXT
+//! `dsh-refs prepare --session TARGET [--json] TEXT` (docs/cli.md): parse the mentions in TEXT
 //! and print the readable content plus the snapshot context the model would receive.
 //! Nothing is written to any session.
 
@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
-use crate::reference::{Prepared, parse_text};
-use crate::session::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
-use crate::session::{ContentBlock, Message};
+use dsh_reference::{Prepared, parse_text};
+use dsh_store::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
+use dsh_store::{ContentBlock, Message};
 
 use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
 use super::{Context, PrepareArgs};
@@ -133,7 +133,7 @@ fn reference_lines(context: &Message) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Role, Source};
+    use dsh_store::{Role, Source};
     use serde_json::json;
 
     fn context() -> Message {

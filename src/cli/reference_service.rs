@@ -1,6 +1,6 @@
 //! What the `candidates` and `prepare` subcommands share: building the reference service
 //! from `[references]`, resolving the target session, running async work with Ctrl+C as a
-//! cancel, and reporting session-reference errors (SPEC §7).
+//! cancel, and reporting session-reference errors (docs/cli.md).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
-use crate::session::reader::read_header;
-use crate::session::untrusted::{escape_json_controls, visible_controls_line};
-use crate::session::{SessionQuery, SessionStore};
+use dsh_reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
+use dsh_store::reader::read_header;
+use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use dsh_store::{SessionQuery, SessionStore};
 
 use super::Context;
 use super::config::ReferencesSection;
@@ -118,7 +118,7 @@ pub fn local_time(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reference::ErrorCode;
+    use dsh_reference::ErrorCode;
 
     #[test]
     fn config_section_defaults_and_validation() {

@@ -1,4 +1,4 @@
-//! `dsh-refs send --session ID [--cwd DIR] TEXT` (SPEC §7): one non-interactive turn through
+//! `dsh-refs send --session ID [--cwd DIR] TEXT` (docs/cli.md): one non-interactive turn through
 //! the same submit path as the TUI (parse → prepare → dispatch), streaming the reply.
 //!
 //! Exit status 0 when the turn completes; 1 with `CODE: message` on stderr for a reference
@@ -13,10 +13,10 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
-use crate::reference::AgentRef;
-use crate::session::event::now_ms;
-use crate::session::untrusted::{visible_controls, visible_controls_line};
-use crate::session::{EventData, SessionHeader};
+use dsh_reference::AgentRef;
+use dsh_store::event::now_ms;
+use dsh_store::untrusted::{visible_controls, visible_controls_line};
+use dsh_store::{EventData, SessionHeader};
 
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service, report_error};

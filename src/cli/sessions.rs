@@ -1,4 +1,4 @@
-//! `dsh-refs sessions [--json]` (SPEC §7): every session, newest first, with its title.
+//! `dsh-refs sessions [--json]` (docs/cli.md): every session, newest first, with its title.
 //!
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
 //! session text can move the cursor or restyle the terminal. A missing store lists nothing.
@@ -9,9 +9,9 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
-use crate::session::untrusted::{escape_json_controls, visible_controls_line};
-use crate::session::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use crate::tui::wrap::truncate_to_width;
+use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 
 use super::{Context, SessionsArgs};
 
@@ -63,7 +63,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The SPEC §7 JSON: `[{sessionId, title, cwd, createdAt}]`.
+/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt}]`.
 fn json_rows(rows: &[Row]) -> Value {
     Value::Array(
         rows.iter()
@@ -177,7 +177,7 @@ mod tests {
         assert!(
             !table
                 .chars()
-                .any(|c| c != '\n' && crate::session::untrusted::is_control(c))
+                .any(|c| c != '\n' && dsh_store::untrusted::is_control(c))
         );
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));

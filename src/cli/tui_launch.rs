@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Cli, Context};
-use crate::reference::SessionReferences;
-use crate::session::event::now_ms;
-use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
+use dsh_reference::SessionReferences;
+use dsh_store::event::now_ms;
+use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 
 /// Where the bundled demo store lives: the source tree, else next to the executable.
 fn demo_source() -> Result<PathBuf, String> {

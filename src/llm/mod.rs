@@ -1,4 +1,4 @@
-//! llm layer (SPEC §5): the provider contract, the offline model and the OpenAI-compatible
+//! llm layer (docs/llm-providers.md): the provider contract, the offline model and the OpenAI-compatible
 //! streaming provider.
 
 pub mod error;

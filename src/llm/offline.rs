@@ -1,4 +1,4 @@
-//! The offline provider (SPEC §5): the embedded default model. Deterministic and without
+//! The offline provider (docs/llm-providers.md): the embedded default model. Deterministic and without
 //! network, it answers from what it received — the user's last message and a one-line
 //! account of every referenced session — so the whole flow works and tests offline.
 
@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
-use crate::session::untrusted::is_control;
-use crate::session::{Message, Role};
+use dsh_store::untrusted::is_control;
+use dsh_store::{Message, Role};
 
 /// The provider name.
 pub const OFFLINE_NAME: &str = "offline";
@@ -105,12 +105,11 @@ impl Playback {
             self.finished = true;
             return Some(Err(LlmError::Cancelled));
         }
-        match self.events.pop_front() {
-            Some(ev) => Some(Ok(ev)),
-            None => {
-                self.finished = true;
-                None
-            }
+        if let Some(ev) = self.events.pop_front() {
+            Some(Ok(ev))
+        } else {
+            self.finished = true;
+            None
         }
     }
 }
@@ -155,9 +154,9 @@ pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
         .iter()
         .flat_map(|m| m.content.iter())
         .filter_map(|b| match b {
-            crate::session::ContentBlock::Text { text, .. }
-            | crate::session::ContentBlock::Reasoning { text, .. } => Some(text.len()),
-            crate::session::ContentBlock::Other(_) => None,
+            dsh_store::ContentBlock::Text { text, .. }
+            | dsh_store::ContentBlock::Reasoning { text, .. } => Some(text.len()),
+            dsh_store::ContentBlock::Other(_) => None,
         })
         .sum();
     let usage = Usage {
@@ -245,7 +244,7 @@ fn is_reference_context(m: &Message) -> bool {
     m.role == Role::User
         && m.source
             .as_ref()
-            .is_some_and(crate::session::Source::is_session_reference)
+            .is_some_and(dsh_store::Source::is_session_reference)
 }
 
 /// The ordinary reply: acknowledge the last direct message and each referenced session
@@ -346,7 +345,11 @@ fn summary_text(history: &[Message]) -> String {
         if text.trim().is_empty() {
             continue;
         }
-        let who = if m.source.as_ref().is_some_and(|s| s.is_compact_checkpoint()) {
+        let who = if m
+            .source
+            .as_ref()
+            .is_some_and(dsh_store::Source::is_compact_checkpoint)
+        {
             "earlier summary"
         } else {
             match m.role {
@@ -430,7 +433,7 @@ fn text_chunks(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::llm::provider::summarize_request;
-    use crate::session::{ContentBlock, Source};
+    use dsh_store::{ContentBlock, Source};
     use futures_util::StreamExt;
     use pretty_assertions::assert_eq;
     use serde_json::json;

@@ -1,4 +1,4 @@
-//! The OpenAI-compatible streaming provider (SPEC §5): `POST {base_url}/chat/completions`
+//! The OpenAI-compatible streaming provider (docs/llm-providers.md): `POST {base_url}/chat/completions`
 //! with `stream: true`, parsed as server-sent events (`delta.content`,
 //! `delta.reasoning_content`, `usage`). Bounded retries with exponential backoff and jitter
 //! on 429, 5xx and connection failures before any content arrived; a timeout for connecting,
@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage};
 use super::sse::{DEFAULT_MAX_LINE_BYTES, SseItem, SseParser};
-use crate::session::untrusted::visible_controls_line;
-use crate::session::{Message, Role};
+use dsh_store::untrusted::visible_controls_line;
+use dsh_store::{Message, Role};
 
 /// The provider name.
 pub const OPENAI_NAME: &str = "openai";
@@ -359,7 +359,7 @@ impl Call {
                             parser: SseParser::new(self.config.max_line_bytes),
                             produced: false,
                             finish_seen: false,
-                        }))
+                        }));
                     }
                     Err(e) => return Some(Err(self.finish(e))),
                 },
@@ -809,7 +809,7 @@ mod tests {
     fn backoff_grows_caps_and_jitters() {
         let b = Backoff {
             initial: Duration::from_millis(100),
-            max: Duration::from_millis(1000),
+            max: Duration::from_secs(1),
         };
         let cases = [
             (1, None, 0.0, 50),
@@ -963,7 +963,7 @@ mod tests {
 
     #[test]
     fn request_body_maps_messages() {
-        use crate::session::{ContentBlock, Source};
+        use dsh_store::{ContentBlock, Source};
         let assistant = Message::new(
             Role::Assistant,
             vec![

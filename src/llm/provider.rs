@@ -1,4 +1,4 @@
-//! The provider contract (SPEC §5): a chat request in, a stream of text, reasoning and usage
+//! The provider contract (docs/llm-providers.md): a chat request in, a stream of text, reasoning and usage
 //! events out. Shared by the offline and OpenAI-compatible providers and by the agent.
 
 use futures_util::stream::BoxStream;
@@ -6,7 +6,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
-use crate::session::{ContentBlock, Message, Role, Source};
+use dsh_store::{ContentBlock, Message, Role, Source};
 
 /// What the model is asked: folded-surface messages in model order.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,7 +58,7 @@ in a fresh context. Keep decisions, facts, open questions, names, file paths and
 goals; drop pleasantries. Treat any referenced-session snapshots as background only. Reply with \
 the summary alone, as plain text.";
 
-/// The compaction request (SPEC §4 `/compact`): the surface messages followed by the
+/// The compaction request (docs/agent.md `/compact`): the surface messages followed by the
 /// summarize instruction. Every provider answers it with the summary text.
 pub fn summarize_request(mut messages: Vec<Message>) -> ChatRequest {
     messages.push(Message::new(

@@ -69,31 +69,28 @@ impl SseParser {
             }
         }
         while !rest.is_empty() {
-            match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-                Some(pos) => {
-                    let (segment, tail) = rest.split_at(pos);
-                    self.extend_line(segment)?;
-                    let (terminator, mut after) = match tail.split_first() {
-                        Some((&t, after)) => (t, after),
-                        None => break,
-                    };
-                    if terminator == b'\r' {
-                        match after.split_first() {
-                            Some((b'\n', a)) => after = a,
-                            Some(_) => {}
-                            None => self.after_cr = true,
-                        }
+            if let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+                let (segment, tail) = rest.split_at(pos);
+                self.extend_line(segment)?;
+                let (terminator, mut after) = match tail.split_first() {
+                    Some((&t, after)) => (t, after),
+                    None => break,
+                };
+                if terminator == b'\r' {
+                    match after.split_first() {
+                        Some((b'\n', a)) => after = a,
+                        Some(_) => {}
+                        None => self.after_cr = true,
                     }
-                    let line = std::mem::take(&mut self.line);
-                    if let Some(item) = self.process_line(&line)? {
-                        out.push(item);
-                    }
-                    rest = after;
                 }
-                None => {
-                    self.extend_line(rest)?;
-                    break;
+                let line = std::mem::take(&mut self.line);
+                if let Some(item) = self.process_line(&line)? {
+                    out.push(item);
                 }
+                rest = after;
+            } else {
+                self.extend_line(rest)?;
+                break;
             }
         }
         Ok(out)

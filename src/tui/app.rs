@@ -35,9 +35,9 @@ use super::wrap::truncate_to_width;
 use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
-use crate::reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
-use crate::session::event::now_ms;
-use crate::session::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use dsh_reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use dsh_store::event::now_ms;
+use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -383,7 +383,7 @@ impl App {
             InputResult::Submit(text) => self.submit(text),
             InputResult::Command(line) => self.run_command(&line),
             InputResult::QueryCandidates { query_id, query } => {
-                self.query_candidates(query_id, query)
+                self.query_candidates(query_id, query);
             }
             InputResult::Escape => self.escape(),
             InputResult::Interrupt => self.interrupt(),
@@ -443,7 +443,7 @@ impl App {
 
     // ----- submit -----------------------------------------------------------------------
 
-    /// SPEC §6.2: check the mentions, prepare off the UI thread, then dispatch.
+    /// docs/composer.md (submit): check the mentions, prepare off the UI thread, then dispatch.
     fn submit(&mut self, text: String) {
         if self.preparing.is_some() || text.trim().is_empty() {
             return;

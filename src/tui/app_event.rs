@@ -7,8 +7,8 @@ use tokio::sync::mpsc;
 use super::session_picker::PickerRow;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
-use crate::reference::Candidate;
-use crate::session::SessionWriter;
+use dsh_reference::Candidate;
+use dsh_store::SessionWriter;
 
 /// Everything that can happen to the app besides terminal input.
 #[derive(Debug)]

@@ -14,10 +14,10 @@ use serde_json::json;
 use super::*;
 use crate::agent::AgentEvent;
 use crate::llm::OfflineProvider;
-use crate::reference::{ReferenceConfig, format_mention};
-use crate::session::event::{TitleData, TitleSource};
-use crate::session::{ContentBlock, Event, EventData, Message, NewEvent, Role, Source, SurfaceOp};
 use crate::tui::transcript::HistoryCell;
+use dsh_reference::{ReferenceConfig, format_mention};
+use dsh_store::event::{TitleData, TitleSource};
+use dsh_store::{ContentBlock, Event, EventData, Message, NewEvent, Role, Source, SurfaceOp};
 
 const CWD: &str = "/home/demo/projects/atlas";
 
@@ -286,8 +286,11 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let context = events
         .iter()
         .position(|e| {
-            e.message()
-                .is_some_and(|m| m.source.as_ref().is_some_and(|s| s.is_session_reference()))
+            e.message().is_some_and(|m| {
+                m.source
+                    .as_ref()
+                    .is_some_and(dsh_store::Source::is_session_reference)
+            })
         })
         .expect("no context logged");
     let direct = events[context + 1].message().unwrap();

@@ -1,5 +1,5 @@
 //! Snapshot tests of the bottom pane over ratatui's `TestBackend`: every user-visible state
-//! of the composer and the `@` popup (SPEC §6.1), reviewed as `.snap` files.
+//! of the composer and the `@` popup (docs/composer.md, the @ popup), reviewed as `.snap` files.
 
 use chrono::FixedOffset;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier};
 use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
 use super::composer::mention_style;
 use super::mention_popup::DisplayZone;
-use crate::reference::Candidate;
+use dsh_reference::Candidate;
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;

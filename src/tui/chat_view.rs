@@ -9,7 +9,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Widget;
 
 use super::transcript::{NoticeKind, RenderOptions, Transcript, render_cell};
-use crate::session::Event;
+use dsh_store::Event;
 
 /// The separator between cells.
 static BLANK: Line<'static> = Line {
@@ -239,7 +239,7 @@ mod tests {
         view.page_up();
         assert_eq!(
             rows(&mut view, 12, 3)[..2],
-            ["ℹ n3".to_owned(), "".to_owned()]
+            ["ℹ n3".to_owned(), String::new()]
         );
         assert!(view.is_scrolled());
         // New output while scrolled up does not move the view.
@@ -265,7 +265,7 @@ mod tests {
         let all: Vec<String> = view
             .visible_lines(0, total)
             .iter()
-            .map(|l| l.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         assert_eq!(all, vec!["ℹ n0", "", "ℹ n1", "", "ℹ n2", "", "ℹ n3"]);
         for start in 0..total {
@@ -273,7 +273,7 @@ mod tests {
                 let part: Vec<String> = view
                     .visible_lines(start, end)
                     .iter()
-                    .map(|l| l.to_string())
+                    .map(std::string::ToString::to_string)
                     .collect();
                 assert_eq!(part, all[start..end].to_vec(), "{start}..{end}");
             }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::wrap::{display_width, truncate_to_width};
-use crate::session::untrusted::visible_controls_line;
+use dsh_store::untrusted::visible_controls_line;
 
 /// The header widget.
 #[derive(Debug, Clone)]
@@ -25,10 +25,10 @@ impl Widget for Header<'_> {
         let width = usize::from(area.width);
         let app = " dsh-refs ";
         let name = visible_controls_line(self.title.unwrap_or(self.session_id)).into_owned();
-        let cwd = self
-            .cwd
-            .map(|c| visible_controls_line(c).into_owned())
-            .unwrap_or_else(|| "(no cwd)".to_owned());
+        let cwd = self.cwd.map_or_else(
+            || "(no cwd)".to_owned(),
+            |c| visible_controls_line(c).into_owned(),
+        );
         // The title gets priority; the cwd takes what is left (at least a few cells).
         let rest = width.saturating_sub(display_width(app) + 3);
         let cwd_room = rest.saturating_sub(display_width(&name) + 3).max(rest / 3);

@@ -156,7 +156,7 @@ mod tests {
     fn plain(text: &str) -> Vec<String> {
         render_markdown(text, Style::default())
             .iter()
-            .map(|l| l.to_string())
+            .map(std::string::ToString::to_string)
             .collect()
     }
 

@@ -1,4 +1,4 @@
-//! The `@` session popup (SPEC §6.1): candidate rows for the token being typed, with
+//! The `@` session popup (docs/composer.md, the @ popup): candidate rows for the token being typed, with
 //! matched characters highlighted, at most eight rows visible, and the empty states.
 
 use chrono::{FixedOffset, Local, TimeZone};
@@ -13,8 +13,8 @@ use unicode_width::UnicodeWidthStr;
 
 use super::mention_token::MentionToken;
 use super::wrap::{truncate_start_to_width, truncate_to_width};
-use crate::reference::Candidate;
-use crate::session::untrusted::visible_controls_line;
+use dsh_reference::Candidate;
+use dsh_store::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;

@@ -1,9 +1,9 @@
-//! Finding `@` tokens and finished mentions in composer text (SPEC §3.3, §6.1): pure scans
+//! Finding `@` tokens and finished mentions in composer text (docs/references.md (URIs and mentions), §6.1): pure scans
 //! the composer and the `@` popup share, so highlighting and popup detection agree.
 
 use std::ops::Range;
 
-use crate::reference::js_chars::{is_js_whitespace, is_line_terminator};
+use dsh_reference::js_chars::{is_js_whitespace, is_line_terminator};
 
 /// The `@…` token under the cursor: char offsets into the whole text and the query after `@`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub fn mention_token_at(text: &str, cursor_char_index: usize) -> Option<MentionT
 }
 
 /// Byte ranges of the explicit mentions `@[label](dsh-session:…)` in `text`, leftmost
-/// first, matching the explicit-mention grammar of SPEC §3.3 (the URI is not decoded).
+/// first, matching the explicit-mention grammar of docs/references.md (URIs and mentions) (the URI is not decoded).
 pub fn mention_spans(text: &str) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     let mut pos = 0;
@@ -262,7 +262,7 @@ mod tests {
         // `format_mention` conformance vectors: the composer must see each as one mention.
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/conformance/mention.json"
+            "/crates/dsh-reference/tests/conformance/mention.json"
         );
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -272,7 +272,7 @@ mod tests {
             let mention = case["mention"].as_str().unwrap();
             let id = case["sessionId"].as_str().unwrap();
             let label = case.get("label").and_then(|l| l.as_str());
-            assert_eq!(crate::reference::format_mention(id, label), mention);
+            assert_eq!(dsh_reference::format_mention(id, label), mention);
             assert_eq!(
                 mention_spans(mention),
                 vec![0..mention.len()],

@@ -1,4 +1,4 @@
-//! Terminal app layer (SPEC §6): the event loop and terminal lifecycle, transcript, status,
+//! Terminal app layer (docs/tui-app.md): the event loop and terminal lifecycle, transcript, status,
 //! commands, and the bottom pane (composer + `@` popup).
 
 pub mod app;

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use super::wrap::truncate_to_width;
-use crate::session::untrusted::visible_controls_line;
+use dsh_store::untrusted::visible_controls_line;
 
 /// One session in the picker.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,10 +140,10 @@ impl SessionPicker {
                 let detail = format!(
                     "{} · {} · {}",
                     visible_controls_line(&row.session_id),
-                    row.cwd
-                        .as_deref()
-                        .map(|c| visible_controls_line(c).into_owned())
-                        .unwrap_or_else(|| "(no cwd)".to_owned()),
+                    row.cwd.as_deref().map_or_else(
+                        || "(no cwd)".to_owned(),
+                        |c| visible_controls_line(c).into_owned()
+                    ),
                     local_time(row.created_at)
                 );
                 let detail = truncate_to_width(&detail, width.saturating_sub(2));
@@ -155,13 +155,14 @@ impl SessionPicker {
 
 /// Unix milliseconds as local `YYYY-MM-DD HH:MM`.
 pub fn local_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms)
-        .map(|t| {
+    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
+        || "?".to_owned(),
+        |t| {
             t.with_timezone(&chrono::Local)
                 .format("%Y-%m-%d %H:%M")
                 .to_string()
-        })
-        .unwrap_or_else(|| "?".to_owned())
+        },
+    )
 }
 
 #[cfg(test)]

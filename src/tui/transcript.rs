@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::markdown::render_markdown_hanging;
 use super::wrap::{wrap_line_hanging, wrap_lines};
-use crate::session::event::kind;
-use crate::session::untrusted::{visible_controls, visible_controls_line};
-use crate::session::{ContentBlock, Event, EventData, Message};
+use dsh_store::event::kind;
+use dsh_store::untrusted::{visible_controls, visible_controls_line};
+use dsh_store::{ContentBlock, Event, EventData, Message};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,7 +162,7 @@ impl Transcript {
                 match reason.kind.as_str() {
                     "completed" => {}
                     "aborted" | "interrupted" => {
-                        self.push_notice(NoticeKind::Info, "turn interrupted")
+                        self.push_notice(NoticeKind::Info, "turn interrupted");
                     }
                     other => {
                         let detail = reason
@@ -171,7 +171,10 @@ impl Transcript {
                             .and_then(Value::as_str)
                             .map(|m| format!(": {m}"))
                             .unwrap_or_default();
-                        self.push_notice(NoticeKind::Error, format!("turn ended ({other}){detail}"))
+                        self.push_notice(
+                            NoticeKind::Error,
+                            format!("turn ended ({other}){detail}"),
+                        );
                     }
                 }
             }
@@ -195,7 +198,7 @@ impl Transcript {
                 });
             }
             kind::COMPACT_START => {
-                self.push_notice(NoticeKind::Info, "compacting the conversation…")
+                self.push_notice(NoticeKind::Info, "compacting the conversation…");
             }
             kind::MESSAGE_DISCARDED => {
                 let count = data
@@ -223,18 +226,17 @@ impl Transcript {
         let Some((is_reasoning, delta)) = chunk_delta(chunk) else {
             return;
         };
-        let index = match self.live {
-            Some(i) => i,
-            None => {
-                self.push(HistoryCell::Assistant {
-                    text: String::new(),
-                    reasoning: String::new(),
-                    streaming: true,
-                });
-                let i = self.cells.len() - 1;
-                self.live = Some(i);
-                i
-            }
+        let index = if let Some(i) = self.live {
+            i
+        } else {
+            self.push(HistoryCell::Assistant {
+                text: String::new(),
+                reasoning: String::new(),
+                streaming: true,
+            });
+            let i = self.cells.len() - 1;
+            self.live = Some(i);
+            i
         };
         if let Some(HistoryCell::Assistant {
             text, reasoning, ..
@@ -320,7 +322,7 @@ fn first_line(text: &str) -> &str {
 /// The cell for a `user/message`, by source kind.
 fn user_message_cell(message: &Message) -> HistoryCell {
     let source = message.source.as_ref();
-    if source.is_some_and(|s| s.is_session_reference()) {
+    if source.is_some_and(dsh_store::Source::is_session_reference) {
         let references = source
             .and_then(|s| s.0.get("references"))
             .and_then(Value::as_array)
@@ -331,7 +333,7 @@ fn user_message_cell(message: &Message) -> HistoryCell {
             snapshot: message.joined_text(),
         };
     }
-    if source.is_some_and(|s| s.is_compact_checkpoint()) {
+    if source.is_some_and(dsh_store::Source::is_compact_checkpoint) {
         let text = message.joined_text();
         let summary = text
             .trim()
@@ -436,14 +438,14 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 lines.push(Line::styled(text, card_style));
             }
             let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
-            if !options.expand_snapshots {
-                lines.push(Line::styled("  Ctrl+O shows the exact snapshot", dim));
-            } else {
+            if options.expand_snapshots {
                 let body: Vec<Line> = visible_controls(snapshot)
                     .split('\n')
                     .map(|l| Line::styled(l.to_owned(), dim))
                     .collect();
                 lines.extend(gutter("│ ", dim, wrap_lines(&body, body_width)));
+            } else {
+                lines.push(Line::styled("  Ctrl+O shows the exact snapshot", dim));
             }
             lines
         }
@@ -557,7 +559,7 @@ fn prefixed(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Role, Source, SurfaceOp};
+    use dsh_store::{Role, Source, SurfaceOp};
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
@@ -633,7 +635,7 @@ mod tests {
         assert!(snapshot.starts_with("## Referenced sessions"));
         let lines: Vec<String> = render_cell(&t.cells()[0], 80, RenderOptions::default())
             .iter()
-            .map(|l| l.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         assert_eq!(
             lines,
@@ -795,10 +797,7 @@ mod tests {
         for cell in &cells {
             for line in render_cell(cell, 40, options) {
                 let s = line.to_string();
-                assert!(
-                    !s.chars().any(crate::session::untrusted::is_control),
-                    "{s:?}"
-                );
+                assert!(!s.chars().any(dsh_store::untrusted::is_control), "{s:?}");
             }
         }
     }

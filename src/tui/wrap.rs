@@ -165,7 +165,7 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn plain(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
+        lines.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

@@ -1,0 +1,26 @@
+//! The session-reference layer (docs/references.md): URIs and mentions, candidate listing, and the
+//! bounded, read-only snapshot context prepared for a message that references other sessions.
+
+pub mod candidates;
+pub mod config;
+pub mod error;
+pub mod js_chars;
+pub mod json_text;
+pub mod mention;
+pub mod parse;
+pub mod projection;
+pub mod prompt;
+pub mod retention;
+pub mod service;
+pub mod source_read;
+pub mod uri;
+
+pub use candidates::Candidate;
+pub use config::ReferenceConfig;
+pub use error::{ErrorCode, ReferenceError};
+pub use mention::format_mention;
+pub use parse::{ParsedText, Reference, parse_text};
+pub use projection::{ConversationItem, TurnRole, project_surface};
+pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, retain_source};
+pub use service::{AgentRef, Prepared, SessionReferences};
+pub use uri::{decode_uri, encode_uri};

@@ -1,0 +1,331 @@
+//! Finding mentions in message text (docs/references.md, URIs and mentions): explicit `@[label](dsh-session:…)` mentions
+//! and bare `dsh-session:` URIs, matched exactly as the reference regular expressions do.
+
+use super::error::ReferenceError;
+use super::js_chars::{is_js_whitespace, is_line_terminator};
+use super::uri::{SCHEME, decode_uri, is_base64url_byte};
+
+/// A reference to another session, as written in a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub session_id: String,
+    /// Display label; `None` means "use the id".
+    pub label: Option<String>,
+}
+
+/// The readable text of a message and the references it mentions, in order of appearance
+/// (duplicates kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedText {
+    pub text: String,
+    pub references: Vec<Reference>,
+}
+
+/// An explicit mention found at some position.
+struct ExplicitMatch<'a> {
+    /// The label as written (escapes still in).
+    raw_label: &'a str,
+    uri: &'a str,
+    /// Byte offset just past the closing `)`.
+    end: usize,
+}
+
+/// Replace every mention in `text` by `@` + its label and collect the references. Any
+/// mention whose URI does not decode fails the whole text with `INVALID_REFERENCE`.
+pub fn parse_text(text: &str) -> Result<ParsedText, ReferenceError> {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut references = Vec::new();
+    let mut copied = 0;
+    let mut at = 0;
+    // The label scanned by the last explicit attempt that did not match: `(start, end)`.
+    // An `@[` whose label starts inside it scans to the same end and fails the same way
+    // (its `[` can never be an escaped char, so it sits on a token boundary), so it is
+    // skipped — this keeps texts like `@[@[@[…` linear.
+    let mut failed_label: Option<(usize, usize)> = None;
+    while at < bytes.len() {
+        // Matches only start at the ASCII bytes `@` or `d`, which are always char boundaries.
+        let found = match bytes.get(at) {
+            Some(b'@') if failed_label.is_some_and(|(s, e)| s < at + 2 && at + 2 < e) => None,
+            Some(b'@') => match match_explicit(text, at) {
+                Explicit::Matched(m) => {
+                    Some(decode_uri(m.uri).map(|id| (unescape_label(m.raw_label), id, m.end)))
+                }
+                Explicit::NoMatch { label: Some(span) } => {
+                    failed_label = Some(span);
+                    None
+                }
+                Explicit::NoMatch { label: None } => None,
+            },
+            Some(b'd') => match_bare(text, at)
+                .map(|(uri, end)| decode_uri(uri).map(|id| (id.clone(), id, end))),
+            _ => None,
+        };
+        match found {
+            Some(result) => {
+                let (label, session_id, end) = result?;
+                out.push_str(text.get(copied..at).unwrap_or_default());
+                out.push('@');
+                out.push_str(&label);
+                references.push(Reference {
+                    session_id,
+                    label: Some(label),
+                });
+                copied = end;
+                at = end;
+            }
+            None => at += 1,
+        }
+    }
+    out.push_str(text.get(copied..).unwrap_or_default());
+    Ok(ParsedText {
+        text: out,
+        references,
+    })
+}
+
+/// Outcome of trying an explicit mention at one position.
+enum Explicit<'a> {
+    Matched(ExplicitMatch<'a>),
+    /// No match; `label` is the scanned label span `(start, end)` when `@[` was present.
+    NoMatch {
+        label: Option<(usize, usize)>,
+    },
+}
+
+/// `@[label](dsh-session:…)` starting at byte `at`, if it matches there.
+fn match_explicit(text: &str, at: usize) -> Explicit<'_> {
+    let Some(rest) = text.get(at..).and_then(|r| r.strip_prefix("@[")) else {
+        return Explicit::NoMatch { label: None };
+    };
+    let label_start = at + 2;
+    // The label is a run of `\` + non-line-terminator, or any char but `\` and `]`.
+    let mut chars = rest.char_indices();
+    let mut label_len = rest.len();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some((_, escaped)) if !is_line_terminator(escaped) => {}
+                _ => {
+                    label_len = i;
+                    break;
+                }
+            },
+            ']' => {
+                label_len = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let after_label = label_start + label_len;
+    let no_match = Explicit::NoMatch {
+        label: Some((label_start, after_label)),
+    };
+    let (Some(raw_label), Some(uri_part)) = (
+        text.get(label_start..after_label),
+        text.get(after_label..).and_then(|r| r.strip_prefix("](")),
+    ) else {
+        return no_match;
+    };
+    if !uri_part.starts_with(SCHEME) {
+        return no_match;
+    }
+    let uri_len = uri_part
+        .find(|c: char| c == ')' || is_js_whitespace(c))
+        .filter(|&i| uri_part.get(i..).is_some_and(|s| s.starts_with(')')));
+    let uri_start = after_label + 2;
+    match uri_len.and_then(|len| text.get(uri_start..uri_start + len).map(|u| (u, len))) {
+        Some((uri, len)) => Explicit::Matched(ExplicitMatch {
+            raw_label,
+            uri,
+            end: uri_start + len + 1,
+        }),
+        None => no_match,
+    }
+}
+
+/// A bare `dsh-session:` + one or more base64url bytes starting at byte `at`:
+/// `(uri, end)`.
+fn match_bare(text: &str, at: usize) -> Option<(&str, usize)> {
+    let rest = text.get(at..)?;
+    let payload = rest.strip_prefix(SCHEME)?;
+    let payload_len = payload
+        .bytes()
+        .position(|b| !is_base64url_byte(b))
+        .unwrap_or(payload.len());
+    if payload_len == 0 {
+        return None;
+    }
+    let end = at + SCHEME.len() + payload_len;
+    Some((text.get(at..end)?, end))
+}
+
+/// Undo the label's `\` escapes (a backslash escapes the whole next code point).
+fn unescape_label(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorCode, format_mention};
+
+    fn r(id: &str, label: &str) -> Reference {
+        Reference {
+            session_id: id.into(),
+            label: Some(label.into()),
+        }
+    }
+
+    #[test]
+    fn parses_explicit_and_bare_mentions() {
+        let cases: &[(&str, &str, Vec<Reference>)] = &[
+            ("no mentions", "no mentions", vec![]),
+            ("x @[A](dsh-session:ImEi) y", "x @A y", vec![r("a", "A")]),
+            ("dsh-session:ImEi.", "@a.", vec![r("a", "a")]),
+            (
+                "@[a](b](dsh-session:ImEi)",
+                "@[a](b](@a)",
+                vec![r("a", "a")],
+            ),
+            ("@[\\😀](dsh-session:ImEi)", "@😀", vec![r("a", "😀")]),
+            (
+                "@[a\\\nb](dsh-session:ImEi)",
+                "@[a\\\nb](@a)",
+                vec![r("a", "a")],
+            ),
+            (
+                "@[x](dsh-session:ImEi\u{feff})",
+                "@[x](@a\u{feff})",
+                vec![r("a", "a")],
+            ),
+            ("dsh-session: x", "dsh-session: x", vec![]),
+            ("@[", "@[", vec![]),
+        ];
+        for (input, text, refs) in cases {
+            let parsed = parse_text(input).unwrap();
+            assert_eq!(&parsed.text, text, "{input:?}");
+            assert_eq!(&parsed.references, refs, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn bad_uri_fails_the_whole_text() {
+        for input in [
+            "ok dsh-session:ImEix",
+            "@[x](dsh-session:ImEi\u{85})",
+            "@[x](dsh-session:)",
+        ] {
+            assert_eq!(
+                parse_text(input).unwrap_err().code,
+                ErrorCode::InvalidReference,
+                "{input:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn nested_openers_are_linear_and_still_match_the_last_one() {
+        let mut text = "@[".repeat(200_000);
+        text.push_str("x](dsh-session:ImEi) tail");
+        let parsed = parse_text(&text).unwrap();
+        // The first `@[` takes everything up to `]` as its label (`[` is a label char).
+        assert_eq!(parsed.references.len(), 1);
+        assert_eq!(
+            parsed.references[0].label.as_deref().map(str::len),
+            Some(399_999)
+        );
+        let unclosed = "@[a".repeat(200_000);
+        assert_eq!(parse_text(&unclosed).unwrap().text, unclosed);
+    }
+
+    #[test]
+    fn skipping_inner_openers_matches_a_plain_rescan() {
+        let cases = [
+            ("@[a @[b](dsh-session:ImEi)", "@a @[b", "a"),
+            ("@[a\\\n @[b](dsh-session:ImEi)", "@[a\\\n @b", "a"),
+            ("@[a] @[b](dsh-session:ImEi)", "@[a] @b", "a"),
+        ];
+        for (input, text, id) in cases {
+            let parsed = parse_text(input).unwrap();
+            assert_eq!(parsed.text, text, "{input:?}");
+            assert_eq!(parsed.references[0].session_id, id);
+        }
+    }
+
+    /// The scan without the failed-label shortcut: every `@` is tried afresh.
+    fn parse_without_skipping(text: &str) -> Result<ParsedText, ErrorCode> {
+        let mut out = String::new();
+        let mut references = Vec::new();
+        let (mut copied, mut at) = (0, 0);
+        while at < text.len() {
+            let found = match text.as_bytes()[at] {
+                b'@' => match match_explicit(text, at) {
+                    Explicit::Matched(m) => Some((unescape_label(m.raw_label), m.uri, m.end)),
+                    Explicit::NoMatch { .. } => None,
+                },
+                b'd' => match_bare(text, at).map(|(uri, end)| (String::new(), uri, end)),
+                _ => None,
+            };
+            match found {
+                Some((label, uri, end)) => {
+                    let id = decode_uri(uri).map_err(|e| e.code)?;
+                    let label = if text.as_bytes()[at] == b'@' {
+                        label
+                    } else {
+                        id.clone()
+                    };
+                    out.push_str(&text[copied..at]);
+                    out.push('@');
+                    out.push_str(&label);
+                    references.push(r(&id, &label));
+                    copied = end;
+                    at = end;
+                }
+                None => at += 1,
+            }
+        }
+        out.push_str(&text[copied..]);
+        Ok(ParsedText {
+            text: out,
+            references,
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shortcut_agrees_with_a_plain_rescan(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "@", "[", "]", "(", ")", "\\", "\n", "a", " ", "\u{2028}", "😀",
+                "dsh-session:ImEi", "](dsh-session:ImEi)", "@[", "dsh-session:",
+            ]),
+            0..40,
+        )) {
+            let text = parts.concat();
+            let fast = parse_text(&text).map_err(|e| e.code);
+            proptest::prop_assert_eq!(fast, parse_without_skipping(&text), "{:?}", text);
+        }
+    }
+
+    #[test]
+    fn formatted_mentions_parse_back() {
+        for (id, label) in [("s-1", "Build ] fix \\"), ("会话", "@[x](y)"), ("a\nb", "")] {
+            let text = format!("see {} now", format_mention(id, Some(label)));
+            let parsed = parse_text(&text).unwrap();
+            assert_eq!(parsed.text, format!("see @{label} now"));
+            assert_eq!(parsed.references, vec![r(id, label)]);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! Projection (docs/references.md, projection): what a referenced session contributes — its direct user
+//! messages, compact checkpoints and assistant replies, as `{role, text}` items.
+
+use std::borrow::Cow;
+
+use dsh_store::{ContentBlock, Event, EventData, Message};
+
+/// Role of a conversation item in a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnRole {
+    User,
+    Assistant,
+}
+
+impl TurnRole {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnRole::User => "user",
+            TurnRole::Assistant => "assistant",
+        }
+    }
+}
+
+/// One projected message; its text borrows from the surface where it can.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationItem<'a> {
+    pub role: TurnRole,
+    pub text: Cow<'a, str>,
+    /// A compact checkpoint: never dropped by retention (docs/references.md, retention).
+    pub checkpoint: bool,
+}
+
+/// Project the folded surface `events` (model order) into conversation items.
+/// Tool traffic, reasoning, plugin messages and earlier reference contexts are left out.
+pub fn project_surface(events: &[Event]) -> Vec<ConversationItem<'_>> {
+    events.iter().filter_map(project_event).collect()
+}
+
+/// Project one surface event, if it contributes an item.
+pub fn project_event(event: &Event) -> Option<ConversationItem<'_>> {
+    let (role, message, checkpoint) = match &event.data {
+        EventData::UserMessage(m) => {
+            let source = m.source.as_ref()?;
+            if source.is_compact_checkpoint() {
+                (TurnRole::User, m, true)
+            } else if source.is_user() {
+                (TurnRole::User, m, false)
+            } else {
+                return None;
+            }
+        }
+        EventData::SteeringMessage { message, .. } => {
+            if !message.is_direct_user() {
+                return None;
+            }
+            (TurnRole::User, message, false)
+        }
+        EventData::AssistantMessage { message, .. } => (TurnRole::Assistant, message, false),
+        EventData::TurnStart { .. }
+        | EventData::TurnEnd { .. }
+        | EventData::StepStart { .. }
+        | EventData::StepEnd { .. }
+        | EventData::AssistantChunk { .. }
+        | EventData::ToolResult { .. }
+        | EventData::SessionTitle(_)
+        | EventData::Other { .. } => return None,
+    };
+    let text = joined_text(message);
+    if text.is_empty() {
+        return None;
+    }
+    Some(ConversationItem {
+        role,
+        text,
+        checkpoint,
+    })
+}
+
+/// The `text` blocks joined with `\n`, borrowed when there is exactly one.
+fn joined_text(message: &Message) -> Cow<'_, str> {
+    let mut texts = message.content.iter().filter_map(ContentBlock::as_text);
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    let Some(second) = texts.next() else {
+        return Cow::Borrowed(first);
+    };
+    let mut out = String::with_capacity(first.len() + second.len() + 1);
+    out.push_str(first);
+    out.push('\n');
+    out.push_str(second);
+    for t in texts {
+        out.push('\n');
+        out.push_str(t);
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_store::{Role, Source, SurfaceOp};
+    use serde_json::Map;
+
+    fn ev(data: EventData) -> Event {
+        Event {
+            seq: 0,
+            time: 0,
+            data,
+            surface_op: Some(SurfaceOp::Append),
+            source_event_seqs: None,
+        }
+    }
+
+    fn msg(role: Role, source: Option<Source>, blocks: Vec<ContentBlock>) -> Message {
+        Message {
+            id: "m".into(),
+            role,
+            content: blocks,
+            source,
+            extra: Map::new(),
+        }
+    }
+
+    fn item(role: TurnRole, text: &str, checkpoint: bool) -> ConversationItem<'static> {
+        ConversationItem {
+            role,
+            text: Cow::Owned(text.into()),
+            checkpoint,
+        }
+    }
+
+    #[test]
+    fn keeps_direct_messages_checkpoints_and_replies() {
+        let t = ContentBlock::text;
+        let events = vec![
+            ev(EventData::UserMessage(msg(
+                Role::User,
+                Some(Source::user()),
+                vec![t("hi")],
+            ))),
+            ev(EventData::UserMessage(msg(
+                Role::User,
+                Some(Source::plugin("goal")),
+                vec![t("x")],
+            ))),
+            ev(EventData::UserMessage(msg(
+                Role::User,
+                Some(Source::compact_checkpoint()),
+                vec![t("sum")],
+            ))),
+            ev(EventData::UserMessage(msg(
+                Role::User,
+                Some(Source::session_reference(serde_json::json!([]))),
+                vec![t("ctx")],
+            ))),
+            ev(EventData::UserMessage(msg(
+                Role::User,
+                None,
+                vec![t("no source")],
+            ))),
+            ev(EventData::SteeringMessage {
+                turn: 1,
+                message: msg(Role::User, Some(Source::user()), vec![t("steer")]),
+                extra: Map::new(),
+            }),
+            ev(EventData::SteeringMessage {
+                turn: 1,
+                message: msg(
+                    Role::User,
+                    Some(Source::compact_checkpoint()),
+                    vec![t("s2")],
+                ),
+                extra: Map::new(),
+            }),
+            ev(EventData::AssistantMessage {
+                turn: 1,
+                step: 0,
+                message: msg(
+                    Role::Assistant,
+                    None,
+                    vec![ContentBlock::reasoning("think"), t("a"), t("b")],
+                ),
+                usage: None,
+                extra: Map::new(),
+            }),
+            ev(EventData::AssistantMessage {
+                turn: 1,
+                step: 1,
+                message: msg(Role::Assistant, None, vec![ContentBlock::reasoning("only")]),
+                usage: None,
+                extra: Map::new(),
+            }),
+            ev(EventData::ToolResult {
+                turn: 1,
+                step: 0,
+                message: msg(Role::Tool, Some(Source::tool("c")), vec![t("out")]),
+                extra: Map::new(),
+            }),
+        ];
+        assert_eq!(
+            project_surface(&events),
+            vec![
+                item(TurnRole::User, "hi", false),
+                item(TurnRole::User, "sum", true),
+                item(TurnRole::User, "steer", false),
+                item(TurnRole::Assistant, "a\nb", false),
+            ]
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! The session-reference service (docs/references.md (candidates)–3.5): candidate listing and `prepare`, over a
+//! blocking [`SessionQuery`] run off the async runtime and raced against a cancel token.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::try_join_all;
+use tokio_util::sync::CancellationToken;
+
+use super::candidates::{Candidate, select_candidates};
+use super::config::ReferenceConfig;
+use super::error::{ErrorCode, ReferenceError};
+use super::parse::Reference;
+use super::prompt::context_message;
+use super::retention::RetainedSource;
+use super::source_read::read_source;
+use dsh_store::{ContentBlock, Message, SessionQuery};
+
+/// How old a cached title may be in a candidate listing: the popup asks again on every
+/// keystroke, and re-checking 10 000 logs each time would cost a `stat` apiece (docs/performance.md).
+const TITLE_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// "The agent" of docs/references.md: the session doing the referencing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentRef {
+    pub session_id: String,
+    pub cwd: Option<String>,
+}
+
+/// The result of [`SessionReferences::prepare`]: the copied content and, when the message
+/// references other sessions, the snapshot context to log right before it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    pub content: Vec<ContentBlock>,
+    pub context: Option<Message>,
+}
+
+/// The session-reference service. Cheap to clone; all clones share the query.
+#[derive(Clone)]
+pub struct SessionReferences {
+    query: Arc<dyn SessionQuery>,
+    config: ReferenceConfig,
+}
+
+impl std::fmt::Debug for SessionReferences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionReferences")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One distinct reference after normalization.
+struct Normalized {
+    session_id: String,
+    label: String,
+}
+
+impl SessionReferences {
+    /// A service over `query` with validated `config`.
+    pub fn new(query: Arc<dyn SessionQuery>, config: ReferenceConfig) -> Self {
+        SessionReferences { query, config }
+    }
+
+    /// The validated configuration.
+    pub fn config(&self) -> &ReferenceConfig {
+        &self.config
+    }
+
+    /// Sessions other than the agent's, filtered by `query` (id, cwd or latest title,
+    /// case-insensitive) and ranked: same cwd, no cwd, other cwds; `list_sessions` order
+    /// within a group. `limit` defaults to `candidate_limit`; `limit <= 0` is invalid.
+    pub async fn list_candidates(
+        &self,
+        agent: &AgentRef,
+        query: &str,
+        limit: Option<i64>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Candidate>, ReferenceError> {
+        let limit = match limit {
+            None => self.config.candidate_limit,
+            Some(n) => usize::try_from(n).ok().filter(|&n| n > 0).ok_or_else(|| {
+                ReferenceError::invalid_reference(format!(
+                    "candidate limit must be a positive integer (got {n})"
+                ))
+            })?,
+        };
+        let store = Arc::clone(&self.query);
+        let agent = agent.clone();
+        let query = query.to_owned();
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            let mut selected = Vec::new();
+            store.with_recent_titles(TITLE_MAX_AGE, &mut |read_title| {
+                selected = select_candidates(
+                    &sessions,
+                    &agent.session_id,
+                    agent.cwd.as_deref(),
+                    &query,
+                    limit,
+                    read_title,
+                    || token.is_cancelled(),
+                );
+            });
+            Ok(selected)
+        })
+        .await?
+    }
+
+    /// Prepare a message that references other sessions: copy `content`, normalize
+    /// `references`, read every distinct source once and in parallel, and build the bounded
+    /// snapshot context. All or nothing; cancellation wins promptly.
+    pub async fn prepare(
+        &self,
+        agent: &AgentRef,
+        content: &[ContentBlock],
+        references: &[Reference],
+        cancel: &CancellationToken,
+    ) -> Result<Prepared, ReferenceError> {
+        let content = content.to_vec();
+        let sources = self.normalize(agent, references)?;
+        if sources.is_empty() {
+            return Ok(Prepared {
+                content,
+                context: None,
+            });
+        }
+        if cancel.is_cancelled() {
+            return Err(ReferenceError::cancelled());
+        }
+        let budget = self.config.max_reference_bytes;
+        let reads = sources.into_iter().map(|source| {
+            let store = Arc::clone(&self.query);
+            let token = cancel.clone();
+            let task = tokio::task::spawn_blocking(move || {
+                read_and_retain(store.as_ref(), source, budget, &token)
+            });
+            async move { task.await.map_err(ReferenceError::task_failed)? }
+        });
+        let retained = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ReferenceError::cancelled()),
+            all = try_join_all(reads) => all?,
+        };
+        Ok(Prepared {
+            content,
+            context: Some(context_message(&retained)),
+        })
+    }
+
+    /// First-mention order, later duplicates dropped (first label wins, missing label → id),
+    /// self-reference refused, then the distinct count checked against `max_references`.
+    fn normalize(
+        &self,
+        agent: &AgentRef,
+        references: &[Reference],
+    ) -> Result<Vec<Normalized>, ReferenceError> {
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        let mut out = Vec::new();
+        for r in references {
+            if seen.insert(r.session_id.as_str(), ()).is_some() {
+                continue;
+            }
+            out.push(Normalized {
+                session_id: r.session_id.clone(),
+                label: r.label.clone().unwrap_or_else(|| r.session_id.clone()),
+            });
+        }
+        if out.iter().any(|n| n.session_id == agent.session_id) {
+            return Err(ReferenceError::new(
+                ErrorCode::SelfReference,
+                format!(
+                    "a message cannot reference its own session {:?}",
+                    agent.session_id
+                ),
+            ));
+        }
+        if out.len() > self.config.max_references {
+            return Err(ReferenceError::new(
+                ErrorCode::TooMany,
+                format!(
+                    "a message may reference at most {} sessions; this one references {}",
+                    self.config.max_references,
+                    out.len()
+                ),
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// Read one source, project and retain it (blocking; runs on a blocking thread).
+fn read_and_retain(
+    store: &dyn SessionQuery,
+    source: Normalized,
+    budget: usize,
+    cancel: &CancellationToken,
+) -> Result<RetainedSource, ReferenceError> {
+    if cancel.is_cancelled() {
+        return Err(ReferenceError::cancelled());
+    }
+    let retained = read_source(store, source.session_id, source.label, budget)?;
+    if cancel.is_cancelled() {
+        return Err(ReferenceError::cancelled());
+    }
+    Ok(retained)
+}
+
+/// Run blocking `work` on the blocking pool, returning `CANCELLED` as soon as `cancel`
+/// fires even if the work never finishes.
+async fn run_blocking<T: Send + 'static>(
+    cancel: &CancellationToken,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ReferenceError> {
+    if cancel.is_cancelled() {
+        return Err(ReferenceError::cancelled());
+    }
+    let task = tokio::task::spawn_blocking(work);
+    tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(ReferenceError::cancelled()),
+        done = task => done.map_err(ReferenceError::task_failed),
+    }
+}

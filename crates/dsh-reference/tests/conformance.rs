@@ -1,0 +1,457 @@
+//! Runs the session-reference conformance vectors (`tests/conformance/`, or the folder named
+//! by `DSH_REFS_CONFORMANCE_DIR`) and reports every failing case by file and name.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+
+use std::path::{Path, PathBuf};
+
+use dsh_reference::json_text::{source_json, sources_json};
+use dsh_reference::prompt::{context_message, reference_source, serialized_sources};
+use dsh_reference::{
+    ErrorCode, RetainedSource, RetentionStats, SourceData, SourceHeader, decode_uri, encode_uri,
+    format_mention, parse_text, project_surface, retain_source,
+};
+use dsh_store::Event;
+use serde_json::{Map, Value, json};
+
+/// Environment variable that points the runner at another vector folder.
+const DIR_ENV: &str = "DSH_REFS_CONFORMANCE_DIR";
+
+/// Vector files the runner understands.
+const KNOWN_FILES: [&str; 5] = [
+    "uri.json",
+    "mention.json",
+    "parse.json",
+    "retention.json",
+    "prompt.json",
+];
+
+/// Outcome of running a folder: how many cases ran and every failure as `file: case: why`.
+#[derive(Debug, Default)]
+struct Report {
+    cases: usize,
+    failures: Vec<String>,
+}
+
+impl Report {
+    fn check(&mut self, file: &str, case: &str, outcome: Result<(), String>) {
+        self.cases += 1;
+        if let Err(why) = outcome {
+            self.failures.push(format!("{file}: {case}: {why}"));
+        }
+    }
+}
+
+fn vector_dir() -> PathBuf {
+    match std::env::var_os(DIR_ENV) {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"),
+    }
+}
+
+/// Run every case of every vector file in `dir`.
+fn run_folder(dir: &Path) -> Report {
+    let mut report = Report::default();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            report
+                .failures
+                .push(format!("{}: cannot read folder: {e}", dir.display()));
+            return report;
+        }
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    for name in names {
+        let path = dir.join(&name);
+        let doc: Value = match std::fs::read_to_string(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()))
+        {
+            Ok(doc) => doc,
+            Err(e) => {
+                report.failures.push(format!("{name}: unreadable: {e}"));
+                continue;
+            }
+        };
+        match name.as_str() {
+            "uri.json" => run_uri(&name, &doc, &mut report),
+            "mention.json" => run_mention(&name, &doc, &mut report),
+            "parse.json" => run_parse(&name, &doc, &mut report),
+            "retention.json" => run_retention(&name, &doc, &mut report),
+            "prompt.json" => run_prompt(&name, &doc, &mut report),
+            other => report.failures.push(format!(
+                "{other}: unknown vector file (known: {})",
+                KNOWN_FILES.join(", ")
+            )),
+        }
+    }
+    if report.cases == 0 {
+        report
+            .failures
+            .push(format!("{}: no conformance cases found", dir.display()));
+    }
+    report
+}
+
+fn cases<'a>(doc: &'a Value, key: &str) -> &'a [Value] {
+    doc.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn str_field<'a>(case: &'a Value, key: &str) -> Result<&'a str, String> {
+    case.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("case has no string `{key}`"))
+}
+
+fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, got: T, want: T) -> Result<(), String> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("{what}: got {got:?}, want {want:?}"))
+    }
+}
+
+fn expect_code<T: std::fmt::Debug>(
+    got: Result<T, dsh_reference::ReferenceError>,
+    want: &str,
+) -> Result<(), String> {
+    match got {
+        Ok(v) => Err(format!("expected {want}, got success {v:?}")),
+        Err(e) => expect_eq("error code", e.code.as_str(), want),
+    }
+}
+
+fn run_uri(file: &str, doc: &Value, report: &mut Report) {
+    for (i, case) in cases(doc, "encode").iter().enumerate() {
+        let outcome = (|| {
+            let id = str_field(case, "sessionId")?;
+            expect_eq("uri", encode_uri(id), str_field(case, "uri")?.to_owned())
+        })();
+        report.check(file, &format!("encode[{i}] {}", case["sessionId"]), outcome);
+    }
+    for (i, case) in cases(doc, "decode_ok").iter().enumerate() {
+        let outcome = (|| {
+            let got = decode_uri(str_field(case, "uri")?).map_err(|e| e.to_string())?;
+            expect_eq("sessionId", got.as_str(), str_field(case, "sessionId")?)
+        })();
+        report.check(file, &format!("decode_ok[{i}] {}", case["uri"]), outcome);
+    }
+    for (i, case) in cases(doc, "decode_err").iter().enumerate() {
+        let outcome = (|| {
+            expect_code(
+                decode_uri(str_field(case, "uri")?),
+                str_field(case, "code")?,
+            )
+        })();
+        report.check(file, &format!("decode_err[{i}] {}", case["uri"]), outcome);
+    }
+}
+
+fn run_mention(file: &str, doc: &Value, report: &mut Report) {
+    for (i, case) in cases(doc, "format").iter().enumerate() {
+        let outcome = (|| {
+            let id = str_field(case, "sessionId")?;
+            let label = case.get("label").and_then(Value::as_str);
+            expect_eq(
+                "mention",
+                format_mention(id, label),
+                str_field(case, "mention")?.to_owned(),
+            )
+        })();
+        report.check(file, &format!("format[{i}] {}", case["sessionId"]), outcome);
+    }
+}
+
+fn run_parse(file: &str, doc: &Value, report: &mut Report) {
+    for (i, case) in cases(doc, "cases").iter().enumerate() {
+        let outcome = (|| {
+            let input = str_field(case, "input")?;
+            if let Some(code) = case.get("error").and_then(Value::as_str) {
+                return expect_code(parse_text(input), code);
+            }
+            let parsed = parse_text(input).map_err(|e| format!("{}: {e}", e.code))?;
+            expect_eq("text", parsed.text.as_str(), str_field(case, "text")?)?;
+            let refs: Vec<Value> = parsed
+                .references
+                .iter()
+                .map(|r| json!({"sessionId": r.session_id, "label": r.label}))
+                .collect();
+            expect_eq("references", &Value::Array(refs), &case["references"])
+        })();
+        report.check(file, &format!("cases[{i}] {}", case["input"]), outcome);
+    }
+}
+
+/// Turn the neutral snapshot form into real log events (the store's shape) and run the
+/// service's projection and retention on them.
+fn retain_snapshot(
+    snapshot: &Value,
+    label: &str,
+    budget: usize,
+) -> Result<Result<RetainedSource, dsh_reference::ReferenceError>, String> {
+    let session = snapshot.get("session").ok_or("snapshot without session")?;
+    let header = SourceHeader {
+        session_id: str_field(session, "id")?.to_owned(),
+        label: label.to_owned(),
+        cwd: session
+            .get("cwd")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        captured_through_seq: snapshot.get("capturedThroughSeq").and_then(Value::as_u64),
+    };
+    let mut events = Vec::new();
+    for (seq, e) in cases(snapshot, "events").iter().enumerate() {
+        let kind = str_field(e, "type")?;
+        let mut message = Map::new();
+        message.insert("id".into(), format!("m{seq}").into());
+        let role = match kind {
+            "assistant/message" => "assistant",
+            "tool/result" => "tool",
+            _ => "user",
+        };
+        message.insert("role".into(), role.into());
+        message.insert(
+            "content".into(),
+            e.get("content").cloned().unwrap_or(json!([])),
+        );
+        if let Some(source) = e.get("source") {
+            message.insert("source".into(), source.clone());
+        }
+        let message = Value::Object(message);
+        let data = match kind {
+            "user/message" => message,
+            "steering/message" => json!({"turn": 1, "message": message}),
+            "assistant/message" | "tool/result" => {
+                json!({"turn": 1, "step": 0, "message": message})
+            }
+            other => return Err(format!("unknown neutral event type {other}")),
+        };
+        let line =
+            json!({"type": kind, "seq": seq, "time": 0, "data": data, "surfaceOp": "append"});
+        events.push(serde_json::from_value::<Event>(line).map_err(|e| e.to_string())?);
+    }
+    Ok(retain_source(header, project_surface(&events), budget))
+}
+
+fn data_value(data: &SourceData) -> Result<Value, String> {
+    serde_json::from_str(&source_json(data)).map_err(|e| format!("our JSON does not parse: {e}"))
+}
+
+fn stats_value(s: &RetentionStats) -> Value {
+    json!({
+        "compacted": s.compacted,
+        "originalMessages": s.original_messages,
+        "retainedMessages": s.retained_messages,
+        "omittedMessages": s.omitted_messages,
+        "omittedBytes": s.omitted_bytes,
+        "truncated": s.truncated,
+    })
+}
+
+fn budget_of(case: &Value) -> Result<usize, String> {
+    case.get("maxReferenceBytes")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| "case has no maxReferenceBytes".to_owned())
+}
+
+fn run_retention(file: &str, doc: &Value, report: &mut Report) {
+    for (i, case) in cases(doc, "cases").iter().enumerate() {
+        let outcome = (|| {
+            let expect = case.get("expect").ok_or("case has no expect")?;
+            let result = retain_snapshot(
+                case.get("snapshot").ok_or("case has no snapshot")?,
+                str_field(case, "label")?,
+                budget_of(case)?,
+            )?;
+            if let Some(code) = expect.get("error").and_then(Value::as_str) {
+                return expect_code(result, code);
+            }
+            let retained = result.map_err(|e| format!("{}: {e}", e.code))?;
+            expect_eq("data", &data_value(&retained.data)?, &expect["data"])?;
+            expect_eq("stats", &stats_value(&retained.stats), &expect["stats"])?;
+            let actual_len = source_json(&retained.data).len();
+            expect_eq(
+                "computed size vs actual",
+                retained.serialized_bytes,
+                actual_len,
+            )?;
+            expect_eq(
+                "serializedBytes",
+                Some(actual_len as u64),
+                expect["serializedBytes"].as_u64(),
+            )
+        })();
+        let name = case.get("name").and_then(Value::as_str).unwrap_or("?");
+        report.check(file, &format!("[{i}] {name}"), outcome);
+    }
+}
+
+fn run_prompt(file: &str, doc: &Value, report: &mut Report) {
+    for (i, case) in cases(doc, "cases").iter().enumerate() {
+        let outcome = (|| {
+            let budget = budget_of(case)?;
+            let expect = case.get("expect").ok_or("case has no expect")?;
+            let mut retained = Vec::new();
+            for input in cases(case, "inputs") {
+                let r = retain_snapshot(
+                    input.get("snapshot").ok_or("input has no snapshot")?,
+                    str_field(input, "label")?,
+                    budget,
+                )?;
+                retained.push(r.map_err(|e| format!("{}: {e}", e.code))?);
+            }
+            let data: Vec<SourceData> = retained.iter().map(|r| r.data.clone()).collect();
+            let data_values = data.iter().map(data_value).collect::<Result<Vec<_>, _>>()?;
+            expect_eq("data", &Value::Array(data_values), &expect["data"])?;
+            let serialized = sources_json(&data);
+            expect_eq(
+                "serialized",
+                Some(serialized.as_str()),
+                expect["serialized"].as_str(),
+            )?;
+            expect_eq("source", &reference_source(&retained).0, &expect["source"])?;
+            let message = context_message(&retained);
+            let text = message.joined_text();
+            expect_eq(
+                "context text carries the serialized array",
+                serialized_sources(&text),
+                Some(serialized.as_str()),
+            )?;
+            expect_eq(
+                "context source",
+                message.source.as_ref().map(|s| &s.0),
+                Some(&expect["source"]),
+            )
+        })();
+        let name = case.get("name").and_then(Value::as_str).unwrap_or("?");
+        report.check(file, &format!("[{i}] {name}"), outcome);
+    }
+}
+
+#[test]
+fn conformance_vectors_pass() {
+    let dir = vector_dir();
+    let report = run_folder(&dir);
+    assert!(
+        report.failures.is_empty(),
+        "{} of {} conformance cases failed in {}:\n{}",
+        report.failures.len(),
+        report.cases,
+        dir.display(),
+        report.failures.join("\n")
+    );
+    eprintln!(
+        "{} conformance cases passed in {}",
+        report.cases,
+        dir.display()
+    );
+}
+
+#[test]
+fn bundled_vectors_are_identical_copies_and_all_known() {
+    let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");
+    for name in KNOWN_FILES {
+        let text = std::fs::read_to_string(bundled.join(name)).unwrap();
+        assert!(
+            text.ends_with("}\n"),
+            "{name} should be a pretty-printed JSON file"
+        );
+    }
+    // The project's shared folder sits beside the repository (also in CI's fresh clone).
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    if shared.is_dir() {
+        for name in KNOWN_FILES.iter().chain(&["README.md"]) {
+            let a = std::fs::read(bundled.join(name)).unwrap();
+            let b = std::fs::read(shared.join(name)).unwrap();
+            assert!(a == b, "{name} differs from the shared copy");
+        }
+    }
+}
+
+#[test]
+fn runner_reports_every_failing_case_by_file_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("uri.json"),
+        r#"{"encode":[{"sessionId":"a","uri":"dsh-session:ImEi"},{"sessionId":"b","uri":"dsh-session:WRONG"}],
+            "decode_err":[{"uri":"dsh-session:ImEi","code":"SESSION_REFERENCE_INVALID_REFERENCE"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("mention.json"),
+        r#"{"format":[{"sessionId":"a","mention":"@[a](dsh-session:ImEi)"}]}"#,
+    )
+    .unwrap();
+    let report = run_folder(dir.path());
+    assert_eq!(report.cases, 4);
+    assert_eq!(report.failures.len(), 2, "{:?}", report.failures);
+    assert!(report.failures[0].starts_with("uri.json: encode[1] \"b\""));
+    assert!(report.failures[1].starts_with("uri.json: decode_err[0]"));
+}
+
+#[test]
+fn runner_fails_on_an_empty_or_missing_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = run_folder(dir.path());
+    assert_eq!(report.cases, 0);
+    assert!(
+        report
+            .failures
+            .iter()
+            .any(|f| f.contains("no conformance cases"))
+    );
+    std::fs::write(dir.path().join("parse.json"), r#"{"cases":[]}"#).unwrap();
+    assert!(!run_folder(dir.path()).failures.is_empty());
+    assert!(!run_folder(&dir.path().join("absent")).failures.is_empty());
+}
+
+#[test]
+fn environment_variable_switches_the_folder() {
+    if std::env::var_os(DIR_ENV).is_some() {
+        return; // We are the child run below (or the user chose a folder): nothing to prove.
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mention.json"),
+        r#"{"format":[{"sessionId":"a","label":"deliberately-wrong","mention":"@[x](dsh-session:ImEi)"}]}"#,
+    )
+    .unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "conformance_vectors_pass",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(DIR_ENV, dir.path())
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !output.status.success(),
+        "the wrong case should fail:\n{all}"
+    );
+    assert!(all.contains("mention.json: format[0]"), "{all}");
+    assert!(all.contains(&dir.path().display().to_string()), "{all}");
+}
+
+#[test]
+fn lone_surrogate_uri_is_invalid_reference() {
+    // `"\ud800"` base64url-encoded: valid for dsh, deliberately rejected here.
+    let err = decode_uri("dsh-session:Ilx1ZDgwMCI").unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidReference);
+    let err = parse_text("see dsh-session:Ilx1ZDgwMCI").unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidReference);
+}

@@ -1,0 +1,233 @@
+//! The streaming `prepare` path (scan, plan drops on sizes, re-read kept items) gives exactly
+//! what projecting and retaining the whole `read_surface` gives, for plain and zstd logs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use dsh_reference::source_read::{ProjectedSizes, read_source};
+use dsh_reference::{ErrorCode, SourceHeader, project_surface, retain_source};
+use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use serde_json::{Value, json};
+
+/// A random but valid log body (event lines) with appends, steering, tool results, plugin
+/// messages and compactions that replace random spans of the current surface.
+fn random_log(seed: u64, events: usize) -> String {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut lines = Vec::new();
+    let mut surface: Vec<u64> = Vec::new();
+    let text = |rng: &mut fastrand::Rng| -> String {
+        let words = [
+            "a", "<b>", "\"q\"", "漢字", "\\", "line\n", "ü", "😀", "end",
+        ];
+        (0..rng.usize(0..40))
+            .map(|_| words[rng.usize(..words.len())])
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for seq in 0..events as u64 {
+        let msg = |role: &str, source: Value, rng: &mut fastrand::Rng| {
+            let mut content = vec![json!({"type": "text", "text": text(rng)})];
+            if rng.bool() {
+                content.push(json!({"type": "reasoning", "text": "think"}));
+                content.push(json!({"type": "text", "text": text(rng)}));
+            }
+            json!({"id": format!("m{seq}"), "role": role, "content": content, "source": source})
+        };
+        let (kind, data, op) = match rng.u8(0..10) {
+            0 => (
+                "turn/start",
+                json!({"turn": 1, "trigger": {"kind": "user"}}),
+                None,
+            ),
+            1 => (
+                "turn/end",
+                json!({"turn": 1, "reason": {"kind": "completed"}}),
+                None,
+            ),
+            2 => (
+                "steering/message",
+                json!({"turn": 1, "message": msg("user", json!({"kind": "user"}), &mut rng)}),
+                Some(json!("append")),
+            ),
+            3 => (
+                "tool/result",
+                json!({"turn": 1, "step": 0, "message": msg("tool", json!({"kind": "tool", "callId": "c"}), &mut rng)}),
+                Some(json!("append")),
+            ),
+            4 => (
+                "user/message",
+                msg(
+                    "user",
+                    json!({"kind": "plugin", "plugin": "goal"}),
+                    &mut rng,
+                ),
+                Some(json!("append")),
+            ),
+            5 if surface.len() > 2 => {
+                let a = rng.usize(..surface.len());
+                let b = rng.usize(a..surface.len());
+                if surface[a] > surface[b] {
+                    // Seqs out of order after earlier replaces: such a span is invalid, so
+                    // append a direct message instead.
+                    lines.push(json!({"type": "user/message", "seq": seq, "time": seq, "data": msg("user", json!({"kind": "user"}), &mut rng), "surfaceOp": "append"}).to_string());
+                    surface.push(seq);
+                    continue;
+                }
+                let op = json!({"op": "replace", "start": surface[a], "end": surface[b]});
+                surface.drain(a..=b);
+                surface.insert(a, seq);
+                lines.push(json!({"type": "user/message", "seq": seq, "time": seq, "data": msg("user", json!({"kind": "plugin", "plugin": "compact"}), &mut rng), "surfaceOp": op}).to_string());
+                continue;
+            }
+            6 | 7 => (
+                "assistant/message",
+                json!({"turn": 1, "step": 0, "message": msg("assistant", json!({"kind": "model", "provider": "p", "model": "m"}), &mut rng)}),
+                Some(json!("append")),
+            ),
+            _ => (
+                "user/message",
+                msg("user", json!({"kind": "user"}), &mut rng),
+                Some(json!("append")),
+            ),
+        };
+        let mut line = json!({"type": kind, "seq": seq, "time": seq, "data": data});
+        if let Some(op) = op {
+            line["surfaceOp"] = op;
+            surface.push(seq);
+        }
+        lines.push(line.to_string());
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn header_line(id: &str) -> String {
+    serde_json::to_string(&SessionHeader::new(id, 1, Some("/src".into()))).unwrap()
+}
+
+fn write_plain(root: &Path, id: &str, body: &str) -> PathBuf {
+    let dir = dsh_store::paths::session_dir(root, Some("/src"), id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("session.jsonl");
+    fs::write(&path, format!("{}\n{body}", header_line(id))).unwrap();
+    path
+}
+
+fn write_zstd(root: &Path, id: &str, body: &str) {
+    let dir = dsh_store::paths::session_dir(root, Some("/src"), id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    // Two frames, split mid-log, as dsh writes them.
+    let text = format!("{}\n{body}", header_line(id));
+    let cut = text.len() / 2;
+    let cut = (cut..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap();
+    let mut bytes = zstd::encode_all(&text.as_bytes()[..cut], 3).unwrap();
+    bytes.extend(zstd::encode_all(&text.as_bytes()[cut..], 3).unwrap());
+    fs::write(dir.join("session.jsonl.zstd"), bytes).unwrap();
+}
+
+/// What the whole-surface path gives: `Ok(json of data + stats)` or the error code.
+fn whole(store: &SessionStore, id: &str, budget: usize) -> Result<String, ErrorCode> {
+    let surface = store.read_surface(id).unwrap();
+    let header = SourceHeader {
+        session_id: id.into(),
+        label: "L".into(),
+        cwd: surface.session.cwd.clone(),
+        captured_through_seq: surface.captured_through_seq,
+    };
+    retain_source(header, project_surface(&surface.events), budget)
+        .map(|r| format!("{:?}", (r.data, r.stats, r.serialized_bytes)))
+        .map_err(|e| e.code)
+}
+
+fn streamed(store: &SessionStore, id: &str, budget: usize) -> Result<String, ErrorCode> {
+    read_source(store, id.into(), "L".into(), budget)
+        .map(|r| format!("{:?}", (r.data, r.stats, r.serialized_bytes)))
+        .map_err(|e| e.code)
+}
+
+#[test]
+fn streaming_matches_the_whole_surface_path() {
+    let plain_root = tempfile::tempdir().unwrap();
+    let zstd_root = tempfile::tempdir().unwrap();
+    let plain = SessionStore::new(plain_root.path());
+    let packed = SessionStore::new(zstd_root.path());
+    let budgets = [1, 150, 400, 1000, 3000, 10_000, 65_536];
+    let mut outcomes = [0usize; 2];
+    for seed in 0..40 {
+        let body = random_log(seed, 20 + (seed as usize * 7) % 120);
+        let id = format!("s{seed}");
+        write_plain(plain_root.path(), &id, &body);
+        write_zstd(zstd_root.path(), &id, &body);
+        for budget in budgets {
+            let want = whole(&plain, &id, budget);
+            outcomes[usize::from(want.is_ok())] += 1;
+            assert_eq!(
+                streamed(&plain, &id, budget),
+                want,
+                "seed {seed} budget {budget}"
+            );
+            assert_eq!(
+                streamed(&packed, &id, budget),
+                want,
+                "zstd seed {seed} budget {budget}"
+            );
+        }
+    }
+    // Both outcomes were exercised.
+    assert!(outcomes[0] > 10 && outcomes[1] > 10, "{outcomes:?}");
+}
+
+#[test]
+fn replaced_items_are_forgotten_while_scanning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let u = |seq: u64, text: &str, op: Value| {
+        json!({"type": "user/message", "seq": seq, "time": 0, "data": {"id": format!("m{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "surfaceOp": op}).to_string() + "\n"
+    };
+    let body = [
+        u(0, "one", json!("append")),
+        u(1, "two", json!("append")),
+        u(2, "three", json!("append")),
+        u(3, "summary", json!({"op": "replace", "start": 0, "end": 1})),
+    ]
+    .concat();
+    write_plain(tmp.path(), "s", &body);
+    let mut sizes = ProjectedSizes::default();
+    let mut scan = store.scan_surface("s", &mut sizes).unwrap();
+    assert_eq!(scan.surface, vec![3, 2]);
+    assert_eq!(scan.captured_through_seq, Some(3));
+    let (seqs, item_sizes) = sizes.in_order(&scan.surface);
+    assert_eq!(seqs, vec![3, 2]);
+    assert_eq!(
+        item_sizes.iter().map(|s| s.text_len).collect::<Vec<_>>(),
+        vec![7, 5]
+    );
+    let events = scan.reread(&[2, 3]).unwrap();
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2, 3]);
+    // A seq that left the surface cannot be read again.
+    assert!(matches!(scan.reread(&[0]), Err(QueryError::Corrupt { .. })));
+}
+
+#[test]
+fn a_log_rewritten_between_scan_and_reread_is_a_read_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let body = random_log(3, 60);
+    let path = write_plain(tmp.path(), "s", &body);
+    let mut sizes = ProjectedSizes::default();
+    let mut scan = store.scan_surface("s", &mut sizes).unwrap();
+    let (seqs, _) = sizes.in_order(&scan.surface);
+    assert!(!seqs.is_empty());
+    // Same file, same length, different bytes: every line shifted by one.
+    let text = fs::read_to_string(&path).unwrap();
+    let shifted = format!("\n{}", &text[..text.len() - 1]);
+    fs::write(&path, shifted).unwrap();
+    match scan.reread(&seqs) {
+        Err(QueryError::Corrupt { reason, .. }) => {
+            assert!(reason.contains("changed while being read"), "{reason}");
+        }
+        other => panic!("expected a corruption error, got {other:?}"),
+    }
+}

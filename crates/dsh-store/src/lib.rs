@@ -1,0 +1,24 @@
+//! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
+//! and the read-side session query.
+
+pub mod dsh_compat;
+pub mod error;
+pub mod event;
+pub mod fold;
+pub mod index_file;
+pub mod listing;
+pub mod paths;
+pub mod query;
+pub mod reader;
+pub mod store;
+pub mod surface_scan;
+pub mod untrusted;
+pub mod writer;
+
+pub use error::StoreError;
+pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, Source, SurfaceOp};
+pub use fold::{FoldError, SurfaceFolder, fold_surface};
+pub use query::{QueryError, SessionQuery, Surface};
+pub use store::SessionStore;
+pub use surface_scan::{SurfaceScan, SurfaceVisitor};
+pub use writer::{NewEvent, SessionWriter};

@@ -1,0 +1,514 @@
+//! The cached index of session headers behind `list_sessions` (docs/session-store.md, session query).
+//!
+//! Revalidation is by file metadata at every level: the root's and each project directory's
+//! mtime say whether their entries changed; a session directory is re-examined when its
+//! project changed or it had no usable log, and a log whose `(len, mtime)` changed is read
+//! again (first line only). A directory whose mtime is too recent to be trusted (a change in
+//! the same clock tick would not show) is simply re-read next time, so a warm call on an
+//! unchanged store costs one `stat` per project directory.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::event::SessionHeader;
+use super::index_file::{
+    FileTime, ProjectRecord, SessionRecord, StampRecord, format_of, name_of, plain_name,
+};
+use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
+use super::query::QueryError;
+use super::reader::{self, LogFormat};
+
+/// How old an mtime must be before an unchanged value proves an unchanged directory.
+const TRUST_AFTER: Duration = Duration::from_secs(2);
+
+/// Where a session's log lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogLocation {
+    pub path: PathBuf,
+    pub format: LogFormat,
+}
+
+/// A file's identity for revalidation: length, mtime and (on Unix) device and inode, so a
+/// log replaced by another file is never mistaken for the old one having grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub len: u64,
+    pub mtime: Option<SystemTime>,
+    pub file_id: Option<(u64, u64)>,
+}
+
+impl Stamp {
+    pub fn of(meta: &fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let file_id = {
+            use std::os::unix::fs::MetadataExt;
+            Some((meta.dev(), meta.ino()))
+        };
+        #[cfg(not(unix))]
+        let file_id = None;
+        Stamp {
+            len: meta.len(),
+            mtime: meta.modified().ok(),
+            file_id,
+        }
+    }
+
+    /// Whether `self` can be the same file as `earlier` (same inode where known).
+    pub fn same_file(&self, earlier: &Stamp) -> bool {
+        self.file_id == earlier.file_id
+    }
+}
+
+/// The log of one session directory: the plain file if present, else the `.zstd` one.
+pub fn log_in(dir: &Path) -> Option<(LogLocation, fs::Metadata)> {
+    for (name, format) in [
+        (LOG_FILE, LogFormat::Plain),
+        (ZSTD_LOG_FILE, LogFormat::Zstd),
+    ] {
+        let path = dir.join(name);
+        if let Ok(meta) = fs::metadata(&path)
+            && meta.is_file()
+        {
+            return Some((LogLocation { path, format }, meta));
+        }
+    }
+    None
+}
+
+/// Subdirectories of `dir`, sorted by name.
+pub fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// A directory mtime that can vouch for an unchanged directory next time.
+fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
+    let mtime = meta.modified().ok()?;
+    let age = SystemTime::now().duration_since(mtime).ok()?;
+    (age >= TRUST_AFTER).then_some(mtime)
+}
+
+#[derive(Debug, Default)]
+struct SessionEntry {
+    /// Trusted mtime of the session directory when last examined.
+    dir_mtime: Option<SystemTime>,
+    log: Option<(LogLocation, Stamp)>,
+    header: Option<SessionHeader>,
+}
+
+#[derive(Debug, Default)]
+struct ProjectEntry {
+    mtime: Option<SystemTime>,
+    sessions: BTreeMap<PathBuf, SessionEntry>,
+}
+
+/// The header index; one per store, behind a mutex.
+#[derive(Debug, Default)]
+pub struct HeaderIndex {
+    root_mtime: Option<SystemTime>,
+    projects: BTreeMap<PathBuf, ProjectEntry>,
+    last: Option<Arc<Vec<SessionHeader>>>,
+    by_id: HashMap<String, LogLocation>,
+    /// Something was read from disk since the last [`take_touched`](Self::take_touched).
+    touched: bool,
+}
+
+impl HeaderIndex {
+    /// Whether anything was read from disk since the last call (the persisted copy is
+    /// then worth rewriting); resets the flag.
+    pub fn take_touched(&mut self) -> bool {
+        std::mem::take(&mut self.touched)
+    }
+
+    /// Plain-data copy for the index file; a project holding a name that cannot be stored
+    /// is stored without its mtime, so the next process lists it again.
+    pub fn to_records(&self) -> (Option<FileTime>, Vec<ProjectRecord>) {
+        let mut projects = Vec::with_capacity(self.projects.len());
+        let mut root_complete = true;
+        for (dir, project) in &self.projects {
+            let Some(name) = name_of(dir) else {
+                root_complete = false;
+                continue;
+            };
+            let mut complete = true;
+            let mut sessions = Vec::with_capacity(project.sessions.len());
+            for (session_dir, entry) in &project.sessions {
+                let log = match &entry.log {
+                    None => None,
+                    Some((loc, stamp)) => {
+                        if let (Some(file), Some(stamp)) =
+                            (name_of(&loc.path), StampRecord::from_stamp(stamp))
+                        {
+                            Some((file, stamp))
+                        } else {
+                            complete = false;
+                            continue;
+                        }
+                    }
+                };
+                let Some(name) = name_of(session_dir) else {
+                    complete = false;
+                    continue;
+                };
+                sessions.push(SessionRecord {
+                    name,
+                    dir_mtime: entry.dir_mtime.and_then(FileTime::from_system),
+                    log,
+                    header: entry.header.clone(),
+                });
+            }
+            projects.push(ProjectRecord {
+                name,
+                mtime: project
+                    .mtime
+                    .filter(|_| complete)
+                    .and_then(FileTime::from_system),
+                sessions,
+            });
+        }
+        let root_mtime = self
+            .root_mtime
+            .filter(|_| root_complete)
+            .and_then(FileTime::from_system);
+        (root_mtime, projects)
+    }
+
+    /// An index seeded from stored records under `root`; everything is revalidated by the
+    /// next [`refresh`](Self::refresh). Records with unsafe names are skipped (and their
+    /// parent left untrusted, so it is listed again).
+    pub fn from_records(
+        root: &Path,
+        root_mtime: Option<FileTime>,
+        records: Vec<ProjectRecord>,
+    ) -> Self {
+        let mut index = HeaderIndex {
+            root_mtime: root_mtime.and_then(FileTime::to_system),
+            ..HeaderIndex::default()
+        };
+        for record in records {
+            if !plain_name(&record.name) {
+                index.root_mtime = None;
+                continue;
+            }
+            let dir = root.join(&record.name);
+            let mut project = ProjectEntry {
+                mtime: record.mtime.and_then(FileTime::to_system),
+                sessions: BTreeMap::new(),
+            };
+            for session in record.sessions {
+                let log = match session.log {
+                    None => None,
+                    Some((file, stamp)) => match (format_of(&file), stamp.to_stamp()) {
+                        (Some(format), Some(stamp)) => Some((
+                            LogLocation {
+                                path: dir.join(&session.name).join(&file),
+                                format,
+                            },
+                            stamp,
+                        )),
+                        _ => None,
+                    },
+                };
+                if !plain_name(&session.name) {
+                    project.mtime = None;
+                    continue;
+                }
+                project.sessions.insert(
+                    dir.join(&session.name),
+                    SessionEntry {
+                        dir_mtime: session.dir_mtime.and_then(FileTime::to_system),
+                        header: session.header.filter(|_| log.is_some()),
+                        log,
+                    },
+                );
+            }
+            index.projects.insert(dir, project);
+        }
+        index
+    }
+
+    /// Logs of every listed session, as of the last refresh.
+    pub fn locations(&self) -> impl Iterator<Item = &LogLocation> {
+        self.by_id.values()
+    }
+
+    /// The log of a listed session, as of the last refresh.
+    pub fn location_of(&self, id: &str) -> Option<&LogLocation> {
+        self.by_id.get(id)
+    }
+
+    /// Bring the index up to date and return every header, newest first, ties by id bytes.
+    pub fn refresh(&mut self, root: &Path) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        let io_err = |path: &Path, source| QueryError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let root_meta = match fs::metadata(root) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                *self = HeaderIndex::default();
+                let empty = Arc::new(Vec::new());
+                self.last = Some(Arc::clone(&empty));
+                return Ok(empty);
+            }
+            Err(e) => return Err(io_err(root, e)),
+        };
+        let mut changed = self.last.is_none();
+        let root_mtime = root_meta.modified().ok();
+        if self.root_mtime.is_none() || self.root_mtime != root_mtime {
+            let names = sorted_subdirs(root).map_err(|e| io_err(root, e))?;
+            // Relisting the root alone is not worth persisting (writing the index file
+            // itself changes the root's mtime); a different set of projects is.
+            self.touched |= !names.iter().eq(self.projects.keys());
+            let mut projects = BTreeMap::new();
+            for name in names {
+                let entry = self.projects.remove(&name).unwrap_or_default();
+                projects.insert(name, entry);
+            }
+            self.projects = projects;
+            self.root_mtime = trusted_mtime(&root_meta);
+            changed = true;
+        }
+        for (project_dir, project) in &mut self.projects {
+            let (project_changed, read) = refresh_project(project_dir, project);
+            changed |= project_changed;
+            self.touched |= read;
+        }
+        if !changed && let Some(last) = &self.last {
+            return Ok(Arc::clone(last));
+        }
+        let mut by_id = HashMap::new();
+        let mut headers = Vec::new();
+        for project in self.projects.values() {
+            for entry in project.sessions.values() {
+                if let (Some(h), Some((loc, _))) = (&entry.header, &entry.log)
+                    && !by_id.contains_key(&h.id)
+                {
+                    by_id.insert(h.id.clone(), loc.clone());
+                    headers.push(h.clone());
+                }
+            }
+        }
+        headers.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+        });
+        self.by_id = by_id;
+        if let Some(last) = &self.last
+            && **last == headers
+        {
+            return Ok(Arc::clone(last));
+        }
+        let list = Arc::new(headers);
+        self.last = Some(Arc::clone(&list));
+        Ok(list)
+    }
+}
+
+/// Revalidate one project directory; returns whether anything listed may have changed and
+/// whether more than its metadata was read.
+fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
+    let meta = match fs::metadata(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
+            let had = !project.sessions.is_empty();
+            *project = ProjectEntry::default();
+            return (had, true);
+        }
+    };
+    let mut read = false;
+    let mut changed = false;
+    let rescan = project.mtime.is_none() || project.mtime != meta.modified().ok();
+    if rescan {
+        read = true;
+        match sorted_subdirs(dir) {
+            Ok(names) => {
+                let mut sessions = BTreeMap::new();
+                for name in names {
+                    let entry = project.sessions.remove(&name).unwrap_or_default();
+                    sessions.insert(name, entry);
+                }
+                changed |= !project.sessions.is_empty();
+                project.sessions = sessions;
+            }
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
+                project.sessions.clear();
+                return (true, true);
+            }
+        }
+        project.mtime = trusted_mtime(&meta);
+    }
+    for (session_dir, entry) in &mut project.sessions {
+        let settled = entry.dir_mtime.is_some() && entry.log.is_some();
+        if !rescan && settled {
+            continue;
+        }
+        read = true;
+        changed |= refresh_session(session_dir, entry);
+    }
+    (changed, read)
+}
+
+/// Revalidate one session directory; returns whether its header may have changed.
+fn refresh_session(dir: &Path, entry: &mut SessionEntry) -> bool {
+    let dir_meta = fs::metadata(dir).ok();
+    let dir_mtime = dir_meta.as_ref().and_then(|m| m.modified().ok());
+    if entry.dir_mtime.is_some() && entry.dir_mtime == dir_mtime && entry.log.is_some() {
+        return false;
+    }
+    entry.dir_mtime = dir_meta.as_ref().and_then(trusted_mtime);
+    let Some((loc, meta)) = log_in(dir) else {
+        let had = entry.header.is_some();
+        entry.log = None;
+        entry.header = None;
+        return had;
+    };
+    let stamp = Stamp::of(&meta);
+    if let Some((old_loc, old_stamp)) = &entry.log
+        && *old_loc == loc
+        && *old_stamp == stamp
+    {
+        return false;
+    }
+    let header = match reader::read_header(&loc.path, loc.format) {
+        Ok(h) => {
+            let dir_name = dir.file_name().and_then(|n| n.to_str());
+            let matches_dir = paths::encode_session_id(&h.id)
+                .ok()
+                .is_some_and(|enc| Some(enc.as_str()) == dir_name);
+            if matches_dir {
+                Some(h)
+            } else {
+                tracing::warn!(path = %loc.path.display(), id = %h.id, "header id does not match its directory; skipped");
+                None
+            }
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "unreadable session header; skipped");
+            None
+        }
+    };
+    entry.log = Some((loc, stamp));
+    let changed = entry.header != header;
+    entry.header = header;
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::time::Duration;
+
+    fn write_session(root: &Path, project: &str, id: &str, created: i64) -> PathBuf {
+        let dir = root
+            .join(project)
+            .join(paths::encode_session_id(id).unwrap());
+        fs::create_dir_all(&dir).unwrap();
+        let header = SessionHeader::new(id, created, None);
+        let path = dir.join(LOG_FILE);
+        fs::write(
+            &path,
+            format!("{}\n", serde_json::to_string(&header).unwrap()),
+        )
+        .unwrap();
+        path
+    }
+
+    /// Make every directory under `root` (and `root`) look an hour old, so it is trusted.
+    fn backdate(root: &Path) {
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        let mut stack = vec![root.to_owned()];
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let entry = entry.unwrap();
+                if entry.file_type().unwrap().is_dir() {
+                    stack.push(entry.path());
+                }
+            }
+            fs::File::open(&dir).unwrap().set_modified(old).unwrap();
+        }
+    }
+
+    fn ids(list: &[SessionHeader]) -> Vec<&str> {
+        list.iter().map(|h| h.id.as_str()).collect()
+    }
+
+    #[test]
+    fn trusted_directories_are_revalidated_by_mtime() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write_session(root, "--p--", "a", 1);
+        write_session(root, "--q--", "b", 2);
+        fs::create_dir_all(root.join("--p--/pending")).unwrap();
+        backdate(root);
+        let mut index = HeaderIndex::default();
+        let first = index.refresh(root).unwrap();
+        assert_eq!(ids(&first), vec!["b", "a"]);
+        let again = index.refresh(root).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+
+        // A new session in an existing project.
+        write_session(root, "--q--", "c", 3);
+        backdate(root);
+        assert_eq!(ids(&index.refresh(root).unwrap()), vec!["c", "b", "a"]);
+
+        // A log appearing in a session directory seen empty before (only that dir changes).
+        let path = root.join("--p--/pending").join(LOG_FILE);
+        let header = SessionHeader::new("pending", 9, None);
+        fs::write(
+            &path,
+            format!("{}\n", serde_json::to_string(&header).unwrap()),
+        )
+        .unwrap();
+        assert_eq!(
+            ids(&index.refresh(root).unwrap()),
+            vec!["pending", "c", "b", "a"]
+        );
+        assert_eq!(
+            index.location_of("pending").map(|l| l.path.clone()),
+            Some(path)
+        );
+
+        // A whole project removed, then the store itself.
+        fs::remove_dir_all(root.join("--q--")).unwrap();
+        backdate(root);
+        assert_eq!(ids(&index.refresh(root).unwrap()), vec!["pending", "a"]);
+        assert_eq!(index.location_of("b"), None);
+        let gone = root.join("gone");
+        assert!(index.refresh(&gone).unwrap().is_empty());
+    }
+
+    #[test]
+    fn stamps_tell_files_apart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        fs::write(&a, "x").unwrap();
+        let first = Stamp::of(&fs::metadata(&a).unwrap());
+        fs::write(&a, "xy").unwrap();
+        let grown = Stamp::of(&fs::metadata(&a).unwrap());
+        assert!(grown.same_file(&first));
+        assert_ne!(grown, first);
+        let b = tmp.path().join("b");
+        fs::write(&b, "xyz").unwrap();
+        fs::rename(&b, &a).unwrap();
+        let replaced = Stamp::of(&fs::metadata(&a).unwrap());
+        if cfg!(unix) {
+            assert!(!replaced.same_file(&first));
+        }
+    }
+}

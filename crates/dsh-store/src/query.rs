@@ -1,0 +1,82 @@
+//! The read-side contract of the store (docs/session-store.md, session query), as the reference service consumes it.
+//!
+//! Methods are blocking; async callers run them on a blocking thread and race them against
+//! a cancel token, so a storage backend that hangs can never hold a caller hostage.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::event::{Event, SessionHeader};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
+
+/// One session's current surface (docs/session-store.md (session query) `read_surface`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Surface {
+    pub session: SessionHeader,
+    /// Seq of the last event of any type in the log; `None` for an empty log.
+    pub captured_through_seq: Option<u64>,
+    /// Current surface events in folded (model) order.
+    pub events: Vec<Event>,
+}
+
+/// Why a query failed. Not-found is distinct from damage.
+#[derive(Debug, thiserror::Error)]
+pub enum QueryError {
+    #[error("session {id:?} not found")]
+    NotFound { id: String },
+    #[error("invalid session id {id:?}: {reason}")]
+    InvalidId { id: String, reason: String },
+    #[error("{path}:{line}: corrupt session log: {reason}", path = path.display())]
+    Corrupt {
+        path: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    #[error("{path}: {source}", path = path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
+pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;
+
+/// Read access to a session store (docs/session-store.md, session query).
+pub trait SessionQuery: Send + Sync + 'static {
+    /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
+    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;
+    /// The latest `session/title`, or `None`. Missing session → [`QueryError::NotFound`].
+    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
+    /// Like [`read_title`](Self::read_title), but may answer from a cache revalidated less
+    /// than `max_age` ago: for interactive listings that ask for every title on each
+    /// keystroke, where a title a moment old is fine. The default always reads afresh.
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        let _ = max_age;
+        Ok(self.read_title(id)?.map(Arc::from))
+    }
+    /// Call `f` with a lookup answering like [`read_title_recent`](Self::read_title_recent)
+    /// for many ids in a row (a store can then lock and read the clock once per listing).
+    fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        f(&mut |id: &str| self.read_title_recent(id, max_age));
+    }
+    /// The folded surface. Missing session → [`QueryError::NotFound`].
+    fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;
+    /// The folded surface as a stream: each surface event is shown to `visitor` as it is
+    /// folded and then let go; the result holds the final order and re-reads chosen events.
+    /// Same errors as [`read_surface`](Self::read_surface). The default reads the whole
+    /// surface first; a store over large logs overrides it to bound memory.
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        Ok(SurfaceScan::from_surface(self.read_surface(id)?, visitor))
+    }
+}

@@ -1,0 +1,566 @@
+//! Reading session logs (docs/session-store.md, on-disk layout): the header line and a streaming event scan that applies
+//! the torn-tail rule.
+//!
+//! Damage (an unterminated, unparsable or seq-discontinuous line) after the last complete
+//! `turn/end` ends the readable log: it is a torn tail, ignored here and truncated only by a
+//! writer. The same damage with a complete `turn/end` at or after it is corruption, reported
+//! with file and 1-based line. Only `\n`-terminated lines are ever used, so a file that grows
+//! while it is read is fine. Nothing here modifies a file.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::dsh_compat::{self, ZstdFrames};
+use super::event::{Event, SessionHeader, SurfaceOp, kind};
+use super::query::QueryError;
+
+/// Longest header line accepted (bytes).
+const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// How a log file is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogFormat {
+    /// `session.jsonl`.
+    Plain,
+    /// dsh's `session.jsonl.zstd` (read only).
+    Zstd,
+}
+
+/// A torn tail found by a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TornTail {
+    /// 1-based line where the readable log ends.
+    pub line: u64,
+    pub reason: String,
+}
+
+/// What a complete scan found besides the events it delivered.
+#[derive(Debug, Clone)]
+pub struct ScanSummary {
+    pub header: SessionHeader,
+    /// Bytes of the readable prefix (header and every readable event line) of the
+    /// (decompressed) stream.
+    pub readable_len: u64,
+    /// Seq the next event would get (= number of readable events).
+    pub next_seq: u64,
+    /// Last readable line (1-based; the header is line 1).
+    pub lines: u64,
+    pub torn_tail: Option<TornTail>,
+}
+
+/// The torn-tail reason of a final line without `\n` (a write in progress or cut short).
+pub const UNTERMINATED: &str = "unterminated line";
+
+/// One line of a log, before it becomes events.
+#[derive(Deserialize)]
+struct RawRecord {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    seq: Option<u64>,
+    #[serde(default)]
+    time: Option<i64>,
+    #[serde(default)]
+    seq0: Option<u64>,
+    #[serde(default)]
+    time0: Option<i64>,
+    #[serde(default)]
+    data: Value,
+    #[serde(rename = "surfaceOp", default)]
+    surface_op: Option<SurfaceOp>,
+    #[serde(rename = "sourceEventSeqs", default)]
+    source_event_seqs: Option<Vec<u64>>,
+}
+
+fn corrupt(path: &Path, line: u64, reason: impl Into<String>) -> QueryError {
+    QueryError::Corrupt {
+        path: path.to_owned(),
+        line,
+        reason: reason.into(),
+    }
+}
+
+fn io_err(path: &Path, source: io::Error) -> QueryError {
+    QueryError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Parse a header line (without its `\n`).
+pub fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, QueryError> {
+    let header: SessionHeader = serde_json::from_slice(line)
+        .map_err(|e| corrupt(path, 1, format!("invalid header line: {e}")))?;
+    if header.kind != "session" {
+        return Err(corrupt(
+            path,
+            1,
+            format!("header type is {:?}, expected \"session\"", header.kind),
+        ));
+    }
+    Ok(header)
+}
+
+/// Read only the header line of a log (for a `.zstd` log, only as much as it takes to
+/// decompress the first line).
+pub fn read_header(path: &Path, format: LogFormat) -> Result<SessionHeader, QueryError> {
+    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut line = Vec::new();
+    let read = match format {
+        LogFormat::Plain => BufReader::new(file)
+            .take(MAX_HEADER_BYTES)
+            .read_until(b'\n', &mut line),
+        LogFormat::Zstd => zstd::stream::read::Decoder::new(file).and_then(|d| {
+            BufReader::new(d)
+                .take(MAX_HEADER_BYTES)
+                .read_until(b'\n', &mut line)
+        }),
+    };
+    match read {
+        Ok(_) => {}
+        Err(e) if format == LogFormat::Zstd && line.ends_with(b"\n") => {
+            // The header decoded; later damage is not this function's business.
+            let _ = e;
+        }
+        Err(e) if format == LogFormat::Zstd => {
+            return Err(corrupt(path, 1, format!("cannot decompress header: {e}")));
+        }
+        Err(e) => return Err(io_err(path, e)),
+    }
+    match line.strip_suffix(b"\n") {
+        Some(body) => parse_header(path, body),
+        None if line.is_empty() => Err(corrupt(path, 1, "missing header line")),
+        None => Err(corrupt(path, 1, "header line is not terminated")),
+    }
+}
+
+/// Open a log for a streaming scan.
+pub fn open_log(path: &Path, format: LogFormat) -> Result<Box<dyn BufRead + Send>, QueryError> {
+    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    Ok(match format {
+        LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
+        LogFormat::Zstd => {
+            let mut data = Vec::new();
+            file.read_to_end(&mut data).map_err(|e| io_err(path, e))?;
+            Box::new(BufReader::with_capacity(256 * 1024, ZstdFrames::new(data)))
+        }
+    })
+}
+
+/// Scan a whole log, calling `on_event(event, line)` for every readable event in seq order.
+/// An error from `on_event` stops the scan and is returned.
+pub fn scan_log(
+    path: &Path,
+    format: LogFormat,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    let reader = open_log(path, format)?;
+    scan(path, reader, on_event)
+}
+
+/// Scan a log from any line source (see [`scan_log`]).
+pub fn scan(
+    path: &Path,
+    src: impl BufRead,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    scan_at(path, src, &mut |event, pos| on_event(event, pos.line))
+}
+
+/// Where an event's line sits in the (decompressed) log: 1-based line, byte offset, length
+/// with its `\n`. Lets a streaming reader re-read a few chosen events later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinePos {
+    pub line: u64,
+    pub offset: u64,
+    pub len: u64,
+}
+
+/// Like [`scan`], telling `on_event` where each event's line is.
+pub fn scan_at(
+    path: &Path,
+    mut src: impl BufRead,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    let mut buf = Vec::with_capacity(4096);
+    let n = read_line(path, &mut src, &mut buf, 1)?;
+    let header = match buf.strip_suffix(b"\n") {
+        Some(body) => parse_header(path, body)?,
+        None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
+        None => return Err(corrupt(path, 1, "header line is not terminated")),
+    };
+    let start = ScanPos {
+        readable_len: n as u64,
+        next_seq: 0,
+        line: 1,
+    };
+    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
+    Ok(ScanSummary {
+        header,
+        readable_len: end.readable_len,
+        next_seq: end.next_seq,
+        lines: end.line,
+        torn_tail,
+    })
+}
+
+/// Where a scan stands: bytes readable so far, the next seq, the last line read (1-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanPos {
+    pub readable_len: u64,
+    pub next_seq: u64,
+    pub line: u64,
+}
+
+/// Scan event lines from `src`, which starts right after the readable prefix `start`
+/// describes. Used for whole logs and to continue a clean earlier scan of a growing log.
+pub fn scan_events(
+    path: &Path,
+    src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    scan_events_at(path, src, start, &mut |event, pos| {
+        on_event(event, pos.line)
+    })
+}
+
+/// Like [`scan_events`], telling `on_event` where each event's line is.
+pub fn scan_events_at(
+    path: &Path,
+    mut src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut pos = start;
+    loop {
+        buf.clear();
+        let n = read_line(path, &mut src, &mut buf, pos.line + 1)?;
+        if n == 0 {
+            return Ok((pos, None));
+        }
+        let line_no = pos.line + 1;
+        let decoded = match buf.strip_suffix(b"\n") {
+            None => Err(UNTERMINATED.to_owned()),
+            Some(body) => decode_line(body, pos.next_seq),
+        };
+        match decoded {
+            Ok(events) => {
+                pos.next_seq += events.len() as u64;
+                let at = LinePos {
+                    line: line_no,
+                    offset: pos.readable_len,
+                    len: n as u64,
+                };
+                for event in events {
+                    on_event(event, at)?;
+                }
+                pos.readable_len += n as u64;
+                pos.line = line_no;
+            }
+            Err(reason) => {
+                let complete_turn_end_follows = (buf.ends_with(b"\n") && is_turn_end(&buf))
+                    || turn_end_follows(path, &mut src, &mut buf, line_no)?;
+                if complete_turn_end_follows {
+                    return Err(corrupt(
+                        path,
+                        line_no,
+                        format!("{reason} (before the last complete turn/end)"),
+                    ));
+                }
+                return Ok((
+                    pos,
+                    Some(TornTail {
+                        line: line_no,
+                        reason,
+                    }),
+                ));
+            }
+        }
+    }
+}
+
+fn read_line(
+    path: &Path,
+    src: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    line: u64,
+) -> Result<usize, QueryError> {
+    loop {
+        match src.read_until(b'\n', buf) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+                return Err(corrupt(path, line, e.to_string()));
+            }
+            Err(e) => return Err(io_err(path, e)),
+        }
+    }
+}
+
+/// Whether any later `\n`-terminated line is a complete `turn/end` event.
+fn turn_end_follows(
+    path: &Path,
+    src: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    mut line: u64,
+) -> Result<bool, QueryError> {
+    loop {
+        buf.clear();
+        line += 1;
+        if read_line(path, src, buf, line)? == 0 {
+            return Ok(false);
+        }
+        if buf.ends_with(b"\n") && is_turn_end(buf) {
+            return Ok(true);
+        }
+    }
+}
+
+fn is_turn_end(line: &[u8]) -> bool {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    match serde_json::from_slice::<RawRecord>(body) {
+        Ok(raw) if raw.kind == kind::TURN_END && raw.seq.is_some() && raw.time.is_some() => {
+            Event::parse_data(kind::TURN_END, raw.data).is_ok()
+        }
+        Ok(_) | Err(_) => false,
+    }
+}
+
+/// Decode one event line (or packed row) whose first seq must be `next_seq`.
+pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
+    let raw: RawRecord =
+        serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
+    if dsh_compat::is_packed_row(&raw.kind) {
+        if raw.seq0 != Some(next_seq) {
+            return Err(format!(
+                "{} row starts at seq {:?}, expected {next_seq}",
+                raw.kind, raw.seq0
+            ));
+        }
+        return dsh_compat::expand_packed_row(&raw.kind, raw.seq0, raw.time0, &raw.data);
+    }
+    let seq = raw.seq.ok_or("event without integer seq")?;
+    let time = raw.time.ok_or("event without integer time")?;
+    if seq != next_seq {
+        return Err(format!("seq {seq} breaks continuity, expected {next_seq}"));
+    }
+    if Event::is_surface_type(&raw.kind) && raw.surface_op.is_none() {
+        return Err(format!("`{}` event {seq} has no surfaceOp", raw.kind));
+    }
+    let data = Event::parse_data(&raw.kind, raw.data)
+        .map_err(|e| format!("invalid `{}` event {seq}: {e}", raw.kind))?;
+    Ok(vec![Event {
+        seq,
+        time,
+        data,
+        surface_op: raw.surface_op,
+        source_event_seqs: raw.source_event_seqs,
+    }])
+}
+
+/// Read a whole log into memory (header, every readable event with its line, summary).
+pub fn read_all(
+    path: &Path,
+    format: LogFormat,
+) -> Result<(Vec<(Event, u64)>, ScanSummary), QueryError> {
+    let mut events = Vec::new();
+    let summary = scan_log(path, format, &mut |event, line| {
+        events.push((event, line));
+        Ok(())
+    })?;
+    Ok((events, summary))
+}
+
+/// The path of a log's corruption errors when a header id does not match the requested id.
+pub fn check_header_id(path: &Path, header: &SessionHeader, id: &str) -> Result<(), QueryError> {
+    if header.id == id {
+        Ok(())
+    } else {
+        Err(corrupt(
+            path,
+            1,
+            format!("header id {:?} does not match session {id:?}", header.id),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    const H: &str = r#"{"type":"session","version":0,"id":"s","createdAt":5,"delegationDepth":0}"#;
+
+    fn ts(seq: u64) -> String {
+        format!(
+            r#"{{"type":"turn/start","seq":{seq},"time":1,"data":{{"turn":1,"trigger":{{"kind":"user"}}}}}}"#
+        )
+    }
+    fn te(seq: u64) -> String {
+        format!(
+            r#"{{"type":"turn/end","seq":{seq},"time":1,"data":{{"turn":1,"reason":{{"kind":"completed"}}}}}}"#
+        )
+    }
+
+    fn run(text: &str) -> Result<(Vec<u64>, ScanSummary), QueryError> {
+        let mut seqs = Vec::new();
+        let summary = scan(
+            Path::new("/x/session.jsonl"),
+            text.as_bytes(),
+            &mut |e, _| {
+                seqs.push(e.seq);
+                Ok(())
+            },
+        )?;
+        Ok((seqs, summary))
+    }
+
+    #[test]
+    fn torn_tail_table() {
+        let h = format!("{H}\n");
+        let cases: Vec<(&str, String, Vec<u64>, Option<u64>)> = vec![
+            ("header only", h.clone(), vec![], None),
+            (
+                "clean",
+                format!("{h}{}\n{}\n", ts(0), te(1)),
+                vec![0, 1],
+                None,
+            ),
+            (
+                "unterminated last line",
+                format!("{h}{}\n{}\n{}", ts(0), te(1), ts(2)),
+                vec![0, 1],
+                Some(4),
+            ),
+            (
+                "garbage after turn end",
+                format!("{h}{}\n{}\n{{\"ty\n{}\n", ts(0), te(1), ts(3)),
+                vec![0, 1],
+                Some(4),
+            ),
+            (
+                "seq gap with no turn end at all",
+                format!("{h}{}\n{}\n", ts(0), ts(5)),
+                vec![0],
+                Some(3),
+            ),
+            (
+                "unterminated turn end is not complete",
+                format!("{h}{}\n{{bad\n{}", ts(0), te(2)),
+                vec![0],
+                Some(3),
+            ),
+        ];
+        for (name, text, want_seqs, want_torn) in cases {
+            let (seqs, summary) = run(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(seqs, want_seqs, "{name}");
+            assert_eq!(summary.torn_tail.map(|t| t.line), want_torn, "{name}");
+            let readable: usize = text
+                .split_inclusive('\n')
+                .take(1 + want_seqs.len())
+                .map(str::len)
+                .sum();
+            assert_eq!(summary.readable_len, readable as u64, "{name}");
+        }
+    }
+
+    #[test]
+    fn damage_before_a_complete_turn_end_is_corruption_with_line() {
+        let h = format!("{H}\n");
+        let cases = [
+            (format!("{h}{}\n{{oops\n{}\n", ts(0), te(2)), 3),
+            (format!("{h}{}\n{}\n{}\n", ts(0), ts(2), te(3)), 3),
+            (format!("{h}{}\n{}\n", ts(0), te(5)), 3),
+            ("{\"type\":\"nope\"}\n".to_owned(), 1),
+            (String::new(), 1),
+            (H.to_owned(), 1),
+        ];
+        for (text, line) in cases {
+            match run(&text) {
+                Err(QueryError::Corrupt {
+                    line: got, path, ..
+                }) => {
+                    assert_eq!(got, line, "{text}");
+                    assert_eq!(path, Path::new("/x/session.jsonl"));
+                }
+                other => panic!("{text}: expected corruption, got {other:?}"),
+            }
+        }
+    }
+
+    fn sample_log() -> String {
+        let mut text = format!("{H}\n");
+        let mut seq = 0;
+        for _ in 0..3 {
+            text.push_str(&ts(seq));
+            text.push('\n');
+            text.push_str(&format!(
+                r#"{{"type":"user/message","seq":{},"time":2,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"héllo 😀"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
+                seq + 1
+            ));
+            text.push('\n');
+            text.push_str(&te(seq + 2));
+            text.push('\n');
+            seq += 3;
+        }
+        text
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_cut_of_a_valid_log_reads_as_a_prefix(cut in 0usize..2000) {
+            let text = sample_log();
+            let bytes = text.as_bytes();
+            let cut = cut.min(bytes.len());
+            let mut seqs = Vec::new();
+            let result = scan(Path::new("/x"), &bytes[..cut], &mut |e, _| {
+                seqs.push(e.seq);
+                Ok(())
+            });
+            let header_len = H.len() + 1;
+            if cut < header_len {
+                let is_header_corruption = matches!(result, Err(QueryError::Corrupt { line: 1, .. }));
+                proptest::prop_assert!(is_header_corruption);
+            } else {
+                let summary = result.unwrap();
+                let complete = bytes[..cut].iter().filter(|&&b| b == b'\n').count() - 1;
+                proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
+                proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
+            }
+        }
+
+        #[test]
+        fn damaged_bytes_never_panic(at in 0usize..2000, byte in proptest::num::u8::ANY) {
+            let mut bytes = sample_log().into_bytes();
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
+                *b = byte;
+            }
+            let _ = scan(Path::new("/x"), &bytes[..], &mut |_, _| Ok(()));
+        }
+    }
+
+    #[test]
+    fn packed_rows_expand_in_scan() {
+        let text = format!(
+            "{H}\n{}\n{}\n{}\n",
+            ts(0),
+            r#"{"type":"text-chunks","seq0":1,"time0":7,"data":{"turn":1,"step":0,"index":0,"dt":[1,1],"texts":["a","b","c"]}}"#,
+            te(4)
+        );
+        let (seqs, summary) = run(&text).unwrap();
+        assert_eq!(seqs, vec![0, 1, 2, 3, 4]);
+        assert_eq!(summary.next_seq, 5);
+        let bad = text.replace("\"seq0\":1", "\"seq0\":2");
+        assert!(matches!(
+            run(&bad),
+            Err(QueryError::Corrupt { line: 3, .. })
+        ));
+    }
+}

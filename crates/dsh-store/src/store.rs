@@ -1,0 +1,486 @@
+//! The dsh-compatible session store (docs/session-store.md (on-disk layout), §2.5): locating logs, the single writer,
+//! and the read-side [`SessionQuery`] with header and title caches.
+//!
+//! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
+//! stat files; a log that changed is read again.
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::{self, BufReader, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::error::StoreError;
+use super::event::{EventData, SessionHeader};
+use super::fold::SurfaceFolder;
+use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
+use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::paths;
+use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
+use super::reader::{self, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::surface_scan::{SurfaceScan, SurfaceVisitor};
+use super::writer::{self, SessionWriter};
+
+pub use super::listing::LogLocation;
+
+/// A session store rooted at a directory. Cheap to clone; clones share caches.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    root: PathBuf,
+    headers: Mutex<HeaderIndex>,
+    titles: Mutex<HashMap<PathBuf, CachedTitle>>,
+    /// The index file has been read into the caches (once, on first use).
+    loaded: OnceLock<()>,
+    /// A title was scanned since the index file was read.
+    titles_dirty: AtomicBool,
+    /// Titles by session id with when they were last revalidated (for `read_title_recent`).
+    recent_titles: Mutex<HashMap<String, RecentTitle>>,
+    /// Whether the caches are written back to the index file (the app's own store only).
+    persist: bool,
+}
+
+impl Inner {
+    /// Seed the caches from the index file next to the store, once.
+    fn ensure_loaded(&self) {
+        self.loaded.get_or_init(|| {
+            let Some(record) = index_file::load(&self.root) else {
+                return;
+            };
+            *lock(&self.headers) =
+                HeaderIndex::from_records(&self.root, record.root_mtime, record.projects);
+            let mut titles = lock(&self.titles);
+            for t in record.titles {
+                let (Some(path), Some(stamp), Some(format)) = (
+                    index_file::title_path(&self.root, &t.log),
+                    t.stamp.to_stamp(),
+                    index_file::format_of(&t.log[2]),
+                ) else {
+                    continue;
+                };
+                titles.insert(
+                    path,
+                    CachedTitle {
+                        stamp,
+                        format,
+                        resume: t.resume.map(index_file::resume_pos),
+                        title: t.title,
+                    },
+                );
+            }
+        });
+    }
+
+    /// The caches as an index file: headers, and titles of the logs still listed.
+    fn snapshot(&mut self) -> IndexRecord {
+        let headers = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (root_mtime, projects) = headers.to_records();
+        let listed: HashSet<&Path> = headers.locations().map(|l| l.path.as_path()).collect();
+        let titles = self
+            .titles
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut records = Vec::with_capacity(titles.len());
+        for (path, cached) in titles.iter() {
+            if !listed.contains(path.as_path()) {
+                continue;
+            }
+            let parts: Vec<String> = match path.strip_prefix(&self.root) {
+                Ok(rel) => rel
+                    .components()
+                    .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
+                    .collect(),
+                Err(_) => continue,
+            };
+            let (Ok(log), Some(stamp)) = (
+                <[String; 3]>::try_from(parts),
+                StampRecord::from_stamp(&cached.stamp),
+            ) else {
+                continue;
+            };
+            records.push(TitleRecord {
+                log,
+                stamp,
+                resume: cached.resume.map(index_file::resume_record),
+                title: cached.title.clone(),
+            });
+        }
+        IndexRecord::new(root_mtime, projects, records)
+    }
+}
+
+impl Drop for Inner {
+    /// Persist the caches when this process read anything the index file did not know.
+    fn drop(&mut self) {
+        if !self.persist || self.loaded.get().is_none() {
+            return;
+        }
+        let touched = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take_touched();
+        if !touched && !*self.titles_dirty.get_mut() {
+            return;
+        }
+        let record = self.snapshot();
+        if let Err(e) = index_file::save(&self.root, &record) {
+            tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
+        }
+    }
+}
+
+/// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
+/// append-only log is only scanned from there.
+#[derive(Debug, Clone)]
+struct CachedTitle {
+    stamp: Stamp,
+    format: LogFormat,
+    /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
+    resume: Option<ScanPos>,
+    title: Option<String>,
+}
+
+/// A session's latest title and when it was last revalidated.
+type RecentTitle = (Option<Arc<str>>, Instant);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn io_err(path: &Path, source: io::Error) -> QueryError {
+    QueryError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+impl SessionStore {
+    /// A store rooted at `root` (which need not exist yet). Starts from the index file next to
+    /// the store when there is one, but never writes it.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), false)
+    }
+
+    /// Like [`new`](Self::new), also writing the header/title caches back to
+    /// `<root>/.dsh-refs-index.json` when the last handle is dropped, so the next process
+    /// starts warm. For the app's own store; a store only inspected should use `new`.
+    pub fn with_persisted_index(root: impl Into<PathBuf>) -> Self {
+        Self::build(root.into(), true)
+    }
+
+    fn build(root: PathBuf, persist: bool) -> Self {
+        SessionStore {
+            inner: Arc::new(Inner {
+                root,
+                headers: Mutex::new(HeaderIndex::default()),
+                titles: Mutex::new(HashMap::new()),
+                loaded: OnceLock::new(),
+                titles_dirty: AtomicBool::new(false),
+                recent_titles: Mutex::new(HashMap::new()),
+                persist,
+            }),
+        }
+    }
+
+    /// The store's root directory.
+    pub fn root(&self) -> &Path {
+        &self.inner.root
+    }
+
+    /// Find a session's log in any project directory (first project in name order wins).
+    pub fn locate(&self, id: &str) -> Result<Option<LogLocation>, QueryError> {
+        let encoded = paths::encode_session_id(id)?;
+        let projects = match sorted_subdirs(self.root()) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(QueryError::Io {
+                    path: self.root().to_owned(),
+                    source,
+                });
+            }
+        };
+        Ok(projects
+            .iter()
+            .find_map(|project| log_in(&project.join(&encoded)).map(|(loc, _)| loc)))
+    }
+
+    /// Whether a session with this id has a log.
+    pub fn exists(&self, id: &str) -> bool {
+        matches!(self.locate(id), Ok(Some(_)))
+    }
+
+    /// Single writer. Existing session: takes the advisory lock ([`StoreError::Busy`] if held
+    /// elsewhere), truncates a torn tail, loads events. Absent session and `create =
+    /// Some(header)`: nothing on disk until the first append, which publishes the file
+    /// atomically. Absent and `None`: [`QueryError::NotFound`] (as [`StoreError::Query`]).
+    pub fn open_writer(
+        &self,
+        id: &str,
+        create: Option<SessionHeader>,
+    ) -> Result<SessionWriter, StoreError> {
+        match self.locate(id)? {
+            Some(loc) if !writer::writable(loc.format) => Err(StoreError::ReadOnly {
+                id: id.to_owned(),
+                path: loc.path,
+            }),
+            Some(loc) => SessionWriter::open_existing(loc.path, id),
+            None => match create {
+                None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
+                Some(header) => {
+                    if header.kind != "session" {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header type {:?} is not \"session\"", header.kind),
+                        });
+                    }
+                    if let Some(cwd) = &header.cwd
+                        && !Path::new(cwd).is_absolute()
+                    {
+                        return Err(StoreError::InvalidEvent {
+                            id: id.to_owned(),
+                            reason: format!("header cwd {cwd:?} is not an absolute path"),
+                        });
+                    }
+                    if header.id != id {
+                        return Err(QueryError::InvalidId {
+                            id: id.to_owned(),
+                            reason: format!("header id {:?} differs", header.id),
+                        }
+                        .into());
+                    }
+                    let dir = paths::session_dir(self.root(), header.cwd.as_deref(), id)?;
+                    Ok(SessionWriter::pending(header, self.root().to_owned(), dir))
+                }
+            },
+        }
+    }
+
+    /// A session's log and its metadata: the listing's location when still there, else a
+    /// search of the project directories.
+    fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
+        paths::encode_session_id(id)?;
+        self.inner.ensure_loaded();
+        let known = lock(&self.inner.headers).location_of(id).cloned();
+        if let Some(loc) = known
+            && loc.format == LogFormat::Plain
+            && let Ok(meta) = fs::metadata(&loc.path)
+            && meta.is_file()
+        {
+            return Ok((loc, meta));
+        }
+        let loc = self
+            .locate(id)?
+            .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
+        let meta = fs::metadata(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        Ok((loc, meta))
+    }
+
+    /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
+    fn scan_title(
+        &self,
+        id: &str,
+        loc: &LogLocation,
+        stamp: Stamp,
+        cached: Option<CachedTitle>,
+    ) -> Result<CachedTitle, QueryError> {
+        let mut title = None;
+        let mut on_event = |event: super::event::Event, _line: u64| {
+            if let EventData::SessionTitle(t) = event.data {
+                title = Some(t.title);
+            }
+            Ok(())
+        };
+        if let Some(c) = cached
+            && c.format == LogFormat::Plain
+            && loc.format == LogFormat::Plain
+            && let Some(pos) = c.resume
+            && stamp.same_file(&c.stamp)
+            && stamp.len >= pos.readable_len
+        {
+            let mut file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+            file.seek(SeekFrom::Start(pos.readable_len))
+                .map_err(|e| io_err(&loc.path, e))?;
+            let (end, torn) = reader::scan_events(
+                &loc.path,
+                BufReader::with_capacity(256 * 1024, file),
+                pos,
+                &mut on_event,
+            )?;
+            let resume = resumable(torn.as_ref()).then_some(end);
+            return Ok(CachedTitle {
+                stamp,
+                format: loc.format,
+                resume,
+                title: title.or(c.title),
+            });
+        }
+        let summary = reader::scan_log(&loc.path, loc.format, &mut on_event)?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
+            readable_len: summary.readable_len,
+            next_seq: summary.next_seq,
+            line: summary.lines,
+        });
+        Ok(CachedTitle {
+            stamp,
+            format: loc.format,
+            resume,
+            title,
+        })
+    }
+}
+
+/// A scan can be continued later unless it stopped at real damage (a final line still
+/// being written is not damage yet).
+fn resumable(torn: Option<&reader::TornTail>) -> bool {
+    torn.is_none_or(|t| t.reason == UNTERMINATED)
+}
+
+impl SessionQuery for SessionStore {
+    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.inner.ensure_loaded();
+        lock(&self.inner.headers).refresh(self.root())
+    }
+
+    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
+        let (loc, meta) = self.find(id)?;
+        let stamp = Stamp::of(&meta);
+        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        if let Some(c) = &cached
+            && c.stamp == stamp
+            && c.format == loc.format
+        {
+            return Ok(c.title.clone());
+        }
+        let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        self.inner.titles_dirty.store(true, Ordering::Relaxed);
+        let title = fresh.title.clone();
+        lock(&self.inner.titles).insert(loc.path, fresh);
+        Ok(title)
+    }
+
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
+            && checked.elapsed() < max_age
+        {
+            return Ok(title.clone());
+        }
+        let checked = Instant::now();
+        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+        lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
+        Ok(title)
+    }
+
+    fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        let now = Instant::now();
+        let mut recent = lock(&self.inner.recent_titles);
+        f(&mut |id: &str| {
+            if let Some((title, checked)) = recent.get(id)
+                && now.saturating_duration_since(*checked) < max_age
+            {
+                return Ok(title.clone());
+            }
+            let checked = Instant::now();
+            let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+            recent.insert(id.to_owned(), (title.clone(), checked));
+            Ok(title)
+        });
+    }
+
+    fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let mut folder = SurfaceFolder::new();
+        let mut kept = HashMap::new();
+        let mut removed = Vec::new();
+        let summary = reader::scan_log(&loc.path, loc.format, &mut |event, line| {
+            if event.surface_op.is_none() {
+                return Ok(());
+            }
+            removed.clear();
+            folder
+                .push_collecting(&event, &mut removed)
+                .map_err(|e| QueryError::Corrupt {
+                    path: loc.path.clone(),
+                    line,
+                    reason: e.to_string(),
+                })?;
+            for seq in &removed {
+                kept.remove(seq);
+            }
+            kept.insert(event.seq, event);
+            Ok(())
+        })?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        let events = folder
+            .surface()
+            .iter()
+            .filter_map(|seq| kept.remove(seq))
+            .collect();
+        Ok(Surface {
+            session: summary.header,
+            captured_through_seq: summary.next_seq.checked_sub(1),
+            events,
+        })
+    }
+
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        let src: Box<dyn std::io::BufRead> = match loc.format {
+            LogFormat::Plain => {
+                let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
+                Box::new(BufReader::with_capacity(256 * 1024, reading))
+            }
+            LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
+        };
+        let mut folder = SurfaceFolder::new();
+        let mut lines: HashMap<u64, LinePos> = HashMap::new();
+        let mut removed = Vec::new();
+        let summary = reader::scan_at(&loc.path, src, &mut |event, pos| {
+            if event.surface_op.is_none() {
+                return Ok(());
+            }
+            removed.clear();
+            folder
+                .push_collecting(&event, &mut removed)
+                .map_err(|e| QueryError::Corrupt {
+                    path: loc.path.clone(),
+                    line: pos.line,
+                    reason: e.to_string(),
+                })?;
+            for seq in &removed {
+                lines.remove(seq);
+            }
+            lines.insert(event.seq, pos);
+            visitor.visit(&event, &removed);
+            Ok(())
+        })?;
+        reader::check_header_id(&loc.path, &summary.header, id)?;
+        Ok(SurfaceScan::from_log(
+            summary.header,
+            summary.next_seq.checked_sub(1),
+            folder.surface().to_vec(),
+            (loc.path, loc.format, file),
+            lines,
+        ))
+    }
+}

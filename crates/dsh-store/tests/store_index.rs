@@ -1,0 +1,281 @@
+//! The persisted listing/title index (`<root>/.dsh-refs-index.json`): a fresh store handle
+//! (as a new process would have) starts from it, yet sees every change another process made
+//! — sessions added, appended to, retitled, replaced or deleted — and survives a damaged or
+//! hostile index file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use dsh_store::index_file::INDEX_FILE;
+use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use serde_json::json;
+
+fn title_line(seq: u64, title: &str) -> String {
+    json!({"type": "session/title", "seq": seq, "time": 1, "data": {"title": title, "messageSeqs": [], "source": {"kind": "manual"}}}).to_string() + "\n"
+}
+
+fn turn_start(seq: u64) -> String {
+    json!({"type": "turn/start", "seq": seq, "time": 1, "data": {"turn": 1, "trigger": {"kind": "user"}}}).to_string() + "\n"
+}
+
+fn write_session(root: &Path, id: &str, cwd: Option<&str>, created: i64, title: &str) -> PathBuf {
+    let dir = dsh_store::paths::session_dir(root, cwd, id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let header =
+        serde_json::to_string(&SessionHeader::new(id, created, cwd.map(str::to_owned))).unwrap();
+    let path = dir.join("session.jsonl");
+    fs::write(
+        &path,
+        format!("{header}\n{}{}", turn_start(0), title_line(1, title)),
+    )
+    .unwrap();
+    path
+}
+
+/// Make every directory look an hour old, so its mtime is trusted by the listing.
+fn backdate(root: &Path) {
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(entry.path());
+            }
+        }
+        fs::File::open(&dir).unwrap().set_modified(old).unwrap();
+    }
+}
+
+/// What a fresh process would answer: ids in listing order with their titles.
+fn fresh_view(root: &Path) -> Vec<(String, Option<String>)> {
+    let store = SessionStore::with_persisted_index(root);
+    let list = store.list_sessions().unwrap();
+    list.iter()
+        .map(|h| (h.id.clone(), store.read_title(&h.id).unwrap()))
+        .collect()
+}
+
+fn view(items: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    items
+        .iter()
+        .map(|(id, t)| (id.to_string(), t.map(str::to_owned)))
+        .collect()
+}
+
+#[test]
+fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let a = write_session(root, "a", Some("/p"), 1, "alpha");
+    write_session(root, "b", Some("/p"), 2, "beta");
+    write_session(root, "c", None, 3, "gamma");
+    backdate(root);
+    let first = fresh_view(root);
+    assert_eq!(
+        first,
+        view(&[
+            ("c", Some("gamma")),
+            ("b", Some("beta")),
+            ("a", Some("alpha"))
+        ])
+    );
+    // The first handle wrote the index, with the titles it read.
+    let index: serde_json::Value =
+        serde_json::from_slice(&fs::read(root.join(INDEX_FILE)).unwrap()).unwrap();
+    let titles: Vec<&str> = index["titles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
+    assert_eq!(titles.len(), 3, "{index}");
+    assert_eq!(fresh_view(root), first);
+
+    // Appended to and retitled by another process (the directories do not change).
+    let mut text = fs::read_to_string(&a).unwrap();
+    text.push_str(&turn_start(2));
+    text.push_str(&title_line(3, "alpha renamed"));
+    fs::write(&a, text).unwrap();
+    assert_eq!(
+        fresh_view(root),
+        view(&[
+            ("c", Some("gamma")),
+            ("b", Some("beta")),
+            ("a", Some("alpha renamed"))
+        ])
+    );
+
+    // Added, then deleted (directory times trusted again in between).
+    backdate(root);
+    write_session(root, "d", Some("/p"), 4, "delta");
+    assert_eq!(
+        fresh_view(root).first(),
+        Some(&("d".into(), Some("delta".into())))
+    );
+    backdate(root);
+    fs::remove_dir_all(a.parent().unwrap()).unwrap();
+    assert_eq!(
+        fresh_view(root),
+        view(&[
+            ("d", Some("delta")),
+            ("c", Some("gamma")),
+            ("b", Some("beta"))
+        ])
+    );
+    let store = SessionStore::with_persisted_index(root);
+    store.list_sessions().unwrap();
+    assert!(matches!(
+        store.read_title("a"),
+        Err(QueryError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn a_log_replaced_by_another_file_of_the_same_length_is_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let path = write_session(root, "a", None, 1, "first");
+    backdate(root);
+    assert_eq!(fresh_view(root), view(&[("a", Some("first"))]));
+    // Same length, same mtime, new inode.
+    let meta = fs::metadata(&path).unwrap();
+    let text = fs::read_to_string(&path).unwrap().replace("first", "other");
+    let tmp_path = path.with_extension("new");
+    fs::write(&tmp_path, text).unwrap();
+    fs::File::options()
+        .write(true)
+        .open(&tmp_path)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+    fs::rename(&tmp_path, &path).unwrap();
+    assert_eq!(fresh_view(root), view(&[("a", Some("other"))]));
+}
+
+#[test]
+fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    write_session(&root, "a", Some("/p"), 1, "alpha");
+    write_session(&root, "b", None, 2, "beta");
+    backdate(&root);
+    let want = view(&[("b", Some("beta")), ("a", Some("alpha"))]);
+    let index = root.join(INDEX_FILE);
+    for garbage in [
+        b"{not json".to_vec(),
+        b"".to_vec(),
+        br#"{"version":999,"root_mtime":null,"projects":[],"titles":[]}"#.to_vec(),
+        // Names that try to leave the root, and a title for a log outside it.
+        json!({"version": 1, "root_mtime": [1, 0], "projects": [
+            {"name": "../outside", "mtime": [1, 0], "sessions": []},
+            {"name": "_no-cwd", "mtime": [1, 0], "sessions": [
+                {"name": "../../x", "dir_mtime": [1, 0], "log": ["session.jsonl", {"len": 1, "mtime": [1, 0], "file_id": null}], "header": null}
+            ]}
+        ], "titles": [
+            {"log": ["..", "x", "session.jsonl"], "stamp": {"len": 1, "mtime": null, "file_id": null}, "resume": null, "title": "evil"}
+        ]})
+        .to_string()
+        .into_bytes(),
+    ] {
+        fs::write(&index, &garbage).unwrap();
+        assert_eq!(fresh_view(&root), want, "{}", String::from_utf8_lossy(&garbage));
+        // Rewritten as a valid index that the next process uses.
+        let rewritten: serde_json::Value =
+            serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+        assert_eq!(rewritten["version"], 1);
+        assert_eq!(fresh_view(&root), want);
+    }
+    // Nothing was written outside the store.
+    let outside: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
+    assert_eq!(outside.len(), 1);
+}
+
+#[test]
+fn recent_titles_are_served_from_memory_only_within_their_age() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_session(tmp.path(), "a", None, 1, "first");
+    let store = SessionStore::with_persisted_index(tmp.path());
+    let hour = Duration::from_secs(3600);
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("first")
+    );
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&title_line(2, "second"));
+    fs::write(&path, text).unwrap();
+    // Within the age the remembered title answers; a zero age always reads again.
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("first")
+    );
+    assert_eq!(
+        store
+            .read_title_recent("a", Duration::ZERO)
+            .unwrap()
+            .as_deref(),
+        Some("second")
+    );
+    assert_eq!(
+        store.read_title_recent("a", hour).unwrap().as_deref(),
+        Some("second")
+    );
+    assert_eq!(store.read_title("a").unwrap().as_deref(), Some("second"));
+}
+
+#[test]
+fn only_a_persisting_store_writes_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    write_session(tmp.path(), "a", None, 1, "alpha");
+    let inspected = SessionStore::new(tmp.path());
+    assert_eq!(inspected.read_title("a").unwrap().as_deref(), Some("alpha"));
+    inspected.list_sessions().unwrap();
+    drop(inspected);
+    assert!(!tmp.path().join(INDEX_FILE).exists());
+    let own = SessionStore::with_persisted_index(tmp.path());
+    own.list_sessions().unwrap();
+    drop(own);
+    assert!(tmp.path().join(INDEX_FILE).exists());
+}
+
+#[test]
+fn a_listing_lookup_answers_like_read_title_recent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write_session(tmp.path(), "a", None, 1, "first");
+    write_session(tmp.path(), "b", None, 2, "bee");
+    let store = SessionStore::new(tmp.path());
+    let hour = Duration::from_secs(3600);
+    let mut seen = Vec::new();
+    store.with_recent_titles(hour, &mut |lookup| {
+        for id in ["a", "b", "missing"] {
+            seen.push(
+                lookup(id)
+                    .map(|t| t.map(|t| t.to_string()))
+                    .map_err(|e| e.to_string()),
+            );
+        }
+    });
+    assert_eq!(seen[0], Ok(Some("first".into())));
+    assert_eq!(seen[1], Ok(Some("bee".into())));
+    assert!(
+        seen[2].as_ref().is_err_and(|e| e.contains("not found")),
+        "{:?}",
+        seen[2]
+    );
+    // Remembered for the age given, then read again.
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&title_line(2, "second"));
+    fs::write(&path, text).unwrap();
+    let mut again = Vec::new();
+    store.with_recent_titles(hour, &mut |lookup| again.push(lookup("a").unwrap()));
+    store.with_recent_titles(Duration::ZERO, &mut |lookup| {
+        again.push(lookup("a").unwrap());
+    });
+    let again: Vec<Option<String>> = again
+        .into_iter()
+        .map(|t| t.map(|t| t.to_string()))
+        .collect();
+    assert_eq!(again, vec![Some("first".into()), Some("second".into())]);
+}
