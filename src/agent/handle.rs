@@ -120,6 +120,11 @@ impl Agent {
         self.shared.inbox().status()
     }
 
+    /// Prompts queued and not yet started.
+    pub fn queued_prompts(&self) -> usize {
+        self.shared.inbox().queued_prompts()
+    }
+
     /// Whether a steer now would join the running turn at its next step boundary.
     pub fn window_open(&self) -> bool {
         self.shared.inbox().window_open()

@@ -82,6 +82,9 @@ pub struct App {
     agent_status: AgentStatus,
     queued: usize,
     preparing: Option<PendingPrepare>,
+    /// Dispatched messages not yet seen in the log: `(message id, submitted text)`. If the
+    /// agent goes idle with one still here, its write failed and the text is given back.
+    unlogged: Vec<(String, String)>,
     next_prepare_id: u64,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
@@ -134,6 +137,7 @@ impl App {
             agent_status: AgentStatus::Idle,
             queued: 0,
             preparing: None,
+            unlogged: Vec::new(),
             next_prepare_id: 0,
             candidate_cancel: None,
             picker: None,
@@ -532,6 +536,24 @@ impl App {
         }
     }
 
+    /// After the agent went idle for good: every dispatched message it never logged (a
+    /// write failed) goes back to the composer, with a notice.
+    fn give_back_unlogged(&mut self) {
+        if self.unlogged.is_empty()
+            || self.agent.status() != AgentStatus::Idle
+            || self.agent.queued_prompts() > 0
+        {
+            return;
+        }
+        for (_, original) in std::mem::take(&mut self.unlogged) {
+            self.give_back(&original);
+        }
+        self.chat.push_notice(
+            NoticeKind::Error,
+            "your message could not be written to the session log; it is back in the composer",
+        );
+    }
+
     fn on_prepared(
         &mut self,
         prepare_id: u64,
@@ -549,6 +571,8 @@ impl App {
                 self.pane.push_history(&pending.original);
                 self.pane.clear_if_unchanged(&pending.original);
                 self.chat.scroll_to_bottom();
+                self.unlogged
+                    .push((submission.message.id.clone(), pending.original.clone()));
                 dispatch(&self.agent, submission.message, submission.context);
             }
             Err(e) => {
@@ -595,15 +619,23 @@ impl App {
 
     fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Appended(event) => self.chat.apply(&event),
+            AgentEvent::Appended(event) => {
+                if let Some(m) = event.message() {
+                    self.unlogged.retain(|(id, _)| *id != m.id);
+                }
+                self.chat.apply(&event);
+            }
             AgentEvent::Status(status) => {
                 self.agent_status = status;
                 if status == AgentStatus::Idle {
                     self.queued = 0;
+                    self.give_back_unlogged();
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,
-            AgentEvent::Discarded { .. } => {}
+            AgentEvent::Discarded { message_ids } => {
+                self.unlogged.retain(|(id, _)| !message_ids.contains(id));
+            }
             AgentEvent::Error { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("{code}: {message}")),
@@ -706,6 +738,7 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
+        self.unlogged.clear();
         self.session_id = writer.header().id.clone();
         self.cwd = writer.header().cwd.clone();
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
