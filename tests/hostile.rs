@@ -98,6 +98,10 @@ fn raw_controls(text: &str) -> Vec<char> {
 fn run_cli(args: &[&str], root: &Path) -> (String, String, bool) {
     let home = root.parent().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        )
         .args(args)
         .arg("--store")
         .arg(root)

@@ -32,6 +32,10 @@ impl Fixture {
 
     fn send_with(&self, session: &str, text: &str, env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.arg("--store")
             .arg(self.store_root())
             .arg("--config")
