@@ -1,6 +1,6 @@
 //! The bottom pane: the composer plus at most one popup. Keys and pastes go in, intents
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
-//! dismissed token after every key and paste (docs/composer.md (the @ popup), §6.2).
+//! dismissed token after every key and paste (docs/composer.md: the @ popup, submit).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;

@@ -1,6 +1,6 @@
 //! The composer: a multi-line, soft-wrapped editor over `ratatui_textarea` with input
 //! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
-//! terminal cursor (docs/tui-app.md, §6.1, §6.2).
+//! terminal cursor (docs/composer.md: the @ popup, submit).
 
 use std::cell::Cell;
 use std::ops::Range;

@@ -1,4 +1,4 @@
-//! The `@` session popup (docs/composer.md, the @ popup): candidate rows for the token being typed, with
+//! The `@` session popup (docs/composer.md: the @ popup): candidate rows for the token being typed, with
 //! matched characters highlighted, at most eight rows visible, and the empty states.
 
 use chrono::{FixedOffset, Local, TimeZone};
@@ -215,7 +215,7 @@ impl MentionPopup {
         width: u16,
     ) -> Line<'static> {
         let label = visible_controls_line(&row.label).into_owned();
-        let matched: Vec<usize> = if self.token.query.is_empty() {
+        let hit_chars: Vec<usize> = if self.token.query.is_empty() {
             Vec::new()
         } else {
             matcher
@@ -243,7 +243,7 @@ impl MentionPopup {
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index) && c != '…';
+            let is_hit = hit_chars.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),

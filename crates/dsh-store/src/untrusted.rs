@@ -1,8 +1,9 @@
-//! Making untrusted text safe to print (docs/tui-app.md, transcript): every C0/C1 control character other
+//! Making untrusted text safe to print (docs/tui-app.md: transcript): every C0/C1 control character other
 //! than newline becomes a visible `\xNN`, so nothing can move the cursor or restyle the
 //! terminal. Used by the TUI and by every human-readable CLI output.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Whether `c` is a C0 or C1 control character (including DEL).
 pub fn is_control(c: char) -> bool {
@@ -33,7 +34,7 @@ pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if del_or_c1(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            let _ = write!(out, "\\u{:04x}", c as u32);
         } else {
             out.push(c);
         }
@@ -51,7 +52,7 @@ fn visible_controls_impl(text: &str, keep_newline: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if is_control(c) && !(keep_newline && c == '\n') {
-            out.push_str(&format!("\\x{:02X}", c as u32));
+            let _ = write!(out, "\\x{:02X}", c as u32);
         } else {
             out.push(c);
         }
