@@ -25,12 +25,12 @@ use dsh_reference::{
     project_surface,
 };
 use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
-use dsh_store::untrusted::is_control;
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError,
 };
 use pretty_assertions::assert_eq;
+use ratatui_mention::untrusted::is_control;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -22,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::Candidate;
 use dsh_refs::tui::bottom_pane::{ActivePopup, BottomPane};
-use dsh_store::untrusted::is_control;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use ratatui_mention::untrusted::is_control;
 use serde_json::Value;
 
 /// Everything a VT100 parser was asked to do besides drawing cells.

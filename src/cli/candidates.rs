@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{Candidate, format_mention};
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::reference_service::{
     block_on, local_time, open_service, report_error, target_agent, write_stdout,

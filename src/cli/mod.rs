@@ -3,6 +3,7 @@
 
 pub mod candidates;
 pub mod config;
+pub mod json_escape;
 pub mod prepare;
 pub mod provider_setup;
 pub mod reference_service;

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{Prepared, parse_text};
-use dsh_store::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
 use super::{Context, PrepareArgs};

@@ -10,9 +10,10 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
+use crate::cli::json_escape::escape_json_controls;
 use crate::tui::wrap::truncate_to_width;
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::{Context, SessionsArgs};
 
@@ -172,7 +173,7 @@ mod tests {
         assert!(
             !table
                 .chars()
-                .any(|c| c != '\n' && dsh_store::untrusted::is_control(c))
+                .any(|c| c != '\n' && ratatui_mention::untrusted::is_control(c))
         );
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
-use dsh_store::untrusted::is_control;
 use dsh_store::{Message, Role};
+use ratatui_mention::untrusted::is_control;
 
 /// The provider name.
 pub const OFFLINE_NAME: &str = "offline";

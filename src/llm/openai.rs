@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage};
 use super::sse::{DEFAULT_MAX_LINE_BYTES, SseItem, SseParser};
-use dsh_store::untrusted::visible_controls_line;
 use dsh_store::{Message, Role};
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// The provider name.
 pub const OPENAI_NAME: &str = "openai";

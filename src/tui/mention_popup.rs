@@ -14,7 +14,7 @@ use unicode_width::UnicodeWidthStr;
 use super::mention_token::MentionToken;
 use super::wrap::{truncate_start_to_width, truncate_to_width};
 use dsh_reference::Candidate;
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;

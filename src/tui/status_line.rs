@@ -10,7 +10,7 @@ use ratatui::widgets::Widget;
 
 use super::transcript::TokenTotals;
 use super::wrap::{display_width, truncate_to_width};
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// What the app is doing right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

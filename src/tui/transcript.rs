@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::markdown::render_markdown_hanging;
 use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_store::event::kind;
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Event, EventData, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -797,7 +797,10 @@ mod tests {
         for cell in &cells {
             for line in render_cell(cell, 40, options) {
                 let s = line.to_string();
-                assert!(!s.chars().any(dsh_store::untrusted::is_control), "{s:?}");
+                assert!(
+                    !s.chars().any(ratatui_mention::untrusted::is_control),
+                    "{s:?}"
+                );
             }
         }
     }

@@ -13,8 +13,8 @@ use ratatui::widgets::{Block, BorderType, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use unicode_width::UnicodeWidthChar;
 
-use super::input_history::InputHistory;
-use super::mention_token::mention_char_spans;
+use crate::input_history::InputHistory;
+use crate::mention_token::mention_char_spans;
 
 /// Most text rows the composer asks for; longer drafts scroll inside it.
 pub const MAX_TEXT_ROWS: u16 = 8;

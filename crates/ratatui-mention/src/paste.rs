@@ -19,7 +19,7 @@ pub fn normalize_paste(text: &str) -> String {
             }
             '\n' => out.push('\n'),
             '\t' => out.push_str(TAB_SPACES),
-            c if dsh_store::untrusted::is_control(c) => {}
+            c if crate::untrusted::is_control(c) => {}
             c => out.push(c),
         }
     }
