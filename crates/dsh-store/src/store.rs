@@ -347,6 +347,7 @@ impl SessionStore {
 
     /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
     fn scan_title(
+        limits: &Limits,
         id: &str,
         loc: &LogLocation,
         stamp: Stamp,
@@ -373,7 +374,7 @@ impl SessionStore {
                 &loc.path,
                 BufReader::with_capacity(256 * 1024, file),
                 pos,
-                &self.inner.limits,
+                limits,
                 &mut on_event,
             )?;
             let resume = resumable(torn.as_ref()).then_some(end);
@@ -384,8 +385,7 @@ impl SessionStore {
                 title: title.or(c.title),
             });
         }
-        let summary =
-            reader::scan_log_limited(&loc.path, loc.format, &self.inner.limits, &mut on_event)?;
+        let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
         let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
             readable_len: summary.readable_len,
@@ -463,7 +463,7 @@ impl SessionQuery for SessionStore {
         {
             return Ok(c.title.clone());
         }
-        let fresh = Self::scan_title(id, &loc, stamp, cached)?;
+        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);

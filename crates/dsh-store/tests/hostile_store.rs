@@ -324,7 +324,7 @@ fn links_below_the_root_are_never_followed_read_or_written() {
         .append(vec![NewEvent::plain(EventData::TurnStart {
             turn: 1,
             trigger: json!({"kind": "user"}),
-            extra: Default::default(),
+            extra: serde_json::Map::default(),
         })])
         .unwrap_err()
         .to_string();
@@ -373,7 +373,7 @@ fn concurrent_creators_of_one_id_leave_exactly_one_log() {
                     w.append(vec![NewEvent::plain(EventData::TurnStart {
                         turn: 1,
                         trigger: json!({"kind": "user"}),
-                        extra: Default::default(),
+                        extra: serde_json::Map::default(),
                     })])
                     .map(drop)
                 })
@@ -478,9 +478,8 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
         t["title"] = json!("foreign");
     }
     let foreign = record.to_string();
-    use std::os::unix::fs::PermissionsExt;
     fs::write(&index, &foreign).unwrap();
-    fs::set_permissions(&index, fs::Permissions::from_mode(0o666)).unwrap();
+    fs::set_permissions(&index, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
     let store = SessionStore::with_options(&root, Some(cache.clone()), false, Limits::default());
     store.list_sessions().unwrap();
     assert_eq!(store.read_title("beta").unwrap().as_deref(), Some("Beta"));
