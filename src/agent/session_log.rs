@@ -147,6 +147,38 @@ impl AgentLog {
             .collect())
     }
 
+    /// The newest surface messages that fit `budget` tokens (at least one), in model order,
+    /// and how many older ones were left out. Only the kept messages are copied.
+    pub(crate) fn surface_window(&self, budget: u64) -> Result<(Vec<Message>, usize), AgentError> {
+        let state = self.lock();
+        let folder = state
+            .folder
+            .as_ref()
+            .map_err(|e| AgentError::Fold(e.clone()))?;
+        let events = state.writer.events();
+        let message_at = |seq: &u64| {
+            usize::try_from(*seq)
+                .ok()
+                .and_then(|i| events.get(i))
+                .and_then(Event::message)
+        };
+        let total = folder.surface().iter().filter_map(message_at).count();
+        let keep = super::context_window::fitting_count(
+            folder.surface().iter().rev().filter_map(message_at),
+            budget,
+        );
+        let mut kept: Vec<Message> = folder
+            .surface()
+            .iter()
+            .rev()
+            .filter_map(message_at)
+            .take(keep)
+            .cloned()
+            .collect();
+        kept.reverse();
+        Ok((kept, total - keep))
+    }
+
     /// Whether any `session/title` was ever written.
     pub(crate) fn has_title(&self) -> bool {
         self.lock().has_title

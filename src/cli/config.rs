@@ -37,6 +37,8 @@ pub struct ModelSection {
     pub api_key_env: String,
     pub timeout_secs: u64,
     pub max_retries: u32,
+    /// The model's context window in tokens (default: the provider's own).
+    pub context_tokens: Option<u64>,
 }
 
 impl Default for ModelSection {
@@ -48,6 +50,7 @@ impl Default for ModelSection {
             api_key_env: "DEEPSEEK_API_KEY".into(),
             timeout_secs: 120,
             max_retries: 3,
+            context_tokens: None,
         }
     }
 }
@@ -136,6 +139,11 @@ impl Config {
         if config.model.max_retries > 10 {
             return Err(invalid(
                 "key `model.max_retries`: must be at most 10".into(),
+            ));
+        }
+        if config.model.context_tokens.is_some_and(|t| t < 1024) {
+            return Err(invalid(
+                "key `model.context_tokens`: must be at least 1024".into(),
             ));
         }
         if config.store.max_line_bytes < 4096 {

@@ -165,6 +165,12 @@ async fn follow_turn(
             AgentEvent::Error { code, message } => {
                 error.get_or_insert((code, message));
             }
+            AgentEvent::Warning { code, message } => {
+                eprintln!(
+                    "dsh-refs: warning: {code}: {}",
+                    visible_controls_line(&message)
+                );
+            }
             AgentEvent::Status(AgentStatus::Running) => running = true,
             AgentEvent::Status(AgentStatus::Idle) if running => {
                 // Idle without a logged `turn/end`: a write failed; report the first error.

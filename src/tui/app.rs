@@ -637,6 +637,9 @@ impl App {
             AgentEvent::Discarded { message_ids } => {
                 self.unlogged.retain(|(id, _)| !message_ids.contains(id));
             }
+            AgentEvent::Warning { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Info, format!("{code}: {message}")),
             AgentEvent::Error { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("{code}: {message}")),

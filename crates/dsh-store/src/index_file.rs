@@ -214,10 +214,14 @@ pub fn load(dir: &Path) -> Option<IndexRecord> {
     {
         return unusable(&path, "unreadable or over the size limit");
     }
-    match serde_json::from_slice::<IndexRecord>(&bytes) {
+    parse(&bytes).or_else(|| unusable(&path, "damaged or of another version"))
+}
+
+/// Parse index file bytes; `None` when damaged or of another version.
+pub fn parse(bytes: &[u8]) -> Option<IndexRecord> {
+    match serde_json::from_slice::<IndexRecord>(bytes) {
         Ok(index) if index.version == VERSION => Some(index),
-        Ok(_) => unusable(&path, "another version"),
-        Err(e) => unusable(&path, &format!("damaged: {e}")),
+        Ok(_) | Err(_) => None,
     }
 }
 
