@@ -239,3 +239,74 @@ fn unwritable_store_and_session_dirs_end_send_with_exit_1_as_a_plain_user() {
     std::fs::set_permissions(&session_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+#[test]
+fn an_unreadable_project_dir_is_an_error_for_a_writer_not_a_second_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    std::fs::set_permissions(fx.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let store = fx.path().join("store");
+    let out = run_guarded(fx.command(&store, "x", "/p1", "first"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::create_dir_all(fx.path().join("cache")).unwrap();
+    std::fs::set_permissions(
+        fx.path().join("cache"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    // The store is writable by everyone, but x's project dir only by its owner.
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(store.join("--p1--"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let Some(cmd) = as_nobody(&fx.command(&store, "x", "/p2", "second")) else {
+        return;
+    };
+    let out = run_guarded(cmd);
+    assert_fails_with(
+        &out,
+        &["SESSION_OPEN_FAILED", "--p1--", "Permission denied"],
+    );
+    assert!(!store.join("--p2--").exists(), "a second log was started");
+}
+
+#[test]
+fn two_first_sends_of_one_id_leave_one_log_and_the_loser_exits_1_busy() {
+    let fx = Fixture::new();
+    for round in 0..10 {
+        let store = fx.path().join(format!("store-{round}"));
+        let spawn = |cwd: &str| {
+            fx.command(&store, "dup", cwd, "hello")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let (a, b) = (spawn("/w/p1"), spawn("/w/p2"));
+        let outs: Vec<Output> = [a, b]
+            .into_iter()
+            .map(|c| {
+                let started = Instant::now();
+                let mut c = c;
+                while c.try_wait().unwrap().is_none() {
+                    assert!(started.elapsed() < HANG_GUARD, "send hung");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                c.wait_with_output().unwrap()
+            })
+            .collect();
+        let codes: Vec<_> = outs.iter().map(|o| o.status.code()).collect();
+        let ok = codes.iter().filter(|c| **c == Some(0)).count();
+        let logs = ["--w-p1--", "--w-p2--"]
+            .iter()
+            .filter(|p| store.join(p).join("dup").join("session.jsonl").exists())
+            .count();
+        assert_eq!(logs, 1, "round {round}: two logs");
+        if ok == 2 {
+            // The second ran after the first had finished: it appended to the same log.
+            continue;
+        }
+        assert_eq!(ok, 1, "round {round}: {codes:?}");
+        let loser = outs.iter().find(|o| o.status.code() != Some(0)).unwrap();
+        assert_fails_with(loser, &["busy"]);
+    }
+}

@@ -24,25 +24,31 @@ pub(crate) struct AgentLog {
 /// rather than a rescan of the whole log.
 struct LogState {
     writer: SessionWriter,
+    facts: Facts,
+}
+
+impl LogState {
+    fn new(writer: SessionWriter) -> Self {
+        let mut facts = Facts {
+            folder: Ok(SurfaceFolder::new()),
+            has_title: false,
+            last_turn: None,
+        };
+        // Observed in place: the loaded log is never copied.
+        facts.observe(writer.events());
+        LogState { writer, facts }
+    }
+}
+
+/// What [`LogState`] keeps up to date besides the writer.
+struct Facts {
     /// The folded surface, or the fold error of the log as loaded/appended.
     folder: Result<SurfaceFolder, FoldError>,
     has_title: bool,
     last_turn: Option<u64>,
 }
 
-impl LogState {
-    fn new(writer: SessionWriter) -> Self {
-        let mut state = LogState {
-            folder: Ok(SurfaceFolder::new()),
-            has_title: false,
-            last_turn: None,
-            writer,
-        };
-        let events = state.writer.events().to_vec();
-        state.observe(&events);
-        state
-    }
-
+impl Facts {
     fn observe(&mut self, appended: &[Event]) {
         for e in appended {
             if let Ok(folder) = &mut self.folder
@@ -93,7 +99,7 @@ impl AgentLog {
             } else {
                 state.writer.append_buffered(batch)?
             };
-            state.observe(&appended);
+            state.facts.observe(&appended);
             for e in &appended {
                 let _ = events.send(AgentEvent::Appended(e.clone()));
             }
@@ -135,6 +141,7 @@ impl AgentLog {
     pub(crate) fn surface(&self) -> Result<Vec<(u64, Message)>, AgentError> {
         let state = self.lock();
         let folder = state
+            .facts
             .folder
             .as_ref()
             .map_err(|e| AgentError::Fold(e.clone()))?;
@@ -152,6 +159,7 @@ impl AgentLog {
     pub(crate) fn surface_window(&self, budget: u64) -> Result<(Vec<Message>, usize), AgentError> {
         let state = self.lock();
         let folder = state
+            .facts
             .folder
             .as_ref()
             .map_err(|e| AgentError::Fold(e.clone()))?;
@@ -181,12 +189,15 @@ impl AgentLog {
 
     /// Whether any `session/title` was ever written.
     pub(crate) fn has_title(&self) -> bool {
-        self.lock().has_title
+        self.lock().facts.has_title
     }
 
     /// The number for the next turn: one past the highest logged.
     pub(crate) fn next_turn(&self) -> u64 {
-        self.lock().last_turn.map_or(1, |t| t.saturating_add(1))
+        self.lock()
+            .facts
+            .last_turn
+            .map_or(1, |t| t.saturating_add(1))
     }
 }
 
