@@ -12,7 +12,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::event::SessionHeader;
 use super::index_file::{
@@ -25,6 +25,9 @@ use super::reader::{self, LogFormat};
 
 /// How old an mtime must be before an unchanged value proves an unchanged directory.
 const TRUST_AFTER: Duration = Duration::from_secs(2);
+/// How long a round of log stats vouches for unchanged logs (so a listing per keystroke
+/// does not stat every log; a log rewritten in place shows within this time).
+const LOGS_CHECKED_FOR: Duration = Duration::from_secs(1);
 
 /// Where a session's log lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +187,8 @@ pub struct HeaderIndex {
     odd: Vec<String>,
     /// Something was read from disk since the last [`take_touched`](Self::take_touched).
     touched: bool,
+    /// When every log was last stat-ed.
+    logs_checked: Option<Instant>,
 }
 
 impl HeaderIndex {
@@ -379,8 +384,14 @@ impl HeaderIndex {
             self.odd = odd_entries(root);
             changed = true;
         }
+        let check_logs = self
+            .logs_checked
+            .is_none_or(|t| t.elapsed() >= LOGS_CHECKED_FOR);
+        if check_logs {
+            self.logs_checked = Some(Instant::now());
+        }
         for (project_dir, project) in &mut self.projects {
-            let (project_changed, read) = refresh_project(project_dir, project);
+            let (project_changed, read) = refresh_project(project_dir, project, check_logs);
             changed |= project_changed;
             self.touched |= read;
         }
@@ -425,7 +436,7 @@ impl HeaderIndex {
 
 /// Revalidate one project directory; returns whether anything listed may have changed and
 /// whether more than its metadata was read.
-fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
+fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> (bool, bool) {
     let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) => {
@@ -470,8 +481,12 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
         project.mtime = trusted_mtime(&meta);
     }
     for (session_dir, entry) in &mut project.sessions {
-        // Every log is stat-ed on every refresh: a log rewritten in place (same directory
-        // mtime) is noticed by its own stamp.
+        // Every log is stat-ed (at most once per `LOGS_CHECKED_FOR` when nothing else
+        // changed): a log rewritten in place, same directory mtime, is noticed by its stamp.
+        let settled = entry.log.is_some() && entry.skipped.is_none();
+        if !rescan && !check_logs && settled {
+            continue;
+        }
         changed |= refresh_session(session_dir, entry, &mut read);
     }
     (changed, read)
