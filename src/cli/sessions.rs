@@ -39,11 +39,9 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
     for header in headers.iter() {
         let title = match store.read_title(&header.id) {
             Ok(t) => t,
-            Err(
-                e @ (QueryError::Corrupt { .. }
-                | QueryError::Io { .. }
-                | QueryError::Duplicate { .. }),
-            ) => {
+            // Already reported by the listing's warnings.
+            Err(QueryError::Duplicate { .. }) => None,
+            Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
                 eprintln!(
                     "dsh-refs: warning: {}",
                     visible_controls_line(&e.to_string())
