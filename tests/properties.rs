@@ -12,12 +12,12 @@ use dsh_reference::{
     ConversationItem, ErrorCode, SourceHeader, TurnRole, decode_uri, encode_uri, format_mention,
     parse_text, retain_source,
 };
-use dsh_refs::tui::mention_token::{mention_char_spans, mention_spans, mention_token_at};
 use dsh_store::{
     ContentBlock, Event, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery,
     SessionStore, Source, SurfaceFolder, SurfaceOp, fold_surface,
 };
 use proptest::prelude::*;
+use ratatui_mention::mention_token::{mention_char_spans, mention_spans, mention_token_at};
 use serde_json::{Map, Value};
 
 // ---------------------------------------------------------------------------------------

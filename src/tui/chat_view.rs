@@ -192,7 +192,7 @@ impl ChatView {
             let hint = format!(" ↓ {} more lines (PgDn) ", self.scroll_from_bottom);
             let x = area
                 .right()
-                .saturating_sub(super::wrap::display_width(&hint) as u16);
+                .saturating_sub(ratatui_mention::wrap::display_width(&hint) as u16);
             buf.set_string(
                 x.max(area.x),
                 area.bottom().saturating_sub(1),
