@@ -6,6 +6,13 @@
 //! The last test does the same for the whole app (header, transcript, popup) running in a
 //! pseudo-terminal on a store full of hostile sessions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::io::Write;
@@ -235,16 +242,16 @@ fn hostile_store(root: &Path, texts: &[String]) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: texts[(n + 2) % texts.len()].clone(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();

@@ -3,6 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
+use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
@@ -427,8 +428,8 @@ impl App {
 
     /// Stops a running `prepare` and gives the text back.
     fn cancel_prepare(&mut self) {
-        let (flow, cx) = self.submit_parts();
-        flow.cancel(cx);
+        let (flow, mut cx) = self.submit_parts();
+        flow.cancel(&mut cx);
     }
 
     // ----- candidates -------------------------------------------------------------------
@@ -481,10 +482,10 @@ impl App {
                     .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
             },
             AppEvent::Prepared { prepare_id, result } => {
-                let (flow, cx) = self.submit_parts();
-                flow.on_prepared(prepare_id, result, cx);
+                let (flow, mut cx) = self.submit_parts();
+                flow.on_prepared(prepare_id, result, &mut cx);
             }
-            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_rows(rows);
@@ -587,7 +588,7 @@ impl App {
         });
     }
 
-    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, StoreError>) {
+    fn on_session_opened(&mut self, id: &str, result: Result<SessionWriter, StoreError>) {
         match result {
             Ok(writer) => self.switch_to(writer),
             Err(e) => self
@@ -604,8 +605,8 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
-        self.session_id = writer.header().id.clone();
-        self.cwd = writer.header().cwd.clone();
+        self.session_id.clone_from(&writer.header().id);
+        self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
         self.agent = agent;
         self.agent_status = AgentStatus::Idle;
@@ -713,15 +714,15 @@ impl App {
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
     for (usage, help) in COMMANDS {
-        out.push_str(&format!("  {usage:<14} {help}\n"));
+        let _ = writeln!(out, "  {usage:<14} {help}");
     }
     out.push_str("Keys\n");
     for binding in composer_config(0).key_map().bindings() {
         let (label, help) = (binding.label(), composer_help(binding.action));
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     for (label, help) in app_help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
 }

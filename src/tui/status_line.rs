@@ -57,6 +57,7 @@ pub struct StatusLine<'a> {
 }
 
 /// `1234` → `1.2k`, `1_500_000` → `1.5M`.
+#[allow(clippy::cast_precision_loss)] // shown with one decimal: 2^52 tokens is far away
 pub fn format_count(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),

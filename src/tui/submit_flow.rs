@@ -124,7 +124,7 @@ impl SubmitFlow {
 
     /// Esc / Ctrl+C / a session switch during preparation: stop it now and give the text
     /// back. Returns false when nothing was being prepared.
-    pub fn cancel(&mut self, cx: SubmitContext<'_>) -> bool {
+    pub fn cancel(&mut self, cx: &mut SubmitContext<'_>) -> bool {
         let Some(pending) = self.preparing.take() else {
             return false;
         };
@@ -153,7 +153,7 @@ impl SubmitFlow {
         &mut self,
         prepare_id: u64,
         result: Result<Submission, SubmitError>,
-        cx: SubmitContext<'_>,
+        cx: &mut SubmitContext<'_>,
     ) {
         if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
             return;

@@ -586,7 +586,7 @@ mod tests {
                 turn: 1,
                 step: 0,
                 chunk: value,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         )
     }
@@ -674,7 +674,7 @@ mod tests {
                 step: 0,
                 message: reply,
                 usage: Some(json!({"inputTokens": 10, "outputTokens": 3})),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         assert_eq!(
@@ -709,7 +709,7 @@ mod tests {
             EventData::SteeringMessage {
                 turn: 1,
                 message: Message::user_text("more"),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         let checkpoint = Message::new(

@@ -4,6 +4,7 @@
 //! for them, [`crate::Outcome::Ignored`] for the host.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::fmt::Write as _;
 
 /// What a bound key means to the widget; context (popup open, caret row, draft) decides the
 /// exact effect.
@@ -180,7 +181,9 @@ pub fn key_label(code: KeyCode, modifiers: KeyModifiers) -> String {
         KeyCode::Esc => out.push_str("Esc"),
         KeyCode::Backspace => out.push_str("Backspace"),
         KeyCode::Delete => out.push_str("Delete"),
-        other => out.push_str(&format!("{other:?}")),
+        other => {
+            let _ = write!(out, "{other:?}");
+        }
     }
     out
 }

@@ -233,7 +233,7 @@ impl MentionPopup {
         styles: &MentionStyles,
     ) -> Line<'static> {
         let label = visible_controls_line(row.label()).into_owned();
-        let matched: Vec<usize> = if self.token.query.is_empty() {
+        let hit_chars: Vec<usize> = if self.token.query.is_empty() {
             Vec::new()
         } else {
             matcher
@@ -264,7 +264,7 @@ impl MentionPopup {
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index) && c != '…';
+            let is_hit = hit_chars.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),

@@ -1,4 +1,4 @@
-//! Finding `@` tokens and finished mentions in composer text (docs/references.md (URIs and mentions), §6.1): pure scans
+//! Finding `@` tokens and finished mentions in composer text (docs/references.md: URIs and mentions; docs/composer.md: the @ popup): pure scans
 //! the composer and the `@` popup share, so highlighting and popup detection agree.
 
 use std::ops::Range;
@@ -143,6 +143,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;
 
+    #[allow(clippy::unnecessary_wraps)] // reads as the expected value in the tables
     fn token(start_char: usize, end_char: usize, query: &str) -> Option<MentionToken> {
         Some(MentionToken {
             start_char,
