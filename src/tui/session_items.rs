@@ -20,6 +20,7 @@ pub enum DisplayZone {
 pub fn composer_config(history_size: usize) -> MentionConfig {
     MentionConfig::default()
         .with_history_size(history_size)
+        .with_uri_scheme(dsh_reference::uri::SCHEME)
         .with_placeholder("Ask anything · @ references a session")
         .with_labels(PopupLabels {
             title: " @ sessions ".to_string(),

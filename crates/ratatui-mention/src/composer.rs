@@ -1,5 +1,5 @@
 //! The composer: a multi-line, soft-wrapped editor over `ratatui_textarea` with input
-//! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
+//! history, atomic `@[label](<scheme>…)` mentions and the caret position for the real
 //! terminal cursor.
 
 use std::cell::Cell;
@@ -16,6 +16,7 @@ use unicode_width::UnicodeWidthChar;
 use crate::config::MentionConfig;
 use crate::input_history::InputHistory;
 use crate::mention_token::mention_char_spans;
+use crate::untrusted::visible_controls_line;
 
 /// The draft editor. Text is canonical: mentions stay `@[label](uri)` for history and copy.
 #[derive(Debug, Clone)]
@@ -31,6 +32,8 @@ pub struct Composer {
     max_text_rows: u16,
     mention_style: Style,
     border_style: Style,
+    /// URI scheme of finished mentions.
+    scheme: String,
 }
 
 impl Composer {
@@ -41,7 +44,7 @@ impl Composer {
         // The real terminal cursor marks the caret, so the textarea draws none.
         textarea.set_cursor_style(Style::default());
         textarea.set_cursor_line_style(Style::default());
-        textarea.set_placeholder_text(config.placeholder.clone());
+        textarea.set_placeholder_text(visible_controls_line(&config.placeholder));
         textarea.set_placeholder_style(config.styles.placeholder);
         Self {
             textarea,
@@ -51,6 +54,7 @@ impl Composer {
             max_text_rows: config.max_text_rows,
             mention_style: config.styles.mention,
             border_style: config.styles.composer_border,
+            scheme: config.uri_scheme.clone(),
         }
     }
 
@@ -168,7 +172,7 @@ impl Composer {
     pub fn delete_backward(&mut self) -> bool {
         if !self.textarea.is_selecting() {
             let cursor = self.cursor_char_index();
-            let hit = mention_char_spans(&self.text())
+            let hit = mention_char_spans(&self.text(), &self.scheme)
                 .into_iter()
                 .find(|span| span.end == cursor);
             if let Some(span) = hit {
@@ -184,7 +188,7 @@ impl Composer {
     pub fn delete_forward(&mut self) -> bool {
         if !self.textarea.is_selecting() {
             let cursor = self.cursor_char_index();
-            let hit = mention_char_spans(&self.text())
+            let hit = mention_char_spans(&self.text(), &self.scheme)
                 .into_iter()
                 .find(|span| span.start == cursor);
             if let Some(span) = hit {
@@ -286,7 +290,7 @@ impl Composer {
     /// Restyles the cells of mentions the textarea just drew, walking its wrapped rows.
     fn highlight_mentions(&self, inner: Rect, buf: &mut Buffer) {
         let text = self.text();
-        let spans = mention_char_spans(&text);
+        let spans = mention_char_spans(&text, &self.scheme);
         if spans.is_empty() {
             return;
         }

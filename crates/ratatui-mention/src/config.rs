@@ -5,6 +5,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::key_map::KeyMap;
+use crate::mention_token::DEFAULT_URI_SCHEME;
 
 /// Styles of the composer and the popup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +95,7 @@ pub struct MentionConfig {
     pub(crate) history_size: usize,
     pub(crate) max_text_rows: u16,
     pub(crate) max_visible_rows: usize,
+    pub(crate) uri_scheme: String,
 }
 
 impl Default for MentionConfig {
@@ -106,6 +108,7 @@ impl Default for MentionConfig {
             history_size: 100,
             max_text_rows: 8,
             max_visible_rows: 8,
+            uri_scheme: DEFAULT_URI_SCHEME.to_string(),
         }
     }
 }
@@ -158,6 +161,19 @@ impl MentionConfig {
     pub fn with_max_visible_rows(mut self, rows: usize) -> Self {
         self.max_visible_rows = rows.max(1);
         self
+    }
+
+    /// Treats `@[label](<scheme>…)` as a finished mention (highlighted, deleted whole, never
+    /// reopening the popup); the default is [`DEFAULT_URI_SCHEME`].
+    #[must_use]
+    pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
+        self.uri_scheme = scheme.into();
+        self
+    }
+
+    /// The URI scheme of finished mentions.
+    pub fn uri_scheme(&self) -> &str {
+        &self.uri_scheme
     }
 
     /// The key map in use (for a help screen).

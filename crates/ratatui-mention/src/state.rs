@@ -193,9 +193,12 @@ impl MentionInputState {
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
         self.popup = ActivePopup::None;
-        self.dismissed_token =
-            mention_token_at(&self.composer.text(), self.composer.cursor_char_index())
-                .map(|t| t.start_char);
+        self.dismissed_token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        )
+        .map(|t| t.start_char);
     }
 
     /// Clears the draft if it still equals `submitted`; returns whether it did.
@@ -315,7 +318,11 @@ impl MentionInputState {
     /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
     /// as [`Outcome::Query`] in place of `result`.
     fn sync_popup(&mut self, result: Outcome) -> Outcome {
-        let token = mention_token_at(&self.composer.text(), self.composer.cursor_char_index());
+        let token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        );
         let Some(token) = token else {
             self.popup = ActivePopup::None;
             self.dismissed_token = None;
