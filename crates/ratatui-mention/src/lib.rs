@@ -47,6 +47,11 @@ pub mod wrap;
 #[cfg(test)]
 mod render_snapshots;
 
+/// The README's example, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
+
 pub use config::{MentionConfig, MentionStyles, PopupLabels};
 pub use item::{DetailPart, Keep, MentionItem};
 pub use key_map::{Action, Binding, KeyMap};
