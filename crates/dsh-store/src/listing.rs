@@ -252,16 +252,10 @@ impl HeaderIndex {
     }
 
     /// An index seeded from stored records under `root`; everything is revalidated by the
-    /// next [`refresh`](Self::refresh). Records with unsafe names are skipped (and their
-    /// parent left untrusted, so it is listed again).
-    pub fn from_records(
-        root: &Path,
-        root_mtime: Option<FileTime>,
-        records: Vec<ProjectRecord>,
-    ) -> Self {
-        // Directory times from a file are never trusted: every project is listed again and
-        // every log is stat-ed; only headers whose log stamp still matches are reused.
-        let _ = root_mtime;
+    /// next [`refresh`](Self::refresh). Directory times from a file are never trusted (every
+    /// project is listed again, every log stat-ed); only headers whose log stamp still
+    /// matches are reused. Records with unsafe names or a header of another id are dropped.
+    pub fn from_records(root: &Path, records: Vec<ProjectRecord>) -> Self {
         let mut index = HeaderIndex::default();
         for record in records {
             if !plain_name(&record.name) {

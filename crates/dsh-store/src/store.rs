@@ -59,8 +59,7 @@ impl Inner {
             let Some(record) = self.index_dir.as_deref().and_then(index_file::load) else {
                 return;
             };
-            *lock(&self.headers) =
-                HeaderIndex::from_records(&self.root, record.root_mtime, record.projects);
+            *lock(&self.headers) = HeaderIndex::from_records(&self.root, record.projects);
             let mut titles = lock(&self.titles);
             for t in record.titles {
                 let (Some(path), Some(stamp), Some(format)) = (
@@ -71,8 +70,8 @@ impl Inner {
                     continue;
                 };
                 // A stored title is served only while its log's stamp matches exactly;
-                // it is never continued from (a grown log is scanned whole).
-                let _ = t.resume;
+                // it is never continued from (`t.resume` is ignored: a grown log is
+                // scanned whole).
                 titles.insert(
                     path,
                     CachedTitle {
