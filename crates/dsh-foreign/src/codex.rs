@@ -103,7 +103,11 @@ pub fn decode_line(body: &[u8]) -> Result<(LineItems, i64), String> {
         Parsed::Other => return Ok((LineItems::None, 0)),
         Parsed::NotJson(reason) => return Err(reason),
     };
-    let time = line.timestamp.as_deref().and_then(parse_time_ms).unwrap_or(0);
+    let time = line
+        .timestamp
+        .as_deref()
+        .and_then(parse_time_ms)
+        .unwrap_or(0);
     let Some(payload) = line.payload else {
         return Ok((LineItems::None, time));
     };
@@ -112,8 +116,8 @@ pub fn decode_line(body: &[u8]) -> Result<(LineItems, i64), String> {
             Some(item) => LineItems::Append(vec![item]),
             None => LineItems::None,
         },
-        Some("compacted") => LineItems::Replace(
-            match payload.message.filter(|m| !m.trim().is_empty()) {
+        Some("compacted") => {
+            LineItems::Replace(match payload.message.filter(|m| !m.trim().is_empty()) {
                 Some(summary) => vec![(ItemKind::Checkpoint, summary)],
                 // A remote compaction may carry only the history that replaces the old one.
                 None => payload
@@ -122,8 +126,8 @@ pub fn decode_line(body: &[u8]) -> Result<(LineItems, i64), String> {
                     .into_iter()
                     .filter_map(message_item)
                     .collect(),
-            },
-        ),
+            })
+        }
         _ => LineItems::None,
     };
     Ok((items, time))
@@ -175,7 +179,9 @@ pub fn scan_meta(
                 continue;
             }
         };
-        let Some(payload) = line.payload else { continue };
+        let Some(payload) = line.payload else {
+            continue;
+        };
         match line.kind.as_deref() {
             Some("session_meta") if meta.native_id.is_none() => {
                 meta.native_id = payload.id.filter(|id| !id.is_empty());
@@ -216,13 +222,19 @@ mod tests {
     #[test]
     fn line_table() {
         let user = r#"{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}"#;
-        assert_eq!(items(user), LineItems::Append(vec![(ItemKind::User, "fix it".into())]));
+        assert_eq!(
+            items(user),
+            LineItems::Append(vec![(ItemKind::User, "fix it".into())])
+        );
         let env = r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n<cwd>/x</cwd>"}]}}"#;
         assert_eq!(items(env), LineItems::None);
         let dev = r#"{"type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}}"#;
         assert_eq!(items(dev), LineItems::None);
         let reply = r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"},{"type":"output_text","text":"b"}]}}"#;
-        assert_eq!(items(reply), LineItems::Append(vec![(ItemKind::Assistant, "a\nb".into())]));
+        assert_eq!(
+            items(reply),
+            LineItems::Append(vec![(ItemKind::Assistant, "a\nb".into())])
+        );
         for hidden in [
             r#"{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"think"}]}}"#,
             r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}"#,

@@ -111,7 +111,11 @@ impl SessionQuery for SessionSources {
         let mut merged = lock(&self.merged);
         if let Some(list) = &merged.list
             && merged.inputs.len() == inputs.len()
-            && merged.inputs.iter().zip(&inputs).all(|(a, b)| Arc::ptr_eq(a, b))
+            && merged
+                .inputs
+                .iter()
+                .zip(&inputs)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
         {
             return Ok(Arc::clone(list));
         }
@@ -154,12 +158,12 @@ impl SessionQuery for SessionSources {
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         let origins = lock(&self.merged).origins.clone();
         self.dsh.with_recent_titles(max_age, &mut |dsh_lookup| {
-            f(&mut |id: &str| {
-                match origins.get(id).and_then(|o| self.source_for(*o)) {
+            f(
+                &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(*o)) {
                     Some(source) => source.read_title_recent(id, max_age),
                     None => dsh_lookup(id),
-                }
-            });
+                },
+            );
         });
     }
 

@@ -105,8 +105,8 @@ impl<R: BufRead> JsonlLines<R> {
                 len: 0,
             };
             let limit = self.max_line_bytes.saturating_add(1);
-            let n = read_until_limited(&mut self.src, &mut self.buf, limit)
-                .map_err(|e| self.io(e))?;
+            let n =
+                read_until_limited(&mut self.src, &mut self.buf, limit).map_err(|e| self.io(e))?;
             if n == 0 {
                 self.done = true;
                 return Ok(None);
@@ -118,7 +118,13 @@ impl<R: BufRead> JsonlLines<R> {
                     self.offset += line_len;
                     self.next_number += 1;
                     let reason = format!("line longer than {} bytes", self.max_line_bytes);
-                    self.damaged(LineAt { len: line_len, ..at }, reason)?;
+                    self.damaged(
+                        LineAt {
+                            len: line_len,
+                            ..at
+                        },
+                        reason,
+                    )?;
                     continue;
                 }
                 self.done = true;
@@ -300,11 +306,36 @@ mod tests {
     #[test]
     fn damage_table() {
         let cases: Vec<Case> = vec![
-            ("clean", "{\"n\":1}\n{\"n\":2}\n", vec![(1, 1), (2, 2)], None),
-            ("other shapes ignored", "{\"n\":1}\n[1]\n{\"m\":2}\n\n{\"n\":3}\n", vec![(1, 1), (5, 3)], None),
-            ("unterminated last", "{\"n\":1}\n{\"n\":2}", vec![(1, 1)], Some(2)),
-            ("not JSON last", "{\"n\":1}\n{\"n\":\n", vec![(1, 1)], Some(2)),
-            ("over-long last", "{\"n\":1}\n{\"n\":22222222}\n", vec![(1, 1)], Some(2)),
+            (
+                "clean",
+                "{\"n\":1}\n{\"n\":2}\n",
+                vec![(1, 1), (2, 2)],
+                None,
+            ),
+            (
+                "other shapes ignored",
+                "{\"n\":1}\n[1]\n{\"m\":2}\n\n{\"n\":3}\n",
+                vec![(1, 1), (5, 3)],
+                None,
+            ),
+            (
+                "unterminated last",
+                "{\"n\":1}\n{\"n\":2}",
+                vec![(1, 1)],
+                Some(2),
+            ),
+            (
+                "not JSON last",
+                "{\"n\":1}\n{\"n\":\n",
+                vec![(1, 1)],
+                Some(2),
+            ),
+            (
+                "over-long last",
+                "{\"n\":1}\n{\"n\":22222222}\n",
+                vec![(1, 1)],
+                Some(2),
+            ),
         ];
         for (name, text, want, torn) in cases {
             let (got, t) = run(text, 12).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -321,7 +352,9 @@ mod tests {
             ("{oops\n{\"n\":2}", 1),
         ] {
             match run(text, 12) {
-                Err(QueryError::Corrupt { line: got, path, .. }) => {
+                Err(QueryError::Corrupt {
+                    line: got, path, ..
+                }) => {
                     assert_eq!(got, line, "{text}");
                     assert_eq!(path, Path::new("/x/log.jsonl"));
                 }

@@ -92,7 +92,10 @@ mod tests {
             Origin::split_id("claude-code:abc"),
             Some((Origin::ClaudeCode, "abc"))
         );
-        assert_eq!(Origin::split_id("codex:0199"), Some((Origin::Codex, "0199")));
+        assert_eq!(
+            Origin::split_id("codex:0199"),
+            Some((Origin::Codex, "0199"))
+        );
         assert_eq!(Origin::split_id("codex:"), None);
         assert_eq!(Origin::split_id("claude:abc"), None);
         assert_eq!(Origin::split_id("s-1"), None);

@@ -175,7 +175,13 @@ impl ForeignSource {
                     if let (Some(file_path), Some(stamp)) =
                         (source_index::child(&path, &f.name), f.stamp.checked())
                     {
-                        files.insert(file_path, FileState { stamp, meta: f.meta });
+                        files.insert(
+                            file_path,
+                            FileState {
+                                stamp,
+                                meta: f.meta,
+                            },
+                        );
                     }
                 }
                 state.dirs.insert(
@@ -240,7 +246,9 @@ impl ForeignSource {
             Origin::ClaudeCode => {
                 claude_code::scan_meta(path, meta, config.max_line_bytes, config.clean_title)
             }
-            Origin::Codex => codex::scan_meta(path, meta, config.max_line_bytes, config.clean_title),
+            Origin::Codex => {
+                codex::scan_meta(path, meta, config.max_line_bytes, config.clean_title)
+            }
             Origin::Dsh => Ok(LogMeta::default()),
         };
         result.unwrap_or_else(|e| {

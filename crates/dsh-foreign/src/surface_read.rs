@@ -42,11 +42,13 @@ impl EventReread for LineReread {
         let mut out = Vec::with_capacity(seqs.len());
         let mut buf = Vec::new();
         for &seq in seqs {
-            let at = self
-                .items
-                .get(&seq)
-                .copied()
-                .ok_or_else(|| changed(&self.path, 0, format!("item {seq} is not on the scanned surface")))?;
+            let at = self.items.get(&seq).copied().ok_or_else(|| {
+                changed(
+                    &self.path,
+                    0,
+                    format!("item {seq} is not on the scanned surface"),
+                )
+            })?;
             let len = usize::try_from(at.line.len)
                 .map_err(|_| io_err(&self.path, io::ErrorKind::InvalidData.into()))?;
             buf.resize(len, 0);
@@ -55,7 +57,11 @@ impl EventReread for LineReread {
                 .and_then(|_| (&self.file).read_exact(&mut buf))
                 .map_err(|e| io_err(&self.path, e))?;
             let body = buf.strip_suffix(b"\n").ok_or_else(|| {
-                changed(&self.path, at.line.number, "line is no longer terminated".into())
+                changed(
+                    &self.path,
+                    at.line.number,
+                    "line is no longer terminated".into(),
+                )
             })?;
             let first_seq = seq.saturating_sub(at.sub as u64);
             let event = decode_items(self.origin, body, first_seq)
@@ -64,7 +70,11 @@ impl EventReread for LineReread {
                 .nth(at.sub)
                 .map(|(_, event)| event)
                 .ok_or_else(|| {
-                    changed(&self.path, at.line.number, format!("line no longer holds item {seq}"))
+                    changed(
+                        &self.path,
+                        at.line.number,
+                        format!("line no longer holds item {seq}"),
+                    )
                 })?;
             out.push(event);
         }
@@ -129,7 +139,11 @@ pub fn scan(
         Origin::ClaudeCode => Some(claude_code::chain_lines(path, &file, max_line_bytes)?.0),
         Origin::Codex | Origin::Dsh => None,
     };
-    let reading = file.try_clone().map_err(|e| io_err(path, e))?;
+    // A clone shares the file position, which the first pass moved: start again.
+    let mut reading = file.try_clone().map_err(|e| io_err(path, e))?;
+    reading
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| io_err(path, e))?;
     let mut lines = JsonlLines::new(
         path,
         BufReader::with_capacity(256 * 1024, reading),
