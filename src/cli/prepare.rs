@@ -15,10 +15,11 @@ use super::{Context, PrepareArgs};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
+    let (store, refs) = (service.store, service.refs);
     let parsed = match parse_text(&args.text) {
         Ok(p) => p,
         Err(e) => return report_error(&e, args.json),

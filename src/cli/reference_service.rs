@@ -16,6 +16,8 @@ use dsh_store::{SessionQuery, SessionStore};
 
 use super::Context;
 use super::config::ReferencesSection;
+use super::foreign_sources::open_sources;
+use dsh_foreign::SessionSources;
 
 /// Validated reference settings from the config file (absent keys take the defaults).
 pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, ReferenceError> {
@@ -28,12 +30,25 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
     )
 }
 
-/// The store and the reference service over it.
-pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
+/// The dsh store, every session source (the store and the foreign ones), and the reference
+/// service over all of them.
+pub struct Service {
+    pub store: SessionStore,
+    pub sources: Arc<SessionSources>,
+    pub refs: SessionReferences,
+}
+
+/// The store, the sources and the reference service over them.
+pub fn open_service(ctx: &Context) -> Result<Service, ReferenceError> {
     let config = reference_config(&ctx.config.references)?;
     let store = SessionStore::with_persisted_index(&ctx.store_root);
-    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
-    Ok((store, SessionReferences::new(query, config)))
+    let sources = open_sources(ctx, &store);
+    let query: Arc<dyn SessionQuery> = Arc::clone(&sources) as Arc<dyn SessionQuery>;
+    Ok(Service {
+        store,
+        sources,
+        refs: SessionReferences::new(query, config),
+    })
 }
 
 /// The target session as "the agent": its header's cwd when it exists, else the process's

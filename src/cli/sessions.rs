@@ -10,9 +10,11 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::tui::wrap::truncate_to_width;
+use dsh_foreign::Origin;
 use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 
+use super::foreign_sources::open_sources;
 use super::{Context, SessionsArgs};
 
 /// Widest title column in the human table (display cells).
@@ -22,15 +24,17 @@ const MAX_TITLE_CELLS: usize = 48;
 struct Row {
     header: SessionHeader,
     title: Option<String>,
+    origin: Origin,
 }
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
     let store = SessionStore::with_persisted_index(&ctx.store_root);
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    let sources = open_sources(ctx, &store);
+    let headers = sources.list_sessions().map_err(|e| e.to_string())?;
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
-        let title = match store.read_title(&header.id) {
+        let title = match sources.read_title(&header.id) {
             Ok(t) => t,
             Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
                 eprintln!(
@@ -45,6 +49,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
         rows.push(Row {
             header: header.clone(),
             title,
+            origin: sources.origin(&header.id),
         });
     }
     let out = if args.json {
@@ -63,7 +68,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt}]`.
+/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt, origin}]`.
 fn json_rows(rows: &[Row]) -> Value {
     Value::Array(
         rows.iter()
@@ -73,6 +78,7 @@ fn json_rows(rows: &[Row]) -> Value {
                     "title": r.title,
                     "cwd": r.header.cwd,
                     "createdAt": r.header.created_at,
+                    "origin": r.origin.as_str(),
                 })
             })
             .collect(),
@@ -104,10 +110,13 @@ fn human_table(rows: &[Row]) -> String {
     let cells: Vec<[String; 4]> = rows
         .iter()
         .map(|r| {
-            let title = r.title.as_deref().map_or_else(
+            let mut title = r.title.as_deref().map_or_else(
                 || "(untitled)".to_owned(),
                 |t| visible_controls_line(t).into_owned(),
             );
+            if let Some(badge) = r.origin.badge() {
+                title = format!("[{badge}] {title}");
+            }
             [
                 truncate_to_width(&title, MAX_TITLE_CELLS),
                 visible_controls_line(&r.header.id).into_owned(),
@@ -155,6 +164,7 @@ mod tests {
         Row {
             header: SessionHeader::new(id, 0, cwd.map(str::to_owned)),
             title: title.map(str::to_owned),
+            origin: Origin::of_id(id),
         }
     }
 
@@ -163,7 +173,7 @@ mod tests {
         let rows = [row("a", Some("T"), Some("/w")), row("b", None, None)];
         assert_eq!(
             serde_json::to_string(&json_rows(&rows)).unwrap(),
-            r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0},{"sessionId":"b","title":null,"cwd":null,"createdAt":0}]"#
+            r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0,"origin":"dsh"},{"sessionId":"b","title":null,"cwd":null,"createdAt":0,"origin":"dsh"}]"#
         );
     }
 
@@ -183,6 +193,8 @@ mod tests {
         assert!(table.contains("s\\x1B[2J"));
         assert!(table.contains("/tmp/\\x9Bx"));
         assert!(table.contains("(untitled)") && table.contains("(no cwd)"));
+        let foreign = human_table(&[row("codex:r1", Some("Kafka"), None)]);
+        assert!(foreign.contains("[codex] Kafka"), "{foreign}");
         let widths: Vec<usize> = table
             .lines()
             .map(|l| {
