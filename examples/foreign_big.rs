@@ -48,7 +48,7 @@ fn write_claude(path: &Path, sid: &str, cwd: &str, start_ms: i64, turns: usize, 
             "parentUuid": parent, "isSidechain": false, "userType": "external", "cwd": cwd,
             "sessionId": sid, "version": "1.0.0", "type": kind,
             "message": {"role": kind, "content": content}, "uuid": uuid,
-            "timestamp": iso(start_ms + n as i64 * 1000),
+            "timestamp": iso(start_ms + i64::try_from(n).unwrap() * 1000),
         });
         writeln!(out, "{line}").unwrap();
         *parent = Some(uuid);
@@ -104,7 +104,7 @@ fn write_codex(path: &Path, id: &str, cwd: &str, start_ms: i64, turns: usize, te
         writeln!(
             out,
             "{}",
-            json!({"timestamp": iso(start_ms + n as i64 * 1000), "type": kind, "payload": payload})
+            json!({"timestamp": iso(start_ms + i64::try_from(n).unwrap() * 1000), "type": kind, "payload": payload})
         )
         .unwrap();
     };
@@ -188,7 +188,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         .join(format!("{sid}.jsonl")),
                     &sid,
                     &cwd,
-                    base_ms + i as i64 * 60_000,
+                    base_ms + i64::try_from(i).unwrap() * 60_000,
                     3,
                     200,
                 );
@@ -199,7 +199,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     &path,
                     &id,
                     &cwd,
-                    base_ms + i as i64 * 60_000 + 30_000,
+                    base_ms + i64::try_from(i).unwrap() * 60_000 + 30_000,
                     3,
                     200,
                 );

@@ -1,4 +1,4 @@
-//! The `@` session popup (docs/composer.md, the @ popup): candidate rows for the token being typed, with
+//! The `@` session popup (docs/composer.md: the @ popup): candidate rows for the token being typed, with
 //! matched characters highlighted, at most eight rows visible, and the empty states.
 
 use chrono::{FixedOffset, Local, TimeZone};
@@ -14,7 +14,7 @@ use unicode_width::UnicodeWidthStr;
 use super::mention_token::MentionToken;
 use super::wrap::{truncate_start_to_width, truncate_to_width};
 use dsh_reference::Candidate;
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;
@@ -215,7 +215,7 @@ impl MentionPopup {
         width: u16,
     ) -> Line<'static> {
         let label = visible_controls_line(&row.label).into_owned();
-        let matched: Vec<usize> = if self.token.query.is_empty() {
+        let hit_chars: Vec<usize> = if self.token.query.is_empty() {
             Vec::new()
         } else {
             matcher
@@ -238,12 +238,20 @@ impl MentionPopup {
             Span::raw("  ")
         };
         let mut spans = vec![marker, Span::styled("Session · ", base.fg(Color::Gray))];
-        let room = usize::from(width).saturating_sub(LABEL_PREFIX.width());
+        // Another tool's (read-only) session, named by its id's namespace.
+        let badge = dsh_foreign::Origin::of_id(&row.session_id)
+            .badge()
+            .map(|b| format!("[{b}] "))
+            .unwrap_or_default();
+        let room = usize::from(width).saturating_sub(LABEL_PREFIX.width() + badge.width());
+        if !badge.is_empty() {
+            spans.push(Span::styled(badge, base.fg(Color::Magenta)));
+        }
         let label = truncate_to_width(&label, room);
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index) && c != '…';
+            let is_hit = hit_chars.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),
@@ -367,6 +375,44 @@ mod tests {
         for ((room, a, b), want) in cases {
             assert_eq!(share(room, a, b), want, "{room} {a} {b}");
         }
+    }
+
+    #[test]
+    fn foreign_sessions_carry_their_badge() {
+        let token = super::super::mention_token::mention_token_at("@", 1).unwrap();
+        let mut popup = MentionPopup::new(
+            token,
+            1,
+            DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap()),
+        );
+        let row = |id: &str, label: &str| Candidate {
+            session_id: id.into(),
+            label: label.into(),
+            cwd: None,
+            created_at: 0,
+        };
+        popup.set_candidates(
+            1,
+            Ok(vec![
+                row("claude-code:u1", "Fix checkout"),
+                row("s-1", "Plain"),
+                row("codex:r1", "Kafka"),
+            ]),
+        );
+        let area = Rect::new(0, 0, 70, 10);
+        let mut buf = Buffer::empty(area);
+        popup.render(area, &mut buf);
+        let text: String = (0..area.height)
+            .map(|y| {
+                (0..area.width)
+                    .map(|x| buf[(x, y)].symbol().to_owned())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect();
+        assert!(text.contains("Session · [claude] Fix checkout"), "{text}");
+        assert!(text.contains("Session · Plain"), "{text}");
+        assert!(text.contains("Session · [codex] Kafka"), "{text}");
     }
 
     #[test]

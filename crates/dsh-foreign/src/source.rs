@@ -409,7 +409,7 @@ impl ForeignSource {
         Ok((path, meta))
     }
 
-    fn header(&self, id: &str, meta: &LogMeta) -> Result<SessionHeader, QueryError> {
+    fn header(id: &str, meta: &LogMeta) -> Result<SessionHeader, QueryError> {
         let created_at = meta
             .created_at
             .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
@@ -500,7 +500,7 @@ impl SessionQuery for ForeignSource {
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
         let (path, meta) = self.locate(id)?;
-        let header = self.header(id, &meta)?;
+        let header = Self::header(id, &meta)?;
         surface_read::read(self.origin(), &path, header, self.config().max_line_bytes)
     }
 
@@ -510,7 +510,7 @@ impl SessionQuery for ForeignSource {
         visitor: &mut dyn SurfaceVisitor,
     ) -> Result<SurfaceScan, QueryError> {
         let (path, meta) = self.locate(id)?;
-        let header = self.header(id, &meta)?;
+        let header = Self::header(id, &meta)?;
         surface_read::scan(
             self.origin(),
             &path,

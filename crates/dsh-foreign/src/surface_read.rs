@@ -46,7 +46,7 @@ impl EventReread for LineReread {
                 changed(
                     &self.path,
                     0,
-                    format!("item {seq} is not on the scanned surface"),
+                    &format!("item {seq} is not on the scanned surface"),
                 )
             })?;
             let len = usize::try_from(at.line.len)
@@ -57,11 +57,7 @@ impl EventReread for LineReread {
                 .and_then(|_| (&self.file).read_exact(&mut buf))
                 .map_err(|e| io_err(&self.path, e))?;
             let body = buf.strip_suffix(b"\n").ok_or_else(|| {
-                changed(
-                    &self.path,
-                    at.line.number,
-                    "line is no longer terminated".into(),
-                )
+                changed(&self.path, at.line.number, "line is no longer terminated")
             })?;
             let first_seq = seq.saturating_sub(at.sub as u64);
             let event = decode_items(self.origin, body, first_seq)
@@ -73,7 +69,7 @@ impl EventReread for LineReread {
                     changed(
                         &self.path,
                         at.line.number,
-                        format!("line no longer holds item {seq}"),
+                        &format!("line no longer holds item {seq}"),
                     )
                 })?;
             out.push(event);
@@ -156,11 +152,7 @@ pub fn scan(
     let mut next_seq = 0u64;
     let mut removed = Vec::new();
     let mut cursor = 0usize;
-    loop {
-        let (at, body) = match lines.next_line()? {
-            None => break,
-            Some(line) => line,
-        };
+    while let Some((at, body)) = lines.next_line()? {
         if let Some(chain) = &wanted {
             // Only chain lines matter; the first pass already checked every line.
             while chain.get(cursor).is_some_and(|&l| l < at.number) {
@@ -241,7 +233,7 @@ pub fn open_regular(path: &Path) -> Result<File, QueryError> {
     File::open(path).map_err(|e| io_err(path, e))
 }
 
-fn changed(path: &Path, line: u64, why: String) -> QueryError {
+fn changed(path: &Path, line: u64, why: &str) -> QueryError {
     QueryError::Corrupt {
         path: path.to_owned(),
         line,
