@@ -610,7 +610,10 @@ fn sessions_json_via_the_binary() {
         ])
     );
     let keys: Vec<&String> = got[0].as_object().unwrap().keys().collect();
-    assert_eq!(keys, vec!["sessionId", "title", "cwd", "createdAt", "origin"]);
+    assert_eq!(
+        keys,
+        vec!["sessionId", "title", "cwd", "createdAt", "origin"]
+    );
 
     // Global option before the subcommand; human table.
     let (table, err, ok) = run_cli(&["--store", store_arg, "sessions"], tmp.path());

@@ -37,8 +37,9 @@ impl std::fmt::Debug for SessionSources {
 struct Merged {
     inputs: Vec<Arc<Vec<SessionHeader>>>,
     list: Option<Arc<Vec<SessionHeader>>>,
-    /// Listed foreign sessions and their origin (dsh sessions are absent).
-    origins: HashMap<String, Origin>,
+    /// Listed foreign sessions and their origin (dsh sessions are absent); shared so a
+    /// title listing per keystroke does not copy it.
+    origins: Arc<HashMap<String, Origin>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -138,7 +139,7 @@ impl SessionQuery for SessionSources {
         *merged = Merged {
             inputs,
             list: Some(Arc::clone(&list)),
-            origins,
+            origins: Arc::new(origins),
         };
         Ok(list)
     }
@@ -156,7 +157,7 @@ impl SessionQuery for SessionSources {
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
-        let origins = lock(&self.merged).origins.clone();
+        let origins = Arc::clone(&lock(&self.merged).origins);
         self.dsh.with_recent_titles(max_age, &mut |dsh_lookup| {
             f(
                 &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(*o)) {
