@@ -11,10 +11,10 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
-use crate::tui::wrap::truncate_to_width;
 use dsh_foreign::Origin;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 use super::foreign_sources::open_sources;
 use super::{Context, SessionsArgs};
