@@ -20,6 +20,7 @@ use dsh_store::{Event, QueryError};
 
 use super::jsonl::{JsonlLines, LineAt, Parsed, for_each_record, parse_line};
 use super::log_meta::{LogMeta, TitleCleaner};
+use super::open_file::open_regular;
 use super::surface_events::{ItemKind, item_event, parse_time_ms};
 
 /// The fields listing needs from any record.
@@ -153,7 +154,7 @@ pub fn scan_meta(
             .filter(|s| !s.is_empty())
             .map(str::to_owned);
     }
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut file = open_regular(path)?;
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| io_err(path, e))?;
     let mut lines = JsonlLines::new(
@@ -237,7 +238,7 @@ fn first_user_text(
 pub fn read_line_at(path: &Path, at: LineAt, max_line_bytes: u64) -> Result<Vec<u8>, QueryError> {
     use std::io::Read;
     let len = at.len.min(max_line_bytes.saturating_add(1));
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut file = open_regular(path)?;
     file.seek(SeekFrom::Start(at.offset))
         .map_err(|e| io_err(path, e))?;
     let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));

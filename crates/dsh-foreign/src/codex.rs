@@ -7,7 +7,6 @@
 //! AGENTS.md instructions). A `compacted` record replaces everything before it with its
 //! summary, which becomes a checkpoint.
 
-use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
@@ -17,6 +16,7 @@ use dsh_store::QueryError;
 
 use super::jsonl::{JsonlLines, Parsed, parse_line};
 use super::log_meta::{LogMeta, TitleCleaner};
+use super::open_file::open_regular;
 use super::surface_events::{ItemKind, parse_time_ms};
 
 /// One rollout line.
@@ -145,7 +145,7 @@ pub fn scan_meta(
     if meta.resume.is_none() {
         meta = LogMeta::default();
     }
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut file = open_regular(path)?;
     file.seek(SeekFrom::Start(offset))
         .map_err(|e| io_err(path, e))?;
     let mut lines = JsonlLines::new(

@@ -11,6 +11,7 @@ pub mod codex;
 pub mod composite;
 pub mod jsonl;
 pub mod log_meta;
+pub mod open_file;
 pub mod origin;
 pub mod source;
 pub mod source_index;

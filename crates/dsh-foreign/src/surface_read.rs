@@ -17,6 +17,7 @@ use dsh_store::{
 use super::claude_code;
 use super::codex::{self, LineItems};
 use super::jsonl::{JsonlLines, LineAt};
+use super::open_file::open_regular;
 use super::origin::Origin;
 use super::surface_events::item_event;
 
@@ -218,19 +219,6 @@ pub fn read(
         captured_through_seq: scan.captured_through_seq,
         events,
     })
-}
-
-/// Open a log only if it is a regular file (a FIFO or device could block or never end).
-pub fn open_regular(path: &Path) -> Result<File, QueryError> {
-    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-    if !meta.is_file() {
-        return Err(QueryError::Corrupt {
-            path: path.to_owned(),
-            line: 0,
-            reason: "not a regular file".into(),
-        });
-    }
-    File::open(path).map_err(|e| io_err(path, e))
 }
 
 fn changed(path: &Path, line: u64, why: &str) -> QueryError {
