@@ -508,3 +508,55 @@ fn persisted_listing_cache_is_used_and_revalidated() {
         Some("Newest summary wins")
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// A log cut anywhere reads (the cut line is a torn tail); a damaged byte anywhere
+    /// reads or is reported as corruption; nothing panics.
+    #[test]
+    fn cut_or_damaged_logs_never_panic(cut in 0usize..8000, at in 0usize..8000, byte in proptest::num::u8::ANY) {
+        let fixtures = fixtures();
+        let tmp = tempfile::tempdir().unwrap();
+        copy_tree(&fixtures, tmp.path());
+        let files = [
+            (Origin::ClaudeCode, claude_main_path(tmp.path()), CLAUDE_MAIN),
+            (
+                Origin::Codex,
+                tmp.path().join("codex/sessions/2025/10/31/rollout-2025-10-31T08-00-00-0199a1b2-c3d4-7e5f-8a9b-000000000001.jsonl"),
+                CODEX_MAIN,
+            ),
+        ];
+        for (origin, path, id) in files {
+            let original = fs::read(&path).unwrap();
+            let src = || match origin {
+                Origin::ClaudeCode => claude(tmp.path()),
+                _ => codex(tmp.path()),
+            };
+            // The first line holds the id (Codex) and the first timestamp: keep it whole.
+            let first = original.iter().position(|&b| b == b'\n').unwrap() + 1;
+            let cut_at = first + cut % (original.len() - first + 1);
+            fs::write(&path, &original[..cut_at]).unwrap();
+            let cut_read = src().read_surface(id);
+            // Only a log left without any complete timestamped record is not a session.
+            let has_time = original[..cut_at]
+                .split(|&b| b == b'\n')
+                .rev()
+                .skip(1)
+                .any(|line| line.windows(12).any(|w| w == b"\"timestamp\":"));
+            proptest::prop_assert!(
+                cut_read.is_ok() || (!has_time && matches!(cut_read, Err(QueryError::NotFound { .. }))),
+                "cut at {cut_at}: {cut_read:?}"
+            );
+            let mut damaged = original.clone();
+            let i = first + at % (original.len() - first);
+            damaged[i] = byte;
+            fs::write(&path, &damaged).unwrap();
+            match src().read_surface(id) {
+                Ok(_) | Err(QueryError::Corrupt { .. } | QueryError::NotFound { .. }) => {}
+                Err(e) => proptest::prop_assert!(false, "unexpected {e:?}"),
+            }
+            fs::write(&path, &original).unwrap();
+        }
+    }
+}
