@@ -279,6 +279,16 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
         v[0]["mention"],
         format_mention(CODEX_MAIN, Some("Add a Kafka consumer for order events"))
     );
+    // A foreign target ranks by its own cwd and is left out of its own list.
+    let from_codex = ok_json(&fx.run(&["candidates", "--session", CODEX_COMPACT, "--json"]));
+    let first: Vec<&str> = from_codex
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(first[0], CLAUDE_COMPACT, "same cwd /home/dev/api first");
+    assert!(!first.contains(&CODEX_COMPACT));
     let kafka = ok_json(&fx.run(&[
         "candidates",
         "--session",

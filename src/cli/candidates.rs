@@ -22,7 +22,7 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
         Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
-    let agent = target_agent(&service.store, &args.session);
+    let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();
     let result = block_on(|cancel| async move {
         refs.list_candidates(&agent, &args.query, args.limit, &cancel)

@@ -21,12 +21,12 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
         Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
-    let (store, refs) = (service.store, service.refs);
     let parsed = match parse_text(&args.text) {
         Ok(p) => p,
         Err(e) => return report_error(&e, args.json),
     };
-    let agent = target_agent(&store, &args.session);
+    let agent = target_agent(&service, &args.session);
+    let refs = service.refs;
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)

@@ -52,12 +52,16 @@ pub fn open_service(ctx: &Context) -> Result<Service, ReferenceError> {
     })
 }
 
-/// The target session as "the agent": its header's cwd when it exists, else the process's
-/// current directory.
-pub fn target_agent(store: &SessionStore, id: &str) -> AgentRef {
-    let header_cwd = match store.locate(id) {
+/// The target session as "the agent": its header's cwd when it exists (in the store, else
+/// among the listed foreign sessions), else the process's current directory.
+pub fn target_agent(service: &Service, id: &str) -> AgentRef {
+    let header_cwd = match service.store.locate(id) {
         Ok(Some(loc)) => read_header(&loc.path, loc.format).ok().map(|h| h.cwd),
-        Ok(None) | Err(_) => None,
+        Ok(None) | Err(_) => service
+            .sources
+            .list_sessions()
+            .ok()
+            .and_then(|list| list.iter().find(|h| h.id == id).map(|h| h.cwd.clone())),
     };
     let cwd = match header_cwd {
         Some(cwd) => cwd,
