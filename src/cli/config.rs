@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use dsh_store::encoding::Compression;
+
 /// Which model provider to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -71,6 +73,14 @@ impl Default for TuiSection {
     }
 }
 
+/// `[store]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// Encoding of the logs written: `auto` (what the store already uses), `none`, `zstd`.
+    pub compression: Compression,
+}
+
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -78,6 +88,7 @@ pub struct Config {
     pub references: ReferencesSection,
     pub model: ModelSection,
     pub tui: TuiSection,
+    pub store: StoreSection,
 }
 
 /// A configuration file that could not be used.

@@ -31,7 +31,8 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
 /// The store and the reference service over it.
 pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
     let config = reference_config(&ctx.config.references)?;
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
+    let store = SessionStore::with_persisted_index(&ctx.store_root)
+        .with_compression(ctx.config.store.compression);
     let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
     Ok((store, SessionReferences::new(query, config)))
 }

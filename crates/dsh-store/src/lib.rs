@@ -1,12 +1,17 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+pub mod chunk;
 pub mod dsh_compat;
+pub mod encoding;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod id_order;
 pub mod index_file;
+pub mod kinds;
 pub mod listing;
+pub mod lone_surrogates;
 pub mod paths;
 pub mod query;
 pub mod reader;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::event::SessionHeader;
+use super::id_order::compare_ids;
 use super::index_file::{
     FileTime, ProjectRecord, SessionRecord, StampRecord, format_of, name_of, plain_name,
 };
@@ -248,7 +249,8 @@ impl HeaderIndex {
         self.by_id.get(id)
     }
 
-    /// Bring the index up to date and return every header, newest first, ties by id bytes.
+    /// Bring the index up to date and return every header, newest first, ties ordered like dsh
+    /// (see [`compare_ids`]).
     pub fn refresh(&mut self, root: &Path) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         let io_err = |path: &Path, source| QueryError::Io {
             path: path.to_owned(),
@@ -303,7 +305,7 @@ impl HeaderIndex {
         headers.sort_by(|a, b| {
             b.created_at
                 .cmp(&a.created_at)
-                .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+                .then_with(|| compare_ids(&a.id, &b.id))
         });
         self.by_id = by_id;
         if let Some(last) = &self.last
