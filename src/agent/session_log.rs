@@ -195,9 +195,9 @@ pub(crate) fn title_event(
         message_seqs,
         source: TitleSource {
             kind: source,
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     }))
 }
 

@@ -161,7 +161,7 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
     let end = plain(EventData::TurnEnd {
         turn,
         reason,
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     });
     let ended = shared.log.append(vec![end], true).await;
     if let Err(e) = ended {
@@ -193,7 +193,7 @@ async fn run_steps(
     let mut opening = vec![plain(EventData::TurnStart {
         turn,
         trigger,
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     })];
     opening.extend(
         contexts
@@ -217,7 +217,7 @@ async fn run_steps(
                     Staged::Steering(m) => appended(EventData::SteeringMessage {
                         turn,
                         message: m,
-                        extra: Default::default(),
+                        extra: serde_json::Map::new(),
                     }),
                 })
                 .collect();
@@ -241,7 +241,7 @@ async fn run_step(
     let step_start = plain(EventData::StepStart {
         turn,
         step,
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     });
     shared.log.append(vec![step_start], false).await?;
     let messages = shared.log.surface()?.into_iter().map(|(_, m)| m).collect();
@@ -254,7 +254,7 @@ async fn run_step(
             let step_end = plain(EventData::StepEnd {
                 turn,
                 step,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             });
             shared.log.append(vec![step_end], false).await?;
             return Err(e);
@@ -275,12 +275,12 @@ async fn run_step(
             step,
             message,
             usage,
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         }),
         plain(EventData::StepEnd {
             turn,
             step,
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         }),
     ];
     shared.log.append(batch, false).await?;
@@ -369,7 +369,7 @@ async fn log_chunks(
                 turn,
                 step,
                 chunk,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })
         })
         .collect();

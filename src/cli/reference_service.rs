@@ -9,10 +9,11 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
 use dsh_store::reader::read_header;
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{SessionQuery, SessionStore};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::Context;
 use super::config::ReferencesSection;

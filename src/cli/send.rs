@@ -16,8 +16,8 @@ use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
 use dsh_store::{EventData, SessionHeader};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service, report_error};

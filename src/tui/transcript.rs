@@ -9,8 +9,8 @@ use super::markdown::render_markdown_hanging;
 use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, kind};
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Event, EventData, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -571,7 +571,7 @@ mod tests {
                 turn: 1,
                 step: 0,
                 chunk: value,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         )
     }
@@ -659,7 +659,7 @@ mod tests {
                 step: 0,
                 message: reply,
                 usage: Some(json!({"inputTokens": 10, "outputTokens": 3})),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         assert_eq!(
@@ -694,7 +694,7 @@ mod tests {
             EventData::SteeringMessage {
                 turn: 1,
                 message: Message::user_text("more"),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         let checkpoint = Message::new(
@@ -782,7 +782,10 @@ mod tests {
         for cell in &cells {
             for line in render_cell(cell, 40, options) {
                 let s = line.to_string();
-                assert!(!s.chars().any(dsh_store::untrusted::is_control), "{s:?}");
+                assert!(
+                    !s.chars().any(ratatui_mention::untrusted::is_control),
+                    "{s:?}"
+                );
             }
         }
     }

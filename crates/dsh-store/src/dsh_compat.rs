@@ -1,4 +1,4 @@
-//! What dsh writes beyond plain JSONL (docs/session-store.md, on-disk layout): packed chunk
+//! What dsh writes beyond plain JSONL (docs/session-store.md: on-disk layout): packed chunk
 //! rows, read and written the way dsh's backend does, and `session.jsonl.zstd` logs made of
 //! concatenated zstd frames.
 //!
@@ -69,7 +69,7 @@ impl RowKind {
         }
     }
 
-    /// The member array of the row's data, and the chunk key each member becomes.
+    /// The member array of the row's data, and the chunk field each member becomes.
     fn member_keys(self) -> (&'static str, &'static str) {
         match self {
             RowKind::ToolCall => ("args", "argumentsDelta"),
@@ -328,10 +328,10 @@ fn packed_row(run: &[Packable<'_>]) -> Option<Value> {
         .windows(2)
         .map(|w| Value::from(w[1].event.time.saturating_sub(w[0].event.time)))
         .collect();
-    let (members_key, member_key) = first.kind.member_keys();
+    let (array_key, field) = first.kind.member_keys();
     let members: Vec<Value> = run
         .iter()
-        .map(|p| p.chunk.get(member_key).cloned().unwrap_or(Value::Null))
+        .map(|p| p.chunk.get(field).cloned().unwrap_or(Value::Null))
         .collect();
     let mut data = Map::new();
     data.insert("turn".into(), first.turn.into());
@@ -344,7 +344,7 @@ fn packed_row(run: &[Packable<'_>]) -> Option<Value> {
             data.insert("name".into(), name.clone());
         }
     }
-    data.insert(members_key.into(), Value::Array(members));
+    data.insert(array_key.into(), Value::Array(members));
     let mut row = Map::new();
     row.insert("type".into(), Value::String(first.kind.row_type().into()));
     row.insert("seq0".into(), first.event.seq.into());

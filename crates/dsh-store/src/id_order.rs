@@ -8,14 +8,16 @@ use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 use icu_collator::options::CollatorOptions;
-use icu_collator::{Collator, CollatorBorrowed};
+use icu_collator::{Collator, CollatorBorrowed, CollatorPreferences};
 
 /// The root collator, built once from the compiled-in data; `None` only if that data is
 /// unusable, in which case ids compare by code point.
 fn collator() -> Option<&'static CollatorBorrowed<'static>> {
     static COLLATOR: OnceLock<Option<CollatorBorrowed<'static>>> = OnceLock::new();
     COLLATOR
-        .get_or_init(|| Collator::try_new(Default::default(), CollatorOptions::default()).ok())
+        .get_or_init(|| {
+            Collator::try_new(CollatorPreferences::default(), CollatorOptions::default()).ok()
+        })
         .as_ref()
 }
 

@@ -30,12 +30,12 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
             i += 2;
             continue;
         };
-        let lone = match unit {
+        let unpaired = match unit {
             0xD800..=0xDBFF => !matches!(escaped_unit(line, i + 6), Some(0xDC00..=0xDFFF)),
             0xDC00..=0xDFFF => true,
             _ => false,
         };
-        if lone {
+        if unpaired {
             let buf = out.get_or_insert_with(|| line.to_vec());
             if let Some(slot) = buf.get_mut(i..i + 6) {
                 slot.copy_from_slice(REPLACEMENT);
@@ -118,7 +118,7 @@ mod tests {
         fn repair_keeps_length_and_valid_json(s in proptest::collection::vec(proptest::num::u16::ANY, 0..20)) {
             let mut json = String::from("\"");
             for unit in &s {
-                json.push_str(&format!("\\u{unit:04x}"));
+                std::fmt::Write::write_fmt(&mut json, format_args!("\\u{unit:04x}")).unwrap();
             }
             json.push('"');
             let repaired = repair(json.as_bytes());

@@ -1,4 +1,4 @@
-//! The single writer of a session (docs/session-store.md, on-disk layout): create-on-first-event published atomically,
+//! The single writer of a session (docs/session-store.md: on-disk layout): create-on-first-event published atomically,
 //! batched appends with fsync, torn-tail repair on open, and an advisory lock. Plain and zstd
 //! logs alike: each flushed batch is written the way dsh's backend writes it (chunk runs
 //! packed into rows; for zstd, one checksummed frame per batch after a header-only frame).
@@ -246,7 +246,7 @@ impl SessionWriter {
         &self.events
     }
 
-    /// Current surface seqs (docs/session-store.md, surface folding).
+    /// Current surface seqs (docs/session-store.md: surface folding).
     pub fn surface(&self) -> &[u64] {
         self.folder.surface()
     }

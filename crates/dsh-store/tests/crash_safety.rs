@@ -8,6 +8,13 @@
 //! plain store and for a zstd store (issue 15), whose appends are one zstd frame per batch:
 //! a kill mid-frame leaves a torn final frame, which must read as a torn tail.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::io::{BufRead, BufReader, Seek, Write};
