@@ -504,8 +504,9 @@ pub struct DecodedFrames {
 
 impl DecodedFrames {
     /// Decode `data`. A truncated or undecodable final frame (a torn write) is left out;
-    /// an undecodable frame before the last one is an `InvalidData` error (corruption).
-    pub fn decode(data: &[u8]) -> io::Result<Self> {
+    /// an undecodable frame before the last one is corruption: the error names the frame
+    /// and the 1-based line where its plaintext would start.
+    pub fn decode(data: &[u8]) -> Result<Self, FrameError> {
         let mut out = DecodedFrames::default();
         let spans = frame_spans(data);
         for (k, &(start, end)) in spans.iter().enumerate() {
@@ -516,11 +517,14 @@ impl DecodedFrames {
                     out.ends.push((end as u64, out.plaintext.len() as u64));
                 }
                 Err(_) if k + 1 == spans.len() => break,
-                Err(e) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("zstd frame {k} cannot be decoded: {e}"),
-                    ));
+                Err(source) => {
+                    // Lines decoded so far: one fewer than the pieces between newlines.
+                    let lines = out.plaintext.split(|&b| b == b'\n').count();
+                    return Err(FrameError {
+                        frame: k,
+                        line: lines as u64,
+                        source,
+                    });
                 }
             }
         }
@@ -546,6 +550,17 @@ impl DecodedFrames {
             .unwrap_or_default();
         (file_end, rest)
     }
+}
+
+/// A complete zstd frame before the last one that cannot be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("zstd frame {frame} cannot be decoded: {source}")]
+pub struct FrameError {
+    /// 0-based index of the frame.
+    pub frame: usize,
+    /// 1-based line of the log where the frame's plaintext would start.
+    pub line: u64,
+    pub source: io::Error,
 }
 
 /// The `(start, end)` byte spans of the complete frames at the start of `data`.
@@ -677,5 +692,147 @@ mod tests {
         let mut out = Vec::new();
         ZstdFrames::new(tail).read_to_end(&mut out).unwrap();
         assert!(out.starts_with(b"line one\n"));
+    }
+
+    #[test]
+    fn decoded_frames_know_their_boundaries() {
+        let a = encode_frame(b"h\n").unwrap();
+        let b = encode_frame(b"one\ntwo\n").unwrap();
+        assert_eq!(a[4] & 0x04, 0x04, "checksummed");
+        let mut data = a.clone();
+        data.extend_from_slice(&b);
+        let frames = DecodedFrames::decode(&data).unwrap();
+        assert_eq!(frames.plaintext, b"h\none\ntwo\n");
+        let (a_end, b_end) = (a.len() as u64, data.len() as u64);
+        assert_eq!(frames.ends, vec![(a_end, 2), (b_end, 10)]);
+        assert_eq!(frames.cut_at(10), (b_end, &b""[..]));
+        assert_eq!(frames.cut_at(2), (a_end, &b""[..]));
+        // Inside the second frame: cut after the first, keep "one\n" to write again.
+        assert_eq!(frames.cut_at(6), (a_end, &b"one\n"[..]));
+
+        // A torn last frame is left out; a damaged middle one names its line.
+        let mut torn = data.clone();
+        torn.extend_from_slice(&b[..b.len() / 2]);
+        assert_eq!(DecodedFrames::decode(&torn).unwrap().ends.len(), 2);
+        let mut damaged = a.clone();
+        let mut bad = b.clone();
+        if let Some(last) = bad.last_mut() {
+            *last ^= 0xFF;
+        }
+        damaged.extend_from_slice(&bad);
+        damaged.extend_from_slice(&a);
+        let err = DecodedFrames::decode(&damaged).unwrap_err();
+        assert_eq!((err.frame, err.line), (1, 2));
+    }
+
+    fn chunk_event(seq: u64, step: u64, chunk: Value) -> Event {
+        Event {
+            seq,
+            time: 100 + i64::try_from(seq).unwrap(),
+            data: EventData::AssistantChunk {
+                turn: 1,
+                step,
+                chunk,
+                extra: Map::new(),
+            },
+            surface_op: None,
+            source_event_seqs: None,
+        }
+    }
+
+    #[test]
+    fn packing_follows_dsh_run_rules() {
+        let text = |i: u64| json!({"type": "text-delta", "index": i, "text": "t"});
+        let tool = |name: Option<&str>| match name {
+            Some(n) => {
+                json!({"type": "tool-call-delta", "index": 0, "id": "c", "name": n, "argumentsDelta": "a"})
+            }
+            None => {
+                json!({"type": "tool-call-delta", "index": 0, "id": "c", "argumentsDelta": "a"})
+            }
+        };
+        let row = |start, end| StoredLine::Row { start, end };
+        let cases: Vec<(&str, Vec<Value>, Vec<StoredLine>)> = vec![
+            (
+                "three pack",
+                vec![text(0), text(0), text(0)],
+                vec![row(0, 3)],
+            ),
+            (
+                "two stay lines",
+                vec![text(0), text(0)],
+                vec![StoredLine::Event(0), StoredLine::Event(1)],
+            ),
+            (
+                "a block change splits runs",
+                vec![text(0), text(0), text(0), text(1), text(1), text(1)],
+                vec![row(0, 3), row(3, 6)],
+            ),
+            (
+                "a boundary chunk splits runs",
+                vec![
+                    text(0),
+                    text(0),
+                    json!({"type": "usage", "usage": {}}),
+                    text(0),
+                    text(0),
+                    text(0),
+                ],
+                vec![
+                    StoredLine::Event(0),
+                    StoredLine::Event(1),
+                    StoredLine::Event(2),
+                    row(3, 6),
+                ],
+            ),
+            (
+                "an extra key is stored verbatim",
+                vec![
+                    text(0),
+                    json!({"type": "text-delta", "index": 0, "text": "t", "x": 1}),
+                    text(0),
+                    text(0),
+                    text(0),
+                ],
+                vec![StoredLine::Event(0), StoredLine::Event(1), row(2, 5)],
+            ),
+            (
+                "tool calls pack only with one name",
+                vec![
+                    tool(Some("a")),
+                    tool(Some("a")),
+                    tool(Some("a")),
+                    tool(None),
+                    tool(None),
+                ],
+                vec![row(0, 3), StoredLine::Event(3), StoredLine::Event(4)],
+            ),
+        ];
+        for (name, chunks, want) in cases {
+            let events: Vec<Event> = (0u64..)
+                .zip(chunks)
+                .map(|(seq, c)| chunk_event(seq, 1, c))
+                .collect();
+            assert_eq!(pack_batch(&events), want, "{name}");
+        }
+        // A gap in seqs or a step change ends a run too.
+        let mut events: Vec<Event> = (0..3).map(|s| chunk_event(s, 1, text(0))).collect();
+        events.push(chunk_event(9, 1, text(0)));
+        events.push(chunk_event(10, 2, text(0)));
+        assert_eq!(
+            pack_batch(&events),
+            vec![row(0, 3), StoredLine::Event(3), StoredLine::Event(4)]
+        );
+        // The row reads back as exactly its events.
+        let value = row_value(&events[..3]).unwrap();
+        let back = expand_packed_row(
+            "text-chunks",
+            value["seq0"].as_u64(),
+            value["time0"].as_i64(),
+            &value["data"],
+        )
+        .unwrap();
+        assert_eq!(back, events[..3]);
+        assert_eq!(value["data"]["dt"], json!([1, 1]));
     }
 }

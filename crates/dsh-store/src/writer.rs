@@ -495,7 +495,7 @@ fn load_zstd(path: &Path, file: &mut File) -> Result<Loaded, StoreError> {
         .map_err(|e| StoreError::io(path, e))?;
     let frames = DecodedFrames::decode(&data).map_err(|e| QueryError::Corrupt {
         path: path.to_owned(),
-        line: 1,
+        line: e.line,
         reason: e.to_string(),
     })?;
     let (events, folder, summary) = scan_events(path, frames.plaintext.as_slice())?;
