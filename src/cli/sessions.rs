@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
-use crate::tui::wrap::truncate_to_width;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 use super::{Context, SessionsArgs};
 

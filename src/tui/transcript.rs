@@ -6,11 +6,11 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown::render_markdown_hanging;
-use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, kind};
 use dsh_store::{ContentBlock, Event, EventData, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
