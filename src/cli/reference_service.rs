@@ -33,6 +33,7 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
 pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
     let config = reference_config(&ctx.config.references)?;
     let store = SessionStore::with_persisted_index(&ctx.store_root)
+        .with_limits(ctx.config.store.limits())
         .with_compression(ctx.config.store.compression);
     let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
     Ok((store, SessionReferences::new(query, config)))

@@ -1,7 +1,9 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+pub mod cache;
 pub mod chunk;
+mod create_lock;
 pub mod dsh_compat;
 pub mod encoding;
 pub mod error;
@@ -12,6 +14,7 @@ pub mod index_file;
 pub mod kinds;
 pub mod listing;
 pub mod lone_surrogates;
+pub mod nofollow;
 pub mod paths;
 pub mod query;
 pub mod reader;

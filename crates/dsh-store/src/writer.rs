@@ -7,7 +7,7 @@
 //! writer's lifetime; a second writer, in this process or another, gets
 //! [`StoreError::Busy`]. Readers never lock.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -153,16 +153,14 @@ impl SessionWriter {
         path: PathBuf,
         format: LogFormat,
         id: &str,
+        limits: &reader::Limits,
     ) -> Result<Self, StoreError> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, e))?;
+        let mut file =
+            super::nofollow::open_regular_rw(&path).map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &path, id)?;
         let loaded = match format {
-            LogFormat::Plain => load_plain(&path, &file)?,
-            LogFormat::Zstd => load_zstd(&path, &mut file)?,
+            LogFormat::Plain => load_plain(&path, &file, limits)?,
+            LogFormat::Zstd => load_zstd(&path, &mut file, limits)?,
         };
         reader::check_header_id(&path, &loaded.header, id)?;
         let file_len = file
@@ -473,9 +471,12 @@ fn header_bytes(header: &SessionHeader, format: LogFormat) -> Result<Vec<u8>, St
 }
 
 /// Scan a plain log: its events, and the length of its readable prefix.
-fn load_plain(path: &Path, file: &File) -> Result<Loaded, StoreError> {
-    let (events, folder, summary) =
-        scan_events(path, std::io::BufReader::with_capacity(256 * 1024, file))?;
+fn load_plain(path: &Path, file: &File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
+    let (events, folder, summary) = scan_events(
+        path,
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        limits,
+    )?;
     Ok(Loaded {
         header: summary.header,
         events,
@@ -489,7 +490,7 @@ fn load_plain(path: &Path, file: &File) -> Result<Loaded, StoreError> {
 /// Decode a zstd log frame by frame and scan it: the cut keeps whole frames; when the
 /// readable part ends inside a frame, that frame's readable lines are written again as a
 /// new frame.
-fn load_zstd(path: &Path, file: &mut File) -> Result<Loaded, StoreError> {
+fn load_zstd(path: &Path, file: &mut File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
     let mut data = Vec::new();
     file.read_to_end(&mut data)
         .map_err(|e| StoreError::io(path, e))?;
@@ -498,7 +499,7 @@ fn load_zstd(path: &Path, file: &mut File) -> Result<Loaded, StoreError> {
         line: e.line,
         reason: e.to_string(),
     })?;
-    let (events, folder, summary) = scan_events(path, frames.plaintext.as_slice())?;
+    let (events, folder, summary) = scan_events(path, frames.plaintext.as_slice(), limits)?;
     let (keep_len, rest) = frames.cut_at(summary.readable_len);
     let rewrite = if rest.is_empty() {
         Vec::new()
@@ -519,11 +520,12 @@ fn load_zstd(path: &Path, file: &mut File) -> Result<Loaded, StoreError> {
 fn scan_events(
     path: &Path,
     src: impl std::io::BufRead,
+    limits: &reader::Limits,
 ) -> Result<(Vec<Event>, SurfaceFolder, reader::ScanSummary), StoreError> {
     let mut events = Vec::new();
     let mut folder = SurfaceFolder::new();
     let mut fold_failure = None;
-    let summary = reader::scan(path, src, &mut |event, line| {
+    let summary = reader::scan_limited(path, src, limits, &mut |event, line| {
         if let Err(e) = folder.push(&event) {
             fold_failure.get_or_insert((line, e));
         }
@@ -564,6 +566,8 @@ fn publish(
 ) -> Result<(File, u64), StoreError> {
     let project = dir.parent().unwrap_or(root);
     let created_root = !root.exists();
+    // Held until the log is published: no other creator can add this id anywhere meanwhile.
+    let _creating = super::create_lock::lock_for_create(root, dir, id)?;
     let created_project = !project.exists();
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let name = path
