@@ -196,6 +196,7 @@ mod tests {
         let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
         assert_eq!(config.model, ModelSection::default());
         assert_eq!(config.references.max_references, Some(3));
+        assert_eq!(config.store, StoreSection::default());
     }
 
     #[test]
