@@ -18,6 +18,7 @@ use dsh_store::event::now_ms;
 use dsh_store::{EventData, SessionHeader};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
+use super::foreign_sources::read_only_refusal;
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service, report_error};
 use super::{Context, SendArgs};
@@ -35,10 +36,16 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<ExitCode, String> {
         eprintln!("dsh-refs: send: TEXT is empty; nothing to send");
         return Ok(ExitCode::from(2));
     }
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, false),
     };
+    if !service.store.exists(&args.session)
+        && let Some(refusal) = read_only_refusal(&service.sources, &args.session)
+    {
+        return Ok(fail("SESSION_OPEN_FAILED", &refusal));
+    }
+    let (store, refs) = (service.store, service.refs);
     let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = match provider_for(&ctx.config.model, Duration::ZERO) {
         Ok(p) => p,

@@ -574,3 +574,45 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
     let terminal = screen(&mut h.app, 80, 30);
     assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
 }
+
+#[tokio::test]
+async fn foreign_sessions_are_listed_in_resume_but_refused() {
+    let mut h = harness(true);
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+        origin: Origin::ClaudeCode,
+        root: fixtures.join("claude/projects"),
+        max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+        clean_title: crate::agent::title::fallback_title,
+        index_file: None,
+    });
+    let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
+    let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
+    h.app.set_sources(Arc::clone(&sources));
+    let rows = list_picker_rows(&h.app.store, Some(&sources)).unwrap();
+    let foreign = rows
+        .iter()
+        .find(|r| r.session_id == "claude-code:5f1c2d3e-0000-4000-8000-000000000001")
+        .unwrap();
+    assert_eq!(foreign.badge, Some("claude"));
+    assert_eq!(
+        foreign.title.as_deref(),
+        Some("Fix checkout crash on empty cart")
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.session_id == "s-alpha" && r.badge.is_none())
+    );
+
+    type_text(
+        &mut h.app,
+        "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        ["read-only session from Claude Code — reference it with @"]
+    );
+    assert_eq!(h.app.session_id(), "s-test");
+}
