@@ -557,7 +557,7 @@ fn lone_surrogates_from_dsh_read_as_replacement_characters_but_not_as_ids() {
     assert_eq!(
         stdout_json(&out),
         json!([{"sessionId": "cut", "label": label, "createdAt": 5,
-                "mention": format_mention("cut", Some(label))}])
+                "mention": format_mention("cut", Some(label)), "origin": "dsh"}])
     );
 
     // Its whole conversation is referenced, the text carrying U+FFFD.
