@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use dsh_reference::{AgentRef, Candidate, ReferenceConfig, SessionReferences};
+use dsh_reference::{
+    AgentRef, Candidate, CandidatePage, ListingScope, ReferenceConfig, SessionReferences,
+};
 use dsh_refs::tui::bottom_pane::{BottomPane, InputResult};
 use dsh_refs::tui::mention_popup::DisplayZone;
 use dsh_store::SessionStore;
@@ -38,17 +40,23 @@ fn keystroke_to_frame(c: &mut Criterion) {
         session_id: "sess-00001".into(),
         cwd: Some("/home/dev/project-1".into()),
     };
+    let scope = ListingScope::Agent(agent.clone());
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
     let mut pane = BottomPane::with_zone(100, utc);
     pane.handle_paste("please compare with ");
     let answer = |pane: &mut BottomPane, result: InputResult| {
-        if let InputResult::QueryCandidates { query_id, query } = result {
-            let rows = runtime
-                .block_on(refs.list_candidates(&agent, &query, None, &cancel))
+        if let InputResult::QueryCandidates {
+            query_id,
+            query,
+            limit,
+        } = result
+        {
+            let page = runtime
+                .block_on(refs.list_page(&scope, &query, limit, &cancel))
                 .map_err(|e| e.to_string());
-            pane.set_candidates(query_id, rows);
+            pane.set_candidates(query_id, page);
         }
     };
     let opened = pane.handle_key(key('@'));
@@ -86,7 +94,15 @@ fn keystroke_to_frame(c: &mut Criterion) {
         })
         .collect();
     if let InputResult::QueryCandidates { query_id, .. } = pane.handle_key(key('x')) {
-        pane.set_candidates(query_id, Ok(many));
+        let total = many.len();
+        pane.set_candidates(
+            query_id,
+            Ok(CandidatePage {
+                rows: many,
+                total,
+                closest: Vec::new(),
+            }),
+        );
     }
     c.bench_function("arrow_key_to_frame_10k_rows", |b| {
         let mut down = true;

@@ -151,7 +151,15 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
             created_at: 1_795_167_000_000,
         })
         .collect();
-    pane.set_candidates(query_id, Ok(rows));
+    let total = rows.len();
+    pane.set_candidates(
+        query_id,
+        Ok(dsh_reference::CandidatePage {
+            rows,
+            total,
+            closest: Vec::new(),
+        }),
+    );
     // Walk the selection over every row so each one is drawn at some point.
     for n in 0..texts.len() {
         let bytes = terminal_bytes(&pane);

@@ -28,16 +28,20 @@ use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::key_map::help_rows;
-use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
+use super::session_picker::{PickerOutcome, SessionPicker};
+use super::session_preview::PreviewRequest;
+use super::session_rows::DisplayZone;
 use super::status_line::{Phase, StatusLine};
 use super::transcript::{NoticeKind, RenderOptions};
 use super::wrap::truncate_to_width;
 use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
-use dsh_reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use dsh_reference::{
+    AgentRef, ErrorCode, ListingScope, ReferenceConfig, SessionReferences, parse_text,
+};
 use dsh_store::event::now_ms;
-use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -85,6 +89,15 @@ pub struct App {
     next_prepare_id: u64,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
+    picker_cancel: Option<CancellationToken>,
+    /// Ids of `/resume` listings (their answers are matched against the newest).
+    picker_query_id: u64,
+    /// The estimate being computed for a preview (one at a time), and the newest one
+    /// wanted meanwhile.
+    preview_in_flight: Option<PreviewRequest>,
+    preview_next: Option<PreviewRequest>,
+    /// Size of the transcript area in the last frame (where `/resume` is drawn).
+    screen: (u16, u16),
     spinner_frame: usize,
     next_tick: Option<Instant>,
     dirty: bool,
@@ -137,6 +150,11 @@ impl App {
             next_prepare_id: 0,
             candidate_cancel: None,
             picker: None,
+            picker_cancel: None,
+            picker_query_id: 0,
+            preview_in_flight: None,
+            preview_next: None,
+            screen: (0, 0),
             spinner_frame: 0,
             next_tick: None,
             dirty: true,
@@ -344,7 +362,13 @@ impl App {
                 }
                 _ => {}
             },
-            TermEvent::Resize(_, _) => self.dirty = true,
+            TermEvent::Resize(width, height) => {
+                self.pane.set_screen(width, height);
+                // The transcript area is about the screen less header, status and composer.
+                self.screen = (width, height.saturating_sub(6));
+                self.request_preview();
+                self.dirty = true;
+            }
             TermEvent::FocusGained | TermEvent::FocusLost => {}
         }
     }
@@ -352,17 +376,26 @@ impl App {
     fn handle_key(&mut self, key: KeyEvent) {
         self.dirty = true;
         if let Some(picker) = self.picker.as_mut() {
-            match picker.handle_key(&key) {
+            match picker.handle_key(&key, &mut self.picker_query_id) {
                 PickerOutcome::Continue => {}
-                PickerOutcome::Close => self.picker = None,
+                PickerOutcome::Query {
+                    query_id,
+                    query,
+                    limit,
+                } => self.list_for_picker(query_id, query, limit),
+                PickerOutcome::Close => self.close_picker(),
                 PickerOutcome::Open(id) => {
-                    self.picker = None;
+                    self.close_picker();
                     self.resume_session(&id);
                 }
             }
+            self.request_preview();
             return;
         }
-        if let Some(action) = classify_app_key(&key) {
+        // While the @ popup is open, PgUp/PgDn page through it instead of the transcript.
+        if let Some(action) = classify_app_key(&key).filter(|a| {
+            !(self.pane.popup_active() && matches!(a, AppAction::PageUp | AppAction::PageDown))
+        }) {
             match action {
                 AppAction::PageUp => self.chat.page_up(),
                 AppAction::PageDown => self.chat.page_down(),
@@ -374,6 +407,7 @@ impl App {
         }
         let result = self.pane.handle_key(key);
         self.handle_input_result(result);
+        self.request_preview();
     }
 
     fn handle_input_result(&mut self, result: InputResult) {
@@ -382,8 +416,12 @@ impl App {
             InputResult::Redraw => self.dirty = true,
             InputResult::Submit(text) => self.submit(text),
             InputResult::Command(line) => self.run_command(&line),
-            InputResult::QueryCandidates { query_id, query } => {
-                self.query_candidates(query_id, query);
+            InputResult::QueryCandidates {
+                query_id,
+                query,
+                limit,
+            } => {
+                self.query_candidates(query_id, query, limit);
             }
             InputResult::Escape => self.escape(),
             InputResult::Interrupt => self.interrupt(),
@@ -414,21 +452,22 @@ impl App {
 
     // ----- candidates -------------------------------------------------------------------
 
-    fn query_candidates(&mut self, query_id: u64, query: String) {
+    fn query_candidates(&mut self, query_id: u64, query: String, limit: Option<usize>) {
         if let Some(previous) = self.candidate_cancel.take() {
             previous.cancel();
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.pane.set_candidates(query_id, Ok(Vec::new()));
+            self.pane
+                .set_candidates(query_id, Ok(dsh_reference::CandidatePage::default()));
             return;
         };
         let cancel = CancellationToken::new();
         self.candidate_cancel = Some(cancel.clone());
-        let agent = self.agent_ref();
+        let scope = ListingScope::Agent(self.agent_ref());
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = refs.list_candidates(&agent, &query, None, &cancel).await;
+            let result = refs.list_page(&scope, &query, limit, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
@@ -581,13 +620,25 @@ impl App {
             }
             AppEvent::Candidates { query_id, result } => {
                 self.pane.set_candidates(query_id, result);
+                self.request_preview();
+            }
+            AppEvent::Estimated { request, result } => {
+                self.preview_in_flight = None;
+                self.pane.set_preview(&request, result.clone());
+                if let Some(picker) = self.picker.as_mut() {
+                    picker.set_preview(&request, result);
+                }
+                if let Some(next) = self.preview_next.take() {
+                    self.start_estimate(next);
+                }
             }
             AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
             AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
-            AppEvent::SessionsListed(rows) => {
+            AppEvent::SessionsListed { query_id, result } => {
                 if let Some(picker) = self.picker.as_mut() {
-                    picker.set_rows(rows);
+                    picker.set_page(query_id, result);
                 }
+                self.request_preview();
             }
         }
         self.dirty = true;
@@ -642,12 +693,88 @@ impl App {
     }
 
     fn open_picker(&mut self) {
-        self.picker = Some(SessionPicker::loading(self.session_id.clone()));
-        let store = self.store.clone();
+        self.picker_query_id += 1;
+        let query_id = self.picker_query_id;
+        self.picker = Some(SessionPicker::loading(
+            self.session_id.clone(),
+            query_id,
+            DisplayZone::Local,
+        ));
+        self.list_for_picker(query_id, String::new(), None);
+    }
+
+    fn close_picker(&mut self) {
+        self.picker = None;
+        if let Some(cancel) = self.picker_cancel.take() {
+            cancel.cancel();
+        }
+    }
+
+    /// The reference service, or one over the store with default limits when none is
+    /// mounted (`/resume` and previews work either way).
+    fn listing_service(&self) -> SessionReferences {
+        self.refs.clone().unwrap_or_else(|| {
+            SessionReferences::new(Arc::new(self.store.clone()), ReferenceConfig::default())
+        })
+    }
+
+    /// Lists every session for `/resume` off the UI thread; the previous listing is cancelled.
+    fn list_for_picker(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        if let Some(previous) = self.picker_cancel.take() {
+            previous.cancel();
+        }
+        let cancel = CancellationToken::new();
+        self.picker_cancel = Some(cancel.clone());
+        let refs = self.listing_service();
         let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let rows = list_picker_rows(&store);
-            tx.send(AppEvent::SessionsListed(rows));
+        tokio::spawn(async move {
+            let result = refs
+                .list_page(&ListingScope::All, &query, limit, &cancel)
+                .await;
+            if let Err(e) = &result
+                && e.code == ErrorCode::Cancelled
+            {
+                return;
+            }
+            tx.send(AppEvent::SessionsListed {
+                query_id,
+                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
+            });
+        });
+    }
+
+    /// Starts the estimate a visible preview needs, one at a time: while one is computed,
+    /// only the newest wanted one waits (moving fast never queues up reads).
+    fn request_preview(&mut self) {
+        let (width, height) = self.screen;
+        let wanted = match self.picker.as_mut() {
+            Some(picker) => picker.want_preview(width, height),
+            None => self.pane.want_preview(),
+        };
+        let Some(request) = wanted else {
+            return;
+        };
+        if self.preview_in_flight.is_some() {
+            self.preview_next = Some(request);
+        } else {
+            self.start_estimate(request);
+        }
+    }
+
+    fn start_estimate(&mut self, request: PreviewRequest) {
+        self.preview_in_flight = Some(request.clone());
+        let refs = self.listing_service();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = refs
+                .estimate(
+                    &request.session_id,
+                    &request.label,
+                    &CancellationToken::new(),
+                )
+                .await
+                .map_err(|e| e.message);
+            tx.send(AppEvent::Estimated { request, result });
         });
     }
 
@@ -747,6 +874,7 @@ impl App {
             buf.set_string(area.x, area.y, "terminal too small", Style::new());
             return None;
         }
+        self.pane.set_screen(area.width, area.height);
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
         // The composer may grow, but the transcript keeps at least a few rows.
@@ -765,6 +893,7 @@ impl App {
             status_area.y.saturating_sub(area.y + 1),
         );
 
+        self.screen = (transcript_area.width, transcript_area.height);
         let title = self.chat.transcript().title().map(str::to_owned);
         Header {
             session_id: &self.session_id,
@@ -799,9 +928,9 @@ impl App {
 
     fn hint(&self) -> &'static str {
         if self.picker.is_some() {
-            " ↑↓ move · Enter open · Esc close"
+            " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
         } else if self.pane.popup_active() {
-            " ↑↓ move · Tab/Enter insert · Esc close"
+            " ↑↓ PgUp/PgDn Home/End move · Tab/Enter insert · Alt+P preview · Esc close"
         } else if self.preparing.is_some() {
             " Esc cancel preparing (your text comes back)"
         } else if self.agent_status == AgentStatus::Running {
@@ -841,20 +970,6 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     out
-}
-
-/// Every session for the picker, newest first, with its title.
-fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
-    Ok(headers
-        .iter()
-        .map(|h| PickerRow {
-            session_id: h.id.clone(),
-            title: store.read_title(&h.id).ok().flatten(),
-            cwd: h.cwd.clone(),
-            created_at: h.created_at,
-        })
-        .collect())
 }
 
 #[cfg(test)]

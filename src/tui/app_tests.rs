@@ -16,6 +16,7 @@ use crate::agent::AgentEvent;
 use crate::llm::OfflineProvider;
 use crate::tui::transcript::HistoryCell;
 use dsh_reference::{ReferenceConfig, format_mention};
+use dsh_store::SessionQuery;
 use dsh_store::event::{TitleData, TitleSource};
 use dsh_store::{ContentBlock, Event, EventData, Message, NewEvent, Role, Source, SurfaceOp};
 

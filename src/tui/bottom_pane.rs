@@ -2,6 +2,9 @@
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
 //! dismissed token after every key and paste (docs/composer.md (the @ popup), §6.2).
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -11,7 +14,10 @@ use super::key_map::{Action, classify};
 use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
-use dsh_reference::{Candidate, format_mention};
+use super::session_preview::PreviewRequest;
+use dsh_reference::{CandidatePage, ReferenceEstimate, format_mention, parse_text};
+use ratatui_mention::preview::{self, Placement};
+use ratatui_mention::sections::Fetch;
 use ratatui_mention::untrusted::visible_controls_line;
 
 /// What a key or paste asks of the app. Every variant but `None` also means "redraw".
@@ -26,9 +32,14 @@ pub enum InputResult {
     Submit(String),
     /// Enter on a draft starting with `/`.
     Command(String),
-    /// The `@` token's query changed: cancel the previous query, run this one off the UI
-    /// thread and answer with [`BottomPane::set_candidates`].
-    QueryCandidates { query_id: u64, query: String },
+    /// The `@` token's query changed (or more of its matches are wanted): cancel the
+    /// previous query, run this one off the UI thread with `limit` (`None`: the configured
+    /// `candidate_limit`) and answer with [`BottomPane::set_candidates`].
+    QueryCandidates {
+        query_id: u64,
+        query: String,
+        limit: Option<usize>,
+    },
     /// Esc with no popup open (cancel preparation, else the running turn).
     Escape,
     /// Ctrl+C (cancel the turn, else [`BottomPane::clear_draft_to_history`], else quit).
@@ -41,7 +52,7 @@ pub enum InputResult {
 #[derive(Debug, Clone)]
 pub enum ActivePopup {
     None,
-    Mention(MentionPopup),
+    Mention(Box<MentionPopup>),
 }
 
 /// Composer + popup, owned by the app and drawn at the bottom of the screen.
@@ -54,6 +65,12 @@ pub struct BottomPane {
     last_query_id: u64,
     submission_locked: bool,
     zone: DisplayZone,
+    /// Whether the user wants the popup's preview (toggled with its key).
+    preview_enabled: bool,
+    /// Screen size of the last frame, for where the preview goes.
+    screen: (u16, u16),
+    /// Sessions mentioned in the draft, marked in the popup.
+    mentioned: HashSet<String>,
 }
 
 impl BottomPane {
@@ -71,6 +88,42 @@ impl BottomPane {
             last_query_id: 0,
             submission_locked: false,
             zone,
+            preview_enabled: true,
+            screen: (0, 0),
+            mentioned: HashSet::new(),
+        }
+    }
+
+    /// The screen size the pane is drawn on (decides where the preview goes).
+    pub fn set_screen(&mut self, width: u16, height: u16) {
+        self.screen = (width, height);
+    }
+
+    /// Where the popup's preview goes on the current screen.
+    pub fn preview_placement(&self) -> Placement {
+        preview::placement(self.preview_enabled, self.screen.0, self.screen.1)
+    }
+
+    /// The estimate the popup's preview needs computed, if any (the selection moved onto a
+    /// session whose estimate is neither here nor asked for).
+    pub fn want_preview(&mut self) -> Option<PreviewRequest> {
+        if self.preview_placement() == Placement::Hidden {
+            return None;
+        }
+        match &mut self.popup {
+            ActivePopup::Mention(popup) => popup.want_preview(),
+            ActivePopup::None => None,
+        }
+    }
+
+    /// Delivers an estimate for the preview; stale ones are dropped.
+    pub fn set_preview(
+        &mut self,
+        request: &PreviewRequest,
+        answer: Result<Arc<ReferenceEstimate>, String>,
+    ) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_preview(request, answer);
         }
     }
 
@@ -81,29 +134,34 @@ impl BottomPane {
         }
         let action = classify(&key);
         if let ActivePopup::Mention(popup) = &mut self.popup {
+            let fetch = match action {
+                Some(Action::Up | Action::PopupPrev) => Some(popup.move_up()),
+                Some(Action::Down | Action::PopupNext) => Some(popup.move_down()),
+                Some(Action::PopupPageUp) => Some(popup.page_up()),
+                Some(Action::PopupPageDown) => Some(popup.page_down()),
+                Some(Action::PopupFirst) => Some(popup.home()),
+                Some(Action::PopupLast) => Some(popup.end()),
+                _ => None,
+            };
+            if let Some(fetch) = fetch {
+                return self.fetch_more(fetch);
+            }
             match action {
-                Some(Action::Up | Action::PopupPrev) => {
-                    popup.move_up();
+                Some(Action::TogglePreview) => {
+                    self.preview_enabled = !self.preview_enabled;
                     return InputResult::Redraw;
                 }
-                Some(Action::Down | Action::PopupNext) => {
-                    popup.move_down();
-                    return InputResult::Redraw;
-                }
-                Some(Action::Complete | Action::Submit) => return self.insert_selected(),
+                // Enter inserts the selected row; with nothing selected (no exact match) it
+                // submits the draft as typed. Tab falls back to the first row offered.
+                Some(Action::Submit) if popup.selected().is_none() => return self.submit(),
+                Some(Action::Submit) => return self.insert_selected(false),
+                Some(Action::Complete) => return self.insert_selected(true),
                 Some(Action::Escape) => {
                     self.dismissed_token = Some(popup.token().start_char);
                     self.popup = ActivePopup::None;
                     return InputResult::Redraw;
                 }
-                Some(
-                    Action::Newline
-                    | Action::Interrupt
-                    | Action::QuitIfEmpty
-                    | Action::DeleteBackward
-                    | Action::DeleteForward,
-                )
-                | None => {}
+                _ => {}
             }
         }
         let result = match action {
@@ -127,7 +185,20 @@ impl BottomPane {
                 }
                 InputResult::Redraw
             }
-            Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
+            Some(Action::TogglePreview) => {
+                self.preview_enabled = !self.preview_enabled;
+                InputResult::Redraw
+            }
+            Some(
+                Action::PopupPrev
+                | Action::PopupNext
+                | Action::Complete
+                | Action::PopupPageUp
+                | Action::PopupPageDown
+                | Action::PopupFirst
+                | Action::PopupLast,
+            )
+            | None => {
                 self.composer.input(key);
                 InputResult::Redraw
             }
@@ -146,7 +217,7 @@ impl BottomPane {
     }
 
     /// Delivers the answer to query `query_id`; answers to stale queries are dropped.
-    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) {
+    pub fn set_candidates(&mut self, query_id: u64, rows: Result<CandidatePage, String>) {
         if let ActivePopup::Mention(popup) = &mut self.popup {
             popup.set_candidates(query_id, rows);
         }
@@ -226,7 +297,7 @@ impl BottomPane {
                 height: popup_height,
                 ..area
             };
-            popup.render(popup_area, buf);
+            popup.render(popup_area, buf, self.preview_placement(), &self.mentioned);
         }
         self.composer.render(composer_area, buf)
     }
@@ -240,9 +311,17 @@ impl BottomPane {
 
     /// Rows the popup wants (0 when none is open).
     pub fn popup_height(&self) -> u16 {
-        match &self.popup {
-            ActivePopup::Mention(popup) => popup.desired_height(),
-            ActivePopup::None => 0,
+        let ActivePopup::Mention(popup) = &self.popup else {
+            return 0;
+        };
+        let list = popup.desired_height();
+        if popup.selected().is_none() {
+            return list;
+        }
+        match self.preview_placement() {
+            Placement::Hidden => list,
+            Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
+            Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
         }
     }
 
@@ -266,12 +345,37 @@ impl BottomPane {
         }
     }
 
-    /// Tab/Enter in the popup: the token becomes the selected session's mention + a space.
-    fn insert_selected(&mut self) -> InputResult {
+    /// A move asked for more rows of the answered query: send it as a bigger limit.
+    fn fetch_more(&mut self, fetch: Fetch) -> InputResult {
+        let ActivePopup::Mention(popup) = &mut self.popup else {
+            return InputResult::Redraw;
+        };
+        match fetch {
+            Fetch::Rows(limit) if popup.can_fetch() => {
+                self.last_query_id += 1;
+                popup.fetching_more(self.last_query_id);
+                InputResult::QueryCandidates {
+                    query_id: self.last_query_id,
+                    query: popup.token().query.clone(),
+                    limit: Some(limit),
+                }
+            }
+            Fetch::Rows(_) | Fetch::None => InputResult::Redraw,
+        }
+    }
+
+    /// Tab/Enter in the popup: the token becomes the selected session's mention + a space
+    /// (Tab: the first row offered when nothing is selected).
+    fn insert_selected(&mut self, or_first: bool) -> InputResult {
         let ActivePopup::Mention(popup) = &self.popup else {
             return InputResult::None;
         };
-        let Some(row) = popup.selected() else {
+        let row = if or_first {
+            popup.tab_target()
+        } else {
+            popup.selected()
+        };
+        let Some(row) = row else {
             return InputResult::None;
         };
         // The label is an untrusted title: its control characters go into the draft as
@@ -287,7 +391,15 @@ impl BottomPane {
     /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
     /// as [`InputResult::QueryCandidates`] in place of `result`.
     fn sync_popup(&mut self, result: InputResult) -> InputResult {
-        let token = mention_token_at(&self.composer.text(), self.composer.cursor_char_index());
+        let text = self.composer.text();
+        let token = mention_token_at(&text, self.composer.cursor_char_index());
+        self.mentioned = if token.is_some() {
+            parse_text(&text)
+                .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
+                .unwrap_or_default()
+        } else {
+            HashSet::new()
+        };
         let Some(token) = token else {
             self.popup = ActivePopup::None;
             self.dismissed_token = None;
@@ -311,14 +423,20 @@ impl BottomPane {
             return InputResult::QueryCandidates {
                 query_id: self.last_query_id,
                 query,
+                limit: None,
             };
         }
         self.last_query_id += 1;
         let query = token.query.clone();
-        self.popup = ActivePopup::Mention(MentionPopup::new(token, self.last_query_id, self.zone));
+        self.popup = ActivePopup::Mention(Box::new(MentionPopup::new(
+            token,
+            self.last_query_id,
+            self.zone,
+        )));
         InputResult::QueryCandidates {
             query_id: self.last_query_id,
             query,
+            limit: None,
         }
     }
 }
@@ -343,6 +461,7 @@ fn changed(did: bool) -> InputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dsh_reference::Candidate;
     use pretty_assertions::assert_eq;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -372,14 +491,28 @@ mod tests {
         InputResult::QueryCandidates {
             query_id,
             query: query.to_string(),
+            limit: None,
         }
+    }
+
+    /// Answers query `id` with exactly `rows` (their count as the total, no closest).
+    fn answer(pane: &mut BottomPane, id: u64, rows: Result<Vec<Candidate>, String>) {
+        pane.set_candidates(
+            id,
+            rows.map(|rows| CandidatePage {
+                total: rows.len(),
+                rows,
+                closest: Vec::new(),
+            }),
+        );
     }
 
     /// A pane with `@fo` typed and three rows answered.
     fn pane_with_rows() -> BottomPane {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@fo");
-        pane.set_candidates(
+        answer(
+            &mut pane,
             3,
             Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]),
         );
@@ -413,7 +546,8 @@ mod tests {
         assert_eq!(pane.handle_key(key(KeyCode::Left)), InputResult::Redraw);
         assert!(pane.popup_active());
         // Backspace shortens the query.
-        assert_eq!(pane.handle_key(key(KeyCode::End)), InputResult::Redraw);
+        // (End would jump to the popup's last row: the caret goes right instead.)
+        assert_eq!(pane.handle_key(key(KeyCode::Right)), InputResult::Redraw);
         assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
     }
 
@@ -446,9 +580,9 @@ mod tests {
     fn stale_answers_are_dropped_and_old_rows_stay() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@f");
-        pane.set_candidates(1, Ok(vec![row("old", "Old")]));
+        answer(&mut pane, 1, Ok(vec![row("old", "Old")]));
         assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
-        pane.set_candidates(2, Ok(vec![row("a", "Foo")]));
+        answer(&mut pane, 2, Ok(vec![row("a", "Foo")]));
         assert_eq!(selected_id(&pane).as_deref(), Some("a"));
         assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
         assert_eq!(
@@ -456,17 +590,17 @@ mod tests {
             Some("a"),
             "old rows stay while in flight"
         );
-        pane.set_candidates(2, Ok(vec![row("x", "X")]));
+        answer(&mut pane, 2, Ok(vec![row("x", "X")]));
         assert_eq!(
             selected_id(&pane).as_deref(),
             Some("a"),
             "id 2 is stale now"
         );
-        pane.set_candidates(3, Ok(Vec::new()));
+        answer(&mut pane, 3, Ok(Vec::new()));
         assert_eq!(selected_id(&pane), None);
         // Answers after the popup closed go nowhere.
         pane.handle_key(key(KeyCode::Char(' ')));
-        pane.set_candidates(3, Ok(vec![row("late", "Late")]));
+        answer(&mut pane, 3, Ok(vec![row("late", "Late")]));
         assert!(!pane.popup_active());
     }
 
@@ -510,7 +644,7 @@ mod tests {
             ActivePopup::Mention(p) => p.query_id(),
             ActivePopup::None => unreachable!(),
         };
-        pane.set_candidates(id, Ok(vec![row("s1", "\u{1b}[31mred\u{7}")]));
+        answer(&mut pane, id, Ok(vec![row("s1", "\u{1b}[31mred\u{7}")]));
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
         assert_eq!(pane.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");
         assert!(
@@ -533,18 +667,26 @@ mod tests {
             ActivePopup::Mention(p) => p.query_id(),
             ActivePopup::None => unreachable!(),
         };
-        pane.set_candidates(id, Ok(vec![row("s1", "a]b")]));
+        answer(&mut pane, id, Ok(vec![row("s1", "a]b")]));
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
         assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
     }
 
     #[test]
-    fn enter_with_popup_but_no_rows_does_nothing() {
+    fn enter_with_nothing_selected_submits_the_draft_as_typed() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@zz");
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
-        pane.set_candidates(3, Ok(Vec::new()));
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@zz".into()),
+            "no answer yet: nothing selected"
+        );
+        answer(&mut pane, 3, Ok(Vec::new()));
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::None);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@zz".into())
+        );
         assert_eq!(pane.draft(), "@zz");
     }
 
@@ -758,8 +900,13 @@ mod tests {
     fn failed_listing_is_shown_not_fatal() {
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@");
-        pane.set_candidates(1, Err("disk\u{7} busy".into()));
+        answer(&mut pane, 1, Err("disk\u{7} busy".into()));
         assert!(pane.popup_active());
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::None);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@".into()),
+            "nothing selected: the draft goes as typed"
+        );
     }
 }

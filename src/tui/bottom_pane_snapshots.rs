@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier};
 use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
 use super::composer::mention_style;
 use super::mention_popup::DisplayZone;
-use dsh_reference::Candidate;
+use dsh_reference::{Candidate, CandidatePage};
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;
@@ -38,7 +38,20 @@ fn query_id(pane: &BottomPane) -> u64 {
     }
 }
 
-fn rows(labels: &[&str]) -> Vec<Candidate> {
+/// An answer holding exactly `rows` (their count as the total).
+fn page(rows: Vec<Candidate>) -> CandidatePage {
+    CandidatePage {
+        total: rows.len(),
+        rows,
+        closest: Vec::new(),
+    }
+}
+
+fn rows(labels: &[&str]) -> CandidatePage {
+    page(candidates(labels))
+}
+
+fn candidates(labels: &[&str]) -> Vec<Candidate> {
     labels
         .iter()
         .enumerate()
@@ -155,7 +168,7 @@ fn popup_results_with_matches_highlighted() {
 fn popup_no_match() {
     let mut pane = pane();
     type_str(&mut pane, "@zzz");
-    pane.set_candidates(query_id(&pane), Ok(Vec::new()));
+    pane.set_candidates(query_id(&pane), Ok(CandidatePage::default()));
     insta::assert_snapshot!(screen(&pane, 60, 8));
 }
 
@@ -190,12 +203,12 @@ fn popup_narrow_60_columns() {
     type_str(&mut pane, "please compare with @plan");
     pane.set_candidates(
         query_id(&pane),
-        Ok(vec![Candidate {
+        Ok(page(vec![Candidate {
             session_id: "2026-11-20T09-30-00-very-long-session-identifier".into(),
             label: "Planning the very long migration of the billing service".into(),
             cwd: Some("/home/ana/src/github.com/example/billing-service".into()),
             created_at: CREATED,
-        }]),
+        }])),
     );
     insta::assert_snapshot!(screen(&pane, 60, 15));
 }

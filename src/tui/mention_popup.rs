@@ -1,50 +1,72 @@
-//! The `@` session popup (docs/composer.md, the @ popup): candidate rows for the token being typed, with
-//! matched characters highlighted, at most eight rows visible, and the empty states.
+//! The `@` session popup (docs/composer.md, the @ popup): sections of sessions for the token
+//! being typed — exact matches (counted, paged, fetched in growing steps), closest matches
+//! when nothing matches exactly — with a preview of the selected session and the empty
+//! states.
 
-use chrono::{FixedOffset, Local, TimeZone};
-use fuzzy_matcher::FuzzyMatcher;
-use fuzzy_matcher::skim::SkimMatcherV2;
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Widget};
-use unicode_width::UnicodeWidthStr;
 
 use super::mention_token::MentionToken;
-use super::wrap::{truncate_start_to_width, truncate_to_width};
-use dsh_reference::Candidate;
+use super::session_preview::{PreviewRequest, PreviewState};
+use super::session_rows::{ROW_HEIGHT, RowContext, position_label, render_list};
+use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
+use ratatui_mention::preview::{self, Placement, PreviewPane};
+use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList};
 use ratatui_mention::untrusted::visible_controls_line;
+
+pub use super::session_rows::{DisplayZone, format_created};
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;
 
-/// Time zone for creation times: the user's local zone, or a fixed offset (tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisplayZone {
-    Local,
-    Fixed(FixedOffset),
-}
+/// Title of the section offered when nothing matches exactly.
+pub const CLOSEST_TITLE: &str = "closest matches";
 
-/// The last answer the popup received.
+/// Where the popup's answers stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Listing {
     /// No answer yet for any query of this popup.
     Waiting,
-    Rows(Vec<Candidate>),
+    Answered,
     Failed(String),
 }
 
-/// State of an open `@` popup: its token, the query in flight and the rows on show.
+/// The sections of one listing answer.
+pub fn sections_of(page: CandidatePage) -> Vec<Section<Candidate>> {
+    let mut sections = vec![Section {
+        kind: SectionKind::Exact,
+        title: None,
+        rows: page.rows,
+        total: page.total,
+    }];
+    if !page.closest.is_empty() {
+        sections.push(Section::complete(
+            SectionKind::Offered,
+            Some(CLOSEST_TITLE.to_string()),
+            page.closest.into_iter().map(|c| c.candidate).collect(),
+        ));
+    }
+    sections
+}
+
+/// State of an open `@` popup: its token, the queries in flight and the rows on show.
 #[derive(Debug, Clone)]
 pub struct MentionPopup {
     token: MentionToken,
     query_id: u64,
     in_flight: bool,
+    /// A request for more rows of the answered query, if one is out.
+    more_id: Option<u64>,
     listing: Listing,
-    selected: usize,
-    scroll_top: usize,
+    list: SectionedList<Candidate>,
     zone: DisplayZone,
+    preview: PreviewState,
 }
 
 impl MentionPopup {
@@ -54,10 +76,11 @@ impl MentionPopup {
             token,
             query_id,
             in_flight: true,
+            more_id: None,
             listing: Listing::Waiting,
-            selected: 0,
-            scroll_top: 0,
+            list: SectionedList::new(ROW_HEIGHT),
             zone,
+            preview: PreviewState::default(),
         }
     }
 
@@ -77,69 +100,122 @@ impl MentionPopup {
         if let Some(id) = query_id {
             self.query_id = id;
             self.in_flight = true;
+            self.more_id = None;
         }
         self.token = token;
     }
 
-    /// Takes the answer to `query_id`; returns false (and changes nothing) if it is stale.
-    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) -> bool {
+    /// Takes the answer to `query_id` (a new query, or more rows of the answered one);
+    /// returns false (and changes nothing) if it is stale.
+    pub fn set_candidates(&mut self, query_id: u64, page: Result<CandidatePage, String>) -> bool {
+        if self.more_id == Some(query_id) {
+            self.more_id = None;
+            if let Ok(page) = page {
+                self.list.extend_section(
+                    0,
+                    Section {
+                        kind: SectionKind::Exact,
+                        title: None,
+                        rows: page.rows,
+                        total: page.total,
+                    },
+                );
+            }
+            return true;
+        }
         if query_id != self.query_id || !self.in_flight {
             return false;
         }
         self.in_flight = false;
-        self.listing = match rows {
-            Ok(rows) => Listing::Rows(rows),
-            Err(message) => Listing::Failed(message),
-        };
-        self.selected = 0;
-        self.scroll_top = 0;
+        match page {
+            Ok(page) => {
+                self.listing = Listing::Answered;
+                self.list.set_sections(sections_of(page));
+            }
+            Err(message) => {
+                self.listing = Listing::Failed(message);
+                self.list.set_sections(Vec::new());
+            }
+        }
         true
     }
 
-    fn rows(&self) -> &[Candidate] {
-        match &self.listing {
-            Listing::Rows(rows) => rows,
-            Listing::Waiting | Listing::Failed(_) => &[],
-        }
+    /// Records that `query_id` asks for more rows of the answered query.
+    pub fn fetching_more(&mut self, query_id: u64) {
+        self.more_id = Some(query_id);
     }
 
-    /// The highlighted row, if any row is on show.
+    /// Whether more rows may be asked for now (the current query is answered).
+    pub fn can_fetch(&self) -> bool {
+        !self.in_flight && self.more_id.is_none()
+    }
+
+    /// The highlighted row, if any.
     pub fn selected(&self) -> Option<&Candidate> {
-        self.rows().get(self.selected)
+        self.list.selected_row()
     }
 
-    /// Moves the selection up one row, wrapping to the last.
-    pub fn move_up(&mut self) {
-        let n = self.rows().len();
-        if n > 0 {
-            self.selected = (self.selected + n - 1) % n;
-            self.scroll_to_selection();
-        }
+    /// What Tab inserts: the selected row, else the first row offered.
+    pub fn tab_target(&self) -> Option<&Candidate> {
+        self.list.selected_row().or_else(|| self.list.first_row())
     }
 
-    /// Moves the selection down one row, wrapping to the first.
-    pub fn move_down(&mut self) {
-        let n = self.rows().len();
-        if n > 0 {
-            self.selected = (self.selected + 1) % n;
-            self.scroll_to_selection();
-        }
+    /// The sections and selection.
+    pub fn list(&self) -> &SectionedList<Candidate> {
+        &self.list
     }
 
-    fn scroll_to_selection(&mut self) {
-        self.scroll_top = visible_top(self.scroll_top, self.selected, MAX_VISIBLE_ROWS);
+    /// Moves: Up/Down wrap, PgUp/PgDn page, Home/End jump; may ask for more rows.
+    pub fn move_up(&mut self) -> Fetch {
+        self.list.move_up()
+    }
+    pub fn move_down(&mut self) -> Fetch {
+        self.list.move_down()
+    }
+    pub fn page_up(&mut self) -> Fetch {
+        self.list.page_up()
+    }
+    pub fn page_down(&mut self) -> Fetch {
+        self.list.page_down()
+    }
+    pub fn home(&mut self) -> Fetch {
+        self.list.home()
+    }
+    pub fn end(&mut self) -> Fetch {
+        self.list.end()
     }
 
-    /// Rows the popup wants: two per candidate (at most eight) or one message, plus border.
+    /// The estimate to compute for the selected row, if it is not here or asked for yet.
+    pub fn want_preview(&mut self) -> Option<PreviewRequest> {
+        let selected = self.list.selected_row().cloned();
+        self.preview.want(selected.as_ref())
+    }
+
+    /// Delivers an estimate; stale ones are dropped.
+    pub fn set_preview(
+        &mut self,
+        request: &PreviewRequest,
+        answer: Result<Arc<ReferenceEstimate>, String>,
+    ) -> bool {
+        self.preview.set(request, answer)
+    }
+
+    /// Rows the list wants: two per row plus section titles (at most eight rows) or one
+    /// message, plus border.
     pub fn desired_height(&self) -> u16 {
-        let rows = self.rows().len().min(MAX_VISIBLE_ROWS);
-        let body = if rows == 0 { 1 } else { rows * 2 };
+        let body = if self.list.is_empty() {
+            1
+        } else {
+            let titles = self.list.height() - self.list.row_count() * usize::from(ROW_HEIGHT);
+            (self.list.row_count().min(MAX_VISIBLE_ROWS) * usize::from(ROW_HEIGHT) + titles)
+                .min(MAX_VISIBLE_ROWS * usize::from(ROW_HEIGHT) + 1)
+        };
         u16::try_from(body + 2).unwrap_or(u16::MAX)
     }
 
     /// The line shown instead of rows, if there are none to show.
     fn empty_message(&self) -> Option<String> {
-        if !self.rows().is_empty() {
+        if !self.list.is_empty() {
             return None;
         }
         let message = match (&self.listing, self.in_flight) {
@@ -153,15 +229,26 @@ impl MentionPopup {
                     visible_controls_line(message)
                 )
             }
-            (Listing::Rows(_) | Listing::Waiting, false) => "no matching sessions".to_string(),
+            (Listing::Answered | Listing::Waiting, false) => "no matching sessions".to_string(),
         };
         Some(message)
     }
 
-    /// Draws the popup into `area`, fitting as many rows as the area allows.
-    pub fn render(&self, area: Rect, buf: &mut Buffer) {
+    /// Draws the popup into `area` (list, and the preview where `placement` puts it).
+    pub fn render(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        placement: Placement,
+        mentioned: &HashSet<String>,
+    ) {
+        let placement = if self.list.selected_row().is_some() {
+            placement
+        } else {
+            Placement::Hidden
+        };
+        let (list_area, preview_area) = preview::split(area, placement);
         let dim = Style::new().fg(Color::DarkGray);
-        let rows = self.rows();
         let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(dim)
@@ -169,13 +256,12 @@ impl MentionPopup {
                 " @ sessions ",
                 Style::new().add_modifier(Modifier::BOLD),
             ));
-        if !rows.is_empty() {
-            let position = format!(" {}/{} ", self.selected + 1, rows.len());
-            block = block.title_bottom(Line::styled(position, dim).right_aligned());
+        if let Some(position) = position_label(&self.list) {
+            block = block.title_bottom(Line::styled(format!(" {position} "), dim).right_aligned());
         }
-        let inner = block.inner(area);
-        ratatui::widgets::Clear.render(area, buf);
-        block.render(area, buf);
+        let inner = block.inner(list_area);
+        ratatui::widgets::Clear.render(list_area, buf);
+        block.render(list_area, buf);
         if inner.width == 0 || inner.height == 0 {
             return;
         }
@@ -184,195 +270,21 @@ impl MentionPopup {
             buf.set_line(inner.x, inner.y, &line, inner.width);
             return;
         }
-        let fit = usize::from(inner.height.div_ceil(2)).clamp(1, MAX_VISIBLE_ROWS);
-        let top = visible_top(self.scroll_top, self.selected, fit);
-        let matcher = SkimMatcherV2::default();
-        for (i, row) in rows.iter().enumerate().skip(top).take(fit) {
-            let Ok(offset) = u16::try_from((i - top) * 2) else {
-                break;
-            };
-            let y = inner.y + offset;
-            let selected = i == self.selected;
-            let label = self.label_line(row, selected, &matcher, inner.width);
-            buf.set_line(inner.x, y, &label, inner.width);
-            if offset + 1 < inner.height {
-                buf.set_line(
-                    inner.x,
-                    y + 1,
-                    &self.detail_line(row, inner.width),
-                    inner.width,
-                );
+        let ctx = RowContext {
+            query: &self.token.query,
+            zone: self.zone,
+            mentioned,
+            current: None,
+        };
+        render_list(&self.list, inner, buf, &ctx);
+        if let (Some(preview_area), Some(row)) = (preview_area, self.list.selected_row()) {
+            let (header, body) = self.preview.lines(row, self.zone);
+            PreviewPane {
+                title: "preview",
+                header,
+                body,
             }
+            .render(preview_area, buf);
         }
-    }
-
-    /// `› Session · <label>` with the chars matching the query highlighted.
-    fn label_line(
-        &self,
-        row: &Candidate,
-        selected: bool,
-        matcher: &SkimMatcherV2,
-        width: u16,
-    ) -> Line<'static> {
-        let label = visible_controls_line(&row.label).into_owned();
-        let matched: Vec<usize> = if self.token.query.is_empty() {
-            Vec::new()
-        } else {
-            matcher
-                .fuzzy_indices(&label, &self.token.query)
-                .map(|(_, indices)| indices)
-                .unwrap_or_default()
-        };
-        let base = if selected {
-            Style::new().add_modifier(Modifier::BOLD)
-        } else {
-            Style::new()
-        };
-        let hit = base.fg(Color::Yellow).add_modifier(Modifier::UNDERLINED);
-        let marker = if selected {
-            Span::styled(
-                "› ",
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            )
-        } else {
-            Span::raw("  ")
-        };
-        let mut spans = vec![marker, Span::styled("Session · ", base.fg(Color::Gray))];
-        let room = usize::from(width).saturating_sub(LABEL_PREFIX.width());
-        let label = truncate_to_width(&label, room);
-        let mut run = String::new();
-        let mut run_hit = false;
-        for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index) && c != '…';
-            if is_hit != run_hit && !run.is_empty() {
-                spans.push(Span::styled(
-                    std::mem::take(&mut run),
-                    if run_hit { hit } else { base },
-                ));
-            }
-            run_hit = is_hit;
-            run.push(c);
-        }
-        if !run.is_empty() {
-            spans.push(Span::styled(run, if run_hit { hit } else { base }));
-        }
-        Line::from(spans)
-    }
-
-    /// Dim `<id> · <cwd or (no cwd)> · <created, local time>`; when too wide, the id keeps
-    /// its start and the cwd its end so the time stays visible.
-    fn detail_line(&self, row: &Candidate, width: u16) -> Line<'static> {
-        let id = visible_controls_line(&row.session_id).into_owned();
-        let cwd = row.cwd.as_deref().map_or_else(
-            || "(no cwd)".to_string(),
-            |c| visible_controls_line(c).into_owned(),
-        );
-        let time = format_created(row.created_at, self.zone);
-        let room = usize::from(width).saturating_sub(DETAIL_INDENT.len());
-        let rest = room.saturating_sub(time.width() + 2 * SEPARATOR.width());
-        let (id_room, cwd_room) = share(rest, id.width(), cwd.width());
-        let id = truncate_to_width(&id, id_room.max(MIN_PART_CELLS));
-        let cwd = truncate_start_to_width(&cwd, cwd_room.max(MIN_PART_CELLS));
-        let text = format!("{DETAIL_INDENT}{id}{SEPARATOR}{cwd}{SEPARATOR}{time}");
-        Line::styled(text, Style::new().fg(Color::DarkGray))
-    }
-}
-
-/// What precedes the label on a row (the marker is as wide as its blank stand-in).
-const LABEL_PREFIX: &str = "› Session · ";
-const DETAIL_INDENT: &str = "    ";
-const SEPARATOR: &str = " · ";
-/// Fewest cells an id or cwd is cut down to.
-const MIN_PART_CELLS: usize = 8;
-
-/// Splits `room` cells between two parts that want `a` and `b`: a part that fits in half
-/// keeps its width and the other gets the rest; otherwise half each.
-fn share(room: usize, a: usize, b: usize) -> (usize, usize) {
-    let half = room / 2;
-    if a + b <= room {
-        (a, b)
-    } else if a <= half {
-        (a, room - a)
-    } else if b <= half {
-        (room - b, b)
-    } else {
-        (half, room - half)
-    }
-}
-
-/// First visible row so that `selected` is on screen with `fit` rows, moving `top` least.
-fn visible_top(top: usize, selected: usize, fit: usize) -> usize {
-    let fit = fit.max(1);
-    if selected < top {
-        selected
-    } else if selected >= top + fit {
-        selected + 1 - fit
-    } else {
-        top
-    }
-}
-
-/// `created_at` (ms since the epoch) as `%Y-%m-%d %H:%M` in `zone`.
-pub fn format_created(created_at: i64, zone: DisplayZone) -> String {
-    const FORMAT: &str = "%Y-%m-%d %H:%M";
-    let formatted = match zone {
-        DisplayZone::Local => Local
-            .timestamp_millis_opt(created_at)
-            .single()
-            .map(|t| t.format(FORMAT).to_string()),
-        DisplayZone::Fixed(offset) => offset
-            .timestamp_millis_opt(created_at)
-            .single()
-            .map(|t| t.format(FORMAT).to_string()),
-    };
-    formatted.unwrap_or_else(|| "unknown time".to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn truncation_table() {
-        let cases = [
-            ("short", 10, "short", "short"),
-            ("exactly10!", 10, "exactly10!", "exactly10!"),
-            ("/home/ana/src/billing", 10, "/home/ana…", "…c/billing"),
-            ("会话记录整理", 7, "会话记…", "…录整理"),
-            ("abc", 0, "", ""),
-        ];
-        for (text, cells, end, start) in cases {
-            assert_eq!(truncate_to_width(text, cells), end, "end {text:?} {cells}");
-            assert_eq!(
-                truncate_start_to_width(text, cells),
-                start,
-                "start {text:?} {cells}"
-            );
-            assert!(truncate_to_width(text, cells).width() <= cells);
-            assert!(truncate_start_to_width(text, cells).width() <= cells);
-        }
-    }
-
-    #[test]
-    fn room_is_shared_between_id_and_cwd() {
-        let cases = [
-            ((40, 10, 10), (10, 10)),
-            ((40, 5, 50), (5, 35)),
-            ((40, 50, 5), (35, 5)),
-            ((40, 30, 30), (20, 20)),
-            ((41, 30, 30), (20, 21)),
-            ((0, 3, 3), (0, 0)),
-        ];
-        for ((room, a, b), want) in cases {
-            assert_eq!(share(room, a, b), want, "{room} {a} {b}");
-        }
-    }
-
-    #[test]
-    fn times_use_the_given_zone() {
-        let plus_two = DisplayZone::Fixed(FixedOffset::east_opt(2 * 3600).unwrap());
-        assert_eq!(format_created(0, plus_two), "1970-01-01 02:00");
-        assert_eq!(format_created(i64::MAX, plus_two), "unknown time");
     }
 }

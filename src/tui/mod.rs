@@ -12,6 +12,8 @@ pub mod header;
 pub mod markdown;
 pub mod mention_popup;
 pub mod session_picker;
+pub mod session_preview;
+pub mod session_rows;
 pub mod status_line;
 pub mod terminal;
 pub mod transcript;

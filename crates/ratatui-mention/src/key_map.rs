@@ -21,6 +21,16 @@ pub enum Action {
     PopupNext,
     /// Popup: insert the selected session.
     Complete,
+    /// Popup: a page up.
+    PopupPageUp,
+    /// Popup: a page down.
+    PopupPageDown,
+    /// Popup: the first row; composer: caret to the line start.
+    PopupFirst,
+    /// Popup: the last row (fetching every match); composer: caret to the line end.
+    PopupLast,
+    /// Show or hide the popup's preview pane.
+    TogglePreview,
     /// Close the popup, else hand Esc to the app (cancel preparation, else the turn).
     Escape,
     /// Ctrl+C: handed to the app (cancel turn, else clear the draft, else quit).
@@ -43,7 +53,12 @@ impl Action {
             Action::Down => "next session in @ popup; newer input at the last line",
             Action::PopupPrev => "previous session in @ popup",
             Action::PopupNext => "next session in @ popup",
-            Action::Complete => "insert the selected session",
+            Action::Complete => "insert the selected session (or the first one offered)",
+            Action::PopupPageUp => "a page up in @ popup and /resume",
+            Action::PopupPageDown => "a page down in @ popup and /resume (fetches more)",
+            Action::PopupFirst => "first session in @ popup; line start in the composer",
+            Action::PopupLast => "last (oldest) session in @ popup; line end in the composer",
+            Action::TogglePreview => "show or hide the preview in @ popup and /resume",
             Action::Escape => "close @ popup, else cancel preparing, else cancel the reply",
             Action::Interrupt => "cancel the reply, else clear the draft (Up restores), else quit",
             Action::QuitIfEmpty => "quit when the draft is empty",
@@ -92,6 +107,11 @@ pub const BINDINGS: &[Binding] = &[
     bind(KeyCode::Char('p'), CTRL, Action::PopupPrev),
     bind(KeyCode::Char('n'), CTRL, Action::PopupNext),
     bind(KeyCode::Tab, NONE, Action::Complete),
+    bind(KeyCode::PageUp, NONE, Action::PopupPageUp),
+    bind(KeyCode::PageDown, NONE, Action::PopupPageDown),
+    bind(KeyCode::Home, NONE, Action::PopupFirst),
+    bind(KeyCode::End, NONE, Action::PopupLast),
+    bind(KeyCode::Char('p'), ALT, Action::TogglePreview),
     bind(KeyCode::Esc, NONE, Action::Escape),
     bind(KeyCode::Char('c'), CTRL, Action::Interrupt),
     bind(KeyCode::Char('d'), CTRL, Action::QuitIfEmpty),
@@ -141,6 +161,8 @@ fn key_label(code: KeyCode, modifiers: KeyModifiers) -> String {
         KeyCode::Esc => out.push_str("Esc"),
         KeyCode::Backspace => out.push_str("Backspace"),
         KeyCode::Delete => out.push_str("Delete"),
+        KeyCode::PageUp => out.push_str("PgUp"),
+        KeyCode::PageDown => out.push_str("PgDn"),
         other => out.push_str(&format!("{other:?}")),
     }
     out
@@ -175,6 +197,11 @@ mod tests {
                 "Ctrl+P",
                 "Ctrl+N",
                 "Tab",
+                "PgUp",
+                "PgDn",
+                "Home",
+                "End",
+                "Alt+P",
                 "Esc",
                 "Ctrl+C",
                 "Ctrl+D",

@@ -8,5 +8,7 @@ pub mod js_chars;
 pub mod key_map;
 pub mod mention_token;
 pub mod paste;
+pub mod preview;
+pub mod sections;
 pub mod untrusted;
 pub mod wrap;
