@@ -25,3 +25,5 @@ pub use ratatui_mention::{composer, input_history, key_map, mention_token, paste
 mod bottom_pane_snapshots;
 #[cfg(test)]
 mod mention_agreement_tests;
+#[cfg(test)]
+mod picker_snapshots;

@@ -81,11 +81,14 @@ impl PreviewState {
                 visible_controls_line(&row.label).into_owned(),
                 Style::new().add_modifier(Modifier::BOLD),
             ),
-            Line::styled(visible_controls_line(&row.session_id).into_owned(), dim),
             Line::styled(
-                row.cwd.as_deref().map_or_else(
-                    || "(no cwd)".to_owned(),
-                    |c| visible_controls_line(c).into_owned(),
+                format!(
+                    "{} · {}",
+                    visible_controls_line(&row.session_id),
+                    row.cwd.as_deref().map_or_else(
+                        || "(no cwd)".to_owned(),
+                        |c| visible_controls_line(c).into_owned()
+                    )
                 ),
                 dim,
             ),

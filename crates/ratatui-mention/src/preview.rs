@@ -15,7 +15,7 @@ pub const RIGHT_MIN_WIDTH: u16 = 100;
 /// Shortest screen that puts the preview below the list when it is too narrow for the right.
 pub const BELOW_MIN_HEIGHT: u16 = 30;
 /// Lines a preview below the list takes (border included).
-pub const BELOW_HEIGHT: u16 = 10;
+pub const BELOW_HEIGHT: u16 = 12;
 /// Fewest lines a popup with a preview on the right takes (border included).
 pub const RIGHT_MIN_HEIGHT: u16 = 12;
 
@@ -58,7 +58,12 @@ pub fn split(area: Rect, placement: Placement) -> (Rect, Option<Rect>) {
             (list, Some(preview))
         }
         Placement::Below => {
-            let preview_height = BELOW_HEIGHT.min(area.height / 2);
+            // The full height when the list keeps a row (border + one line), else half.
+            let preview_height = if area.height >= BELOW_HEIGHT + 3 {
+                BELOW_HEIGHT
+            } else {
+                area.height / 2
+            };
             let list = Rect {
                 height: area.height - preview_height,
                 ..area
@@ -134,8 +139,11 @@ mod tests {
         assert_eq!(list, Rect::new(0, 5, 66, 12));
         assert_eq!(preview, Some(Rect::new(66, 5, 54, 12)));
         let (list, preview) = split(Rect::new(0, 0, 80, 20), Placement::Below);
-        assert_eq!(list, Rect::new(0, 0, 80, 10));
-        assert_eq!(preview, Some(Rect::new(0, 10, 80, 10)));
+        assert_eq!(list, Rect::new(0, 0, 80, 8));
+        assert_eq!(preview, Some(Rect::new(0, 8, 80, 12)));
+        let (list, preview) = split(Rect::new(0, 0, 80, 10), Placement::Below);
+        assert_eq!(list, Rect::new(0, 0, 80, 5));
+        assert_eq!(preview, Some(Rect::new(0, 5, 80, 5)));
         assert_eq!(split(area, Placement::Hidden), (area, None));
     }
 }
