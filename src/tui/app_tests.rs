@@ -529,3 +529,59 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
     let terminal = screen(&mut h.app, 80, 30);
     assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
 }
+
+#[tokio::test]
+async fn resume_picker_filters_previews_and_opens() {
+    let mut h = harness(true);
+    screen(&mut h.app, 120, 30);
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.list().row_count() == 1)
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains("╭ Resume a session"), "rounded: {shown}");
+    assert!(shown.contains(" 1/1 "), "{shown}");
+    type_text(&mut h.app, "zzz");
+    pump_until(&mut h.app, |app| {
+        app.picker.as_ref().is_some_and(|p| p.list().is_empty())
+    })
+    .await;
+    for _ in 0..3 {
+        h.app.handle_terminal_event(key(KeyCode::Backspace));
+    }
+    type_text(&mut h.app, "alp");
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.list().row_count() == 1 && p.query() == "alp")
+    })
+    .await;
+    // The preview's estimate arrives off the UI thread.
+    h.app.request_preview();
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_none()).await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains("2 of 2 messages kept"), "{shown}");
+    assert!(shown.contains("not truncated"), "{shown}");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    assert!(h.app.picker.is_none());
+}
+
+#[tokio::test]
+async fn at_popup_previews_the_selected_session_through_the_app() {
+    let mut h = harness(true);
+    screen(&mut h.app, 120, 30);
+    type_text(&mut h.app, "@alpha");
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_some()).await;
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_none()).await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains(" 1/1 "), "{shown}");
+    assert!(shown.contains("2 of 2 messages kept"), "{shown}");
+    // PgUp/PgDn go to the popup, not the transcript, while it is open.
+    h.app.handle_terminal_event(key(KeyCode::PageDown));
+    assert!(h.app.pane.popup_active());
+}
