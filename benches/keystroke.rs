@@ -1,6 +1,9 @@
 //! Keystroke to redrawn frame with the `@` popup open over 10 000 sessions (docs/performance.md: ≤ 16 ms):
 //! the key goes through `BottomPane::handle_key`, the query it asks for runs against the warm
 //! candidate service, the answer is set and the pane is drawn into a `TestBackend` terminal.
+//! With the preview shown, the selected session's size estimate is answered too (from the
+//! service's cache once warm, as while browsing); `/resume` is timed from opening to the
+//! frame with its first page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 #[path = "support/fixtures.rs"]
@@ -16,6 +19,7 @@ use dsh_reference::{
 };
 use dsh_refs::tui::bottom_pane::{BottomPane, InputResult};
 use dsh_refs::tui::mention_popup::DisplayZone;
+use dsh_refs::tui::session_picker::SessionPicker;
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -119,9 +123,98 @@ fn keystroke_to_frame(c: &mut Criterion) {
     });
 }
 
+/// Keystrokes with the preview pane shown (estimates answered), and opening `/resume`.
+fn preview_and_resume(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fixtures::write_many_sessions(tmp.path(), 10_000);
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let refs = SessionReferences::new(
+        Arc::new(SessionStore::with_persisted_index(tmp.path())),
+        ReferenceConfig::default(),
+    );
+    let scope = ListingScope::Agent(AgentRef {
+        session_id: "sess-00001".into(),
+        cwd: Some("/home/dev/project-1".into()),
+    });
+    let cancel = CancellationToken::new();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
+    let mut pane = BottomPane::with_zone(100, utc);
+    pane.set_screen(120, 40);
+    let answer = |pane: &mut BottomPane, result: InputResult| {
+        if let InputResult::QueryCandidates {
+            query_id,
+            query,
+            limit,
+        } = result
+        {
+            let page = runtime
+                .block_on(refs.list_page(&scope, &query, limit, &cancel))
+                .map_err(|e| e.to_string());
+            pane.set_candidates(query_id, page);
+        }
+        if let Some(request) = pane.want_preview() {
+            let estimate = runtime
+                .block_on(refs.estimate(&request.session_id, &request.label, &cancel))
+                .map_err(|e| e.message);
+            pane.set_preview(&request, estimate);
+        }
+    };
+    let mut draw = |pane: &BottomPane| {
+        terminal
+            .draw(|frame| {
+                let area = frame.area();
+                if let Some(at) = pane.render(area, frame.buffer_mut()) {
+                    frame.set_cursor_position(at);
+                }
+            })
+            .expect("draw");
+    };
+    let opened = pane.handle_key(key('@'));
+    answer(&mut pane, opened);
+    let mut typed = false;
+    c.bench_function("keystroke_to_frame_10k_preview", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('t')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            answer(&mut pane, result);
+            draw(&pane);
+        });
+    });
+    let mut down = true;
+    c.bench_function("arrow_key_to_frame_10k_preview", |b| {
+        b.iter(|| {
+            let k = if down { KeyCode::Down } else { KeyCode::Up };
+            down = !down;
+            let result = pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
+            answer(&mut pane, result);
+            draw(&pane);
+        });
+    });
+    let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    c.bench_function("resume_open_to_first_page_10k", |b| {
+        b.iter(|| {
+            let mut picker = SessionPicker::loading("sess-00001", 1, utc);
+            let page = runtime
+                .block_on(refs.list_page(&ListingScope::All, "", None, &cancel))
+                .map_err(|e| e.to_string());
+            picker.set_page(1, page);
+            resume_terminal
+                .draw(|frame| picker.render(frame.area(), frame.buffer_mut()))
+                .expect("draw");
+        });
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
-    targets = keystroke_to_frame
+    targets = keystroke_to_frame, preview_and_resume
 }
 criterion_main!(benches);
