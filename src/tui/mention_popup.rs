@@ -145,9 +145,10 @@ impl MentionPopup {
         self.more_id = Some(query_id);
     }
 
-    /// Whether more rows may be asked for now (the current query is answered).
+    /// Whether more rows may be asked for now: the current query is answered (a newer
+    /// fetch replaces one still out).
     pub fn can_fetch(&self) -> bool {
-        !self.in_flight && self.more_id.is_none()
+        !self.in_flight
     }
 
     /// The highlighted row, if any.

@@ -192,6 +192,40 @@ fn paging_and_end_fetch_more_rows_of_the_same_query() {
 }
 
 #[test]
+fn end_during_a_fetch_replaces_it() {
+    let mut pane = pane_with_106();
+    screen(&mut pane, 70, 22);
+    for _ in 0..5 {
+        pane.handle_key(key(KeyCode::PageDown));
+    }
+    let fetch = pane.handle_key(key(KeyCode::PageDown));
+    let InputResult::QueryCandidates {
+        query_id: first, ..
+    } = fetch
+    else {
+        panic!("{fetch:?}");
+    };
+    let end = pane.handle_key(key(KeyCode::End));
+    let InputResult::QueryCandidates {
+        query_id: all,
+        limit,
+        ..
+    } = end
+    else {
+        panic!("{end:?}");
+    };
+    assert_eq!(limit, Some(106));
+    pane.set_candidates(first, Ok(numbered(0, 100, 106)));
+    assert_eq!(
+        selected_id(&pane).as_deref(),
+        Some("s-0049"),
+        "replaced fetch: stale"
+    );
+    pane.set_candidates(all, Ok(numbered(0, 106, 106)));
+    assert_eq!(selected_id(&pane).as_deref(), Some("s-0105"));
+}
+
+#[test]
 fn a_new_query_drops_a_fetch_in_flight() {
     let mut pane = pane_with_106();
     screen(&mut pane, 70, 22);

@@ -145,7 +145,7 @@ impl SessionPicker {
         };
         if let Some(fetch) = fetch {
             return match fetch {
-                Fetch::Rows(limit) if !self.in_flight && self.more_id.is_none() => {
+                Fetch::Rows(limit) if !self.in_flight => {
                     *next_id += 1;
                     self.more_id = Some(*next_id);
                     PickerOutcome::Query {

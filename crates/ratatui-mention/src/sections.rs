@@ -544,6 +544,32 @@ mod tests {
     }
 
     #[test]
+    fn a_section_replaced_on_its_own_keeps_the_selection_elsewhere() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(3, 3)]);
+        list.move_down();
+        list.replace_section(1, offered("elsewhere", 2));
+        assert_eq!(sel(&list), Some((0, 1)), "selection untouched");
+        list.move_down();
+        list.move_down();
+        assert_eq!(sel(&list), Some((1, 0)));
+        list.replace_section(1, offered("elsewhere", 0));
+        assert_eq!(
+            sel(&list),
+            Some((0, 0)),
+            "its section went: back to the first exact row"
+        );
+        let mut offered_only = SectionedList::new(2);
+        offered_only.set_sections(vec![exact(0, 0)]);
+        offered_only.replace_section(1, offered("elsewhere", 1));
+        assert_eq!(
+            sel(&offered_only),
+            None,
+            "offered rows are never selected by arriving"
+        );
+    }
+
+    #[test]
     fn layout_keeps_the_selection_and_its_title_visible() {
         let mut list = SectionedList::new(2);
         list.set_sections(vec![exact(3, 3), offered("closest", 3)]);
