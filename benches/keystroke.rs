@@ -1,10 +1,17 @@
 //! Keystroke to redrawn frame with the `@` popup open over 10 000 sessions (docs/performance.md: ≤ 16 ms):
-//! the key goes through `BottomPane::handle_key`, the query it asks for runs against the warm
-//! candidate service, the answer is set and the pane is drawn into a `TestBackend` terminal.
-//! With the preview shown, the selected session's size estimate is answered too (from the
-//! service's cache once warm, as while browsing); `/resume` is timed from opening to the
-//! frame with its first page.
+//! the key goes through `MentionInputState::handle_key`, the query it asks for runs against the warm
+//! candidate service (`list_page`: counted, as the app asks), the answer is set and the pane is
+//! drawn into a `TestBackend` terminal. With the preview shown, the selected session's size
+//! estimate is answered too (from the service's cache once warm, as while browsing);
+//! `/resume` is timed from opening to the frame with its first page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
@@ -14,15 +21,14 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use dsh_reference::{
-    AgentRef, Candidate, CandidatePage, ListingScope, ReferenceConfig, SessionReferences,
-};
-use dsh_refs::tui::bottom_pane::{BottomPane, InputResult};
-use dsh_refs::tui::mention_popup::DisplayZone;
+use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
+use dsh_refs::tui::session_items::{DisplayZone, composer_state, results_page, session_item};
 use dsh_refs::tui::session_picker::SessionPicker;
+use dsh_refs::tui::session_preview::estimate_lines;
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -44,23 +50,21 @@ fn keystroke_to_frame(c: &mut Criterion) {
         session_id: "sess-00001".into(),
         cwd: Some("/home/dev/project-1".into()),
     };
-    let scope = ListingScope::Agent(agent.clone());
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
-    let mut pane = BottomPane::with_zone(100, utc);
+    let mut pane = composer_state(100);
     pane.handle_paste("please compare with ");
-    let answer = |pane: &mut BottomPane, result: InputResult| {
-        if let InputResult::QueryCandidates {
-            query_id,
-            query,
-            limit,
-        } = result
-        {
-            let page = runtime
-                .block_on(refs.list_page(&scope, &query, limit, &cancel))
-                .map_err(|e| e.to_string());
-            pane.set_candidates(query_id, page);
+    let scope = ListingScope::Agent(agent);
+    let answer = |pane: &mut MentionInputState, result: Outcome| {
+        if let Outcome::Query { id, text, .. } = result {
+            match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
+                Ok(page) => {
+                    let page = results_page(&page, &pane.draft(), utc);
+                    pane.set_page(id, page);
+                }
+                Err(e) => pane.set_failed(id, e.to_string()),
+            }
         }
     };
     let opened = pane.handle_key(key('@'));
@@ -80,8 +84,8 @@ fn keystroke_to_frame(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    let area = frame.area();
-                    if let Some(at) = pane.render(area, frame.buffer_mut()) {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    if let Some(at) = pane.cursor_position() {
                         frame.set_cursor_position(at);
                     }
                 })
@@ -97,16 +101,8 @@ fn keystroke_to_frame(c: &mut Criterion) {
             created_at: 1_700_000_000_000 + i,
         })
         .collect();
-    if let InputResult::QueryCandidates { query_id, .. } = pane.handle_key(key('x')) {
-        let total = many.len();
-        pane.set_candidates(
-            query_id,
-            Ok(CandidatePage {
-                rows: many,
-                total,
-                closest: Vec::new(),
-            }),
-        );
+    if let Outcome::Query { id, .. } = pane.handle_key(key('x')) {
+        pane.set_results(id, many.iter().map(|c| session_item(c, utc)).collect());
     }
     c.bench_function("arrow_key_to_frame_10k_rows", |b| {
         let mut down = true;
@@ -116,7 +112,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
             pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
             terminal
                 .draw(|frame| {
-                    pane.render(frame.area(), frame.buffer_mut());
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
                 })
                 .expect("draw");
         });
@@ -140,36 +136,39 @@ fn preview_and_resume(c: &mut Criterion) {
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
-    let mut pane = BottomPane::with_zone(100, utc);
+    let mut pane = composer_state(100);
     pane.set_screen(120, 40);
-    let answer = |pane: &mut BottomPane, result: InputResult| {
-        if let InputResult::QueryCandidates {
-            query_id,
-            query,
-            limit,
-        } = result
-        {
-            let page = runtime
-                .block_on(refs.list_page(&scope, &query, limit, &cancel))
-                .map_err(|e| e.to_string());
-            pane.set_candidates(query_id, page);
-        }
-        if let Some(request) = pane.want_preview() {
-            let estimate = runtime
-                .block_on(refs.estimate(&request.session_id, &request.label, &cancel))
-                .map_err(|e| e.message);
-            pane.set_preview(&request, estimate);
-        }
-    };
-    let mut draw = |pane: &BottomPane| {
-        terminal
-            .draw(|frame| {
-                let area = frame.area();
-                if let Some(at) = pane.render(area, frame.buffer_mut()) {
-                    frame.set_cursor_position(at);
+    let answer = |pane: &mut MentionInputState, result: Outcome| {
+        let asked = match result {
+            Outcome::Query { id, text, .. } => Some((id, text, None)),
+            Outcome::More {
+                id, text, limit, ..
+            } => Some((id, text, Some(limit))),
+            _ => None,
+        };
+        if let Some((id, text, limit)) = asked {
+            match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
+                Ok(page) => {
+                    let page = results_page(&page, &pane.draft(), utc);
+                    pane.set_page(id, page);
                 }
-            })
-            .expect("draw");
+                Err(e) => pane.set_failed(id, e.to_string()),
+            }
+        }
+        if let Some(key) = pane.want_preview() {
+            let label = match pane.active_popup() {
+                ratatui_mention::ActivePopup::Mention(p) => p
+                    .selected()
+                    .map(|i| i.label().to_string())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let estimate = runtime
+                .block_on(refs.estimate(&key, &label, &cancel))
+                .map_err(|e| e.message);
+            let (lines, body) = estimate_lines(Some(estimate.as_ref()));
+            pane.set_preview(ItemPreview { key, lines, body });
+        }
     };
     let opened = pane.handle_key(key('@'));
     answer(&mut pane, opened);
@@ -184,7 +183,11 @@ fn preview_and_resume(c: &mut Criterion) {
             typed = !typed;
             let result = pane.handle_key(k);
             answer(&mut pane, result);
-            draw(&pane);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
         });
     });
     let mut down = true;
@@ -194,7 +197,11 @@ fn preview_and_resume(c: &mut Criterion) {
             down = !down;
             let result = pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
             answer(&mut pane, result);
-            draw(&pane);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
         });
     });
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");

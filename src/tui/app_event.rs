@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::session_preview::PreviewRequest;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
-use dsh_reference::{CandidatePage, ReferenceEstimate};
-use dsh_store::SessionWriter;
+use dsh_reference::{CandidatePage, ReferenceError, ReferenceEstimate};
+use dsh_store::{SessionWriter, StoreError};
 
 /// Everything that can happen to the app besides terminal input.
 #[derive(Debug)]
@@ -24,12 +24,12 @@ pub enum AppEvent {
     /// Candidates for the `@` popup query `query_id`.
     Candidates {
         query_id: u64,
-        result: Result<CandidatePage, String>,
+        result: Result<CandidatePage, ReferenceError>,
     },
     /// The size estimate for a preview.
     Estimated {
         request: PreviewRequest,
-        result: Result<Arc<ReferenceEstimate>, String>,
+        result: Result<Arc<ReferenceEstimate>, ReferenceError>,
     },
     /// `prepare_submission` finished for submission `prepare_id`.
     Prepared {
@@ -39,12 +39,12 @@ pub enum AppEvent {
     /// Rows for the `/resume` picker's listing `query_id`.
     SessionsListed {
         query_id: u64,
-        result: Result<CandidatePage, String>,
+        result: Result<CandidatePage, ReferenceError>,
     },
     /// A session for `/new` or `/resume` was opened for writing (or could not be).
     SessionOpened {
         id: String,
-        result: Result<SessionWriter, String>,
+        result: Result<SessionWriter, StoreError>,
     },
 }
 

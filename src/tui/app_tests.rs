@@ -45,16 +45,16 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: title.to_owned(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();
@@ -465,7 +465,7 @@ fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
             turn: 1,
             step: 0,
             chunk: json!({"type": kind, "text": text}),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
         surface_op: None,
         source_event_seqs: None,
@@ -583,5 +583,5 @@ async fn at_popup_previews_the_selected_session_through_the_app() {
     assert!(shown.contains("2 of 2 messages kept"), "{shown}");
     // PgUp/PgDn go to the popup, not the transcript, while it is open.
     h.app.handle_terminal_event(key(KeyCode::PageDown));
-    assert!(h.app.pane.popup_active());
+    assert!(h.app.input.popup_active());
 }

@@ -1,6 +1,11 @@
 //! Snapshot and key-sequence tests of both pickers at scale: counts, paging and End,
 //! fetching more, closest matches, the preview (wide, below, hidden) with its size estimate,
 //! and the `/resume` picker filtered, empty and paged.
+#![allow(
+    clippy::cast_possible_wrap,
+    clippy::similar_names,
+    clippy::needless_pass_by_value
+)] // test code: small known values; `pane`/`page` read well
 
 use std::sync::Arc;
 
@@ -10,13 +15,14 @@ use pretty_assertions::assert_eq;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
+use ratatui::widgets::StatefulWidget;
 
-use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
+use super::session_items::{DisplayZone, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
-use super::session_preview::PreviewRequest;
-use super::session_rows::DisplayZone;
+use super::session_preview::estimate_lines;
 use dsh_reference::estimate::PreviewTurn;
 use dsh_reference::{Candidate, CandidatePage, ClosestMatch, ReferenceEstimate, TurnRole};
+use ratatui_mention::{ActivePopup, ItemPreview, MentionInput, MentionInputState, Outcome};
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;
@@ -29,8 +35,8 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
-fn type_str(pane: &mut BottomPane, text: &str) -> InputResult {
-    let mut last = InputResult::None;
+fn type_str(pane: &mut MentionInputState, text: &str) -> Outcome {
+    let mut last = Outcome::Consumed;
     for c in text.chars() {
         last = pane.handle_key(key(KeyCode::Char(c)));
     }
@@ -57,22 +63,39 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
     }
 }
 
-fn query_id(pane: &BottomPane) -> u64 {
+/// Answers query `id` as the app does (marks from the current draft).
+fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
+    let page = results_page(&page, &pane.draft(), utc());
+    pane.set_page(id, page);
+}
+
+fn query_id(pane: &MentionInputState) -> u64 {
     match pane.active_popup() {
         ActivePopup::Mention(popup) => popup.query_id(),
-        ActivePopup::None => panic!("popup closed"),
+        _ => panic!("popup closed"),
     }
 }
 
-fn selected_id(pane: &BottomPane) -> Option<String> {
+fn selected_id(pane: &MentionInputState) -> Option<String> {
     match pane.active_popup() {
-        ActivePopup::Mention(p) => p.selected().map(|r| r.session_id.clone()),
-        ActivePopup::None => None,
+        ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
+        _ => None,
     }
 }
 
-/// Draws the pane at the bottom of a `width`×`height` screen, as the app lays it out.
-fn screen(pane: &mut BottomPane, width: u16, height: u16) -> String {
+/// `(id, text, limit)` of a query or fetch outcome.
+fn asked(outcome: &Outcome) -> Option<(u64, String, Option<usize>)> {
+    match outcome {
+        Outcome::Query { id, text, .. } => Some((*id, text.clone(), None)),
+        Outcome::More {
+            id, text, limit, ..
+        } => Some((*id, text.clone(), Some(*limit))),
+        _ => None,
+    }
+}
+
+/// Draws the widget at the bottom of a `width`×`height` screen, as the app lays it out.
+fn screen(pane: &mut MentionInputState, width: u16, height: u16) -> String {
     pane.set_screen(width, height);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
@@ -84,7 +107,7 @@ fn screen(pane: &mut BottomPane, width: u16, height: u16) -> String {
                 height: h,
                 ..area
             };
-            pane.render(pane_area, frame.buffer_mut());
+            MentionInput.render(pane_area, frame.buffer_mut(), pane);
         })
         .unwrap();
     format!("{}", terminal.backend())
@@ -124,11 +147,22 @@ fn estimate(truncated: bool) -> Arc<ReferenceEstimate> {
     })
 }
 
-/// A pane with `@` typed and a listing of 106 sessions answered with the first 50.
-fn pane_with_106() -> BottomPane {
-    let mut pane = BottomPane::with_zone(10, utc());
+/// The preview the app builds from an estimate.
+fn preview_of(key: &str, estimate: &Arc<ReferenceEstimate>) -> ItemPreview {
+    let (lines, body) = estimate_lines(Some(Ok(estimate)));
+    ItemPreview {
+        key: key.to_string(),
+        lines,
+        body,
+    }
+}
+
+/// A widget with `@` typed and a listing of 106 sessions answered with the first 50.
+fn pane_with_106() -> MentionInputState {
+    let mut pane = composer_state(10);
     type_str(&mut pane, "@");
-    pane.set_candidates(query_id(&pane), Ok(numbered(0, 50, 106)));
+    let id = query_id(&pane);
+    answer(&mut pane, id, numbered(0, 50, 106));
     pane
 }
 
@@ -147,39 +181,27 @@ fn paging_and_end_fetch_more_rows_of_the_same_query() {
     let mut pane = pane_with_106();
     screen(&mut pane, 70, 22); // a page is eight rows
     let first = query_id(&pane);
-    let mut asked = Vec::new();
+    let mut fetches = Vec::new();
     for _ in 0..6 {
-        if let InputResult::QueryCandidates {
-            query_id,
-            query,
-            limit,
-        } = pane.handle_key(key(KeyCode::PageDown))
-        {
-            asked.push((query_id, query, limit));
+        if let Some(q) = asked(&pane.handle_key(key(KeyCode::PageDown))) {
+            fetches.push(q);
         }
     }
     assert_eq!(
-        asked,
+        fetches,
         [(first + 1, String::new(), Some(100))],
         "once, near the end"
     );
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0048"));
     // A stale answer to the first query changes nothing; the fetch keeps the selection.
-    pane.set_candidates(first, Ok(numbered(0, 3, 3)));
+    answer(&mut pane, first, numbered(0, 3, 3));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0048"));
-    pane.set_candidates(first + 1, Ok(numbered(0, 100, 106)));
+    answer(&mut pane, first + 1, numbered(0, 100, 106));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0048"));
     // End asks for everything and lands on the oldest match once it arrives.
-    let end = pane.handle_key(key(KeyCode::End));
-    assert_eq!(
-        end,
-        InputResult::QueryCandidates {
-            query_id: first + 2,
-            query: String::new(),
-            limit: Some(106),
-        }
-    );
-    pane.set_candidates(first + 2, Ok(numbered(0, 106, 106)));
+    let end = asked(&pane.handle_key(key(KeyCode::End)));
+    assert_eq!(end, Some((first + 2, String::new(), Some(106))));
+    answer(&mut pane, first + 2, numbered(0, 106, 106));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0105"));
     let shown = screen(&mut pane, 70, 22);
     assert!(shown.contains(" 106/106 "), "{shown}");
@@ -198,30 +220,16 @@ fn end_during_a_fetch_replaces_it() {
     for _ in 0..5 {
         pane.handle_key(key(KeyCode::PageDown));
     }
-    let fetch = pane.handle_key(key(KeyCode::PageDown));
-    let InputResult::QueryCandidates {
-        query_id: first, ..
-    } = fetch
-    else {
-        panic!("{fetch:?}");
-    };
-    let end = pane.handle_key(key(KeyCode::End));
-    let InputResult::QueryCandidates {
-        query_id: all,
-        limit,
-        ..
-    } = end
-    else {
-        panic!("{end:?}");
-    };
+    let (fetch, _, _) = asked(&pane.handle_key(key(KeyCode::PageDown))).unwrap();
+    let (all, _, limit) = asked(&pane.handle_key(key(KeyCode::End))).unwrap();
     assert_eq!(limit, Some(106));
-    pane.set_candidates(first, Ok(numbered(0, 100, 106)));
+    answer(&mut pane, fetch, numbered(0, 100, 106));
     assert_eq!(
         selected_id(&pane).as_deref(),
         Some("s-0049"),
         "replaced fetch: stale"
     );
-    pane.set_candidates(all, Ok(numbered(0, 106, 106)));
+    answer(&mut pane, all, numbered(0, 106, 106));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0105"));
 }
 
@@ -229,30 +237,22 @@ fn end_during_a_fetch_replaces_it() {
 fn a_new_query_drops_a_fetch_in_flight() {
     let mut pane = pane_with_106();
     screen(&mut pane, 70, 22);
-    let end = pane.handle_key(key(KeyCode::End));
-    let InputResult::QueryCandidates { query_id: more, .. } = end else {
-        panic!("{end:?}");
-    };
-    let typed = type_str(&mut pane, "x");
-    let InputResult::QueryCandidates {
-        query_id: newer, ..
-    } = typed
-    else {
-        panic!("{typed:?}");
-    };
-    pane.set_candidates(more, Ok(numbered(0, 106, 106)));
+    let (more, _, _) = asked(&pane.handle_key(key(KeyCode::End))).unwrap();
+    let (newer, text, _) = asked(&type_str(&mut pane, "x")).unwrap();
+    assert_eq!(text, "x");
+    answer(&mut pane, more, numbered(0, 106, 106));
     assert_eq!(
         selected_id(&pane).as_deref(),
         Some("s-0049"),
         "fetch answer stale"
     );
-    pane.set_candidates(newer, Ok(numbered(7, 8, 1)));
+    answer(&mut pane, newer, numbered(7, 8, 1));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0007"));
 }
 
 /// `@kfk`: nothing matches exactly, the closest matches are offered.
-fn pane_with_closest() -> BottomPane {
-    let mut pane = BottomPane::with_zone(10, utc());
+fn pane_with_closest() -> MentionInputState {
+    let mut pane = composer_state(10);
     type_str(&mut pane, "ask @kfk");
     let closest = [
         (1, "Kafka vs Redis for the event bus", 120),
@@ -264,13 +264,15 @@ fn pane_with_closest() -> BottomPane {
         score,
     })
     .collect();
-    pane.set_candidates(
-        query_id(&pane),
-        Ok(CandidatePage {
+    let id = query_id(&pane);
+    answer(
+        &mut pane,
+        id,
+        CandidatePage {
             rows: Vec::new(),
             total: 0,
             closest,
-        }),
+        },
     );
     pane
 }
@@ -280,7 +282,7 @@ fn closest_matches_are_offered_but_not_selected() {
     let mut pane = pane_with_closest();
     assert_eq!(selected_id(&pane), None);
     insta::assert_snapshot!(screen(&mut pane, 70, 12));
-    // Enter sends the draft as typed; Down moves onto the offered rows.
+    // Down moves onto the offered rows; Tab inserts the selected one.
     pane.handle_key(key(KeyCode::Down));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0001"));
     insta::assert_snapshot!("closest_match_selected", screen(&mut pane, 70, 12));
@@ -294,21 +296,26 @@ fn closest_matches_are_offered_but_not_selected() {
 #[test]
 fn tab_inserts_the_first_closest_match_when_nothing_is_selected() {
     let mut pane = pane_with_closest();
-    assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+    assert!(matches!(
+        pane.handle_key(key(KeyCode::Tab)),
+        Outcome::Inserted { .. }
+    ));
     assert!(pane.draft().starts_with("ask @[Kafka vs Redis"));
     let mut pane = pane_with_closest();
     assert_eq!(
         pane.handle_key(key(KeyCode::Enter)),
-        InputResult::Submit("ask @kfk".into())
+        Outcome::Submit("ask @kfk".into()),
+        "Enter with nothing selected sends the draft as typed"
     );
 }
 
 #[test]
 fn mentioned_rows_are_marked() {
-    let mut pane = BottomPane::with_zone(10, utc());
+    let mut pane = composer_state(10);
     pane.handle_paste("@[Session 1](dsh-session:InMtMDAwMSI) and ");
     type_str(&mut pane, "@");
-    pane.set_candidates(query_id(&pane), Ok(numbered(0, 3, 3)));
+    let id = query_id(&pane);
+    answer(&mut pane, id, numbered(0, 3, 3));
     let shown = screen(&mut pane, 60, 14);
     assert!(shown.contains("Session 1 ✓"), "{shown}");
     assert!(!shown.contains("Session 0 ✓"), "{shown}");
@@ -316,38 +323,34 @@ fn mentioned_rows_are_marked() {
 }
 
 /// A popup with the preview's estimate answered.
-fn previewed(truncated: bool, width: u16, height: u16) -> (BottomPane, Option<PreviewRequest>) {
-    let mut pane = BottomPane::with_zone(10, utc());
+fn previewed(truncated: bool, width: u16, height: u16) -> (MentionInputState, Option<String>) {
+    let mut pane = composer_state(10);
     pane.set_screen(width, height);
     type_str(&mut pane, "@kafka");
-    pane.set_candidates(
-        query_id(&pane),
-        Ok(CandidatePage {
+    let id = query_id(&pane);
+    answer(
+        &mut pane,
+        id,
+        CandidatePage {
             rows: vec![
                 candidate(1, "Kafka vs Redis for the event bus"),
                 candidate(2, "Kafka consumer lag"),
             ],
             total: 2,
             closest: Vec::new(),
-        }),
+        },
     );
-    let request = pane.want_preview();
-    if let Some(request) = &request {
-        pane.set_preview(request, Ok(estimate(truncated)));
+    let asked = pane.want_preview();
+    if let Some(key) = &asked {
+        pane.set_preview(preview_of(key, &estimate(truncated)));
     }
-    (pane, request)
+    (pane, asked)
 }
 
 #[test]
 fn preview_wide_on_the_right_with_the_estimate() {
-    let (mut pane, request) = previewed(true, 120, 20);
-    assert_eq!(
-        request,
-        Some(PreviewRequest {
-            session_id: "s-0001".into(),
-            label: "Kafka vs Redis for the event bus".into(),
-        })
-    );
+    let (mut pane, asked) = previewed(true, 120, 20);
+    assert_eq!(asked.as_deref(), Some("s-0001"));
     assert_eq!(pane.want_preview(), None, "asked once");
     let shown = screen(&mut pane, 120, 20);
     assert!(
@@ -372,15 +375,15 @@ fn preview_not_truncated() {
 
 #[test]
 fn preview_below_when_narrow_and_tall() {
-    let (mut pane, request) = previewed(true, 80, 32);
-    assert!(request.is_some());
+    let (mut pane, asked) = previewed(true, 80, 32);
+    assert!(asked.is_some());
     insta::assert_snapshot!("preview_narrow_below", screen(&mut pane, 80, 32));
 }
 
 #[test]
 fn preview_hidden_when_small_or_toggled_off() {
-    let (mut pane, request) = previewed(true, 60, 15);
-    assert_eq!(request, None, "nothing computed for a hidden preview");
+    let (mut pane, asked) = previewed(true, 60, 15);
+    assert_eq!(asked, None, "nothing computed for a hidden preview");
     let shown = screen(&mut pane, 60, 15);
     assert!(!shown.contains("preview"), "{shown}");
     insta::assert_snapshot!("preview_hidden_60x15", shown);
@@ -390,15 +393,15 @@ fn preview_hidden_when_small_or_toggled_off() {
 }
 
 #[test]
-fn preview_follows_the_selection_and_drops_stale_estimates() {
+fn preview_follows_the_selection_and_drops_stale_ones() {
     let (mut pane, first) = previewed(true, 120, 20);
     pane.handle_key(key(KeyCode::Down));
     let second = pane.want_preview().unwrap();
-    assert_eq!(second.session_id, "s-0002");
-    pane.set_preview(&first.unwrap(), Ok(estimate(false)));
+    assert_eq!(second, "s-0002");
+    pane.set_preview(preview_of(&first.unwrap(), &estimate(false)));
     let shown = screen(&mut pane, 120, 20);
     assert!(shown.contains("estimating the reference size"), "{shown}");
-    pane.set_preview(&second, Ok(estimate(false)));
+    pane.set_preview(preview_of(&second, &estimate(false)));
     assert!(screen(&mut pane, 120, 20).contains("12 of 12 messages kept"));
 }
 

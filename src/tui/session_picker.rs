@@ -12,15 +12,15 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
-use super::key_map::{Action, classify};
-use super::mention_popup::sections_of;
+use super::session_items::CLOSEST_TITLE;
 use super::session_preview::{PreviewRequest, PreviewState};
 use super::session_rows::{DisplayZone, ROW_HEIGHT, RowContext, position_label, render_list};
-use super::wrap::truncate_to_width;
 use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
+use ratatui_mention::key_map::{Action, KeyMap};
 use ratatui_mention::preview::{self, Placement, PreviewPane};
 use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 /// What a key did to the picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +62,26 @@ pub struct SessionPicker {
     preview: PreviewState,
     preview_enabled: bool,
     zone: DisplayZone,
+    /// The widget's default key map: the picker moves with the same keys as the popup.
+    keys: KeyMap,
+}
+
+/// The sections of one listing answer: the exact matches, then the closest ones.
+fn sections_of(page: CandidatePage) -> Vec<Section<Candidate>> {
+    let mut sections = vec![Section {
+        kind: SectionKind::Exact,
+        title: None,
+        rows: page.rows,
+        total: page.total,
+    }];
+    if !page.closest.is_empty() {
+        sections.push(Section::complete(
+            SectionKind::Offered,
+            Some(CLOSEST_TITLE.to_string()),
+            page.closest.into_iter().map(|c| c.candidate).collect(),
+        ));
+    }
+    sections
 }
 
 impl SessionPicker {
@@ -78,6 +98,7 @@ impl SessionPicker {
             preview: PreviewState::default(),
             preview_enabled: true,
             zone,
+            keys: KeyMap::default(),
         }
     }
 
@@ -133,7 +154,7 @@ impl SessionPicker {
         if key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')) {
             return PickerOutcome::Close;
         }
-        let action = classify(key);
+        let action = self.keys.classify(key);
         let fetch = match action {
             Some(Action::Up | Action::PopupPrev) => Some(self.list.move_up()),
             Some(Action::Down | Action::PopupNext) => Some(self.list.move_down()),

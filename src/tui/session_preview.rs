@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
-use super::session_rows::{DisplayZone, format_created};
+use super::session_items::{DisplayZone, format_created};
 use dsh_reference::{Candidate, ReferenceEstimate, TurnRole};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
@@ -93,54 +93,72 @@ impl PreviewState {
                 dim,
             ),
         ];
-        let created = format!("created {}", format_created(row.created_at, zone));
         let matches_row = self
             .request
             .as_ref()
             .is_some_and(|r| r.session_id == row.session_id);
-        let mut body = Vec::new();
-        match self.answer.as_ref().filter(|_| matches_row) {
-            None => {
-                header.push(Line::styled(created, dim));
-                header.push(Line::styled(
-                    "estimating the reference size…",
-                    dim.add_modifier(Modifier::ITALIC),
-                ));
-            }
-            Some(Err(message)) => {
-                header.push(Line::styled(created, dim));
-                header.push(Line::styled(
-                    format!("cannot reference: {}", visible_controls_line(message)),
-                    Style::new().fg(Color::Red),
-                ));
-            }
-            Some(Ok(estimate)) => {
-                let messages = if estimate.total_messages == 1 {
-                    "message"
-                } else {
-                    "messages"
-                };
-                header.push(Line::styled(
-                    format!("{created} · {} {messages}", estimate.total_messages),
-                    dim,
-                ));
-                header.push(Line::from(estimate.summary()));
-                let (verdict, style) = if estimate.truncated {
-                    ("truncated", Style::new().fg(Color::Yellow))
-                } else {
-                    ("not truncated", Style::new().fg(Color::Green))
-                };
-                header.push(Line::from(vec![
+        header.push(Line::styled(
+            format!("created {}", format_created(row.created_at, zone)),
+            dim,
+        ));
+        let (lines, body) = estimate_lines(
+            self.answer
+                .as_ref()
+                .filter(|_| matches_row)
+                .map(|a| a.as_ref()),
+        );
+        header.extend(lines);
+        (header, body)
+    }
+}
+
+/// What the preview says about a reference's cost under the session's own title and
+/// detail: `(lines, body)` — the message count, `188 of 400 messages kept · 63.9 of 64 KiB`,
+/// `≈16 359 tokens · truncated` (or why it cannot be referenced, or that it is being
+/// estimated), then the newest retained turns.
+pub fn estimate_lines(
+    answer: Option<Result<&Arc<ReferenceEstimate>, &String>>,
+) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
+    let dim = Style::new().fg(Color::DarkGray);
+    match answer {
+        None => (
+            vec![Line::styled(
+                "estimating the reference size…",
+                dim.add_modifier(Modifier::ITALIC),
+            )],
+            Vec::new(),
+        ),
+        Some(Err(message)) => (
+            vec![Line::styled(
+                format!("cannot reference: {}", visible_controls_line(message)),
+                Style::new().fg(Color::Red),
+            )],
+            Vec::new(),
+        ),
+        Some(Ok(estimate)) => {
+            let messages = if estimate.total_messages == 1 {
+                "message"
+            } else {
+                "messages"
+            };
+            let (verdict, style) = if estimate.truncated {
+                ("truncated", Style::new().fg(Color::Yellow))
+            } else {
+                ("not truncated", Style::new().fg(Color::Green))
+            };
+            let lines = vec![
+                Line::styled(format!("{} {messages}", estimate.total_messages), dim),
+                Line::from(estimate.summary()),
+                Line::from(vec![
                     Span::raw(format!(
                         "≈{} tokens · ",
                         group_digits(estimate.approx_tokens())
                     )),
                     Span::styled(verdict, style),
-                ]));
-                body = turn_lines(estimate);
-            }
+                ]),
+            ];
+            (lines, turn_lines(estimate))
         }
-        (header, body)
     }
 }
 

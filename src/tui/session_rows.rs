@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 
-use chrono::{FixedOffset, Local, TimeZone};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 use ratatui::buffer::Buffer;
@@ -13,18 +12,12 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use super::wrap::{truncate_start_to_width, truncate_to_width};
+pub use super::session_items::{DisplayZone, format_created};
 use dsh_reference::Candidate;
 use dsh_reference::closest::FuzzyQuery;
 use ratatui_mention::sections::{Placed, SectionKind, SectionedList};
 use ratatui_mention::untrusted::visible_controls_line;
-
-/// Time zone for creation times: the user's local zone, or a fixed offset (tests).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisplayZone {
-    Local,
-    Fixed(FixedOffset),
-}
+use ratatui_mention::wrap::{truncate_start_to_width, truncate_to_width};
 
 /// Lines one session row takes.
 pub const ROW_HEIGHT: u16 = 2;
@@ -188,22 +181,6 @@ fn share(room: usize, a: usize, b: usize) -> (usize, usize) {
     }
 }
 
-/// `created_at` (ms since the epoch) as `%Y-%m-%d %H:%M` in `zone`.
-pub fn format_created(created_at: i64, zone: DisplayZone) -> String {
-    const FORMAT: &str = "%Y-%m-%d %H:%M";
-    let formatted = match zone {
-        DisplayZone::Local => Local
-            .timestamp_millis_opt(created_at)
-            .single()
-            .map(|t| t.format(FORMAT).to_string()),
-        DisplayZone::Fixed(offset) => offset
-            .timestamp_millis_opt(created_at)
-            .single()
-            .map(|t| t.format(FORMAT).to_string()),
-    };
-    formatted.unwrap_or_else(|| "unknown time".to_string())
-}
-
 /// The bottom-border count: `3/106` on an exact match, `2/20 closest` elsewhere,
 /// `no exact match` when nothing matches exactly.
 pub fn position_label(list: &SectionedList<Candidate>) -> Option<String> {
@@ -262,12 +239,5 @@ mod tests {
         for ((room, a, b), want) in cases {
             assert_eq!(share(room, a, b), want, "{room} {a} {b}");
         }
-    }
-
-    #[test]
-    fn times_use_the_given_zone() {
-        let plus_two = DisplayZone::Fixed(FixedOffset::east_opt(2 * 3600).unwrap());
-        assert_eq!(format_created(0, plus_two), "1970-01-01 02:00");
-        assert_eq!(format_created(i64::MAX, plus_two), "unknown time");
     }
 }

@@ -1,4 +1,4 @@
-//! Candidate selection for the `@` popup (docs/references.md, candidates): filter other sessions by a
+//! Candidate selection for the `@` popup (docs/references.md: candidates): filter other sessions by a
 //! case-insensitive substring of id, cwd or latest title, then group by cwd and cut to a limit.
 
 use super::closest::FuzzyQuery;
@@ -240,14 +240,14 @@ pub fn select_closest<T: AsRef<str>>(
         };
         let label = title.as_ref().map_or(header.id.as_str(), AsRef::as_ref);
         let cwd = header.cwd.as_deref().unwrap_or("");
-        let Some(score) = fuzzy.score(&[label, &header.id, cwd]) else {
+        let Some(points) = fuzzy.score(&[label, &header.id, cwd]) else {
             continue;
         };
-        if best.len() == limit && best.last().is_some_and(|(s, _, _)| *s >= score) {
+        if best.len() == limit && best.last().is_some_and(|(s, _, _)| *s >= points) {
             continue;
         }
-        let at = best.partition_point(|(s, _, _)| *s >= score);
-        best.insert(at, (score, position, label.to_owned()));
+        let at = best.partition_point(|(s, _, _)| *s >= points);
+        best.insert(at, (points, position, label.to_owned()));
         best.truncate(limit);
     }
     best.into_iter()
@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn only_two_non_ascii_chars_lowercase_to_ascii() {
-        let found: Vec<char> = (0x80..=0x10FFFF)
+        let found: Vec<char> = (0x80..=0x0010_FFFF)
             .filter_map(char::from_u32)
             .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
             .collect();

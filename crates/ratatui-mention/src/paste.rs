@@ -1,4 +1,4 @@
-//! Normalising pasted text before it reaches the composer (docs/composer.md, submit): line endings become
+//! Normalising pasted text before it reaches the composer (docs/composer.md: submit): line endings become
 //! `\n`, tabs become spaces and every other control character is dropped.
 
 /// Spaces a pasted tab becomes (the composer shows no hard tabs).

@@ -179,11 +179,11 @@ impl<T> SectionedList<T> {
             return Fetch::None;
         }
         let next = match flat {
-            None => 0,
             Some(i) if i + 1 < n => i + 1,
             // The last row: wrap, unless the first section has more to fetch.
             Some(i) if self.more_to_fetch() && self.is_last_of_first(i) => i,
-            Some(_) => 0,
+            // Nothing selected yet, or wrapping: the first row.
+            None | Some(_) => 0,
         };
         self.select_flat(next);
         self.fetch_if_near_end()
