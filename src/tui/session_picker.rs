@@ -279,10 +279,10 @@ impl SessionPicker {
             )
         } else {
             Line::from(vec![
-                Span::styled("› ", Style::new().fg(Color::Cyan)),
+                Span::styled("  filter: ", dim),
                 Span::raw(truncate_to_width(
                     &visible_controls_line(&self.query),
-                    width.saturating_sub(3),
+                    width.saturating_sub(11),
                 )),
                 Span::styled("▏", Style::new().fg(Color::Cyan)),
             ])
