@@ -632,3 +632,46 @@ async fn at_popup_previews_the_selected_session_through_the_app() {
     h.app.handle_terminal_event(key(KeyCode::PageDown));
     assert!(h.app.input.popup_active());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
+    let mut h = harness(true);
+    screen(&mut h.app, 80, 24);
+    type_text(&mut h.app, "@al");
+    let newest = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    let page = |id: &str, label: &str| dsh_reference::CandidatePage {
+        rows: vec![dsh_reference::Candidate {
+            session_id: id.into(),
+            label: label.into(),
+            cwd: None,
+            created_at: 0,
+        }],
+        total: 1,
+        closest: Vec::new(),
+    };
+    // The newest query is answered first; the older one's answer arrives late.
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id: newest,
+        result: Ok(page("s-new", "Newest answer")),
+    });
+    tokio::time::advance(Duration::from_secs(5)).await;
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id: newest - 1,
+        result: Ok(page("s-old", "Stale answer")),
+    });
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("Newest answer"), "{shown}");
+    assert!(!shown.contains("Stale answer"), "{shown}");
+    // A stale estimate (for a session no longer selected) is dropped too.
+    h.app.handle_app_event(AppEvent::Estimated {
+        request: super::super::session_preview::PreviewRequest {
+            session_id: "s-old".into(),
+            label: "Stale answer".into(),
+        },
+        result: Err(dsh_reference::ReferenceError::cancelled()),
+    });
+    assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
+}
