@@ -204,6 +204,37 @@ fn preview_and_resume(c: &mut Criterion) {
                 .expect("draw");
         });
     });
+    // No exact match: every keystroke also ranks the closest matches over all 10 000.
+    pane.clear_draft_to_history();
+    for c in "@tpc4".chars() {
+        let result = pane.handle_key(key(c));
+        answer(&mut pane, result);
+    }
+    match pane.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => {
+            assert_eq!(p.total(), 0, "no exact match");
+            assert!(p.sections().len() > 1, "closest matches offered");
+        }
+        _ => panic!("popup closed"),
+    }
+    let mut typed = false;
+    c.bench_function("keystroke_to_frame_10k_closest", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('2')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
+        });
+    });
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {
