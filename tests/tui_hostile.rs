@@ -278,6 +278,10 @@ impl AppPty {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.args(args);
         cmd.arg("--store");
         cmd.arg(root);

@@ -28,12 +28,19 @@ struct Row {
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
+    let store =
+        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
     let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    // Everything the listing left out, the same way a corrupt session is reported.
+    for warning in store.listing_warnings() {
+        eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
+    }
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
         let title = match store.read_title(&header.id) {
             Ok(t) => t,
+            // Already reported by the listing's warnings.
+            Err(QueryError::Duplicate { .. }) => None,
             Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
                 eprintln!(
                     "dsh-refs: warning: {}",

@@ -165,7 +165,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     let root = demo_dir
         .as_ref()
         .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
-    let store = SessionStore::with_persisted_index(root);
+    let store = SessionStore::with_persisted_index(root).with_limits(ctx.config.store.limits());
     let refs = reference_service(ctx, &store)?;
     let provider = match offline_delay_override()? {
         Some(delay) => super::provider_setup::provider_for(&ctx.config.model, delay)

@@ -558,15 +558,29 @@ impl App {
 
     fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Appended(event) => self.chat.apply(&event),
+            AgentEvent::Appended(event) => {
+                if let Some(m) = event.message() {
+                    self.submit_flow.on_logged(&m.id);
+                }
+                self.chat.apply(&event);
+            }
             AgentEvent::Status(status) => {
                 self.agent_status = status;
                 if status == AgentStatus::Idle {
                     self.queued = 0;
+                    // Idle for good (not between two queued turns): unlogged text comes back.
+                    if self.agent.status() == AgentStatus::Idle && self.agent.queued_prompts() == 0
+                    {
+                        self.submit_flow
+                            .give_back_unlogged(&mut self.input, &mut self.chat);
+                    }
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,
-            AgentEvent::Discarded { .. } => {}
+            AgentEvent::Discarded { message_ids } => self.submit_flow.on_discarded(&message_ids),
+            AgentEvent::Warning { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Info, format!("{code}: {message}")),
             AgentEvent::Error { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("{code}: {message}")),
@@ -754,6 +768,7 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
+        self.submit_flow.forget_unlogged();
         self.session_id.clone_from(&writer.header().id);
         self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));

@@ -349,6 +349,52 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     assert_eq!(app.draft(), text);
 }
 
+#[tokio::test]
+async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SessionStore::new(dir.path());
+    // The session's project directory cannot be created: a regular file holds its name.
+    std::fs::create_dir_all(dir.path()).unwrap();
+    std::fs::write(dir.path().join("--blocked--"), "x").unwrap();
+    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some("/blocked".to_owned()));
+    let writer = store.open_writer("s-test", Some(header)).unwrap();
+    let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
+    let options = AppOptions {
+        history_size: 50,
+        show_reasoning: false,
+    };
+    let mut app = App::new(store, None, provider, writer, options);
+    type_text(&mut app, "keep me");
+    app.handle_terminal_event(key(KeyCode::Enter));
+    let app_ref = &mut app;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !notices(app_ref)
+            .iter()
+            .any(|n| n.contains("back in the composer"))
+        {
+            let Some(event) = app_ref.rx.recv().await else {
+                break;
+            };
+            app_ref.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("hang guard: the failed turn never gave the draft back");
+    assert_eq!(app.draft(), "keep me");
+    assert_eq!(app.agent_status, AgentStatus::Idle);
+    let notices = notices(&app);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("AGENT_LOG_WRITE_FAILED: ")),
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| n.contains("back in the composer")),
+        "{notices:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn esc_cancels_preparation_and_gives_the_text_back() {
     let mut h = harness(true);
