@@ -1,6 +1,9 @@
 //! Keystroke to redrawn frame with the `@` popup open over 10 000 sessions (docs/performance.md: ≤ 16 ms):
 //! the key goes through `MentionInputState::handle_key`, the query it asks for runs against the warm
-//! candidate service, the answer is set and the pane is drawn into a `TestBackend` terminal.
+//! candidate service (`list_page`: counted, as the app asks), the answer is set and the pane is
+//! drawn into a `TestBackend` terminal. With the preview shown, the selected session's size
+//! estimate is answered too (from the service's cache once warm, as while browsing);
+//! `/resume` is timed from opening to the frame with its first page.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 #![allow(
     clippy::cast_possible_truncation,
@@ -18,12 +21,14 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use dsh_reference::{AgentRef, Candidate, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::session_items::{DisplayZone, composer_state, session_item};
+use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
+use dsh_refs::tui::session_items::{DisplayZone, composer_state, results_page, session_item};
+use dsh_refs::tui::session_picker::SessionPicker;
+use dsh_refs::tui::session_preview::estimate_lines;
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{MentionInput, MentionInputState, Outcome};
+use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -50,11 +55,13 @@ fn keystroke_to_frame(c: &mut Criterion) {
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
     let mut pane = composer_state(100);
     pane.handle_paste("please compare with ");
+    let scope = ListingScope::Agent(agent);
     let answer = |pane: &mut MentionInputState, result: Outcome| {
         if let Outcome::Query { id, text, .. } = result {
-            match runtime.block_on(refs.list_candidates(&agent, &text, None, &cancel)) {
-                Ok(rows) => {
-                    pane.set_results(id, rows.iter().map(|c| session_item(c, utc)).collect());
+            match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
+                Ok(page) => {
+                    let page = results_page(&page, &pane.draft(), utc);
+                    pane.set_page(id, page);
                 }
                 Err(e) => pane.set_failed(id, e.to_string()),
             }
@@ -112,9 +119,140 @@ fn keystroke_to_frame(c: &mut Criterion) {
     });
 }
 
+/// Keystrokes with the preview pane shown (estimates answered), and opening `/resume`.
+fn preview_and_resume(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    fixtures::write_many_sessions(tmp.path(), 10_000);
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let refs = SessionReferences::new(
+        Arc::new(SessionStore::with_persisted_index(tmp.path())),
+        ReferenceConfig::default(),
+    );
+    let scope = ListingScope::Agent(AgentRef {
+        session_id: "sess-00001".into(),
+        cwd: Some("/home/dev/project-1".into()),
+    });
+    let cancel = CancellationToken::new();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
+    let mut pane = composer_state(100);
+    pane.set_screen(120, 40);
+    let answer = |pane: &mut MentionInputState, result: Outcome| {
+        let asked = match result {
+            Outcome::Query { id, text, .. } => Some((id, text, None)),
+            Outcome::More {
+                id, text, limit, ..
+            } => Some((id, text, Some(limit))),
+            _ => None,
+        };
+        if let Some((id, text, limit)) = asked {
+            match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
+                Ok(page) => {
+                    let page = results_page(&page, &pane.draft(), utc);
+                    pane.set_page(id, page);
+                }
+                Err(e) => pane.set_failed(id, e.to_string()),
+            }
+        }
+        if let Some(key) = pane.want_preview() {
+            let label = match pane.active_popup() {
+                ratatui_mention::ActivePopup::Mention(p) => p
+                    .selected()
+                    .map(|i| i.label().to_string())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            let estimate = runtime
+                .block_on(refs.estimate(&key, &label, &cancel))
+                .map_err(|e| e.message);
+            let (lines, body) = estimate_lines(Some(estimate.as_ref()));
+            pane.set_preview(ItemPreview { key, lines, body });
+        }
+    };
+    let opened = pane.handle_key(key('@'));
+    answer(&mut pane, opened);
+    let mut typed = false;
+    c.bench_function("keystroke_to_frame_10k_preview", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('t')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
+        });
+    });
+    let mut down = true;
+    c.bench_function("arrow_key_to_frame_10k_preview", |b| {
+        b.iter(|| {
+            let k = if down { KeyCode::Down } else { KeyCode::Up };
+            down = !down;
+            let result = pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
+        });
+    });
+    // No exact match: every keystroke also ranks the closest matches over all 10 000.
+    pane.clear_draft_to_history();
+    for c in "@tpc4".chars() {
+        let result = pane.handle_key(key(c));
+        answer(&mut pane, result);
+    }
+    match pane.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => {
+            assert_eq!(p.total(), 0, "no exact match");
+            assert!(p.sections().len() > 1, "closest matches offered");
+        }
+        _ => panic!("popup closed"),
+    }
+    let mut typed = false;
+    c.bench_function("keystroke_to_frame_10k_closest", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('2')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
+        });
+    });
+    let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    c.bench_function("resume_open_to_first_page_10k", |b| {
+        b.iter(|| {
+            let mut picker = SessionPicker::loading("sess-00001", 1, utc);
+            let page = runtime
+                .block_on(refs.list_page(&ListingScope::All, "", None, &cancel))
+                .map_err(|e| e.to_string());
+            picker.set_page(1, page);
+            resume_terminal
+                .draw(|frame| picker.render(frame.area(), frame.buffer_mut()))
+                .expect("draw");
+        });
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
-    targets = keystroke_to_frame
+    targets = keystroke_to_frame, preview_and_resume
 }
 criterion_main!(benches);

@@ -588,3 +588,61 @@ fn lone_surrogates_from_dsh_read_as_replacement_characters_but_not_as_ids() {
     ]);
     expect_error(&out, "SESSION_REFERENCE_INVALID_REFERENCE");
 }
+
+/// The popup's size estimate is what `dsh-refs prepare` then builds: same kept and total
+/// messages, same bytes, same truncated flag — with and without truncation.
+#[test]
+fn size_estimate_matches_prepare_through_the_binary() {
+    let fx = Fixture::new();
+    fx.write("target", Some("/work/app"), 400, vec![user("hello")]);
+    let mut events: Vec<NewEvent> = (0..80)
+        .map(|i| {
+            let text = format!("step {i}: {}", "<tag> \"quoted\" 漢字 ".repeat(i % 9 + 1));
+            if i % 2 == 0 {
+                user(&text)
+            } else {
+                assistant(&text, Some("hidden reasoning"))
+            }
+        })
+        .collect();
+    events.push(title("Long design thread"));
+    fx.write("long", Some("/work/app"), 300, events);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for (budget, truncated) in [(65_536_i64, false), (3_000, true)] {
+        fx.config(&format!("[references]\nmax_reference_bytes = {budget}\n"));
+        let refs = dsh_reference::SessionReferences::new(
+            std::sync::Arc::new(SessionStore::new(fx.store())),
+            dsh_reference::ReferenceConfig::new(3, 50, budget).unwrap(),
+        );
+        let estimate = runtime
+            .block_on(refs.estimate(
+                "long",
+                "Long design thread",
+                &tokio_util::sync::CancellationToken::new(),
+            ))
+            .unwrap();
+        let text = format!("see {}", format_mention("long", Some("Long design thread")));
+        let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v = stdout_json(&out);
+        let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
+        let array = serialized_sources(prompt).unwrap();
+        let entry = &v["context"]["source"]["references"][0];
+        assert_eq!(estimate.bytes, array.len() - 2, "budget {budget}");
+        assert_eq!(
+            estimate.kept_messages as u64,
+            entry["retainedMessages"].as_u64().unwrap()
+        );
+        assert_eq!(
+            estimate.total_messages as u64,
+            entry["originalMessages"].as_u64().unwrap()
+        );
+        assert_eq!(estimate.total_messages, 80);
+        assert_eq!(json!(estimate.truncated), entry["truncated"]);
+        assert_eq!(estimate.truncated, truncated, "budget {budget}");
+    }
+}

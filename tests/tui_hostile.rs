@@ -396,12 +396,20 @@ fn the_app_shows_hostile_sessions_without_obeying_their_escapes() {
     // The transcript and header of the hostile session, then the popup with the other one.
     let transcript = app.wait_for("\\x1B");
     app.send(b"@");
-    let popup = app.wait_for("Session ·");
+    // The popup's count shows once its rows arrived, with the preview (hostile text too);
+    // Alt+P hides the preview so the row's id has the whole width.
+    let previewed = app.wait_for("messages kept");
+    app.send(b"\x1bp");
+    let popup = app.wait_for("\\x9B2J-other");
     if std::env::var_os("SHOW_SCREENS").is_some() {
-        eprintln!("{transcript}\n----\n{popup}");
+        eprintln!("{transcript}\n----\n{previewed}\n----\n{popup}");
     }
     let (effects, raw) = app.finish();
-    assert_eq!(effects, Vec::<String>::new(), "{transcript}\n{popup}");
+    assert_eq!(
+        effects,
+        Vec::<String>::new(),
+        "{transcript}\n{previewed}\n{popup}"
+    );
     assert!(!raw.contains(&0x07), "raw BEL reached the terminal");
     assert!(
         !raw.windows(2)

@@ -27,20 +27,21 @@ use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
-use super::session_items::{DisplayZone, composer_config, composer_state, session_item};
-use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
+use super::session_items::{DisplayZone, composer_config, composer_state, results_page};
+use super::session_picker::{PickerOutcome, SessionPicker};
+use super::session_preview::{PreviewRequest, estimate_lines};
 use super::status_line::{Phase, StatusLine};
 use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
 use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
 use dsh_foreign::{Origin, SessionSources};
-use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
+use dsh_reference::{AgentRef, ErrorCode, ListingScope, ReferenceConfig, SessionReferences};
 use dsh_store::event::now_ms;
-use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
 use ratatui::widgets::StatefulWidget;
 use ratatui_mention::wrap::truncate_to_width;
-use ratatui_mention::{MentionInput, MentionInputState, Outcome};
+use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -80,6 +81,15 @@ pub struct App {
     submit_flow: SubmitFlow,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
+    picker_cancel: Option<CancellationToken>,
+    /// Ids of `/resume` listings (their answers are matched against the newest).
+    picker_query_id: u64,
+    /// The estimate being computed for a preview (one at a time), and the newest one
+    /// wanted meanwhile.
+    preview_in_flight: Option<PreviewRequest>,
+    preview_next: Option<PreviewRequest>,
+    /// Size of the transcript area in the last frame (where `/resume` is drawn).
+    screen: (u16, u16),
     spinner_frame: usize,
     next_tick: Option<Instant>,
     dirty: bool,
@@ -133,6 +143,11 @@ impl App {
             submit_flow: SubmitFlow::default(),
             candidate_cancel: None,
             picker: None,
+            picker_cancel: None,
+            picker_query_id: 0,
+            preview_in_flight: None,
+            preview_next: None,
+            screen: (0, 0),
             spinner_frame: 0,
             next_tick: None,
             dirty: true,
@@ -362,7 +377,13 @@ impl App {
                 }
                 _ => {}
             },
-            TermEvent::Resize(_, _) => self.dirty = true,
+            TermEvent::Resize(width, height) => {
+                self.input.set_screen(width, height);
+                // The transcript area is about the screen less header, status and composer.
+                self.screen = (width, height.saturating_sub(6));
+                self.request_preview();
+                self.dirty = true;
+            }
             TermEvent::FocusGained | TermEvent::FocusLost => {}
         }
     }
@@ -370,32 +391,46 @@ impl App {
     fn handle_key(&mut self, key: KeyEvent) {
         self.dirty = true;
         if let Some(picker) = self.picker.as_mut() {
-            match picker.handle_key(&key) {
+            match picker.handle_key(&key, &mut self.picker_query_id) {
                 PickerOutcome::Continue => {}
-                PickerOutcome::Close => self.picker = None,
+                PickerOutcome::Query {
+                    query_id,
+                    query,
+                    limit,
+                } => self.list_for_picker(query_id, query, limit),
+                PickerOutcome::Close => self.close_picker(),
                 PickerOutcome::Open(id) => {
-                    self.picker = None;
+                    self.close_picker();
                     self.resume_session(&id);
                 }
             }
+            self.request_preview();
             return;
         }
         // App keys first, except those the widget needs in context: Ctrl+D deletes on a
-        // draft, and Esc closes an open popup.
+        // draft, Esc closes an open popup, and PgUp/PgDn page through it.
+        let popup = self.input.popup_active();
         match classify_app_key(&key) {
-            Some(AppAction::PageUp) => self.chat.page_up(),
-            Some(AppAction::PageDown) => self.chat.page_down(),
+            Some(AppAction::PageUp) if !popup => self.chat.page_up(),
+            Some(AppAction::PageDown) if !popup => self.chat.page_down(),
             Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
             Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.input.is_empty() => self.should_quit = true,
             Some(AppAction::Escape) if !self.input.popup_active() => self.escape(),
-            Some(AppAction::QuitIfEmpty | AppAction::Escape) | None => {
+            Some(
+                AppAction::QuitIfEmpty
+                | AppAction::Escape
+                | AppAction::PageUp
+                | AppAction::PageDown,
+            )
+            | None => {
                 let outcome = self.input.handle_key(key);
                 self.handle_outcome(outcome);
             }
         }
+        self.request_preview();
     }
 
     fn handle_outcome(&mut self, outcome: Outcome) {
@@ -408,7 +443,10 @@ impl App {
                     Submitted::Ignored | Submitted::Refused => {}
                 }
             }
-            Outcome::Query { id, text, .. } => self.query_candidates(id, text),
+            Outcome::Query { id, text, .. } => self.query_candidates(id, text, None),
+            Outcome::More {
+                id, text, limit, ..
+            } => self.query_candidates(id, text, Some(limit)),
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
             _ => {}
@@ -444,7 +482,7 @@ impl App {
 
     // ----- candidates -------------------------------------------------------------------
 
-    fn query_candidates(&mut self, query_id: u64, query: String) {
+    fn query_candidates(&mut self, query_id: u64, query: String, limit: Option<usize>) {
         if let Some(previous) = self.candidate_cancel.take() {
             previous.cancel();
         }
@@ -455,10 +493,10 @@ impl App {
         };
         let cancel = CancellationToken::new();
         self.candidate_cancel = Some(cancel.clone());
-        let agent = self.agent_ref();
+        let scope = ListingScope::Agent(self.agent_ref());
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let result = refs.list_candidates(&agent, &query, None, &cancel).await;
+            let result = refs.list_page(&scope, &query, limit, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
@@ -482,24 +520,47 @@ impl App {
                     return;
                 }
             }
-            AppEvent::Candidates { query_id, result } => match result {
-                Ok(rows) => {
-                    let items = rows.iter().map(|c| session_item(c, self.zone)).collect();
-                    self.input.set_results(query_id, items);
+            AppEvent::Candidates { query_id, result } => {
+                match result {
+                    Ok(page) => {
+                        let page = results_page(&page, &self.input.draft(), self.zone);
+                        self.input.set_page(query_id, page);
+                    }
+                    Err(e) => self
+                        .input
+                        .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
                 }
-                Err(e) => self
-                    .input
-                    .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
-            },
+                self.request_preview();
+            }
+            AppEvent::Estimated { request, result } => {
+                self.preview_in_flight = None;
+                let answer = result.map_err(|e| e.message);
+                let (lines, body) = estimate_lines(Some(answer.as_ref()));
+                self.input.set_preview(ItemPreview {
+                    key: request.session_id.clone(),
+                    lines,
+                    body,
+                });
+                if let Some(picker) = self.picker.as_mut() {
+                    picker.set_preview(&request, answer);
+                }
+                if let Some(next) = self.preview_next.take() {
+                    self.start_estimate(next);
+                }
+            }
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
                 flow.on_prepared(prepare_id, result, &mut cx);
             }
             AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
-            AppEvent::SessionsListed(rows) => {
+            AppEvent::SessionsListed { query_id, result } => {
                 if let Some(picker) = self.picker.as_mut() {
-                    picker.set_rows(rows);
+                    picker.set_page(
+                        query_id,
+                        result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
+                    );
                 }
+                self.request_preview();
             }
         }
         self.dirty = true;
@@ -568,13 +629,104 @@ impl App {
     }
 
     fn open_picker(&mut self) {
-        self.picker = Some(SessionPicker::loading(self.session_id.clone()));
-        let store = self.store.clone();
-        let sources = self.sources.clone();
+        self.picker_query_id += 1;
+        let query_id = self.picker_query_id;
+        self.picker = Some(SessionPicker::loading(
+            self.session_id.clone(),
+            query_id,
+            self.zone,
+        ));
+        self.list_for_picker(query_id, String::new(), None);
+    }
+
+    fn close_picker(&mut self) {
+        self.picker = None;
+        if let Some(cancel) = self.picker_cancel.take() {
+            cancel.cancel();
+        }
+    }
+
+    /// The reference service, or one over the store with default limits when none is
+    /// mounted (`/resume` and previews work either way).
+    fn listing_service(&self) -> SessionReferences {
+        self.refs.clone().unwrap_or_else(|| {
+            let query: Arc<dyn SessionQuery> = match &self.sources {
+                Some(sources) => Arc::clone(sources) as Arc<dyn SessionQuery>,
+                None => Arc::new(self.store.clone()),
+            };
+            SessionReferences::new(query, ReferenceConfig::default())
+        })
+    }
+
+    /// Lists every session for `/resume` off the UI thread; the previous listing is cancelled.
+    fn list_for_picker(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        if let Some(previous) = self.picker_cancel.take() {
+            previous.cancel();
+        }
+        let cancel = CancellationToken::new();
+        self.picker_cancel = Some(cancel.clone());
+        let refs = self.listing_service();
         let tx = self.tx.clone();
-        tokio::task::spawn_blocking(move || {
-            let rows = list_picker_rows(&store, sources.as_deref());
-            tx.send(AppEvent::SessionsListed(rows));
+        tokio::spawn(async move {
+            let result = refs
+                .list_page(&ListingScope::All, &query, limit, &cancel)
+                .await;
+            if let Err(e) = &result
+                && e.code == ErrorCode::Cancelled
+            {
+                return;
+            }
+            tx.send(AppEvent::SessionsListed { query_id, result });
+        });
+    }
+
+    /// Starts the estimate a visible preview needs, one at a time: while one is computed,
+    /// only the newest wanted one waits (moving fast never queues up reads).
+    fn request_preview(&mut self) {
+        let (width, height) = self.screen;
+        let wanted = match self.picker.as_mut() {
+            Some(picker) => picker.want_preview(width, height),
+            None => self
+                .input
+                .want_preview()
+                .and_then(|key| self.preview_request(&key)),
+        };
+        let Some(request) = wanted else {
+            return;
+        };
+        if self.preview_in_flight.is_some() {
+            self.preview_next = Some(request);
+        } else {
+            self.start_estimate(request);
+        }
+    }
+
+    /// The estimate request for the popup's selected session `key` (the label a mention of
+    /// it carries).
+    fn preview_request(&self, key: &str) -> Option<PreviewRequest> {
+        let ratatui_mention::ActivePopup::Mention(popup) = self.input.active_popup() else {
+            return None;
+        };
+        let item = popup.selected().filter(|item| item.key() == key)?;
+        Some(PreviewRequest {
+            session_id: key.to_owned(),
+            label: ratatui_mention::untrusted::visible_controls_line(item.label()).into_owned(),
+        })
+    }
+
+    fn start_estimate(&mut self, request: PreviewRequest) {
+        self.preview_in_flight = Some(request.clone());
+        let refs = self.listing_service();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let result = refs
+                .estimate(
+                    &request.session_id,
+                    &request.label,
+                    &CancellationToken::new(),
+                )
+                .await;
+            tx.send(AppEvent::Estimated { request, result });
         });
     }
 
@@ -683,6 +835,7 @@ impl App {
             buf.set_string(area.x, area.y, "terminal too small", Style::new());
             return None;
         }
+        self.input.set_screen(area.width, area.height);
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
         // The composer may grow, but the transcript keeps at least a few rows.
@@ -701,6 +854,7 @@ impl App {
             status_area.y.saturating_sub(area.y + 1),
         );
 
+        self.screen = (transcript_area.width, transcript_area.height);
         let title = self.chat.transcript().title().map(str::to_owned);
         Header {
             session_id: &self.session_id,
@@ -736,9 +890,9 @@ impl App {
 
     fn hint(&self) -> &'static str {
         if self.picker.is_some() {
-            " ↑↓ move · Enter open · Esc close"
+            " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
         } else if self.input.popup_active() {
-            " ↑↓ move · Tab/Enter insert · Esc close"
+            " ↑↓ PgUp/PgDn Home/End move · Tab/Enter insert · Alt+P preview · Esc close"
         } else if self.submit_flow.is_preparing() {
             " Esc cancel preparing (your text comes back)"
         } else if self.agent_status == AgentStatus::Running {
@@ -760,29 +914,6 @@ fn help_text() -> String {
         let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
-}
-
-/// Every session for the picker, newest first, with its title and origin badge: the dsh
-/// store's, and the foreign sources' when they are set.
-fn list_picker_rows(
-    store: &SessionStore,
-    sources: Option<&SessionSources>,
-) -> Result<Vec<PickerRow>, StoreError> {
-    let query: &dyn SessionQuery = match sources {
-        Some(s) => s,
-        None => store,
-    };
-    let headers = query.list_sessions()?;
-    Ok(headers
-        .iter()
-        .map(|h| PickerRow {
-            session_id: h.id.clone(),
-            title: query.read_title(&h.id).ok().flatten(),
-            cwd: h.cwd.clone(),
-            created_at: h.created_at,
-            badge: sources.and_then(|s| s.origin(&h.id).badge()),
-        })
-        .collect())
 }
 
 #[cfg(test)]

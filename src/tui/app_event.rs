@@ -4,10 +4,12 @@
 
 use tokio::sync::mpsc;
 
-use super::session_picker::PickerRow;
+use std::sync::Arc;
+
+use super::session_preview::PreviewRequest;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
-use dsh_reference::{Candidate, ReferenceError};
+use dsh_reference::{CandidatePage, ReferenceError, ReferenceEstimate};
 use dsh_store::{SessionWriter, StoreError};
 
 /// Everything that can happen to the app besides terminal input.
@@ -22,15 +24,23 @@ pub enum AppEvent {
     /// Candidates for the `@` popup query `query_id`.
     Candidates {
         query_id: u64,
-        result: Result<Vec<Candidate>, ReferenceError>,
+        result: Result<CandidatePage, ReferenceError>,
+    },
+    /// The size estimate for a preview.
+    Estimated {
+        request: PreviewRequest,
+        result: Result<Arc<ReferenceEstimate>, ReferenceError>,
     },
     /// `prepare_submission` finished for submission `prepare_id`.
     Prepared {
         prepare_id: u64,
         result: Result<Submission, SubmitError>,
     },
-    /// Rows for the `/resume` picker.
-    SessionsListed(Result<Vec<PickerRow>, StoreError>),
+    /// Rows for the `/resume` picker's listing `query_id`.
+    SessionsListed {
+        query_id: u64,
+        result: Result<CandidatePage, ReferenceError>,
+    },
     /// A session for `/new` or `/resume` was opened for writing (or could not be).
     SessionOpened {
         id: String,

@@ -25,8 +25,12 @@ impl AppAction {
     /// One line of help for `/help`.
     pub fn help(self) -> &'static str {
         match self {
-            AppAction::PageUp => "scroll the transcript up a page (mouse wheel too)",
-            AppAction::PageDown => "scroll the transcript down a page",
+            AppAction::PageUp => {
+                "a page up in @ popup and /resume, else scroll the transcript up (mouse wheel too)"
+            }
+            AppAction::PageDown => {
+                "a page down in @ popup and /resume (fetches more), else scroll the transcript"
+            }
             AppAction::ScrollToBottom => "jump to the newest output",
             AppAction::ToggleSnapshots => "show or hide the exact snapshot under reference cards",
             AppAction::ToggleReasoning => "show or hide model reasoning",
@@ -102,13 +106,20 @@ pub fn classify_app_key(key: &KeyEvent) -> Option<AppAction> {
 /// The composer's `/help` line for a widget action, in this app's words.
 pub fn composer_help(action: Action) -> &'static str {
     match action {
-        Action::Submit => "send the message (inserts the selected session while @ is open)",
+        Action::Submit => {
+            "send the message (while @ is open: insert the selected session; none: send as typed)"
+        }
         Action::Newline => "insert a new line",
         Action::Up => "previous session in @ popup; older input at the first line",
         Action::Down => "next session in @ popup; newer input at the last line",
         Action::PopupPrev => "previous session in @ popup",
         Action::PopupNext => "next session in @ popup",
-        Action::Complete => "insert the selected session",
+        Action::Complete => "insert the selected session (or the first one offered)",
+        Action::PopupFirst => "first session in @ popup and /resume; line start in the composer",
+        Action::PopupLast => {
+            "last (oldest) session in @ popup and /resume; line end in the composer"
+        }
+        Action::TogglePreview => "show or hide the preview in @ popup and /resume",
         Action::Escape => "close @ popup",
         Action::DeleteBackward => "delete backwards; a mention goes as a whole",
         Action::DeleteForward => "delete forwards; a mention goes as a whole",
@@ -158,7 +169,7 @@ mod tests {
         assert_eq!(unique.len(), labels.len(), "{labels:?}");
         assert_eq!(
             labels.len(),
-            KeyMap::default().bindings().len() + APP_BINDINGS.len() - 2
+            KeyMap::default().bindings().len() + APP_BINDINGS.len() - 4
         );
         let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
         assert_eq!(
@@ -169,7 +180,10 @@ mod tests {
             help("Ctrl+D"),
             Some("quit when the draft is empty, else delete forwards")
         );
-        assert_eq!(help("Tab"), Some("insert the selected session"));
+        assert_eq!(
+            help("Tab"),
+            Some("insert the selected session (or the first one offered)")
+        );
         assert_eq!(help("PgUp"), Some(AppAction::PageUp.help()));
     }
 

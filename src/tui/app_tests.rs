@@ -16,6 +16,7 @@ use crate::agent::AgentEvent;
 use crate::llm::OfflineProvider;
 use crate::tui::transcript::HistoryCell;
 use dsh_reference::{ReferenceConfig, format_mention};
+use dsh_store::SessionQuery;
 use dsh_store::event::{TitleData, TitleSource};
 use dsh_store::{ContentBlock, Event, EventData, Message, NewEvent, Role, Source, SurfaceOp};
 
@@ -624,7 +625,8 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
 
 #[tokio::test]
 async fn foreign_sessions_are_listed_in_resume_but_refused() {
-    let mut h = harness(true);
+    // No reference service mounted: /resume lists through the app's sources.
+    let mut h = harness(false);
     let fixtures =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
     let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
@@ -637,20 +639,23 @@ async fn foreign_sessions_are_listed_in_resume_but_refused() {
     let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
     let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
     h.app.set_sources(Arc::clone(&sources));
-    let rows = list_picker_rows(&h.app.store, Some(&sources)).unwrap();
-    let foreign = rows
-        .iter()
-        .find(|r| r.session_id == "claude-code:5f1c2d3e-0000-4000-8000-000000000001")
-        .unwrap();
-    assert_eq!(foreign.badge, Some("claude"));
-    assert_eq!(
-        foreign.title.as_deref(),
-        Some("Fix checkout crash on empty cart")
-    );
+    screen(&mut h.app, 120, 30);
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    type_text(&mut h.app, "checkout");
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.query() == "checkout" && p.list().row_count() >= 1)
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
     assert!(
-        rows.iter()
-            .any(|r| r.session_id == "s-alpha" && r.badge.is_none())
+        shown.contains("[claude] Fix checkout crash on empty cart"),
+        "{shown}"
     );
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.picker.is_none());
 
     type_text(
         &mut h.app,
@@ -662,4 +667,103 @@ async fn foreign_sessions_are_listed_in_resume_but_refused() {
         ["read-only session from Claude Code — reference it with @"]
     );
     assert_eq!(h.app.session_id(), "s-test");
+}
+
+#[tokio::test]
+async fn resume_picker_filters_previews_and_opens() {
+    let mut h = harness(true);
+    screen(&mut h.app, 120, 30);
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.list().row_count() == 1)
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains("╭ Resume a session"), "rounded: {shown}");
+    assert!(shown.contains(" 1/1 "), "{shown}");
+    type_text(&mut h.app, "zzz");
+    pump_until(&mut h.app, |app| {
+        app.picker.as_ref().is_some_and(|p| p.list().is_empty())
+    })
+    .await;
+    for _ in 0..3 {
+        h.app.handle_terminal_event(key(KeyCode::Backspace));
+    }
+    type_text(&mut h.app, "alp");
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.list().row_count() == 1 && p.query() == "alp")
+    })
+    .await;
+    // The preview's estimate arrives off the UI thread.
+    h.app.request_preview();
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_none()).await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains("2 of 2 messages kept"), "{shown}");
+    assert!(shown.contains("not truncated"), "{shown}");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    assert!(h.app.picker.is_none());
+}
+
+#[tokio::test]
+async fn at_popup_previews_the_selected_session_through_the_app() {
+    let mut h = harness(true);
+    screen(&mut h.app, 120, 30);
+    type_text(&mut h.app, "@alpha");
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_some()).await;
+    pump_until(&mut h.app, |app| app.preview_in_flight.is_none()).await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(shown.contains(" 1/1 "), "{shown}");
+    assert!(shown.contains("2 of 2 messages kept"), "{shown}");
+    // PgUp/PgDn go to the popup, not the transcript, while it is open.
+    h.app.handle_terminal_event(key(KeyCode::PageDown));
+    assert!(h.app.input.popup_active());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
+    let mut h = harness(true);
+    screen(&mut h.app, 80, 24);
+    type_text(&mut h.app, "@al");
+    let newest = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    let page = |id: &str, label: &str| dsh_reference::CandidatePage {
+        rows: vec![dsh_reference::Candidate {
+            session_id: id.into(),
+            label: label.into(),
+            cwd: None,
+            created_at: 0,
+        }],
+        total: 1,
+        closest: Vec::new(),
+    };
+    // The newest query is answered first; the older one's answer arrives late.
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id: newest,
+        result: Ok(page("s-new", "Newest answer")),
+    });
+    tokio::time::advance(Duration::from_secs(5)).await;
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id: newest - 1,
+        result: Ok(page("s-old", "Stale answer")),
+    });
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("Newest answer"), "{shown}");
+    assert!(!shown.contains("Stale answer"), "{shown}");
+    // A stale estimate (for a session no longer selected) is dropped too.
+    h.app.handle_app_event(AppEvent::Estimated {
+        request: super::super::session_preview::PreviewRequest {
+            session_id: "s-old".into(),
+            label: "Stale answer".into(),
+        },
+        result: Err(dsh_reference::ReferenceError::cancelled()),
+    });
+    assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
 }

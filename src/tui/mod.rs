@@ -12,6 +12,8 @@ pub mod header;
 pub mod markdown;
 pub mod session_items;
 pub mod session_picker;
+pub mod session_preview;
+pub mod session_rows;
 pub mod status_line;
 pub mod submit_flow;
 pub mod terminal;
@@ -19,3 +21,5 @@ pub mod transcript;
 
 #[cfg(test)]
 mod mention_agreement_tests;
+#[cfg(test)]
+mod picker_snapshots;

@@ -3,11 +3,17 @@
 //! placeholder and labels (docs/composer.md, the @ popup).
 
 use chrono::{FixedOffset, Local, TimeZone};
-use dsh_reference::{Candidate, format_mention};
+use std::collections::HashSet;
+
+use dsh_reference::{Candidate, CandidatePage, format_mention, parse_text};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::{
-    DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, PopupLabels,
+    DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, OfferedRows, PopupLabels,
+    ResultsPage,
 };
+
+/// Title of the section offered when nothing matches exactly.
+pub const CLOSEST_TITLE: &str = "closest matches";
 
 /// Time zone for creation times: the user's local zone, or a fixed offset (tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +34,9 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
             searching: "searching…".to_string(),
             failed: "could not list sessions".to_string(),
             no_match: "no matching sessions".to_string(),
+            no_exact_match: "no exact match".to_string(),
+            preview_title: "preview".to_string(),
+            preview_pending: "estimating the reference size…".to_string(),
         })
 }
 
@@ -36,25 +45,46 @@ pub fn composer_state(history_size: usize) -> MentionInputState {
     MentionInputState::new(composer_config(history_size))
 }
 
-/// `candidate` as a popup row: `Session · <label>` over `<id> · <cwd> · <created>`; a pick
-/// inserts its canonical mention. Another tool's (read-only) session, named by its id's
-/// namespace, shows its badge: `Session [claude] · <label>`.
+/// A listing answer as the popup's page: the exact matches with their total, the closest
+/// matches offered under their own title, and a `✓` on sessions `draft` already mentions.
+pub fn results_page(page: &CandidatePage, draft: &str, zone: DisplayZone) -> ResultsPage {
+    let mentioned: HashSet<String> = parse_text(draft)
+        .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
+        .unwrap_or_default();
+    let item = |c: &Candidate| session_item(c, zone).with_mark(mentioned.contains(&c.session_id));
+    let closest: Vec<MentionItem> = page.closest.iter().map(|c| item(&c.candidate)).collect();
+    ResultsPage {
+        rows: page.rows.iter().map(item).collect(),
+        total: page.total,
+        offered: if closest.is_empty() {
+            Vec::new()
+        } else {
+            vec![OfferedRows {
+                title: CLOSEST_TITLE.to_string(),
+                rows: closest,
+            }]
+        },
+    }
+}
+
+/// `candidate` as a popup row: `<label>` over `<id> · <cwd> · <created>` (the popup's title
+/// already says these are sessions); a pick inserts its canonical mention. Another tool's
+/// (read-only) session, named by its id's namespace, carries its badge as the row's kind.
 pub fn session_item(candidate: &Candidate, zone: DisplayZone) -> MentionItem {
     // The label is an untrusted title: its control characters go into the draft as
     // visible `\xNN`, never as raw bytes hidden inside the user's own message.
     let label = visible_controls_line(&candidate.label);
     let mention = format_mention(&candidate.session_id, Some(&label));
-    let kind = match dsh_foreign::Origin::of_id(&candidate.session_id).badge() {
-        Some(badge) => format!("Session [{badge}]"),
-        None => "Session".to_owned(),
-    };
-    MentionItem::new(&candidate.session_id, &candidate.label, mention)
-        .with_kind(kind)
-        .with_detail(vec![
+    let item =
+        MentionItem::new(&candidate.session_id, &candidate.label, mention).with_detail(vec![
             DetailPart::new(&candidate.session_id, Keep::Start),
             DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
             DetailPart::new(format_created(candidate.created_at, zone), Keep::Whole),
-        ])
+        ]);
+    match dsh_foreign::Origin::of_id(&candidate.session_id).badge() {
+        Some(badge) => item.with_kind(format!("[{badge}]")),
+        None => item,
+    }
 }
 
 /// `created_at` (ms since the epoch) as `%Y-%m-%d %H:%M` in `zone`.
@@ -100,13 +130,11 @@ mod tests {
     fn a_session_becomes_a_row_inserting_its_mention() {
         let utc = DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap());
         let item = session_item(&candidate("s1", "a]b", None), utc);
-        let want = MentionItem::new("s1", "a]b", "@[a\\]b](dsh-session:InMxIg)")
-            .with_kind("Session")
-            .with_detail(vec![
-                DetailPart::new("s1", Keep::Start),
-                DetailPart::new("(no cwd)", Keep::End),
-                DetailPart::new("1970-01-01 00:00", Keep::Whole),
-            ]);
+        let want = MentionItem::new("s1", "a]b", "@[a\\]b](dsh-session:InMxIg)").with_detail(vec![
+            DetailPart::new("s1", Keep::Start),
+            DetailPart::new("(no cwd)", Keep::End),
+            DetailPart::new("1970-01-01 00:00", Keep::Whole),
+        ]);
         assert_eq!(item, want);
     }
 

@@ -1,227 +1,349 @@
-//! The `/resume` session picker: a list of sessions (title, id, cwd, creation time) with
-//! Up/Down to move, Enter to open and Esc to close.
+//! The `/resume` session picker: type to filter (the `@` popup's matching: exact, then
+//! closest matches), a count, paging and fetching more, the same preview, Enter to open
+//! and Esc to close.
+
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Widget};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
-use dsh_store::StoreError;
+use super::session_items::CLOSEST_TITLE;
+use super::session_preview::{PreviewRequest, PreviewState};
+use super::session_rows::{DisplayZone, ROW_HEIGHT, RowContext, position_label, render_list};
+use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
+use ratatui_mention::key_map::{Action, KeyMap};
+use ratatui_mention::preview::{self, Placement, PreviewPane};
+use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
-
-/// One session in the picker.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PickerRow {
-    pub session_id: String,
-    pub title: Option<String>,
-    pub cwd: Option<String>,
-    pub created_at: i64,
-    /// Origin badge of another tool's (read-only) session: `claude`, `codex`.
-    pub badge: Option<&'static str>,
-}
 
 /// What a key did to the picker.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PickerOutcome {
     /// Still open (maybe moved).
     Continue,
+    /// List sessions for `query` (`limit`: `None` = the configured first page) off the UI
+    /// thread and answer with [`SessionPicker::set_page`]; the previous listing is stale.
+    Query {
+        query_id: u64,
+        query: String,
+        limit: Option<usize>,
+    },
     /// Open this session.
     Open(String),
     /// Closed without choosing.
     Close,
 }
 
-/// Picker state: rows (or why loading failed) and the selection.
-#[derive(Debug)]
+/// Where the listing stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Listing {
+    Waiting,
+    Answered,
+    Failed(String),
+}
+
+/// Picker state: the filter, the listing and the selection.
+#[derive(Debug, Clone)]
 pub struct SessionPicker {
-    rows: Option<Result<Vec<PickerRow>, StoreError>>,
-    selected: usize,
     /// The session currently open, marked in the list.
     current: String,
+    query: String,
+    query_id: u64,
+    in_flight: bool,
+    more_id: Option<u64>,
+    listing: Listing,
+    list: SectionedList<Candidate>,
+    preview: PreviewState,
+    preview_enabled: bool,
+    zone: DisplayZone,
+    /// The widget's default key map: the picker moves with the same keys as the popup.
+    keys: KeyMap,
+}
+
+/// The sections of one listing answer: the exact matches, then the closest ones.
+fn sections_of(page: CandidatePage) -> Vec<Section<Candidate>> {
+    let mut sections = vec![Section {
+        kind: SectionKind::Exact,
+        title: None,
+        rows: page.rows,
+        total: page.total,
+    }];
+    if !page.closest.is_empty() {
+        sections.push(Section::complete(
+            SectionKind::Offered,
+            Some(CLOSEST_TITLE.to_string()),
+            page.closest.into_iter().map(|c| c.candidate).collect(),
+        ));
+    }
+    sections
 }
 
 impl SessionPicker {
-    /// A picker waiting for its rows.
-    pub fn loading(current: impl Into<String>) -> Self {
+    /// A picker waiting for the answer to its first listing, `query_id` (empty filter).
+    pub fn loading(current: impl Into<String>, query_id: u64, zone: DisplayZone) -> Self {
         SessionPicker {
-            rows: None,
-            selected: 0,
             current: current.into(),
+            query: String::new(),
+            query_id,
+            in_flight: true,
+            more_id: None,
+            listing: Listing::Waiting,
+            list: SectionedList::new(ROW_HEIGHT),
+            preview: PreviewState::default(),
+            preview_enabled: true,
+            zone,
+            keys: KeyMap::default(),
         }
     }
 
-    /// Rows arrived (or failed).
-    pub fn set_rows(&mut self, rows: Result<Vec<PickerRow>, StoreError>) {
-        self.rows = Some(rows);
-        self.selected = 0;
+    /// The filter typed so far.
+    pub fn query(&self) -> &str {
+        &self.query
     }
 
-    fn len(&self) -> usize {
-        match &self.rows {
-            Some(Ok(rows)) => rows.len(),
-            Some(Err(_)) | None => 0,
+    /// The sections and selection.
+    pub fn list(&self) -> &SectionedList<Candidate> {
+        &self.list
+    }
+
+    /// Takes the answer to listing `query_id` (a new filter, or more rows of the answered
+    /// one); returns false for a stale answer.
+    pub fn set_page(&mut self, query_id: u64, page: Result<CandidatePage, String>) -> bool {
+        if self.more_id == Some(query_id) {
+            self.more_id = None;
+            if let Ok(page) = page {
+                self.list.extend_section(
+                    0,
+                    Section {
+                        kind: SectionKind::Exact,
+                        title: None,
+                        rows: page.rows,
+                        total: page.total,
+                    },
+                );
+            }
+            return true;
         }
+        if query_id != self.query_id || !self.in_flight {
+            return false;
+        }
+        self.in_flight = false;
+        match page {
+            Ok(page) => {
+                self.listing = Listing::Answered;
+                self.list.set_sections(sections_of(page));
+            }
+            Err(message) => {
+                self.listing = Listing::Failed(message);
+                self.list.set_sections(Vec::new());
+            }
+        }
+        true
     }
 
-    /// Handle one key.
-    pub fn handle_key(&mut self, key: &KeyEvent) -> PickerOutcome {
+    /// Handles one key; `next_id` gives a fresh listing id when one is needed.
+    pub fn handle_key(&mut self, key: &KeyEvent, next_id: &mut u64) -> PickerOutcome {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        let len = self.len();
-        let up = key.code == KeyCode::Up || (ctrl && key.code == KeyCode::Char('p'));
-        let down = key.code == KeyCode::Down || (ctrl && key.code == KeyCode::Char('n'));
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
         if key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')) {
             return PickerOutcome::Close;
         }
-        if up && len > 0 {
-            self.selected = (self.selected + len - 1) % len;
-        } else if down && len > 0 {
-            self.selected = (self.selected + 1) % len;
-        } else if key.code == KeyCode::Enter
-            && let Some(Ok(rows)) = &self.rows
-            && let Some(row) = rows.get(self.selected)
-        {
-            return PickerOutcome::Open(row.session_id.clone());
+        let action = self.keys.classify(key);
+        let fetch = match action {
+            Some(Action::Up | Action::PopupPrev) => Some(self.list.move_up()),
+            Some(Action::Down | Action::PopupNext) => Some(self.list.move_down()),
+            Some(Action::PopupPageUp) => Some(self.list.page_up()),
+            Some(Action::PopupPageDown) => Some(self.list.page_down()),
+            Some(Action::PopupFirst) => Some(self.list.home()),
+            Some(Action::PopupLast) => Some(self.list.end()),
+            _ => None,
+        };
+        if let Some(fetch) = fetch {
+            return match fetch {
+                Fetch::Rows(limit) if !self.in_flight => {
+                    *next_id += 1;
+                    self.more_id = Some(*next_id);
+                    PickerOutcome::Query {
+                        query_id: *next_id,
+                        query: self.query.clone(),
+                        limit: Some(limit),
+                    }
+                }
+                Fetch::Rows(_) | Fetch::None => PickerOutcome::Continue,
+            };
         }
-        PickerOutcome::Continue
+        match (action, key.code) {
+            (Some(Action::TogglePreview), _) => {
+                self.preview_enabled = !self.preview_enabled;
+                PickerOutcome::Continue
+            }
+            (Some(Action::Submit), _) => match self.list.selected_row() {
+                Some(row) => PickerOutcome::Open(row.session_id.clone()),
+                None => PickerOutcome::Continue,
+            },
+            (Some(Action::DeleteBackward), _) => {
+                if self.query.pop().is_some() {
+                    self.requery(next_id)
+                } else {
+                    PickerOutcome::Continue
+                }
+            }
+            (_, KeyCode::Char('u')) if ctrl => {
+                if self.query.is_empty() {
+                    PickerOutcome::Continue
+                } else {
+                    self.query.clear();
+                    self.requery(next_id)
+                }
+            }
+            (None, KeyCode::Char(c)) if !ctrl && !alt && !c.is_control() => {
+                self.query.push(c);
+                self.requery(next_id)
+            }
+            _ => PickerOutcome::Continue,
+        }
+    }
+
+    /// A new listing for the changed filter; rows stay on show until it is answered.
+    fn requery(&mut self, next_id: &mut u64) -> PickerOutcome {
+        *next_id += 1;
+        self.query_id = *next_id;
+        self.in_flight = true;
+        self.more_id = None;
+        PickerOutcome::Query {
+            query_id: self.query_id,
+            query: self.query.clone(),
+            limit: None,
+        }
+    }
+
+    /// Where the preview goes on a `width`×`height` overlay.
+    pub fn placement(&self, width: u16, height: u16) -> Placement {
+        preview::placement(self.preview_enabled, width, height)
+    }
+
+    /// The estimate to compute for the selected row on a `width`×`height` overlay, if any.
+    pub fn want_preview(&mut self, width: u16, height: u16) -> Option<PreviewRequest> {
+        if self.placement(width, height) == Placement::Hidden {
+            return None;
+        }
+        let selected = self.list.selected_row().cloned();
+        self.preview.want(selected.as_ref())
+    }
+
+    /// Delivers an estimate; stale ones are dropped.
+    pub fn set_preview(
+        &mut self,
+        request: &PreviewRequest,
+        answer: Result<Arc<ReferenceEstimate>, String>,
+    ) -> bool {
+        self.preview.set(request, answer)
     }
 
     /// Render as a bordered overlay filling `area`.
     pub fn render(&self, area: Rect, buf: &mut Buffer) {
-        if area.height < 3 || area.width < 10 {
+        if area.height < 4 || area.width < 20 {
             return;
         }
         Clear.render(area, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(" Resume a session · ↑↓ move · Enter open · Esc close ");
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let dim = Style::new().add_modifier(Modifier::DIM);
-        let width = usize::from(inner.width);
-        let rows = match &self.rows {
-            None => {
-                buf.set_string(inner.x, inner.y, "loading sessions…", dim);
-                return;
-            }
-            Some(Err(e)) => {
-                let text = truncate_to_width(&visible_controls_line(&e.to_string()), width);
-                buf.set_string(inner.x, inner.y, text, Style::new().fg(Color::Red));
-                return;
-            }
-            Some(Ok(rows)) if rows.is_empty() => {
-                buf.set_string(inner.x, inner.y, "no sessions yet", dim);
-                return;
-            }
-            Some(Ok(rows)) => rows,
+        let placement = if self.list.selected_row().is_some() {
+            self.placement(area.width, area.height)
+        } else {
+            Placement::Hidden
         };
-        // Two lines per row; keep the selection visible.
-        let per_page = usize::from(inner.height / 2).max(1);
-        let first = self.selected.saturating_sub(per_page - 1);
-        for (i, row) in rows.iter().enumerate().skip(first).take(per_page) {
-            let y = inner.y + u16::try_from((i - first) * 2).unwrap_or(0);
-            let selected = i == self.selected;
-            let marker = if selected { "› " } else { "  " };
-            let title = row.title.as_deref().unwrap_or(&row.session_id);
-            let mut title = visible_controls_line(title).into_owned();
-            if row.session_id == self.current {
-                title.push_str(" (open)");
+        let (list_area, preview_area) = preview::split(area, placement);
+        let dim = Style::new().fg(Color::DarkGray);
+        let mut block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(dim)
+            .title(Span::styled(
+                " Resume a session ",
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+        if let Some(position) = position_label(&self.list) {
+            block = block.title_bottom(Line::styled(format!(" {position} "), dim).right_aligned());
+        }
+        let inner = block.inner(list_area);
+        block.render(list_area, buf);
+        let width = usize::from(inner.width);
+        let filter = if self.query.is_empty() {
+            Line::styled(
+                "  type to filter by title, id or cwd",
+                dim.add_modifier(Modifier::ITALIC),
+            )
+        } else {
+            Line::from(vec![
+                Span::styled("  filter: ", dim),
+                Span::raw(truncate_to_width(
+                    &visible_controls_line(&self.query),
+                    width.saturating_sub(11),
+                )),
+                Span::styled("▏", Style::new().fg(Color::Cyan)),
+            ])
+        };
+        buf.set_line(inner.x, inner.y, &filter, inner.width);
+        let rows_area = Rect {
+            y: inner.y + 1,
+            height: inner.height.saturating_sub(1),
+            ..inner
+        };
+        if rows_area.height == 0 {
+            return;
+        }
+        let message = match (&self.listing, self.in_flight) {
+            _ if !self.list.is_empty() => None,
+            (Listing::Waiting, _) => Some("loading sessions…".to_string()),
+            (_, true) => Some("searching…".to_string()),
+            (Listing::Failed(e), false) => Some(format!(
+                "could not list sessions: {}",
+                visible_controls_line(e)
+            )),
+            (Listing::Answered, false) if self.query.is_empty() => {
+                Some("no sessions yet".to_string())
             }
-            let style = if selected {
-                Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+            (Listing::Answered, false) => Some("no matching sessions".to_string()),
+        };
+        if let Some(message) = message {
+            let style = if matches!(self.listing, Listing::Failed(_)) {
+                Style::new().fg(Color::Red)
             } else {
-                Style::new()
+                dim.add_modifier(Modifier::ITALIC)
             };
-            let badge = row.badge.map(|b| format!("[{b}] ")).unwrap_or_default();
-            let badge_cells = unicode_width::UnicodeWidthStr::width(badge.as_str());
-            let first_line = Line::from(vec![
-                Span::styled(marker, style),
-                Span::styled(badge, Style::new().fg(Color::Magenta)),
-                Span::styled(
-                    truncate_to_width(&title, width.saturating_sub(2 + badge_cells)),
-                    style,
-                ),
-            ]);
-            first_line.render(Rect::new(inner.x, y, inner.width, 1), buf);
-            if y + 1 < inner.bottom() {
-                let detail = format!(
-                    "{} · {} · {}",
-                    visible_controls_line(&row.session_id),
-                    row.cwd.as_deref().map_or_else(
-                        || "(no cwd)".to_owned(),
-                        |c| visible_controls_line(c).into_owned()
-                    ),
-                    local_time(row.created_at)
-                );
-                let detail = truncate_to_width(&detail, width.saturating_sub(2));
-                buf.set_string(inner.x + 2, y + 1, detail, dim);
+            let text = truncate_to_width(&format!("  {message}"), width);
+            buf.set_line(
+                rows_area.x,
+                rows_area.y,
+                &Line::styled(text, style),
+                rows_area.width,
+            );
+            return;
+        }
+        let none = HashSet::new();
+        let ctx = RowContext {
+            query: &self.query,
+            zone: self.zone,
+            mentioned: &none,
+            current: Some(&self.current),
+        };
+        render_list(&self.list, rows_area, buf, &ctx);
+        if let (Some(preview_area), Some(row)) = (preview_area, self.list.selected_row()) {
+            let (header, body) = self.preview.lines(row, self.zone);
+            PreviewPane {
+                title: "preview",
+                header,
+                body,
             }
+            .render(preview_area, buf);
         }
     }
 }
 
-/// Unix milliseconds as local `YYYY-MM-DD HH:MM`.
-pub fn local_time(ms: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(ms).map_or_else(
-        || "?".to_owned(),
-        |t| {
-            t.with_timezone(&chrono::Local)
-                .format("%Y-%m-%d %H:%M")
-                .to_string()
-        },
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(code: KeyCode) -> KeyEvent {
-        KeyEvent::new(code, KeyModifiers::NONE)
-    }
-
-    #[test]
-    fn moves_wrap_and_enter_opens_the_selection() {
-        let mut p = SessionPicker::loading("a");
-        assert_eq!(p.handle_key(&key(KeyCode::Enter)), PickerOutcome::Continue);
-        let row = |id: &str| PickerRow {
-            session_id: id.into(),
-            title: None,
-            cwd: None,
-            created_at: 0,
-            badge: None,
-        };
-        p.set_rows(Ok(vec![row("a"), row("b"), row("c")]));
-        assert_eq!(p.handle_key(&key(KeyCode::Up)), PickerOutcome::Continue);
-        assert_eq!(
-            p.handle_key(&key(KeyCode::Enter)),
-            PickerOutcome::Open("c".into())
-        );
-        p.handle_key(&key(KeyCode::Down));
-        p.handle_key(&key(KeyCode::Down));
-        assert_eq!(
-            p.handle_key(&key(KeyCode::Enter)),
-            PickerOutcome::Open("b".into())
-        );
-        assert_eq!(p.handle_key(&key(KeyCode::Esc)), PickerOutcome::Close);
-    }
-
-    #[test]
-    fn foreign_rows_show_their_badge() {
-        let mut p = SessionPicker::loading("a");
-        p.set_rows(Ok(vec![PickerRow {
-            session_id: "claude-code:u1".into(),
-            title: Some("Fix checkout".into()),
-            cwd: None,
-            created_at: 0,
-            badge: Some("claude"),
-        }]));
-        let area = Rect::new(0, 0, 60, 5);
-        let mut buf = Buffer::empty(area);
-        p.render(area, &mut buf);
-        let line: String = (0..60).map(|x| buf[(x, 1)].symbol().to_owned()).collect();
-        assert!(line.contains("› [claude] Fix checkout"), "{line}");
-    }
-}
+#[path = "session_picker_tests.rs"]
+mod tests;

@@ -2,8 +2,10 @@
 //! bounded, read-only snapshot context prepared for a message that references other sessions.
 
 pub mod candidates;
+pub mod closest;
 pub mod config;
 pub mod error;
+pub mod estimate;
 pub mod js_chars;
 pub mod json_text;
 pub mod mention;
@@ -15,12 +17,13 @@ pub mod service;
 pub mod source_read;
 pub mod uri;
 
-pub use candidates::Candidate;
+pub use candidates::{Candidate, ClosestMatch, Scope, Selection};
 pub use config::ReferenceConfig;
 pub use error::{ErrorCode, ReferenceError};
+pub use estimate::{PreviewTurn, ReferenceEstimate, kib};
 pub use mention::format_mention;
 pub use parse::{ParsedText, Reference, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
 pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, retain_source};
-pub use service::{AgentRef, Prepared, SessionReferences};
+pub use service::{AgentRef, CandidatePage, ListingScope, Prepared, SessionReferences};
 pub use uri::{decode_uri, encode_uri};

@@ -7,9 +7,12 @@ use std::time::Duration;
 use futures_util::future::try_join_all;
 use tokio_util::sync::CancellationToken;
 
-use super::candidates::{Candidate, select_candidates};
+use super::candidates::{
+    Candidate, ClosestMatch, Scope, Selection, select_candidates, select_closest, select_counted,
+};
 use super::config::ReferenceConfig;
 use super::error::{ErrorCode, ReferenceError};
+use super::estimate::{EstimateCache, ReferenceEstimate};
 use super::parse::Reference;
 use super::prompt::context_message;
 use super::retention::RetainedSource;
@@ -19,6 +22,9 @@ use dsh_store::{ContentBlock, Message, SessionQuery};
 /// How old a cached title may be in a candidate listing: the popup asks again on every
 /// keystroke, and re-checking 10 000 logs each time would cost a `stat` apiece (docs/performance.md).
 const TITLE_MAX_AGE: Duration = Duration::from_secs(1);
+
+/// Most closest matches offered when the exact filter finds nothing.
+pub const CLOSEST_LIMIT: usize = 20;
 
 /// "The agent" of docs/references.md: the session doing the referencing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,11 +41,30 @@ pub struct Prepared {
     pub context: Option<Message>,
 }
 
-/// The session-reference service. Cheap to clone; all clones share the query.
+/// Which sessions a paged listing covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListingScope {
+    /// The `@` popup: every session but the agent's, ranked by the agent's cwd.
+    Agent(AgentRef),
+    /// The `/resume` picker: every session, newest first.
+    All,
+}
+
+/// One page of a listing: the first exact matches, how many there are in all, and — only
+/// when there is none — the closest fuzzy matches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CandidatePage {
+    pub rows: Vec<Candidate>,
+    pub total: usize,
+    pub closest: Vec<ClosestMatch>,
+}
+
+/// The session-reference service. Cheap to clone; all clones share the query and caches.
 #[derive(Clone)]
 pub struct SessionReferences {
     query: Arc<dyn SessionQuery>,
     config: ReferenceConfig,
+    estimates: Arc<EstimateCache>,
 }
 
 impl std::fmt::Debug for SessionReferences {
@@ -59,7 +84,11 @@ struct Normalized {
 impl SessionReferences {
     /// A service over `query` with validated `config`.
     pub fn new(query: Arc<dyn SessionQuery>, config: ReferenceConfig) -> Self {
-        SessionReferences { query, config }
+        SessionReferences {
+            query,
+            config,
+            estimates: Arc::new(EstimateCache::default()),
+        }
     }
 
     /// The validated configuration.
@@ -104,6 +133,79 @@ impl SessionReferences {
                 );
             });
             Ok(selected)
+        })
+        .await?
+    }
+
+    /// Up to `limit` exact matches of `query` in `scope` (like [`list_candidates`]), the
+    /// number of all exact matches, and the closest fuzzy matches when there is none.
+    /// `limit` defaults to `candidate_limit`; `0` is invalid.
+    ///
+    /// [`list_candidates`]: Self::list_candidates
+    pub async fn list_page(
+        &self,
+        scope: &ListingScope,
+        query: &str,
+        limit: Option<usize>,
+        cancel: &CancellationToken,
+    ) -> Result<CandidatePage, ReferenceError> {
+        let limit = match limit {
+            None => self.config.candidate_limit,
+            Some(0) => {
+                return Err(ReferenceError::invalid_reference(
+                    "candidate limit must be a positive integer (got 0)",
+                ));
+            }
+            Some(n) => n,
+        };
+        let store = Arc::clone(&self.query);
+        let scope = scope.clone();
+        let query = query.to_owned();
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            let scope = match &scope {
+                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
+                ListingScope::All => Scope::all(),
+            };
+            let mut page = CandidatePage::default();
+            store.with_recent_titles(TITLE_MAX_AGE, &mut |read_title| {
+                let Selection { rows, total } =
+                    select_counted(&sessions, scope, &query, limit, &mut *read_title, || {
+                        token.is_cancelled()
+                    });
+                let closest = if total == 0 {
+                    select_closest(&sessions, scope, &query, CLOSEST_LIMIT, read_title, || {
+                        token.is_cancelled()
+                    })
+                } else {
+                    Vec::new()
+                };
+                page = CandidatePage {
+                    rows,
+                    total,
+                    closest,
+                };
+            });
+            Ok(page)
+        })
+        .await?
+    }
+
+    /// What referencing `session_id` as `label` would cost now: the same reader and
+    /// retention as [`prepare`](Self::prepare), cached until the session's log changes.
+    pub async fn estimate(
+        &self,
+        session_id: &str,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<ReferenceEstimate>, ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let cache = Arc::clone(&self.estimates);
+        let budget = self.config.max_reference_bytes;
+        let (session_id, label) = (session_id.to_owned(), label.to_owned());
+        run_blocking(cancel, move || {
+            cache.get_or_compute(store.as_ref(), &session_id, &label, budget)
         })
         .await?
     }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::event::{Event, SessionHeader};
+use super::listing::Stamp;
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 
 /// One session's current surface (docs/session-store.md (session query) `read_surface`).
@@ -76,6 +77,13 @@ pub trait SessionQuery: Send + Sync + 'static {
     /// for many ids in a row (a store can then lock and read the clock once per listing).
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         f(&mut |id: &str| self.read_title_recent(id, max_age));
+    }
+    /// Identity and length of a session's log, which change whenever the log does: the key
+    /// for caches of data derived from it. `None` when the store cannot tell (then callers
+    /// cache nothing). Missing session → [`QueryError::NotFound`].
+    fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
+        let _ = id;
+        Ok(None)
     }
     /// The folded surface. Missing session → [`QueryError::NotFound`].
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError>;

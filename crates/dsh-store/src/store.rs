@@ -540,6 +540,11 @@ impl SessionQuery for SessionStore {
         });
     }
 
+    fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
+        let (_, meta) = self.find(id)?;
+        Ok(Some(Stamp::of(&meta)))
+    }
+
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
         let (loc, _) = self.find(id)?;
         let mut folder = KeepingFolder::default();

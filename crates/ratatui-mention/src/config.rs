@@ -71,6 +71,12 @@ pub struct PopupLabels {
     pub failed: String,
     /// Shown when a query found nothing.
     pub no_match: String,
+    /// On the bottom border when nothing matches but rows are offered.
+    pub no_exact_match: String,
+    /// The preview pane's title.
+    pub preview_title: String,
+    /// Shown in the preview until the host supplies it.
+    pub preview_pending: String,
 }
 
 impl Default for PopupLabels {
@@ -81,6 +87,9 @@ impl Default for PopupLabels {
             searching: "searching…".to_string(),
             failed: "could not search".to_string(),
             no_match: "no matches".to_string(),
+            no_exact_match: "no exact match".to_string(),
+            preview_title: "preview".to_string(),
+            preview_pending: "loading…".to_string(),
         }
     }
 }

@@ -40,6 +40,7 @@ pub struct MentionItem {
     label: String,
     detail: Vec<DetailPart>,
     insert_text: String,
+    marked: bool,
 }
 
 impl MentionItem {
@@ -55,6 +56,7 @@ impl MentionItem {
             label: label.into(),
             detail: Vec::new(),
             insert_text: insert_text.into(),
+            marked: false,
         }
     }
 
@@ -70,6 +72,18 @@ impl MentionItem {
     pub fn with_detail(mut self, detail: Vec<DetailPart>) -> Self {
         self.detail = detail;
         self
+    }
+
+    /// Marks the item with a dim `✓` after its label (e.g. already mentioned in the draft).
+    #[must_use]
+    pub fn with_mark(mut self, marked: bool) -> Self {
+        self.marked = marked;
+        self
+    }
+
+    /// Whether the item is marked.
+    pub fn is_marked(&self) -> bool {
+        self.marked
     }
 
     /// The host's identity of this item (returned in [`crate::Outcome::Inserted`]).

@@ -23,8 +23,18 @@ pub enum Action {
     PopupPrev,
     /// Popup: next row; composer: caret down.
     PopupNext,
-    /// Popup: insert the selected item.
+    /// Popup: insert the selected item (or the first one offered).
     Complete,
+    /// Popup: a page up.
+    PopupPageUp,
+    /// Popup: a page down, fetching more matches near the end.
+    PopupPageDown,
+    /// Popup: the first row; composer: caret to the line start.
+    PopupFirst,
+    /// Popup: the last (oldest) match; composer: caret to the line end.
+    PopupLast,
+    /// Show or hide the popup's preview.
+    TogglePreview,
     /// Close the popup (ignored, so the host may use it, while none is open).
     Escape,
     /// Delete before the caret; right after a finished mention, the whole mention.
@@ -43,7 +53,12 @@ impl Action {
             Action::Down => "next item in the popup; newer input on the last row",
             Action::PopupPrev => "previous item in the popup",
             Action::PopupNext => "next item in the popup",
-            Action::Complete => "insert the selected item",
+            Action::Complete => "insert the selected item (or the first one offered)",
+            Action::PopupPageUp => "a page up in the popup",
+            Action::PopupPageDown => "a page down in the popup (fetches more matches)",
+            Action::PopupFirst => "first item in the popup; line start in the composer",
+            Action::PopupLast => "last (oldest) item in the popup; line end in the composer",
+            Action::TogglePreview => "show or hide the popup's preview",
             Action::Escape => "close the popup",
             Action::DeleteBackward => "delete backwards; a mention goes as a whole",
             Action::DeleteForward => "delete forwards; a mention goes as a whole",
@@ -91,6 +106,11 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     Binding::new(KeyCode::Char('p'), CTRL, Action::PopupPrev),
     Binding::new(KeyCode::Char('n'), CTRL, Action::PopupNext),
     Binding::new(KeyCode::Tab, NONE, Action::Complete),
+    Binding::new(KeyCode::PageUp, NONE, Action::PopupPageUp),
+    Binding::new(KeyCode::PageDown, NONE, Action::PopupPageDown),
+    Binding::new(KeyCode::Home, NONE, Action::PopupFirst),
+    Binding::new(KeyCode::End, NONE, Action::PopupLast),
+    Binding::new(KeyCode::Char('p'), ALT, Action::TogglePreview),
     Binding::new(KeyCode::Esc, NONE, Action::Escape),
     Binding::new(KeyCode::Backspace, NONE, Action::DeleteBackward),
     Binding::new(KeyCode::Char('h'), CTRL, Action::DeleteBackward),
@@ -181,6 +201,8 @@ pub fn key_label(code: KeyCode, modifiers: KeyModifiers) -> String {
         KeyCode::Esc => out.push_str("Esc"),
         KeyCode::Backspace => out.push_str("Backspace"),
         KeyCode::Delete => out.push_str("Delete"),
+        KeyCode::PageUp => out.push_str("PgUp"),
+        KeyCode::PageDown => out.push_str("PgDn"),
         other => {
             let _ = write!(out, "{other:?}");
         }
@@ -222,6 +244,11 @@ mod tests {
                 "Ctrl+P",
                 "Ctrl+N",
                 "Tab",
+                "PgUp",
+                "PgDn",
+                "Home",
+                "End",
+                "Alt+P",
                 "Esc",
                 "Backspace",
                 "Ctrl+H",

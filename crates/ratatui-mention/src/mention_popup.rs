@@ -1,5 +1,7 @@
-//! The `@` popup: the host's rows for the token being typed, with characters matching the
-//! query highlighted, a bounded number of rows visible, and the empty states.
+//! The `@` popup: the host's rows for the token being typed, in sections — the query's
+//! matches (counted, paged, fetched in growing steps) and rows only offered (closest
+//! matches, hits elsewhere) — with characters matching the query highlighted, a preview of
+//! the selected row the host supplies, and the empty states.
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
@@ -13,31 +15,97 @@ use unicode_width::UnicodeWidthStr;
 use crate::config::{MentionStyles, PopupLabels};
 use crate::item::{Keep, MentionItem};
 use crate::mention_token::MentionToken;
+use crate::preview::{self, Placement, PreviewPane};
+use crate::sections::{Fetch, Placed, Section, SectionKind, SectionedList};
 use crate::untrusted::visible_controls_line;
 use crate::wrap::{truncate_start_to_width, truncate_to_width};
 
 /// A query the widget asked the host to answer, named by a per-widget increasing id.
 pub type QueryId = u64;
 
-/// The last answer the popup received.
+/// Lines one row takes: the label and the detail line.
+const ROW_HEIGHT: u16 = 2;
+
+/// Rows only offered, under a title (e.g. "closest matches").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedRows {
+    pub title: String,
+    pub rows: Vec<MentionItem>,
+}
+
+/// A host's answer to a query: the first matches, how many match in all, and sections of
+/// rows only offered (never selected when they arrive).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResultsPage {
+    pub rows: Vec<MentionItem>,
+    /// Every match, not only `rows` (`>= rows.len()`).
+    pub total: usize,
+    pub offered: Vec<OfferedRows>,
+}
+
+impl ResultsPage {
+    /// A page holding exactly `rows`.
+    pub fn complete(rows: Vec<MentionItem>) -> Self {
+        ResultsPage {
+            total: rows.len(),
+            rows,
+            offered: Vec::new(),
+        }
+    }
+}
+
+/// What the host shows about the item `key` in the preview pane, under the item's own label
+/// and detail: `lines` (one screen line each) then `body` (wrapped, newest at the bottom).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemPreview {
+    pub key: String,
+    pub lines: Vec<Line<'static>>,
+    pub body: Vec<Line<'static>>,
+}
+
+/// Where the popup's answers stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Listing {
     /// No answer yet for any query of this popup.
     Waiting,
-    Rows(Vec<MentionItem>),
+    Answered,
     Failed(String),
 }
 
-/// State of an open popup: its token, the query in flight and the rows on show.
+/// State of an open popup: its token, the queries in flight, the sections on show and the
+/// preview.
 #[derive(Debug, Clone)]
 pub struct MentionPopup {
     token: MentionToken,
     query_id: QueryId,
     in_flight: bool,
+    /// A request for more rows of the answered query, if one is out.
+    more_id: Option<QueryId>,
     listing: Listing,
-    selected: usize,
-    scroll_top: usize,
+    list: SectionedList<MentionItem>,
     max_visible_rows: usize,
+    /// The item whose preview was asked for, and the preview once it came.
+    preview_asked: Option<String>,
+    preview: Option<ItemPreview>,
+}
+
+fn sections_of(page: ResultsPage) -> Vec<Section<MentionItem>> {
+    let mut sections = vec![Section {
+        kind: SectionKind::Exact,
+        title: None,
+        total: page.total.max(page.rows.len()),
+        rows: page.rows,
+    }];
+    for offered in page.offered {
+        if !offered.rows.is_empty() {
+            sections.push(Section::complete(
+                SectionKind::Offered,
+                Some(offered.title),
+                offered.rows,
+            ));
+        }
+    }
+    sections
 }
 
 impl MentionPopup {
@@ -48,10 +116,12 @@ impl MentionPopup {
             token,
             query_id,
             in_flight: true,
+            more_id: None,
             listing: Listing::Waiting,
-            selected: 0,
-            scroll_top: 0,
+            list: SectionedList::new(ROW_HEIGHT),
             max_visible_rows: max_visible_rows.max(1),
+            preview_asked: None,
+            preview: None,
         }
     }
 
@@ -71,37 +141,85 @@ impl MentionPopup {
         if let Some(id) = query_id {
             self.query_id = id;
             self.in_flight = true;
+            self.more_id = None;
         }
         self.token = token;
     }
 
-    /// Takes the rows answering `query_id`; returns false (and changes nothing) if stale.
+    /// Takes the rows answering `query_id` (all there are); returns false if stale.
     pub fn set_results(&mut self, query_id: QueryId, rows: Vec<MentionItem>) -> bool {
-        self.answer(query_id, Listing::Rows(rows))
+        self.set_page(query_id, ResultsPage::complete(rows))
     }
 
-    /// Takes the failure of `query_id` (shown in place of rows); false if stale.
-    pub fn set_failed(&mut self, query_id: QueryId, message: String) -> bool {
-        self.answer(query_id, Listing::Failed(message))
-    }
-
-    fn answer(&mut self, query_id: QueryId, listing: Listing) -> bool {
+    /// Takes the page answering `query_id` — a new query, or more rows of the answered one
+    /// (then the selection stays); returns false (and changes nothing) if stale.
+    pub fn set_page(&mut self, query_id: QueryId, page: ResultsPage) -> bool {
+        if self.more_id == Some(query_id) {
+            self.more_id = None;
+            self.list.extend_section(
+                0,
+                Section {
+                    kind: SectionKind::Exact,
+                    title: None,
+                    total: page.total.max(page.rows.len()),
+                    rows: page.rows,
+                },
+            );
+            return true;
+        }
         if query_id != self.query_id || !self.in_flight {
             return false;
         }
         self.in_flight = false;
-        self.listing = listing;
-        self.selected = 0;
-        self.scroll_top = 0;
+        self.listing = Listing::Answered;
+        self.list.set_sections(sections_of(page));
         true
     }
 
-    /// The rows on show (the newest answer's, or an older one's while a query runs).
-    pub fn rows(&self) -> &[MentionItem] {
-        match &self.listing {
-            Listing::Rows(rows) => rows,
-            Listing::Waiting | Listing::Failed(_) => &[],
+    /// Takes the failure of `query_id` (shown in place of rows); false if stale.
+    pub fn set_failed(&mut self, query_id: QueryId, message: String) -> bool {
+        if self.more_id == Some(query_id) {
+            // More rows could not be had: the ones on show stay.
+            self.more_id = None;
+            return true;
         }
+        if query_id != self.query_id || !self.in_flight {
+            return false;
+        }
+        self.in_flight = false;
+        self.listing = Listing::Failed(message);
+        self.list.set_sections(Vec::new());
+        true
+    }
+
+    /// Records that `query_id` asks for more rows of the answered query (replacing an
+    /// earlier such request).
+    pub fn fetching_more(&mut self, query_id: QueryId) {
+        self.more_id = Some(query_id);
+    }
+
+    /// Whether more rows may be asked for now (the newest query is answered).
+    pub fn can_fetch(&self) -> bool {
+        !self.in_flight
+    }
+
+    /// The matching rows on show (the newest answer's, or an older one's while a query
+    /// runs); offered rows are in [`MentionPopup::sections`].
+    pub fn rows(&self) -> &[MentionItem] {
+        self.list
+            .sections()
+            .first()
+            .map_or(&[], |s| s.rows.as_slice())
+    }
+
+    /// Every section on show.
+    pub fn sections(&self) -> &[Section<MentionItem>] {
+        self.list.sections()
+    }
+
+    /// How many rows match in all (not only those fetched).
+    pub fn total(&self) -> usize {
+        self.list.sections().first().map_or(0, |s| s.total)
     }
 
     /// Whether the newest query is still unanswered.
@@ -109,49 +227,80 @@ impl MentionPopup {
         self.in_flight
     }
 
-    /// The highlighted row, if any row is on show.
+    /// The highlighted row, if any: the first match when results arrive, nothing when no
+    /// row matches (offered rows are selected only by moving onto them).
     pub fn selected(&self) -> Option<&MentionItem> {
-        self.rows().get(self.selected)
+        self.list.selected_row()
     }
 
-    /// The highlighted row's index into [`MentionPopup::rows`].
-    pub fn selected_index(&self) -> usize {
-        self.selected
+    /// What Tab inserts: the selected row, else the first row offered.
+    pub fn tab_target(&self) -> Option<&MentionItem> {
+        self.list.selected_row().or_else(|| self.list.first_row())
     }
 
-    /// Moves the selection up one row, wrapping to the last.
-    pub fn move_up(&mut self) {
-        let n = self.rows().len();
-        if n > 0 {
-            self.selected = (self.selected + n - 1) % n;
-            self.scroll_to_selection();
+    /// Previous row (wrapping).
+    pub fn move_up(&mut self) -> Fetch {
+        self.list.move_up()
+    }
+    /// Next row (wrapping unless more matches can be fetched).
+    pub fn move_down(&mut self) -> Fetch {
+        self.list.move_down()
+    }
+    /// A page up.
+    pub fn page_up(&mut self) -> Fetch {
+        self.list.page_up()
+    }
+    /// A page down.
+    pub fn page_down(&mut self) -> Fetch {
+        self.list.page_down()
+    }
+    /// The first row.
+    pub fn home(&mut self) -> Fetch {
+        self.list.home()
+    }
+    /// The last (oldest) match, fetching all of them.
+    pub fn end(&mut self) -> Fetch {
+        self.list.end()
+    }
+
+    /// The key of the selected item when its preview is neither here nor asked for yet
+    /// (then it counts as asked).
+    pub fn want_preview(&mut self) -> Option<String> {
+        let key = self.list.selected_row()?.key().to_string();
+        if self.preview_asked.as_deref() == Some(key.as_str()) {
+            return None;
         }
+        self.preview_asked = Some(key.clone());
+        self.preview = None;
+        Some(key)
     }
 
-    /// Moves the selection down one row, wrapping to the first.
-    pub fn move_down(&mut self) {
-        let n = self.rows().len();
-        if n > 0 {
-            self.selected = (self.selected + 1) % n;
-            self.scroll_to_selection();
+    /// Takes the host's preview; one for an item no longer asked about is dropped.
+    pub fn set_preview(&mut self, preview: ItemPreview) -> bool {
+        if self.preview_asked.as_deref() != Some(preview.key.as_str()) {
+            return false;
         }
+        self.preview = Some(preview);
+        true
     }
 
-    fn scroll_to_selection(&mut self) {
-        self.scroll_top = visible_top(self.scroll_top, self.selected, self.max_visible_rows);
-    }
-
-    /// Rows the popup wants: two per item (at most the visible maximum) or one message,
-    /// plus the border.
+    /// Rows the list wants: two per row plus section titles (at most the visible maximum)
+    /// or one message, plus the border.
     pub fn desired_height(&self) -> u16 {
-        let rows = self.rows().len().min(self.max_visible_rows);
-        let body = if rows == 0 { 1 } else { rows * 2 };
+        let body = if self.list.is_empty() {
+            1
+        } else {
+            let rows = self.list.row_count();
+            let titles = self.list.height() - rows * usize::from(ROW_HEIGHT);
+            (rows.min(self.max_visible_rows) * usize::from(ROW_HEIGHT) + titles)
+                .min(self.max_visible_rows * usize::from(ROW_HEIGHT) + 1)
+        };
         u16::try_from(body + 2).unwrap_or(u16::MAX)
     }
 
     /// The line shown instead of rows, if there are none to show.
     fn empty_message(&self, labels: &PopupLabels) -> Option<String> {
-        if !self.rows().is_empty() {
+        if !self.list.is_empty() {
             return None;
         }
         let message = match (&self.listing, self.in_flight) {
@@ -162,20 +311,50 @@ impl MentionPopup {
             (Listing::Failed(message), false) => {
                 format!("{}: {}", labels.failed, visible_controls_line(message))
             }
-            (Listing::Rows(_) | Listing::Waiting, false) => labels.no_match.clone(),
+            (Listing::Answered | Listing::Waiting, false) => labels.no_match.clone(),
         };
         Some(message)
     }
 
-    /// Draws the popup into `area`, fitting as many rows as the area allows.
+    /// The bottom-border count: `3/106` on a match, `2/20 <title>` on an offered row,
+    /// `<no exact match>` when only offered rows are on show.
+    fn position(&self, labels: &PopupLabels) -> Option<String> {
+        let total = self.total();
+        match self.list.selected() {
+            Some(sel) => {
+                let section = self.list.sections().get(sel.section)?;
+                Some(match &section.title {
+                    Some(title) if sel.section > 0 => format!(
+                        "{}/{} {}",
+                        sel.row + 1,
+                        section.total,
+                        visible_controls_line(title)
+                    ),
+                    _ => format!("{}/{}", sel.row + 1, section.total),
+                })
+            }
+            None if total == 0 && !self.list.is_empty() => Some(labels.no_exact_match.clone()),
+            None if total > 0 => Some(format!("–/{total}")),
+            None => None,
+        }
+    }
+
+    /// Draws the popup into `area`: the list, and the preview where `placement` puts it
+    /// (only while a row is selected).
     pub fn render(
         &self,
         area: Rect,
         buf: &mut Buffer,
         styles: &MentionStyles,
         labels: &PopupLabels,
+        placement: Placement,
     ) {
-        let rows = self.rows();
+        let placement = if self.list.selected_row().is_some() {
+            placement
+        } else {
+            Placement::Hidden
+        };
+        let (list_area, preview_area) = preview::split(area, placement);
         let mut block = Block::bordered()
             .border_type(BorderType::Rounded)
             .border_style(styles.popup_border)
@@ -183,13 +362,14 @@ impl MentionPopup {
                 visible_controls_line(&labels.title).into_owned(),
                 styles.popup_title,
             ));
-        if !rows.is_empty() {
-            let position = format!(" {}/{} ", self.selected + 1, rows.len());
-            block = block.title_bottom(Line::styled(position, styles.popup_border).right_aligned());
+        if let Some(position) = self.position(labels) {
+            block = block.title_bottom(
+                Line::styled(format!(" {position} "), styles.popup_border).right_aligned(),
+            );
         }
-        let inner = block.inner(area);
-        ratatui::widgets::Clear.render(area, buf);
-        block.render(area, buf);
+        let inner = block.inner(list_area);
+        ratatui::widgets::Clear.render(list_area, buf);
+        block.render(list_area, buf);
         if inner.width == 0 || inner.height == 0 {
             return;
         }
@@ -201,46 +381,102 @@ impl MentionPopup {
             buf.set_line(inner.x, inner.y, &line, inner.width);
             return;
         }
-        let fit = usize::from(inner.height.div_ceil(2)).clamp(1, self.max_visible_rows);
-        let top = visible_top(self.scroll_top, self.selected, fit);
-        let matcher = SkimMatcherV2::default();
-        for (i, row) in rows.iter().enumerate().skip(top).take(fit) {
-            let Ok(offset) = u16::try_from((i - top) * 2) else {
-                break;
-            };
-            let y = inner.y + offset;
-            let selected = i == self.selected;
-            let label = self.label_line(row, selected, &matcher, inner.width, styles);
-            buf.set_line(inner.x, y, &label, inner.width);
-            if offset + 1 < inner.height {
-                buf.set_line(
-                    inner.x,
-                    y + 1,
-                    &detail_line(row, inner.width, styles.detail),
-                    inner.width,
-                );
+        let matcher = SkimMatcherV2::default().ignore_case();
+        let visible = inner
+            .height
+            .min(u16::try_from(self.max_visible_rows * 2 + 1).unwrap_or(u16::MAX));
+        for placed in self.list.layout(visible) {
+            match placed {
+                Placed::Title { section, y } => {
+                    let title = self
+                        .list
+                        .sections()
+                        .get(section)
+                        .and_then(|s| s.title.as_deref())
+                        .unwrap_or_default();
+                    let line = Line::styled(
+                        format!("  {}", visible_controls_line(title)),
+                        styles.message,
+                    );
+                    buf.set_line(inner.x, inner.y + y, &line, inner.width);
+                }
+                Placed::Row { at, y, selected } => {
+                    let Some(section) = self.list.sections().get(at.section) else {
+                        continue;
+                    };
+                    let Some(row) = section.rows.get(at.row) else {
+                        continue;
+                    };
+                    let exact = section.kind == SectionKind::Exact;
+                    let label =
+                        self.label_line(row, selected, exact, &matcher, inner.width, styles);
+                    buf.set_line(inner.x, inner.y + y, &label, inner.width);
+                    if y + 1 < inner.height {
+                        buf.set_line(
+                            inner.x,
+                            inner.y + y + 1,
+                            &detail_line(row, inner.width, styles.detail),
+                            inner.width,
+                        );
+                    }
+                }
             }
+        }
+        if let (Some(preview_area), Some(row)) = (preview_area, self.list.selected_row()) {
+            let mut lines = vec![
+                Line::styled(
+                    visible_controls_line(row.label()).into_owned(),
+                    styles.popup_title,
+                ),
+                detail_line(row, preview_area.width.saturating_sub(2), styles.detail),
+            ];
+            let mut body = Vec::new();
+            match self.preview.as_ref().filter(|p| p.key == row.key()) {
+                Some(preview) => {
+                    lines.extend(preview.lines.iter().cloned());
+                    body.clone_from(&preview.body);
+                }
+                None => lines.push(Line::styled(labels.preview_pending.clone(), styles.message)),
+            }
+            PreviewPane {
+                title: &labels.preview_title,
+                header: lines,
+                body,
+            }
+            .render(preview_area, buf);
         }
     }
 
-    /// `› <kind> · <label>` with the chars matching the query highlighted.
+    /// `› <kind> · <label> ✓` with the chars matching the query highlighted (each word of
+    /// the query on its own for offered rows, which need not hold it as typed).
     fn label_line(
         &self,
         row: &MentionItem,
         selected: bool,
+        exact: bool,
         matcher: &SkimMatcherV2,
         width: u16,
         styles: &MentionStyles,
     ) -> Line<'static> {
         let label = visible_controls_line(row.label()).into_owned();
-        let hit_chars: Vec<usize> = if self.token.query.is_empty() {
+        let mut hit_chars: Vec<usize> = if self.token.query.is_empty() {
             Vec::new()
-        } else {
+        } else if exact {
             matcher
                 .fuzzy_indices(&label, &self.token.query)
                 .map(|(_, indices)| indices)
                 .unwrap_or_default()
+        } else {
+            self.token
+                .query
+                .split(|c: char| c.is_whitespace() || matches!(c, '-' | '_' | '/' | '.'))
+                .filter(|w| !w.is_empty())
+                .filter_map(|w| matcher.fuzzy_indices(&label, w))
+                .flat_map(|(_, indices)| indices)
+                .collect()
         };
+        hit_chars.sort_unstable();
+        hit_chars.dedup();
         let base = if selected {
             styles.label.patch(styles.selected)
         } else {
@@ -259,12 +495,13 @@ impl MentionPopup {
             prefix_width += kind.width();
             spans.push(Span::styled(kind, base.patch(styles.kind)));
         }
-        let room = usize::from(width).saturating_sub(prefix_width);
+        let mark = if row.is_marked() { MARK } else { "" };
+        let room = usize::from(width).saturating_sub(prefix_width + mark.width());
         let label = truncate_to_width(&label, room);
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = hit_chars.contains(&index) && c != '…';
+            let is_hit = hit_chars.binary_search(&index).is_ok() && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),
@@ -277,9 +514,15 @@ impl MentionPopup {
         if !run.is_empty() {
             spans.push(Span::styled(run, if run_hit { hit } else { base }));
         }
+        if !mark.is_empty() {
+            spans.push(Span::styled(mark, styles.detail));
+        }
         Line::from(spans)
     }
 }
+
+/// Shown after the label of an item the host marked (e.g. already mentioned).
+const MARK: &str = " ✓";
 
 /// The dim detail line, parts joined with ` · `; when too wide, the parts that may be cut
 /// share the room left by the whole ones, each cut from the side its [`Keep`] gives up.
@@ -354,18 +597,6 @@ fn share(room: usize, wants: &[usize]) -> Vec<usize> {
         break;
     }
     out
-}
-
-/// First visible row so that `selected` is on screen with `fit` rows, moving `top` least.
-fn visible_top(top: usize, selected: usize, fit: usize) -> usize {
-    let fit = fit.max(1);
-    if selected < top {
-        selected
-    } else if selected >= top + fit {
-        selected + 1 - fit
-    } else {
-        top
-    }
 }
 
 #[cfg(test)]

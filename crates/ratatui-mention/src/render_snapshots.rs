@@ -26,6 +26,7 @@ fn app_config() -> MentionConfig {
             searching: "searching…".into(),
             failed: "could not list sessions".into(),
             no_match: "no matching sessions".into(),
+            ..PopupLabels::default()
         })
 }
 

@@ -10,9 +10,11 @@ use crate::composer::Composer;
 use crate::config::MentionConfig;
 use crate::item::MentionItem;
 use crate::key_map::Action;
-use crate::mention_popup::{MentionPopup, QueryId};
+use crate::mention_popup::{ItemPreview, MentionPopup, QueryId, ResultsPage};
 use crate::mention_token::mention_token_at;
 use crate::paste::normalize_paste;
+use crate::preview::{self, Placement};
+use crate::sections::Fetch;
 use crate::untrusted::visible_controls_line;
 
 /// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
@@ -33,6 +35,15 @@ pub enum Outcome {
     /// earlier query still running may be cancelled, its answer would be dropped.
     #[non_exhaustive]
     Query { id: QueryId, text: String },
+    /// The selection moved near the end of the fetched matches (or to the last one): the
+    /// host answers query `text` again with up to `limit` rows, for `id`, with
+    /// [`MentionInputState::set_page`]; the selection stays.
+    #[non_exhaustive]
+    More {
+        id: QueryId,
+        text: String,
+        limit: usize,
+    },
     /// The selected item replaced the token (its insert text and one space went in).
     #[non_exhaustive]
     Inserted { key: String, text: String },
@@ -46,7 +57,7 @@ pub enum Outcome {
 #[non_exhaustive]
 pub enum ActivePopup {
     None,
-    Mention(MentionPopup),
+    Mention(Box<MentionPopup>),
 }
 
 /// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
@@ -60,6 +71,10 @@ pub struct MentionInputState {
     last_query_id: QueryId,
     /// Where the last render put the caret.
     cursor: Option<Position>,
+    /// Whether the user wants the popup's preview (toggled with its key).
+    preview_enabled: bool,
+    /// The screen the widget is drawn on, which decides where the preview goes.
+    screen: (u16, u16),
 }
 
 impl Default for MentionInputState {
@@ -78,6 +93,8 @@ impl MentionInputState {
             dismissed_token: None,
             last_query_id: 0,
             cursor: None,
+            preview_enabled: true,
+            screen: (0, 0),
         }
     }
 
@@ -105,22 +122,34 @@ impl MentionInputState {
         }
         let action = self.config.key_map.classify(&key);
         if let ActivePopup::Mention(popup) = &mut self.popup {
+            let fetch = match action {
+                Some(Action::Up | Action::PopupPrev) => Some(popup.move_up()),
+                Some(Action::Down | Action::PopupNext) => Some(popup.move_down()),
+                Some(Action::PopupPageUp) => Some(popup.page_up()),
+                Some(Action::PopupPageDown) => Some(popup.page_down()),
+                Some(Action::PopupFirst) => Some(popup.home()),
+                Some(Action::PopupLast) => Some(popup.end()),
+                _ => None,
+            };
+            if let Some(fetch) = fetch {
+                return self.fetch_more(fetch);
+            }
             match action {
-                Some(Action::Up | Action::PopupPrev) => {
-                    popup.move_up();
+                // Enter inserts the selected row; with nothing selected (no match) it
+                // submits the draft as typed. Tab falls back to the first row offered.
+                Some(Action::Submit) if popup.selected().is_none() => return self.submit(),
+                Some(Action::Submit) => return self.insert_selected(false),
+                Some(Action::Complete) => return self.insert_selected(true),
+                Some(Action::TogglePreview) => {
+                    self.preview_enabled = !self.preview_enabled;
                     return Outcome::Changed;
                 }
-                Some(Action::Down | Action::PopupNext) => {
-                    popup.move_down();
-                    return Outcome::Changed;
-                }
-                Some(Action::Complete | Action::Submit) => return self.insert_selected(),
                 Some(Action::Escape) => {
                     self.dismissed_token = Some(popup.token().start_char);
                     self.popup = ActivePopup::None;
                     return Outcome::Changed;
                 }
-                Some(Action::Newline | Action::DeleteBackward | Action::DeleteForward) | None => {}
+                _ => {}
             }
         }
         let result = match action {
@@ -140,7 +169,20 @@ impl MentionInputState {
                 }
                 Outcome::Changed
             }
-            Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
+            Some(Action::TogglePreview) => {
+                self.preview_enabled = !self.preview_enabled;
+                Outcome::Changed
+            }
+            Some(
+                Action::PopupPrev
+                | Action::PopupNext
+                | Action::Complete
+                | Action::PopupPageUp
+                | Action::PopupPageDown
+                | Action::PopupFirst
+                | Action::PopupLast,
+            )
+            | None => {
                 if !self.composer.input(key) {
                     return Outcome::Ignored;
                 }
@@ -166,6 +208,44 @@ impl MentionInputState {
     pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) {
         if let ActivePopup::Mention(popup) = &mut self.popup {
             popup.set_results(id, rows);
+        }
+    }
+
+    /// Delivers the page answering query `id`: the first matches, their total and rows
+    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`].
+    pub fn set_page(&mut self, id: QueryId, page: ResultsPage) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_page(id, page);
+        }
+    }
+
+    /// The screen size the widget is drawn on (where the preview goes: right from 100
+    /// columns, below from 30 rows, else hidden).
+    pub fn set_screen(&mut self, width: u16, height: u16) {
+        self.screen = (width, height);
+    }
+
+    /// Where the popup's preview goes now.
+    pub fn preview_placement(&self) -> Placement {
+        preview::placement(self.preview_enabled, self.screen.0, self.screen.1)
+    }
+
+    /// The key of the selected item when the visible preview needs the host's content for
+    /// it (asked once per selection); answer with [`MentionInputState::set_preview`].
+    pub fn want_preview(&mut self) -> Option<String> {
+        if self.preview_placement() == Placement::Hidden {
+            return None;
+        }
+        match &mut self.popup {
+            ActivePopup::Mention(popup) => popup.want_preview(),
+            ActivePopup::None => None,
+        }
+    }
+
+    /// Delivers the preview of an item; one for an item no longer selected is dropped.
+    pub fn set_preview(&mut self, preview: ItemPreview) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_preview(preview);
         }
     }
 
@@ -251,9 +331,17 @@ impl MentionInputState {
 
     /// Rows the popup wants (0 when none is open).
     pub fn popup_height(&self) -> u16 {
-        match &self.popup {
-            ActivePopup::Mention(popup) => popup.desired_height(),
-            ActivePopup::None => 0,
+        let ActivePopup::Mention(popup) = &self.popup else {
+            return 0;
+        };
+        let list = popup.desired_height();
+        if popup.selected().is_none() {
+            return list;
+        }
+        match self.preview_placement() {
+            Placement::Hidden => list,
+            Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
+            Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
         }
     }
 
@@ -275,7 +363,13 @@ impl MentionInputState {
                 height: popup_height,
                 ..area
             };
-            popup.render(popup_area, buf, &self.config.styles, &self.config.labels);
+            popup.render(
+                popup_area,
+                buf,
+                &self.config.styles,
+                &self.config.labels,
+                self.preview_placement(),
+            );
         }
         self.cursor = self.composer.render(composer_area, buf);
     }
@@ -295,12 +389,37 @@ impl MentionInputState {
         }
     }
 
-    /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space.
-    fn insert_selected(&mut self) -> Outcome {
+    /// A move asked for more matches of the answered query: ask the host for them.
+    fn fetch_more(&mut self, fetch: Fetch) -> Outcome {
+        let ActivePopup::Mention(popup) = &mut self.popup else {
+            return Outcome::Changed;
+        };
+        match fetch {
+            Fetch::Rows(limit) if popup.can_fetch() => {
+                self.last_query_id += 1;
+                popup.fetching_more(self.last_query_id);
+                Outcome::More {
+                    id: self.last_query_id,
+                    text: popup.token().query.clone(),
+                    limit,
+                }
+            }
+            Fetch::Rows(_) | Fetch::None => Outcome::Changed,
+        }
+    }
+
+    /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space
+    /// (Tab: the first row offered when nothing is selected).
+    fn insert_selected(&mut self, or_first: bool) -> Outcome {
         let ActivePopup::Mention(popup) = &self.popup else {
             return Outcome::Consumed;
         };
-        let Some(row) = popup.selected() else {
+        let row = if or_first {
+            popup.tab_target()
+        } else {
+            popup.selected()
+        };
+        let Some(row) = row else {
             return Outcome::Consumed;
         };
         // The host formats the text; control characters still never go into the draft raw.
@@ -350,11 +469,11 @@ impl MentionInputState {
         }
         self.last_query_id += 1;
         let text = token.query.clone();
-        self.popup = ActivePopup::Mention(MentionPopup::new(
+        self.popup = ActivePopup::Mention(Box::new(MentionPopup::new(
             token,
             self.last_query_id,
             self.config.max_visible_rows,
-        ));
+        )));
         Outcome::Query {
             id: self.last_query_id,
             text,
@@ -462,7 +581,8 @@ mod tests {
         assert_eq!(pane.handle_key(key(KeyCode::Left)), Outcome::Changed);
         assert!(pane.popup_active());
         // Backspace shortens the query.
-        assert_eq!(pane.handle_key(key(KeyCode::End)), Outcome::Changed);
+        // (End would jump to the popup's last row: the caret goes right instead.)
+        assert_eq!(pane.handle_key(key(KeyCode::Right)), Outcome::Changed);
         assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
     }
 
@@ -589,12 +709,20 @@ mod tests {
     }
 
     #[test]
-    fn enter_with_popup_but_no_rows_does_nothing() {
+    fn enter_with_nothing_selected_submits_the_draft_as_typed() {
         let mut pane = new_pane();
         type_str(&mut pane, "@zz");
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("@zz".into()),
+            "no answer yet: nothing selected"
+        );
         pane.set_results(3, Vec::new());
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), Outcome::Consumed);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("@zz".into())
+        );
         assert_eq!(pane.draft(), "@zz");
     }
 
@@ -803,6 +931,11 @@ mod tests {
         type_str(&mut pane, "@");
         pane.set_failed(1, "disk\u{7} busy");
         assert!(pane.popup_active());
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), Outcome::Consumed);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("@".into()),
+            "nothing selected: the draft goes as typed"
+        );
     }
 }

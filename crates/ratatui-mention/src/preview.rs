@@ -1,0 +1,149 @@
+//! Where a popup's preview pane goes and how it is drawn: on the right when the screen is
+//! wide, below the list when it is narrow but tall, hidden otherwise or when the user turned
+//! it off. The host supplies the lines for the selected item.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Clear, Widget};
+
+use super::wrap::wrap_lines;
+
+/// Narrowest screen that puts the preview on the right.
+pub const RIGHT_MIN_WIDTH: u16 = 100;
+/// Shortest screen that puts the preview below the list when it is too narrow for the right.
+pub const BELOW_MIN_HEIGHT: u16 = 30;
+/// Lines a preview below the list takes (border included).
+pub const BELOW_HEIGHT: u16 = 12;
+/// Fewest lines a popup with a preview on the right takes (border included).
+pub const RIGHT_MIN_HEIGHT: u16 = 12;
+
+/// Where the preview goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    Right,
+    Below,
+    Hidden,
+}
+
+/// The placement on a `width`×`height` screen, if the user has the preview `enabled`.
+pub fn placement(enabled: bool, width: u16, height: u16) -> Placement {
+    if !enabled {
+        Placement::Hidden
+    } else if width >= RIGHT_MIN_WIDTH {
+        Placement::Right
+    } else if height >= BELOW_MIN_HEIGHT {
+        Placement::Below
+    } else {
+        Placement::Hidden
+    }
+}
+
+/// Splits a popup `area` into (list, preview) for `placement`.
+pub fn split(area: Rect, placement: Placement) -> (Rect, Option<Rect>) {
+    match placement {
+        Placement::Hidden => (area, None),
+        Placement::Right => {
+            let list_width = area.width * 11 / 20;
+            let list = Rect {
+                width: list_width,
+                ..area
+            };
+            let preview = Rect {
+                x: area.x + list_width,
+                width: area.width - list_width,
+                ..area
+            };
+            (list, Some(preview))
+        }
+        Placement::Below => {
+            // The full height when the list keeps a row (border + one line), else half.
+            let preview_height = if area.height >= BELOW_HEIGHT + 3 {
+                BELOW_HEIGHT
+            } else {
+                area.height / 2
+            };
+            let list = Rect {
+                height: area.height - preview_height,
+                ..area
+            };
+            let preview = Rect {
+                y: area.y + list.height,
+                height: preview_height,
+                ..area
+            };
+            (list, Some(preview))
+        }
+    }
+}
+
+/// A bordered pane of host-supplied lines: `header` lines on top (one screen line each),
+/// then `body` wrapped to the width; when the body does not fit, its last lines stay
+/// visible (newest at the bottom).
+#[derive(Debug, Clone)]
+pub struct PreviewPane<'a> {
+    pub title: &'a str,
+    pub header: Vec<Line<'a>>,
+    pub body: Vec<Line<'a>>,
+}
+
+impl Widget for PreviewPane<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        Clear.render(area, buf);
+        let block = Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(Style::new().fg(Color::DarkGray))
+            .title(Span::styled(
+                format!(" {} ", self.title),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.width == 0 || inner.height == 0 {
+            return;
+        }
+        let mut y = inner.y;
+        for line in self.header.iter().take(usize::from(inner.height)) {
+            buf.set_line(inner.x, y, line, inner.width);
+            y += 1;
+        }
+        let room = usize::from(inner.bottom() - y);
+        let body = wrap_lines(&self.body, inner.width);
+        let skip = body.len().saturating_sub(room);
+        for line in body.iter().skip(skip) {
+            buf.set_line(inner.x, y, line, inner.width);
+            y += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_follows_the_screen_size() {
+        assert_eq!(placement(true, 120, 20), Placement::Right);
+        assert_eq!(placement(true, 100, 15), Placement::Right);
+        assert_eq!(placement(true, 99, 30), Placement::Below);
+        assert_eq!(placement(true, 60, 29), Placement::Hidden);
+        assert_eq!(placement(true, 60, 15), Placement::Hidden);
+        assert_eq!(placement(false, 200, 60), Placement::Hidden);
+    }
+
+    #[test]
+    fn split_shares_the_area() {
+        let area = Rect::new(0, 5, 120, 12);
+        let (list, preview) = split(area, Placement::Right);
+        assert_eq!(list, Rect::new(0, 5, 66, 12));
+        assert_eq!(preview, Some(Rect::new(66, 5, 54, 12)));
+        let (list, preview) = split(Rect::new(0, 0, 80, 20), Placement::Below);
+        assert_eq!(list, Rect::new(0, 0, 80, 8));
+        assert_eq!(preview, Some(Rect::new(0, 8, 80, 12)));
+        let (list, preview) = split(Rect::new(0, 0, 80, 10), Placement::Below);
+        assert_eq!(list, Rect::new(0, 0, 80, 5));
+        assert_eq!(preview, Some(Rect::new(0, 5, 80, 5)));
+        assert_eq!(split(area, Placement::Hidden), (area, None));
+    }
+}

@@ -1,0 +1,602 @@
+//! A popup list in sections (e.g. exact matches, closest matches, hits elsewhere) with
+//! counts, paging and the shared selection rule: the selection starts on the first row of
+//! the first *exact* section; with no exact row nothing is selected, and Up/Down moves onto
+//! the offered rows. The first section may hold fewer rows than it counts: moving near its
+//! end asks the host for more ([`Fetch`]). Rows are host data; the host draws them from the
+//! [`Placed`] layout.
+
+use std::cell::Cell;
+
+/// Whether a section's first row is selected when results arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionKind {
+    /// Matches of the query: the selection starts on the first one.
+    Exact,
+    /// Rows only offered (closest matches, hits elsewhere): selected only by moving.
+    Offered,
+}
+
+/// One section: a title line (none for the first, unlabelled section), rows and how many
+/// rows exist in all (`total >= rows.len()`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section<T> {
+    pub kind: SectionKind,
+    pub title: Option<String>,
+    pub rows: Vec<T>,
+    pub total: usize,
+}
+
+impl<T> Section<T> {
+    /// A section whose rows are all there is.
+    pub fn complete(kind: SectionKind, title: Option<String>, rows: Vec<T>) -> Self {
+        let total = rows.len();
+        Section {
+            kind,
+            title,
+            rows,
+            total,
+        }
+    }
+}
+
+/// The selected row: section index and row index inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowRef {
+    pub section: usize,
+    pub row: usize,
+}
+
+/// How many rows of the first section the host should fetch now, if more are wanted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// Nothing to fetch.
+    None,
+    /// Fetch this many rows (a bigger limit for the same query).
+    Rows(usize),
+}
+
+/// Something drawn at a line of the list's area.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed {
+    /// A section's title line.
+    Title { section: usize, y: u16 },
+    /// A row taking `row_height` lines from `y` (the last may be cut by the area).
+    Row { at: RowRef, y: u16, selected: bool },
+}
+
+/// The list's state. Paging uses the page size of the last layout.
+#[derive(Debug, Clone)]
+pub struct SectionedList<T> {
+    sections: Vec<Section<T>>,
+    selected: Option<RowRef>,
+    /// First visible line of the flat layout.
+    top: usize,
+    row_height: usize,
+    /// Rows of the first section asked for and not yet delivered.
+    requested: usize,
+    /// End was pressed while the first section was incomplete: select its last row once
+    /// the rows arrive.
+    pending_end: bool,
+    page_rows: Cell<usize>,
+}
+
+/// Page size before anything was drawn.
+const DEFAULT_PAGE_ROWS: usize = 8;
+
+impl<T> SectionedList<T> {
+    /// An empty list whose rows are `row_height` lines tall.
+    pub fn new(row_height: u16) -> Self {
+        SectionedList {
+            sections: Vec::new(),
+            selected: None,
+            top: 0,
+            row_height: usize::from(row_height.max(1)),
+            requested: 0,
+            pending_end: false,
+            page_rows: Cell::new(DEFAULT_PAGE_ROWS),
+        }
+    }
+
+    /// Replaces every section with the answer to a new query: the selection follows the rule
+    /// (first exact row, else nothing) and the list scrolls back to the top.
+    pub fn set_sections(&mut self, sections: Vec<Section<T>>) {
+        self.sections = sections;
+        self.top = 0;
+        self.requested = 0;
+        self.pending_end = false;
+        self.selected = self.first_exact();
+    }
+
+    /// Replaces section `index` with more rows of the same query (see [`Fetch`]); the
+    /// selection stays where it was (or goes to the last row after End).
+    pub fn extend_section(&mut self, index: usize, section: Section<T>) {
+        let Some(slot) = self.sections.get_mut(index) else {
+            return;
+        };
+        *slot = section;
+        self.requested = 0;
+        if self.pending_end {
+            self.pending_end = false;
+            self.selected = self.last_row();
+        } else if let Some(sel) = self.selected
+            && self.len_of(sel.section) <= sel.row
+        {
+            self.selected = self.first_exact();
+        }
+        self.scroll_to_selection();
+    }
+
+    /// Replaces section `index` (e.g. conversation hits that arrive on their own), keeping
+    /// the selection when it is elsewhere.
+    pub fn replace_section(&mut self, index: usize, section: Section<T>) {
+        if let Some(slot) = self.sections.get_mut(index) {
+            *slot = section;
+        } else if index == self.sections.len() {
+            self.sections.push(section);
+        }
+        if self.selected.is_none_or(|s| s.section == index) {
+            self.selected = self.first_exact();
+        }
+        self.scroll_to_selection();
+    }
+
+    /// The sections on show.
+    pub fn sections(&self) -> &[Section<T>] {
+        &self.sections
+    }
+
+    /// The selected row, if any.
+    pub fn selected(&self) -> Option<RowRef> {
+        self.selected
+    }
+
+    /// The selected row's data.
+    pub fn selected_row(&self) -> Option<&T> {
+        let sel = self.selected?;
+        self.sections.get(sel.section)?.rows.get(sel.row)
+    }
+
+    /// The first row on show in any section (what Tab inserts when nothing is selected).
+    pub fn first_row(&self) -> Option<&T> {
+        self.sections.iter().find_map(|s| s.rows.first())
+    }
+
+    /// Whether no section has a row.
+    pub fn is_empty(&self) -> bool {
+        self.sections.iter().all(|s| s.rows.is_empty())
+    }
+
+    /// Rows on show in all sections.
+    pub fn row_count(&self) -> usize {
+        self.sections.iter().map(|s| s.rows.len()).sum()
+    }
+
+    /// Next row, wrapping to the first; from nothing, the first row.
+    pub fn move_down(&mut self) -> Fetch {
+        let flat = self.flat_selected();
+        let n = self.row_count();
+        if n == 0 {
+            return Fetch::None;
+        }
+        let next = match flat {
+            Some(i) if i + 1 < n => i + 1,
+            // The last row: wrap, unless the first section has more to fetch.
+            Some(i) if self.more_to_fetch() && self.is_last_of_first(i) => i,
+            // Nothing selected yet, or wrapping: the first row.
+            None | Some(_) => 0,
+        };
+        self.select_flat(next);
+        self.fetch_if_near_end()
+    }
+
+    /// Previous row, wrapping to the last; from nothing, the last row.
+    pub fn move_up(&mut self) -> Fetch {
+        let n = self.row_count();
+        if n == 0 {
+            return Fetch::None;
+        }
+        let next = match self.flat_selected() {
+            None | Some(0) => n - 1,
+            Some(i) => i - 1,
+        };
+        self.select_flat(next);
+        self.fetch_if_near_end()
+    }
+
+    /// A page down (no wrap).
+    pub fn page_down(&mut self) -> Fetch {
+        let n = self.row_count();
+        if n == 0 {
+            return Fetch::None;
+        }
+        let page = self.page_rows.get().max(1);
+        let next = self.flat_selected().map_or(0, |i| (i + page).min(n - 1));
+        self.select_flat(next);
+        self.fetch_if_near_end()
+    }
+
+    /// A page up (no wrap).
+    pub fn page_up(&mut self) -> Fetch {
+        if self.row_count() == 0 {
+            return Fetch::None;
+        }
+        let page = self.page_rows.get().max(1);
+        let next = self.flat_selected().map_or(0, |i| i.saturating_sub(page));
+        self.select_flat(next);
+        Fetch::None
+    }
+
+    /// The first row.
+    pub fn home(&mut self) -> Fetch {
+        if self.row_count() > 0 {
+            self.select_flat(0);
+        }
+        Fetch::None
+    }
+
+    /// The very last row: of the first section when it has more to fetch (all of it is
+    /// asked for and selected on arrival), else of the last section.
+    pub fn end(&mut self) -> Fetch {
+        if self.row_count() == 0 {
+            return Fetch::None;
+        }
+        if self.more_to_fetch() {
+            let total = self.sections.first().map_or(0, |s| s.total);
+            let last_fetched = self.len_of(0).saturating_sub(1);
+            self.select_flat(last_fetched);
+            self.pending_end = true;
+            if total > self.requested {
+                self.requested = total;
+                return Fetch::Rows(total);
+            }
+            return Fetch::None;
+        }
+        let n = self.row_count();
+        self.select_flat(n - 1);
+        Fetch::None
+    }
+
+    /// Lays the list out in `height` lines, scrolled so the selection is visible; also
+    /// records the page size for paging keys.
+    pub fn layout(&self, height: u16) -> Vec<Placed> {
+        let height = usize::from(height);
+        self.page_rows
+            .set((height / self.row_height).clamp(1, usize::MAX));
+        let lines = self.lines();
+        let top = self.visible_top(&lines, height);
+        let mut out = Vec::new();
+        let mut y = 0;
+        for item in lines.iter().skip(top) {
+            if y >= height {
+                break;
+            }
+            let Ok(at_y) = u16::try_from(y) else { break };
+            out.push(match *item {
+                Line::Title(section) => Placed::Title { section, y: at_y },
+                Line::Row(at) => Placed::Row {
+                    at,
+                    y: at_y,
+                    selected: self.selected == Some(at),
+                },
+            });
+            y += self.line_height(item);
+        }
+        out
+    }
+
+    /// Lines the whole list takes.
+    pub fn height(&self) -> usize {
+        self.lines().iter().map(|l| self.line_height(l)).sum()
+    }
+
+    // ----- internals --------------------------------------------------------------------
+
+    fn len_of(&self, section: usize) -> usize {
+        self.sections.get(section).map_or(0, |s| s.rows.len())
+    }
+
+    fn first_exact(&self) -> Option<RowRef> {
+        self.sections
+            .iter()
+            .position(|s| s.kind == SectionKind::Exact && !s.rows.is_empty())
+            .map(|section| RowRef { section, row: 0 })
+    }
+
+    fn last_row(&self) -> Option<RowRef> {
+        let n = self.row_count();
+        (n > 0).then(|| self.flat_to_ref(n - 1)).flatten()
+    }
+
+    fn more_to_fetch(&self) -> bool {
+        self.sections
+            .first()
+            .is_some_and(|s| s.rows.len() < s.total)
+    }
+
+    fn is_last_of_first(&self, flat: usize) -> bool {
+        flat + 1 == self.len_of(0)
+    }
+
+    /// Asks for more rows of the first section when the selection is within a page of the
+    /// last one fetched (doubling, up to the total).
+    fn fetch_if_near_end(&mut self) -> Fetch {
+        let Some(first) = self.sections.first() else {
+            return Fetch::None;
+        };
+        let Some(sel) = self.selected.filter(|s| s.section == 0) else {
+            return Fetch::None;
+        };
+        let fetched = first.rows.len();
+        if fetched >= first.total || sel.row + self.page_rows.get() < fetched {
+            return Fetch::None;
+        }
+        let want = (fetched.max(1) * 2).min(first.total);
+        if want <= self.requested {
+            return Fetch::None;
+        }
+        self.requested = want;
+        Fetch::Rows(want)
+    }
+
+    fn flat_selected(&self) -> Option<usize> {
+        let sel = self.selected?;
+        let before: usize = self
+            .sections
+            .iter()
+            .take(sel.section)
+            .map(|s| s.rows.len())
+            .sum();
+        Some(before + sel.row)
+    }
+
+    fn flat_to_ref(&self, mut flat: usize) -> Option<RowRef> {
+        for (section, s) in self.sections.iter().enumerate() {
+            if flat < s.rows.len() {
+                return Some(RowRef { section, row: flat });
+            }
+            flat -= s.rows.len();
+        }
+        None
+    }
+
+    fn select_flat(&mut self, flat: usize) {
+        self.selected = self.flat_to_ref(flat);
+        self.scroll_to_selection();
+    }
+
+    fn scroll_to_selection(&mut self) {
+        let lines = self.lines();
+        let height = self.page_rows.get() * self.row_height;
+        self.top = self.visible_top(&lines, height);
+    }
+
+    fn line_height(&self, line: &Line) -> usize {
+        match line {
+            Line::Title(_) => 1,
+            Line::Row(_) => self.row_height,
+        }
+    }
+
+    fn lines(&self) -> Vec<Line> {
+        let mut lines = Vec::new();
+        for (section, s) in self.sections.iter().enumerate() {
+            if s.rows.is_empty() && s.title.is_none() {
+                continue;
+            }
+            if s.title.is_some() {
+                lines.push(Line::Title(section));
+            }
+            lines.extend((0..s.rows.len()).map(|row| Line::Row(RowRef { section, row })));
+        }
+        lines
+    }
+
+    /// First visible line index so the selected row (and its section title when it is the
+    /// section's first row) fits in `height` lines, moving the stored top least.
+    fn visible_top(&self, lines: &[Line], height: usize) -> usize {
+        // Line index -> screen line offset, since rows are taller than titles.
+        let offsets: Vec<usize> = lines
+            .iter()
+            .scan(0, |acc, l| {
+                let at = *acc;
+                *acc += self.line_height(l);
+                Some(at)
+            })
+            .collect();
+        let top = self.top.min(lines.len().saturating_sub(1));
+        let Some(sel) = self.selected else {
+            return top;
+        };
+        let Some(index) = lines.iter().position(|l| *l == Line::Row(sel)) else {
+            return top;
+        };
+        let start = if sel.row == 0 && index > 0 && matches!(lines[index - 1], Line::Title(_)) {
+            index - 1
+        } else {
+            index
+        };
+        let offset = |i: usize| offsets.get(i).copied().unwrap_or(0);
+        let end_offset = offset(index) + self.row_height;
+        if start < top {
+            return start;
+        }
+        if end_offset > offset(top) + height {
+            // The first line from which the selected row's end still fits.
+            return (0..=index)
+                .find(|&t| end_offset <= offset(t) + height)
+                .unwrap_or(index);
+        }
+        top
+    }
+}
+
+/// One entry of the flat layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    Title(usize),
+    Row(RowRef),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(n: usize, total: usize) -> Section<usize> {
+        Section {
+            kind: SectionKind::Exact,
+            title: None,
+            rows: (0..n).collect(),
+            total,
+        }
+    }
+
+    fn offered(title: &str, n: usize) -> Section<usize> {
+        Section::complete(
+            SectionKind::Offered,
+            Some(title.into()),
+            (100..100 + n).collect(),
+        )
+    }
+
+    fn sel(list: &SectionedList<usize>) -> Option<(usize, usize)> {
+        list.selected().map(|r| (r.section, r.row))
+    }
+
+    #[test]
+    fn selection_starts_on_the_first_exact_row_else_nothing() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(3, 3), offered("elsewhere", 2)]);
+        assert_eq!(sel(&list), Some((0, 0)));
+        list.set_sections(vec![exact(0, 0), offered("closest", 2)]);
+        assert_eq!(sel(&list), None, "only offered rows: nothing selected");
+        assert_eq!(list.first_row(), Some(&100), "Tab's fallback");
+        list.move_down();
+        assert_eq!(sel(&list), Some((1, 0)), "Down moves onto them");
+        list.set_sections(vec![exact(0, 0), offered("closest", 2)]);
+        list.move_up();
+        assert_eq!(sel(&list), Some((1, 1)), "Up from nothing: the last row");
+    }
+
+    #[test]
+    fn moves_cross_sections_and_wrap() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(2, 2), offered("elsewhere", 2)]);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            list.move_down();
+            seen.push(sel(&list).unwrap());
+        }
+        assert_eq!(seen, [(0, 1), (1, 0), (1, 1), (0, 0), (0, 1)]);
+        list.move_up();
+        list.move_up();
+        assert_eq!(sel(&list), Some((1, 1)), "wrapped back to the last");
+    }
+
+    #[test]
+    fn paging_home_and_end_with_fetching_more() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(50, 106)]);
+        list.layout(16); // 8 rows a page
+        assert_eq!(list.page_down(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 8)));
+        assert_eq!(list.page_down(), Fetch::None);
+        assert_eq!(list.page_down(), Fetch::None);
+        assert_eq!(list.page_down(), Fetch::None);
+        assert_eq!(list.page_down(), Fetch::None, "row 40: still a page away");
+        assert_eq!(
+            list.page_down(),
+            Fetch::Rows(100),
+            "row 48: within a page of the end"
+        );
+        assert_eq!(list.page_down(), Fetch::None, "already asked");
+        assert_eq!(sel(&list), Some((0, 49)), "clamped at the last fetched");
+        list.extend_section(0, exact(100, 106));
+        assert_eq!(sel(&list), Some((0, 49)), "selection kept");
+        assert_eq!(list.page_down(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 57)));
+        assert_eq!(list.page_up(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 49)));
+        assert_eq!(list.home(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 0)));
+        list.extend_section(0, exact(100, 106));
+        assert_eq!(list.end(), Fetch::Rows(106), "End fetches everything");
+        assert_eq!(sel(&list), Some((0, 99)));
+        list.extend_section(0, exact(106, 106));
+        assert_eq!(
+            sel(&list),
+            Some((0, 105)),
+            "End lands on the oldest once it arrives"
+        );
+        assert_eq!(list.move_down(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 0)), "complete: wraps");
+    }
+
+    #[test]
+    fn down_at_the_last_fetched_row_waits_for_more() {
+        let mut list = SectionedList::new(1);
+        list.set_sections(vec![exact(3, 10)]);
+        list.layout(2);
+        assert_eq!(list.move_down(), Fetch::Rows(6));
+        assert_eq!(list.move_down(), Fetch::None);
+        assert_eq!(sel(&list), Some((0, 2)));
+        assert_eq!(list.move_down(), Fetch::None, "no wrap while more exist");
+        assert_eq!(sel(&list), Some((0, 2)));
+    }
+
+    #[test]
+    fn a_section_replaced_on_its_own_keeps_the_selection_elsewhere() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(3, 3)]);
+        list.move_down();
+        list.replace_section(1, offered("elsewhere", 2));
+        assert_eq!(sel(&list), Some((0, 1)), "selection untouched");
+        list.move_down();
+        list.move_down();
+        assert_eq!(sel(&list), Some((1, 0)));
+        list.replace_section(1, offered("elsewhere", 0));
+        assert_eq!(
+            sel(&list),
+            Some((0, 0)),
+            "its section went: back to the first exact row"
+        );
+        let mut offered_only = SectionedList::new(2);
+        offered_only.set_sections(vec![exact(0, 0)]);
+        offered_only.replace_section(1, offered("elsewhere", 1));
+        assert_eq!(
+            sel(&offered_only),
+            None,
+            "offered rows are never selected by arriving"
+        );
+    }
+
+    #[test]
+    fn layout_keeps_the_selection_and_its_title_visible() {
+        let mut list = SectionedList::new(2);
+        list.set_sections(vec![exact(3, 3), offered("closest", 3)]);
+        let ys = |p: &[Placed]| -> Vec<String> {
+            p.iter()
+                .map(|p| match p {
+                    Placed::Title { section, y } => format!("T{section}@{y}"),
+                    Placed::Row { at, y, selected } => {
+                        format!(
+                            "{}{}.{}@{y}",
+                            if *selected { "*" } else { "" },
+                            at.section,
+                            at.row
+                        )
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(ys(&list.layout(6)), ["*0.0@0", "0.1@2", "0.2@4"]);
+        list.move_down();
+        list.move_down();
+        list.move_down();
+        assert_eq!(
+            ys(&list.layout(6)),
+            ["0.2@0", "T1@2", "*1.0@3", "1.1@5"],
+            "the title comes into view with its first row"
+        );
+        assert_eq!(list.height(), 3 * 2 + 1 + 3 * 2);
+    }
+}

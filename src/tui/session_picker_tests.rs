@@ -1,0 +1,1 @@
+//! Key-sequence tests of the `/resume` picker.
