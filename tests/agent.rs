@@ -822,7 +822,7 @@ async fn compacting_an_empty_session_reports_an_error_and_writes_nothing() {
     let seen = until(&mut rx, |e| matches!(e, AgentEvent::Error { .. })).await;
     assert!(matches!(
         seen.last(),
-        Some(AgentEvent::Error { code, .. }) if code == "AGENT_NOTHING_TO_COMPACT"
+        Some(AgentEvent::Error { code, .. }) if *code == "AGENT_NOTHING_TO_COMPACT"
     ));
     assert!(agent.snapshot_events().is_empty());
 }

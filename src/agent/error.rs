@@ -27,16 +27,16 @@ pub enum AgentError {
 
 impl AgentError {
     /// Stable code; provider errors keep the provider's code (`LLM_…`).
-    pub fn code(&self) -> String {
+    pub fn code(&self) -> &'static str {
         match self {
-            AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED".into(),
-            AgentError::Fold(_) => "AGENT_LOG_CORRUPT".into(),
-            AgentError::Llm(e) => e.code().to_string(),
-            AgentError::Cancelled => "AGENT_CANCELLED".into(),
-            AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY".into(),
-            AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT".into(),
-            AgentError::EmptyTitle => "AGENT_EMPTY_TITLE".into(),
-            AgentError::Task(_) => "AGENT_TASK_FAILED".into(),
+            AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED",
+            AgentError::Fold(_) => "AGENT_LOG_CORRUPT",
+            AgentError::Llm(e) => e.code(),
+            AgentError::Cancelled => "AGENT_CANCELLED",
+            AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY",
+            AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT",
+            AgentError::EmptyTitle => "AGENT_EMPTY_TITLE",
+            AgentError::Task(_) => "AGENT_TASK_FAILED",
         }
     }
 }

@@ -29,7 +29,7 @@ pub enum AgentEvent {
     /// These messages were dropped without being logged (blocked or cancelled).
     Discarded { message_ids: Vec<String> },
     /// A turn, compaction or title write failed.
-    Error { code: String, message: String },
+    Error { code: &'static str, message: String },
 }
 
 /// State shared by the handles and the loop.

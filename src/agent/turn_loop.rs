@@ -170,7 +170,7 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
 fn end_reason(kind: &str, error: Option<&AgentError>) -> TurnEndReason {
     let mut extra = serde_json::Map::new();
     if let Some(e) = error {
-        extra.insert("code".into(), Value::String(e.code()));
+        extra.insert("code".into(), Value::String(e.code().to_owned()));
         extra.insert("message".into(), Value::String(e.to_string()));
     }
     TurnEndReason {

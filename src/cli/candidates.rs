@@ -1,42 +1,31 @@
 //! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
-use std::process::ExitCode;
-
 use serde_json::{Map, Value};
 
 use dsh_reference::{Candidate, format_mention};
 use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 
-use super::reference_service::{
-    block_on, local_time, open_service, report_error, target_agent, write_stdout,
-};
-use super::{CandidatesArgs, Context};
+use super::output::{local_time, write_stdout};
+use super::reference_service::{block_on, open_service, target_agent};
+use super::{CandidatesArgs, CliError, Context};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
-        Err(e) => return report_error(&e, args.json),
-    };
+pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
+    let (store, refs) = open_service(ctx)?;
     let agent = target_agent(&store, &args.session);
     let result = block_on(|cancel| async move {
         refs.list_candidates(&agent, &args.query, args.limit, &cancel)
             .await
     })?;
-    let candidates = match result {
-        Ok(c) => c,
-        Err(e) => return report_error(&e, args.json),
-    };
+    let candidates = result?;
     let out = if args.json {
-        let text =
-            serde_json::to_string_pretty(&json_rows(&candidates)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&candidates))?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_rows(&candidates)
     };
-    write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// `[{sessionId, label, cwd?, createdAt, mention}]`.

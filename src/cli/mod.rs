@@ -3,6 +3,9 @@
 
 pub mod candidates;
 pub mod config;
+pub mod demo_store;
+pub mod error;
+pub mod output;
 pub mod prepare;
 pub mod provider_setup;
 pub mod reference_service;
@@ -14,6 +17,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+
+pub use error::CliError;
 
 /// dsh-refs: a terminal chat client for agent sessions with @-references to other sessions.
 #[derive(Debug, Parser)]
@@ -28,8 +33,9 @@ pub struct Cli {
     /// Open the TUI on an existing session.
     #[arg(long, value_name = "ID", conflicts_with = "demo")]
     pub resume: Option<String>,
-    /// Open the TUI on a temporary copy of the bundled demo store (your store is not touched).
-    #[arg(long)]
+    /// Run on a temporary copy of the bundled demo store (your store is not touched); works
+    /// with every subcommand and cannot be combined with --store.
+    #[arg(long, global = true)]
     pub demo: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -117,12 +123,68 @@ pub struct SendArgs {
 
 /// Parse the process arguments and run; returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("dsh-refs: {message}");
-            ExitCode::FAILURE
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let store_on_command_line =
+        matches.value_source("store") == Some(clap::parser::ValueSource::CommandLine);
+    match run(&cli, store_on_command_line) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            report(&err, cli.json_output());
+            ExitCode::from(err.exit_status())
+        }
+    }
+}
+
+/// How an error is shown: the only place a [`CliError`] reaches the user. A closed stdout
+/// is not reported at all; `--json` errors go to stdout as JSON, others to stderr.
+fn report(err: &CliError, json: JsonErrors) {
+    use std::io::Write;
+    if err.is_closed_pipe() {
+        return;
+    }
+    let message = err.to_string();
+    let body = match json {
+        JsonErrors::None => {
+            eprintln!(
+                "dsh-refs: {}: {}",
+                err.code(),
+                dsh_store::untrusted::visible_controls_line(&message)
+            );
+            return;
+        }
+        JsonErrors::Object => serde_json::to_string_pretty(
+            &serde_json::json!({"error": {"code": err.code(), "message": message}}),
+        ),
+    };
+    let Ok(body) = body else { return };
+    let text = format!("{}\n", dsh_store::untrusted::escape_json_controls(&body));
+    // Nothing more can be done when stdout is gone too.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// The JSON shape errors take for the chosen subcommand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonErrors {
+    /// Human output: `dsh-refs: CODE: message` on stderr.
+    None,
+    /// `{"error":{"code","message"}}` (sessions, candidates, prepare).
+    Object,
+}
+
+impl Cli {
+    fn json_output(&self) -> JsonErrors {
+        match &self.command {
+            Some(
+                Command::Sessions(SessionsArgs { json: true })
+                | Command::Candidates(CandidatesArgs { json: true, .. })
+                | Command::Prepare(PrepareArgs { json: true, .. }),
+            ) => JsonErrors::Object,
+            _ => JsonErrors::None,
         }
     }
 }
@@ -131,37 +193,76 @@ pub fn main() -> ExitCode {
 #[derive(Debug, Clone)]
 pub struct Context {
     pub store_root: PathBuf,
+    /// Whether the root was named (`--store` / `DSH_REFS_STORE`) rather than the default.
+    pub store_explicit: bool,
     pub config: config::Config,
+    /// The `--demo` copy the root points into; removed when the last clone is dropped.
+    demo: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 impl Context {
-    /// Resolve `--store` / `DSH_REFS_STORE` / platform data dir and load the config file.
-    pub fn from_cli(cli: &Cli) -> Result<Context, String> {
-        let store_root = match &cli.store {
-            Some(dir) => dir.clone(),
-            None => default_dirs()?.data_dir().join("store"),
-        };
+    /// Resolve the store (`--demo` copy, `--store` / `DSH_REFS_STORE`, or the platform data
+    /// dir) and load the config file. `store_on_command_line` tells `--store` from the env.
+    pub fn from_cli(cli: &Cli, store_on_command_line: bool) -> Result<Context, CliError> {
         let (config_path, explicit) = match &cli.config {
             Some(path) => (path.clone(), true),
             None => (default_dirs()?.config_dir().join("config.toml"), false),
         };
-        let config = config::Config::load(&config_path, explicit).map_err(|e| e.to_string())?;
-        Ok(Context { store_root, config })
+        let config = config::Config::load(&config_path, explicit)?;
+        if cli.demo {
+            if store_on_command_line {
+                return Err(CliError::Usage(
+                    "--demo runs on a temporary copy of the demo store; drop --store".into(),
+                ));
+            }
+            let dir = demo_store::temporary_copy()?;
+            return Ok(Context {
+                store_root: dir.path().to_path_buf(),
+                store_explicit: false,
+                config,
+                demo: Some(std::sync::Arc::new(dir)),
+            });
+        }
+        let (store_root, store_explicit) = match &cli.store {
+            Some(dir) => (dir.clone(), true),
+            None => (default_dirs()?.data_dir().join("store"), false),
+        };
+        Ok(Context {
+            store_root,
+            store_explicit,
+            config,
+            demo: None,
+        })
+    }
+
+    /// Whether the store is the temporary `--demo` copy.
+    pub fn is_demo(&self) -> bool {
+        self.demo.is_some()
+    }
+
+    /// For read commands: an explicitly named store must exist (a typo is not "no
+    /// sessions"); the default location missing simply means no sessions yet.
+    pub fn require_store(&self) -> Result<(), CliError> {
+        if self.store_explicit && !self.store_root.is_dir() {
+            return Err(CliError::NoStore {
+                path: self.store_root.clone(),
+            });
+        }
+        Ok(())
     }
 }
 
-fn default_dirs() -> Result<directories::ProjectDirs, String> {
-    directories::ProjectDirs::from("", "", "dsh-refs")
-        .ok_or_else(|| "cannot determine a home directory; pass --store and --config".to_owned())
+fn default_dirs() -> Result<directories::ProjectDirs, CliError> {
+    directories::ProjectDirs::from("", "", "dsh-refs").ok_or(CliError::NoHome)
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
-    let ctx = Context::from_cli(&cli)?;
+fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
+    let ctx = Context::from_cli(cli, store_on_command_line)?;
     match &cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),
         Some(Command::Prepare(args)) => prepare::run(&ctx, args),
         Some(Command::Send(args)) => send::run(&ctx, args),
-        None => tui_launch::run(&ctx, &cli),
+        None => tui_launch::run(&ctx, cli),
     }
 }

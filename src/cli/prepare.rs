@@ -2,55 +2,40 @@
 //! and print the readable content plus the snapshot context the model would receive.
 //! Nothing is written to any session.
 
-use std::process::ExitCode;
-
 use serde_json::{Map, Value};
 
 use dsh_reference::{Prepared, parse_text};
 use dsh_store::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Message};
 
-use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
-use super::{Context, PrepareArgs};
+use super::output::write_stdout;
+use super::reference_service::{block_on, open_service, target_agent};
+use super::{CliError, Context, PrepareArgs};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
-        Err(e) => return report_error(&e, args.json),
-    };
-    let parsed = match parse_text(&args.text) {
-        Ok(p) => p,
-        Err(e) => return report_error(&e, args.json),
-    };
+pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
+    let (store, refs) = open_service(ctx)?;
+    let parsed = parse_text(&args.text)?;
     let agent = target_agent(&store, &args.session);
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)
             .await
     })?;
-    let prepared = match result {
-        Ok(p) => p,
-        Err(e) => return report_error(&e, args.json),
-    };
+    let prepared = result?;
     let out = if args.json {
-        let text =
-            serde_json::to_string_pretty(&json_output(&prepared)?).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_output(&prepared)?)?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_output(&prepared)
     };
-    write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// `{"content": [blocks], "context": null | {"id", "source", "content"}}`.
-fn json_output(prepared: &Prepared) -> Result<Value, String> {
+fn json_output(prepared: &Prepared) -> Result<Value, CliError> {
     let mut out = Map::new();
-    out.insert(
-        "content".into(),
-        serde_json::to_value(&prepared.content).map_err(|e| e.to_string())?,
-    );
+    out.insert("content".into(), serde_json::to_value(&prepared.content)?);
     let context = match &prepared.context {
         None => Value::Null,
         Some(message) => {
@@ -60,10 +45,7 @@ fn json_output(prepared: &Prepared) -> Result<Value, String> {
                 "source".into(),
                 message.source.as_ref().map_or(Value::Null, |s| s.0.clone()),
             );
-            m.insert(
-                "content".into(),
-                serde_json::to_value(&message.content).map_err(|e| e.to_string())?,
-            );
+            m.insert("content".into(), serde_json::to_value(&message.content)?);
             Value::Object(m)
         }
     };

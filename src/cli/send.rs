@@ -2,11 +2,11 @@
 //! the same submit path as the TUI (parse → prepare → dispatch), streaming the reply.
 //!
 //! Exit status 0 when the turn completes; 1 with `CODE: message` on stderr for a reference
-//! error (nothing is written to the target log), a provider error or a store error.
+//! error (nothing is written to the target log), a provider error or a store error
+//! (mapped in one place, [`super::error`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -15,72 +15,49 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::event::now_ms;
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
+use dsh_store::untrusted::visible_controls;
 use dsh_store::{EventData, SessionHeader};
 
 use super::provider_setup::provider_for;
-use super::reference_service::{block_on, open_service, report_error};
-use super::{Context, SendArgs};
-
-/// How the turn ended, as far as `send` is concerned.
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Completed,
-    Failed { code: String, message: String },
-}
+use super::reference_service::{block_on, open_service};
+use super::{CliError, Context, SendArgs};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &SendArgs) -> Result<ExitCode, String> {
+pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     if args.text.trim().is_empty() {
-        eprintln!("dsh-refs: send: TEXT is empty; nothing to send");
-        return Ok(ExitCode::from(2));
+        return Err(CliError::Usage(
+            "send: TEXT is empty; nothing to send".to_owned(),
+        ));
     }
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
-        Err(e) => return report_error(&e, false),
-    };
+    let (store, refs) = open_service(ctx)?;
     let cwd = absolute_cwd(args.cwd.as_deref())?;
-    let provider = match provider_for(&ctx.config.model, Duration::ZERO) {
-        Ok(p) => p,
-        Err(e) => return Ok(fail(e.code(), &e.to_string())),
-    };
+    let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));
-    let writer = match store.open_writer(&args.session, Some(header)) {
-        Ok(w) => w,
-        Err(e) => return Ok(fail("SESSION_OPEN_FAILED", &e.to_string())),
-    };
+    let writer = store
+        .open_writer(&args.session, Some(header))
+        .map_err(|source| CliError::OpenSession {
+            id: args.session.clone(),
+            source,
+        })?;
     let agent_ref = AgentRef {
         session_id: args.session.clone(),
         cwd: writer.header().cwd.clone(),
     };
     let text = args.text.clone();
     block_on(|cancel| async move {
-        let submission = match prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await {
-            Ok(s) => s,
-            // The writer is dropped unused: nothing reaches the target log.
-            Err(e) => return Ok(fail(e.code(), &e.to_string())),
-        };
+        // On an error the writer is dropped unused: nothing reaches the target log.
+        let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
         let (agent, events) = Agent::spawn(writer, provider);
         let message_id = submission.message.id.clone();
         dispatch(&agent, submission.message, submission.context);
-        let outcome = follow_turn(agent, events, &message_id, &cancel).await?;
-        Ok(match outcome {
-            Outcome::Completed => ExitCode::SUCCESS,
-            Outcome::Failed { code, message } => fail(&code, &message),
-        })
+        follow_turn(agent, events, &message_id, &cancel).await
     })?
 }
 
-/// Print `CODE: message` to stderr; exit status 1.
-fn fail(code: &str, message: &str) -> ExitCode {
-    eprintln!("dsh-refs: {code}: {}", visible_controls_line(message));
-    ExitCode::from(1)
-}
-
 /// `--cwd` (made absolute against the process directory) or the process directory.
-fn absolute_cwd(dir: Option<&Path>) -> Result<String, String> {
-    let here =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+fn absolute_cwd(dir: Option<&Path>) -> Result<String, CliError> {
+    let here = std::env::current_dir()
+        .map_err(|e| CliError::io("cannot read the current directory", e))?;
     let path: PathBuf = match dir {
         Some(d) if d.is_absolute() => d.to_path_buf(),
         Some(d) => here.join(d),
@@ -96,10 +73,10 @@ async fn follow_turn(
     mut events: UnboundedReceiver<AgentEvent>,
     message_id: &str,
     cancel: &CancellationToken,
-) -> Result<Outcome, String> {
+) -> Result<(), CliError> {
     let mut stdout = std::io::stdout();
     let mut ends_with_newline = true;
-    let mut error: Option<(String, String)> = None;
+    let mut error: Option<(&'static str, String)> = None;
     let mut cancelled = false;
     let outcome = loop {
         let event = tokio::select! {
@@ -112,10 +89,10 @@ async fn follow_turn(
             event = events.recv() => event,
         };
         let Some(event) = event else {
-            break Outcome::Failed {
-                code: "AGENT_STOPPED".into(),
+            break Err(CliError::Turn {
+                code: "AGENT_STOPPED",
                 message: "the agent stopped before the turn ended".into(),
-            };
+            });
         };
         match event {
             AgentEvent::Appended(e) => match &e.data {
@@ -130,21 +107,21 @@ async fn follow_turn(
                         stdout
                             .write_all(shown.as_bytes())
                             .and_then(|()| stdout.flush())
-                            .map_err(|e| format!("cannot write output: {e}"))?;
+                            .map_err(CliError::Output)?;
                     }
                 }
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind.as_str() {
-                        "completed" => Outcome::Completed,
-                        "aborted" => Outcome::Failed {
-                            code: "AGENT_CANCELLED".into(),
+                        "completed" => Ok(()),
+                        "aborted" => Err(CliError::Turn {
+                            code: "AGENT_CANCELLED",
                             message: "the turn was cancelled".into(),
-                        },
+                        }),
                         _ => {
-                            let (code, message) = error.take().unwrap_or_else(|| {
-                                ("AGENT_TURN_FAILED".into(), "the turn failed".into())
-                            });
-                            Outcome::Failed { code, message }
+                            let (code, message) = error
+                                .take()
+                                .unwrap_or_else(|| ("AGENT_TURN_FAILED", "the turn failed".into()));
+                            Err(CliError::Turn { code, message })
                         }
                     };
                 }
@@ -153,10 +130,10 @@ async fn follow_turn(
             AgentEvent::Discarded { message_ids }
                 if message_ids.iter().any(|id| id == message_id) =>
             {
-                break Outcome::Failed {
-                    code: "AGENT_MESSAGE_DISCARDED".into(),
+                break Err(CliError::Turn {
+                    code: "AGENT_MESSAGE_DISCARDED",
                     message: "the message was discarded before its turn".into(),
-                };
+                });
             }
             AgentEvent::Error { code, message } => error = Some((code, message)),
             AgentEvent::Discarded { .. } | AgentEvent::Status(_) | AgentEvent::Staged { .. } => {}
@@ -168,5 +145,5 @@ async fn follow_turn(
     // Let the loop finish its queue and release the writer; its channel then closes.
     drop(agent);
     while events.recv().await.is_some() {}
-    Ok(outcome)
+    outcome
 }

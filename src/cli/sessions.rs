@@ -3,9 +3,6 @@
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
 //! session text can move the cursor or restyle the terminal. A missing store lists nothing.
 
-use std::io::Write;
-use std::process::ExitCode;
-
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
@@ -13,7 +10,8 @@ use crate::tui::wrap::truncate_to_width;
 use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 
-use super::{Context, SessionsArgs};
+use super::output::{local_time, write_stdout};
+use super::{CliError, Context, SessionsArgs};
 
 /// Widest title column in the human table (display cells).
 const MAX_TITLE_CELLS: usize = 48;
@@ -25,9 +23,9 @@ struct Row {
 }
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
+pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     let store = SessionStore::with_persisted_index(&ctx.store_root);
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    let headers = store.list_sessions().map_err(CliError::List)?;
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
         let title = match store.read_title(&header.id) {
@@ -48,19 +46,14 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
         });
     }
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_rows(&rows)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&rows))?;
         let mut text = escape_json_controls(&text).into_owned();
         text.push('\n');
         text
     } else {
         human_table(&rows)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write output: {e}"))?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt}]`.
@@ -77,17 +70,6 @@ fn json_rows(rows: &[Row]) -> Value {
             })
             .collect(),
     )
-}
-
-/// `createdAt` (Unix ms) as local time, or the raw number when out of range.
-fn local_time(ms: i64) -> String {
-    use chrono::TimeZone;
-    match chrono::Local.timestamp_millis_opt(ms) {
-        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
-            t.format("%Y-%m-%d %H:%M").to_string()
-        }
-        chrono::LocalResult::None => ms.to_string(),
-    }
 }
 
 fn pad(text: &str, cells: usize) -> String {
