@@ -23,6 +23,8 @@ pub enum AgentError {
     EmptyTitle,
     #[error("agent background task failed: {0}")]
     Task(String),
+    #[error("the {provider} provider cannot switch models")]
+    ModelFixed { provider: String },
 }
 
 impl AgentError {
@@ -37,6 +39,7 @@ impl AgentError {
             AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT",
             AgentError::EmptyTitle => "AGENT_EMPTY_TITLE",
             AgentError::Task(_) => "AGENT_TASK_FAILED",
+            AgentError::ModelFixed { .. } => "AGENT_MODEL_FIXED",
         }
     }
 }

@@ -106,6 +106,7 @@ async fn discard(shared: &Shared, message_ids: Vec<String>, reason: &str) {
 
 /// Admit the prompt through the hook chain, then run its turn.
 async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToken) {
+    shared.start_turn_provider();
     let QueuedPrompt {
         mut message,
         contexts,
@@ -257,7 +258,7 @@ async fn run_step(
             return Err(e);
         }
     };
-    let provider = &shared.provider;
+    let provider = shared.provider();
     let usage = reply
         .usage
         .map(|u| json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens}));
@@ -312,7 +313,7 @@ pub(crate) async fn stream_reply(
     token: &CancellationToken,
     chunks: Option<(u64, u64)>,
 ) -> Result<Reply, AgentError> {
-    let mut stream = shared.provider.stream(request, token.child_token());
+    let mut stream = shared.provider().stream(request, token.child_token());
     let mut reply = Reply::default();
     loop {
         let next = tokio::select! {
@@ -369,7 +370,15 @@ async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), A
     let Some((seq, text)) = first_direct else {
         return Ok(());
     };
-    if let Some(title) = fallback_title(&text) {
+    // The readable text shows mentions as `@label`; the context message names the labels.
+    let entries: Vec<dsh_reference::ReferenceEntry> = logged
+        .iter()
+        .filter_map(|e| e.message()?.source.as_ref())
+        .filter(|s| s.is_session_reference())
+        .flat_map(dsh_reference::ReferenceEntry::decode_all)
+        .collect();
+    let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
+    if let Some(title) = fallback_title(&text, &labels) {
         shared
             .log
             .append(vec![title_event(title, vec![seq], "fallback")], false)

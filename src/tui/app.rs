@@ -86,6 +86,8 @@ pub struct App {
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
     spinner_frame: usize,
+    /// When the running turn started (the status line's elapsed timer).
+    turn_started: Option<Instant>,
     next_tick: Option<Instant>,
     dirty: bool,
     should_quit: bool,
@@ -113,8 +115,8 @@ impl App {
     ) -> App {
         let (tx, rx) = AppEventSender::channel();
         let chat = ChatView::new(RenderOptions {
-            expand_snapshots: false,
             expand_reasoning: options.show_reasoning,
+            ..RenderOptions::default()
         });
         let session_id = writer.header().id.clone();
         let cwd = writer.header().cwd.clone();
@@ -138,6 +140,7 @@ impl App {
             candidate_cancel: None,
             picker: None,
             spinner_frame: 0,
+            turn_started: None,
             next_tick: None,
             dirty: true,
             should_quit: false,
@@ -369,6 +372,7 @@ impl App {
                 AppAction::ScrollToBottom => self.chat.scroll_to_bottom(),
                 AppAction::ToggleSnapshots => self.chat.toggle_snapshots(),
                 AppAction::ToggleReasoning => self.chat.toggle_reasoning(),
+                AppAction::ToggleExpand => self.chat.toggle_expand(),
             }
             return;
         }
@@ -598,15 +602,22 @@ impl App {
             AgentEvent::Appended(event) => self.chat.apply(&event),
             AgentEvent::Status(status) => {
                 self.agent_status = status;
-                if status == AgentStatus::Idle {
-                    self.queued = 0;
+                match status {
+                    AgentStatus::Idle => {
+                        self.queued = 0;
+                        self.turn_started = None;
+                    }
+                    AgentStatus::Running => {
+                        self.turn_started.get_or_insert_with(Instant::now);
+                    }
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,
             AgentEvent::Discarded { .. } => {}
-            AgentEvent::Error { code, message } => self
-                .chat
-                .push_notice(NoticeKind::Error, format!("{code}: {message}")),
+            AgentEvent::Error { code, message } => {
+                tracing::warn!(code, message = %message, "agent error");
+                self.chat.push_error(code, message);
+            }
         }
     }
 
@@ -628,15 +639,40 @@ impl App {
             SlashCommand::New => self.new_session(),
             SlashCommand::Resume(Some(id)) => self.resume_session(&id),
             SlashCommand::Resume(None) => self.open_picker(),
-            SlashCommand::Title(title) => self.agent.set_title(&title),
+            SlashCommand::Title(title) => {
+                self.agent.set_title(&title);
+                // An empty title is refused by the agent, which reports the error itself.
+                if let Some(shown) = crate::agent::title::clean_title(&title) {
+                    self.chat
+                        .push_notice(NoticeKind::Info, format!("title set: {shown}"));
+                }
+            }
             SlashCommand::Compact => self.agent.compact(),
-            SlashCommand::Model => {
+            SlashCommand::Model(None) => {
                 let (provider, model) = self.agent.model();
+                let others: Vec<String> = self
+                    .agent
+                    .known_models()
+                    .into_iter()
+                    .filter(|m| *m != model)
+                    .collect();
+                let known = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also known: {}", others.join(", "))
+                };
                 self.chat.push_notice(
                     NoticeKind::Info,
-                    format!("model: {model} (provider {provider}); set [model] in the config file to change it"),
+                    format!("model: {model} (provider {provider}){known}; /model NAME switches for the next turn"),
                 );
             }
+            SlashCommand::Model(Some(name)) => match self.agent.switch_model(&name) {
+                Ok(()) => self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("model: {name} from the next turn on"),
+                ),
+                Err(e) => self.chat.push_error(e.code(), e.to_string()),
+            },
             SlashCommand::Quit => self.should_quit = true,
         }
     }
@@ -758,12 +794,10 @@ impl App {
             .clamp(1, available.saturating_sub(min_transcript).max(1));
         let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
         let status_area = Rect::new(area.x, pane_area.y - 1, area.width, 1);
-        let transcript_area = Rect::new(
-            area.x,
-            area.y + 1,
-            area.width,
-            status_area.y.saturating_sub(area.y + 1),
-        );
+        // One blank row keeps a full transcript off the status line (when there is room).
+        let transcript_rows = status_area.y.saturating_sub(area.y + 1);
+        let gap = u16::from(transcript_rows > 3);
+        let transcript_area = Rect::new(area.x, area.y + 1, area.width, transcript_rows - gap);
 
         let title = self.chat.transcript().title().map(str::to_owned);
         Header {
@@ -780,6 +814,7 @@ impl App {
             model: &model,
             tokens: self.chat.transcript().tokens(),
             queued: self.queued,
+            elapsed: self.turn_started.map(|t| t.elapsed()),
         }
         .render(status_area, buf);
         let cursor = self.pane.render(pane_area, buf);

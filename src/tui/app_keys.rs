@@ -11,6 +11,7 @@ pub enum AppAction {
     ScrollToBottom,
     ToggleSnapshots,
     ToggleReasoning,
+    ToggleExpand,
 }
 
 impl AppAction {
@@ -20,8 +21,11 @@ impl AppAction {
             AppAction::PageUp => "scroll the transcript up a page (mouse wheel too)",
             AppAction::PageDown => "scroll the transcript down a page",
             AppAction::ScrollToBottom => "jump to the newest output",
-            AppAction::ToggleSnapshots => "show or hide the exact snapshot under reference cards",
+            AppAction::ToggleSnapshots => {
+                "reference cards: show the conversations, then the exact bytes, then hide"
+            }
             AppAction::ToggleReasoning => "show or hide model reasoning",
+            AppAction::ToggleExpand => "expand or collapse tool results and long messages",
         }
     }
 }
@@ -57,6 +61,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+T",
         AppAction::ToggleReasoning,
+    ),
+    (
+        KeyCode::Char('g'),
+        KeyModifiers::CONTROL,
+        "Ctrl+G",
+        AppAction::ToggleExpand,
     ),
 ];
 

@@ -214,11 +214,23 @@ async fn reference_card_collapsed_and_expanded() {
     let collapsed = screen(&mut h.app, 80, 20);
     insta::assert_snapshot!("reference_card_collapsed", collapsed.backend());
     h.app.handle_terminal_event(ctrl('o'));
-    let expanded = screen(&mut h.app, 80, 20);
-    insta::assert_snapshot!("reference_card_expanded", expanded.backend());
+    let readable = screen(&mut h.app, 80, 20);
+    insta::assert_snapshot!("reference_card_expanded", readable.backend());
+    h.app.handle_terminal_event(ctrl('o'));
+    let exact = screen(&mut h.app, 80, 20);
+    insta::assert_snapshot!("reference_card_exact_bytes", exact.backend());
     h.app.handle_terminal_event(ctrl('o'));
     let again = screen(&mut h.app, 80, 20);
     assert_eq!(again.backend().buffer(), collapsed.backend().buffer());
+}
+
+#[tokio::test]
+async fn ctrl_o_without_cards_says_so() {
+    let mut h = harness(true);
+    h.app.handle_terminal_event(ctrl('o'));
+    let notices = notices(&h.app);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("no referenced sessions"), "{notices:?}");
 }
 
 #[tokio::test]

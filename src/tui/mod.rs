@@ -20,6 +20,9 @@ pub mod session_picker;
 pub mod status_line;
 pub mod terminal;
 pub mod transcript;
+pub mod transcript_render;
+#[cfg(test)]
+mod transcript_snapshots;
 pub mod wrap;
 
 #[cfg(test)]
