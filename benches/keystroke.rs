@@ -2,6 +2,13 @@
 //! the key goes through `BottomPane::handle_key`, the query it asks for runs against the warm
 //! candidate service, the answer is set and the pane is drawn into a `TestBackend` terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;

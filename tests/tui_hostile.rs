@@ -6,6 +6,13 @@
 //! The last test does the same for the whole app (header, transcript, popup) running in a
 //! pseudo-terminal on a store full of hostile sessions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::io::Write;
@@ -15,10 +22,10 @@ use std::sync::{Arc, Mutex};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::Candidate;
 use dsh_refs::tui::bottom_pane::{ActivePopup, BottomPane};
-use dsh_store::untrusted::is_control;
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use ratatui_mention::untrusted::is_control;
 use serde_json::Value;
 
 /// Everything a VT100 parser was asked to do besides drawing cells.
@@ -228,16 +235,16 @@ fn hostile_store(root: &Path, texts: &[String]) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: texts[(n + 2) % texts.len()].clone(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();

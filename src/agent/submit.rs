@@ -1,4 +1,4 @@
-//! The submit path shared by `send` and the TUI (docs/composer.md (submit) steps 1–4): parse mentions,
+//! The submit path shared by `send` and the TUI (docs/composer.md (submit, steps 1–4)): parse mentions,
 //! then prepare the snapshot context through the reference service.
 
 use tokio_util::sync::CancellationToken;

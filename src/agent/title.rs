@@ -1,4 +1,4 @@
-//! Fallback session titles (docs/session-store.md, titles): derived from the first direct user message.
+//! Fallback session titles (docs/session-store.md: titles): derived from the first direct user message.
 //!
 //! Mentions of other sessions (`@Label`) are removed first — a title that starts with
 //! another session's label says nothing about this one. Control characters and terminal

@@ -1,10 +1,13 @@
 //! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{Candidate, format_mention};
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
 use super::reference_service::{block_on, open_service, target_agent};
@@ -59,14 +62,15 @@ fn human_rows(candidates: &[Candidate]) -> String {
     let mut out = String::new();
     for c in candidates {
         let cwd = c.cwd.as_deref().unwrap_or("(no cwd)");
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "Session · {}\n  {} · {} · {}\n  {}\n",
             visible_controls_line(&c.label),
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),
             visible_controls_line(&format_mention(&c.session_id, Some(&c.label))),
-        ));
+        );
     }
     out
 }

@@ -5,6 +5,7 @@ pub mod candidates;
 pub mod config;
 pub mod demo_store;
 pub mod error;
+pub mod json_escape;
 pub mod output;
 pub mod prepare;
 pub mod provider_setup;
@@ -153,7 +154,7 @@ fn report(err: &CliError, json: JsonErrors) {
             eprintln!(
                 "dsh-refs: {}: {}",
                 err.code(),
-                dsh_store::untrusted::visible_controls_line(&message)
+                ratatui_mention::untrusted::visible_controls_line(&message)
             );
             return;
         }
@@ -162,7 +163,7 @@ fn report(err: &CliError, json: JsonErrors) {
         ),
     };
     let Ok(body) = body else { return };
-    let text = format!("{}\n", dsh_store::untrusted::escape_json_controls(&body));
+    let text = format!("{}\n", json_escape::escape_json_controls(&body));
     // Nothing more can be done when stdout is gone too.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }

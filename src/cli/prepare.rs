@@ -2,11 +2,14 @@
 //! and print the readable content plus the snapshot context the model would receive.
 //! Nothing is written to any session.
 
+use std::fmt::Write as _;
+
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{Prepared, parse_text};
-use dsh_store::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::output::write_stdout;
 use super::reference_service::{block_on, open_service, target_agent};
@@ -67,13 +70,14 @@ fn human_output(prepared: &Prepared) -> String {
         Some(context) => {
             out.push_str("\nReferenced sessions:\n");
             for line in reference_lines(context) {
-                out.push_str(&format!("  {line}\n"));
+                let _ = writeln!(out, "  {line}");
             }
-            out.push_str(&format!(
+            let _ = write!(
+                out,
                 "\nContext message {} (sent right before the message):\n{}\n",
                 visible_controls_line(&context.id),
                 visible_controls(&context.joined_text())
-            ));
+            );
         }
     }
     out

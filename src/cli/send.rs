@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::event::now_ms;
-use dsh_store::untrusted::visible_controls;
 use dsh_store::{EventData, SessionHeader};
+use ratatui_mention::untrusted::visible_controls;
 
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service};

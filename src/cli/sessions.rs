@@ -3,12 +3,15 @@
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
 //! session text can move the cursor or restyle the terminal. A missing store lists nothing.
 
+use std::fmt::Write as _;
+
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
+use crate::cli::json_escape::escape_json_controls;
 use crate::tui::wrap::truncate_to_width;
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
 use super::{CliError, Context, SessionsArgs};
@@ -112,13 +115,7 @@ fn human_table(rows: &[Row]) -> String {
     let mut line = |fields: [&str; 4]| {
         let [a, b, c, d] = fields;
         let [wa, wb, wc, _] = widths;
-        out.push_str(&format!(
-            "{}  {}  {}  {}",
-            pad(a, wa),
-            pad(b, wb),
-            pad(c, wc),
-            d
-        ));
+        let _ = write!(out, "{}  {}  {}  {}", pad(a, wa), pad(b, wb), pad(c, wc), d);
         out.push('\n');
     };
     line(heads);
@@ -159,7 +156,7 @@ mod tests {
         assert!(
             !table
                 .chars()
-                .any(|c| c != '\n' && dsh_store::untrusted::is_control(c))
+                .any(|c| c != '\n' && ratatui_mention::untrusted::is_control(c))
         );
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));

@@ -81,7 +81,7 @@ fn offline_delay_override() -> Result<Option<Duration>, CliError> {
 
 /// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
 /// turn is logged as aborted.
-fn quit_on_termination_signals(sender: AppEventSender) {
+fn quit_on_termination_signals(sender: &AppEventSender) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -126,7 +126,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
-        quit_on_termination_signals(app.sender());
+        quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;

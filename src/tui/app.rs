@@ -3,6 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
+use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
@@ -587,7 +588,7 @@ impl App {
                 self.pane.set_candidates(query_id, result);
             }
             AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
-            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_rows(rows);
@@ -725,7 +726,7 @@ impl App {
         });
     }
 
-    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, String>) {
+    fn on_session_opened(&mut self, id: &str, result: Result<SessionWriter, String>) {
         match result {
             Ok(writer) => self.switch_to(writer),
             Err(e) => self
@@ -742,8 +743,8 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
-        self.session_id = writer.header().id.clone();
-        self.cwd = writer.header().cwd.clone();
+        self.session_id.clone_from(&writer.header().id);
+        self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
         self.agent = agent;
         self.agent_status = AgentStatus::Idle;
@@ -851,14 +852,14 @@ impl App {
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
     for (usage, help) in COMMANDS {
-        out.push_str(&format!("  {usage:<14} {help}\n"));
+        let _ = writeln!(out, "  {usage:<14} {help}");
     }
     out.push_str("Keys\n");
     for (label, help) in help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     for (label, help) in app_help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
 }

@@ -44,16 +44,16 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: title.to_owned(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();
@@ -476,7 +476,7 @@ fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
             turn: 1,
             step: 0,
             chunk: json!({"type": kind, "text": text}),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
         surface_op: None,
         source_event_seqs: None,

@@ -1,6 +1,6 @@
 //! The bottom pane: the composer plus at most one popup. Keys and pastes go in, intents
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
-//! dismissed token after every key and paste (docs/composer.md (the @ popup), §6.2).
+//! dismissed token after every key and paste (docs/composer.md: the @ popup, submit).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -12,7 +12,7 @@ use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
 use dsh_reference::{Candidate, format_mention};
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// What a key or paste asks of the app. Every variant but `None` also means "redraw".
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -513,7 +513,12 @@ mod tests {
         pane.set_candidates(id, Ok(vec![row("s1", "\u{1b}[31mred\u{7}")]));
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
         assert_eq!(pane.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");
-        assert!(!pane.draft().chars().any(dsh_store::untrusted::is_control));
+        assert!(
+            !pane
+                .draft()
+                .chars()
+                .any(ratatui_mention::untrusted::is_control)
+        );
     }
 
     #[test]

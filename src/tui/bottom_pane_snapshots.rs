@@ -1,5 +1,5 @@
 //! Snapshot tests of the bottom pane over ratatui's `TestBackend`: every user-visible state
-//! of the composer and the `@` popup (docs/composer.md, the @ popup), reviewed as `.snap` files.
+//! of the composer and the `@` popup (docs/composer.md: the @ popup), reviewed as `.snap` files.
 
 use chrono::FixedOffset;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -46,7 +46,7 @@ fn rows(labels: &[&str]) -> Vec<Candidate> {
             session_id: format!("s-{i:02}"),
             label: (*label).to_string(),
             cwd: (i % 3 != 1).then(|| format!("/home/ana/project-{}", i % 3)),
-            created_at: CREATED + i as i64 * 3_600_000,
+            created_at: CREATED + i64::try_from(i).unwrap_or(0) * 3_600_000,
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::wrap::{display_width, truncate_to_width};
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// The header widget.
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! The `@` session popup (docs/composer.md, the @ popup): candidate rows for the token being typed, with
+//! The `@` session popup (docs/composer.md: the @ popup): candidate rows for the token being typed, with
 //! matched characters highlighted, at most eight rows visible, and the empty states.
 
 use chrono::{FixedOffset, Local, TimeZone};
@@ -14,7 +14,7 @@ use unicode_width::UnicodeWidthStr;
 use super::mention_token::MentionToken;
 use super::wrap::{truncate_start_to_width, truncate_to_width};
 use dsh_reference::Candidate;
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// Most candidate rows shown at once; the list scrolls to keep the selection visible.
 pub const MAX_VISIBLE_ROWS: usize = 8;
@@ -215,7 +215,7 @@ impl MentionPopup {
         width: u16,
     ) -> Line<'static> {
         let label = visible_controls_line(&row.label).into_owned();
-        let matched: Vec<usize> = if self.token.query.is_empty() {
+        let hit_chars: Vec<usize> = if self.token.query.is_empty() {
             Vec::new()
         } else {
             matcher
@@ -243,7 +243,7 @@ impl MentionPopup {
         let mut run = String::new();
         let mut run_hit = false;
         for (index, c) in label.chars().enumerate() {
-            let is_hit = matched.contains(&index) && c != '…';
+            let is_hit = hit_chars.contains(&index) && c != '…';
             if is_hit != run_hit && !run.is_empty() {
                 spans.push(Span::styled(
                     std::mem::take(&mut run),

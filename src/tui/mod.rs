@@ -7,15 +7,10 @@ pub mod app_keys;
 pub mod bottom_pane;
 pub mod chat_view;
 pub mod commands;
-pub mod composer;
 pub mod error;
 pub mod header;
-pub mod input_history;
-pub mod key_map;
 pub mod markdown;
 pub mod mention_popup;
-pub mod mention_token;
-pub mod paste;
 pub mod session_picker;
 pub mod status_line;
 pub mod terminal;
@@ -23,7 +18,11 @@ pub mod transcript;
 pub mod transcript_render;
 #[cfg(test)]
 mod transcript_snapshots;
-pub mod wrap;
+
+// Moved to the widget crate; re-exported so the app's paths stay as they were.
+pub use ratatui_mention::{composer, input_history, key_map, mention_token, paste, wrap};
 
 #[cfg(test)]
 mod bottom_pane_snapshots;
+#[cfg(test)]
+mod mention_agreement_tests;

@@ -59,6 +59,7 @@ pub enum SnapshotView {
 
 impl SnapshotView {
     /// The next view in the Ctrl+O cycle.
+    #[must_use]
     pub fn next(self) -> SnapshotView {
         match self {
             SnapshotView::Hidden => SnapshotView::Readable,
@@ -511,7 +512,7 @@ mod tests {
                 turn: 1,
                 step: 0,
                 chunk: value,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         )
     }
@@ -629,7 +630,7 @@ mod tests {
                 step: 0,
                 message: reply,
                 usage: Some(json!({"inputTokens": 10, "outputTokens": 3})),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         assert_eq!(
@@ -665,7 +666,7 @@ mod tests {
             EventData::SteeringMessage {
                 turn: 1,
                 message: Message::user_text("more"),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         let checkpoint = Message::new(
@@ -759,7 +760,10 @@ mod tests {
             for cell in &cells {
                 for line in render_cell(cell, 40, options) {
                     let s = line.to_string();
-                    assert!(!s.chars().any(dsh_store::untrusted::is_control), "{s:?}");
+                    assert!(
+                        !s.chars().any(ratatui_mention::untrusted::is_control),
+                        "{s:?}"
+                    );
                 }
             }
         }

@@ -2,6 +2,8 @@
 //! untrusted text made visible first ([`text_lines`]), long bodies collapsed with a
 //! `… +N lines` marker until the expand key is pressed.
 
+use std::fmt::Write as _;
+
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
@@ -9,7 +11,7 @@ use super::markdown::render_markdown_hanging;
 use super::transcript::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
 use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_reference::{ReferenceEntry, SnapshotSource};
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 /// Lines of a tool result shown before it collapses.
 pub const TOOL_LINES: usize = 3;
@@ -175,17 +177,16 @@ fn message_counts(entry: &ReferenceEntry) -> String {
     }
 }
 
-/// `512 B`, `63.9 KiB`, `1.2 MiB`.
+/// `512 B`, `63.9 KiB`, `1.2 MiB` (one decimal, rounded to nearest).
 pub fn format_bytes(bytes: usize) -> String {
-    const KIB: f64 = 1024.0;
-    let b = bytes as f64;
-    if bytes < 1024 {
-        format!("{bytes} B")
-    } else if b < KIB * KIB {
-        format!("{:.1} KiB", b / KIB)
-    } else {
-        format!("{:.1} MiB", b / (KIB * KIB))
-    }
+    const KIB: usize = 1024;
+    let (unit, name) = match bytes {
+        0..KIB => return format!("{bytes} B"),
+        KIB..0x10_0000 => (KIB, "KiB"),
+        _ => (KIB * KIB, "MiB"),
+    };
+    let tenths = (bytes.saturating_mul(10) + unit / 2) / unit;
+    format!("{}.{} {name}", tenths / 10, tenths % 10)
 }
 
 /// One card row: `Label (id) · 188 of 400 messages · 63.9 KiB · truncated`.
@@ -197,13 +198,13 @@ fn card_row(entry: &ReferenceEntry, source: Option<&SnapshotSource>) -> String {
         message_counts(entry)
     );
     if let Some(source) = source.filter(|s| s.serialized_bytes > 0) {
-        row.push_str(&format!(" · {}", format_bytes(source.serialized_bytes)));
+        let _ = write!(row, " · {}", format_bytes(source.serialized_bytes));
     }
     if entry.truncated {
         row.push_str(" · truncated");
     }
     if let Some(origin) = entry.extra.get("origin").and_then(|v| v.as_str()) {
-        row.push_str(&format!(" · from {}", visible_controls_line(origin)));
+        let _ = write!(row, " · from {}", visible_controls_line(origin));
     }
     row
 }
@@ -271,7 +272,7 @@ fn readable_sources(
             visible_controls_line(&source.session_id)
         );
         if let Some(cwd) = &source.cwd {
-            heading.push_str(&format!(" · {}", visible_controls_line(cwd)));
+            let _ = write!(heading, " · {}", visible_controls_line(cwd));
         }
         lines.extend(wrap_lines(
             &[Line::styled(
@@ -368,4 +369,23 @@ fn prefixed(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'
             line
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_the_prepare_output() {
+        let cases = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1.0 KiB"),
+            (65_434, "63.9 KiB"),
+            (1_258_291, "1.2 MiB"),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(format_bytes(bytes), want);
+        }
+    }
 }

@@ -174,7 +174,7 @@ fn status_line_while_streaming_and_after_an_interrupt() {
                 turn: 1,
                 step: 0,
                 chunk: json!({"type": "text", "text": "forty bytes of streamed reply text here "}),
-                extra: Default::default(),
+                extra: serde_json::Map::default(),
             },
         ));
     }
@@ -209,7 +209,7 @@ fn exact_usage_replaces_the_estimate() {
                 Source::model("openai", "m"),
             ),
             usage: Some(json!({"inputTokens": 1234, "outputTokens": 56})),
-            extra: Default::default(),
+            extra: serde_json::Map::default(),
         },
     ));
     insta::assert_snapshot!(status(&t, Phase::Idle, None));

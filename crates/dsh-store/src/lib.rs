@@ -12,7 +12,6 @@ pub mod query;
 pub mod reader;
 pub mod store;
 pub mod surface_scan;
-pub mod untrusted;
 pub mod writer;
 
 pub use error::StoreError;

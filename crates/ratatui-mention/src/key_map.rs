@@ -2,6 +2,7 @@
 //! classifies keys through it and `/help` renders it, so help cannot drift from behaviour.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use std::fmt::Write as _;
 
 /// What a bound key means to the bottom pane; context (popup open, cursor row, draft) decides
 /// the exact effect.
@@ -141,7 +142,9 @@ fn key_label(code: KeyCode, modifiers: KeyModifiers) -> String {
         KeyCode::Esc => out.push_str("Esc"),
         KeyCode::Backspace => out.push_str("Backspace"),
         KeyCode::Delete => out.push_str("Delete"),
-        other => out.push_str(&format!("{other:?}")),
+        other => {
+            let _ = write!(out, "{other:?}");
+        }
     }
     out
 }

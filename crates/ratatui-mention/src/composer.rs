@@ -1,6 +1,6 @@
 //! The composer: a multi-line, soft-wrapped editor over `ratatui_textarea` with input
 //! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
-//! terminal cursor (docs/tui-app.md, §6.1, §6.2).
+//! terminal cursor (docs/composer.md: the @ popup, submit).
 
 use std::cell::Cell;
 use std::ops::Range;
@@ -13,8 +13,8 @@ use ratatui::widgets::{Block, BorderType, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use unicode_width::UnicodeWidthChar;
 
-use super::input_history::InputHistory;
-use super::mention_token::mention_char_spans;
+use crate::input_history::InputHistory;
+use crate::mention_token::mention_char_spans;
 
 /// Most text rows the composer asks for; longer drafts scroll inside it.
 pub const MAX_TEXT_ROWS: u16 = 8;

@@ -1,4 +1,4 @@
-//! Normalising pasted text before it reaches the composer (docs/composer.md, submit): line endings become
+//! Normalising pasted text before it reaches the composer (docs/composer.md: submit): line endings become
 //! `\n`, tabs become spaces and every other control character is dropped.
 
 /// Spaces a pasted tab becomes (the composer shows no hard tabs).
@@ -19,7 +19,7 @@ pub fn normalize_paste(text: &str) -> String {
             }
             '\n' => out.push('\n'),
             '\t' => out.push_str(TAB_SPACES),
-            c if dsh_store::untrusted::is_control(c) => {}
+            c if crate::untrusted::is_control(c) => {}
             c => out.push(c),
         }
     }

@@ -1,0 +1,12 @@
+//! A ratatui composer with `@` mention autocomplete: token detection, a multi-line editor
+//! with atomic mentions and input history, a key map, paste normalisation, width-aware
+//! wrapping and display sanitizing of untrusted text. Nothing here knows about sessions.
+
+pub mod composer;
+pub mod input_history;
+pub mod js_chars;
+pub mod key_map;
+pub mod mention_token;
+pub mod paste;
+pub mod untrusted;
+pub mod wrap;
