@@ -15,6 +15,7 @@ use super::{CandidatesArgs, CliError, Context};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
     let (store, refs) = open_service(ctx)?;
     let agent = target_agent(&store, &args.session);
     let result = block_on(|cancel| async move {

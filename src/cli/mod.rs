@@ -21,23 +21,51 @@ use clap::{Args, Parser, Subcommand};
 
 pub use error::CliError;
 
+/// Help headings: where the options that every subcommand takes are listed.
+const STORE_HEADING: &str = "Store and configuration (any subcommand)";
+/// Help heading of the options that only the chat app reads.
+const APP_HEADING: &str = "Chat app";
+
 /// dsh-refs: a terminal chat client for agent sessions with @-references to other sessions.
 #[derive(Debug, Parser)]
-#[command(name = "dsh-refs", version, about, long_about = None)]
+#[command(
+    name = "dsh-refs",
+    version,
+    about,
+    long_about = None,
+    max_term_width = 100,
+    after_help = "Without a subcommand dsh-refs opens the chat app on a new session in the \
+current directory. Every subcommand prints JSON with --json."
+)]
 pub struct Cli {
-    /// Session store directory (default: the platform data dir; env `DSH_REFS_STORE`).
-    #[arg(long, global = true, env = "DSH_REFS_STORE", value_name = "DIR")]
+    /// Session store directory; an explicit one must exist for the read commands (`send`
+    /// creates it). Default: the platform data dir.
+    #[arg(
+        long,
+        global = true,
+        env = "DSH_REFS_STORE",
+        hide_env_values = true,
+        value_name = "DIR",
+        help_heading = STORE_HEADING
+    )]
     pub store: Option<PathBuf>,
-    /// Configuration file (default: the platform config dir's dsh-refs/config.toml; env `DSH_REFS_CONFIG`).
-    #[arg(long, global = true, env = "DSH_REFS_CONFIG", value_name = "FILE")]
+    /// Configuration file. Default: the platform config dir's dsh-refs/config.toml.
+    #[arg(
+        long,
+        global = true,
+        env = "DSH_REFS_CONFIG",
+        hide_env_values = true,
+        value_name = "FILE",
+        help_heading = STORE_HEADING
+    )]
     pub config: Option<PathBuf>,
-    /// Open the TUI on an existing session.
-    #[arg(long, value_name = "ID", conflicts_with = "demo")]
-    pub resume: Option<String>,
-    /// Run on a temporary copy of the bundled demo store (your store is not touched); works
-    /// with every subcommand and cannot be combined with --store.
-    #[arg(long, global = true)]
+    /// Run on a temporary copy of the bundled demo store, removed afterwards (your store is
+    /// not touched); cannot be combined with --store (a store set in the environment is ignored).
+    #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub demo: bool,
+    /// Open the chat app on an existing session.
+    #[arg(long, value_name = "ID", conflicts_with = "demo", help_heading = APP_HEADING)]
+    pub resume: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -49,12 +77,17 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// List the sessions a target session may reference (what the @ popup offers).
     #[command(
-        long_about = "List the sessions TARGET may reference, as the @ popup offers them: \
-every other session whose id, cwd or latest title contains Q (case-insensitive), sessions in \
-TARGET's cwd first, then sessions without a cwd, then the rest, newest first within each group. \
-TARGET's cwd is its header's cwd when the session exists, else the current directory. Each row \
-carries the mention to paste into a message. On a session-reference error (for example \
---limit 0) the JSON is {\"error\":{\"code\",\"message\"}} and the exit status is 1."
+        long_about = "List the sessions TARGET may reference, as the @ popup offers them.
+
+Every other session whose id, cwd or latest title contains Q (case-insensitive) is listed: \
+sessions in TARGET's cwd first, then sessions without a cwd, then the rest, newest first \
+within each group. TARGET's cwd is its header's cwd when the session exists, else the \
+current directory.
+
+Each row carries the mention to paste into a message.
+
+On a session-reference error (for example --limit 0) the exit status is 1 and, with --json, \
+stdout holds {\"error\":{\"code\",\"message\"}}."
     )]
     Candidates(CandidatesArgs),
     /// Parse the mentions in TEXT and prepare the snapshot context the model would get.
@@ -72,6 +105,17 @@ one of the SESSION_REFERENCE_* codes. Usage errors exit 2."
     )]
     Prepare(PrepareArgs),
     /// Send one message to a session (created if absent) and stream the reply.
+    #[command(
+        long_about = "Send one message to a session (created if absent, with the store) and \
+stream the reply to stdout, through the same submit path as the chat app.
+
+With --json the reply streams as JSON lines: {\"type\":\"text\",\"text\"} and \
+{\"type\":\"reasoning\",\"text\"} deltas, then one final {\"type\":\"done\",\"usage\"} \
+or {\"type\":\"error\",\"code\",\"message\"}.
+
+Exit status 0 when the turn completes (also when stdout is closed early: the turn still \
+finishes and is logged), 1 with CODE: message on stderr when it fails, 2 for usage errors."
+    )]
     Send(SendArgs),
 }
 
@@ -118,6 +162,9 @@ pub struct SendArgs {
     /// Working directory recorded for a new session (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Machine output: JSON lines (text and reasoning deltas, then done or error).
+    #[arg(long)]
+    pub json: bool,
     /// The message text, with mentions.
     pub text: String,
 }
@@ -161,6 +208,9 @@ fn report(err: &CliError, json: JsonErrors) {
         JsonErrors::Object => serde_json::to_string_pretty(
             &serde_json::json!({"error": {"code": err.code(), "message": message}}),
         ),
+        JsonErrors::Line => serde_json::to_string(
+            &serde_json::json!({"type": "error", "code": err.code(), "message": message}),
+        ),
     };
     let Ok(body) = body else { return };
     let text = format!("{}\n", json_escape::escape_json_controls(&body));
@@ -175,6 +225,8 @@ enum JsonErrors {
     None,
     /// `{"error":{"code","message"}}` (sessions, candidates, prepare).
     Object,
+    /// A final `{"type":"error","code","message"}` line (`send --json`).
+    Line,
 }
 
 impl Cli {
@@ -185,6 +237,7 @@ impl Cli {
                 | Command::Candidates(CandidatesArgs { json: true, .. })
                 | Command::Prepare(PrepareArgs { json: true, .. }),
             ) => JsonErrors::Object,
+            Some(Command::Send(SendArgs { json: true, .. })) => JsonErrors::Line,
             _ => JsonErrors::None,
         }
     }

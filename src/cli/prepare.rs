@@ -17,6 +17,7 @@ use super::{CliError, Context, PrepareArgs};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
     let (store, refs) = open_service(ctx)?;
     let parsed = parse_text(&args.text)?;
     let agent = target_agent(&store, &args.session);

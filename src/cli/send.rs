@@ -1,4 +1,4 @@
-//! `dsh-refs send --session ID [--cwd DIR] TEXT` (docs/cli.md): one non-interactive turn through
+//! `dsh-refs send --session ID [--cwd DIR] [--json] TEXT` (docs/cli.md): one non-interactive turn through
 //! the same submit path as the TUI (parse → prepare → dispatch), streaming the reply.
 //!
 //! Exit status 0 when the turn completes; 1 with `CODE: message` on stderr for a reference
@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -18,6 +19,7 @@ use dsh_store::event::now_ms;
 use dsh_store::{EventData, SessionHeader};
 use ratatui_mention::untrusted::visible_controls;
 
+use super::json_escape::escape_json_controls;
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service};
 use super::{CliError, Context, SendArgs};
@@ -44,13 +46,14 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         cwd: writer.header().cwd.clone(),
     };
     let text = args.text.clone();
+    let json_lines = args.json;
     block_on(|cancel| async move {
         // On an error the writer is dropped unused: nothing reaches the target log.
         let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
         let (agent, events) = Agent::spawn(writer, provider);
         let message_id = submission.message.id.clone();
         dispatch(&agent, submission.message, submission.context);
-        follow_turn(agent, events, &message_id, &cancel).await
+        follow_turn(agent, events, &message_id, json_lines, &cancel).await
     })?
 }
 
@@ -66,16 +69,122 @@ fn absolute_cwd(dir: Option<&Path>) -> Result<String, CliError> {
     Ok(path.to_string_lossy().into_owned())
 }
 
-/// Stream the reply text to stdout until our turn ends; Ctrl+C cancels the turn. Waits for
-/// the agent loop to stop so the log is fully synced before returning.
+/// Where the reply goes: plain text or JSON lines on stdout. A reader that closes the pipe
+/// stops the output, never the turn; another write failure is reported once it has ended.
+struct ReplyOutput {
+    json: bool,
+    stdout: std::io::Stdout,
+    ends_with_newline: bool,
+    /// Set when stdout failed; nothing more is written.
+    failed: Option<std::io::Error>,
+}
+
+impl ReplyOutput {
+    fn new(json: bool) -> Self {
+        ReplyOutput {
+            json,
+            stdout: std::io::stdout(),
+            ends_with_newline: true,
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(e) = self
+            .stdout
+            .write_all(bytes)
+            .and_then(|()| self.stdout.flush())
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn line(&mut self, value: &serde_json::Value) {
+        let Ok(text) = serde_json::to_string(value) else {
+            return;
+        };
+        let mut line = escape_json_controls(&text).into_owned();
+        line.push('\n');
+        self.write(line.as_bytes());
+    }
+
+    /// One streamed delta: text goes out as text (controls visible) or a JSON line;
+    /// reasoning only as a JSON line.
+    fn delta(&mut self, kind: &str, text: &str) {
+        match (self.json, kind) {
+            (true, "text" | "reasoning") => {
+                self.line(&json!({"type": kind, "text": text}));
+            }
+            (false, "text") => {
+                let shown = visible_controls(text);
+                if !shown.is_empty() {
+                    self.ends_with_newline = shown.ends_with('\n');
+                }
+                self.write(shown.as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    /// The end of the reply: a newline after text, or the final `done` line. Errors are
+    /// reported by the caller through [`CliError`] (one place decides their shape).
+    fn finish(&mut self, outcome: &Result<(), CliError>, usage: Option<Usage>) {
+        if self.json {
+            if outcome.is_ok() {
+                let usage = usage.map_or(
+                    serde_json::Value::Null,
+                    |u| json!({"inputTokens": u.input, "outputTokens": u.output}),
+                );
+                self.line(&json!({"type": "done", "usage": usage}));
+            }
+        } else if !self.ends_with_newline {
+            self.write(b"\n");
+        }
+    }
+
+    /// The write failure to report, if any: a closed pipe is not one.
+    fn into_error(self) -> Option<CliError> {
+        self.failed
+            .filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe)
+            .map(CliError::Output)
+    }
+}
+
+/// Token usage summed over the turn's steps (the provider's exact counts).
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    input: u64,
+    output: u64,
+}
+
+impl Usage {
+    fn add(total: &mut Option<Usage>, usage: &serde_json::Value) {
+        let get = |k: &str| {
+            usage
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let t = total.get_or_insert_with(Usage::default);
+        t.input += get("inputTokens");
+        t.output += get("outputTokens");
+    }
+}
+
+/// Stream the reply to stdout until our turn ends; Ctrl+C cancels the turn. Waits for the
+/// agent loop to stop so the log is fully synced before returning.
 async fn follow_turn(
     agent: Agent,
     mut events: UnboundedReceiver<AgentEvent>,
     message_id: &str,
+    json_lines: bool,
     cancel: &CancellationToken,
 ) -> Result<(), CliError> {
-    let mut stdout = std::io::stdout();
-    let mut ends_with_newline = true;
+    let mut out = ReplyOutput::new(json_lines);
+    let mut usage: Option<Usage> = None;
     let mut error: Option<(&'static str, String)> = None;
     let mut cancelled = false;
     let outcome = loop {
@@ -96,20 +205,14 @@ async fn follow_turn(
         };
         match event {
             AgentEvent::Appended(e) => match &e.data {
-                EventData::AssistantChunk { chunk, .. }
-                    if chunk.get("type").and_then(|t| t.as_str()) == Some("text") =>
-                {
-                    if let Some(text) = chunk.get("text").and_then(|t| t.as_str()) {
-                        let shown = visible_controls(text);
-                        if !shown.is_empty() {
-                            ends_with_newline = shown.ends_with('\n');
-                        }
-                        stdout
-                            .write_all(shown.as_bytes())
-                            .and_then(|()| stdout.flush())
-                            .map_err(CliError::Output)?;
+                EventData::AssistantChunk { chunk, .. } => {
+                    let kind = chunk.get("type").and_then(|t| t.as_str());
+                    let text = chunk.get("text").and_then(|t| t.as_str());
+                    if let (Some(kind), Some(text)) = (kind, text) {
+                        out.delta(kind, text);
                     }
                 }
+                EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind.as_str() {
                         "completed" => Ok(()),
@@ -139,11 +242,10 @@ async fn follow_turn(
             AgentEvent::Discarded { .. } | AgentEvent::Status(_) | AgentEvent::Staged { .. } => {}
         }
     };
-    if !ends_with_newline {
-        let _ = stdout.write_all(b"\n").and_then(|()| stdout.flush());
-    }
+    out.finish(&outcome, usage);
     // Let the loop finish its queue and release the writer; its channel then closes.
     drop(agent);
     while events.recv().await.is_some() {}
-    outcome
+    outcome?;
+    out.into_error().map_or(Ok(()), Err)
 }

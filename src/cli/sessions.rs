@@ -1,7 +1,8 @@
 //! `dsh-refs sessions [--json]` (docs/cli.md): every session, newest first, with its title.
 //!
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
-//! session text can move the cursor or restyle the terminal. A missing store lists nothing.
+//! session text can move the cursor or restyle the terminal. The default store missing lists
+//! nothing ("no sessions yet"); an explicitly named one missing is an error.
 
 use std::fmt::Write as _;
 
@@ -27,6 +28,7 @@ struct Row {
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
     let store = SessionStore::with_persisted_index(&ctx.store_root);
     let headers = store.list_sessions().map_err(CliError::List)?;
     let mut rows = Vec::with_capacity(headers.len());
@@ -84,7 +86,7 @@ fn pad(text: &str, cells: usize) -> String {
 /// The human table: TITLE, ID, CWD, CREATED.
 fn human_table(rows: &[Row]) -> String {
     if rows.is_empty() {
-        return "no sessions\n".to_owned();
+        return "no sessions yet\n".to_owned();
     }
     let cells: Vec<[String; 4]> = rows
         .iter()
