@@ -786,17 +786,32 @@ impl App {
         }
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-        // The composer may grow, but the transcript keeps at least a few rows.
+        // Bottom up: hint, composer, status line, popup, one blank row, transcript. The
+        // status line stays right above the composer; a popup takes its rows from the
+        // transcript. The transcript keeps at least a few rows.
         let available = area.height.saturating_sub(3);
         let min_transcript = available.min(3);
-        let pane_height = self
+        let room = available.saturating_sub(min_transcript).max(1);
+        let composer_height = self.pane.composer_height(area.width).clamp(1, room);
+        let popup_height = self
             .pane
-            .desired_height(area.width)
-            .clamp(1, available.saturating_sub(min_transcript).max(1));
-        let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
+            .popup_height()
+            .min(room.saturating_sub(composer_height));
+        let pane_area = Rect::new(
+            area.x,
+            hint_area.y - composer_height,
+            area.width,
+            composer_height,
+        );
         let status_area = Rect::new(area.x, pane_area.y - 1, area.width, 1);
+        let popup_area = Rect::new(
+            area.x,
+            status_area.y - popup_height,
+            area.width,
+            popup_height,
+        );
         // One blank row keeps a full transcript off the status line (when there is room).
-        let transcript_rows = status_area.y.saturating_sub(area.y + 1);
+        let transcript_rows = popup_area.y.saturating_sub(area.y + 1);
         let gap = u16::from(transcript_rows > 3);
         let transcript_area = Rect::new(area.x, area.y + 1, area.width, transcript_rows - gap);
 
@@ -818,7 +833,7 @@ impl App {
             elapsed: self.turn_started.map(|t| t.elapsed()),
         }
         .render(status_area, buf);
-        let cursor = self.pane.render(pane_area, buf);
+        let cursor = self.pane.render_split(popup_area, pane_area, buf);
         let hint = truncate_to_width(self.hint(), usize::from(area.width));
         buf.set_string(
             hint_area.x,

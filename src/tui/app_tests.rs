@@ -540,3 +540,45 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
     let terminal = screen(&mut h.app, 80, 30);
     assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
 }
+
+#[tokio::test]
+async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
+    let mut h = harness(true);
+    for seq in 0..12 {
+        deliver(&mut h.app, AgentEvent::Appended(context_event(seq)));
+    }
+    let closed = screen(&mut h.app, 80, 20);
+    type_text(&mut h.app, "@");
+    let crate::tui::bottom_pane::ActivePopup::Mention(popup) = h.app.pane.active_popup() else {
+        panic!("the popup did not open");
+    };
+    let query_id = popup.query_id();
+    let rows = (0..3)
+        .map(|i| dsh_reference::Candidate {
+            session_id: format!("s-{i}"),
+            label: format!("Session {i}"),
+            cwd: Some(CWD.to_owned()),
+            created_at: 1_700_000_000_000,
+        })
+        .collect();
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id,
+        result: Ok(rows),
+    });
+    let open = screen(&mut h.app, 80, 20);
+    let row_of = |t: &Terminal<TestBackend>, needle: &str| {
+        let buf = t.backend().buffer();
+        (0..buf.area.height).find(|&y| {
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_owned())
+                .collect();
+            line.contains(needle)
+        })
+    };
+    // Same row with and without the popup: directly above the composer's top border.
+    assert_eq!(row_of(&closed, "● idle"), row_of(&open, "● idle"));
+    assert_eq!(row_of(&open, "● idle").map(|y| y + 2), row_of(&open, "│@"));
+    // The popup sits above the status line, the transcript gives up its rows.
+    assert!(row_of(&open, "Session 0") < row_of(&open, "● idle"));
+    insta::assert_snapshot!("popup_open_status_above_composer", open.backend());
+}

@@ -231,6 +231,27 @@ impl BottomPane {
         self.composer.render(composer_area, buf)
     }
 
+    /// Draws the popup into `popup_area` (when one is open and the area has rows) and the
+    /// composer into `composer_area`, so a host can put a row of its own between them.
+    pub fn render_split(
+        &self,
+        popup_area: Rect,
+        composer_area: Rect,
+        buf: &mut Buffer,
+    ) -> Option<Position> {
+        if let ActivePopup::Mention(popup) = &self.popup
+            && !popup_area.is_empty()
+        {
+            popup.render(popup_area, buf);
+        }
+        self.composer.render(composer_area, buf)
+    }
+
+    /// Rows the composer wants at `width` (the popup not included).
+    pub fn composer_height(&self, width: u16) -> u16 {
+        self.composer.desired_height(width)
+    }
+
     /// Rows the pane wants at `width`: composer plus popup.
     pub fn desired_height(&self, width: u16) -> u16 {
         self.composer
