@@ -45,6 +45,10 @@ impl Session {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.arg("--store");
         cmd.arg(store);
         cmd.arg("--config");

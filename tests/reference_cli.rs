@@ -46,6 +46,10 @@ impl Fixture {
     }
     fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .env(
+                "XDG_CACHE_HOME",
+                std::env::temp_dir().join("dsh-refs-test-cache"),
+            )
             .arg("--store")
             .arg(self.store())
             .arg("--config")

@@ -562,6 +562,10 @@ fn missing_store_lists_nothing() {
 
 fn run_cli(args: &[&str], home: &Path) -> (String, String, bool) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        )
         .args(args)
         .env_remove("DSH_REFS_STORE")
         .env_remove("DSH_REFS_CONFIG")

@@ -26,6 +26,8 @@ pub struct ModelSection {
     pub api_key_env: String,
     pub timeout_secs: u64,
     pub max_retries: u32,
+    /// The model's context window in tokens (default: the provider's own).
+    pub context_tokens: Option<u64>,
 }
 
 impl Default for ModelSection {
@@ -37,6 +39,7 @@ impl Default for ModelSection {
             api_key_env: "DEEPSEEK_API_KEY".into(),
             timeout_secs: 120,
             max_retries: 3,
+            context_tokens: None,
         }
     }
 }
@@ -60,6 +63,32 @@ impl Default for TuiSection {
     }
 }
 
+/// `[store]`: reading limits of the session store.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// Longest log line read (bytes); a longer one is damage (corruption or torn tail).
+    pub max_line_bytes: u64,
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        StoreSection {
+            max_line_bytes: dsh_store::reader::DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+impl StoreSection {
+    /// The store's reading limits from this section.
+    pub fn limits(&self) -> dsh_store::reader::Limits {
+        dsh_store::reader::Limits {
+            max_line_bytes: self.max_line_bytes,
+            ..dsh_store::reader::Limits::default()
+        }
+    }
+}
+
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -67,6 +96,7 @@ pub struct Config {
     pub references: ReferencesSection,
     pub model: ModelSection,
     pub tui: TuiSection,
+    pub store: StoreSection,
 }
 
 /// A configuration file that could not be used.
@@ -98,6 +128,16 @@ impl Config {
         if config.model.max_retries > 10 {
             return Err(invalid(
                 "key `model.max_retries`: must be at most 10".into(),
+            ));
+        }
+        if config.model.context_tokens.is_some_and(|t| t < 1024) {
+            return Err(invalid(
+                "key `model.context_tokens`: must be at least 1024".into(),
+            ));
+        }
+        if config.store.max_line_bytes < 4096 {
+            return Err(invalid(
+                "key `store.max_line_bytes`: must be at least 4096".into(),
             ));
         }
         if config.model.api_key_env.is_empty() {

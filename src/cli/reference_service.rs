@@ -27,7 +27,8 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
 /// The store and the reference service over it.
 pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
     let config = reference_config(&ctx.config.references)?;
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
+    let store =
+        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
     let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
     Ok((store, SessionReferences::new(query, config)))
 }

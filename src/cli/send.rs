@@ -13,11 +13,11 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
+use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::event::now_ms;
 use dsh_store::{EventData, SessionHeader};
-use ratatui_mention::untrusted::visible_controls;
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::json_escape::escape_json_controls;
 use super::provider_setup::provider_for;
@@ -176,6 +176,9 @@ impl Usage {
 
 /// Stream the reply to stdout until our turn ends; Ctrl+C cancels the turn. Waits for the
 /// agent loop to stop so the log is fully synced before returning.
+///
+/// The turn's end is the agent going idle again, not the `turn/end` event: when a write
+/// fails, `turn/end` may never reach the log, and waiting for it would hang forever.
 async fn follow_turn(
     agent: Agent,
     mut events: UnboundedReceiver<AgentEvent>,
@@ -187,6 +190,7 @@ async fn follow_turn(
     let mut usage: Option<Usage> = None;
     let mut error: Option<(&'static str, String)> = None;
     let mut cancelled = false;
+    let mut running = false;
     let outcome = loop {
         let event = tokio::select! {
             biased;
@@ -238,7 +242,24 @@ async fn follow_turn(
                     message: "the message was discarded before its turn".into(),
                 });
             }
-            AgentEvent::Error { code, message } => error = Some((code, message)),
+            AgentEvent::Error { code, message } => {
+                error.get_or_insert((code, message));
+            }
+            AgentEvent::Warning { code, message } => {
+                eprintln!(
+                    "dsh-refs: warning: {code}: {}",
+                    visible_controls_line(&message)
+                );
+            }
+            AgentEvent::Status(AgentStatus::Running) => running = true,
+            AgentEvent::Status(AgentStatus::Idle) if running => {
+                // Idle without a logged `turn/end`: a write failed; report the first error.
+                let (code, message) = error.take().unwrap_or((
+                    "AGENT_TURN_NOT_LOGGED",
+                    "the turn ended without its end being written to the log".into(),
+                ));
+                break Err(CliError::Turn { code, message });
+            }
             AgentEvent::Discarded { .. } | AgentEvent::Status(_) | AgentEvent::Staged { .. } => {}
         }
     };

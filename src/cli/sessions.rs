@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
-use crate::tui::wrap::truncate_to_width;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 use super::output::{local_time, write_stdout};
 use super::{CliError, Context, SessionsArgs};
@@ -29,12 +29,19 @@ struct Row {
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     ctx.require_store()?;
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
+    let store =
+        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
     let headers = store.list_sessions().map_err(CliError::List)?;
+    // Everything the listing left out, the same way a corrupt session is reported.
+    for warning in store.listing_warnings() {
+        eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
+    }
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
         let title = match store.read_title(&header.id) {
             Ok(t) => t,
+            // Already reported by the listing's warnings.
+            Err(QueryError::Duplicate { .. }) => None,
             Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
                 eprintln!(
                     "dsh-refs: warning: {}",

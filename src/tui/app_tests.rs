@@ -138,6 +138,7 @@ fn notices(app: &App) -> Vec<String> {
         .iter()
         .filter_map(|c| match c {
             HistoryCell::Notice { text, .. } => Some(text.clone()),
+            HistoryCell::Error { code, message } => Some(format!("{code}: {message}")),
             _ => None,
         })
         .collect()
@@ -311,6 +312,61 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     // The composer history has the canonical text.
     app.handle_terminal_event(key(KeyCode::Up));
     assert_eq!(app.draft(), text);
+}
+
+#[tokio::test]
+async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SessionStore::new(dir.path());
+    // The session's project directory cannot be created: a regular file holds its name.
+    std::fs::create_dir_all(dir.path()).unwrap();
+    std::fs::write(dir.path().join("--blocked--"), "x").unwrap();
+    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some("/blocked".to_owned()));
+    let writer = store.open_writer("s-test", Some(header)).unwrap();
+    let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
+    let options = AppOptions {
+        history_size: 50,
+        show_reasoning: false,
+    };
+    let mut app = App::new(store, None, provider, writer, options);
+    type_text(&mut app, "keep me");
+    app.handle_terminal_event(key(KeyCode::Enter));
+    let app_ref = &mut app;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !notices(app_ref)
+            .iter()
+            .any(|n| n.contains("back in the composer"))
+        {
+            let Some(event) = app_ref.rx.recv().await else {
+                break;
+            };
+            app_ref.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("hang guard: the failed turn never gave the draft back");
+    assert_eq!(app.draft(), "keep me");
+    assert_eq!(app.agent_status, AgentStatus::Idle);
+    let errors: Vec<&str> = app
+        .chat
+        .transcript()
+        .cells()
+        .iter()
+        .filter_map(|c| match c {
+            HistoryCell::Error { code, .. } => Some(code.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        ["AGENT_LOG_WRITE_FAILED"],
+        "shown once, with its code"
+    );
+    let notices = notices(&app);
+    assert!(
+        notices.iter().any(|n| n.contains("back in the composer")),
+        "{notices:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -549,7 +605,7 @@ async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
     }
     let closed = screen(&mut h.app, 80, 20);
     type_text(&mut h.app, "@");
-    let crate::tui::bottom_pane::ActivePopup::Mention(popup) = h.app.pane.active_popup() else {
+    let ratatui_mention::ActivePopup::Mention(popup) = h.app.input.active_popup() else {
         panic!("the popup did not open");
     };
     let query_id = popup.query_id();

@@ -12,8 +12,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::transcript::TokenTotals;
-use super::wrap::{display_width, truncate_to_width};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::{display_width, truncate_to_width};
 
 /// What the app is doing right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

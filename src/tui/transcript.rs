@@ -738,9 +738,14 @@ mod tests {
                 text: "a\u{1b}[2Jb\u{7}".into(),
                 steering: false,
             },
+            HistoryCell::User {
+                text: "bidi \u{202E}evil\u{2067} zw\u{200B}\u{2060}\u{FEFF} sep\u{2028}\u{2029}"
+                    .into(),
+                steering: false,
+            },
             HistoryCell::Assistant {
-                text: "x\u{9b}y".into(),
-                reasoning: "r\u{1b}".into(),
+                text: "x\u{9b}y \u{202D}".into(),
+                reasoning: "r\u{1b}\u{2066}".into(),
                 streaming: false,
             },
             HistoryCell::Tool {
@@ -761,7 +766,7 @@ mod tests {
                 for line in render_cell(cell, 40, options) {
                     let s = line.to_string();
                     assert!(
-                        !s.chars().any(ratatui_mention::untrusted::is_control),
+                        !s.chars().any(ratatui_mention::untrusted::needs_escape),
                         "{s:?}"
                     );
                 }

@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown_hanging;
 use super::transcript::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
-use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_reference::{ReferenceEntry, SnapshotSource};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
 
 /// Lines of a tool result shown before it collapses.
 pub const TOOL_LINES: usize = 3;

@@ -1,6 +1,6 @@
 //! The composer: a multi-line, soft-wrapped editor over `ratatui_textarea` with input
-//! history, atomic `@[label](dsh-session:…)` mentions and the caret position for the real
-//! terminal cursor (docs/composer.md: the @ popup, submit).
+//! history, atomic `@[label](<scheme>…)` mentions and the caret position for the real
+//! terminal cursor.
 
 use std::cell::Cell;
 use std::ops::Range;
@@ -8,22 +8,15 @@ use std::ops::Range;
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::widgets::{Block, BorderType, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 use unicode_width::UnicodeWidthChar;
 
+use crate::config::MentionConfig;
 use crate::input_history::InputHistory;
 use crate::mention_token::mention_char_spans;
-
-/// Most text rows the composer asks for; longer drafts scroll inside it.
-pub const MAX_TEXT_ROWS: u16 = 8;
-const PLACEHOLDER: &str = "Ask anything · @ references a session";
-
-/// Style of a finished mention inside the composer.
-pub fn mention_style() -> Style {
-    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-}
+use crate::untrusted::visible_controls_line;
 
 /// The draft editor. Text is canonical: mentions stay `@[label](uri)` for history and copy.
 #[derive(Debug, Clone)]
@@ -35,23 +28,33 @@ pub struct Composer {
     /// `(width, revision, height)` of the last [`Composer::desired_height`]: measuring wraps
     /// the whole text, and the app asks every frame.
     height_cache: Cell<Option<(u16, u64, u16)>>,
+    /// Most text rows the composer asks for; longer drafts scroll inside it.
+    max_text_rows: u16,
+    mention_style: Style,
+    border_style: Style,
+    /// URI scheme of finished mentions.
+    scheme: String,
 }
 
 impl Composer {
-    /// An empty composer remembering up to `history_size` submissions.
-    pub fn new(history_size: usize) -> Self {
+    /// An empty composer with `config`'s history size, placeholder, styles and height.
+    pub fn new(config: &MentionConfig) -> Self {
         let mut textarea = TextArea::default();
         textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         // The real terminal cursor marks the caret, so the textarea draws none.
         textarea.set_cursor_style(Style::default());
         textarea.set_cursor_line_style(Style::default());
-        textarea.set_placeholder_text(PLACEHOLDER);
-        textarea.set_placeholder_style(Style::new().fg(Color::DarkGray));
+        textarea.set_placeholder_text(visible_controls_line(&config.placeholder));
+        textarea.set_placeholder_style(config.styles.placeholder);
         Self {
             textarea,
-            history: InputHistory::new(history_size),
+            history: InputHistory::new(config.history_size),
             revision: 0,
             height_cache: Cell::new(None),
+            max_text_rows: config.max_text_rows,
+            mention_style: config.styles.mention,
+            border_style: config.styles.composer_border,
+            scheme: config.uri_scheme.clone(),
         }
     }
 
@@ -169,7 +172,7 @@ impl Composer {
     pub fn delete_backward(&mut self) -> bool {
         if !self.textarea.is_selecting() {
             let cursor = self.cursor_char_index();
-            let hit = mention_char_spans(&self.text())
+            let hit = mention_char_spans(&self.text(), &self.scheme)
                 .into_iter()
                 .find(|span| span.end == cursor);
             if let Some(span) = hit {
@@ -185,7 +188,7 @@ impl Composer {
     pub fn delete_forward(&mut self) -> bool {
         if !self.textarea.is_selecting() {
             let cursor = self.cursor_char_index();
-            let hit = mention_char_spans(&self.text())
+            let hit = mention_char_spans(&self.text(), &self.scheme)
                 .into_iter()
                 .find(|span| span.start == cursor);
             if let Some(span) = hit {
@@ -231,14 +234,17 @@ impl Composer {
         }
     }
 
-    /// Hands a key the composer does not handle itself to the text editor.
+    /// Hands a key the composer does not handle itself to the text editor; returns whether
+    /// the text, caret or selection changed (false: the key means nothing to the editor).
     pub fn input(&mut self, key: KeyEvent) -> bool {
         self.revision += 1;
-        self.textarea.input(key)
+        let before = (self.textarea.cursor(), self.textarea.selection_range());
+        let modified = self.textarea.input(key);
+        modified || before != (self.textarea.cursor(), self.textarea.selection_range())
     }
 
-    /// Rows the composer wants at `width` columns: wrapped text rows (at most
-    /// [`MAX_TEXT_ROWS`]) plus the border.
+    /// Rows the composer wants at `width` columns: wrapped text rows (at most the
+    /// configured maximum) plus the border.
     pub fn desired_height(&self, width: u16) -> u16 {
         if let Some((w, revision, height)) = self.height_cache.get()
             && w == width
@@ -252,7 +258,7 @@ impl Composer {
         probe.move_cursor(CursorMove::End);
         (&probe).render(inner, &mut Buffer::empty(inner));
         let rows = u16::try_from(probe.screen_cursor().row + 1).unwrap_or(u16::MAX);
-        let height = rows.clamp(1, MAX_TEXT_ROWS) + 2;
+        let height = rows.clamp(1, self.max_text_rows) + 2;
         self.height_cache.set(Some((width, self.revision, height)));
         height
     }
@@ -261,7 +267,7 @@ impl Composer {
     pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(Color::DarkGray));
+            .border_style(self.border_style);
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width == 0 || inner.height == 0 {
@@ -284,7 +290,7 @@ impl Composer {
     /// Restyles the cells of mentions the textarea just drew, walking its wrapped rows.
     fn highlight_mentions(&self, inner: Rect, buf: &mut Buffer) {
         let text = self.text();
-        let spans = mention_char_spans(&text);
+        let spans = mention_char_spans(&text, &self.scheme);
         if spans.is_empty() {
             return;
         }
@@ -334,7 +340,7 @@ impl Composer {
                             break;
                         }
                         if let Some(cell) = buf.cell_mut((inner.x + cx, inner.y + dy)) {
-                            cell.set_style(mention_style());
+                            cell.set_style(self.mention_style);
                         }
                     }
                 }
