@@ -314,6 +314,7 @@ fn send(root: &Path, dir: &Path, session: &str, text: &str) -> Command {
         .arg(root)
         .arg("--config")
         .arg(dir.join("config.toml"))
+        .arg("--no-foreign-sources")
         .args(["send", "--session", session, text])
         .current_dir(dir)
         .env_remove("DSH_REFS_STORE")

@@ -53,6 +53,8 @@ impl Session {
         cmd.arg(store);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         // Keep the app's log file (platform data dir) inside the test's temporary directory.

@@ -47,6 +47,7 @@ impl Fixture {
             .arg(self.store_root())
             .arg("--config")
             .arg(self.dir.path().join("config.toml"))
+            .arg("--no-foreign-sources")
             .args(["send", "--session", session, "--cwd", "proj", text])
             .current_dir(self.dir.path())
             .env_remove("DSH_REFS_STORE")

@@ -287,6 +287,8 @@ impl AppPty {
         cmd.arg(root);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
         cmd.env("XDG_DATA_HOME", dir.join("data"));

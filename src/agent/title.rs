@@ -18,6 +18,11 @@ pub fn fallback_title(text: &str, labels: &[&str]) -> Option<String> {
     title_from_words(&without).or_else(|| title_from_words(text))
 }
 
+/// [`fallback_title`] for a text whose mention labels are not known (another tool's log).
+pub fn plain_fallback_title(text: &str) -> Option<String> {
+    fallback_title(text, &[])
+}
+
 /// `text` with every `@label` removed (longest labels first, so one label that is a
 /// prefix of another does not leave a tail behind).
 fn remove_mentions(text: &str, labels: &[&str]) -> String {

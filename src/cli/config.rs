@@ -89,6 +89,62 @@ impl StoreSection {
     }
 }
 
+/// One foreign source's setting: a path (its logs or the tool's home), or `false` for off.
+/// Absent or `true`: the tool's default directory, used when it exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSetting {
+    Default,
+    Off,
+    Path(PathBuf),
+}
+
+impl<'de> Deserialize<'de> for SourceSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = SourceSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a directory path, true (the default directory) or false (off)")
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<SourceSetting, E> {
+                Ok(if on {
+                    SourceSetting::Default
+                } else {
+                    SourceSetting::Off
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, path: &str) -> Result<SourceSetting, E> {
+                if path.is_empty() {
+                    return Err(E::custom(
+                        "the path is empty (use false to turn the source off)",
+                    ));
+                }
+                Ok(SourceSetting::Path(PathBuf::from(path)))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// `[sources]`: other agents' session logs, read-only (docs/foreign-sources.md).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourcesSection {
+    /// Claude Code (`~/.claude/projects`).
+    pub claude_code: SourceSetting,
+    /// Codex CLI (`$CODEX_HOME/sessions`, default `~/.codex/sessions`).
+    pub codex: SourceSetting,
+}
+
+impl Default for SourcesSection {
+    fn default() -> Self {
+        SourcesSection {
+            claude_code: SourceSetting::Default,
+            codex: SourceSetting::Default,
+        }
+    }
+}
+
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -97,6 +153,7 @@ pub struct Config {
     pub model: ModelSection,
     pub tui: TuiSection,
     pub store: StoreSection,
+    pub sources: SourcesSection,
 }
 
 /// A configuration file that could not be used.
@@ -180,6 +237,21 @@ mod tests {
         let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
         assert_eq!(config.model, ModelSection::default());
         assert_eq!(config.references.max_references, Some(3));
+        assert_eq!(config.sources, SourcesSection::default());
+    }
+
+    #[test]
+    fn sources_take_a_path_true_or_false() {
+        let p = Path::new("/x/config.toml");
+        let config =
+            Config::parse("[sources]\nclaude_code = \"/logs/cc\"\ncodex = false\n", p).unwrap();
+        assert_eq!(
+            config.sources.claude_code,
+            SourceSetting::Path(PathBuf::from("/logs/cc"))
+        );
+        assert_eq!(config.sources.codex, SourceSetting::Off);
+        let on = Config::parse("[sources]\ncodex = true\n", p).unwrap();
+        assert_eq!(on.sources.codex, SourceSetting::Default);
     }
 
     #[test]
@@ -194,6 +266,9 @@ mod tests {
             ("[model]\ntimeout_secs = 0\n", "model.timeout_secs"),
             ("[model]\nprovider = \"gpt\"\n", "provider"),
             ("[nope]\n", "nope"),
+            ("[sources]\nclaude_code = 3\n", "claude_code"),
+            ("[sources]\ncodex = \"\"\n", "codex"),
+            ("[sources]\ncursor = false\n", "cursor"),
         ];
         for (text, key) in cases {
             let err = Config::parse(text, p).unwrap_err().to_string();

@@ -38,6 +38,9 @@ pub enum CliError {
         #[source]
         source: StoreError,
     },
+    /// A foreign session (Claude Code, Codex CLI) is read-only: it cannot be sent to.
+    #[error("cannot open session {id:?}: {reason}")]
+    ReadOnlySession { id: String, reason: String },
     /// A turn that ended without completing, with the agent's code.
     #[error("{message}")]
     Turn { code: &'static str, message: String },
@@ -86,7 +89,9 @@ impl CliError {
             CliError::Submit(e) => e.code(),
             CliError::Llm(e) => e.code(),
             CliError::List(_) => "CLI_LIST_FAILED",
-            CliError::OpenSession { .. } => "SESSION_OPEN_FAILED",
+            CliError::OpenSession { .. } | CliError::ReadOnlySession { .. } => {
+                "SESSION_OPEN_FAILED"
+            }
             CliError::Turn { code, .. } => code,
             CliError::Output(_) => "CLI_OUTPUT_FAILED",
             CliError::Json(_) => "CLI_JSON_FAILED",

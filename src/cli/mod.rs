@@ -5,6 +5,7 @@ pub mod candidates;
 pub mod config;
 pub mod demo_store;
 pub mod error;
+pub mod foreign_sources;
 pub mod json_escape;
 pub mod output;
 pub mod prepare;
@@ -63,6 +64,9 @@ pub struct Cli {
     /// not touched); cannot be combined with --store (a store set in the environment is ignored).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub demo: bool,
+    /// Do not list or read Claude Code and Codex CLI sessions (see [sources] in the config).
+    #[arg(long, global = true, help_heading = STORE_HEADING)]
+    pub no_foreign_sources: bool,
     /// Open the chat app on an existing session.
     #[arg(long, value_name = "ID", conflicts_with = "demo", help_heading = APP_HEADING)]
     pub resume: Option<String>,
@@ -121,7 +125,7 @@ finishes and is logged), 1 with CODE: message on stderr when it fails, 2 for usa
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt}.
+    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -137,7 +141,7 @@ pub struct CandidatesArgs {
     /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention}.
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -252,6 +256,8 @@ pub struct Context {
     pub config: config::Config,
     /// The `--demo` copy the root points into; removed when the last clone is dropped.
     demo: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// Whether Claude Code and Codex CLI sessions are listed (`--no-foreign-sources` clears it).
+    pub foreign_sources: bool,
 }
 
 impl Context {
@@ -274,6 +280,8 @@ impl Context {
                 store_root: dir.path().to_path_buf(),
                 store_explicit: false,
                 config,
+                // The demo is self-contained: the user's other tools' sessions stay out.
+                foreign_sources: false,
                 demo: Some(std::sync::Arc::new(dir)),
             });
         }
@@ -285,6 +293,7 @@ impl Context {
             store_root,
             store_explicit,
             config,
+            foreign_sources: !cli.no_foreign_sources,
             demo: None,
         })
     }

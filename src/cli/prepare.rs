@@ -18,9 +18,10 @@ use super::{CliError, Context, PrepareArgs};
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     ctx.require_store()?;
-    let (store, refs) = open_service(ctx)?;
+    let service = open_service(ctx)?;
     let parsed = parse_text(&args.text)?;
-    let agent = target_agent(&store, &args.session);
+    let agent = target_agent(&service, &args.session);
+    let refs = service.refs;
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)

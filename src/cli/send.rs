@@ -19,6 +19,7 @@ use dsh_store::event::now_ms;
 use dsh_store::{EventData, SessionHeader};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
+use super::foreign_sources::read_only_refusal;
 use super::json_escape::escape_json_controls;
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service};
@@ -31,7 +32,16 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
             "send: TEXT is empty; nothing to send".to_owned(),
         ));
     }
-    let (store, refs) = open_service(ctx)?;
+    let service = open_service(ctx)?;
+    if !service.store.exists(&args.session)
+        && let Some(reason) = read_only_refusal(&service.sources, &args.session)
+    {
+        return Err(CliError::ReadOnlySession {
+            id: args.session.clone(),
+            reason,
+        });
+    }
+    let (store, refs) = (service.store, service.refs);
     let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::foreign_sources::read_only_refusal;
 use super::output::write_stdout;
 use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
 use super::reference_service::open_service;
@@ -11,6 +12,7 @@ use super::{Cli, CliError, Context};
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
+use dsh_foreign::SessionSources;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 
@@ -40,8 +42,21 @@ fn init_logging() {
 }
 
 /// Open the session the TUI starts on.
-fn open_session(store: &SessionStore, cli: &Cli, demo: bool) -> Result<SessionWriter, CliError> {
+fn open_session(
+    store: &SessionStore,
+    sources: &SessionSources,
+    cli: &Cli,
+    demo: bool,
+) -> Result<SessionWriter, CliError> {
     if let Some(id) = &cli.resume {
+        if !store.exists(id)
+            && let Some(reason) = read_only_refusal(sources, id)
+        {
+            return Err(CliError::ReadOnlySession {
+                id: id.clone(),
+                reason,
+            });
+        }
         return store
             .open_writer(id, None)
             .map_err(|source| CliError::OpenSession {
@@ -108,7 +123,8 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         return Err(CliError::NotATerminal);
     }
     init_logging();
-    let (store, refs) = open_service(ctx)?;
+    let service = open_service(ctx)?;
+    let (store, sources, refs) = (service.store, service.sources, service.refs);
     let delay = offline_delay_override()?.unwrap_or(INTERACTIVE_OFFLINE_CHUNK_DELAY);
     let provider = provider_for(&ctx.config.model, delay)?;
     let options = AppOptions {
@@ -119,13 +135,14 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
-    let writer = open_session(&store, cli, ctx.is_demo())?;
+    let writer = open_session(&store, &sources, cli, ctx.is_demo())?;
     let hint_store = store.clone();
     let session_id = runtime.block_on(async move {
         let mut tui =
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
+        app.set_sources(sources);
         quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())

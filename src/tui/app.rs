@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
-use super::app_keys::{AppAction, app_help_rows, classify_app_key, composer_help};
+use super::app_keys::{AppAction, classify_app_key, help_rows};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
@@ -34,6 +34,7 @@ use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
 use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
+use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
@@ -61,6 +62,8 @@ pub struct App {
     tx: AppEventSender,
     rx: UnboundedReceiver<AppEvent>,
     store: SessionStore,
+    /// Every session source (the store and other tools' read-only logs), once set.
+    sources: Option<Arc<SessionSources>>,
     refs: Option<SessionReferences>,
     provider: Arc<dyn Provider>,
     agent: Agent,
@@ -117,6 +120,7 @@ impl App {
             tx,
             rx,
             store,
+            sources: None,
             refs,
             provider,
             agent,
@@ -141,6 +145,12 @@ impl App {
         app.load_transcript();
         app.forward_agent_events(agent_rx);
         app
+    }
+
+    /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
+    /// to open them: they are read-only.
+    pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
+        self.sources = Some(sources);
     }
 
     /// A sender on the app's event bus.
@@ -597,9 +607,10 @@ impl App {
     fn open_picker(&mut self) {
         self.picker = Some(SessionPicker::loading(self.session_id.clone()));
         let store = self.store.clone();
+        let sources = self.sources.clone();
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
-            let rows = list_picker_rows(&store);
+            let rows = list_picker_rows(&store, sources.as_deref());
             tx.send(AppEvent::SessionsListed(rows));
         });
     }
@@ -615,6 +626,19 @@ impl App {
             self.chat
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
+        }
+        if let Some(sources) = &self.sources {
+            let origin = sources.origin(id);
+            if origin != Origin::Dsh {
+                self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "read-only session from {} — reference it with @",
+                        origin.tool_name()
+                    ),
+                );
+                return;
+            }
         }
         self.open_session(id.to_owned(), None);
     }
@@ -776,26 +800,31 @@ fn help_text() -> String {
         let _ = writeln!(out, "  {usage:<14} {help}");
     }
     out.push_str("Keys\n");
-    for binding in composer_config(0).key_map().bindings() {
-        let (label, help) = (binding.label(), composer_help(binding.action));
-        let _ = writeln!(out, "  {label:<14} {help}");
-    }
-    for (label, help) in app_help_rows() {
+    for (label, help) in help_rows(composer_config(0).key_map()) {
         let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
 }
 
-/// Every session for the picker, newest first, with its title.
-fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, StoreError> {
-    let headers = store.list_sessions()?;
+/// Every session for the picker, newest first, with its title and origin badge: the dsh
+/// store's, and the foreign sources' when they are set.
+fn list_picker_rows(
+    store: &SessionStore,
+    sources: Option<&SessionSources>,
+) -> Result<Vec<PickerRow>, StoreError> {
+    let query: &dyn SessionQuery = match sources {
+        Some(s) => s,
+        None => store,
+    };
+    let headers = query.list_sessions()?;
     Ok(headers
         .iter()
         .map(|h| PickerRow {
             session_id: h.id.clone(),
-            title: store.read_title(&h.id).ok().flatten(),
+            title: query.read_title(&h.id).ok().flatten(),
             cwd: h.cwd.clone(),
             created_at: h.created_at,
+            badge: sources.and_then(|s| s.origin(&h.id).badge()),
         })
         .collect())
 }

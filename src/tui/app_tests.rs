@@ -272,6 +272,53 @@ async fn ctrl_c_clears_the_draft_then_quits() {
     assert!(h.app.should_quit());
 }
 
+#[tokio::test(start_paused = true)]
+async fn app_keys_are_routed_around_the_widget() {
+    let mut h = harness(true);
+    // Ctrl+D: a delete on a draft (the widget's), quit only on an empty one (the app's).
+    type_text(&mut h.app, "ab");
+    h.app.handle_terminal_event(key(KeyCode::Left));
+    h.app.handle_terminal_event(ctrl('d'));
+    assert_eq!(h.app.draft(), "a");
+    assert!(!h.app.should_quit());
+    // Esc with the popup open closes it and leaves a preparation alone.
+    h.app.handle_terminal_event(ctrl('c'));
+    h.app
+        .handle_terminal_event(TermEvent::Paste(alpha_mention()));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    type_text(&mut h.app, " @al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(!h.app.input.popup_active());
+    assert_eq!(h.app.phase(), Phase::Preparing, "Esc went to the popup");
+    // Enter while preparing submits nothing more; the next Esc is the app's.
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert_eq!(h.app.phase(), Phase::Idle);
+    // Ctrl+C reaches the app even with the popup open.
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "@al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(ctrl('c'));
+    assert_eq!(h.app.draft(), "", "cleared into history");
+    h.app.handle_terminal_event(ctrl('d'));
+    assert!(h.app.should_quit());
+}
+
+#[tokio::test]
+async fn a_command_may_follow_leading_whitespace() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "  /bogus");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        vec!["unknown command /bogus (try /help)".to_owned()]
+    );
+    assert_eq!(logged_kinds(&h.app), Vec::<String>::new(), "nothing sent");
+}
+
 #[tokio::test]
 async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let mut h = harness(true);
@@ -637,4 +684,46 @@ async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
     // The popup sits above the status line, the transcript gives up its rows.
     assert!(row_of(&open, "Session 0") < row_of(&open, "● idle"));
     insta::assert_snapshot!("popup_open_status_above_composer", open.backend());
+}
+
+#[tokio::test]
+async fn foreign_sessions_are_listed_in_resume_but_refused() {
+    let mut h = harness(true);
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+        origin: Origin::ClaudeCode,
+        root: fixtures.join("claude/projects"),
+        max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+        clean_title: crate::agent::title::plain_fallback_title,
+        index_file: None,
+    });
+    let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
+    let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
+    h.app.set_sources(Arc::clone(&sources));
+    let rows = list_picker_rows(&h.app.store, Some(&sources)).unwrap();
+    let foreign = rows
+        .iter()
+        .find(|r| r.session_id == "claude-code:5f1c2d3e-0000-4000-8000-000000000001")
+        .unwrap();
+    assert_eq!(foreign.badge, Some("claude"));
+    assert_eq!(
+        foreign.title.as_deref(),
+        Some("Fix checkout crash on empty cart")
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.session_id == "s-alpha" && r.badge.is_none())
+    );
+
+    type_text(
+        &mut h.app,
+        "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        ["read-only session from Claude Code — reference it with @"]
+    );
+    assert_eq!(h.app.session_id(), "s-test");
 }

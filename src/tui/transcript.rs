@@ -531,6 +531,29 @@ mod tests {
     }
 
     #[test]
+    fn a_card_names_a_foreign_origin() {
+        let mut message = context_message();
+        message.source = Some(Source::session_reference(json!([
+            {"sessionId": "claude-code:5f1c", "label": "Fix", "originalMessages": 2, "retainedMessages": 2, "truncated": false},
+            {"sessionId": "codex:0199", "label": "Kafka", "originalMessages": 1, "retainedMessages": 1, "truncated": false}
+        ])));
+        let mut t = Transcript::default();
+        t.apply(&ev(0, EventData::UserMessage(message)));
+        let lines: Vec<String> = render_cell(&t.cells()[0], 100, RenderOptions::default())
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines[..3],
+            [
+                "⧉ Referenced sessions",
+                "  Fix (claude-code:5f1c) · 2 messages · from Claude Code",
+                "  Kafka (codex:0199) · 1 message · from Codex CLI",
+            ]
+        );
+    }
+
+    #[test]
     fn reference_context_becomes_one_card_with_decoded_entries() {
         let mut t = Transcript::default();
         t.apply(&ev(0, EventData::UserMessage(context_message())));

@@ -203,8 +203,10 @@ fn card_row(entry: &ReferenceEntry, source: Option<&SnapshotSource>) -> String {
     if entry.truncated {
         row.push_str(" · truncated");
     }
-    if let Some(origin) = entry.extra.get("origin").and_then(|v| v.as_str()) {
-        let _ = write!(row, " · from {}", visible_controls_line(origin));
+    // Another tool's session is named by its id's namespace.
+    let origin = dsh_foreign::Origin::of_id(&entry.session_id);
+    if origin != dsh_foreign::Origin::Dsh {
+        let _ = write!(row, " · from {}", origin.tool_name());
     }
     row
 }

@@ -22,5 +22,5 @@ pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, So
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use store::SessionStore;
-pub use surface_scan::{SurfaceScan, SurfaceVisitor};
+pub use surface_scan::{EventReread, SurfaceScan, SurfaceVisitor};
 pub use writer::{NewEvent, SessionWriter};

@@ -74,6 +74,14 @@ impl Stamp {
     }
 }
 
+/// The order of `list_sessions`: newest `createdAt` first, ties by id. Other sources merged
+/// into one listing (another tool's sessions) use it too, so ties sort the same everywhere.
+pub fn newest_first(a: &SessionHeader, b: &SessionHeader) -> std::cmp::Ordering {
+    b.created_at
+        .cmp(&a.created_at)
+        .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+}
+
 /// The log of one session directory: the plain file if present, else the `.zstd` one.
 /// Nothing is followed: a session directory or log that is a symbolic link, or a log that
 /// is a FIFO, device or socket, is `Err` with the warning to show (not a session).
@@ -411,11 +419,7 @@ impl HeaderIndex {
             }
         }
         self.duplicates = duplicates;
-        headers.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
-        });
+        headers.sort_by(newest_first);
         self.by_id = by_id;
         if let Some(last) = &self.last
             && **last == headers
