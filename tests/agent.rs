@@ -872,7 +872,7 @@ async fn compacting_an_empty_session_reports_an_error_and_writes_nothing() {
     let seen = until(&mut rx, |e| matches!(e, AgentEvent::Error { .. })).await;
     assert!(matches!(
         seen.last(),
-        Some(AgentEvent::Error { code, .. }) if code == "AGENT_NOTHING_TO_COMPACT"
+        Some(AgentEvent::Error { code, .. }) if *code == "AGENT_NOTHING_TO_COMPACT"
     ));
     assert!(agent.snapshot_events().is_empty());
 }
@@ -957,7 +957,7 @@ async fn a_surface_over_the_context_window_is_sent_as_its_newest_messages_with_a
     agent.followup(user("the newest prompt"));
     let seen = until(&mut rx, is_turn_end).await;
     let warning = seen.iter().find_map(|e| match e {
-        AgentEvent::Warning { code, message } => Some((code.clone(), message.clone())),
+        AgentEvent::Warning { code, message } => Some((*code, message.clone())),
         _ => None,
     });
     let (code, message) = warning.expect("a trimming warning");

@@ -320,7 +320,7 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     app.wait_for_text("@[Alpha login bug](dsh-session:");
     app.type_text("what broke?");
     app.send("\r");
-    let screen = app.wait_for_text("Referenced sessions · Alpha login bug (s-alpha) · 2 messages");
+    let screen = app.wait_for_text("Alpha login bug (s-alpha) · 2 messages · ");
     assert!(
         !screen.contains("<referenced-sessions>"),
         "snapshot JSON on screen:\n{screen}"
@@ -341,6 +341,12 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     let direct = &log[context + 1]["data"];
     let text = direct["content"][0]["text"].as_str().unwrap();
     assert_eq!(text, "@Alpha login bug what broke?");
+    // The fallback title leaves the other session's label out.
+    let title = log
+        .iter()
+        .find(|e| e["type"] == "session/title")
+        .map(|e| e["data"]["title"].clone());
+    assert_eq!(title, Some(serde_json::json!("what broke?")));
 }
 
 #[test]
@@ -363,7 +369,7 @@ fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
     app.send("\t"); // Tab inserts too
     app.type_text("also consider this");
     app.send("\r");
-    app.wait_for_text("Referenced sessions · Alpha login bug (s-alpha)");
+    app.wait_for_text("Alpha login bug (s-alpha) · ");
     app.wait_for("the turn to finish", |s| s.contains("● idle"));
     app.send("\x04");
     app.wait_exit();

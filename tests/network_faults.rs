@@ -357,7 +357,7 @@ async fn until_turn_end(
                     return (appended, errors);
                 }
             }
-            AgentEvent::Error { code, .. } => errors.push(code),
+            AgentEvent::Error { code, .. } => errors.push(code.to_owned()),
             AgentEvent::Status(_)
             | AgentEvent::Staged { .. }
             | AgentEvent::Discarded { .. }

@@ -625,14 +625,16 @@ fn sessions_json_via_the_binary() {
     assert!(table.lines().next().unwrap().starts_with("TITLE"));
     assert!(table.contains("Greeting") && table.contains("(no cwd)") && table.contains("/w/a b:c"));
 
-    // A missing store lists nothing and is not an error.
+    // An explicitly named store that does not exist is an error (a typo is not "no
+    // sessions"), reported as JSON under --json, and nothing is created.
     let absent = tmp.path().join("absent");
-    let (out, err, ok) = run_cli(
+    let (out, _err, ok) = run_cli(
         &["sessions", "--json", "--store", absent.to_str().unwrap()],
         tmp.path(),
     );
-    assert!(ok, "{err}");
-    assert_eq!(serde_json::from_str::<Value>(&out).unwrap(), json!([]));
+    assert!(!ok);
+    let got: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(got["error"]["code"], "CLI_NO_STORE");
     assert!(!absent.exists());
 }
 

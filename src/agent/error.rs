@@ -23,20 +23,23 @@ pub enum AgentError {
     EmptyTitle,
     #[error("agent background task failed: {0}")]
     Task(String),
+    #[error("the {provider} provider cannot switch models")]
+    ModelFixed { provider: String },
 }
 
 impl AgentError {
     /// Stable code; provider errors keep the provider's code (`LLM_…`).
-    pub fn code(&self) -> String {
+    pub fn code(&self) -> &'static str {
         match self {
-            AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED".into(),
-            AgentError::Fold(_) => "AGENT_LOG_CORRUPT".into(),
-            AgentError::Llm(e) => e.code().to_string(),
-            AgentError::Cancelled => "AGENT_CANCELLED".into(),
-            AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY".into(),
-            AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT".into(),
-            AgentError::EmptyTitle => "AGENT_EMPTY_TITLE".into(),
-            AgentError::Task(_) => "AGENT_TASK_FAILED".into(),
+            AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED",
+            AgentError::Fold(_) => "AGENT_LOG_CORRUPT",
+            AgentError::Llm(e) => e.code(),
+            AgentError::Cancelled => "AGENT_CANCELLED",
+            AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY",
+            AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT",
+            AgentError::EmptyTitle => "AGENT_EMPTY_TITLE",
+            AgentError::Task(_) => "AGENT_TASK_FAILED",
+            AgentError::ModelFixed { .. } => "AGENT_MODEL_FIXED",
         }
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::Notify;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
+use super::error::AgentError;
 use super::hooks::{HookGuard, HookRegistry, PromptSubmitHook};
 use super::inbox::{AgentStatus, DispatchPath, Inbox, Work};
 use super::session_log::AgentLog;
@@ -29,10 +30,10 @@ pub enum AgentEvent {
     /// These messages were dropped without being logged (blocked or cancelled).
     Discarded { message_ids: Vec<String> },
     /// A turn, compaction or title write failed.
-    Error { code: String, message: String },
+    Error { code: &'static str, message: String },
     /// Something the user should know that did not fail the turn (e.g. the request was
     /// trimmed to the model's context window).
-    Warning { code: String, message: String },
+    Warning { code: &'static str, message: String },
 }
 
 /// State shared by the handles and the loop.
@@ -45,12 +46,37 @@ pub(crate) struct Shared {
     /// Set when the last handle is dropped: the loop drains its queue and stops.
     pub(crate) closed: AtomicBool,
     pub(crate) log: AgentLog,
-    pub(crate) provider: Arc<dyn Provider>,
+    providers: Mutex<ProviderSlot>,
+}
+
+/// The provider turns use, and the one `/model` chose for the next turn.
+struct ProviderSlot {
+    current: Arc<dyn Provider>,
+    next: Option<Arc<dyn Provider>>,
 }
 
 impl Shared {
     pub(crate) fn inbox(&self) -> MutexGuard<'_, Inbox> {
         self.inbox.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn providers(&self) -> MutexGuard<'_, ProviderSlot> {
+        self.providers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The provider of the running turn (stable for the whole turn).
+    pub(crate) fn provider(&self) -> Arc<dyn Provider> {
+        Arc::clone(&self.providers().current)
+    }
+
+    /// At a turn's start: a model chosen with [`Agent::switch_model`] takes effect.
+    pub(crate) fn start_turn_provider(&self) {
+        let mut slot = self.providers();
+        if let Some(next) = slot.next.take() {
+            slot.current = next;
+        }
     }
 }
 
@@ -99,7 +125,10 @@ impl Agent {
             wake: Notify::new(),
             closed: AtomicBool::new(false),
             log,
-            provider,
+            providers: Mutex::new(ProviderSlot {
+                current: provider,
+                next: None,
+            }),
         });
         tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));
         let agent = Agent {
@@ -133,12 +162,29 @@ impl Agent {
         self.shared.inbox().window_open()
     }
 
-    /// The provider's name and model, for status lines.
+    /// The provider's name and model (the one the next turn will use), for status lines.
     pub fn model(&self) -> (String, String) {
-        (
-            self.shared.provider.name().to_owned(),
-            self.shared.provider.model().to_owned(),
-        )
+        let slot = self.shared.providers();
+        let provider = slot.next.as_ref().unwrap_or(&slot.current);
+        (provider.name().to_owned(), provider.model().to_owned())
+    }
+
+    /// Models the provider knows of (the configured one first), for `/model`.
+    pub fn known_models(&self) -> Vec<String> {
+        self.shared.providers().current.known_models()
+    }
+
+    /// Use `model` from the next turn on (a running turn keeps its model).
+    pub fn switch_model(&self, model: &str) -> Result<(), AgentError> {
+        let mut slot = self.shared.providers();
+        let next = slot
+            .current
+            .with_model(model)
+            .ok_or_else(|| AgentError::ModelFixed {
+                provider: slot.current.name().to_owned(),
+            })?;
+        slot.next = Some(next);
+        Ok(())
     }
 
     /// Queue a prompt; it becomes one turn.

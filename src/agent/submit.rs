@@ -3,7 +3,9 @@
 
 use tokio_util::sync::CancellationToken;
 
-use dsh_reference::{AgentRef, Reference, ReferenceError, SessionReferences, parse_text};
+use dsh_reference::{
+    AgentRef, ErrorCode, Reference, ReferenceError, SessionReferences, parse_text,
+};
 use dsh_store::{ContentBlock, Message, Role, Source};
 
 /// A message ready for [`super::dispatch`]: the readable direct message and its snapshot.
@@ -27,11 +29,16 @@ pub enum SubmitError {
 }
 
 impl SubmitError {
-    /// Stable code: the `SESSION_REFERENCE_…` code, or `SESSION_REFERENCE_UNAVAILABLE`.
+    /// Stable code: the reference layer's `SESSION_REFERENCE_…` code.
     pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// The reference layer's code enum (`Unavailable` when no service is mounted).
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            SubmitError::Reference(e) => e.code.as_str(),
-            SubmitError::NoReferenceService => "SESSION_REFERENCE_UNAVAILABLE",
+            SubmitError::Reference(e) => e.code,
+            SubmitError::NoReferenceService => ErrorCode::Unavailable,
         }
     }
 }

@@ -1,31 +1,59 @@
 //! Fallback session titles (docs/session-store.md: titles): derived from the first direct user message.
 //!
-//! Control characters and terminal escape sequences are removed, whitespace is collapsed,
-//! and the result keeps at most [`MAX_TITLE_WORDS`] words and [`MAX_TITLE_BYTES`] bytes.
+//! Mentions of other sessions (`@Label`) are removed first — a title that starts with
+//! another session's label says nothing about this one. Control characters and terminal
+//! escape sequences are removed, whitespace is collapsed, and the result keeps at most
+//! [`MAX_TITLE_WORDS`] whole words within [`MAX_TITLE_BYTES`] bytes.
 
 /// Most words a fallback title keeps.
 pub const MAX_TITLE_WORDS: usize = 8;
 /// Most UTF-8 bytes a fallback title keeps (cut on a char boundary).
 pub const MAX_TITLE_BYTES: usize = 80;
 
-/// The fallback title for a message text, or `None` when nothing printable is left.
-pub fn fallback_title(text: &str) -> Option<String> {
+/// The fallback title for a readable message text whose mentions show as `@label` (for
+/// each of `labels`), or `None` when nothing printable is left. When the text is nothing but
+/// mentions, the mentions themselves are the title.
+pub fn fallback_title(text: &str, labels: &[&str]) -> Option<String> {
+    let without = remove_mentions(text, labels);
+    title_from_words(&without).or_else(|| title_from_words(text))
+}
+
+/// [`fallback_title`] for a text whose mention labels are not known (another tool's log).
+pub fn plain_fallback_title(text: &str) -> Option<String> {
+    fallback_title(text, &[])
+}
+
+/// `text` with every `@label` removed (longest labels first, so one label that is a
+/// prefix of another does not leave a tail behind).
+fn remove_mentions(text: &str, labels: &[&str]) -> String {
+    let mut sorted: Vec<&str> = labels.iter().copied().filter(|l| !l.is_empty()).collect();
+    sorted.sort_by_key(|l| std::cmp::Reverse(l.len()));
+    let mut out = text.to_owned();
+    for label in sorted {
+        out = out.replace(&format!("@{label}"), " ");
+    }
+    out
+}
+
+/// At most [`MAX_TITLE_WORDS`] whole words within [`MAX_TITLE_BYTES`]; a first word longer
+/// than that is cut on a char boundary.
+fn title_from_words(text: &str) -> Option<String> {
     let cleaned = strip_controls(text);
     let mut title = String::new();
     for word in cleaned.split_whitespace().take(MAX_TITLE_WORDS) {
+        let extra = usize::from(!title.is_empty()) + word.len();
+        if title.len() + extra > MAX_TITLE_BYTES {
+            if title.is_empty() {
+                title.push_str(&word[..floor_char_boundary(word, MAX_TITLE_BYTES)]);
+            }
+            break;
+        }
         if !title.is_empty() {
             title.push(' ');
         }
         title.push_str(word);
     }
-    let cut = floor_char_boundary(&title, MAX_TITLE_BYTES);
-    title.truncate(cut);
-    let trimmed = title.trim_end();
-    if trimmed.is_empty() {
-        None
-    } else {
-        Some(trimmed.to_owned())
-    }
+    (!title.is_empty()).then_some(title)
 }
 
 /// Most UTF-8 bytes a manual title keeps.
@@ -133,8 +161,42 @@ mod tests {
             ("ideographic\u{3000}space", Some("ideographic space")),
         ];
         for (input, want) in cases {
-            assert_eq!(fallback_title(input).as_deref(), *want, "input {input:?}");
+            assert_eq!(
+                fallback_title(input, &[]).as_deref(),
+                *want,
+                "input {input:?}"
+            );
         }
+    }
+
+    #[test]
+    fn fallback_titles_drop_mentions_and_cut_between_words() {
+        let labels = ["Speed up the Vite build", "Speed"];
+        let cases: &[(&str, Option<&str>)] = &[
+            (
+                "@Speed up the Vite build what did we decide about caching there?",
+                Some("what did we decide about caching there?"),
+            ),
+            (
+                "compare @Speed with @Speed up the Vite build",
+                Some("compare with"),
+            ),
+            // Nothing but a mention: the mention is all there is to name it by.
+            ("@Speed up the Vite build", Some("@Speed up the Vite build")),
+        ];
+        for (input, want) in cases {
+            assert_eq!(
+                fallback_title(input, &labels).as_deref(),
+                *want,
+                "{input:?}"
+            );
+        }
+        let long = "alpha ".repeat(3) + &"b".repeat(70) + " tail";
+        assert_eq!(
+            fallback_title(&long, &[]).as_deref(),
+            Some("alpha alpha alpha"),
+            "a word that does not fit is left out whole"
+        );
     }
 
     #[test]
@@ -157,20 +219,20 @@ mod tests {
     fn long_titles_cut_on_char_boundary_within_80_bytes() {
         // 30 CJK chars = 90 bytes in one word: cut to 78 bytes (26 chars), never mid-char.
         let cjk = "漢".repeat(30);
-        let t = fallback_title(&cjk).unwrap();
+        let t = fallback_title(&cjk, &[]).unwrap();
         assert_eq!(t, "漢".repeat(26));
         assert_eq!(t.len(), 78);
 
         // 4-byte emoji: 80 is a boundary, exactly 20 kept.
         let emoji = "😀".repeat(25);
-        assert_eq!(fallback_title(&emoji).unwrap(), "😀".repeat(20));
+        assert_eq!(fallback_title(&emoji, &[]).unwrap(), "😀".repeat(20));
 
         // A cut right after a space leaves no trailing space.
         let words = format!("{} {}", "a".repeat(79), "bbbb");
-        assert_eq!(fallback_title(&words).unwrap(), "a".repeat(79));
+        assert_eq!(fallback_title(&words, &[]).unwrap(), "a".repeat(79));
 
         // Mixed: ASCII prefix forces the cut inside a 3-byte char.
         let mixed = format!("{}漢字", "x".repeat(78));
-        assert_eq!(fallback_title(&mixed).unwrap(), "x".repeat(78));
+        assert_eq!(fallback_title(&mixed, &[]).unwrap(), "x".repeat(78));
     }
 }

@@ -108,6 +108,7 @@ async fn discard(shared: &Shared, message_ids: Vec<String>, reason: &str) {
 
 /// Admit the prompt through the hook chain, then run its turn.
 async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToken) {
+    shared.start_turn_provider();
     let QueuedPrompt {
         mut message,
         contexts,
@@ -172,7 +173,7 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
 fn end_reason(kind: TurnEndKind, error: Option<&AgentError>) -> TurnEndReason {
     let mut extra = serde_json::Map::new();
     if let Some(e) = error {
-        extra.insert("code".into(), Value::String(e.code()));
+        extra.insert("code".into(), Value::String(e.code().to_owned()));
         extra.insert("message".into(), Value::String(e.to_string()));
     }
     TurnEndReason { kind, extra }
@@ -244,12 +245,12 @@ async fn run_step(
         extra: serde_json::Map::new(),
     });
     shared.log.append(vec![step_start], false).await?;
-    let context_tokens = shared.provider.context_tokens();
+    let context_tokens = shared.provider().context_tokens();
     let budget = super::context_window::input_budget(context_tokens);
     let (messages, left_out) = shared.log.surface_window(budget)?;
     if left_out > 0 {
         shared.log.send(AgentEvent::Warning {
-            code: "AGENT_CONTEXT_TRIMMED".into(),
+            code: "AGENT_CONTEXT_TRIMMED",
             message: format!(
                 "the session no longer fits the model's context window ({context_tokens} \
                  tokens): the {left_out} oldest messages were left out of this request \
@@ -272,7 +273,7 @@ async fn run_step(
             return Err(e);
         }
     };
-    let provider = &shared.provider;
+    let provider = shared.provider();
     let usage = reply
         .usage
         .map(|u| json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens}));
@@ -327,7 +328,7 @@ pub(crate) async fn stream_reply(
     token: &CancellationToken,
     chunks: Option<(u64, u64)>,
 ) -> Result<Reply, AgentError> {
-    let mut stream = shared.provider.stream(request, token.child_token());
+    let mut stream = shared.provider().stream(request, token.child_token());
     let mut reply = Reply::default();
     loop {
         let next = tokio::select! {
@@ -406,7 +407,15 @@ async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), A
     let Some((seq, text)) = first_direct else {
         return Ok(());
     };
-    if let Some(title) = fallback_title(&text) {
+    // The readable text shows mentions as `@label`; the context message names the labels.
+    let entries: Vec<dsh_reference::ReferenceEntry> = logged
+        .iter()
+        .filter_map(|e| e.message()?.source.as_ref())
+        .filter(|s| s.is_session_reference())
+        .flat_map(dsh_reference::ReferenceEntry::decode_all)
+        .collect();
+    let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
+    if let Some(title) = fallback_title(&text, &labels) {
         shared
             .log
             .append(

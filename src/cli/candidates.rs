@@ -2,7 +2,6 @@
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
@@ -11,40 +10,32 @@ use dsh_foreign::Origin;
 use dsh_reference::{Candidate, format_mention};
 use ratatui_mention::untrusted::visible_controls_line;
 
-use super::reference_service::{
-    block_on, local_time, open_service, report_error, target_agent, write_stdout,
-};
-use super::{CandidatesArgs, Context};
+use super::output::{local_time, write_stdout};
+use super::reference_service::{block_on, open_service, target_agent};
+use super::{CandidatesArgs, CliError, Context};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
-    let service = match open_service(ctx) {
-        Ok(service) => service,
-        Err(e) => return report_error(&e, args.json),
-    };
+pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
+    let service = open_service(ctx)?;
     let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();
     let result = block_on(|cancel| async move {
         refs.list_candidates(&agent, &args.query, args.limit, &cancel)
             .await
     })?;
-    let candidates = match result {
-        Ok(c) => c,
-        Err(e) => return report_error(&e, args.json),
-    };
+    let candidates = result?;
     let origins: Vec<Origin> = candidates
         .iter()
         .map(|c| service.sources.origin(&c.session_id))
         .collect();
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_rows(&candidates, &origins))
-            .map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&candidates, &origins))?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_rows(&candidates, &origins)
     };
-    write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// `[{sessionId, label, cwd?, createdAt, mention, origin}]`.

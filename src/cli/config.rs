@@ -7,18 +7,7 @@ use serde::Deserialize;
 
 use dsh_store::encoding::Compression;
 
-/// Which model provider to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum ProviderKind {
-    /// `openai` when the API key variable is set, else `offline` (the default).
-    #[default]
-    Auto,
-    /// Deterministic, no network (the embedded model).
-    Offline,
-    /// OpenAI-compatible chat completions over HTTP.
-    Openai,
-}
+use crate::llm::ProviderChoice;
 
 /// `[references]`: raw values, validated by the reference service at construction.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -33,7 +22,7 @@ pub struct ReferencesSection {
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ModelSection {
-    pub provider: ProviderKind,
+    pub provider: ProviderChoice,
     pub base_url: String,
     pub model: String,
     pub api_key_env: String,
@@ -46,7 +35,7 @@ pub struct ModelSection {
 impl Default for ModelSection {
     fn default() -> Self {
         ModelSection {
-            provider: ProviderKind::Auto,
+            provider: ProviderChoice::Auto,
             base_url: "https://api.deepseek.com".into(),
             model: "deepseek-chat".into(),
             api_key_env: "DEEPSEEK_API_KEY".into(),

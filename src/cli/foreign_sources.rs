@@ -11,7 +11,7 @@ use dsh_store::{SessionQuery, SessionStore};
 
 use super::Context;
 use super::config::SourceSetting;
-use crate::agent::title::fallback_title;
+use crate::agent::title::plain_fallback_title;
 
 /// The tool's default home directory: `~/.claude`; `$CODEX_HOME`, else `~/.codex`.
 fn default_home(origin: Origin) -> Option<PathBuf> {
@@ -61,7 +61,7 @@ pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
                 index_file: index_file(origin, &root),
                 root,
                 max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
-                clean_title: fallback_title,
+                clean_title: plain_fallback_title,
             }))
         })
         .collect()

@@ -3,8 +3,11 @@
 
 pub mod candidates;
 pub mod config;
+pub mod demo_store;
+pub mod error;
 pub mod foreign_sources;
 pub mod json_escape;
+pub mod output;
 pub mod prepare;
 pub mod provider_setup;
 pub mod reference_service;
@@ -17,25 +20,56 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+pub use error::CliError;
+
+/// Help headings: where the options that every subcommand takes are listed.
+const STORE_HEADING: &str = "Store and configuration (any subcommand)";
+/// Help heading of the options that only the chat app reads.
+const APP_HEADING: &str = "Chat app";
+
 /// dsh-refs: a terminal chat client for agent sessions with @-references to other sessions.
 #[derive(Debug, Parser)]
-#[command(name = "dsh-refs", version, about, long_about = None)]
+#[command(
+    name = "dsh-refs",
+    version,
+    about,
+    long_about = None,
+    max_term_width = 100,
+    after_help = "Without a subcommand dsh-refs opens the chat app on a new session in the \
+current directory. Every subcommand prints JSON with --json."
+)]
 pub struct Cli {
-    /// Session store directory (default: the platform data dir; env `DSH_REFS_STORE`).
-    #[arg(long, global = true, env = "DSH_REFS_STORE", value_name = "DIR")]
+    /// Session store directory; an explicit one must exist for the read commands (`send`
+    /// creates it). Default: the platform data dir.
+    #[arg(
+        long,
+        global = true,
+        env = "DSH_REFS_STORE",
+        hide_env_values = true,
+        value_name = "DIR",
+        help_heading = STORE_HEADING
+    )]
     pub store: Option<PathBuf>,
-    /// Configuration file (default: the platform config dir's dsh-refs/config.toml; env `DSH_REFS_CONFIG`).
-    #[arg(long, global = true, env = "DSH_REFS_CONFIG", value_name = "FILE")]
+    /// Configuration file. Default: the platform config dir's dsh-refs/config.toml.
+    #[arg(
+        long,
+        global = true,
+        env = "DSH_REFS_CONFIG",
+        hide_env_values = true,
+        value_name = "FILE",
+        help_heading = STORE_HEADING
+    )]
     pub config: Option<PathBuf>,
-    /// Open the TUI on an existing session.
-    #[arg(long, value_name = "ID", conflicts_with = "demo")]
-    pub resume: Option<String>,
-    /// Open the TUI on a temporary copy of the bundled demo store (your store is not touched).
-    #[arg(long)]
+    /// Run on a temporary copy of the bundled demo store, removed afterwards (your store is
+    /// not touched); cannot be combined with --store (a store set in the environment is ignored).
+    #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub demo: bool,
     /// Do not list or read Claude Code and Codex CLI sessions (see [sources] in the config).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub no_foreign_sources: bool,
+    /// Open the chat app on an existing session.
+    #[arg(long, value_name = "ID", conflicts_with = "demo", help_heading = APP_HEADING)]
+    pub resume: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -47,12 +81,17 @@ pub enum Command {
     Sessions(SessionsArgs),
     /// List the sessions a target session may reference (what the @ popup offers).
     #[command(
-        long_about = "List the sessions TARGET may reference, as the @ popup offers them: \
-every other session whose id, cwd or latest title contains Q (case-insensitive), sessions in \
-TARGET's cwd first, then sessions without a cwd, then the rest, newest first within each group. \
-TARGET's cwd is its header's cwd when the session exists, else the current directory. Each row \
-carries the mention to paste into a message. On a session-reference error (for example \
---limit 0) the JSON is {\"error\":{\"code\",\"message\"}} and the exit status is 1."
+        long_about = "List the sessions TARGET may reference, as the @ popup offers them.
+
+Every other session whose id, cwd or latest title contains Q (case-insensitive) is listed: \
+sessions in TARGET's cwd first, then sessions without a cwd, then the rest, newest first \
+within each group. TARGET's cwd is its header's cwd when the session exists, else the \
+current directory.
+
+Each row carries the mention to paste into a message.
+
+On a session-reference error (for example --limit 0) the exit status is 1 and, with --json, \
+stdout holds {\"error\":{\"code\",\"message\"}}."
     )]
     Candidates(CandidatesArgs),
     /// Parse the mentions in TEXT and prepare the snapshot context the model would get.
@@ -70,6 +109,17 @@ one of the SESSION_REFERENCE_* codes. Usage errors exit 2."
     )]
     Prepare(PrepareArgs),
     /// Send one message to a session (created if absent) and stream the reply.
+    #[command(
+        long_about = "Send one message to a session (created if absent, with the store) and \
+stream the reply to stdout, through the same submit path as the chat app.
+
+With --json the reply streams as JSON lines: {\"type\":\"text\",\"text\"} and \
+{\"type\":\"reasoning\",\"text\"} deltas, then one final {\"type\":\"done\",\"usage\"} \
+or {\"type\":\"error\",\"code\",\"message\"}.
+
+Exit status 0 when the turn completes (also when stdout is closed early: the turn still \
+finishes and is logged), 1 with CODE: message on stderr when it fails, 2 for usage errors."
+    )]
     Send(SendArgs),
 }
 
@@ -116,18 +166,83 @@ pub struct SendArgs {
     /// Working directory recorded for a new session (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Machine output: JSON lines (text and reasoning deltas, then done or error).
+    #[arg(long)]
+    pub json: bool,
     /// The message text, with mentions.
     pub text: String,
 }
 
 /// Parse the process arguments and run; returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("dsh-refs: {message}");
-            ExitCode::FAILURE
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    let store_on_command_line =
+        matches.value_source("store") == Some(clap::parser::ValueSource::CommandLine);
+    match run(&cli, store_on_command_line) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            report(&err, cli.json_output());
+            ExitCode::from(err.exit_status())
+        }
+    }
+}
+
+/// How an error is shown: the only place a [`CliError`] reaches the user. A closed stdout
+/// is not reported at all; `--json` errors go to stdout as JSON, others to stderr.
+fn report(err: &CliError, json: JsonErrors) {
+    use std::io::Write;
+    if err.is_closed_pipe() {
+        return;
+    }
+    let message = err.to_string();
+    let body = match json {
+        JsonErrors::None => {
+            eprintln!(
+                "dsh-refs: {}: {}",
+                err.code(),
+                ratatui_mention::untrusted::visible_controls_line(&message)
+            );
+            return;
+        }
+        JsonErrors::Object => serde_json::to_string_pretty(
+            &serde_json::json!({"error": {"code": err.code(), "message": message}}),
+        ),
+        JsonErrors::Line => serde_json::to_string(
+            &serde_json::json!({"type": "error", "code": err.code(), "message": message}),
+        ),
+    };
+    let Ok(body) = body else { return };
+    let text = format!("{}\n", json_escape::escape_json_controls(&body));
+    // Nothing more can be done when stdout is gone too.
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// The JSON shape errors take for the chosen subcommand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JsonErrors {
+    /// Human output: `dsh-refs: CODE: message` on stderr.
+    None,
+    /// `{"error":{"code","message"}}` (sessions, candidates, prepare).
+    Object,
+    /// A final `{"type":"error","code","message"}` line (`send --json`).
+    Line,
+}
+
+impl Cli {
+    fn json_output(&self) -> JsonErrors {
+        match &self.command {
+            Some(
+                Command::Sessions(SessionsArgs { json: true })
+                | Command::Candidates(CandidatesArgs { json: true, .. })
+                | Command::Prepare(PrepareArgs { json: true, .. }),
+            ) => JsonErrors::Object,
+            Some(Command::Send(SendArgs { json: true, .. })) => JsonErrors::Line,
+            _ => JsonErrors::None,
         }
     }
 }
@@ -136,38 +251,76 @@ pub fn main() -> ExitCode {
 #[derive(Debug, Clone)]
 pub struct Context {
     pub store_root: PathBuf,
+    /// Whether the root was named (`--store` / `DSH_REFS_STORE`) rather than the default.
+    pub store_explicit: bool,
     pub config: config::Config,
+    /// The `--demo` copy the root points into; removed when the last clone is dropped.
+    demo: Option<std::sync::Arc<tempfile::TempDir>>,
     /// Whether Claude Code and Codex CLI sessions are listed (`--no-foreign-sources` clears it).
     pub foreign_sources: bool,
 }
 
 impl Context {
-    /// Resolve `--store` / `DSH_REFS_STORE` / platform data dir and load the config file.
-    pub fn from_cli(cli: &Cli) -> Result<Context, String> {
-        let store_root = match &cli.store {
-            Some(dir) => dir.clone(),
-            None => default_dirs()?.data_dir().join("store"),
-        };
+    /// Resolve the store (`--demo` copy, `--store` / `DSH_REFS_STORE`, or the platform data
+    /// dir) and load the config file. `store_on_command_line` tells `--store` from the env.
+    pub fn from_cli(cli: &Cli, store_on_command_line: bool) -> Result<Context, CliError> {
         let (config_path, explicit) = match &cli.config {
             Some(path) => (path.clone(), true),
             None => (default_dirs()?.config_dir().join("config.toml"), false),
         };
-        let config = config::Config::load(&config_path, explicit).map_err(|e| e.to_string())?;
+        let config = config::Config::load(&config_path, explicit)?;
+        if cli.demo {
+            if store_on_command_line {
+                return Err(CliError::Usage(
+                    "--demo runs on a temporary copy of the demo store; drop --store".into(),
+                ));
+            }
+            let dir = demo_store::temporary_copy()?;
+            return Ok(Context {
+                store_root: dir.path().to_path_buf(),
+                store_explicit: false,
+                config,
+                // The demo is self-contained: the user's other tools' sessions stay out.
+                foreign_sources: false,
+                demo: Some(std::sync::Arc::new(dir)),
+            });
+        }
+        let (store_root, store_explicit) = match &cli.store {
+            Some(dir) => (dir.clone(), true),
+            None => (default_dirs()?.data_dir().join("store"), false),
+        };
         Ok(Context {
             store_root,
+            store_explicit,
             config,
             foreign_sources: !cli.no_foreign_sources,
+            demo: None,
         })
+    }
+
+    /// Whether the store is the temporary `--demo` copy.
+    pub fn is_demo(&self) -> bool {
+        self.demo.is_some()
+    }
+
+    /// For read commands: an explicitly named store must exist (a typo is not "no
+    /// sessions"); the default location missing simply means no sessions yet.
+    pub fn require_store(&self) -> Result<(), CliError> {
+        if self.store_explicit && !self.store_root.is_dir() {
+            return Err(CliError::NoStore {
+                path: self.store_root.clone(),
+            });
+        }
+        Ok(())
     }
 }
 
-fn default_dirs() -> Result<directories::ProjectDirs, String> {
-    directories::ProjectDirs::from("", "", "dsh-refs")
-        .ok_or_else(|| "cannot determine a home directory; pass --store and --config".to_owned())
+fn default_dirs() -> Result<directories::ProjectDirs, CliError> {
+    directories::ProjectDirs::from("", "", "dsh-refs").ok_or(CliError::NoHome)
 }
 
-fn run(cli: &Cli) -> Result<ExitCode, String> {
-    let ctx = Context::from_cli(cli)?;
+fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
+    let ctx = Context::from_cli(cli, store_on_command_line)?;
     match &cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),

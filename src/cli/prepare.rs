@@ -3,7 +3,6 @@
 //! Nothing is written to any session.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
@@ -12,19 +11,15 @@ use dsh_reference::{Prepared, parse_text};
 use dsh_store::{ContentBlock, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
-use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
-use super::{Context, PrepareArgs};
+use super::output::write_stdout;
+use super::reference_service::{block_on, open_service, target_agent};
+use super::{CliError, Context, PrepareArgs};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
-    let service = match open_service(ctx) {
-        Ok(service) => service,
-        Err(e) => return report_error(&e, args.json),
-    };
-    let parsed = match parse_text(&args.text) {
-        Ok(p) => p,
-        Err(e) => return report_error(&e, args.json),
-    };
+pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
+    let service = open_service(ctx)?;
+    let parsed = parse_text(&args.text)?;
     let agent = target_agent(&service, &args.session);
     let refs = service.refs;
     let content = vec![ContentBlock::text(parsed.text)];
@@ -32,28 +27,20 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
         refs.prepare(&agent, &content, &parsed.references, &cancel)
             .await
     })?;
-    let prepared = match result {
-        Ok(p) => p,
-        Err(e) => return report_error(&e, args.json),
-    };
+    let prepared = result?;
     let out = if args.json {
-        let text =
-            serde_json::to_string_pretty(&json_output(&prepared)?).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_output(&prepared)?)?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_output(&prepared)
     };
-    write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// `{"content": [blocks], "context": null | {"id", "source", "content"}}`.
-fn json_output(prepared: &Prepared) -> Result<Value, String> {
+fn json_output(prepared: &Prepared) -> Result<Value, CliError> {
     let mut out = Map::new();
-    out.insert(
-        "content".into(),
-        serde_json::to_value(&prepared.content).map_err(|e| e.to_string())?,
-    );
+    out.insert("content".into(), serde_json::to_value(&prepared.content)?);
     let context = match &prepared.context {
         None => Value::Null,
         Some(message) => {
@@ -63,10 +50,7 @@ fn json_output(prepared: &Prepared) -> Result<Value, String> {
                 "source".into(),
                 message.source.as_ref().map_or(Value::Null, |s| s.0.clone()),
             );
-            m.insert(
-                "content".into(),
-                serde_json::to_value(&message.content).map_err(|e| e.to_string())?,
-            );
+            m.insert("content".into(), serde_json::to_value(&message.content)?);
             Value::Object(m)
         }
     };

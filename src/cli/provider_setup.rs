@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::llm::{ApiKey, LlmError, ModelSettings, Provider, ProviderChoice};
+use crate::llm::{ApiKey, LlmError, ModelSettings, Provider};
 
-use super::config::{ModelSection, ProviderKind};
+use super::config::ModelSection;
 
 /// Pause between offline chunks in the TUI, so a reply visibly streams.
 pub const INTERACTIVE_OFFLINE_CHUNK_DELAY: Duration = Duration::from_millis(25);
@@ -18,13 +18,8 @@ pub fn model_settings(
     env: impl Fn(&str) -> Option<String>,
     offline_chunk_delay: Duration,
 ) -> ModelSettings {
-    let choice = match section.provider {
-        ProviderKind::Auto => ProviderChoice::Auto,
-        ProviderKind::Offline => ProviderChoice::Offline,
-        ProviderKind::Openai => ProviderChoice::OpenAi,
-    };
     ModelSettings {
-        choice,
+        choice: section.provider,
         base_url: section.base_url.clone(),
         model: section.model.clone(),
         api_key_env: section.api_key_env.clone(),
@@ -54,16 +49,12 @@ pub fn provider_for(
     })
 }
 
-/// The provider for the interactive TUI; errors read `CODE: message`.
-pub fn build_provider(section: &ModelSection) -> Result<Arc<dyn Provider>, String> {
-    provider_for(section, INTERACTIVE_OFFLINE_CHUNK_DELAY).map_err(|e| format!("{}: {e}", e.code()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::ProviderChoice;
 
-    fn section(provider: ProviderKind) -> ModelSection {
+    fn section(provider: ProviderChoice) -> ModelSection {
         ModelSection {
             provider,
             api_key_env: "TEST_KEY_VAR".into(),
@@ -74,12 +65,12 @@ mod tests {
     #[test]
     fn config_maps_to_the_provider_it_names() {
         let cases = [
-            (ProviderKind::Auto, None, Ok("offline")),
-            (ProviderKind::Auto, Some("  "), Ok("offline")),
-            (ProviderKind::Auto, Some("sk-1"), Ok("openai")),
-            (ProviderKind::Offline, Some("sk-1"), Ok("offline")),
-            (ProviderKind::Openai, Some("sk-1"), Ok("openai")),
-            (ProviderKind::Openai, None, Err("LLM_INVALID_CONFIG")),
+            (ProviderChoice::Auto, None, Ok("offline")),
+            (ProviderChoice::Auto, Some("  "), Ok("offline")),
+            (ProviderChoice::Auto, Some("sk-1"), Ok("openai")),
+            (ProviderChoice::Offline, Some("sk-1"), Ok("offline")),
+            (ProviderChoice::OpenAi, Some("sk-1"), Ok("openai")),
+            (ProviderChoice::OpenAi, None, Err("LLM_INVALID_CONFIG")),
         ];
         for (kind, key, want) in cases {
             let settings = model_settings(
@@ -102,7 +93,7 @@ mod tests {
 
     #[test]
     fn settings_carry_the_section_values() {
-        let mut s = section(ProviderKind::Openai);
+        let mut s = section(ProviderChoice::OpenAi);
         s.timeout_secs = 9;
         s.max_retries = 2;
         s.model = "m".into();

@@ -1,23 +1,18 @@
 //! What the `candidates` and `prepare` subcommands share: building the reference service
 //! from `[references]`, resolving the target session, running async work with Ctrl+C as a
-//! cancel, and reporting session-reference errors (docs/cli.md).
+//! cancel (docs/cli.md).
 
-use std::io::Write;
-use std::process::ExitCode;
 use std::sync::Arc;
 
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
 use dsh_store::reader::read_header;
 use dsh_store::{SessionQuery, SessionStore};
-use ratatui_mention::untrusted::visible_controls_line;
 
-use super::Context;
 use super::config::ReferencesSection;
 use super::foreign_sources::open_sources;
+use super::{CliError, Context};
 use dsh_foreign::SessionSources;
 
 /// Validated reference settings from the config file (absent keys take the defaults).
@@ -78,14 +73,14 @@ pub fn target_agent(service: &Service, id: &str) -> AgentRef {
 }
 
 /// Run `work` to completion on a small runtime; Ctrl+C cancels it through the token.
-pub fn block_on<T, F>(work: impl FnOnce(CancellationToken) -> F) -> Result<T, String>
+pub fn block_on<T, F>(work: impl FnOnce(CancellationToken) -> F) -> Result<T, CliError>
 where
     F: std::future::Future<Output = T>,
 {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        .map_err(|e| CliError::io("cannot start the async runtime", e))?;
     let cancel = CancellationToken::new();
     let on_interrupt = cancel.clone();
     Ok(runtime.block_on(async move {
@@ -98,43 +93,6 @@ where
         watcher.abort();
         out
     }))
-}
-
-/// Report a session-reference error: `{"error":{"code","message"}}` on stdout with `--json`,
-/// else `dsh-refs: CODE: message` on stderr. Exit status 1 either way.
-pub fn report_error(err: &ReferenceError, as_json: bool) -> Result<ExitCode, String> {
-    if as_json {
-        let body = json!({"error": {"code": err.code.as_str(), "message": err.message}});
-        let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
-        write_stdout(&format!("{}\n", escape_json_controls(&text)))?;
-    } else {
-        eprintln!(
-            "dsh-refs: {}: {}",
-            err.code,
-            visible_controls_line(&err.message)
-        );
-    }
-    Ok(ExitCode::from(1))
-}
-
-/// Write all of `text` to stdout.
-pub fn write_stdout(text: &str) -> Result<(), String> {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write output: {e}"))
-}
-
-/// `createdAt` (Unix ms) as local time, or the raw number when out of range.
-pub fn local_time(ms: i64) -> String {
-    use chrono::TimeZone;
-    match chrono::Local.timestamp_millis_opt(ms) {
-        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
-            t.format("%Y-%m-%d %H:%M").to_string()
-        }
-        chrono::LocalResult::None => ms.to_string(),
-    }
 }
 
 #[cfg(test)]

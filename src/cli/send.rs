@@ -1,14 +1,15 @@
-//! `dsh-refs send --session ID [--cwd DIR] TEXT` (docs/cli.md): one non-interactive turn through
+//! `dsh-refs send --session ID [--cwd DIR] [--json] TEXT` (docs/cli.md): one non-interactive turn through
 //! the same submit path as the TUI (parse → prepare → dispatch), streaming the reply.
 //!
 //! Exit status 0 when the turn completes; 1 with `CODE: message` on stderr for a reference
-//! error (nothing is written to the target log), a provider error or a store error.
+//! error (nothing is written to the target log), a provider error or a store error
+//! (mapped in one place, [`super::error`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
+use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -20,75 +21,57 @@ use dsh_store::{EventData, SessionHeader};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::foreign_sources::read_only_refusal;
+use super::json_escape::escape_json_controls;
 use super::provider_setup::provider_for;
-use super::reference_service::{block_on, open_service, report_error};
-use super::{Context, SendArgs};
-
-/// How the turn ended, as far as `send` is concerned.
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Completed,
-    Failed { code: String, message: String },
-}
+use super::reference_service::{block_on, open_service};
+use super::{CliError, Context, SendArgs};
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &SendArgs) -> Result<ExitCode, String> {
+pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     if args.text.trim().is_empty() {
-        eprintln!("dsh-refs: send: TEXT is empty; nothing to send");
-        return Ok(ExitCode::from(2));
+        return Err(CliError::Usage(
+            "send: TEXT is empty; nothing to send".to_owned(),
+        ));
     }
-    let service = match open_service(ctx) {
-        Ok(service) => service,
-        Err(e) => return report_error(&e, false),
-    };
+    let service = open_service(ctx)?;
     if !service.store.exists(&args.session)
-        && let Some(refusal) = read_only_refusal(&service.sources, &args.session)
+        && let Some(reason) = read_only_refusal(&service.sources, &args.session)
     {
-        return Ok(fail("SESSION_OPEN_FAILED", &refusal));
+        return Err(CliError::ReadOnlySession {
+            id: args.session.clone(),
+            reason,
+        });
     }
     let (store, refs) = (service.store, service.refs);
     let cwd = absolute_cwd(args.cwd.as_deref())?;
-    let provider = match provider_for(&ctx.config.model, Duration::ZERO) {
-        Ok(p) => p,
-        Err(e) => return Ok(fail(e.code(), &e.to_string())),
-    };
+    let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));
-    let writer = match store.open_writer(&args.session, Some(header)) {
-        Ok(w) => w,
-        Err(e) => return Ok(fail("SESSION_OPEN_FAILED", &e.to_string())),
-    };
+    let writer = store
+        .open_writer(&args.session, Some(header))
+        .map_err(|source| CliError::OpenSession {
+            id: args.session.clone(),
+            source,
+        })?;
     let agent_ref = AgentRef {
         session_id: args.session.clone(),
         cwd: writer.header().cwd.clone(),
     };
     let text = args.text.clone();
+    let json_lines = args.json;
     block_on(|cancel| async move {
-        let submission = match prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await {
-            Ok(s) => s,
-            // The writer is dropped unused: nothing reaches the target log.
-            Err(e) => return Ok(fail(e.code(), &e.to_string())),
-        };
+        // On an error the writer is dropped unused: nothing reaches the target log.
+        let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
         let (agent, events) = Agent::spawn(writer, provider);
         let message_id = submission.message.id.clone();
         dispatch(&agent, submission.message, submission.context);
-        let outcome = follow_turn(agent, events, &message_id, &cancel).await?;
-        Ok(match outcome {
-            Outcome::Completed => ExitCode::SUCCESS,
-            Outcome::Failed { code, message } => fail(&code, &message),
-        })
+        follow_turn(agent, events, &message_id, json_lines, &cancel).await
     })?
 }
 
-/// Print `CODE: message` to stderr; exit status 1.
-fn fail(code: &str, message: &str) -> ExitCode {
-    eprintln!("dsh-refs: {code}: {}", visible_controls_line(message));
-    ExitCode::from(1)
-}
-
 /// `--cwd` (made absolute against the process directory) or the process directory.
-fn absolute_cwd(dir: Option<&Path>) -> Result<String, String> {
-    let here =
-        std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))?;
+fn absolute_cwd(dir: Option<&Path>) -> Result<String, CliError> {
+    let here = std::env::current_dir()
+        .map_err(|e| CliError::io("cannot read the current directory", e))?;
     let path: PathBuf = match dir {
         Some(d) if d.is_absolute() => d.to_path_buf(),
         Some(d) => here.join(d),
@@ -97,8 +80,113 @@ fn absolute_cwd(dir: Option<&Path>) -> Result<String, String> {
     Ok(path.to_string_lossy().into_owned())
 }
 
-/// Stream the reply text to stdout until our turn ends; Ctrl+C cancels the turn. Waits for
-/// the agent loop to stop so the log is fully synced before returning.
+/// Where the reply goes: plain text or JSON lines on stdout. A reader that closes the pipe
+/// stops the output, never the turn; another write failure is reported once it has ended.
+struct ReplyOutput {
+    json: bool,
+    stdout: std::io::Stdout,
+    ends_with_newline: bool,
+    /// Set when stdout failed; nothing more is written.
+    failed: Option<std::io::Error>,
+}
+
+impl ReplyOutput {
+    fn new(json: bool) -> Self {
+        ReplyOutput {
+            json,
+            stdout: std::io::stdout(),
+            ends_with_newline: true,
+            failed: None,
+        }
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if let Err(e) = self
+            .stdout
+            .write_all(bytes)
+            .and_then(|()| self.stdout.flush())
+        {
+            self.failed = Some(e);
+        }
+    }
+
+    fn line(&mut self, value: &serde_json::Value) {
+        let Ok(text) = serde_json::to_string(value) else {
+            return;
+        };
+        let mut line = escape_json_controls(&text).into_owned();
+        line.push('\n');
+        self.write(line.as_bytes());
+    }
+
+    /// One streamed delta: text goes out as text (controls visible) or a JSON line;
+    /// reasoning only as a JSON line.
+    fn delta(&mut self, kind: &str, text: &str) {
+        match (self.json, kind) {
+            (true, "text" | "reasoning") => {
+                self.line(&json!({"type": kind, "text": text}));
+            }
+            (false, "text") => {
+                let shown = visible_controls(text);
+                if !shown.is_empty() {
+                    self.ends_with_newline = shown.ends_with('\n');
+                }
+                self.write(shown.as_bytes());
+            }
+            _ => {}
+        }
+    }
+
+    /// The end of the reply: a newline after text, or the final `done` line. Errors are
+    /// reported by the caller through [`CliError`] (one place decides their shape).
+    fn finish(&mut self, outcome: &Result<(), CliError>, usage: Option<Usage>) {
+        if self.json {
+            if outcome.is_ok() {
+                let usage = usage.map_or(
+                    serde_json::Value::Null,
+                    |u| json!({"inputTokens": u.input, "outputTokens": u.output}),
+                );
+                self.line(&json!({"type": "done", "usage": usage}));
+            }
+        } else if !self.ends_with_newline {
+            self.write(b"\n");
+        }
+    }
+
+    /// The write failure to report, if any: a closed pipe is not one.
+    fn into_error(self) -> Option<CliError> {
+        self.failed
+            .filter(|e| e.kind() != std::io::ErrorKind::BrokenPipe)
+            .map(CliError::Output)
+    }
+}
+
+/// Token usage summed over the turn's steps (the provider's exact counts).
+#[derive(Debug, Clone, Copy, Default)]
+struct Usage {
+    input: u64,
+    output: u64,
+}
+
+impl Usage {
+    fn add(total: &mut Option<Usage>, usage: &serde_json::Value) {
+        let get = |k: &str| {
+            usage
+                .get(k)
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        };
+        let t = total.get_or_insert_with(Usage::default);
+        t.input += get("inputTokens");
+        t.output += get("outputTokens");
+    }
+}
+
+/// Stream the reply to stdout until our turn ends; Ctrl+C cancels the turn. Waits for the
+/// agent loop to stop so the log is fully synced before returning.
 ///
 /// The turn's end is the agent going idle again, not the `turn/end` event: when a write
 /// fails, `turn/end` may never reach the log, and waiting for it would hang forever.
@@ -106,11 +194,12 @@ async fn follow_turn(
     agent: Agent,
     mut events: UnboundedReceiver<AgentEvent>,
     message_id: &str,
+    json_lines: bool,
     cancel: &CancellationToken,
-) -> Result<Outcome, String> {
-    let mut stdout = std::io::stdout();
-    let mut ends_with_newline = true;
-    let mut error: Option<(String, String)> = None;
+) -> Result<(), CliError> {
+    let mut out = ReplyOutput::new(json_lines);
+    let mut usage: Option<Usage> = None;
+    let mut error: Option<(&'static str, String)> = None;
     let mut cancelled = false;
     let mut running = false;
     let outcome = loop {
@@ -124,41 +213,31 @@ async fn follow_turn(
             event = events.recv() => event,
         };
         let Some(event) = event else {
-            break Outcome::Failed {
-                code: "AGENT_STOPPED".into(),
+            break Err(CliError::Turn {
+                code: "AGENT_STOPPED",
                 message: "the agent stopped before the turn ended".into(),
-            };
+            });
         };
         match event {
             AgentEvent::Appended(e) => match &e.data {
                 EventData::AssistantChunk { chunk, .. } => {
-                    if let Some(TextDelta {
-                        reasoning: false,
-                        text,
-                    }) = text_delta(chunk)
-                    {
-                        let shown = visible_controls(text);
-                        if !shown.is_empty() {
-                            ends_with_newline = shown.ends_with('\n');
-                        }
-                        stdout
-                            .write_all(shown.as_bytes())
-                            .and_then(|()| stdout.flush())
-                            .map_err(|e| format!("cannot write output: {e}"))?;
+                    if let Some(TextDelta { reasoning, text }) = text_delta(chunk) {
+                        out.delta(if reasoning { "reasoning" } else { "text" }, text);
                     }
                 }
+                EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind {
-                        TurnEndKind::Completed => Outcome::Completed,
-                        TurnEndKind::Aborted => Outcome::Failed {
-                            code: "AGENT_CANCELLED".into(),
+                        TurnEndKind::Completed => Ok(()),
+                        TurnEndKind::Aborted => Err(CliError::Turn {
+                            code: "AGENT_CANCELLED",
                             message: "the turn was cancelled".into(),
-                        },
+                        }),
                         _ => {
-                            let (code, message) = error.take().unwrap_or_else(|| {
-                                ("AGENT_TURN_FAILED".into(), "the turn failed".into())
-                            });
-                            Outcome::Failed { code, message }
+                            let (code, message) = error
+                                .take()
+                                .unwrap_or_else(|| ("AGENT_TURN_FAILED", "the turn failed".into()));
+                            Err(CliError::Turn { code, message })
                         }
                     };
                 }
@@ -167,10 +246,10 @@ async fn follow_turn(
             AgentEvent::Discarded { message_ids }
                 if message_ids.iter().any(|id| id == message_id) =>
             {
-                break Outcome::Failed {
-                    code: "AGENT_MESSAGE_DISCARDED".into(),
+                break Err(CliError::Turn {
+                    code: "AGENT_MESSAGE_DISCARDED",
                     message: "the message was discarded before its turn".into(),
-                };
+                });
             }
             AgentEvent::Error { code, message } => {
                 error.get_or_insert((code, message));
@@ -184,22 +263,19 @@ async fn follow_turn(
             AgentEvent::Status(AgentStatus::Running) => running = true,
             AgentEvent::Status(AgentStatus::Idle) if running => {
                 // Idle without a logged `turn/end`: a write failed; report the first error.
-                let (code, message) = error.take().unwrap_or_else(|| {
-                    (
-                        "AGENT_TURN_NOT_LOGGED".into(),
-                        "the turn ended without its end being written to the log".into(),
-                    )
-                });
-                break Outcome::Failed { code, message };
+                let (code, message) = error.take().unwrap_or((
+                    "AGENT_TURN_NOT_LOGGED",
+                    "the turn ended without its end being written to the log".into(),
+                ));
+                break Err(CliError::Turn { code, message });
             }
             AgentEvent::Discarded { .. } | AgentEvent::Status(_) | AgentEvent::Staged { .. } => {}
         }
     };
-    if !ends_with_newline {
-        let _ = stdout.write_all(b"\n").and_then(|()| stdout.flush());
-    }
+    out.finish(&outcome, usage);
     // Let the loop finish its queue and release the writer; its channel then closes.
     drop(agent);
     while events.recv().await.is_some() {}
-    Ok(outcome)
+    outcome?;
+    out.into_error().map_or(Ok(()), Err)
 }

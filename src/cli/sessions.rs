@@ -1,11 +1,10 @@
 //! `dsh-refs sessions [--json]` (docs/cli.md): every session, newest first, with its title.
 //!
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
-//! session text can move the cursor or restyle the terminal. A missing store lists nothing.
+//! session text can move the cursor or restyle the terminal. The default store missing lists
+//! nothing ("no sessions yet"); an explicitly named one missing is an error.
 
 use std::fmt::Write as _;
-use std::io::Write;
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
@@ -17,7 +16,8 @@ use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
 
 use super::foreign_sources::open_sources;
-use super::{Context, SessionsArgs};
+use super::output::{local_time, write_stdout};
+use super::{CliError, Context, SessionsArgs};
 
 /// Widest title column in the human table (display cells).
 const MAX_TITLE_CELLS: usize = 48;
@@ -30,11 +30,12 @@ struct Row {
 }
 
 /// Run the subcommand.
-pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
+pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
+    ctx.require_store()?;
     let store =
         SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
     let sources = open_sources(ctx, &store);
-    let headers = sources.list_sessions().map_err(|e| e.to_string())?;
+    let headers = sources.list_sessions().map_err(CliError::List)?;
     // Everything the listing left out, the same way a corrupt session is reported.
     for warning in store.listing_warnings() {
         eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
@@ -62,19 +63,14 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
         });
     }
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_rows(&rows)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&rows))?;
         let mut text = escape_json_controls(&text).into_owned();
         text.push('\n');
         text
     } else {
         human_table(&rows)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| format!("cannot write output: {e}"))?;
-    Ok(ExitCode::SUCCESS)
+    write_stdout(&out)
 }
 
 /// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt, origin}]`.
@@ -94,17 +90,6 @@ fn json_rows(rows: &[Row]) -> Value {
     )
 }
 
-/// `createdAt` (Unix ms) as local time, or the raw number when out of range.
-fn local_time(ms: i64) -> String {
-    use chrono::TimeZone;
-    match chrono::Local.timestamp_millis_opt(ms) {
-        chrono::LocalResult::Single(t) | chrono::LocalResult::Ambiguous(t, _) => {
-            t.format("%Y-%m-%d %H:%M").to_string()
-        }
-        chrono::LocalResult::None => ms.to_string(),
-    }
-}
-
 fn pad(text: &str, cells: usize) -> String {
     let mut out = text.to_owned();
     out.extend(std::iter::repeat_n(' ', cells.saturating_sub(text.width())));
@@ -114,7 +99,7 @@ fn pad(text: &str, cells: usize) -> String {
 /// The human table: TITLE, ID, CWD, CREATED.
 fn human_table(rows: &[Row]) -> String {
     if rows.is_empty() {
-        return "no sessions\n".to_owned();
+        return "no sessions yet\n".to_owned();
     }
     let cells: Vec<[String; 4]> = rows
         .iter()

@@ -9,12 +9,16 @@ use super::offline::OfflineProvider;
 use super::openai::{ApiKey, OpenAiConfig, OpenAiProvider};
 use super::provider::Provider;
 
-/// Which provider the user asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which provider the user asked for (`[model] provider` in the config file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ProviderChoice {
-    /// `openai` when an API key is available, else `offline`.
+    /// `openai` when an API key is available, else `offline` (the default).
+    #[default]
     Auto,
+    /// Deterministic, no network (the embedded model).
     Offline,
+    /// OpenAI-compatible chat completions over HTTP.
     OpenAi,
 }
 

@@ -201,6 +201,29 @@ impl Provider for OpenAiProvider {
         &self.config.model
     }
 
+    fn with_model(&self, model: &str) -> Option<Arc<dyn Provider>> {
+        let mut config = (*self.config).clone();
+        model.clone_into(&mut config.model);
+        Some(Arc::new(OpenAiProvider {
+            config: Arc::new(config),
+            url: self.url.clone(),
+            client: self.client.clone(),
+        }))
+    }
+
+    fn known_models(&self) -> Vec<String> {
+        let mut models = vec![self.config.model.clone()];
+        // DeepSeek's public endpoint serves these two; other servers name their own.
+        if self.url.host_str() == Some("api.deepseek.com") {
+            for m in ["deepseek-chat", "deepseek-reasoner"] {
+                if !models.iter().any(|x| x == m) {
+                    models.push(m.to_owned());
+                }
+            }
+        }
+        models
+    }
+
     fn stream(
         &self,
         request: ChatRequest,

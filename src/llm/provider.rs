@@ -56,6 +56,16 @@ pub trait Provider: Send + Sync {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, Result<StreamEvent, LlmError>>;
+    /// The same provider asking for `model` instead (`/model NAME`); `None` when it has a
+    /// single fixed model.
+    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn Provider>> {
+        let _ = model;
+        None
+    }
+    /// Model names worth offering (the current one first).
+    fn known_models(&self) -> Vec<String> {
+        vec![self.model().to_owned()]
+    }
 }
 
 /// The plugin name on the instruction message that [`summarize_request`] appends.

@@ -91,6 +91,8 @@ pub struct App {
     /// Size of the transcript area in the last frame (where `/resume` is drawn).
     screen: (u16, u16),
     spinner_frame: usize,
+    /// When the running turn started (the status line's elapsed timer).
+    turn_started: Option<Instant>,
     next_tick: Option<Instant>,
     dirty: bool,
     should_quit: bool,
@@ -118,8 +120,8 @@ impl App {
     ) -> App {
         let (tx, rx) = AppEventSender::channel();
         let chat = ChatView::new(RenderOptions {
-            expand_snapshots: false,
             expand_reasoning: options.show_reasoning,
+            ..RenderOptions::default()
         });
         let session_id = writer.header().id.clone();
         let cwd = writer.header().cwd.clone();
@@ -149,6 +151,7 @@ impl App {
             preview_next: None,
             screen: (0, 0),
             spinner_frame: 0,
+            turn_started: None,
             next_tick: None,
             dirty: true,
             should_quit: false,
@@ -416,6 +419,7 @@ impl App {
             Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
             Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
+            Some(AppAction::ToggleExpand) => self.chat.toggle_expand(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.input.is_empty() => self.should_quit = true,
             Some(AppAction::Escape) if !self.input.popup_active() => self.escape(),
@@ -576,13 +580,20 @@ impl App {
             }
             AgentEvent::Status(status) => {
                 self.agent_status = status;
-                if status == AgentStatus::Idle {
-                    self.queued = 0;
-                    // Idle for good (not between two queued turns): unlogged text comes back.
-                    if self.agent.status() == AgentStatus::Idle && self.agent.queued_prompts() == 0
-                    {
-                        self.submit_flow
-                            .give_back_unlogged(&mut self.input, &mut self.chat);
+                match status {
+                    AgentStatus::Idle => {
+                        self.queued = 0;
+                        self.turn_started = None;
+                        // Idle for good (not between two queued turns): unlogged text comes back.
+                        if self.agent.status() == AgentStatus::Idle
+                            && self.agent.queued_prompts() == 0
+                        {
+                            self.submit_flow
+                                .give_back_unlogged(&mut self.input, &mut self.chat);
+                        }
+                    }
+                    AgentStatus::Running => {
+                        self.turn_started.get_or_insert_with(Instant::now);
                     }
                 }
             }
@@ -591,9 +602,10 @@ impl App {
             AgentEvent::Warning { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Info, format!("{code}: {message}")),
-            AgentEvent::Error { code, message } => self
-                .chat
-                .push_notice(NoticeKind::Error, format!("{code}: {message}")),
+            AgentEvent::Error { code, message } => {
+                tracing::warn!(code, message = %message, "agent error");
+                self.chat.push_error(code, message);
+            }
         }
     }
 
@@ -615,15 +627,40 @@ impl App {
             SlashCommand::New => self.new_session(),
             SlashCommand::Resume(Some(id)) => self.resume_session(&id),
             SlashCommand::Resume(None) => self.open_picker(),
-            SlashCommand::Title(title) => self.agent.set_title(&title),
+            SlashCommand::Title(title) => {
+                self.agent.set_title(&title);
+                // An empty title is refused by the agent, which reports the error itself.
+                if let Some(shown) = crate::agent::title::clean_title(&title) {
+                    self.chat
+                        .push_notice(NoticeKind::Info, format!("title set: {shown}"));
+                }
+            }
             SlashCommand::Compact => self.agent.compact(),
-            SlashCommand::Model => {
+            SlashCommand::Model(None) => {
                 let (provider, model) = self.agent.model();
+                let others: Vec<String> = self
+                    .agent
+                    .known_models()
+                    .into_iter()
+                    .filter(|m| *m != model)
+                    .collect();
+                let known = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also known: {}", others.join(", "))
+                };
                 self.chat.push_notice(
                     NoticeKind::Info,
-                    format!("model: {model} (provider {provider}); set [model] in the config file to change it"),
+                    format!("model: {model} (provider {provider}){known}; /model NAME switches for the next turn"),
                 );
             }
+            SlashCommand::Model(Some(name)) => match self.agent.switch_model(&name) {
+                Ok(()) => self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("model: {name} from the next turn on"),
+                ),
+                Err(e) => self.chat.push_error(e.code(), e.to_string()),
+            },
             SlashCommand::Quit => self.should_quit = true,
         }
     }
@@ -650,8 +687,8 @@ impl App {
     /// mounted (`/resume` and previews work either way).
     fn listing_service(&self) -> SessionReferences {
         self.refs.clone().unwrap_or_else(|| {
-            let query: Arc<dyn SessionQuery> = match &self.sources {
-                Some(sources) => Arc::clone(sources) as Arc<dyn SessionQuery>,
+            let query: Arc<dyn dsh_store::SessionQuery> = match &self.sources {
+                Some(sources) => Arc::clone(sources) as Arc<dyn dsh_store::SessionQuery>,
                 None => Arc::new(self.store.clone()),
             };
             SessionReferences::new(query, ReferenceConfig::default())
@@ -838,21 +875,27 @@ impl App {
         self.input.set_screen(area.width, area.height);
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-        // The composer may grow, but the transcript keeps at least a few rows.
+        // Bottom up: hint, composer, status line, popup, one blank row, transcript. The
+        // status line stays right above the composer; a popup takes its rows from the
+        // transcript. The transcript keeps at least a few rows.
         let available = area.height.saturating_sub(3);
         let min_transcript = available.min(3);
+        // The widget leaves one row between popup and composer (the status line's).
         let pane_height = self
             .input
             .desired_height(area.width)
-            .clamp(1, available.saturating_sub(min_transcript).max(1));
+            .clamp(2, available.saturating_sub(min_transcript).max(2));
         let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
-        let status_area = Rect::new(area.x, pane_area.y - 1, area.width, 1);
-        let transcript_area = Rect::new(
-            area.x,
-            area.y + 1,
-            area.width,
-            status_area.y.saturating_sub(area.y + 1),
-        );
+        let composer_height = self
+            .input
+            .desired_height(area.width)
+            .saturating_sub(self.input.popup_height() + 1)
+            .clamp(1, pane_height - 1);
+        let status_area = Rect::new(area.x, hint_area.y - composer_height - 1, area.width, 1);
+        // One blank row keeps a full transcript off what is below it (when there is room).
+        let transcript_rows = pane_area.y.saturating_sub(area.y + 1);
+        let gap = u16::from(transcript_rows > 3);
+        let transcript_area = Rect::new(area.x, area.y + 1, area.width, transcript_rows - gap);
 
         self.screen = (transcript_area.width, transcript_area.height);
         let title = self.chat.transcript().title().map(str::to_owned);
@@ -870,6 +913,7 @@ impl App {
             model: &model,
             tokens: self.chat.transcript().tokens(),
             queued: self.queued,
+            elapsed: self.turn_started.map(|t| t.elapsed()),
         }
         .render(status_area, buf);
         MentionInput.render(pane_area, buf, &mut self.input);

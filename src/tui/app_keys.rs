@@ -13,6 +13,7 @@ pub enum AppAction {
     ScrollToBottom,
     ToggleSnapshots,
     ToggleReasoning,
+    ToggleExpand,
     /// Ctrl+C: cancel what runs, else clear the draft, else quit.
     Interrupt,
     /// Ctrl+D on an empty draft (on a draft the widget deletes forward).
@@ -32,8 +33,11 @@ impl AppAction {
                 "a page down in @ popup and /resume (fetches more), else scroll the transcript"
             }
             AppAction::ScrollToBottom => "jump to the newest output",
-            AppAction::ToggleSnapshots => "show or hide the exact snapshot under reference cards",
+            AppAction::ToggleSnapshots => {
+                "reference cards: show the conversations, then the exact bytes, then hide"
+            }
             AppAction::ToggleReasoning => "show or hide model reasoning",
+            AppAction::ToggleExpand => "expand or collapse tool results and long messages",
             AppAction::Interrupt => {
                 "cancel the reply, else clear the draft (Up restores), else quit"
             }
@@ -87,6 +91,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+T",
         AppAction::ToggleReasoning,
+    ),
+    (
+        KeyCode::Char('g'),
+        KeyModifiers::CONTROL,
+        "Ctrl+G",
+        AppAction::ToggleExpand,
     ),
 ];
 

@@ -139,6 +139,7 @@ fn notices(app: &App) -> Vec<String> {
         .iter()
         .filter_map(|c| match c {
             HistoryCell::Notice { text, .. } => Some(text.clone()),
+            HistoryCell::Error { code, message } => Some(format!("{code}: {message}")),
             _ => None,
         })
         .collect()
@@ -215,11 +216,23 @@ async fn reference_card_collapsed_and_expanded() {
     let collapsed = screen(&mut h.app, 80, 20);
     insta::assert_snapshot!("reference_card_collapsed", collapsed.backend());
     h.app.handle_terminal_event(ctrl('o'));
-    let expanded = screen(&mut h.app, 80, 20);
-    insta::assert_snapshot!("reference_card_expanded", expanded.backend());
+    let readable = screen(&mut h.app, 80, 20);
+    insta::assert_snapshot!("reference_card_expanded", readable.backend());
+    h.app.handle_terminal_event(ctrl('o'));
+    let exact = screen(&mut h.app, 80, 20);
+    insta::assert_snapshot!("reference_card_exact_bytes", exact.backend());
     h.app.handle_terminal_event(ctrl('o'));
     let again = screen(&mut h.app, 80, 20);
     assert_eq!(again.backend().buffer(), collapsed.backend().buffer());
+}
+
+#[tokio::test]
+async fn ctrl_o_without_cards_says_so() {
+    let mut h = harness(true);
+    h.app.handle_terminal_event(ctrl('o'));
+    let notices = notices(&h.app);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("no referenced sessions"), "{notices:?}");
 }
 
 #[tokio::test]
@@ -382,13 +395,22 @@ async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
     .expect("hang guard: the failed turn never gave the draft back");
     assert_eq!(app.draft(), "keep me");
     assert_eq!(app.agent_status, AgentStatus::Idle);
-    let notices = notices(&app);
-    assert!(
-        notices
-            .iter()
-            .any(|n| n.starts_with("AGENT_LOG_WRITE_FAILED: ")),
-        "{notices:?}"
+    let errors: Vec<&str> = app
+        .chat
+        .transcript()
+        .cells()
+        .iter()
+        .filter_map(|c| match c {
+            HistoryCell::Error { code, .. } => Some(code.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        ["AGENT_LOG_WRITE_FAILED"],
+        "shown once, with its code"
     );
+    let notices = notices(&app);
     assert!(
         notices.iter().any(|n| n.contains("back in the composer")),
         "{notices:?}"
@@ -624,6 +646,52 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
 }
 
 #[tokio::test]
+async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
+    let mut h = harness(true);
+    for seq in 0..12 {
+        deliver(&mut h.app, AgentEvent::Appended(context_event(seq)));
+    }
+    let closed = screen(&mut h.app, 80, 20);
+    type_text(&mut h.app, "@");
+    let ratatui_mention::ActivePopup::Mention(popup) = h.app.input.active_popup() else {
+        panic!("the popup did not open");
+    };
+    let query_id = popup.query_id();
+    let rows: Vec<dsh_reference::Candidate> = (0..3)
+        .map(|i| dsh_reference::Candidate {
+            session_id: format!("s-{i}"),
+            label: format!("Session {i}"),
+            cwd: Some(CWD.to_owned()),
+            created_at: 1_700_000_000_000,
+        })
+        .collect();
+    h.app.handle_app_event(AppEvent::Candidates {
+        query_id,
+        result: Ok(dsh_reference::CandidatePage {
+            total: rows.len(),
+            rows,
+            closest: Vec::new(),
+        }),
+    });
+    let open = screen(&mut h.app, 80, 20);
+    let row_of = |t: &Terminal<TestBackend>, needle: &str| {
+        let buf = t.backend().buffer();
+        (0..buf.area.height).find(|&y| {
+            let line: String = (0..buf.area.width)
+                .map(|x| buf[(x, y)].symbol().to_owned())
+                .collect();
+            line.contains(needle)
+        })
+    };
+    // Same row with and without the popup: directly above the composer's top border.
+    assert_eq!(row_of(&closed, "● idle"), row_of(&open, "● idle"));
+    assert_eq!(row_of(&open, "● idle").map(|y| y + 2), row_of(&open, "│@"));
+    // The popup sits above the status line, the transcript gives up its rows.
+    assert!(row_of(&open, "Session 0") < row_of(&open, "● idle"));
+    insta::assert_snapshot!("popup_open_status_above_composer", open.backend());
+}
+
+#[tokio::test]
 async fn foreign_sessions_are_listed_in_resume_but_refused() {
     // No reference service mounted: /resume lists through the app's sources.
     let mut h = harness(false);
@@ -633,7 +701,7 @@ async fn foreign_sessions_are_listed_in_resume_but_refused() {
         origin: Origin::ClaudeCode,
         root: fixtures.join("claude/projects"),
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
-        clean_title: crate::agent::title::fallback_title,
+        clean_title: crate::agent::title::plain_fallback_title,
         index_file: None,
     });
     let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());

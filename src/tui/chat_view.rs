@@ -65,9 +65,32 @@ impl ChatView {
         self.transcript.push_notice(kind, text);
     }
 
-    /// Toggle the exact snapshot text under reference cards.
+    /// Cycle what reference cards show (rows → readable conversations → exact bytes);
+    /// with no card in the transcript, a notice says so and nothing changes.
     pub fn toggle_snapshots(&mut self) {
-        self.options.expand_snapshots = !self.options.expand_snapshots;
+        if self.transcript.has_reference_cards() {
+            self.options.snapshots = self.options.snapshots.next();
+        } else {
+            self.transcript.push_notice(
+                NoticeKind::Info,
+                "Ctrl+O: no referenced sessions in this conversation yet (mention one with @)",
+            );
+        }
+    }
+
+    /// Expand or collapse tool results and long messages; a notice when none is long.
+    pub fn toggle_expand(&mut self) {
+        if self.options.expand_long || self.transcript.has_collapsible() {
+            self.options.expand_long = !self.options.expand_long;
+        } else {
+            self.transcript
+                .push_notice(NoticeKind::Info, "nothing collapsed to expand");
+        }
+    }
+
+    /// Show an error with its code.
+    pub fn push_error(&mut self, code: impl Into<String>, message: impl Into<String>) {
+        self.transcript.push_error(code, message);
     }
 
     /// Toggle reasoning text.

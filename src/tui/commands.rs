@@ -13,8 +13,8 @@ pub enum SlashCommand {
     Title(String),
     /// Summarize the conversation so far into a checkpoint.
     Compact,
-    /// Show the model provider and model.
-    Model,
+    /// Show the model and the known ones, or switch to the named one for the next turn.
+    Model(Option<String>),
     /// Leave the app.
     Quit,
 }
@@ -26,7 +26,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/resume [ID]", "open another session (a picker without ID)"),
     ("/title TEXT", "set this session's title"),
     ("/compact", "summarize the conversation into a checkpoint"),
-    ("/model", "show the model provider and model"),
+    (
+        "/model [NAME]",
+        "switch the model for the next turn (lists them without NAME)",
+    ),
     ("/quit", "leave dsh-refs"),
 ];
 
@@ -70,7 +73,9 @@ pub fn parse_command(line: &str) -> Result<SlashCommand, CommandError> {
         }),
         "title" => Ok(SlashCommand::Title(rest.to_owned())),
         "compact" => bare("compact", SlashCommand::Compact),
-        "model" => bare("model", SlashCommand::Model),
+        "model" => Ok(SlashCommand::Model(
+            (!rest.is_empty()).then(|| rest.to_owned()),
+        )),
         "quit" | "exit" => bare("quit", SlashCommand::Quit),
         other => Err(CommandError::Unknown(other.to_owned())),
     }
@@ -100,7 +105,11 @@ mod tests {
                 }),
             ),
             ("/compact", Ok(SlashCommand::Compact)),
-            ("/model", Ok(SlashCommand::Model)),
+            ("/model", Ok(SlashCommand::Model(None))),
+            (
+                "/model deepseek-reasoner",
+                Ok(SlashCommand::Model(Some("deepseek-reasoner".into()))),
+            ),
             ("/quit", Ok(SlashCommand::Quit)),
             ("/exit", Ok(SlashCommand::Quit)),
             (

@@ -18,6 +18,9 @@ pub mod status_line;
 pub mod submit_flow;
 pub mod terminal;
 pub mod transcript;
+pub mod transcript_render;
+#[cfg(test)]
+mod transcript_snapshots;
 
 #[cfg(test)]
 mod mention_agreement_tests;

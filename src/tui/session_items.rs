@@ -26,6 +26,8 @@ pub enum DisplayZone {
 pub fn composer_config(history_size: usize) -> MentionConfig {
     MentionConfig::default()
         .with_history_size(history_size)
+        // The app's status line sits between the popup and the composer.
+        .with_gap_above_composer(1)
         .with_uri_scheme(dsh_reference::uri::SCHEME)
         .with_placeholder("Ask anything · @ references a session")
         .with_labels(PopupLabels {
@@ -149,7 +151,7 @@ mod tests {
         .iter()
         .map(|c| session_item(c, utc).kind().to_owned())
         .collect();
-        assert_eq!(kinds, ["Session [claude]", "Session [codex]", "Session"]);
+        assert_eq!(kinds, ["[claude]", "[codex]", ""]);
     }
 
     #[test]

@@ -1,6 +1,9 @@
 //! The status line: what the app is doing (idle / waiting / responding / preparing
-//! references…, with a spinner while busy), the model, token totals and the `N queued`
-//! badge while staged steering messages wait for the next step.
+//! references…, with a spinner and the turn's elapsed time while busy), the model, token
+//! totals (`~` while part of them is an estimate) and the `N queued` badge while staged
+//! steering messages wait for the next step.
+
+use std::time::Duration;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -54,6 +57,18 @@ pub struct StatusLine<'a> {
     pub model: &'a str,
     pub tokens: TokenTotals,
     pub queued: usize,
+    /// Time since the running turn started; `None` when no turn runs.
+    pub elapsed: Option<Duration>,
+}
+
+/// `7s`, `1m 05s`, `1h 02m`.
+pub fn format_elapsed(elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m {:02}s", secs / 60, secs % 60),
+        _ => format!("{}h {:02}m", secs / 3600, (secs % 3600) / 60),
+    }
 }
 
 /// `1234` → `1.2k`, `1_500_000` → `1.5M`.
@@ -86,6 +101,9 @@ impl Widget for StatusLine<'_> {
                 self.phase.label(),
                 Style::new().fg(Color::Cyan),
             ));
+            if let Some(elapsed) = self.elapsed {
+                left.push(Span::styled(format!(" · {}", format_elapsed(elapsed)), dim));
+            }
         } else {
             left.push(Span::styled("● ", Style::new().fg(Color::Green)));
             left.push(Span::styled(self.phase.label(), dim));
@@ -97,8 +115,9 @@ impl Widget for StatusLine<'_> {
                 Style::new().fg(Color::Black).bg(Color::Yellow),
             ));
         }
+        let about = if self.tokens.estimated { "~" } else { "" };
         let right = format!(
-            "{} · {} in / {} out ",
+            "{} · {about}{} in / {about}{} out ",
             visible_controls_line(self.model),
             format_count(self.tokens.input),
             format_count(self.tokens.output)
@@ -118,6 +137,13 @@ impl Widget for StatusLine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn elapsed_is_compact() {
+        for (secs, want) in [(0, "0s"), (59, "59s"), (65, "1m 05s"), (3725, "1h 02m")] {
+            assert_eq!(format_elapsed(Duration::from_secs(secs)), want);
+        }
+    }
 
     #[test]
     fn counts_are_compact() {

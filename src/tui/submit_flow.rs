@@ -100,7 +100,7 @@ impl SubmitFlow {
         let parsed = match parse_submission(cx.refs, &text) {
             Ok(parsed) => parsed,
             Err(e) => {
-                cx.chat.push_notice(NoticeKind::Error, refusal_notice(&e));
+                cx.chat.push_error(e.code(), refusal_message(&e));
                 return Submitted::Refused;
             }
         };
@@ -175,11 +175,10 @@ impl SubmitFlow {
             }
             Err(e) => {
                 give_back(cx.input, cx.chat, &pending.original);
-                cx.chat.push_notice(
-                    NoticeKind::Error,
+                cx.chat.push_error(
+                    e.code(),
                     format!(
-                        "{}: {} (your message is still in the composer)",
-                        e.code(),
+                        "{} (your message is still in the composer)",
                         error_chain(&e)
                     ),
                 );
@@ -221,13 +220,11 @@ impl SubmitFlow {
 }
 
 /// The notice for a draft refused before preparation; the draft was never taken away.
-fn refusal_notice(error: &SubmitError) -> String {
+fn refusal_message(error: &SubmitError) -> String {
     match error {
-        SubmitError::Reference(e) => format!(
-            "{}: {} (your message is still in the composer)",
-            e.code.as_str(),
-            e.message
-        ),
+        SubmitError::Reference(e) => {
+            format!("{} (your message is still in the composer)", e.message)
+        }
         SubmitError::NoReferenceService => "this message mentions sessions, but no session \
             store is mounted for references; remove the mention to send it (your message is \
             still in the composer)"

@@ -16,6 +16,8 @@ pub enum ErrorCode {
     ReadFailed,
     BudgetExceeded,
     Cancelled,
+    /// A text references sessions but the host has no reference service to attach them.
+    Unavailable,
 }
 
 impl ErrorCode {
@@ -29,6 +31,7 @@ impl ErrorCode {
             ErrorCode::ReadFailed => "SESSION_REFERENCE_READ_FAILED",
             ErrorCode::BudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
             ErrorCode::Cancelled => "SESSION_REFERENCE_CANCELLED",
+            ErrorCode::Unavailable => "SESSION_REFERENCE_UNAVAILABLE",
         }
     }
 }

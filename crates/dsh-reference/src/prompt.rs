@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::json_text::sources_json;
+use super::reference_entry::ReferenceEntry;
 use super::retention::{RetainedSource, SourceData};
 use dsh_store::{ContentBlock, Message, Role, Source};
 
@@ -45,26 +46,21 @@ pub fn serialized_sources(text: &str) -> Option<&str> {
 }
 
 /// One provenance entry: `{sessionId, label, capturedThroughSeq, <stats>, inputIndex}`.
-pub fn reference_entry(source: &RetainedSource, input_index: usize) -> Value {
+pub fn reference_entry(source: &RetainedSource, input_index: usize) -> ReferenceEntry {
     let s = &source.stats;
-    let mut m = Map::new();
-    m.insert("sessionId".into(), source.data.session_id.clone().into());
-    m.insert("label".into(), source.data.label.clone().into());
-    m.insert(
-        "capturedThroughSeq".into(),
-        source
-            .data
-            .captured_through_seq
-            .map_or(Value::Null, Value::from),
-    );
-    m.insert("compacted".into(), s.compacted.into());
-    m.insert("originalMessages".into(), s.original_messages.into());
-    m.insert("retainedMessages".into(), s.retained_messages.into());
-    m.insert("omittedMessages".into(), s.omitted_messages.into());
-    m.insert("omittedBytes".into(), s.omitted_bytes.into());
-    m.insert("truncated".into(), s.truncated.into());
-    m.insert("inputIndex".into(), input_index.into());
-    Value::Object(m)
+    ReferenceEntry {
+        session_id: source.data.session_id.clone(),
+        label: source.data.label.clone(),
+        captured_through_seq: source.data.captured_through_seq,
+        compacted: s.compacted,
+        original_messages: s.original_messages as u64,
+        retained_messages: s.retained_messages as u64,
+        omitted_messages: s.omitted_messages as u64,
+        omitted_bytes: s.omitted_bytes,
+        truncated: s.truncated,
+        input_index: input_index as u64,
+        extra: Map::new(),
+    }
 }
 
 /// `{kind:"session-reference", version:1, references:[…]}` for sources in input order.
@@ -73,7 +69,7 @@ pub fn reference_source(sources: &[RetainedSource]) -> Source {
         sources
             .iter()
             .enumerate()
-            .map(|(i, s)| reference_entry(s, i))
+            .map(|(i, s)| reference_entry(s, i).to_value())
             .collect(),
     ))
 }

@@ -105,6 +105,7 @@ pub struct MentionConfig {
     pub(crate) max_text_rows: u16,
     pub(crate) max_visible_rows: usize,
     pub(crate) uri_scheme: String,
+    pub(crate) gap_above_composer: u16,
 }
 
 impl Default for MentionConfig {
@@ -118,6 +119,7 @@ impl Default for MentionConfig {
             max_text_rows: 8,
             max_visible_rows: 8,
             uri_scheme: DEFAULT_URI_SCHEME.to_string(),
+            gap_above_composer: 0,
         }
     }
 }
@@ -177,6 +179,15 @@ impl MentionConfig {
     #[must_use]
     pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
         self.uri_scheme = scheme.into();
+        self
+    }
+
+    /// Leaves `rows` rows between the popup and the composer for a row of the host's own
+    /// (a status line that stays right above the composer whether or not the popup is open).
+    /// [`crate::MentionInputState::desired_height`] includes them.
+    #[must_use]
+    pub fn with_gap_above_composer(mut self, rows: u16) -> Self {
+        self.gap_above_composer = rows;
         self
     }
 

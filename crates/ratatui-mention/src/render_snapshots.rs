@@ -487,3 +487,42 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_configured_gap_is_left_between_popup_and_composer() {
+    let mut pane = MentionInputState::new(app_config().with_gap_above_composer(1));
+    let closed = pane.desired_height(60);
+    type_str(&mut pane, "@");
+    pane.set_results(query_id(&pane), rows(&["One", "Two"]));
+    assert_eq!(
+        pane.desired_height(60),
+        closed + pane.popup_height(),
+        "the gap is counted once, popup or not"
+    );
+    let height = pane.desired_height(60);
+    let mut terminal = Terminal::new(TestBackend::new(60, height)).unwrap();
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            // What the host draws into the gap must survive the widget's render.
+            frame
+                .buffer_mut()
+                .set_string(0, height - 4, "HOST ROW", ratatui::style::Style::new());
+            frame.render_stateful_widget(MentionInput, area, &mut pane);
+        })
+        .unwrap();
+    let text = terminal.backend().to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[usize::from(height) - 4].contains("HOST ROW"),
+        "{text}"
+    );
+    assert!(
+        lines[usize::from(height) - 5].contains('╰'),
+        "popup ends above the gap: {text}"
+    );
+    assert!(
+        lines[usize::from(height) - 3].contains('╭'),
+        "composer starts below it: {text}"
+    );
+}

@@ -322,10 +322,11 @@ impl MentionInputState {
         self.cursor
     }
 
-    /// Rows the widget wants at `width`: composer plus popup.
+    /// Rows the widget wants at `width`: composer, the configured gap, popup.
     pub fn desired_height(&self, width: u16) -> u16 {
         self.composer
             .desired_height(width)
+            .saturating_add(self.config.gap_above_composer)
             .saturating_add(self.popup_height())
     }
 
@@ -345,21 +346,23 @@ impl MentionInputState {
         }
     }
 
-    /// Draws the popup (above) and the composer (at the bottom) inside `area` and records
-    /// the caret's screen position.
+    /// Draws the popup (above) and the composer (at the bottom) inside `area`, leaving
+    /// `gap` rows between them untouched for the host, and records the caret's position.
     pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        let gap = self.config.gap_above_composer;
         let composer_height = self.composer.desired_height(area.width).min(area.height);
         let composer_area = Rect {
             y: area.y + (area.height - composer_height),
             height: composer_height,
             ..area
         };
-        let popup_height = self.popup_height().min(area.height - composer_height);
+        let gap = gap.min(area.height - composer_height);
+        let popup_height = self.popup_height().min(area.height - composer_height - gap);
         if let ActivePopup::Mention(popup) = &self.popup
             && popup_height > 0
         {
             let popup_area = Rect {
-                y: composer_area.y - popup_height,
+                y: composer_area.y - gap - popup_height,
                 height: popup_height,
                 ..area
             };

@@ -1,0 +1,150 @@
+//! The CLI's error type: every way a subcommand can fail, with a stable code and the exit
+//! status it maps to, decided here once (docs/cli.md, exit statuses).
+
+use std::path::PathBuf;
+
+use crate::agent::SubmitError;
+use crate::llm::LlmError;
+use crate::tui::error::TuiError;
+use dsh_reference::ReferenceError;
+use dsh_store::{QueryError, StoreError};
+
+use super::config::ConfigError;
+
+/// Why a subcommand (or the TUI launch) failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Arguments the parser accepts but that make no sense together (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot determine a home directory; pass --store and --config")]
+    NoHome,
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    /// An explicit `--store` / `DSH_REFS_STORE` that names no directory, for a read command.
+    #[error("no store at {path} (it is created by the first `send`)", path = path.display())]
+    NoStore { path: PathBuf },
+    #[error("{0}")]
+    Reference(#[from] ReferenceError),
+    #[error("{0}")]
+    Submit(#[from] SubmitError),
+    #[error("{0}")]
+    Llm(#[from] LlmError),
+    #[error("cannot list sessions: {0}")]
+    List(#[source] QueryError),
+    #[error("cannot open session {id:?}: {source}")]
+    OpenSession {
+        id: String,
+        #[source]
+        source: StoreError,
+    },
+    /// A foreign session (Claude Code, Codex CLI) is read-only: it cannot be sent to.
+    #[error("cannot open session {id:?}: {reason}")]
+    ReadOnlySession { id: String, reason: String },
+    /// A turn that ended without completing, with the agent's code.
+    #[error("{message}")]
+    Turn { code: &'static str, message: String },
+    /// Writing to stdout failed; a closed pipe ([`CliError::is_closed_pipe`]) exits quietly.
+    #[error("cannot write output: {0}")]
+    Output(#[source] std::io::Error),
+    #[error("cannot encode the JSON output: {0}")]
+    Json(#[from] serde_json::Error),
+    /// An operating-system step of the launch (runtime, temp dir, current dir, demo copy).
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the demo store is missing (looked in {} and next to the executable)", looked.display())]
+    DemoMissing { looked: PathBuf },
+    #[error(
+        "the chat app needs an interactive terminal; for scripts use the subcommands \
+         (see dsh-refs --help)"
+    )]
+    NotATerminal,
+    #[error("{0}")]
+    Terminal(#[from] TuiError),
+    #[error("{name} must be a whole number of milliseconds, got {value:?}")]
+    BadEnv { name: &'static str, value: String },
+}
+
+impl CliError {
+    /// An I/O failure of a named launch step.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        CliError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+
+    /// Stable code: the layer's own code where it has one, else `CLI_…`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CliError::Usage(_) => "CLI_USAGE",
+            CliError::NoHome => "CLI_NO_HOME",
+            CliError::Config(_) => "CLI_CONFIG_INVALID",
+            CliError::NoStore { .. } => "CLI_NO_STORE",
+            CliError::Reference(e) => e.code.as_str(),
+            CliError::Submit(e) => e.code(),
+            CliError::Llm(e) => e.code(),
+            CliError::List(_) => "CLI_LIST_FAILED",
+            CliError::OpenSession { .. } | CliError::ReadOnlySession { .. } => {
+                "SESSION_OPEN_FAILED"
+            }
+            CliError::Turn { code, .. } => code,
+            CliError::Output(_) => "CLI_OUTPUT_FAILED",
+            CliError::Json(_) => "CLI_JSON_FAILED",
+            CliError::Io { .. } => "CLI_IO_FAILED",
+            CliError::DemoMissing { .. } => "CLI_DEMO_MISSING",
+            CliError::NotATerminal => "CLI_NOT_A_TERMINAL",
+            CliError::Terminal(_) => "CLI_TERMINAL_FAILED",
+            CliError::BadEnv { .. } => "CLI_BAD_ENV",
+        }
+    }
+
+    /// Whether this is stdout closed by the reader (`| head`): not a failure.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
+    /// The process exit status: 0 for a closed pipe, 2 for usage errors, else 1.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            CliError::Output(_) if self.is_closed_pipe() => 0,
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_and_codes() {
+        let pipe = CliError::Output(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let full = CliError::Output(std::io::Error::other("disk full"));
+        let cases = [
+            (pipe, 0, "CLI_OUTPUT_FAILED"),
+            (full, 1, "CLI_OUTPUT_FAILED"),
+            (CliError::Usage("x".into()), 2, "CLI_USAGE"),
+            (
+                CliError::NoStore {
+                    path: "/nope".into(),
+                },
+                1,
+                "CLI_NO_STORE",
+            ),
+            (
+                CliError::Submit(SubmitError::NoReferenceService),
+                1,
+                "SESSION_REFERENCE_UNAVAILABLE",
+            ),
+        ];
+        for (err, status, code) in cases {
+            assert_eq!((err.exit_status(), err.code()), (status, code), "{err}");
+        }
+    }
+}
