@@ -3,6 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
+use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
@@ -24,9 +25,10 @@ use super::app_event::{AppEvent, AppEventSender};
 use super::app_keys::{AppAction, app_help_rows, classify_app_key};
 use super::bottom_pane::{BottomPane, InputResult};
 use super::chat_view::ChatView;
-use super::commands::{COMMANDS, SlashCommand, parse_command};
+use super::commands::{COMMANDS, DraftIntent, SlashCommand, classify_draft, parse_command};
 use super::error::TuiError;
 use super::header::Header;
+use super::history_file::HistoryFile;
 use super::key_map::help_rows;
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
@@ -35,9 +37,10 @@ use super::wrap::truncate_to_width;
 use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
-use dsh_reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use dsh_reference::{AgentRef, Candidate, ErrorCode, SessionReferences, parse_text};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -46,6 +49,13 @@ const OPEN_BUSY_RETRIES: u32 = 20;
 const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
 /// Lines per mouse-wheel notch.
 const WHEEL_LINES: isize = 3;
+/// Most session cwds remembered for mention hints (the map starts over when full).
+const MAX_KNOWN_CWDS: usize = 4096;
+/// How long "Ctrl+C again to quit" waits for the second press.
+const QUIT_CONFIRM: Duration = Duration::from_secs(2);
+/// Below this many columns or rows the app shows only "window too small".
+pub const MIN_WIDTH: u16 = 30;
+pub const MIN_HEIGHT: u16 = 7;
 
 /// Knobs from the `[tui]` config section.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +68,7 @@ pub struct AppOptions {
 #[derive(Debug)]
 struct PendingPrepare {
     id: u64,
-    /// The exact text the user submitted; given back on failure or cancel.
+    /// The draft exactly as typed; given back on failure or cancel, recorded in history.
     original: String,
     cancel: CancellationToken,
     /// Whether the text mentions sessions (then the status says `preparing references…`).
@@ -85,6 +95,14 @@ pub struct App {
     next_prepare_id: u64,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
+    /// Sent inputs on disk (Up across restarts); `None` when there is no data dir.
+    history_file: Option<HistoryFile>,
+    /// The draft of an unknown `/command` already warned about: Enter again sends it.
+    unknown_command: Option<String>,
+    /// Working directories of sessions seen in listings, for the hint of a mention.
+    known_cwds: HashMap<String, Option<String>>,
+    /// Until when a second Ctrl+C on an empty draft quits.
+    quit_armed_until: Option<Instant>,
     spinner_frame: usize,
     next_tick: Option<Instant>,
     dirty: bool,
@@ -137,6 +155,10 @@ impl App {
             next_prepare_id: 0,
             candidate_cancel: None,
             picker: None,
+            history_file: None,
+            unknown_command: None,
+            known_cwds: HashMap::new(),
+            quit_armed_until: None,
             spinner_frame: 0,
             next_tick: None,
             dirty: true,
@@ -146,6 +168,60 @@ impl App {
         app.load_transcript();
         app.forward_agent_events(agent_rx);
         app
+    }
+
+    /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
+    /// already there into Up history (older than this session's own messages).
+    pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
+        match HistoryFile::load(path, max_entries) {
+            Ok(file) => {
+                let session_entries = self.pane.history_entries();
+                self.pane.clear_history();
+                for entry in file
+                    .entries()
+                    .chain(session_entries.iter().map(String::as_str))
+                {
+                    self.pane.push_history(entry);
+                }
+                self.history_file = Some(file);
+            }
+            Err(e) => self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "{}: {e} (input history is kept for this run only)",
+                    e.code()
+                ),
+            ),
+        }
+    }
+
+    /// Records a sent input: Up history now, and the history file for later runs.
+    fn remember_sent(&mut self, text: &str) {
+        self.pane.push_history(text);
+        let Some(file) = self.history_file.as_mut() else {
+            return;
+        };
+        if let Err(e) = file.record(text) {
+            // Reported once; the rest of this run keeps history in memory only.
+            self.history_file = None;
+            self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "{}: {e} (input history is kept for this run only)",
+                    e.code()
+                ),
+            );
+        }
+    }
+
+    fn remember_cwds(&mut self, rows: &[Candidate]) {
+        if self.known_cwds.len() + rows.len() > MAX_KNOWN_CWDS {
+            self.known_cwds.clear();
+        }
+        for row in rows.iter().take(MAX_KNOWN_CWDS) {
+            self.known_cwds
+                .insert(row.session_id.clone(), row.cwd.clone());
+        }
     }
 
     /// A sender on the app's event bus.
@@ -190,9 +266,15 @@ impl App {
         }
     }
 
+    /// Shows the session's log, and puts its own typed messages into Up history.
     fn load_transcript(&mut self) {
         for event in self.agent.snapshot_events() {
             self.chat.apply(&event);
+            if let dsh_store::EventData::UserMessage(message) = &event.data
+                && message.is_direct_user()
+            {
+                self.pane.push_history(&message.joined_text());
+            }
         }
     }
 
@@ -245,7 +327,11 @@ impl App {
         S: Stream<Item = io::Result<TermEvent>> + Unpin,
     {
         self.schedule_tick();
-        let tick = self.next_tick;
+        // The spinner tick, or the end of "Ctrl+C again to quit", whichever comes first.
+        let tick = match (self.next_tick, self.quit_armed_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let sleep = async move {
             match tick {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -289,6 +375,16 @@ impl App {
     }
 
     fn on_tick(&mut self) {
+        if self
+            .quit_armed_until
+            .is_some_and(|until| Instant::now() >= until)
+        {
+            self.quit_armed_until = None;
+            self.dirty = true;
+        }
+        if self.next_tick.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
         self.next_tick = None;
         if self.phase().is_busy() {
             self.spinner_frame = self.spinner_frame.wrapping_add(1);
@@ -380,8 +476,8 @@ impl App {
         match result {
             InputResult::None => {}
             InputResult::Redraw => self.dirty = true,
-            InputResult::Submit(text) => self.submit(text),
-            InputResult::Command(line) => self.run_command(&line),
+            // Whether a draft is a command is decided in one place: `submit`.
+            InputResult::Submit(text) | InputResult::Command(text) => self.submit(text),
             InputResult::QueryCandidates { query_id, query } => {
                 self.query_candidates(query_id, query);
             }
@@ -401,15 +497,28 @@ impl App {
         }
     }
 
-    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit.
+    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit —
+    /// on an empty draft only when pressed twice within [`QUIT_CONFIRM`].
     fn interrupt(&mut self) {
         if self.preparing.is_some() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
-        } else if !self.pane.clear_draft_to_history() {
+        } else if self.pane.clear_draft_to_history() {
+            self.unknown_command = None;
+        } else if self
+            .quit_armed_until
+            .is_some_and(|until| Instant::now() < until)
+        {
             self.should_quit = true;
+        } else {
+            self.quit_armed_until = Some(Instant::now() + QUIT_CONFIRM);
         }
+    }
+
+    /// Whether "Ctrl+C again to quit" is on show.
+    pub fn quit_armed(&self) -> bool {
+        self.quit_armed_until.is_some()
     }
 
     // ----- candidates -------------------------------------------------------------------
@@ -443,15 +552,32 @@ impl App {
 
     // ----- submit -----------------------------------------------------------------------
 
-    /// docs/composer.md (submit): check the mentions, prepare off the UI thread, then dispatch.
-    fn submit(&mut self, text: String) {
-        if self.preparing.is_some() || text.trim().is_empty() {
+    /// docs/composer.md (submit): decide command or text, check the mentions, prepare off
+    /// the UI thread, then dispatch. `draft` is the composer's text as typed.
+    fn submit(&mut self, draft: String) {
+        if self.preparing.is_some() || draft.trim().is_empty() {
             return;
         }
-        if text.trim_start().starts_with('/') {
-            self.run_command(&text);
-            return;
-        }
+        let text = match classify_draft(&draft) {
+            DraftIntent::Command(line) => {
+                self.unknown_command = None;
+                self.run_command(&line);
+                return;
+            }
+            DraftIntent::UnknownCommand(word)
+                if self.unknown_command.as_deref() != Some(draft.as_str()) =>
+            {
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("unknown command {word} · Enter again sends it as text"),
+                );
+                self.unknown_command = Some(draft);
+                return;
+            }
+            DraftIntent::UnknownCommand(_) => draft.clone(),
+            DraftIntent::Text(text) => text,
+        };
+        self.unknown_command = None;
         let has_references = match parse_text(&text) {
             Err(e) => {
                 self.chat.push_notice(
@@ -479,7 +605,7 @@ impl App {
         let cancel = CancellationToken::new();
         self.preparing = Some(PendingPrepare {
             id,
-            original: text.clone(),
+            original: draft,
             cancel: cancel.clone(),
             has_references,
         });
@@ -546,7 +672,7 @@ impl App {
         self.pane.set_submission_locked(false);
         match result {
             Ok(submission) => {
-                self.pane.push_history(&pending.original);
+                self.remember_sent(&pending.original);
                 self.pane.clear_if_unchanged(&pending.original);
                 self.chat.scroll_to_bottom();
                 dispatch(&self.agent, submission.message, submission.context);
@@ -580,6 +706,9 @@ impl App {
                 }
             }
             AppEvent::Candidates { query_id, result } => {
+                if let Ok(rows) = &result {
+                    self.remember_cwds(rows);
+                }
                 self.pane.set_candidates(query_id, result);
             }
             AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
@@ -621,7 +750,7 @@ impl App {
             }
         };
         // The command line is consumed; it stays reachable with Up.
-        self.pane.push_history(line);
+        self.remember_sent(line);
         self.pane.clear_if_unchanged(line);
         match command {
             SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
@@ -743,19 +872,21 @@ impl App {
 
     /// Render the whole screen into `buf`; returns where the terminal cursor belongs.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
-        if area.height < 4 || area.width < 10 {
-            buf.set_string(area.x, area.y, "terminal too small", Style::new());
+        if area.height < MIN_HEIGHT || area.width < MIN_WIDTH {
+            render_too_small(area, buf);
             return None;
         }
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
-        // The composer may grow, but the transcript keeps at least a few rows.
+        // The composer keeps its border and one text row; it may grow while the transcript
+        // keeps a few rows.
         let available = area.height.saturating_sub(3);
-        let min_transcript = available.min(3);
-        let pane_height = self
-            .pane
-            .desired_height(area.width)
-            .clamp(1, available.saturating_sub(min_transcript).max(1));
+        let min_pane = 3;
+        let min_transcript = available.saturating_sub(min_pane).min(3);
+        let pane_height = self.pane.desired_height(area.width).clamp(
+            min_pane,
+            available.saturating_sub(min_transcript).max(min_pane),
+        );
         let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
         let status_area = Rect::new(area.x, pane_area.y - 1, area.width, 1);
         let transcript_area = Rect::new(
@@ -783,7 +914,8 @@ impl App {
         }
         .render(status_area, buf);
         let cursor = self.pane.render(pane_area, buf);
-        let hint = truncate_to_width(self.hint(), usize::from(area.width));
+        let hint = self.hint();
+        let hint = truncate_to_width(&hint, usize::from(area.width));
         buf.set_string(
             hint_area.x,
             hint_area.y,
@@ -797,26 +929,61 @@ impl App {
         cursor
     }
 
-    fn hint(&self) -> &'static str {
-        if self.picker.is_some() {
+    fn hint(&self) -> String {
+        let fixed = if self.picker.is_some() {
             " ↑↓ move · Enter open · Esc close"
+        } else if self.quit_armed() {
+            " Ctrl+C again to quit"
         } else if self.pane.popup_active() {
             " ↑↓ move · Tab/Enter insert · Esc close"
         } else if self.preparing.is_some() {
             " Esc cancel preparing (your text comes back)"
+        } else if let Some(chip) = self.chip_hint() {
+            return chip;
         } else if self.agent_status == AgentStatus::Running {
             " Esc interrupt · Enter steer the reply · PgUp/PgDn scroll"
         } else {
             " Enter send · Shift+Enter/Ctrl+J newline · @ reference a session · /help"
-        }
+        };
+        fixed.to_owned()
     }
+
+    /// What the mention at the caret refers to: ` @label · id · cwd` (cwd when known from a
+    /// listing), all untrusted text made visible.
+    fn chip_hint(&self) -> Option<String> {
+        let mention = self.pane.mention_at_caret()?;
+        let parsed = parse_text(&mention).ok()?;
+        let reference = parsed.references.first()?;
+        let label = reference.label.as_deref().unwrap_or(&reference.session_id);
+        let mut hint = format!(
+            " @{} · {}",
+            visible_controls_line(label),
+            visible_controls_line(&reference.session_id)
+        );
+        if let Some(Some(cwd)) = self.known_cwds.get(&reference.session_id) {
+            hint.push_str(" · ");
+            hint.push_str(&visible_controls_line(cwd));
+        }
+        Some(hint)
+    }
+}
+
+/// The one line shown when the window is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
+fn render_too_small(area: Rect, buf: &mut Buffer) {
+    let text = "window too small";
+    let width = u16::try_from(text.len())
+        .unwrap_or(u16::MAX)
+        .min(area.width);
+    let x = area.x + (area.width - width) / 2;
+    let y = area.y + area.height / 2;
+    buf.set_stringn(x, y, text, usize::from(width), Style::new());
 }
 
 /// The `/help` text: commands, composer keys and app keys, from their tables.
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
-    for (usage, help) in COMMANDS {
-        out.push_str(&format!("  {usage:<14} {help}\n"));
+    for spec in COMMANDS {
+        out.push_str(&format!("  {:<14} {}\n", spec.usage(), spec.help));
     }
     out.push_str("Keys\n");
     for (label, help) in help_rows() {

@@ -2,12 +2,12 @@
 //! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
 //! dismissed token after every key and paste (docs/composer.md (the @ popup), §6.2).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use super::composer::Composer;
-use super::key_map::{Action, classify};
+use super::key_map::{Action, classify, typed_char};
 use super::mention_popup::{DisplayZone, MentionPopup};
 use super::mention_token::mention_token_at;
 use super::paste::normalize_paste;
@@ -90,47 +90,57 @@ impl BottomPane {
                     popup.move_down();
                     return InputResult::Redraw;
                 }
-                Some(Action::Complete | Action::Submit) => return self.insert_selected(),
+                // Tab inserts the selected row, else the first one offered.
+                Some(Action::Complete) => return self.insert_selected(true),
+                // Enter inserts only a selected row; with none, the draft is submitted.
+                Some(Action::Submit) if popup.selected().is_some() => {
+                    return self.insert_selected(false);
+                }
                 Some(Action::Escape) => {
                     self.dismissed_token = Some(popup.token().start_char);
                     self.popup = ActivePopup::None;
                     return InputResult::Redraw;
                 }
-                Some(
-                    Action::Newline
-                    | Action::Interrupt
-                    | Action::QuitIfEmpty
-                    | Action::DeleteBackward
-                    | Action::DeleteForward,
-                )
-                | None => {}
+                _ => {}
             }
         }
+        let draft = self.composer.draft_mut();
         let result = match action {
             Some(Action::Submit) => return self.submit(),
             Some(Action::Escape) => return InputResult::Escape,
             Some(Action::Interrupt) => return InputResult::Interrupt,
-            Some(Action::QuitIfEmpty) if self.composer.is_empty() => return InputResult::Quit,
-            Some(Action::QuitIfEmpty | Action::DeleteForward) => {
-                changed(self.composer.delete_forward())
-            }
-            Some(Action::DeleteBackward) => changed(self.composer.delete_backward()),
+            Some(Action::QuitIfEmpty) if draft.is_empty() => return InputResult::Quit,
+            Some(Action::QuitIfEmpty | Action::DeleteForward) => changed(draft.delete_forward()),
+            Some(Action::DeleteBackward) => changed(draft.delete_backward()),
             Some(Action::Newline) => {
-                self.composer.insert_newline();
+                draft.insert("\n");
                 InputResult::Redraw
             }
-            Some(Action::Up) => changed(self.composer.move_up_or_history()),
-            Some(Action::Down) => changed(self.composer.move_down_or_history()),
-            None if is_altgr_char(&key) => {
-                if let KeyCode::Char(c) = key.code {
-                    self.composer.insert_str(c.encode_utf8(&mut [0; 4]));
+            Some(Action::Complete) => {
+                draft.insert("\t");
+                InputResult::Redraw
+            }
+            Some(Action::Left) => changed(draft.move_left()),
+            Some(Action::Right) => changed(draft.move_right()),
+            Some(Action::WordLeft) => changed(draft.move_word_left()),
+            Some(Action::WordRight) => changed(draft.move_word_right()),
+            Some(Action::LineStart) => changed(draft.move_line_start()),
+            Some(Action::LineEnd) => changed(draft.move_line_end()),
+            Some(Action::KillLineStart) => changed(draft.kill_to_line_start()),
+            Some(Action::KillLineEnd) => changed(draft.kill_to_line_end()),
+            Some(Action::DeleteWordBackward) => changed(draft.delete_word_backward()),
+            Some(Action::DeleteWordForward) => changed(draft.delete_word_forward()),
+            Some(Action::Undo) => changed(draft.undo()),
+            Some(Action::Yank) => changed(draft.yank()),
+            Some(Action::Up | Action::PopupPrev) => changed(self.composer.move_up_or_history()),
+            Some(Action::Down | Action::PopupNext) => changed(self.composer.move_down_or_history()),
+            None => match typed_char(&key) {
+                Some(c) => {
+                    draft.insert(c.encode_utf8(&mut [0; 4]));
+                    InputResult::Redraw
                 }
-                InputResult::Redraw
-            }
-            Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
-                self.composer.input(key);
-                InputResult::Redraw
-            }
+                None => return InputResult::None,
+            },
         };
         self.sync_popup(result)
     }
@@ -196,6 +206,23 @@ impl BottomPane {
         self.composer.push_history(&draft);
         self.clear();
         true
+    }
+
+    /// Every Up-history entry, oldest first.
+    pub fn history_entries(&self) -> Vec<String> {
+        self.composer.history_entries()
+    }
+
+    /// Forgets the Up history (before it is refilled in a different order).
+    pub fn clear_history(&mut self) {
+        self.composer.clear_history();
+    }
+
+    /// The canonical text of the mention the caret is on or next to, if any.
+    pub fn mention_at_caret(&self) -> Option<String> {
+        let draft = self.composer.draft();
+        let chip = draft.chip_at_caret()?;
+        draft.text().get(chip).map(str::to_owned)
     }
 
     /// Whether a popup is open (Esc goes to it first).
@@ -266,13 +293,19 @@ impl BottomPane {
         }
     }
 
-    /// Tab/Enter in the popup: the token becomes the selected session's mention + a space.
-    fn insert_selected(&mut self) -> InputResult {
+    /// Tab/Enter in the popup: the token becomes the selected session's mention + a space
+    /// (with `or_first`, the first row's when none is selected).
+    fn insert_selected(&mut self, or_first: bool) -> InputResult {
         let ActivePopup::Mention(popup) = &self.popup else {
             return InputResult::None;
         };
-        let Some(row) = popup.selected() else {
-            return InputResult::None;
+        let row = match popup.selected() {
+            Some(row) => row,
+            None if or_first => match popup.first_row() {
+                Some(row) => row,
+                None => return InputResult::None,
+            },
+            None => return InputResult::None,
         };
         // The label is an untrusted title: its control characters go into the draft as
         // visible `\xNN`, never as raw bytes hidden inside the user's own message.
@@ -323,15 +356,6 @@ impl BottomPane {
     }
 }
 
-/// `AltGr` arrives as Ctrl+Alt on some platforms (`@` is AltGr+Q on German layouts); the
-/// textarea would drop such chars, so they are typed as text.
-fn is_altgr_char(key: &KeyEvent) -> bool {
-    matches!(key.code, KeyCode::Char(_))
-        && key
-            .modifiers
-            .contains(KeyModifiers::CONTROL | KeyModifiers::ALT)
-}
-
 fn changed(did: bool) -> InputResult {
     if did {
         InputResult::Redraw
@@ -343,6 +367,7 @@ fn changed(did: bool) -> InputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
     use pretty_assertions::assert_eq;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -539,13 +564,32 @@ mod tests {
     }
 
     #[test]
-    fn enter_with_popup_but_no_rows_does_nothing() {
+    fn enter_with_nothing_selected_submits_the_draft_as_typed() {
+        let submit = |s: &str| InputResult::Submit(s.to_owned());
         let mut pane = BottomPane::new(10);
         type_str(&mut pane, "@zz");
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        // "searching…": nothing selected.
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
         pane.set_candidates(3, Ok(Vec::new()));
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        // "no matching sessions": nothing selected.
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Tab)),
+            InputResult::None,
+            "no row to insert"
+        );
         assert_eq!(pane.draft(), "@zz");
+    }
+
+    #[test]
+    fn tab_inserts_the_first_row_when_none_is_selected() {
+        let mut pane = BottomPane::new(10);
+        type_str(&mut pane, "@zz");
+        pane.set_candidates(3, Ok(Vec::new()));
+        type_str(&mut pane, "z");
+        pane.set_candidates(4, Ok(vec![row("a", "Zzz"), row("b", "Zzzz")]));
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+        assert_eq!(pane.draft(), "@[Zzz](dsh-session:ImEi) ");
     }
 
     #[test]
@@ -560,7 +604,7 @@ mod tests {
         assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
         pane.handle_key(key(KeyCode::Backspace));
         assert_eq!(pane.draft(), "", "then the whole mention");
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(
             pane.draft(),
             "@[Foo](dsh-session:ImEi)",
@@ -570,7 +614,7 @@ mod tests {
             !pane.popup_active(),
             "a finished mention never opens the popup"
         );
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(pane.draft(), with_mention, "and the space");
     }
 
@@ -578,7 +622,8 @@ mod tests {
     fn delete_before_mention_removes_it() {
         let mut pane = BottomPane::new(10);
         pane.handle_paste("x @[A](dsh-session:IkEi) y");
-        for _ in 0.."@[A](dsh-session:IkEi) y".chars().count() {
+        // Left steps over `y`, the space and then the whole mention.
+        for _ in 0..3 {
             pane.handle_key(key(KeyCode::Left));
         }
         pane.handle_key(key(KeyCode::Delete));
@@ -717,7 +762,7 @@ mod tests {
         assert_eq!(pane.desired_height(20), 3, "one row plus border");
         pane.handle_paste("a\nb\nc");
         assert_eq!(pane.desired_height(20), 5);
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(pane.draft(), "");
         assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
         pane.handle_paste(&"x".repeat(100));
@@ -760,6 +805,10 @@ mod tests {
         type_str(&mut pane, "@");
         pane.set_candidates(1, Err("disk\u{7} busy".into()));
         assert!(pane.popup_active());
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::None);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            InputResult::Submit("@".into()),
+            "nothing to select: Enter sends the draft"
+        );
     }
 }

@@ -13,7 +13,7 @@ use ratatui::style::{Color, Modifier};
 use super::bottom_pane::{ActivePopup, BottomPane, InputResult};
 use super::composer::mention_style;
 use super::mention_popup::DisplayZone;
-use dsh_reference::Candidate;
+use dsh_reference::{Candidate, format_mention};
 
 /// 2026-11-20 09:30 UTC.
 const CREATED: i64 = 1_795_167_000_000;
@@ -261,8 +261,8 @@ fn caret_follows_wide_chars_and_wrapping() {
     assert_eq!(pane.desired_height(12), 4);
     let (terminal, caret) = draw(&pane, 12, 4);
     insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
-    // Row one holds `漢字😀a 会` (10 cells), row two `话记录`: caret after 6 cells.
-    assert_eq!(caret, Some(Position::new(7, 2)));
+    // Word wrap: row one holds `漢字😀a ` , row two `会话记录`: caret after 8 cells.
+    assert_eq!(caret, Some(Position::new(9, 2)));
 }
 
 #[test]
@@ -371,4 +371,62 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// A pane showing `text` (pasted, so mentions in it become chips).
+fn pane_with(text: &str) -> BottomPane {
+    let mut pane = pane();
+    pane.handle_paste(text);
+    pane
+}
+
+#[test]
+fn chips_ascii_cjk_narrow_and_too_wide() {
+    let ascii = format!(
+        "compare {} with this",
+        format_mention("s-1", Some("Speed up the Vite build"))
+    );
+    let (terminal, caret) = draw(&pane_with(&ascii), 40, 4);
+    insta::assert_snapshot!(
+        "chip_ascii",
+        format!("{}caret: {caret:?}\n", terminal.backend())
+    );
+    let cjk = format!("看 {} 好", format_mention("s-2", Some("账单会话 😀")));
+    let (terminal, caret) = draw(&pane_with(&cjk), 24, 3);
+    insta::assert_snapshot!(
+        "chip_cjk",
+        format!("{}caret: {caret:?}\n", terminal.backend())
+    );
+    // Narrow: the chip moves to its own row rather than being split.
+    let (terminal, caret) = draw(&pane_with(&ascii), 28, 6);
+    insta::assert_snapshot!(
+        "chip_narrow_wrap",
+        format!("{}caret: {caret:?}\n", terminal.backend())
+    );
+    // Wider than the line: cut with `…`, still one unit.
+    let (terminal, caret) = draw(&pane_with(&ascii), 16, 7);
+    insta::assert_snapshot!(
+        "chip_wider_than_line",
+        format!("{}caret: {caret:?}\n", terminal.backend())
+    );
+}
+
+#[test]
+fn caret_after_emoji_sequences_sits_right_after_the_glyph() {
+    // Skin tone, ZWJ family, VS16 heart: two cells each.
+    let mut pane = pane();
+    for g in ["👍🏽", "👨\u{200d}👩\u{200d}👧", "❤\u{fe0f}"] {
+        pane.handle_paste(g);
+    }
+    let (terminal, caret) = draw(&pane, 20, 3);
+    insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
+    assert_eq!(caret, Some(Position::new(1 + 6, 1)));
+}
+
+#[test]
+fn tabs_are_kept_and_drawn_as_spaces() {
+    let pane = pane_with("a\tb\tc");
+    assert_eq!(pane.draft(), "a\tb\tc");
+    let (terminal, caret) = draw(&pane, 20, 3);
+    insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
 }

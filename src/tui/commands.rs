@@ -1,4 +1,5 @@
-//! Slash commands (docs/tui-app.md, commands): parsing a submitted `/…` line into a command.
+//! Slash commands (docs/tui-app.md, commands): the one command table (read by `/help`, the
+//! `/` popup and the command-or-text rule) and parsing a command line into a command.
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,16 +20,121 @@ pub enum SlashCommand {
     Quit,
 }
 
-/// Every command with its usage and help text, in the order `/help` lists them.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "show commands and key bindings"),
-    ("/new", "start a new session in this directory"),
-    ("/resume [ID]", "open another session (a picker without ID)"),
-    ("/title TEXT", "set this session's title"),
-    ("/compact", "summarize the conversation into a checkpoint"),
-    ("/model", "show the model provider and model"),
-    ("/quit", "leave dsh-refs"),
+/// One row of the command table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// The name without the slash, lower case.
+    pub name: &'static str,
+    /// Other names that run the same command.
+    pub aliases: &'static [&'static str],
+    /// The argument as `/help` shows it (`[ID]`, `TEXT`), or empty.
+    pub args: &'static str,
+    /// One line of help.
+    pub help: &'static str,
+}
+
+impl CommandSpec {
+    /// `/name ARGS` as `/help` shows it.
+    pub fn usage(&self) -> String {
+        if self.args.is_empty() {
+            format!("/{}", self.name)
+        } else {
+            format!("/{} {}", self.name, self.args)
+        }
+    }
+
+    /// Whether the command needs an argument after its name (completion then adds a space
+    /// and does not run it).
+    pub fn takes_argument(&self) -> bool {
+        !self.args.is_empty()
+    }
+}
+
+/// Every command, in the order `/help` and the `/` popup list them.
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: "help",
+        aliases: &["?"],
+        args: "",
+        help: "show commands and key bindings",
+    },
+    CommandSpec {
+        name: "new",
+        aliases: &[],
+        args: "",
+        help: "start a new session in this directory",
+    },
+    CommandSpec {
+        name: "resume",
+        aliases: &[],
+        args: "[ID]",
+        help: "open another session (a picker without ID)",
+    },
+    CommandSpec {
+        name: "title",
+        aliases: &[],
+        args: "TEXT",
+        help: "set this session's title",
+    },
+    CommandSpec {
+        name: "compact",
+        aliases: &[],
+        args: "",
+        help: "summarize the conversation into a checkpoint",
+    },
+    CommandSpec {
+        name: "model",
+        aliases: &[],
+        args: "",
+        help: "show the model provider and model",
+    },
+    CommandSpec {
+        name: "quit",
+        aliases: &["exit"],
+        args: "",
+        help: "leave dsh-refs",
+    },
 ];
+
+/// The table row named `name` (or one of its aliases), compared case-insensitively.
+pub fn find_command(name: &str) -> Option<&'static CommandSpec> {
+    COMMANDS.iter().find(|spec| {
+        spec.name.eq_ignore_ascii_case(name)
+            || spec.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    })
+}
+
+/// What Enter on a draft means (docs/tui-app.md, commands or text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DraftIntent {
+    /// The first word is a known command: run the draft as a command line.
+    Command(String),
+    /// Shaped like a command (`/` + letters, digits or `-`) but unknown: ask before sending.
+    UnknownCommand(String),
+    /// Send this text as a message.
+    Text(String),
+}
+
+/// Decides whether `draft` is a command or text: only the first word of the first line
+/// counts, with no leading whitespace; `//` escapes a leading slash (`//help` sends `/help`).
+pub fn classify_draft(draft: &str) -> DraftIntent {
+    if let Some(rest) = draft.strip_prefix("//") {
+        return DraftIntent::Text(format!("/{rest}"));
+    }
+    let first_word = draft.split(char::is_whitespace).next().unwrap_or_default();
+    let Some(name) = first_word.strip_prefix('/') else {
+        return DraftIntent::Text(draft.to_owned());
+    };
+    if find_command(name).is_some() {
+        return DraftIntent::Command(draft.to_owned());
+    }
+    let shaped = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-');
+    if shaped {
+        DraftIntent::UnknownCommand(first_word.to_owned())
+    } else {
+        DraftIntent::Text(draft.to_owned())
+    }
+}
 
 /// Why a `/…` line is not a command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,23 +150,27 @@ pub enum CommandError {
     UnexpectedArgument { command: &'static str },
 }
 
-/// Parse a submitted line that starts with `/`.
+/// Parse a command line (the draft of a [`DraftIntent::Command`]); names are
+/// case-insensitive.
 pub fn parse_command(line: &str) -> Result<SlashCommand, CommandError> {
     let body = line.trim().strip_prefix('/').unwrap_or(line.trim());
     let (name, rest) = match body.split_once(char::is_whitespace) {
         Some((name, rest)) => (name, rest.trim()),
         None => (body, ""),
     };
-    let bare = |command: &'static str, cmd: SlashCommand| {
+    let Some(spec) = find_command(name) else {
+        return Err(CommandError::Unknown(name.to_owned()));
+    };
+    let bare = |cmd: SlashCommand| {
         if rest.is_empty() {
             Ok(cmd)
         } else {
-            Err(CommandError::UnexpectedArgument { command })
+            Err(CommandError::UnexpectedArgument { command: spec.name })
         }
     };
-    match name {
-        "help" | "?" => bare("help", SlashCommand::Help),
-        "new" => bare("new", SlashCommand::New),
+    match spec.name {
+        "help" => bare(SlashCommand::Help),
+        "new" => bare(SlashCommand::New),
         "resume" => Ok(SlashCommand::Resume(
             (!rest.is_empty()).then(|| rest.to_owned()),
         )),
@@ -69,9 +179,9 @@ pub fn parse_command(line: &str) -> Result<SlashCommand, CommandError> {
             what: "a title, e.g. /title Fix the login bug",
         }),
         "title" => Ok(SlashCommand::Title(rest.to_owned())),
-        "compact" => bare("compact", SlashCommand::Compact),
-        "model" => bare("model", SlashCommand::Model),
-        "quit" | "exit" => bare("quit", SlashCommand::Quit),
+        "compact" => bare(SlashCommand::Compact),
+        "model" => bare(SlashCommand::Model),
+        "quit" => bare(SlashCommand::Quit),
         other => Err(CommandError::Unknown(other.to_owned())),
     }
 }
@@ -82,9 +192,45 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn command_or_text_table() {
+        let command = |s: &str| DraftIntent::Command(s.to_owned());
+        let text = |s: &str| DraftIntent::Text(s.to_owned());
+        let unknown = |s: &str| DraftIntent::UnknownCommand(s.to_owned());
+        let cases = [
+            ("/help", command("/help")),
+            ("/HELP", command("/HELP")),
+            ("/Title New name", command("/Title New name")),
+            ("/resume s-1\nmore", command("/resume s-1\nmore")),
+            ("/quit", command("/quit")),
+            ("/?", command("/?")),
+            ("/etc/hosts is broken", text("/etc/hosts is broken")),
+            ("/etc/x", text("/etc/x")),
+            (" /help", text(" /help")),
+            ("\t/help", text("\t/help")),
+            ("//help me", text("/help me")),
+            ("//etc/hosts", text("/etc/hosts")),
+            ("/", text("/")),
+            ("/ space", text("/ space")),
+            ("/hepl", unknown("/hepl")),
+            ("/hepl please", unknown("/hepl")),
+            ("/new-thing", unknown("/new-thing")),
+            ("/v2", unknown("/v2")),
+            ("/über", unknown("/über")),
+            ("/a.b", text("/a.b")),
+            ("hello /help", text("hello /help")),
+            ("line one\n/help", text("line one\n/help")),
+            ("/var/log/syslog: error", text("/var/log/syslog: error")),
+        ];
+        for (draft, want) in cases {
+            assert_eq!(classify_draft(draft), want, "{draft:?}");
+        }
+    }
+
+    #[test]
     fn parses_commands() {
         let cases: Vec<(&str, Result<SlashCommand, CommandError>)> = vec![
             ("/help", Ok(SlashCommand::Help)),
+            ("/HeLp", Ok(SlashCommand::Help)),
             ("  /new  ", Ok(SlashCommand::New)),
             ("/resume", Ok(SlashCommand::Resume(None))),
             ("/resume s-1 ", Ok(SlashCommand::Resume(Some("s-1".into())))),
@@ -102,7 +248,7 @@ mod tests {
             ("/compact", Ok(SlashCommand::Compact)),
             ("/model", Ok(SlashCommand::Model)),
             ("/quit", Ok(SlashCommand::Quit)),
-            ("/exit", Ok(SlashCommand::Quit)),
+            ("/EXIT", Ok(SlashCommand::Quit)),
             (
                 "/quit now",
                 Err(CommandError::UnexpectedArgument { command: "quit" }),
@@ -116,10 +262,18 @@ mod tests {
     }
 
     #[test]
-    fn every_command_in_the_help_table_parses() {
-        for (usage, _) in COMMANDS {
-            let line = usage.replace("[ID]", "").replace("TEXT", "x");
-            assert!(parse_command(&line).is_ok(), "{usage}");
+    fn every_command_in_the_table_parses_and_classifies() {
+        for spec in COMMANDS {
+            let line = spec.usage().replace("[ID]", "").replace("TEXT", "x");
+            assert!(parse_command(&line).is_ok(), "{line}");
+            assert_eq!(
+                classify_draft(&line),
+                DraftIntent::Command(line.clone()),
+                "{line}"
+            );
+            for alias in spec.aliases {
+                assert_eq!(find_command(alias), Some(spec));
+            }
         }
     }
 }

@@ -108,6 +108,11 @@ impl MentionPopup {
         self.rows().get(self.selected)
     }
 
+    /// The first row offered, selected or not (what Tab inserts when none is selected).
+    pub fn first_row(&self) -> Option<&Candidate> {
+        self.rows().first()
+    }
+
     /// Moves the selection up one row, wrapping to the last.
     pub fn move_up(&mut self) {
         let n = self.rows().len();
