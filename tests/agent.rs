@@ -1,5 +1,12 @@
 //! Agent behaviour against a scripted provider and a temporary store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -295,7 +302,7 @@ impl PromptSubmitHook for Rewriting {
                         additional_contexts,
                     })
                 }
-                block => Ok(block),
+                block @ Admission::Block { .. } => Ok(block),
             }
         })
     }

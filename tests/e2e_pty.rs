@@ -2,6 +2,13 @@
 //! VT100 parser, on a temporary store with the offline provider. Every wait is bounded and
 //! fails with the screen contents.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -211,16 +218,16 @@ fn fixture() -> Fixture {
                     step: 0,
                     message: reply,
                     usage: None,
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 }),
                 NewEvent::plain(EventData::SessionTitle(TitleData {
                     title: title.into(),
                     message_seqs: vec![0],
                     source: dsh_store::event::TitleSource {
                         kind: "manual".into(),
-                        extra: Default::default(),
+                        extra: serde_json::Map::new(),
                     },
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 })),
             ])
             .unwrap();

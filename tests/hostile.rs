@@ -6,6 +6,13 @@
 //! `sessions` output (the real binary) carries no raw control characters, nothing panics, and
 //! nothing is created or read outside the store root.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};

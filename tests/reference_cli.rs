@@ -1,6 +1,13 @@
 //! The `candidates` and `prepare` subcommands run as a user would: the real binary on a
 //! temporary store written through the store API (docs/cli.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,5 +1,12 @@
-//! Session store behaviour through the public API and the built binary (docs/session-store.md (on-disk layout), §2.5, §7).
+//! Session store behaviour through the public API and the built binary (docs/session-store.md: on-disk layout, session query; docs/cli.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};

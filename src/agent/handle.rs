@@ -75,7 +75,7 @@ impl std::fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("session_id", &self.shared.session_id)
             .field("status", &self.status())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -19,4 +19,4 @@ pub use hooks::{
     Admission, HookError, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook,
 };
 pub use inbox::{AgentStatus, DispatchPath};
-pub use submit::{Submission, SubmitError, prepare_submission};
+pub use submit::{ParsedSubmission, Submission, SubmitError, parse_submission, prepare_submission};

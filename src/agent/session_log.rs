@@ -191,9 +191,9 @@ pub(crate) fn title_event(title: String, message_seqs: Vec<u64>, source: &str) -
         message_seqs,
         source: TitleSource {
             kind: source.to_owned(),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     }))
 }
 

@@ -1,6 +1,7 @@
 //! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
@@ -71,14 +72,15 @@ fn human_rows(candidates: &[Candidate]) -> String {
     let mut out = String::new();
     for c in candidates {
         let cwd = c.cwd.as_deref().unwrap_or("(no cwd)");
-        out.push_str(&format!(
+        let _ = write!(
+            out,
             "Session · {}\n  {} · {} · {}\n  {}\n",
             visible_controls_line(&c.label),
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),
             visible_controls_line(&format_mention(&c.session_id, Some(&c.label))),
-        ));
+        );
     }
     out
 }

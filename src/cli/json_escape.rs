@@ -2,6 +2,7 @@
 //! controls, so DEL and C1 controls are escaped here.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Serialized JSON with every DEL and C1 control written as a `\uXXXX` escape.
 /// `serde_json` escapes only C0 controls, but a terminal may act on a raw U+009B (CSI);
@@ -16,7 +17,7 @@ pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         if del_or_c1(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
+            let _ = write!(out, "\\u{:04x}", c as u32);
         } else {
             out.push(c);
         }

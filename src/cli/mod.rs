@@ -119,7 +119,7 @@ pub struct SendArgs {
 /// Parse the process arguments and run; returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    match run(&cli) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("dsh-refs: {message}");
@@ -156,13 +156,13 @@ fn default_dirs() -> Result<directories::ProjectDirs, String> {
         .ok_or_else(|| "cannot determine a home directory; pass --store and --config".to_owned())
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
-    let ctx = Context::from_cli(&cli)?;
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let ctx = Context::from_cli(cli)?;
     match &cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),
         Some(Command::Prepare(args)) => prepare::run(&ctx, args),
         Some(Command::Send(args)) => send::run(&ctx, args),
-        None => tui_launch::run(&ctx, &cli),
+        None => tui_launch::run(&ctx, cli),
     }
 }

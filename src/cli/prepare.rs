@@ -2,6 +2,7 @@
 //! and print the readable content plus the snapshot context the model would receive.
 //! Nothing is written to any session.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
@@ -86,13 +87,14 @@ fn human_output(prepared: &Prepared) -> String {
         Some(context) => {
             out.push_str("\nReferenced sessions:\n");
             for line in reference_lines(context) {
-                out.push_str(&format!("  {line}\n"));
+                let _ = writeln!(out, "  {line}");
             }
-            out.push_str(&format!(
+            let _ = write!(
+                out,
                 "\nContext message {} (sent right before the message):\n{}\n",
                 visible_controls_line(&context.id),
                 visible_controls(&context.joined_text())
-            ));
+            );
         }
     }
     out

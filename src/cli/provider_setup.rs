@@ -1,4 +1,4 @@
-//! Mapping the `[model]` config section to a model provider (docs/llm-providers.md, §7): `auto` is
+//! Mapping the `[model]` config section to a model provider (docs/llm-providers.md: docs/cli.md): `auto` is
 //! `openai` when the key variable is set, else `offline`; the key is read from the
 //! environment variable named by `api_key_env` and never printed.
 

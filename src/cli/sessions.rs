@@ -3,6 +3,7 @@
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
 //! session text can move the cursor or restyle the terminal. A missing store lists nothing.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -10,9 +11,9 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
-use crate::tui::wrap::truncate_to_width;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 use super::{Context, SessionsArgs};
 
@@ -131,13 +132,7 @@ fn human_table(rows: &[Row]) -> String {
     let mut line = |fields: [&str; 4]| {
         let [a, b, c, d] = fields;
         let [wa, wb, wc, _] = widths;
-        out.push_str(&format!(
-            "{}  {}  {}  {}",
-            pad(a, wa),
-            pad(b, wb),
-            pad(c, wc),
-            d
-        ));
+        let _ = write!(out, "{}  {}  {}  {}", pad(a, wa), pad(b, wb), pad(c, wc), d);
         out.push('\n');
     };
     line(heads);

@@ -121,7 +121,7 @@ fn offline_delay_override() -> Result<Option<Duration>, String> {
 
 /// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
 /// turn is logged as aborted.
-fn quit_on_termination_signals(sender: AppEventSender) {
+fn quit_on_termination_signals(sender: &AppEventSender) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -193,7 +193,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
-        quit_on_termination_signals(app.sender());
+        quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;

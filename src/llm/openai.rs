@@ -627,26 +627,15 @@ fn classify_status(
             status: code,
             message,
         }),
-        404 => Failure::fatal(LlmError::ModelNotFound {
-            model: quote(model, key),
-            status: code,
-            message,
-        }),
-        400 | 422 if says_no_model => Failure::fatal(LlmError::ModelNotFound {
-            model: quote(model, key),
-            status: code,
-            message,
-        }),
-        408 => Failure::retryable(
-            LlmError::Server {
+        404 | 400 | 422 if code == 404 || says_no_model => {
+            Failure::fatal(LlmError::ModelNotFound {
+                model: quote(model, key),
                 status: code,
-                attempts,
                 message,
-            },
-            retry_after,
-        ),
+            })
+        }
         429 => Failure::retryable(LlmError::RateLimited { attempts, message }, retry_after),
-        500..=599 => Failure::retryable(
+        408 | 500..=599 => Failure::retryable(
             LlmError::Server {
                 status: code,
                 attempts,

@@ -4,6 +4,7 @@
 //! ticks only while preparing or running).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
@@ -22,25 +23,26 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
-use super::app_keys::{AppAction, app_help_rows, classify_app_key};
-use super::bottom_pane::{BottomPane, InputResult};
+use super::app_keys::{AppAction, app_help_rows, classify_app_key, composer_help};
 use super::chat_view::ChatView;
-use super::commands::{COMMANDS, DraftIntent, SlashCommand, classify_draft, parse_command};
+use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::history_file::HistoryFile;
-use super::key_map::help_rows;
+use super::session_items::{DisplayZone, composer_config, composer_state, session_item};
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
+use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
-use super::wrap::truncate_to_width;
-use crate::agent::submit::prepare_submission;
-use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
+use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
 use dsh_reference::{AgentRef, Candidate, ErrorCode, SessionReferences, parse_text};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use ratatui::widgets::StatefulWidget;
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
+use ratatui_mention::{MentionInput, MentionInputState, Outcome};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -64,17 +66,6 @@ pub struct AppOptions {
     pub show_reasoning: bool,
 }
 
-/// A submission whose references are being prepared.
-#[derive(Debug)]
-struct PendingPrepare {
-    id: u64,
-    /// The draft exactly as typed; given back on failure or cancel, recorded in history.
-    original: String,
-    cancel: CancellationToken,
-    /// Whether the text mentions sessions (then the status says `preparing references…`).
-    has_references: bool,
-}
-
 /// The whole app state.
 pub struct App {
     tx: AppEventSender,
@@ -88,17 +79,16 @@ pub struct App {
     session_id: String,
     cwd: Option<String>,
     chat: ChatView,
-    pane: BottomPane,
+    input: MentionInputState,
+    /// Time zone of the creation times in the `@` popup.
+    zone: DisplayZone,
     agent_status: AgentStatus,
     queued: usize,
-    preparing: Option<PendingPrepare>,
-    next_prepare_id: u64,
+    submit_flow: SubmitFlow,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
     /// Sent inputs on disk (Up across restarts); `None` when there is no data dir.
     history_file: Option<HistoryFile>,
-    /// The draft of an unknown `/command` already warned about: Enter again sends it.
-    unknown_command: Option<String>,
     /// Working directories of sessions seen in listings, for the hint of a mention.
     known_cwds: HashMap<String, Option<String>>,
     /// Until when a second Ctrl+C on an empty draft quits.
@@ -148,15 +138,14 @@ impl App {
             session_id,
             cwd,
             chat,
-            pane: BottomPane::new(options.history_size),
+            input: composer_state(options.history_size),
+            zone: DisplayZone::Local,
             agent_status: AgentStatus::Idle,
             queued: 0,
-            preparing: None,
-            next_prepare_id: 0,
+            submit_flow: SubmitFlow::default(),
             candidate_cancel: None,
             picker: None,
             history_file: None,
-            unknown_command: None,
             known_cwds: HashMap::new(),
             quit_armed_until: None,
             spinner_frame: 0,
@@ -175,13 +164,13 @@ impl App {
     pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
         match HistoryFile::load(path, max_entries) {
             Ok(file) => {
-                let session_entries = self.pane.history_entries();
-                self.pane.clear_history();
+                let session_entries = self.input.history_entries();
+                self.input.clear_history();
                 for entry in file
                     .entries()
                     .chain(session_entries.iter().map(String::as_str))
                 {
-                    self.pane.push_history(entry);
+                    self.input.push_history(entry);
                 }
                 self.history_file = Some(file);
             }
@@ -197,7 +186,7 @@ impl App {
 
     /// Records a sent input: Up history now, and the history file for later runs.
     fn remember_sent(&mut self, text: &str) {
-        self.pane.push_history(text);
+        self.input.push_history(text);
         let Some(file) = self.history_file.as_mut() else {
             return;
         };
@@ -246,7 +235,7 @@ impl App {
 
     /// The composer's current text.
     pub fn draft(&self) -> String {
-        self.pane.draft()
+        self.input.draft()
     }
 
     /// Whether the app wants to exit.
@@ -256,7 +245,7 @@ impl App {
 
     /// What the status line shows.
     pub fn phase(&self) -> Phase {
-        if self.preparing.as_ref().is_some_and(|p| p.has_references) {
+        if self.submit_flow.is_preparing_references() {
             return Phase::Preparing;
         }
         match self.agent_status {
@@ -273,7 +262,7 @@ impl App {
             if let dsh_store::EventData::UserMessage(message) = &event.data
                 && message.is_direct_user()
             {
-                self.pane.push_history(&message.joined_text());
+                self.input.push_history(&message.joined_text());
             }
         }
     }
@@ -293,6 +282,22 @@ impl App {
             session_id: self.session_id.clone(),
             cwd: self.cwd.clone(),
         }
+    }
+
+    /// The submit flow and what it works on, borrowed side by side.
+    fn submit_parts(&mut self) -> (&mut SubmitFlow, SubmitContext<'_>) {
+        let agent_ref = self.agent_ref();
+        (
+            &mut self.submit_flow,
+            SubmitContext {
+                input: &mut self.input,
+                chat: &mut self.chat,
+                agent: &self.agent,
+                refs: self.refs.as_ref(),
+                agent_ref,
+                tx: &self.tx,
+            },
+        )
     }
 
     // ----- event loop -------------------------------------------------------------------
@@ -424,8 +429,8 @@ impl App {
             }
             TermEvent::Paste(text) => {
                 if self.picker.is_none() {
-                    let result = self.pane.handle_paste(&text);
-                    self.handle_input_result(result);
+                    let outcome = self.input.handle_paste(&text);
+                    self.handle_outcome(outcome);
                 }
                 self.dirty = true;
             }
@@ -458,39 +463,45 @@ impl App {
             }
             return;
         }
-        if let Some(action) = classify_app_key(&key) {
-            match action {
-                AppAction::PageUp => self.chat.page_up(),
-                AppAction::PageDown => self.chat.page_down(),
-                AppAction::ScrollToBottom => self.chat.scroll_to_bottom(),
-                AppAction::ToggleSnapshots => self.chat.toggle_snapshots(),
-                AppAction::ToggleReasoning => self.chat.toggle_reasoning(),
+        // App keys first, except those the widget needs in context: Ctrl+D deletes on a
+        // draft, and Esc closes an open popup.
+        match classify_app_key(&key) {
+            Some(AppAction::PageUp) => self.chat.page_up(),
+            Some(AppAction::PageDown) => self.chat.page_down(),
+            Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
+            Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
+            Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
+            Some(AppAction::Interrupt) => self.interrupt(),
+            Some(AppAction::QuitIfEmpty) if self.input.is_empty() => self.should_quit = true,
+            Some(AppAction::Escape) if !self.input.popup_active() => self.escape(),
+            Some(AppAction::QuitIfEmpty | AppAction::Escape) | None => {
+                let outcome = self.input.handle_key(key);
+                self.handle_outcome(outcome);
             }
-            return;
         }
-        let result = self.pane.handle_key(key);
-        self.handle_input_result(result);
     }
 
-    fn handle_input_result(&mut self, result: InputResult) {
-        match result {
-            InputResult::None => {}
-            InputResult::Redraw => self.dirty = true,
-            // Whether a draft is a command is decided in one place: `submit`.
-            InputResult::Submit(text) | InputResult::Command(text) => self.submit(text),
-            InputResult::QueryCandidates { query_id, query } => {
-                self.query_candidates(query_id, query);
+    fn handle_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Submit(text) => {
+                let (flow, cx) = self.submit_parts();
+                match flow.submit(text, cx) {
+                    Submitted::Command(line) => self.run_command(&line),
+                    Submitted::Started => self.schedule_tick(),
+                    Submitted::Ignored | Submitted::Refused => {}
+                }
             }
-            InputResult::Escape => self.escape(),
-            InputResult::Interrupt => self.interrupt(),
-            InputResult::Quit => self.should_quit = true,
+            Outcome::Query { id, text, .. } => self.query_candidates(id, text),
+            // Redraws (marked below), insertions, and keys nobody binds (the app's own
+            // were classified before the widget saw them).
+            _ => {}
         }
         self.dirty = true;
     }
 
     /// Esc with the popup closed: cancel a running `prepare`, else the running turn.
     fn escape(&mut self) {
-        if self.preparing.is_some() {
+        if self.submit_flow.is_preparing() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
@@ -500,12 +511,12 @@ impl App {
     /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit —
     /// on an empty draft only when pressed twice within [`QUIT_CONFIRM`].
     fn interrupt(&mut self) {
-        if self.preparing.is_some() {
+        if self.submit_flow.is_preparing() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
-        } else if self.pane.clear_draft_to_history() {
-            self.unknown_command = None;
+        } else if self.input.clear_draft_to_history() {
+            self.submit_flow.forget_unknown_command();
         } else if self
             .quit_armed_until
             .is_some_and(|until| Instant::now() < until)
@@ -521,6 +532,12 @@ impl App {
         self.quit_armed_until.is_some()
     }
 
+    /// Stops a running `prepare` and gives the text back.
+    fn cancel_prepare(&mut self) {
+        let (flow, mut cx) = self.submit_parts();
+        flow.cancel(&mut cx);
+    }
+
     // ----- candidates -------------------------------------------------------------------
 
     fn query_candidates(&mut self, query_id: u64, query: String) {
@@ -529,7 +546,7 @@ impl App {
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.pane.set_candidates(query_id, Ok(Vec::new()));
+            self.input.set_results(query_id, Vec::new());
             return;
         };
         let cancel = CancellationToken::new();
@@ -543,152 +560,8 @@ impl App {
             {
                 return;
             }
-            tx.send(AppEvent::Candidates {
-                query_id,
-                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
-            });
+            tx.send(AppEvent::Candidates { query_id, result });
         });
-    }
-
-    // ----- submit -----------------------------------------------------------------------
-
-    /// docs/composer.md (submit): decide command or text, check the mentions, prepare off
-    /// the UI thread, then dispatch. `draft` is the composer's text as typed.
-    fn submit(&mut self, draft: String) {
-        if self.preparing.is_some() || draft.trim().is_empty() {
-            return;
-        }
-        let text = match classify_draft(&draft) {
-            DraftIntent::Command(line) => {
-                self.unknown_command = None;
-                self.run_command(&line);
-                return;
-            }
-            DraftIntent::UnknownCommand(word)
-                if self.unknown_command.as_deref() != Some(draft.as_str()) =>
-            {
-                self.chat.push_notice(
-                    NoticeKind::Info,
-                    format!("unknown command {word} · Enter again sends it as text"),
-                );
-                self.unknown_command = Some(draft);
-                return;
-            }
-            DraftIntent::UnknownCommand(_) => draft.clone(),
-            DraftIntent::Text(text) => text,
-        };
-        self.unknown_command = None;
-        let has_references = match parse_text(&text) {
-            Err(e) => {
-                self.chat.push_notice(
-                    NoticeKind::Error,
-                    format!(
-                        "{}: {} (your message is still in the composer)",
-                        e.code.as_str(),
-                        e.message
-                    ),
-                );
-                return;
-            }
-            Ok(parsed) => !parsed.references.is_empty(),
-        };
-        if has_references && self.refs.is_none() {
-            self.chat.push_notice(
-                NoticeKind::Error,
-                "this message mentions sessions, but no session store is mounted for references; \
-                 remove the mention to send it (your message is still in the composer)",
-            );
-            return;
-        }
-        self.next_prepare_id += 1;
-        let id = self.next_prepare_id;
-        let cancel = CancellationToken::new();
-        self.preparing = Some(PendingPrepare {
-            id,
-            original: draft,
-            cancel: cancel.clone(),
-            has_references,
-        });
-        self.pane.set_submission_locked(true);
-        let refs = self.refs.clone();
-        let agent = self.agent_ref();
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let result = prepare_submission(refs.as_ref(), &agent, &text, &cancel).await;
-            tx.send(AppEvent::Prepared {
-                prepare_id: id,
-                result,
-            });
-        });
-        self.schedule_tick();
-    }
-
-    /// Esc / Ctrl+C during preparation: stop it now and give the text back.
-    fn cancel_prepare(&mut self) {
-        let Some(pending) = self.preparing.take() else {
-            return;
-        };
-        pending.cancel.cancel();
-        self.pane.set_submission_locked(false);
-        self.give_back(&pending.original);
-        self.chat.push_notice(
-            NoticeKind::Info,
-            format!(
-                "{}: preparing references was cancelled; your message is back in the composer",
-                ErrorCode::Cancelled.as_str()
-            ),
-        );
-    }
-
-    /// Make sure the user's original text is not lost after a failed submission.
-    fn give_back(&mut self, original: &str) {
-        let draft = self.pane.draft();
-        if draft == original {
-            return;
-        }
-        if draft.trim().is_empty() {
-            self.pane.restore_draft(original);
-        } else {
-            // The user typed something new meanwhile: keep it, and keep the original in history.
-            self.pane.push_history(original);
-            self.chat.push_notice(
-                NoticeKind::Info,
-                "your unsent message is in the input history (Up)",
-            );
-        }
-    }
-
-    fn on_prepared(
-        &mut self,
-        prepare_id: u64,
-        result: Result<crate::agent::submit::Submission, crate::agent::submit::SubmitError>,
-    ) {
-        if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
-            return; // cancelled or superseded
-        }
-        let Some(pending) = self.preparing.take() else {
-            return;
-        };
-        self.pane.set_submission_locked(false);
-        match result {
-            Ok(submission) => {
-                self.remember_sent(&pending.original);
-                self.pane.clear_if_unchanged(&pending.original);
-                self.chat.scroll_to_bottom();
-                dispatch(&self.agent, submission.message, submission.context);
-            }
-            Err(e) => {
-                self.give_back(&pending.original);
-                self.chat.push_notice(
-                    NoticeKind::Error,
-                    format!(
-                        "{}: {} (your message is still in the composer)",
-                        e.code(),
-                        error_chain(&e)
-                    ),
-                );
-            }
-        }
     }
 
     // ----- app events -------------------------------------------------------------------
@@ -705,14 +578,23 @@ impl App {
                     return;
                 }
             }
-            AppEvent::Candidates { query_id, result } => {
-                if let Ok(rows) = &result {
-                    self.remember_cwds(rows);
+            AppEvent::Candidates { query_id, result } => match result {
+                Ok(rows) => {
+                    self.remember_cwds(&rows);
+                    let items = rows.iter().map(|c| session_item(c, self.zone)).collect();
+                    self.input.set_results(query_id, items);
                 }
-                self.pane.set_candidates(query_id, result);
+                Err(e) => self
+                    .input
+                    .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
+            },
+            AppEvent::Prepared { prepare_id, result } => {
+                let (flow, mut cx) = self.submit_parts();
+                if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
+                    self.remember_sent(&sent);
+                }
             }
-            AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
-            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_rows(rows);
@@ -749,9 +631,9 @@ impl App {
                 return;
             }
         };
-        // The command line is consumed; it stays reachable with Up.
+        // The command line is consumed; it stays reachable with Up (and after a restart).
         self.remember_sent(line);
-        self.pane.clear_if_unchanged(line);
+        self.input.clear_if_unchanged(line);
         match command {
             SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
             SlashCommand::New => self.new_session(),
@@ -811,14 +693,11 @@ impl App {
                     other => break other,
                 }
             };
-            tx.send(AppEvent::SessionOpened {
-                result: result.map_err(|e| e.to_string()),
-                id,
-            });
+            tx.send(AppEvent::SessionOpened { result, id });
         });
     }
 
-    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, String>) {
+    fn on_session_opened(&mut self, id: &str, result: Result<SessionWriter, StoreError>) {
         match result {
             Ok(writer) => self.switch_to(writer),
             Err(e) => self
@@ -835,8 +714,8 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
-        self.session_id = writer.header().id.clone();
-        self.cwd = writer.header().cwd.clone();
+        self.session_id.clone_from(&writer.header().id);
+        self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
         self.agent = agent;
         self.agent_status = AgentStatus::Idle;
@@ -849,9 +728,7 @@ impl App {
     /// Before exit: stop preparation and the running turn, and wait (bounded) until the
     /// agent has logged the turn's end.
     pub async fn shutdown(&mut self) {
-        if let Some(pending) = self.preparing.take() {
-            pending.cancel.cancel();
-        }
+        self.submit_flow.abort();
         if self.agent_status != AgentStatus::Running {
             return;
         }
@@ -883,7 +760,7 @@ impl App {
         let available = area.height.saturating_sub(3);
         let min_pane = 3;
         let min_transcript = available.saturating_sub(min_pane).min(3);
-        let pane_height = self.pane.desired_height(area.width).clamp(
+        let pane_height = self.input.desired_height(area.width).clamp(
             min_pane,
             available.saturating_sub(min_transcript).max(min_pane),
         );
@@ -913,7 +790,8 @@ impl App {
             queued: self.queued,
         }
         .render(status_area, buf);
-        let cursor = self.pane.render(pane_area, buf);
+        MentionInput.render(pane_area, buf, &mut self.input);
+        let cursor = self.input.cursor_position();
         let hint = self.hint();
         let hint = truncate_to_width(&hint, usize::from(area.width));
         buf.set_string(
@@ -934,9 +812,9 @@ impl App {
             " ↑↓ move · Enter open · Esc close"
         } else if self.quit_armed() {
             " Ctrl+C again to quit"
-        } else if self.pane.popup_active() {
+        } else if self.input.popup_active() {
             " ↑↓ move · Tab/Enter insert · Esc close"
-        } else if self.preparing.is_some() {
+        } else if self.submit_flow.is_preparing() {
             " Esc cancel preparing (your text comes back)"
         } else if let Some(chip) = self.chip_hint() {
             return chip;
@@ -948,10 +826,10 @@ impl App {
         fixed.to_owned()
     }
 
-    /// What the mention at the caret refers to: ` @label · id · cwd` (cwd when known from a
-    /// listing), all untrusted text made visible.
+    /// What the mention at the caret refers to: ` @label · id · cwd` (the cwd when a
+    /// listing showed it), untrusted text made visible.
     fn chip_hint(&self) -> Option<String> {
-        let mention = self.pane.mention_at_caret()?;
+        let mention = self.input.mention_at_caret()?;
         let parsed = parse_text(&mention).ok()?;
         let reference = parsed.references.first()?;
         let label = reference.label.as_deref().unwrap_or(&reference.session_id);
@@ -983,36 +861,21 @@ fn render_too_small(area: Rect, buf: &mut Buffer) {
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
     for spec in COMMANDS {
-        out.push_str(&format!("  {:<14} {}\n", spec.usage(), spec.help));
+        let _ = writeln!(out, "  {:<14} {}", spec.usage(), spec.help);
     }
     out.push_str("Keys\n");
-    for (label, help) in help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+    for (action, keys) in composer_config(0).key_map().grouped() {
+        let _ = writeln!(out, "  {keys:<14} {}", composer_help(action));
     }
     for (label, help) in app_help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
 }
 
-/// An error's message followed by each underlying cause not already part of it.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
-}
-
 /// Every session for the picker, newest first, with its title.
-fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, StoreError> {
+    let headers = store.list_sessions()?;
     Ok(headers
         .iter()
         .map(|h| PickerRow {

@@ -44,16 +44,16 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: title.to_owned(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();
@@ -295,6 +295,52 @@ async fn ctrl_d_on_an_empty_draft_quits_at_once() {
     assert!(h.app.should_quit());
 }
 
+#[tokio::test(start_paused = true)]
+async fn app_keys_are_routed_around_the_widget() {
+    let mut h = harness(true);
+    // Ctrl+D: a delete on a draft (the widget's), quit only on an empty one (the app's).
+    type_text(&mut h.app, "ab");
+    h.app.handle_terminal_event(key(KeyCode::Left));
+    h.app.handle_terminal_event(ctrl('d'));
+    assert_eq!(h.app.draft(), "a");
+    assert!(!h.app.should_quit());
+    // Esc with the popup open closes it and leaves a preparation alone.
+    h.app.handle_terminal_event(ctrl('c'));
+    h.app
+        .handle_terminal_event(TermEvent::Paste(alpha_mention()));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    type_text(&mut h.app, " @al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(!h.app.input.popup_active());
+    assert_eq!(h.app.phase(), Phase::Preparing, "Esc went to the popup");
+    // Enter while preparing submits nothing more; the next Esc is the app's.
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert_eq!(h.app.phase(), Phase::Idle);
+    // Ctrl+C reaches the app even with the popup open.
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "@al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(ctrl('c'));
+    assert_eq!(h.app.draft(), "", "cleared into history");
+    h.app.handle_terminal_event(ctrl('d'));
+    assert!(h.app.should_quit());
+}
+
+#[tokio::test]
+async fn leading_whitespace_makes_a_slash_line_text() {
+    let mut h = harness(true);
+    send_and_expect(&mut h, "  /bogus", "  /bogus").await;
+    assert_eq!(
+        notices(&h.app),
+        Vec::<String>::new(),
+        "no command, no warning"
+    );
+}
+
 #[tokio::test]
 async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let mut h = harness(true);
@@ -507,7 +553,7 @@ fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
             turn: 1,
             step: 0,
             chunk: json!({"type": kind, "text": text}),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
         surface_op: None,
         source_event_seqs: None,
@@ -663,7 +709,11 @@ async fn help_lists_every_command_and_every_key_of_the_key_map() {
     for spec in COMMANDS {
         assert!(help.contains(&spec.usage()), "{}", spec.usage());
     }
-    for (keys, text) in help_rows() {
+    for (action, keys) in composer_config(0).key_map().grouped() {
+        let line = format!("{keys:<14} {}", composer_help(action));
+        assert!(help.contains(&line), "{line}");
+    }
+    for (keys, text) in app_help_rows() {
         assert!(help.contains(&format!("{keys:<14} {text}")), "{keys}");
     }
 }

@@ -1,5 +1,5 @@
-//! Slash commands (docs/tui-app.md, commands): the one command table (read by `/help`, the
-//! `/` popup and the command-or-text rule) and parsing a command line into a command.
+//! Slash commands (docs/tui-app.md: commands): the one command table (read by `/help` and
+//! the command-or-text rule) and parsing a command line into a command.
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,38 +104,6 @@ pub fn find_command(name: &str) -> Option<&'static CommandSpec> {
     })
 }
 
-/// What Enter on a draft means (docs/tui-app.md, commands or text).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DraftIntent {
-    /// The first word is a known command: run the draft as a command line.
-    Command(String),
-    /// Shaped like a command (`/` + letters, digits or `-`) but unknown: ask before sending.
-    UnknownCommand(String),
-    /// Send this text as a message.
-    Text(String),
-}
-
-/// Decides whether `draft` is a command or text: only the first word of the first line
-/// counts, with no leading whitespace; `//` escapes a leading slash (`//help` sends `/help`).
-pub fn classify_draft(draft: &str) -> DraftIntent {
-    if let Some(rest) = draft.strip_prefix("//") {
-        return DraftIntent::Text(format!("/{rest}"));
-    }
-    let first_word = draft.split(char::is_whitespace).next().unwrap_or_default();
-    let Some(name) = first_word.strip_prefix('/') else {
-        return DraftIntent::Text(draft.to_owned());
-    };
-    if find_command(name).is_some() {
-        return DraftIntent::Command(draft.to_owned());
-    }
-    let shaped = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-');
-    if shaped {
-        DraftIntent::UnknownCommand(first_word.to_owned())
-    } else {
-        DraftIntent::Text(draft.to_owned())
-    }
-}
-
 /// Why a `/…` line is not a command.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CommandError {
@@ -150,7 +118,7 @@ pub enum CommandError {
     UnexpectedArgument { command: &'static str },
 }
 
-/// Parse a command line (the draft of a [`DraftIntent::Command`]); names are
+/// Parse a command line (a draft the submit flow classified as a command); names are
 /// case-insensitive.
 pub fn parse_command(line: &str) -> Result<SlashCommand, CommandError> {
     let body = line.trim().strip_prefix('/').unwrap_or(line.trim());
@@ -192,41 +160,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn command_or_text_table() {
-        let command = |s: &str| DraftIntent::Command(s.to_owned());
-        let text = |s: &str| DraftIntent::Text(s.to_owned());
-        let unknown = |s: &str| DraftIntent::UnknownCommand(s.to_owned());
-        let cases = [
-            ("/help", command("/help")),
-            ("/HELP", command("/HELP")),
-            ("/Title New name", command("/Title New name")),
-            ("/resume s-1\nmore", command("/resume s-1\nmore")),
-            ("/quit", command("/quit")),
-            ("/?", command("/?")),
-            ("/etc/hosts is broken", text("/etc/hosts is broken")),
-            ("/etc/x", text("/etc/x")),
-            (" /help", text(" /help")),
-            ("\t/help", text("\t/help")),
-            ("//help me", text("/help me")),
-            ("//etc/hosts", text("/etc/hosts")),
-            ("/", text("/")),
-            ("/ space", text("/ space")),
-            ("/hepl", unknown("/hepl")),
-            ("/hepl please", unknown("/hepl")),
-            ("/new-thing", unknown("/new-thing")),
-            ("/v2", unknown("/v2")),
-            ("/über", unknown("/über")),
-            ("/a.b", text("/a.b")),
-            ("hello /help", text("hello /help")),
-            ("line one\n/help", text("line one\n/help")),
-            ("/var/log/syslog: error", text("/var/log/syslog: error")),
-        ];
-        for (draft, want) in cases {
-            assert_eq!(classify_draft(draft), want, "{draft:?}");
-        }
-    }
-
-    #[test]
     fn parses_commands() {
         let cases: Vec<(&str, Result<SlashCommand, CommandError>)> = vec![
             ("/help", Ok(SlashCommand::Help)),
@@ -262,15 +195,10 @@ mod tests {
     }
 
     #[test]
-    fn every_command_in_the_table_parses_and_classifies() {
+    fn every_command_in_the_table_parses() {
         for spec in COMMANDS {
             let line = spec.usage().replace("[ID]", "").replace("TEXT", "x");
             assert!(parse_command(&line).is_ok(), "{line}");
-            assert_eq!(
-                classify_draft(&line),
-                DraftIntent::Command(line.clone()),
-                "{line}"
-            );
             for alias in spec.aliases {
                 assert_eq!(find_command(alias), Some(spec));
             }

@@ -234,7 +234,8 @@ mod tests {
         let path = dir.path().join("history.jsonl");
         let mut text = String::new();
         for i in 0..200_000 {
-            text.push_str(&format!("\"entry {i}\"\n"));
+            text.push_str(&encode(&format!("entry {i}")));
+            text.push('\n');
         }
         std::fs::write(&path, &text).unwrap();
         let file = HistoryFile::load(&path, 3).unwrap();

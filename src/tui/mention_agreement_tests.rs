@@ -1,10 +1,18 @@
 //! The widget crate's mention syntax checked against the reference layer's: the canonical
 //! mentions `dsh_reference::format_mention` writes are single finished mentions to the
-//! composer, and both crates agree on JavaScript's whitespace.
+//! composer as the app configures it, and both crates agree on JavaScript's whitespace.
 
 use dsh_reference::js_chars;
 use pretty_assertions::assert_eq;
-use ratatui_mention::mention_token::{mention_spans, mention_token_at};
+use ratatui_mention::mention_token::{DEFAULT_URI_SCHEME, mention_spans, mention_token_at};
+
+use super::session_items::composer_config;
+
+#[test]
+fn the_app_composer_uses_the_session_uri_scheme() {
+    assert_eq!(composer_config(0).uri_scheme(), dsh_reference::uri::SCHEME);
+    assert_eq!(DEFAULT_URI_SCHEME, dsh_reference::uri::SCHEME);
+}
 
 #[test]
 fn every_canonical_mention_is_one_span() {
@@ -23,12 +31,16 @@ fn every_canonical_mention_is_one_span() {
         let label = case.get("label").and_then(|l| l.as_str());
         assert_eq!(dsh_reference::format_mention(id, label), mention);
         assert_eq!(
-            mention_spans(mention),
+            mention_spans(mention, DEFAULT_URI_SCHEME),
             vec![0..mention.len()],
             "{mention:?}"
         );
         let padded = format!("see {mention} now");
-        assert_eq!(mention_token_at(&padded, 5), None, "{padded:?}");
+        assert_eq!(
+            mention_token_at(&padded, 5, DEFAULT_URI_SCHEME),
+            None,
+            "{padded:?}"
+        );
     }
 }
 

@@ -8,8 +8,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::wrap::truncate_to_width;
+use dsh_store::StoreError;
 use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 /// One session in the picker.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,9 +33,9 @@ pub enum PickerOutcome {
 }
 
 /// Picker state: rows (or why loading failed) and the selection.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct SessionPicker {
-    rows: Option<Result<Vec<PickerRow>, String>>,
+    rows: Option<Result<Vec<PickerRow>, StoreError>>,
     selected: usize,
     /// The session currently open, marked in the list.
     current: String,
@@ -51,7 +52,7 @@ impl SessionPicker {
     }
 
     /// Rows arrived (or failed).
-    pub fn set_rows(&mut self, rows: Result<Vec<PickerRow>, String>) {
+    pub fn set_rows(&mut self, rows: Result<Vec<PickerRow>, StoreError>) {
         self.rows = Some(rows);
         self.selected = 0;
     }
@@ -104,7 +105,7 @@ impl SessionPicker {
                 return;
             }
             Some(Err(e)) => {
-                let text = truncate_to_width(&visible_controls_line(e), width);
+                let text = truncate_to_width(&visible_controls_line(&e.to_string()), width);
                 buf.set_string(inner.x, inner.y, text, Style::new().fg(Color::Red));
                 return;
             }

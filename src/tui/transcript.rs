@@ -6,10 +6,10 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown::render_markdown_hanging;
-use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_store::event::kind;
 use dsh_store::{ContentBlock, Event, EventData, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -586,7 +586,7 @@ mod tests {
                 turn: 1,
                 step: 0,
                 chunk: value,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         )
     }
@@ -674,7 +674,7 @@ mod tests {
                 step: 0,
                 message: reply,
                 usage: Some(json!({"inputTokens": 10, "outputTokens": 3})),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         assert_eq!(
@@ -709,7 +709,7 @@ mod tests {
             EventData::SteeringMessage {
                 turn: 1,
                 message: Message::user_text("more"),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         let checkpoint = Message::new(

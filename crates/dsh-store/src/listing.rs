@@ -1,4 +1,4 @@
-//! The cached index of session headers behind `list_sessions` (docs/session-store.md, session query).
+//! The cached index of session headers behind `list_sessions` (docs/session-store.md: session query).
 //!
 //! Revalidation is by file metadata at every level: the root's and each project directory's
 //! mtime say whether their entries changed; a session directory is re-examined when its

@@ -1,4 +1,4 @@
-//! The read-side contract of the store (docs/session-store.md, session query), as the reference service consumes it.
+//! The read-side contract of the store (docs/session-store.md: session query), as the reference service consumes it.
 //!
 //! Methods are blocking; async callers run them on a blocking thread and race them against
 //! a cancel token, so a storage backend that hangs can never hold a caller hostage.
@@ -44,7 +44,7 @@ pub enum QueryError {
 /// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
 pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;
 
-/// Read access to a session store (docs/session-store.md, session query).
+/// Read access to a session store (docs/session-store.md: session query).
 pub trait SessionQuery: Send + Sync + 'static {
     /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;

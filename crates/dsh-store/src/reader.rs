@@ -1,4 +1,4 @@
-//! Reading session logs (docs/session-store.md, on-disk layout): the header line and a streaming event scan that applies
+//! Reading session logs (docs/session-store.md: on-disk layout): the header line and a streaming event scan that applies
 //! the torn-tail rule.
 //!
 //! Damage (an unterminated, unparsable or seq-discontinuous line) after the last complete
@@ -394,6 +394,11 @@ pub fn check_header_id(path: &Path, header: &SessionHeader, id: &str) -> Result<
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use std::fmt::Write as _;
+
+    fn bytecount_newlines(bytes: &[u8]) -> usize {
+        bytes.iter().fold(0, |n, &b| n + usize::from(b == b'\n'))
+    }
 
     const H: &str = r#"{"type":"session","version":0,"id":"s","createdAt":5,"delegationDepth":0}"#;
 
@@ -500,10 +505,11 @@ mod tests {
         for _ in 0..3 {
             text.push_str(&ts(seq));
             text.push('\n');
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 r#"{{"type":"user/message","seq":{},"time":2,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"héllo 😀"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
                 seq + 1
-            ));
+            );
             text.push('\n');
             text.push_str(&te(seq + 2));
             text.push('\n');
@@ -529,7 +535,7 @@ mod tests {
                 proptest::prop_assert!(is_header_corruption);
             } else {
                 let summary = result.unwrap();
-                let complete = bytes[..cut].iter().filter(|&&b| b == b'\n').count() - 1;
+                let complete = bytecount_newlines(&bytes[..cut]) - 1;
                 proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
                 proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
             }

@@ -1,4 +1,4 @@
-//! The dsh-compatible session store (docs/session-store.md (on-disk layout), §2.5): locating logs, the single writer,
+//! The dsh-compatible session store (docs/session-store.md: on-disk layout, session query): locating logs, the single writer,
 //! and the read-side [`SessionQuery`] with header and title caches.
 //!
 //! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
@@ -288,7 +288,6 @@ impl SessionStore {
 
     /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
     fn scan_title(
-        &self,
         id: &str,
         loc: &LogLocation,
         stamp: Stamp,
@@ -363,7 +362,7 @@ impl SessionQuery for SessionStore {
         {
             return Ok(c.title.clone());
         }
-        let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        let fresh = Self::scan_title(id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);

@@ -1,4 +1,4 @@
-//! Streaming surface reads (docs/session-store.md (session query), §8): fold a log line by line, show each surface event
+//! Streaming surface reads (docs/session-store.md: session query; docs/performance.md): fold a log line by line, show each surface event
 //! to a visitor once and keep nothing of it but where its line is, then read again only the
 //! few events the caller still needs. Memory follows the surface's length, not the log's size.
 

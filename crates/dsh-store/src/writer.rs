@@ -1,4 +1,4 @@
-//! The single writer of a session (docs/session-store.md, on-disk layout): create-on-first-event published atomically,
+//! The single writer of a session (docs/session-store.md: on-disk layout): create-on-first-event published atomically,
 //! batched appends with fsync, torn-tail repair on open, and an advisory lock.
 //!
 //! The lock is `flock`-style on the log file itself (`File::try_lock`), held for the
@@ -163,7 +163,7 @@ impl SessionWriter {
         &self.events
     }
 
-    /// Current surface seqs (docs/session-store.md, surface folding).
+    /// Current surface seqs (docs/session-store.md: surface folding).
     pub fn surface(&self) -> &[u64] {
         self.folder.surface()
     }

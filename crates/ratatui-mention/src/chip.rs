@@ -6,9 +6,10 @@ use std::ops::Range;
 use crate::mention_token::mention_spans;
 use crate::untrusted::visible_controls_line;
 
-/// Byte ranges of the chips in `text`: every explicit mention, leftmost first.
-pub fn chip_spans(text: &str) -> Vec<Range<usize>> {
-    mention_spans(text)
+/// Byte ranges of the chips in `text`: every explicit mention with URI scheme `scheme`,
+/// leftmost first.
+pub fn chip_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
+    mention_spans(text, scheme)
 }
 
 /// The label of the canonical mention `mention` with its escapes undone (`\]` → `]`).
@@ -65,7 +66,7 @@ mod tests {
         ];
         for (mention, want) in cases {
             assert_eq!(
-                chip_spans(mention),
+                chip_spans(mention, "dsh-session:"),
                 vec![0..mention.len()],
                 "{mention:?} is one chip"
             );

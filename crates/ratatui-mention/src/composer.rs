@@ -7,22 +7,14 @@ use std::ops::Range;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Block, BorderType, Widget};
 
+use crate::config::MentionConfig;
 use crate::draft::Draft;
-use crate::draft_layout::{DraftLayout, Glyph};
+use crate::draft_layout::{DraftLayout, Glyph, Placed};
 use crate::input_history::InputHistory;
-
-/// Most text rows the composer asks for; longer drafts scroll inside it.
-pub const MAX_TEXT_ROWS: u16 = 8;
-/// Shown while the draft is empty.
-pub const DEFAULT_PLACEHOLDER: &str = "Ask anything · @ references a session";
-
-/// Style of a chip (a finished mention) inside the composer.
-pub fn mention_style() -> Style {
-    Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
-}
+use crate::untrusted::visible_controls_line;
 
 /// The draft editor with history. Text is canonical: mentions stay `@[label](uri)` for
 /// submit, history and copy; only the screen shows them as chips.
@@ -31,6 +23,11 @@ pub struct Composer {
     draft: Draft,
     history: InputHistory,
     placeholder: String,
+    placeholder_style: Style,
+    mention_style: Style,
+    border_style: Style,
+    /// Most text rows the composer asks for; longer drafts scroll inside it.
+    max_text_rows: u16,
     /// Text columns of the last measure or render (Up/Down move by these rows).
     text_width: Cell<u16>,
     /// First row on screen, kept between frames so the view only scrolls to follow the caret.
@@ -42,22 +39,22 @@ pub struct Composer {
 }
 
 impl Composer {
-    /// An empty composer remembering up to `history_size` submissions.
-    pub fn new(history_size: usize) -> Self {
+    /// An empty composer with `config`'s history size, placeholder, styles, height and
+    /// mention URI scheme.
+    pub fn new(config: &MentionConfig) -> Self {
         Self {
-            draft: Draft::default(),
-            history: InputHistory::new(history_size),
-            placeholder: DEFAULT_PLACEHOLDER.to_string(),
+            draft: Draft::new(&config.uri_scheme),
+            history: InputHistory::new(config.history_size),
+            placeholder: visible_controls_line(&config.placeholder).into_owned(),
+            placeholder_style: config.styles.placeholder,
+            mention_style: config.styles.mention,
+            border_style: config.styles.composer_border,
+            max_text_rows: config.max_text_rows.max(1),
             text_width: Cell::new(u16::MAX),
             scroll_top: Cell::new(0),
             layout: RefCell::new(None),
             goal: None,
         }
-    }
-
-    /// Replaces the placeholder shown while the draft is empty.
-    pub fn set_placeholder(&mut self, placeholder: impl Into<String>) {
-        self.placeholder = placeholder.into();
     }
 
     /// The draft under edit (text, caret, chips).
@@ -121,6 +118,16 @@ impl Composer {
     /// Inserts a line break at the caret.
     pub fn insert_newline(&mut self) {
         self.draft.insert("\n");
+    }
+
+    /// Backspace: the unit before the caret (a mention as a whole).
+    pub fn delete_backward(&mut self) -> bool {
+        self.draft.delete_backward()
+    }
+
+    /// Delete: the unit after the caret (a mention as a whole).
+    pub fn delete_forward(&mut self) -> bool {
+        self.draft.delete_forward()
     }
 
     /// Replaces the chars `token` (an `@` or `/` token) with `replacement`, as one undo step.
@@ -200,15 +207,15 @@ impl Composer {
         }
     }
 
-    /// Rows the composer wants at `width` columns: wrapped text rows (at most
-    /// [`MAX_TEXT_ROWS`]) plus the border.
+    /// Rows the composer wants at `width` columns: wrapped text rows (at most the
+    /// configured maximum) plus the border.
     pub fn desired_height(&self, width: u16) -> u16 {
         let inner = width.saturating_sub(2).max(1);
         self.text_width.set(inner);
         let rows = self.with_layout(inner, |layout| layout.rows.len());
         u16::try_from(rows)
             .unwrap_or(u16::MAX)
-            .clamp(1, MAX_TEXT_ROWS)
+            .clamp(1, self.max_text_rows)
             + 2
     }
 
@@ -216,7 +223,7 @@ impl Composer {
     pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(Color::DarkGray));
+            .border_style(self.border_style);
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width == 0 || inner.height == 0 {
@@ -224,7 +231,7 @@ impl Composer {
         }
         self.text_width.set(inner.width);
         if self.draft.is_empty() {
-            let style = Style::new().fg(Color::DarkGray);
+            let style = self.placeholder_style;
             // One cell in, so the terminal cursor at the first column does not hide a letter.
             let room = usize::from(inner.width - 1);
             buf.set_stringn(inner.x + 1, inner.y, &self.placeholder, room, style);
@@ -256,7 +263,7 @@ impl Composer {
         })
     }
 
-    fn draw_unit(&self, unit: &crate::draft_layout::Placed, inner: Rect, y: u16, buf: &mut Buffer) {
+    fn draw_unit(&self, unit: &Placed, inner: Rect, y: u16, buf: &mut Buffer) {
         let Ok(x) = u16::try_from(unit.x) else {
             return;
         };
@@ -284,7 +291,7 @@ impl Composer {
                 buf.set_stringn(x, y, shown, room, Style::new().add_modifier(Modifier::DIM));
             }
             Glyph::Chip(shown) => {
-                buf.set_stringn(x, y, shown, room, mention_style());
+                buf.set_stringn(x, y, shown, room, self.mention_style);
             }
         }
     }

@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use crate::chip::chip_spans;
 use crate::grapheme::{is_boundary, next_boundary, prev_boundary};
+use crate::mention_token::DEFAULT_URI_SCHEME;
 use crate::undo_stack::{Snapshot, UndoStack};
 
 /// What a unit is, for word motion: a chip is a word of its own.
@@ -25,8 +26,10 @@ enum Coalesce {
 }
 
 /// Draft text with a unit-aligned caret (byte offset), chips, undo and yank.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Draft {
+    /// URI scheme of the mentions that are chips (`dsh-session:`).
+    scheme: String,
     text: String,
     caret: usize,
     /// Byte ranges of the chips in `text`, leftmost first (recomputed after every edit).
@@ -39,7 +42,27 @@ pub struct Draft {
     revision: u64,
 }
 
+impl Default for Draft {
+    fn default() -> Self {
+        Self::new(DEFAULT_URI_SCHEME)
+    }
+}
+
 impl Draft {
+    /// An empty draft whose chips are the mentions with URI scheme `scheme`.
+    pub fn new(scheme: &str) -> Self {
+        Self {
+            scheme: scheme.to_owned(),
+            text: String::new(),
+            caret: 0,
+            chips: Vec::new(),
+            undo: UndoStack::default(),
+            last_edit: None,
+            yank: String::new(),
+            revision: 0,
+        }
+    }
+
     /// The canonical text (mentions as `@[label](uri)`).
     pub fn text(&self) -> &str {
         &self.text
@@ -170,7 +193,7 @@ impl Draft {
             return false;
         };
         self.text = snapshot.text;
-        self.chips = chip_spans(&self.text);
+        self.chips = chip_spans(&self.text, &self.scheme);
         self.caret = snapshot.caret.min(self.text.len());
         self.snap_caret();
         self.last_edit = None;
@@ -199,7 +222,7 @@ impl Draft {
         let start = range.start.min(self.text.len());
         let end = range.end.clamp(start, self.text.len());
         self.text.replace_range(start..end, insert);
-        self.chips = chip_spans(&self.text);
+        self.chips = chip_spans(&self.text, &self.scheme);
         self.caret = start + insert.len();
         self.snap_caret();
         self.last_edit = coalesce.map(|k| (k, self.caret));

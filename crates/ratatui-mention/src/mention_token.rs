@@ -1,9 +1,13 @@
-//! Finding `@` tokens and finished mentions in composer text (docs/references.md (URIs and mentions), §6.1): pure scans
-//! the composer and the `@` popup share, so highlighting and popup detection agree.
+//! Finding `@` tokens and finished mentions `@[label](<scheme>…)` in composer text: pure
+//! scans the composer and the popup share, so highlighting and popup detection agree.
+//! Tokens are delimited by JavaScript whitespace ([`crate::js_chars`]).
 
 use std::ops::Range;
 
 use crate::js_chars::{is_js_whitespace, is_line_terminator};
+
+/// The URI scheme of finished mentions unless configured otherwise (dsh's session URIs).
+pub const DEFAULT_URI_SCHEME: &str = "dsh-session:";
 
 /// The `@…` token under the cursor: char offsets into the whole text and the query after `@`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,11 +21,15 @@ pub struct MentionToken {
 }
 
 /// The `@` token under a cursor placed before char `cursor_char_index` (on the `@`, inside
-/// the token or just after it), unless the token lies in a finished mention.
-pub fn mention_token_at(text: &str, cursor_char_index: usize) -> Option<MentionToken> {
+/// the token or just after it), unless the token lies in a finished mention of `scheme`.
+pub fn mention_token_at(
+    text: &str,
+    cursor_char_index: usize,
+    scheme: &str,
+) -> Option<MentionToken> {
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
-    let mentions = mention_char_spans(text);
+    let mentions = mention_char_spans(text, scheme);
     if mentions.iter().any(|m| m.start < cursor && cursor < m.end) {
         return None;
     }
@@ -58,14 +66,15 @@ pub fn mention_token_at(text: &str, cursor_char_index: usize) -> Option<MentionT
     })
 }
 
-/// Byte ranges of the explicit mentions `@[label](dsh-session:…)` in `text`, leftmost
-/// first, matching the explicit-mention grammar of docs/references.md (URIs and mentions) (the URI is not decoded).
-pub fn mention_spans(text: &str) -> Vec<Range<usize>> {
+/// Byte ranges of the finished mentions `@[label](<scheme>…)` in `text`, leftmost first: a
+/// label with `\`-escapes, then the scheme and a body up to `)` without whitespace (the
+/// URI is not decoded).
+pub fn mention_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     let mut pos = 0;
     while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
         let start = pos + offset;
-        match explicit_mention_len(text.get(start..).unwrap_or_default()) {
+        match explicit_mention_len(text.get(start..).unwrap_or_default(), scheme) {
             Ok(len) => {
                 spans.push(start..start + len);
                 pos = start + len;
@@ -79,8 +88,8 @@ pub fn mention_spans(text: &str) -> Vec<Range<usize>> {
 }
 
 /// [`mention_spans`] as char ranges, for cursor arithmetic on the textarea.
-pub fn mention_char_spans(text: &str) -> Vec<Range<usize>> {
-    let byte_spans = mention_spans(text);
+pub fn mention_char_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
+    let byte_spans = mention_spans(text, scheme);
     if byte_spans.is_empty() {
         return byte_spans;
     }
@@ -104,7 +113,7 @@ pub fn mention_char_spans(text: &str) -> Vec<Range<usize>> {
 /// Length in bytes of the explicit mention at the start of `s` (`Ok`), or where its label
 /// scan stopped (`Err`): a label scan begun at any later `@[` before that offset ends at the
 /// same place (backslash pairing resynchronizes after the `[`), so none of them can match.
-fn explicit_mention_len(s: &str) -> Result<usize, usize> {
+fn explicit_mention_len(s: &str, scheme: &str) -> Result<usize, usize> {
     let mut it = s.char_indices();
     let opens = matches!(it.next(), Some((_, '@'))) && matches!(it.next(), Some((_, '[')));
     if !opens {
@@ -130,7 +139,6 @@ fn explicit_mention_len(s: &str) -> Result<usize, usize> {
     }
     let uri_start = close + 2;
     let rest = s.get(uri_start..).ok_or(close)?;
-    let scheme = "dsh-session:";
     if !rest.starts_with(scheme) {
         return Err(close);
     }
@@ -152,6 +160,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;
 
+    #[allow(clippy::unnecessary_wraps)] // reads as the expected value in the tables
     fn token(start_char: usize, end_char: usize, query: &str) -> Option<MentionToken> {
         Some(MentionToken {
             start_char,
@@ -239,7 +248,7 @@ mod tests {
         ];
         for (name, text, cursor, want) in cases {
             assert_eq!(
-                mention_token_at(text, cursor),
+                mention_token_at(text, cursor, DEFAULT_URI_SCHEME),
                 want,
                 "{name}: {text:?} @ {cursor}"
             );
@@ -268,15 +277,32 @@ mod tests {
             ("@[a](dsh-session:Ig\u{3000})", vec![]),
         ];
         for (text, want) in cases {
-            assert_eq!(mention_spans(text), want, "{text:?}");
+            assert_eq!(mention_spans(text, DEFAULT_URI_SCHEME), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn other_schemes_are_mentions_only_when_configured() {
+        let text = "ask @[Ada](user:ada) and @[b](dsh-session:Ig)";
+        assert_eq!(mention_spans(text, "user:"), vec![4..20]);
+        assert_eq!(mention_spans(text, DEFAULT_URI_SCHEME), vec![25..45]);
+        assert_eq!(
+            mention_token_at(text, 6, "user:"),
+            None,
+            "inside a user mention"
+        );
+        assert_eq!(
+            mention_token_at(text, 6, DEFAULT_URI_SCHEME),
+            token(4, 20, "[Ada](user:ada)"),
+            "not a mention under the default scheme: an ordinary token"
+        );
     }
 
     #[test]
     fn char_spans_count_chars_not_bytes() {
         let text = "会话 @[记录](dsh-session:Ig) x";
-        assert_eq!(mention_char_spans(text), vec![3..24]);
-        let span = mention_spans(text)[0].clone();
+        assert_eq!(mention_char_spans(text, DEFAULT_URI_SCHEME), vec![3..24]);
+        let span = mention_spans(text, DEFAULT_URI_SCHEME)[0].clone();
         assert_eq!(&text[span], "@[记录](dsh-session:Ig)");
     }
 
@@ -292,11 +318,11 @@ mod tests {
     proptest! {
         #[test]
         fn never_panics(text in "\\PC*|[@\\[\\]()\\\\ a\u{3000}\n]*", cursor in 0usize..64) {
-            if let Some(t) = mention_token_at(&text, cursor) {
+            if let Some(t) = mention_token_at(&text, cursor, DEFAULT_URI_SCHEME) {
                 prop_assert!(t.start_char <= cursor.min(text.chars().count()));
                 prop_assert!(t.end_char >= t.start_char);
             }
-            for span in mention_spans(&text) {
+            for span in mention_spans(&text, DEFAULT_URI_SCHEME) {
                 prop_assert!(text.get(span).is_some());
             }
         }
@@ -310,7 +336,7 @@ mod tests {
             let mut pos = 0;
             while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
                 let start = pos + offset;
-                match explicit_mention_len(&text[start..]) {
+                match explicit_mention_len(&text[start..], DEFAULT_URI_SCHEME) {
                     Ok(len) => {
                         naive.push(start..start + len);
                         pos = start + len;
@@ -318,7 +344,7 @@ mod tests {
                     Err(_) => pos = start + 1,
                 }
             }
-            prop_assert_eq!(mention_spans(&text), naive);
+            prop_assert_eq!(mention_spans(&text, DEFAULT_URI_SCHEME), naive);
         }
     }
 
@@ -328,10 +354,16 @@ mod tests {
         // every keystroke of the composer. Linear, this is a few milliseconds.
         let text = "@[".repeat(100_000) + "\\\n@[";
         let started = std::time::Instant::now();
-        assert_eq!(mention_spans(&text), Vec::<Range<usize>>::new());
-        assert_eq!(mention_char_spans(&text), Vec::<Range<usize>>::new());
+        assert_eq!(
+            mention_spans(&text, DEFAULT_URI_SCHEME),
+            Vec::<Range<usize>>::new()
+        );
+        assert_eq!(
+            mention_char_spans(&text, DEFAULT_URI_SCHEME),
+            Vec::<Range<usize>>::new()
+        );
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let closed = format!("{text}](dsh-session:ImEi)");
-        assert_eq!(mention_spans(&closed).len(), 1);
+        assert_eq!(mention_spans(&closed, DEFAULT_URI_SCHEME).len(), 1);
     }
 }

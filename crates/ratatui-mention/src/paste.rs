@@ -1,4 +1,4 @@
-//! Normalising pasted text before it reaches the composer (docs/composer.md, paste): line
+//! Normalising pasted text before it reaches the composer (docs/composer.md: paste): line
 //! endings become `\n`, control characters other than tab and newline are dropped, and
 //! nothing else changes (tabs stay tabs; the composer draws them as spaces).
 

@@ -2,6 +2,7 @@
 //! becomes a visible `\xNN`, so nothing can move the cursor or restyle the terminal.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// Whether `c` is a C0 or C1 control character (including DEL).
 pub fn is_control(c: char) -> bool {
@@ -29,7 +30,7 @@ fn visible_controls_impl(text: &str, keep_newline: bool) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if is_control(c) && !(keep_newline && c == '\n') {
-            out.push_str(&format!("\\x{:02X}", c as u32));
+            let _ = write!(out, "\\x{:02X}", c as u32);
         } else {
             out.push(c);
         }

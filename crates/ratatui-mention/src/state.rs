@@ -1,105 +1,129 @@
-//! The bottom pane: the composer plus at most one popup. Keys and pastes go in, intents
-//! come out ([`InputResult`]); popup visibility is recomputed from text, caret and the
-//! dismissed token after every key and paste (docs/composer.md (the @ popup), §6.2).
+//! The state a host keeps: the composer plus at most one popup. Events go in, outcomes come
+//! out ([`Outcome`]); popup visibility is recomputed from text, caret and the dismissed token
+//! after every key and paste.
 
-use crossterm::event::{KeyEvent, KeyEventKind};
+use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
-use super::composer::Composer;
-use super::key_map::{Action, classify, typed_char};
-use super::mention_popup::{DisplayZone, MentionPopup};
-use super::mention_token::mention_token_at;
-use super::paste::normalize_paste;
-use dsh_reference::{Candidate, format_mention};
-use ratatui_mention::untrusted::visible_controls_line;
+use crate::composer::Composer;
+use crate::config::MentionConfig;
+use crate::item::MentionItem;
+use crate::key_map::{Action, typed_char};
+use crate::mention_popup::{MentionPopup, QueryId};
+use crate::mention_token::mention_token_at;
+use crate::paste::normalize_paste;
+use crate::untrusted::visible_controls_line;
 
-/// What a key or paste asks of the app. Every variant but `None` also means "redraw".
+/// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
+/// also means "redraw".
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InputResult {
-    /// Nothing changed.
-    None,
+#[non_exhaustive]
+pub enum Outcome {
+    /// Not the widget's event (an unbound key with no editing meaning, Esc with no popup
+    /// open, a key release, a mouse event): the host may use it.
+    Ignored,
+    /// Taken, but nothing on screen changed (Up at the oldest history entry, Enter on a
+    /// blank draft).
+    Consumed,
     /// Something on screen changed.
-    Redraw,
-    /// Enter on a non-blank draft: submit this canonical text. The draft is kept until the
-    /// app calls [`BottomPane::clear_if_unchanged`].
+    Changed,
+    /// The token's query changed: the host answers with [`MentionInputState::set_results`]
+    /// (or [`MentionInputState::set_failed`]) for `id`, preferably off the UI thread; an
+    /// earlier query still running may be cancelled, its answer would be dropped.
+    #[non_exhaustive]
+    Query { id: QueryId, text: String },
+    /// The selected item replaced the token (its insert text and one space went in).
+    #[non_exhaustive]
+    Inserted { key: String, text: String },
+    /// Enter on a non-blank draft with no popup open: the draft, as typed. It stays in the
+    /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
     Submit(String),
-    /// Enter on a draft starting with `/`.
-    Command(String),
-    /// The `@` token's query changed: cancel the previous query, run this one off the UI
-    /// thread and answer with [`BottomPane::set_candidates`].
-    QueryCandidates { query_id: u64, query: String },
-    /// Esc with no popup open (cancel preparation, else the running turn).
-    Escape,
-    /// Ctrl+C (cancel the turn, else [`BottomPane::clear_draft_to_history`], else quit).
-    Interrupt,
-    /// Ctrl+D on an empty draft.
-    Quit,
 }
 
-/// The one popup the pane may show.
+/// The one popup the widget may show.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ActivePopup {
     None,
     Mention(MentionPopup),
 }
 
-/// Composer + popup, owned by the app and drawn at the bottom of the screen.
+/// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
 #[derive(Debug, Clone)]
-pub struct BottomPane {
+pub struct MentionInputState {
+    config: MentionConfig,
     composer: Composer,
     popup: ActivePopup,
     /// Char index of the `@` whose popup the user closed with Esc.
     dismissed_token: Option<usize>,
-    last_query_id: u64,
-    submission_locked: bool,
-    zone: DisplayZone,
+    last_query_id: QueryId,
+    /// Where the last render put the caret.
+    cursor: Option<Position>,
 }
 
-impl BottomPane {
-    /// An empty pane remembering up to `history_size` submissions.
-    pub fn new(history_size: usize) -> Self {
-        Self::with_zone(history_size, DisplayZone::Local)
+impl Default for MentionInputState {
+    fn default() -> Self {
+        Self::new(MentionConfig::default())
     }
+}
 
-    /// Like [`BottomPane::new`], showing creation times in `zone` (tests use a fixed one).
-    pub fn with_zone(history_size: usize, zone: DisplayZone) -> Self {
+impl MentionInputState {
+    /// An empty widget state with `config`.
+    pub fn new(config: MentionConfig) -> Self {
         Self {
-            composer: Composer::new(history_size),
+            composer: Composer::new(&config),
+            config,
             popup: ActivePopup::None,
             dismissed_token: None,
             last_query_id: 0,
-            submission_locked: false,
-            zone,
+            cursor: None,
+        }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &MentionConfig {
+        &self.config
+    }
+
+    /// Handles one terminal event: keys (presses and repeats) and pastes; anything else is
+    /// [`Outcome::Ignored`].
+    pub fn handle_event(&mut self, event: &Event) -> Outcome {
+        match event {
+            Event::Key(key) => self.handle_key(*key),
+            Event::Paste(text) => self.handle_paste(text),
+            Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(_, _) => {
+                Outcome::Ignored
+            }
         }
     }
 
     /// Handles one key: popup keys first, then the composer.
-    pub fn handle_key(&mut self, key: KeyEvent) -> InputResult {
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         if key.kind == KeyEventKind::Release {
-            return InputResult::None;
+            return Outcome::Ignored;
         }
-        let action = classify(&key);
+        let action = self.config.key_map.classify(&key);
         if let ActivePopup::Mention(popup) = &mut self.popup {
             match action {
                 Some(Action::Up | Action::PopupPrev) => {
                     popup.move_up();
-                    return InputResult::Redraw;
+                    return Outcome::Changed;
                 }
                 Some(Action::Down | Action::PopupNext) => {
                     popup.move_down();
-                    return InputResult::Redraw;
+                    return Outcome::Changed;
                 }
-                // Tab inserts the selected row, else the first one offered.
+                // Tab inserts the selected item, else the first one offered.
                 Some(Action::Complete) => return self.insert_selected(true),
-                // Enter inserts only a selected row; with none, the draft is submitted.
+                // Enter inserts only a selected item; with none, the draft is submitted.
                 Some(Action::Submit) if popup.selected().is_some() => {
                     return self.insert_selected(false);
                 }
                 Some(Action::Escape) => {
                     self.dismissed_token = Some(popup.token().start_char);
                     self.popup = ActivePopup::None;
-                    return InputResult::Redraw;
+                    return Outcome::Changed;
                 }
                 _ => {}
             }
@@ -107,18 +131,16 @@ impl BottomPane {
         let draft = self.composer.draft_mut();
         let result = match action {
             Some(Action::Submit) => return self.submit(),
-            Some(Action::Escape) => return InputResult::Escape,
-            Some(Action::Interrupt) => return InputResult::Interrupt,
-            Some(Action::QuitIfEmpty) if draft.is_empty() => return InputResult::Quit,
-            Some(Action::QuitIfEmpty | Action::DeleteForward) => changed(draft.delete_forward()),
+            Some(Action::Escape) => return Outcome::Ignored,
+            Some(Action::DeleteForward) => changed(draft.delete_forward()),
             Some(Action::DeleteBackward) => changed(draft.delete_backward()),
             Some(Action::Newline) => {
                 draft.insert("\n");
-                InputResult::Redraw
+                Outcome::Changed
             }
             Some(Action::Complete) => {
                 draft.insert("\t");
-                InputResult::Redraw
+                Outcome::Changed
             }
             Some(Action::Left) => changed(draft.move_left()),
             Some(Action::Right) => changed(draft.move_right()),
@@ -137,49 +159,63 @@ impl BottomPane {
             None => match typed_char(&key) {
                 Some(c) => {
                     draft.insert(c.encode_utf8(&mut [0; 4]));
-                    InputResult::Redraw
+                    Outcome::Changed
                 }
-                None => return InputResult::None,
+                None => return Outcome::Ignored,
             },
         };
         self.sync_popup(result)
     }
 
-    /// Inserts pasted text (normalised); a paste never submits.
-    pub fn handle_paste(&mut self, text: &str) -> InputResult {
+    /// Inserts pasted text (normalised: line endings, no controls but tab and newline); a paste never
+    /// submits.
+    pub fn handle_paste(&mut self, text: &str) -> Outcome {
         let text = normalize_paste(text);
         if text.is_empty() {
-            return InputResult::None;
+            return Outcome::Consumed;
         }
         self.composer.insert_str(&text);
-        self.sync_popup(InputResult::Redraw)
+        self.sync_popup(Outcome::Changed)
     }
 
-    /// Delivers the answer to query `query_id`; answers to stale queries are dropped.
-    pub fn set_candidates(&mut self, query_id: u64, rows: Result<Vec<Candidate>, String>) {
+    /// Delivers the rows answering query `id`; answers to stale queries are dropped, and
+    /// the rows on show stay until the newest query is answered.
+    pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) {
         if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_candidates(query_id, rows);
+            popup.set_results(id, rows);
         }
     }
 
-    /// While locked (references being prepared), Enter submits nothing.
-    pub fn set_submission_locked(&mut self, locked: bool) {
-        self.submission_locked = locked;
+    /// Delivers the failure of query `id` (shown in the popup, sanitized); stale ids are
+    /// dropped.
+    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_failed(id, message.into());
+        }
     }
 
-    /// The draft in canonical form.
+    /// The draft, as typed (mentions in their canonical text).
     pub fn draft(&self) -> String {
         self.composer.text()
     }
 
-    /// Puts `text` back into the composer (after a failed or cancelled submit). The popup
-    /// stays closed for a token under the caret until the user moves elsewhere.
+    /// Whether the draft holds no text at all.
+    pub fn is_empty(&self) -> bool {
+        self.composer.is_empty()
+    }
+
+    /// Puts `text` into the composer (e.g. after a failed or cancelled submit), caret at
+    /// the end. The popup stays closed for a token under the caret until the user moves
+    /// elsewhere.
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
         self.popup = ActivePopup::None;
-        self.dismissed_token =
-            mention_token_at(&self.composer.text(), self.composer.cursor_char_index())
-                .map(|t| t.start_char);
+        self.dismissed_token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        )
+        .map(|t| t.start_char);
     }
 
     /// Clears the draft if it still equals `submitted`; returns whether it did.
@@ -191,13 +227,13 @@ impl BottomPane {
         true
     }
 
-    /// Records a submitted text in the input history.
+    /// Records a submitted text in the input history (Up brings it back).
     pub fn push_history(&mut self, text: &str) {
         self.composer.push_history(text);
     }
 
-    /// Ctrl+C on a draft: moves it into history (Up brings it back) and clears the composer.
-    /// Returns false when there was nothing to clear.
+    /// Moves the draft into history (Up brings it back) and clears the composer. Returns
+    /// false when there was nothing to clear.
     pub fn clear_draft_to_history(&mut self) -> bool {
         if self.composer.is_empty() {
             return false;
@@ -213,12 +249,13 @@ impl BottomPane {
         self.composer.history_entries()
     }
 
-    /// Forgets the Up history (before it is refilled in a different order).
+    /// Forgets the Up history (e.g. before refilling it from a file, oldest first).
     pub fn clear_history(&mut self) {
         self.composer.clear_history();
     }
 
-    /// The canonical text of the mention the caret is on or next to, if any.
+    /// The canonical text of the finished mention the caret is on or next to, if any (a
+    /// host shows what it refers to).
     pub fn mention_at_caret(&self) -> Option<String> {
         let draft = self.composer.draft();
         let chip = draft.chip_at_caret()?;
@@ -235,9 +272,29 @@ impl BottomPane {
         &self.popup
     }
 
-    /// Draws the popup (above) and the composer (at the bottom) inside `area`; returns the
-    /// caret's screen position for the terminal cursor.
-    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
+    /// Where the last render placed the caret, for the terminal cursor (`None` when hidden).
+    pub fn cursor_position(&self) -> Option<Position> {
+        self.cursor
+    }
+
+    /// Rows the widget wants at `width`: composer plus popup.
+    pub fn desired_height(&self, width: u16) -> u16 {
+        self.composer
+            .desired_height(width)
+            .saturating_add(self.popup_height())
+    }
+
+    /// Rows the popup wants (0 when none is open).
+    pub fn popup_height(&self) -> u16 {
+        match &self.popup {
+            ActivePopup::Mention(popup) => popup.desired_height(),
+            ActivePopup::None => 0,
+        }
+    }
+
+    /// Draws the popup (above) and the composer (at the bottom) inside `area` and records
+    /// the caret's screen position.
+    pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer) {
         let composer_height = self.composer.desired_height(area.width).min(area.height);
         let composer_area = Rect {
             y: area.y + (area.height - composer_height),
@@ -253,24 +310,9 @@ impl BottomPane {
                 height: popup_height,
                 ..area
             };
-            popup.render(popup_area, buf);
+            popup.render(popup_area, buf, &self.config.styles, &self.config.labels);
         }
-        self.composer.render(composer_area, buf)
-    }
-
-    /// Rows the pane wants at `width`: composer plus popup.
-    pub fn desired_height(&self, width: u16) -> u16 {
-        self.composer
-            .desired_height(width)
-            .saturating_add(self.popup_height())
-    }
-
-    /// Rows the popup wants (0 when none is open).
-    pub fn popup_height(&self) -> u16 {
-        match &self.popup {
-            ActivePopup::Mention(popup) => popup.desired_height(),
-            ActivePopup::None => 0,
-        }
+        self.cursor = self.composer.render(composer_area, buf);
     }
 
     fn clear(&mut self) {
@@ -279,48 +321,49 @@ impl BottomPane {
         self.dismissed_token = None;
     }
 
-    fn submit(&mut self) -> InputResult {
-        if self.submission_locked {
-            return InputResult::None;
-        }
+    fn submit(&mut self) -> Outcome {
         let text = self.composer.text();
         if text.trim().is_empty() {
-            InputResult::None
-        } else if text.starts_with('/') {
-            InputResult::Command(text)
+            Outcome::Consumed
         } else {
-            InputResult::Submit(text)
+            Outcome::Submit(text)
         }
     }
 
-    /// Tab/Enter in the popup: the token becomes the selected session's mention + a space
-    /// (with `or_first`, the first row's when none is selected).
-    fn insert_selected(&mut self, or_first: bool) -> InputResult {
+    /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space
+    /// (with `or_first`, the first item's when none is selected).
+    fn insert_selected(&mut self, or_first: bool) -> Outcome {
         let ActivePopup::Mention(popup) = &self.popup else {
-            return InputResult::None;
+            return Outcome::Consumed;
         };
         let row = match popup.selected() {
             Some(row) => row,
-            None if or_first => match popup.first_row() {
+            None if or_first => match popup.rows().first() {
                 Some(row) => row,
-                None => return InputResult::None,
+                None => return Outcome::Consumed,
             },
-            None => return InputResult::None,
+            None => return Outcome::Consumed,
         };
-        // The label is an untrusted title: its control characters go into the draft as
-        // visible `\xNN`, never as raw bytes hidden inside the user's own message.
-        let label = visible_controls_line(&row.label);
-        let mention = format_mention(&row.session_id, Some(&label));
+        // The host formats the text; control characters still never go into the draft raw.
+        let text = visible_controls_line(row.insert_text()).into_owned();
+        let key = row.key().to_string();
         let token = popup.token().start_char..popup.token().end_char;
-        self.composer.insert_mention(token, &mention);
+        self.composer.insert_mention(token, &text);
         self.popup = ActivePopup::None;
-        self.sync_popup(InputResult::Redraw)
+        // The caret now follows the inserted space, and the token ended at whitespace or
+        // the end of the text, so no token (and no query) is under it.
+        let _ = self.sync_popup(Outcome::Changed);
+        Outcome::Inserted { key, text }
     }
 
     /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
-    /// as [`InputResult::QueryCandidates`] in place of `result`.
-    fn sync_popup(&mut self, result: InputResult) -> InputResult {
-        let token = mention_token_at(&self.composer.text(), self.composer.cursor_char_index());
+    /// as [`Outcome::Query`] in place of `result`.
+    fn sync_popup(&mut self, result: Outcome) -> Outcome {
+        let token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        );
         let Some(token) = token else {
             self.popup = ActivePopup::None;
             self.dismissed_token = None;
@@ -339,28 +382,32 @@ impl BottomPane {
                 return result;
             }
             self.last_query_id += 1;
-            let query = token.query.clone();
+            let text = token.query.clone();
             popup.update_token(token, Some(self.last_query_id));
-            return InputResult::QueryCandidates {
-                query_id: self.last_query_id,
-                query,
+            return Outcome::Query {
+                id: self.last_query_id,
+                text,
             };
         }
         self.last_query_id += 1;
-        let query = token.query.clone();
-        self.popup = ActivePopup::Mention(MentionPopup::new(token, self.last_query_id, self.zone));
-        InputResult::QueryCandidates {
-            query_id: self.last_query_id,
-            query,
+        let text = token.query.clone();
+        self.popup = ActivePopup::Mention(MentionPopup::new(
+            token,
+            self.last_query_id,
+            self.config.max_visible_rows,
+        ));
+        Outcome::Query {
+            id: self.last_query_id,
+            text,
         }
     }
 }
 
-fn changed(did: bool) -> InputResult {
+fn changed(did: bool) -> Outcome {
     if did {
-        InputResult::Redraw
+        Outcome::Changed
     } else {
-        InputResult::None
+        Outcome::Consumed
     }
 }
 
@@ -378,56 +425,66 @@ mod tests {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
     }
 
-    fn type_str(pane: &mut BottomPane, text: &str) -> Vec<InputResult> {
+    fn new_pane() -> MentionInputState {
+        MentionInputState::new(MentionConfig::default().with_history_size(10))
+    }
+
+    fn type_str(pane: &mut MentionInputState, text: &str) -> Vec<Outcome> {
         text.chars()
             .map(|c| pane.handle_key(key(KeyCode::Char(c))))
             .collect()
     }
 
-    fn row(id: &str, label: &str) -> Candidate {
-        Candidate {
-            session_id: id.to_string(),
-            label: label.to_string(),
-            cwd: Some("/work".to_string()),
-            created_at: 0,
+    /// A row inserting the mention dsh-refs writes for a one-letter id (`ImEi` is `"a"`).
+    fn row(id: &str, label: &str) -> MentionItem {
+        let body = match id {
+            "a" => "ImEi",
+            "b" => "ImIi",
+            "c" => "ImMi",
+            _ => "InMxIg",
+        };
+        MentionItem::new(id, label, format!("@[{label}](dsh-session:{body})"))
+    }
+
+    fn query(id: u64, text: &str) -> Outcome {
+        Outcome::Query {
+            id,
+            text: text.to_string(),
         }
     }
 
-    fn query(query_id: u64, query: &str) -> InputResult {
-        InputResult::QueryCandidates {
-            query_id,
-            query: query.to_string(),
+    fn inserted(key: &str, text: &str) -> Outcome {
+        Outcome::Inserted {
+            key: key.to_string(),
+            text: text.to_string(),
         }
     }
 
     /// A pane with `@fo` typed and three rows answered.
-    fn pane_with_rows() -> BottomPane {
-        let mut pane = BottomPane::new(10);
+    fn pane_with_rows() -> MentionInputState {
+        let mut pane = new_pane();
         type_str(&mut pane, "@fo");
-        pane.set_candidates(
-            3,
-            Ok(vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]),
-        );
+        pane.set_results(3, vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]);
         pane
     }
 
-    fn selected_id(pane: &BottomPane) -> Option<String> {
+    fn selected_id(pane: &MentionInputState) -> Option<String> {
         match pane.active_popup() {
-            ActivePopup::Mention(p) => p.selected().map(|r| r.session_id.clone()),
+            ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
             ActivePopup::None => None,
         }
     }
 
     #[test]
     fn typing_an_at_token_queries_each_change() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         let results = type_str(&mut pane, "hi @fo");
         assert_eq!(
             results,
             [
-                InputResult::Redraw,
-                InputResult::Redraw,
-                InputResult::Redraw,
+                Outcome::Changed,
+                Outcome::Changed,
+                Outcome::Changed,
                 query(1, ""),
                 query(2, "f"),
                 query(3, "fo"),
@@ -435,16 +492,16 @@ mod tests {
         );
         assert!(pane.popup_active());
         // Moving the caret inside the token keeps the query: no new request.
-        assert_eq!(pane.handle_key(key(KeyCode::Left)), InputResult::Redraw);
+        assert_eq!(pane.handle_key(key(KeyCode::Left)), Outcome::Changed);
         assert!(pane.popup_active());
         // Backspace shortens the query.
-        assert_eq!(pane.handle_key(key(KeyCode::End)), InputResult::Redraw);
+        assert_eq!(pane.handle_key(key(KeyCode::End)), Outcome::Changed);
         assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
     }
 
     #[test]
     fn shifted_and_altgr_at_signs_open_the_popup() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         let shifted = KeyEvent::new(KeyCode::Char('@'), KeyModifiers::SHIFT);
         assert_eq!(pane.handle_key(shifted), query(1, ""));
         pane.handle_key(key(KeyCode::Char(' ')));
@@ -458,10 +515,10 @@ mod tests {
 
     #[test]
     fn foo_at_bar_never_opens() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         let results = type_str(&mut pane, "foo@bar");
         assert!(
-            results.iter().all(|r| *r == InputResult::Redraw),
+            results.iter().all(|r| *r == Outcome::Changed),
             "{results:?}"
         );
         assert!(!pane.popup_active());
@@ -469,11 +526,11 @@ mod tests {
 
     #[test]
     fn stale_answers_are_dropped_and_old_rows_stay() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "@f");
-        pane.set_candidates(1, Ok(vec![row("old", "Old")]));
+        pane.set_results(1, vec![row("old", "Old")]);
         assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
-        pane.set_candidates(2, Ok(vec![row("a", "Foo")]));
+        pane.set_results(2, vec![row("a", "Foo")]);
         assert_eq!(selected_id(&pane).as_deref(), Some("a"));
         assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
         assert_eq!(
@@ -481,17 +538,17 @@ mod tests {
             Some("a"),
             "old rows stay while in flight"
         );
-        pane.set_candidates(2, Ok(vec![row("x", "X")]));
+        pane.set_results(2, vec![row("x", "X")]);
         assert_eq!(
             selected_id(&pane).as_deref(),
             Some("a"),
             "id 2 is stale now"
         );
-        pane.set_candidates(3, Ok(Vec::new()));
+        pane.set_results(3, Vec::new());
         assert_eq!(selected_id(&pane), None);
         // Answers after the popup closed go nowhere.
         pane.handle_key(key(KeyCode::Char(' ')));
-        pane.set_candidates(3, Ok(vec![row("late", "Late")]));
+        pane.set_results(3, vec![row("late", "Late")]);
         assert!(!pane.popup_active());
     }
 
@@ -507,7 +564,7 @@ mod tests {
             (ctrl('p'), "b"),
         ];
         for (k, want) in steps {
-            assert_eq!(pane.handle_key(k), InputResult::Redraw);
+            assert_eq!(pane.handle_key(k), Outcome::Changed);
             assert_eq!(selected_id(&pane).as_deref(), Some(want), "{k:?}");
         }
         assert_eq!(pane.draft(), "@fo", "moving never edits the draft");
@@ -517,38 +574,38 @@ mod tests {
     fn enter_inserts_mention_and_does_not_submit() {
         let mut pane = pane_with_rows();
         pane.handle_key(key(KeyCode::Down));
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), InputResult::Redraw);
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            inserted("b", "@[Food](dsh-session:ImIi)")
+        );
         assert_eq!(pane.draft(), "@[Food](dsh-session:ImIi) ");
         assert!(!pane.popup_active());
         type_str(&mut pane, "why?");
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::Submit("@[Food](dsh-session:ImIi) why?".to_string())
+            Outcome::Submit("@[Food](dsh-session:ImIi) why?".to_string())
         );
     }
 
     #[test]
-    fn inserted_label_shows_control_characters_visibly() {
-        let mut pane = BottomPane::new(10);
+    fn inserted_text_shows_control_characters_visibly() {
+        let mut pane = new_pane();
         type_str(&mut pane, "@x");
         let id = match pane.active_popup() {
             ActivePopup::Mention(p) => p.query_id(),
             ActivePopup::None => unreachable!(),
         };
-        pane.set_candidates(id, Ok(vec![row("s1", "\u{1b}[31mred\u{7}")]));
-        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
-        assert_eq!(pane.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");
-        assert!(
-            !pane
-                .draft()
-                .chars()
-                .any(ratatui_mention::untrusted::is_control)
-        );
+        pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
+        // A careless host's raw controls still never reach the draft.
+        let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", want));
+        assert_eq!(pane.draft(), format!("{want} "));
+        assert!(!pane.draft().chars().any(crate::untrusted::is_control));
     }
 
     #[test]
     fn tab_replaces_the_whole_token_mid_text() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "ask @foo now");
         for _ in 0.." now".len() + 2 {
             pane.handle_key(key(KeyCode::Left));
@@ -558,24 +615,25 @@ mod tests {
             ActivePopup::Mention(p) => p.query_id(),
             ActivePopup::None => unreachable!(),
         };
-        pane.set_candidates(id, Ok(vec![row("s1", "a]b")]));
-        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+        let mention = "@[a\\]b](dsh-session:InMxIg)";
+        pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", mention));
         assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
     }
 
     #[test]
     fn enter_with_nothing_selected_submits_the_draft_as_typed() {
-        let submit = |s: &str| InputResult::Submit(s.to_owned());
-        let mut pane = BottomPane::new(10);
+        let submit = |s: &str| Outcome::Submit(s.to_owned());
+        let mut pane = new_pane();
         type_str(&mut pane, "@zz");
         // "searching…": nothing selected.
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
-        pane.set_candidates(3, Ok(Vec::new()));
-        // "no matching sessions": nothing selected.
+        pane.set_results(3, Vec::new());
+        // "no matches": nothing selected.
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
         assert_eq!(
             pane.handle_key(key(KeyCode::Tab)),
-            InputResult::None,
+            Outcome::Consumed,
             "no row to insert"
         );
         assert_eq!(pane.draft(), "@zz");
@@ -583,13 +641,55 @@ mod tests {
 
     #[test]
     fn tab_inserts_the_first_row_when_none_is_selected() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "@zz");
-        pane.set_candidates(3, Ok(Vec::new()));
+        pane.set_results(3, Vec::new());
         type_str(&mut pane, "z");
-        pane.set_candidates(4, Ok(vec![row("a", "Zzz"), row("b", "Zzzz")]));
-        assert_eq!(pane.handle_key(key(KeyCode::Tab)), InputResult::Redraw);
+        pane.set_results(4, vec![row("a", "Zzz"), row("b", "Zzzz")]);
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Tab)),
+            Outcome::Inserted { .. }
+        ));
         assert_eq!(pane.draft(), "@[Zzz](dsh-session:ImEi) ");
+    }
+
+    #[test]
+    fn editing_keys_follow_the_shell() {
+        let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+        let mut pane = new_pane();
+        pane.handle_paste("one @[A](dsh-session:IkEi) two three");
+        pane.handle_key(ctrl('w'));
+        assert_eq!(pane.draft(), "one @[A](dsh-session:IkEi) two ");
+        pane.handle_key(alt('b'));
+        pane.handle_key(alt('b'));
+        pane.handle_key(ctrl('k'));
+        assert_eq!(
+            pane.draft(),
+            "one ",
+            "Alt+B twice: before the mention; Ctrl+K kills it"
+        );
+        pane.handle_key(ctrl('a'));
+        pane.handle_key(ctrl('y'));
+        assert_eq!(
+            pane.draft(),
+            "@[A](dsh-session:IkEi) two one ",
+            "Ctrl+Y yanks it back"
+        );
+        pane.handle_key(ctrl('e'));
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), "", "Ctrl+U deletes to the line start");
+        pane.handle_key(ctrl('z'));
+        assert_eq!(pane.draft(), "@[A](dsh-session:IkEi) two one ");
+        pane.handle_key(KeyEvent::new(KeyCode::Char('7'), KeyModifiers::CONTROL));
+        assert_eq!(pane.draft(), "one ", "Ctrl+_ (sent as Ctrl+7) undoes too");
+        assert_eq!(
+            pane.handle_key(ctrl('q')),
+            Outcome::Ignored,
+            "unbound: the host's"
+        );
+        pane.handle_key(ctrl('e'));
+        pane.handle_key(key(KeyCode::Tab));
+        assert_eq!(pane.draft(), "one \t", "Tab without a popup types a tab");
     }
 
     #[test]
@@ -597,10 +697,7 @@ mod tests {
         let mut pane = pane_with_rows();
         pane.handle_key(key(KeyCode::Enter));
         let with_mention = pane.draft();
-        assert_eq!(
-            pane.handle_key(key(KeyCode::Backspace)),
-            InputResult::Redraw
-        );
+        assert_eq!(pane.handle_key(key(KeyCode::Backspace)), Outcome::Changed);
         assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
         pane.handle_key(key(KeyCode::Backspace));
         assert_eq!(pane.draft(), "", "then the whole mention");
@@ -620,7 +717,7 @@ mod tests {
 
     #[test]
     fn delete_before_mention_removes_it() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         pane.handle_paste("x @[A](dsh-session:IkEi) y");
         // Left steps over `y`, the space and then the whole mention.
         for _ in 0..3 {
@@ -632,43 +729,40 @@ mod tests {
 
     #[test]
     fn esc_closes_and_stays_closed_for_that_token() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "@se");
-        assert_eq!(pane.handle_key(key(KeyCode::Esc)), InputResult::Redraw);
+        assert_eq!(pane.handle_key(key(KeyCode::Esc)), Outcome::Changed);
         assert!(!pane.popup_active());
-        assert_eq!(type_str(&mut pane, "x"), [InputResult::Redraw]);
+        assert_eq!(type_str(&mut pane, "x"), [Outcome::Changed]);
         assert!(!pane.popup_active(), "still the dismissed token");
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::Submit("@sex".into())
+            Outcome::Submit("@sex".into())
         );
         assert_eq!(
             pane.handle_key(key(KeyCode::Esc)),
-            InputResult::Escape,
-            "no popup: app's Esc"
+            Outcome::Ignored,
+            "no popup: the host's Esc"
         );
-        assert_eq!(
-            type_str(&mut pane, " @"),
-            [InputResult::Redraw, query(4, "")]
-        );
+        assert_eq!(type_str(&mut pane, " @"), [Outcome::Changed, query(4, "")]);
         assert!(pane.popup_active(), "a new token opens again");
     }
 
     #[test]
     fn paste_normalises_and_never_submits() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         assert_eq!(
             pane.handle_paste("one\r\ntwo\rthree\u{1b}[2J\n"),
-            InputResult::Redraw
+            Outcome::Changed
         );
         assert_eq!(pane.draft(), "one\ntwo\nthree[2J\n");
-        assert_eq!(pane.handle_paste("\u{7}"), InputResult::None);
+        assert_eq!(pane.handle_paste("\u{7}"), Outcome::Consumed);
         assert_eq!(pane.handle_paste("@ses"), query(1, "ses"));
     }
 
     #[test]
     fn newline_keys_do_not_submit() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "a");
         pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
         type_str(&mut pane, "b");
@@ -680,34 +774,28 @@ mod tests {
 
     #[test]
     fn submit_rules() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::None,
+            Outcome::Consumed,
             "empty"
         );
         type_str(&mut pane, "  ");
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::None,
+            Outcome::Consumed,
             "blank"
         );
         pane.restore_draft("/title New name");
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::Command("/title New name".into())
+            Outcome::Submit("/title New name".into()),
+            "commands are the host's business"
         );
         pane.restore_draft("hello");
-        pane.set_submission_locked(true);
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::None,
-            "locked"
-        );
-        pane.set_submission_locked(false);
-        assert_eq!(
-            pane.handle_key(key(KeyCode::Enter)),
-            InputResult::Submit("hello".into())
+            Outcome::Submit("hello".into())
         );
         assert_eq!(pane.draft(), "hello", "the app clears after dispatch");
         assert!(!pane.clear_if_unchanged("other"));
@@ -716,24 +804,30 @@ mod tests {
     }
 
     #[test]
-    fn ctrl_c_and_ctrl_d() {
-        let mut pane = BottomPane::new(10);
-        assert_eq!(pane.handle_key(ctrl('d')), InputResult::Quit);
+    fn ctrl_c_and_ctrl_d_are_left_to_the_host() {
+        let mut pane = new_pane();
+        assert_eq!(
+            pane.handle_key(ctrl('d')),
+            Outcome::Consumed,
+            "nothing to delete"
+        );
         type_str(&mut pane, "ab");
         pane.handle_key(key(KeyCode::Left));
-        assert_eq!(pane.handle_key(ctrl('d')), InputResult::Redraw);
+        assert_eq!(pane.handle_key(ctrl('d')), Outcome::Changed);
         assert_eq!(pane.draft(), "a", "Ctrl+D deletes forward on a draft");
-        assert_eq!(pane.handle_key(ctrl('c')), InputResult::Interrupt);
+        assert_eq!(pane.handle_key(ctrl('c')), Outcome::Ignored);
+        assert_eq!(pane.handle_key(key(KeyCode::F(5))), Outcome::Ignored);
+        assert_eq!(pane.draft(), "a");
         assert!(pane.clear_draft_to_history());
         assert_eq!(pane.draft(), "");
         assert!(!pane.clear_draft_to_history(), "nothing left to clear");
-        assert_eq!(pane.handle_key(key(KeyCode::Up)), InputResult::Redraw);
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), Outcome::Changed);
         assert_eq!(pane.draft(), "a", "Up brings the cleared draft back");
     }
 
     #[test]
     fn history_browses_at_edges_and_keeps_the_draft() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         pane.push_history("first\nsecond line");
         pane.push_history("@[X](dsh-session:IngiXQ) hi");
         type_str(&mut pane, "draft");
@@ -746,7 +840,7 @@ mod tests {
         assert_eq!(pane.draft(), "first\nsecond line");
         assert_eq!(
             pane.handle_key(key(KeyCode::Up)),
-            InputResult::None,
+            Outcome::Consumed,
             "oldest"
         );
         pane.handle_key(key(KeyCode::Down));
@@ -758,7 +852,7 @@ mod tests {
 
     #[test]
     fn desired_height_follows_edits() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         assert_eq!(pane.desired_height(20), 3, "one row plus border");
         pane.handle_paste("a\nb\nc");
         assert_eq!(pane.desired_height(20), 5);
@@ -780,34 +874,33 @@ mod tests {
 
     #[test]
     fn release_events_are_ignored() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         let mut k = key(KeyCode::Char('x'));
         k.kind = KeyEventKind::Release;
-        assert_eq!(pane.handle_key(k), InputResult::None);
+        assert_eq!(pane.handle_key(k), Outcome::Ignored);
+        assert_eq!(pane.handle_event(&Event::Key(k)), Outcome::Ignored);
+        assert_eq!(pane.handle_event(&Event::FocusLost), Outcome::Ignored);
         assert_eq!(pane.draft(), "");
     }
 
     #[test]
     fn restore_draft_keeps_popup_closed_until_edit_elsewhere() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         pane.restore_draft("look at @ses");
         assert!(!pane.popup_active());
         assert_eq!(pane.draft(), "look at @ses");
-        assert_eq!(
-            type_str(&mut pane, " @"),
-            [InputResult::Redraw, query(1, "")]
-        );
+        assert_eq!(type_str(&mut pane, " @"), [Outcome::Changed, query(1, "")]);
     }
 
     #[test]
     fn failed_listing_is_shown_not_fatal() {
-        let mut pane = BottomPane::new(10);
+        let mut pane = new_pane();
         type_str(&mut pane, "@");
-        pane.set_candidates(1, Err("disk\u{7} busy".into()));
+        pane.set_failed(1, "disk\u{7} busy");
         assert!(pane.popup_active());
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            InputResult::Submit("@".into()),
+            Outcome::Submit("@".into()),
             "nothing to select: Enter sends the draft"
         );
     }
