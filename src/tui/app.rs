@@ -812,6 +812,8 @@ impl App {
             " ↑↓ move · Enter open · Esc close"
         } else if self.quit_armed() {
             " Ctrl+C again to quit"
+        } else if self.input.command_popup_active() {
+            " ↑↓ move · Tab complete · Enter run · Esc close"
         } else if self.input.popup_active() {
             " ↑↓ move · Tab/Enter insert · Esc close"
         } else if self.submit_flow.is_preparing() {

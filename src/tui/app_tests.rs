@@ -512,6 +512,12 @@ async fn slash_title_and_unknown_commands() {
     type_text(&mut h.app, "/title");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(
+        h.app.draft(),
+        "/title ",
+        "the popup completes, the argument is missing"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
         notices(&h.app).last().map(String::as_str),
         Some("/title needs a title, e.g. /title Fix the login bug")
     );
@@ -787,4 +793,31 @@ async fn small_windows() {
     // Enlarged again, the normal layout is back.
     let big = at(&mut h.app, 60, 12);
     assert!(big.contains("typing stays visible") && !big.contains("window too small"));
+}
+
+#[tokio::test]
+async fn the_slash_popup_lists_the_help_table_and_enter_runs_the_pick() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/");
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    for spec in COMMANDS {
+        assert!(
+            shown.contains(&spec.usage()),
+            "{} missing:\n{shown}",
+            spec.usage()
+        );
+    }
+    assert!(shown.contains("Tab complete · Enter run"), "{shown}");
+    type_text(&mut h.app, "mo");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "", "the command ran");
+    assert!(
+        notices(&h.app)[0].starts_with("model: "),
+        "{:?}",
+        notices(&h.app)
+    );
+    // With an argument, Tab completes and waits for it.
+    type_text(&mut h.app, "/ti");
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "/title ");
 }

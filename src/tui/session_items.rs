@@ -1,13 +1,15 @@
 //! The app's side of the `@` widget: sessions as popup items (label, `id · cwd · created`
 //! detail, the canonical mention to insert) and the widget configured with the app's
-//! placeholder and labels (docs/composer.md, the @ popup).
+//! placeholder, labels and `/` commands (docs/composer.md: the @ popup).
 
 use chrono::{FixedOffset, Local, TimeZone};
 use dsh_reference::{Candidate, format_mention};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::{
-    DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, PopupLabels,
+    CommandEntry, DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, PopupLabels,
 };
+
+use super::commands::COMMANDS;
 
 /// Time zone for creation times: the user's local zone, or a fixed offset (tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,15 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
             failed: "could not list sessions".to_string(),
             no_match: "no matching sessions".to_string(),
         })
+        .with_commands(command_entries(), " / commands ")
+}
+
+/// The `/` popup's rows: the same command table `/help` lists.
+pub fn command_entries() -> Vec<CommandEntry> {
+    COMMANDS
+        .iter()
+        .map(|spec| CommandEntry::new(spec.name, spec.usage(), spec.help, spec.takes_argument()))
+        .collect()
 }
 
 /// A fresh widget state configured for the app.

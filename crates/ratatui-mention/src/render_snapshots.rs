@@ -80,7 +80,7 @@ fn type_str(pane: &mut MentionInputState, text: &str) -> Outcome {
 fn query_id(pane: &MentionInputState) -> u64 {
     match pane.active_popup() {
         ActivePopup::Mention(popup) => popup.query_id(),
-        ActivePopup::None => panic!("popup closed"),
+        ActivePopup::None | ActivePopup::Command(_) => panic!("popup closed"),
     }
 }
 
@@ -471,4 +471,20 @@ fn a_label_with_control_characters_shows_them_visibly() {
     pane.restore_draft("@[bell\u{7} \u{1b}[31mred](dsh-session:InMtMSI) x");
     let out = shown(&mut pane, 40, 3);
     insta::assert_snapshot!(out);
+}
+
+#[test]
+fn command_popup() {
+    let commands = vec![
+        crate::CommandEntry::new("help", "/help", "show commands and key bindings", false),
+        crate::CommandEntry::new("resume", "/resume [ID]", "open another session", true),
+        crate::CommandEntry::new("quit", "/quit", "leave", false),
+    ];
+    let mut pane = MentionInputState::new(app_config().with_commands(commands, " / commands "));
+    for c in "/".chars() {
+        pane.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    insta::assert_snapshot!("command_popup_all", shown(&mut pane, 44, 11));
+    pane.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
+    insta::assert_snapshot!("command_popup_filtered", shown(&mut pane, 44, 11));
 }

@@ -7,12 +7,13 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use crate::composer::Composer;
-use crate::config::MentionConfig;
+use crate::config::{MentionConfig, PopupLabels};
 use crate::item::MentionItem;
 use crate::key_map::{Action, typed_char};
 use crate::mention_popup::{MentionPopup, QueryId};
 use crate::mention_token::mention_token_at;
 use crate::paste::normalize_paste;
+use crate::slash_commands::{CommandEntry, command_token_at, matching};
 use crate::untrusted::visible_controls_line;
 
 /// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
@@ -47,6 +48,8 @@ pub enum Outcome {
 pub enum ActivePopup {
     None,
     Mention(MentionPopup),
+    /// The `/` command popup: the host's commands matching the first word.
+    Command(MentionPopup),
 }
 
 /// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
@@ -57,6 +60,9 @@ pub struct MentionInputState {
     popup: ActivePopup,
     /// Char index of the `@` whose popup the user closed with Esc.
     dismissed_token: Option<usize>,
+    /// A `/` was typed into an empty draft: the command popup follows the first word until
+    /// the caret leaves it or Esc closes it.
+    command_armed: bool,
     last_query_id: QueryId,
     /// Where the last render put the caret.
     cursor: Option<Position>,
@@ -76,6 +82,7 @@ impl MentionInputState {
             config,
             popup: ActivePopup::None,
             dismissed_token: None,
+            command_armed: false,
             last_query_id: 0,
             cursor: None,
         }
@@ -104,6 +111,28 @@ impl MentionInputState {
             return Outcome::Ignored;
         }
         let action = self.config.key_map.classify(&key);
+        if let ActivePopup::Command(popup) = &mut self.popup {
+            match action {
+                Some(Action::Up | Action::PopupPrev) => {
+                    popup.move_up();
+                    return Outcome::Changed;
+                }
+                Some(Action::Down | Action::PopupNext) => {
+                    popup.move_down();
+                    return Outcome::Changed;
+                }
+                Some(Action::Complete) => return self.complete_command(false),
+                Some(Action::Submit) if popup.selected().is_some() => {
+                    return self.complete_command(true);
+                }
+                Some(Action::Escape) => {
+                    self.command_armed = false;
+                    self.popup = ActivePopup::None;
+                    return Outcome::Changed;
+                }
+                _ => {}
+            }
+        }
         if let ActivePopup::Mention(popup) = &mut self.popup {
             match action {
                 Some(Action::Up | Action::PopupPrev) => {
@@ -158,6 +187,10 @@ impl MentionInputState {
             Some(Action::Down | Action::PopupNext) => changed(self.composer.move_down_or_history()),
             None => match typed_char(&key) {
                 Some(c) => {
+                    // `/` typed into an empty draft opens the command popup.
+                    if c == '/' && draft.is_empty() {
+                        self.command_armed = true;
+                    }
                     draft.insert(c.encode_utf8(&mut [0; 4]));
                     Outcome::Changed
                 }
@@ -210,6 +243,7 @@ impl MentionInputState {
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
         self.popup = ActivePopup::None;
+        self.command_armed = false;
         self.dismissed_token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
@@ -264,7 +298,15 @@ impl MentionInputState {
 
     /// Whether a popup is open (Esc goes to it first).
     pub fn popup_active(&self) -> bool {
-        matches!(self.popup, ActivePopup::Mention(_))
+        matches!(
+            self.popup,
+            ActivePopup::Mention(_) | ActivePopup::Command(_)
+        )
+    }
+
+    /// Whether the `/` command popup is the one open.
+    pub fn command_popup_active(&self) -> bool {
+        matches!(self.popup, ActivePopup::Command(_))
     }
 
     /// The popup on show, if any.
@@ -287,7 +329,7 @@ impl MentionInputState {
     /// Rows the popup wants (0 when none is open).
     pub fn popup_height(&self) -> u16 {
         match &self.popup {
-            ActivePopup::Mention(popup) => popup.desired_height(),
+            ActivePopup::Mention(popup) | ActivePopup::Command(popup) => popup.desired_height(),
             ActivePopup::None => 0,
         }
     }
@@ -302,15 +344,24 @@ impl MentionInputState {
             ..area
         };
         let popup_height = self.popup_height().min(area.height - composer_height);
-        if let ActivePopup::Mention(popup) = &self.popup
-            && popup_height > 0
-        {
-            let popup_area = Rect {
-                y: composer_area.y - popup_height,
-                height: popup_height,
-                ..area
-            };
-            popup.render(popup_area, buf, &self.config.styles, &self.config.labels);
+        let popup_area = Rect {
+            y: composer_area.y - popup_height,
+            height: popup_height,
+            ..area
+        };
+        match &self.popup {
+            _ if popup_height == 0 => {}
+            ActivePopup::Mention(popup) => {
+                popup.render(popup_area, buf, &self.config.styles, &self.config.labels);
+            }
+            ActivePopup::Command(popup) => {
+                let labels = PopupLabels {
+                    title: self.config.command_title.clone(),
+                    ..self.config.labels.clone()
+                };
+                popup.render(popup_area, buf, &self.config.styles, &labels);
+            }
+            ActivePopup::None => {}
         }
         self.cursor = self.composer.render(composer_area, buf);
     }
@@ -319,6 +370,68 @@ impl MentionInputState {
         self.composer.set_text("");
         self.popup = ActivePopup::None;
         self.dismissed_token = None;
+        self.command_armed = false;
+    }
+
+    /// Tab/Enter in the command popup: the first word becomes the selected (else the
+    /// first) command. With `run` and a command without argument the draft is submitted;
+    /// otherwise a space follows for the argument.
+    fn complete_command(&mut self, run: bool) -> Outcome {
+        let ActivePopup::Command(popup) = &self.popup else {
+            return Outcome::Consumed;
+        };
+        let Some(row) = popup.selected().or_else(|| popup.rows().first()) else {
+            return Outcome::Consumed;
+        };
+        let name = row.key().to_string();
+        let insert = row.insert_text().to_string();
+        let token = popup.token().start_char..popup.token().end_char;
+        let takes_argument = self
+            .config
+            .commands
+            .iter()
+            .any(|c| c.name == name && c.takes_argument);
+        self.command_armed = false;
+        self.popup = ActivePopup::None;
+        if run && !takes_argument {
+            self.composer.replace_chars(token, &insert);
+            return self.submit();
+        }
+        self.composer.replace_chars(token, &format!("{insert} "));
+        let _ = self.sync_popup(Outcome::Changed);
+        Outcome::Inserted {
+            key: name,
+            text: insert,
+        }
+    }
+
+    /// The command popup for the draft's first word, while armed and some command matches.
+    fn sync_command_popup(&mut self) -> bool {
+        if !self.command_armed {
+            return false;
+        }
+        let Some(token) =
+            command_token_at(&self.composer.text(), self.composer.cursor_char_index())
+        else {
+            self.command_armed = false;
+            return false;
+        };
+        let rows: Vec<MentionItem> = matching(&self.config.commands, &token.query)
+            .into_iter()
+            .map(CommandEntry::item)
+            .collect();
+        if rows.is_empty() {
+            // Stays armed: deleting back to a known prefix shows it again.
+            self.popup = ActivePopup::None;
+            return true;
+        }
+        let same = matches!(&self.popup, ActivePopup::Command(p) if p.token().query == token.query);
+        if !same {
+            let mut popup = MentionPopup::new(token, 0, self.config.max_visible_rows);
+            popup.set_results(0, rows);
+            self.popup = ActivePopup::Command(popup);
+        }
+        true
     }
 
     fn submit(&mut self) -> Outcome {
@@ -359,6 +472,12 @@ impl MentionInputState {
     /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
     /// as [`Outcome::Query`] in place of `result`.
     fn sync_popup(&mut self, result: Outcome) -> Outcome {
+        if self.sync_command_popup() {
+            return result;
+        }
+        if matches!(self.popup, ActivePopup::Command(_)) {
+            self.popup = ActivePopup::None;
+        }
         let token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
@@ -471,7 +590,7 @@ mod tests {
     fn selected_id(pane: &MentionInputState) -> Option<String> {
         match pane.active_popup() {
             ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
-            ActivePopup::None => None,
+            ActivePopup::None | ActivePopup::Command(_) => None,
         }
     }
 
@@ -593,7 +712,7 @@ mod tests {
         type_str(&mut pane, "@x");
         let id = match pane.active_popup() {
             ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None => unreachable!(),
+            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
         pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
         // A careless host's raw controls still never reach the draft.
@@ -613,7 +732,7 @@ mod tests {
         assert!(pane.popup_active(), "caret inside @foo");
         let id = match pane.active_popup() {
             ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None => unreachable!(),
+            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
         let mention = "@[a\\]b](dsh-session:InMxIg)";
         pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
@@ -902,6 +1021,92 @@ mod tests {
             pane.handle_key(key(KeyCode::Enter)),
             Outcome::Submit("@".into()),
             "nothing to select: Enter sends the draft"
+        );
+    }
+
+    fn with_commands() -> MentionInputState {
+        let commands = vec![
+            CommandEntry::new("help", "/help", "show help", false),
+            CommandEntry::new("title", "/title TEXT", "set the title", true),
+            CommandEntry::new("theme", "/theme", "switch colours", false),
+        ];
+        MentionInputState::new(MentionConfig::default().with_commands(commands, " / "))
+    }
+
+    fn command_rows(pane: &MentionInputState) -> Vec<String> {
+        match pane.active_popup() {
+            ActivePopup::Command(p) => p.rows().iter().map(|r| r.key().to_owned()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn slash_on_an_empty_draft_opens_the_command_popup_and_filters() {
+        let mut pane = with_commands();
+        assert_eq!(
+            type_str(&mut pane, "/"),
+            [Outcome::Changed],
+            "no host query"
+        );
+        assert!(pane.command_popup_active());
+        assert_eq!(command_rows(&pane), ["help", "title", "theme"]);
+        type_str(&mut pane, "T");
+        assert_eq!(command_rows(&pane), ["title", "theme"], "prefix, any case");
+        type_str(&mut pane, "x");
+        assert!(!pane.popup_active(), "nothing matches: no popup");
+        pane.handle_key(key(KeyCode::Backspace));
+        assert_eq!(command_rows(&pane), ["title", "theme"], "back again");
+        type_str(&mut pane, "i ");
+        assert!(!pane.popup_active(), "the first word ended");
+        // A `/` typed later, or a draft recalled or pasted, opens nothing.
+        let mut pane = with_commands();
+        type_str(&mut pane, "a /");
+        assert!(!pane.popup_active());
+        pane.handle_paste("/help");
+        assert!(!pane.popup_active());
+        let mut pane = with_commands();
+        type_str(&mut pane, "/etc/");
+        assert!(!pane.popup_active(), "a path is no command");
+    }
+
+    #[test]
+    fn tab_completes_and_enter_runs_a_command_without_argument() {
+        let mut pane = with_commands();
+        type_str(&mut pane, "/he");
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Tab)),
+            Outcome::Inserted { .. }
+        ));
+        assert_eq!(pane.draft(), "/help ");
+        assert!(!pane.popup_active());
+
+        let mut pane = with_commands();
+        type_str(&mut pane, "/h");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("/help".into())
+        );
+
+        // A command with an argument waits for it.
+        let mut pane = with_commands();
+        type_str(&mut pane, "/t");
+        assert_eq!(pane.handle_key(key(KeyCode::Down)), Outcome::Changed);
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), Outcome::Changed);
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Inserted { .. }
+        ));
+        assert_eq!(pane.draft(), "/title ");
+
+        // Esc closes it for good; Enter then submits the draft as typed.
+        let mut pane = with_commands();
+        type_str(&mut pane, "/he");
+        assert_eq!(pane.handle_key(key(KeyCode::Esc)), Outcome::Changed);
+        type_str(&mut pane, "l");
+        assert!(!pane.popup_active());
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("/hel".into())
         );
     }
 }
