@@ -866,13 +866,24 @@ fn help_text() -> String {
         let _ = writeln!(out, "  {:<14} {}", spec.usage(), spec.help);
     }
     out.push_str("Keys\n");
-    for (action, keys) in composer_config(0).key_map().grouped() {
-        let _ = writeln!(out, "  {keys:<14} {}", composer_help(action));
-    }
-    for (label, help) in app_help_rows() {
-        let _ = writeln!(out, "  {label:<14} {help}");
+    for (keys, help) in key_rows() {
+        let _ = writeln!(out, "  {keys:<14} {help}");
     }
     out.trim_end().to_owned()
+}
+
+/// Every key `/help` lists: the composer's key map (keys of one action together), then the
+/// app's own keys. The README's key table is this list too (a test compares them).
+pub fn key_rows() -> Vec<(String, &'static str)> {
+    let composer = composer_config(0)
+        .key_map()
+        .grouped()
+        .into_iter()
+        .map(|(action, keys)| (keys, composer_help(action)));
+    let app = app_help_rows()
+        .into_iter()
+        .map(|(keys, help)| (keys.to_owned(), help));
+    composer.chain(app).collect()
 }
 
 /// Every session for the picker, newest first, with its title.

@@ -715,13 +715,13 @@ async fn help_lists_every_command_and_every_key_of_the_key_map() {
     for spec in COMMANDS {
         assert!(help.contains(&spec.usage()), "{}", spec.usage());
     }
-    for (action, keys) in composer_config(0).key_map().grouped() {
-        let line = format!("{keys:<14} {}", composer_help(action));
-        assert!(help.contains(&line), "{line}");
-    }
-    for (keys, text) in app_help_rows() {
+    for (keys, text) in key_rows() {
         assert!(help.contains(&format!("{keys:<14} {text}")), "{keys}");
     }
+    assert!(
+        help.contains("Ctrl+U         delete to the line start"),
+        "{help}"
+    );
 }
 
 #[tokio::test]
@@ -820,4 +820,17 @@ async fn the_slash_popup_lists_the_help_table_and_enter_runs_the_pick() {
     type_text(&mut h.app, "/ti");
     h.app.handle_terminal_event(key(KeyCode::Tab));
     assert_eq!(h.app.draft(), "/title ");
+}
+
+#[test]
+fn the_readme_key_table_is_the_key_map() {
+    let readme = include_str!("../../README.md");
+    let mut table = String::from("| keys | action |\n|---|---|\n");
+    for (keys, help) in key_rows() {
+        let _ = writeln!(table, "| {keys} | {help} |");
+    }
+    assert!(
+        readme.contains(&table),
+        "README.md's key table differs from the key map; it should read:\n{table}"
+    );
 }

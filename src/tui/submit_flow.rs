@@ -14,7 +14,7 @@ use crate::agent::submit::{Submission, SubmitError, parse_submission};
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use ratatui_mention::MentionInputState;
 
-/// What Enter on a draft means (docs/tui-app.md: commands or text).
+/// What Enter on a draft means (docs/composer.md: commands or text).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DraftIntent {
     /// The first word is a known command: run the draft as a command line.
