@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
-use super::app_keys::{AppAction, app_help_rows, classify_app_key, composer_help};
+use super::app_keys::{AppAction, classify_app_key, help_rows};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
@@ -872,18 +872,10 @@ fn help_text() -> String {
     out.trim_end().to_owned()
 }
 
-/// Every key `/help` lists: the composer's key map (keys of one action together), then the
-/// app's own keys. The README's key table is this list too (a test compares them).
+/// Every key `/help` lists ([`help_rows`] over the app's key map).
+/// The README's key table is this list too (a test compares them).
 pub fn key_rows() -> Vec<(String, &'static str)> {
-    let composer = composer_config(0)
-        .key_map()
-        .grouped()
-        .into_iter()
-        .map(|(action, keys)| (keys, composer_help(action)));
-    let app = app_help_rows()
-        .into_iter()
-        .map(|(keys, help)| (keys.to_owned(), help));
-    composer.chain(app).collect()
+    help_rows(composer_config(0).key_map())
 }
 
 /// Every session for the picker, newest first, with its title.

@@ -3,7 +3,7 @@
 //! [`composer_help`] words them for this app.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_mention::Action;
+use ratatui_mention::{Action, KeyMap};
 
 /// What an app-level key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +33,8 @@ impl AppAction {
             AppAction::Interrupt => {
                 "cancel the reply, else clear the draft (Up restores), else press twice to quit"
             }
-            AppAction::QuitIfEmpty => "quit when the draft is empty",
-            AppAction::Escape => "cancel preparing, else cancel the reply",
+            AppAction::QuitIfEmpty => "quit when the draft is empty, else delete forwards",
+            AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
         }
     }
 }
@@ -116,17 +116,85 @@ pub fn composer_help(action: Action) -> &'static str {
     }
 }
 
-/// `(key label, help text)` rows for `/help`.
-pub fn app_help_rows() -> Vec<(&'static str, &'static str)> {
-    APP_BINDINGS
-        .iter()
-        .map(|(_, _, label, action)| (*label, action.help()))
+/// Every key for `/help`: the widget's keys one row per action (its keys joined with
+/// ` / `, in table order), except that a key the app also binds gets its own row there with
+/// the app's help, which tells both meanings; then the app's other keys.
+pub fn help_rows(widget: &KeyMap) -> Vec<(String, &'static str)> {
+    let app_row = |code: KeyCode, modifiers: KeyModifiers| {
+        APP_BINDINGS
+            .iter()
+            .position(|(c, m, _, _)| *c == code && *m == modifiers)
+    };
+    // (the widget action a row groups, keys, help)
+    let mut rows: Vec<(Option<Action>, String, &'static str)> = Vec::new();
+    let mut shown = Vec::new();
+    for binding in widget.bindings().iter().filter(|b| !b.alias) {
+        if let Some(index) = app_row(binding.code, binding.modifiers) {
+            shown.push(index);
+            let (_, _, label, action) = APP_BINDINGS[index];
+            rows.push((None, label.to_string(), action.help()));
+            continue;
+        }
+        match rows.iter_mut().find(|(a, _, _)| *a == Some(binding.action)) {
+            Some((_, keys, _)) => {
+                keys.push_str(" / ");
+                keys.push_str(&binding.label());
+            }
+            None => rows.push((
+                Some(binding.action),
+                binding.label(),
+                composer_help(binding.action),
+            )),
+        }
+    }
+    for (index, (_, _, label, action)) in APP_BINDINGS.iter().enumerate() {
+        if !shown.contains(&index) {
+            rows.push((None, (*label).to_string(), action.help()));
+        }
+    }
+    rows.into_iter()
+        .map(|(_, keys, help)| (keys, help))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_lists_every_key_once_with_both_meanings() {
+        let rows = help_rows(&KeyMap::default());
+        let keys: Vec<&str> = rows.iter().flat_map(|(l, _)| l.split(" / ")).collect();
+        let mut unique = keys.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        let listed = KeyMap::default()
+            .bindings()
+            .iter()
+            .filter(|b| !b.alias)
+            .count();
+        assert_eq!(keys.len(), listed + APP_BINDINGS.len() - 2, "{keys:?}");
+        let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
+        assert_eq!(
+            help("Esc"),
+            Some("close @ popup, else cancel preparing, else cancel the reply")
+        );
+        assert_eq!(
+            help("Ctrl+D"),
+            Some("quit when the draft is empty, else delete forwards")
+        );
+        assert_eq!(
+            help("Delete"),
+            Some("delete forwards; a mention goes as a whole")
+        );
+        assert_eq!(help("Ctrl+Z / Ctrl+_"), Some("undo"));
+        assert_eq!(
+            help("Tab"),
+            Some("insert the selected (else the first) session; else a tab")
+        );
+        assert_eq!(help("PgUp"), Some(AppAction::PageUp.help()));
+    }
 
     #[test]
     fn every_documented_binding_classifies_to_its_action() {
