@@ -32,7 +32,8 @@ pub struct Composer {
     text_width: Cell<u16>,
     /// First row on screen, kept between frames so the view only scrolls to follow the caret.
     scroll_top: Cell<usize>,
-    /// `(text width, draft revision, layout)` of the last layout (the app asks every frame).
+    /// `(text width, text revision, layout)` of the last layout (the app asks every frame;
+    /// caret moves do not lay the text out again).
     layout: RefCell<Option<(u16, u64, DraftLayout)>>,
     /// The column Up/Down aim for, valid while the draft is at this revision.
     goal: Option<(u64, usize)>,
@@ -194,7 +195,7 @@ impl Composer {
     }
 
     fn with_layout<T>(&self, width: u16, f: impl FnOnce(&DraftLayout) -> T) -> T {
-        let revision = self.draft.revision();
+        let revision = self.draft.text_revision();
         let mut cache = self.layout.borrow_mut();
         let fresh = matches!(&*cache, Some((w, r, _)) if *w == width && *r == revision);
         if !fresh {

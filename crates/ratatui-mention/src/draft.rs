@@ -38,8 +38,10 @@ pub struct Draft {
     /// The last edit's kind and the caret after it, while the next may extend it.
     last_edit: Option<(Coalesce, usize)>,
     yank: String,
-    /// Bumped by every change of text or caret (a key for caches of the layout).
+    /// Bumped by every change of text or caret.
     revision: u64,
+    /// Bumped by every change of the text (the key of the layout cache).
+    text_revision: u64,
 }
 
 impl Default for Draft {
@@ -60,6 +62,7 @@ impl Draft {
             last_edit: None,
             yank: String::new(),
             revision: 0,
+            text_revision: 0,
         }
     }
 
@@ -81,6 +84,11 @@ impl Draft {
     /// Changes whenever the text or the caret does.
     pub fn revision(&self) -> u64 {
         self.revision
+    }
+
+    /// Changes whenever the text does (a caret move keeps it).
+    pub fn text_revision(&self) -> u64 {
+        self.text_revision
     }
 
     /// Whether the draft holds no text.
@@ -198,6 +206,7 @@ impl Draft {
         self.snap_caret();
         self.last_edit = None;
         self.revision += 1;
+        self.text_revision += 1;
         true
     }
 
@@ -227,6 +236,7 @@ impl Draft {
         self.snap_caret();
         self.last_edit = coalesce.map(|k| (k, self.caret));
         self.revision += 1;
+        self.text_revision += 1;
     }
 
     // ----- caret ------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 //! Extended grapheme clusters: the caret's smallest step and the unit whose display width the
 //! terminal uses. Widths are measured like ratatui's buffer does (whole cluster, so skin
 //! tones, ZWJ families and VS16 sequences count two cells, not the sum of their chars).
+//! Boundaries are found with a cursor that looks only as far back as the rules need, so a
+//! step costs the same at the end of a long draft as at its start.
 
 use ratatui::buffer::CellWidth;
-use unicode_segmentation::UnicodeSegmentation;
+use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 use crate::untrusted::is_control;
 
@@ -16,25 +18,23 @@ pub fn grapheme_width(g: &str) -> usize {
     usize::from(g.cell_width())
 }
 
-/// Byte offset of the grapheme boundary before `pos` in `text` (0 stays 0). `pos` must be
-/// a boundary; the scan starts at the beginning so regional-indicator pairs stay paired.
+/// Byte offset of the grapheme boundary before `pos` in `text` (0 stays 0).
 pub fn prev_boundary(text: &str, pos: usize) -> usize {
-    let Some(head) = text.get(..pos) else {
-        return 0;
-    };
-    head.grapheme_indices(true)
-        .next_back()
-        .map_or(0, |(start, _)| start)
+    let pos = pos.min(text.len());
+    let mut cursor = GraphemeCursor::new(pos, text.len(), true);
+    // The whole text is the chunk, so no pre-context is ever asked for.
+    cursor.prev_boundary(text, 0).ok().flatten().unwrap_or(0)
 }
 
 /// Byte offset of the grapheme boundary after `pos` in `text` (the end stays the end).
 pub fn next_boundary(text: &str, pos: usize) -> usize {
-    let Some(tail) = text.get(pos..) else {
-        return text.len();
-    };
-    tail.graphemes(true)
-        .next()
-        .map_or(text.len(), |g| pos + g.len())
+    let pos = pos.min(text.len());
+    let mut cursor = GraphemeCursor::new(pos, text.len(), true);
+    cursor
+        .next_boundary(text, 0)
+        .ok()
+        .flatten()
+        .unwrap_or(text.len())
 }
 
 /// Whether `pos` falls on a grapheme boundary of `text`.
@@ -42,13 +42,11 @@ pub fn is_boundary(text: &str, pos: usize) -> bool {
     if pos == 0 || pos == text.len() {
         return true;
     }
-    if !text.is_char_boundary(pos) {
+    if pos > text.len() || !text.is_char_boundary(pos) {
         return false;
     }
-    text.get(..pos)
-        .and_then(|head| head.grapheme_indices(true).next_back())
-        .is_some_and(|(start, g)| start + g.len() == pos)
-        && next_boundary(text, prev_boundary(text, pos)) == pos
+    let mut cursor = GraphemeCursor::new(pos, text.len(), true);
+    cursor.is_boundary(text, 0).unwrap_or(false)
 }
 
 /// Total display width of `text`, cluster by cluster.
@@ -96,6 +94,7 @@ mod tests {
             ("👍🏽!".into(), vec![0, 8, 9]),
             ("e\u{301}x".into(), vec![0, 3, 4]),
             ("🇩🇪🇫🇷".into(), vec![0, 8, 16]),
+            ("🇩🇪🇫🇷🇮".into(), vec![0, 8, 16, 20]),
             ("漢字".into(), vec![0, 3, 6]),
             ("a\r\nb".into(), vec![0, 1, 3, 4]),
             (String::new(), vec![0]),
@@ -124,5 +123,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn boundaries_agree_with_the_segmenter_on_mixed_text() {
+        let text = "a👍🏽 e\u{301}🇩🇪🇫🇷🇮 漢\u{200d}x👨\u{200d}👩\u{200d}👧\r\n❤\u{fe0f}";
+        let mut want: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
+        want.push(text.len());
+        let got: Vec<usize> = (0..=text.len()).filter(|&p| is_boundary(text, p)).collect();
+        assert_eq!(got, want);
     }
 }
