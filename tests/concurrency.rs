@@ -306,10 +306,15 @@ fn two_processes_write_and_reference_each_other() {
 /// `dsh-refs send` (the real app, offline provider) on `root`.
 fn send(root: &Path, dir: &Path, session: &str, text: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+    cmd.env(
+        "XDG_CACHE_HOME",
+        std::env::temp_dir().join("dsh-refs-test-cache"),
+    );
     cmd.arg("--store")
         .arg(root)
         .arg("--config")
         .arg(dir.join("config.toml"))
+        .arg("--no-foreign-sources")
         .args(["send", "--session", session, text])
         .current_dir(dir)
         .env_remove("DSH_REFS_STORE")

@@ -45,10 +45,16 @@ impl Session {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.arg("--store");
         cmd.arg(store);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         // Keep the app's log file (platform data dir) inside the test's temporary directory.

@@ -358,7 +358,10 @@ async fn until_turn_end(
                 }
             }
             AgentEvent::Error { code, .. } => errors.push(code),
-            AgentEvent::Status(_) | AgentEvent::Staged { .. } | AgentEvent::Discarded { .. } => {}
+            AgentEvent::Status(_)
+            | AgentEvent::Staged { .. }
+            | AgentEvent::Discarded { .. }
+            | AgentEvent::Warning { .. } => {}
         }
     }
 }

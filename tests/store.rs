@@ -562,6 +562,10 @@ fn missing_store_lists_nothing() {
 
 fn run_cli(args: &[&str], home: &Path) -> (String, String, bool) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        )
         .args(args)
         .env_remove("DSH_REFS_STORE")
         .env_remove("DSH_REFS_CONFIG")
@@ -604,13 +608,16 @@ fn sessions_json_via_the_binary() {
     assert_eq!(
         got,
         json!([
-            {"sessionId": "s2", "title": null, "cwd": null, "createdAt": 200},
-            {"sessionId": "s0", "title": "Greeting", "cwd": "/w/a b:c", "createdAt": 100},
-            {"sessionId": "s1", "title": "Greeting", "cwd": "/w/a", "createdAt": 100},
+            {"sessionId": "s2", "title": null, "cwd": null, "createdAt": 200, "origin": "dsh"},
+            {"sessionId": "s0", "title": "Greeting", "cwd": "/w/a b:c", "createdAt": 100, "origin": "dsh"},
+            {"sessionId": "s1", "title": "Greeting", "cwd": "/w/a", "createdAt": 100, "origin": "dsh"},
         ])
     );
     let keys: Vec<&String> = got[0].as_object().unwrap().keys().collect();
-    assert_eq!(keys, vec!["sessionId", "title", "cwd", "createdAt"]);
+    assert_eq!(
+        keys,
+        vec!["sessionId", "title", "cwd", "createdAt", "origin"]
+    );
 
     // Global option before the subcommand; human table.
     let (table, err, ok) = run_cli(&["--store", store_arg, "sessions"], tmp.path());
@@ -642,7 +649,7 @@ fn sessions_reports_corrupt_logs_without_failing() {
     assert!(err.contains(&format!("{}:3", path.display())), "{err}");
     assert_eq!(
         serde_json::from_str::<Value>(&out).unwrap(),
-        json!([{"sessionId":"bad","title":null,"cwd":null,"createdAt":1}])
+        json!([{"sessionId":"bad","title":null,"cwd":null,"createdAt":1,"origin":"dsh"}])
     );
 }
 

@@ -281,11 +281,17 @@ impl AppPty {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.args(args);
         cmd.arg("--store");
         cmd.arg(root);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
         cmd.env("XDG_DATA_HOME", dir.join("data"));

@@ -2,6 +2,7 @@
 //! turn/step loop, titles and compaction.
 
 pub mod compaction;
+mod context_window;
 pub mod dispatch;
 pub mod error;
 mod handle;

@@ -241,7 +241,19 @@ async fn run_step(
         extra: serde_json::Map::new(),
     });
     shared.log.append(vec![step_start], false).await?;
-    let messages = shared.log.surface()?.into_iter().map(|(_, m)| m).collect();
+    let context_tokens = shared.provider.context_tokens();
+    let budget = super::context_window::input_budget(context_tokens);
+    let (messages, left_out) = shared.log.surface_window(budget)?;
+    if left_out > 0 {
+        shared.log.send(AgentEvent::Warning {
+            code: "AGENT_CONTEXT_TRIMMED".into(),
+            message: format!(
+                "the session no longer fits the model's context window ({context_tokens} \
+                 tokens): the {left_out} oldest messages were left out of this request \
+                 (/compact summarizes them)"
+            ),
+        });
+    }
     // Everything acknowledged so far is on disk before the model sees it.
     shared.log.sync().await?;
     let reply = stream_reply(shared, ChatRequest { messages }, token, Some((turn, step))).await;

@@ -3,6 +3,7 @@
 
 pub mod candidates;
 pub mod config;
+pub mod foreign_sources;
 pub mod json_escape;
 pub mod prepare;
 pub mod provider_setup;
@@ -32,6 +33,9 @@ pub struct Cli {
     /// Open the TUI on a temporary copy of the bundled demo store (your store is not touched).
     #[arg(long)]
     pub demo: bool,
+    /// Do not list or read Claude Code and Codex CLI sessions (see [sources] in the config).
+    #[arg(long, global = true)]
+    pub no_foreign_sources: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -71,7 +75,7 @@ one of the SESSION_REFERENCE_* codes. Usage errors exit 2."
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt}.
+    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -87,7 +91,7 @@ pub struct CandidatesArgs {
     /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention}.
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -133,6 +137,8 @@ pub fn main() -> ExitCode {
 pub struct Context {
     pub store_root: PathBuf,
     pub config: config::Config,
+    /// Whether Claude Code and Codex CLI sessions are listed (`--no-foreign-sources` clears it).
+    pub foreign_sources: bool,
 }
 
 impl Context {
@@ -147,7 +153,11 @@ impl Context {
             None => (default_dirs()?.config_dir().join("config.toml"), false),
         };
         let config = config::Config::load(&config_path, explicit).map_err(|e| e.to_string())?;
-        Ok(Context { store_root, config })
+        Ok(Context {
+            store_root,
+            config,
+            foreign_sources: !cli.no_foreign_sources,
+        })
     }
 }
 

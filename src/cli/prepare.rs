@@ -17,15 +17,16 @@ use super::{Context, PrepareArgs};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
     let parsed = match parse_text(&args.text) {
         Ok(p) => p,
         Err(e) => return report_error(&e, args.json),
     };
-    let agent = target_agent(&store, &args.session);
+    let agent = target_agent(&service, &args.session);
+    let refs = service.refs;
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)

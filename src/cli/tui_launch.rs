@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::foreign_sources::{open_sources, read_only_refusal};
 use super::{Cli, Context};
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
+use dsh_foreign::SessionSources;
 use dsh_reference::SessionReferences;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
@@ -73,17 +75,30 @@ fn init_logging() {
         .try_init();
 }
 
-/// Build the reference service over `store` from the `[references]` section.
-fn reference_service(ctx: &Context, store: &SessionStore) -> Result<SessionReferences, String> {
+/// Build the reference service over every session source from the `[references]` section.
+fn reference_service(
+    ctx: &Context,
+    sources: &Arc<SessionSources>,
+) -> Result<SessionReferences, String> {
     let config = super::reference_service::reference_config(&ctx.config.references)
         .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
-    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
+    let query: Arc<dyn SessionQuery> = Arc::clone(sources) as Arc<dyn SessionQuery>;
     Ok(SessionReferences::new(query, config))
 }
 
 /// Open the session the TUI starts on.
-fn open_session(store: &SessionStore, cli: &Cli, demo: bool) -> Result<SessionWriter, String> {
+fn open_session(
+    store: &SessionStore,
+    sources: &SessionSources,
+    cli: &Cli,
+    demo: bool,
+) -> Result<SessionWriter, String> {
     if let Some(id) = &cli.resume {
+        if !store.exists(id)
+            && let Some(refusal) = read_only_refusal(sources, id)
+        {
+            return Err(format!("cannot resume session {id:?}: {refusal}"));
+        }
         return store
             .open_writer(id, None)
             .map_err(|e| format!("cannot resume session {id:?}: {e}"));
@@ -165,8 +180,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     let root = demo_dir
         .as_ref()
         .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
-    let store = SessionStore::with_persisted_index(root);
-    let refs = reference_service(ctx, &store)?;
+    let store = SessionStore::with_persisted_index(root).with_limits(ctx.config.store.limits());
+    let sources = open_sources(ctx, &store);
+    let refs = reference_service(ctx, &sources)?;
     let provider = match offline_delay_override()? {
         Some(delay) => super::provider_setup::provider_for(&ctx.config.model, delay)
             .map_err(|e| format!("{}: {e}", e.code()))?,
@@ -180,7 +196,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let writer = open_session(&store, cli, demo_dir.is_some())?;
+    let writer = open_session(&store, &sources, cli, demo_dir.is_some())?;
     let hint_store = store.clone();
     // Sent inputs, kept for Up across runs (outside the store: it holds only session logs).
     let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
@@ -193,6 +209,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
+        app.set_sources(sources);
         quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())

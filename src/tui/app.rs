@@ -36,6 +36,7 @@ use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
 use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
+use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{AgentRef, Candidate, ErrorCode, SessionReferences, parse_text};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
@@ -71,6 +72,8 @@ pub struct App {
     tx: AppEventSender,
     rx: UnboundedReceiver<AppEvent>,
     store: SessionStore,
+    /// Every session source (the store and other tools' read-only logs), once set.
+    sources: Option<Arc<SessionSources>>,
     refs: Option<SessionReferences>,
     provider: Arc<dyn Provider>,
     agent: Agent,
@@ -131,6 +134,7 @@ impl App {
             tx,
             rx,
             store,
+            sources: None,
             refs,
             provider,
             agent,
@@ -211,6 +215,12 @@ impl App {
             self.known_cwds
                 .insert(row.session_id.clone(), row.cwd.clone());
         }
+    }
+
+    /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
+    /// to open them: they are read-only.
+    pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
+        self.sources = Some(sources);
     }
 
     /// A sender on the app's event bus.
@@ -606,15 +616,29 @@ impl App {
 
     fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Appended(event) => self.chat.apply(&event),
+            AgentEvent::Appended(event) => {
+                if let Some(m) = event.message() {
+                    self.submit_flow.on_logged(&m.id);
+                }
+                self.chat.apply(&event);
+            }
             AgentEvent::Status(status) => {
                 self.agent_status = status;
                 if status == AgentStatus::Idle {
                     self.queued = 0;
+                    // Idle for good (not between two queued turns): unlogged text comes back.
+                    if self.agent.status() == AgentStatus::Idle && self.agent.queued_prompts() == 0
+                    {
+                        self.submit_flow
+                            .give_back_unlogged(&mut self.input, &mut self.chat);
+                    }
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,
-            AgentEvent::Discarded { .. } => {}
+            AgentEvent::Discarded { message_ids } => self.submit_flow.on_discarded(&message_ids),
+            AgentEvent::Warning { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Info, format!("{code}: {message}")),
             AgentEvent::Error { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("{code}: {message}")),
@@ -655,9 +679,10 @@ impl App {
     fn open_picker(&mut self) {
         self.picker = Some(SessionPicker::loading(self.session_id.clone()));
         let store = self.store.clone();
+        let sources = self.sources.clone();
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
-            let rows = list_picker_rows(&store);
+            let rows = list_picker_rows(&store, sources.as_deref());
             tx.send(AppEvent::SessionsListed(rows));
         });
     }
@@ -673,6 +698,19 @@ impl App {
             self.chat
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
+        }
+        if let Some(sources) = &self.sources {
+            let origin = sources.origin(id);
+            if origin != Origin::Dsh {
+                self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "read-only session from {} — reference it with @",
+                        origin.tool_name()
+                    ),
+                );
+                return;
+            }
         }
         self.open_session(id.to_owned(), None);
     }
@@ -714,6 +752,7 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
+        self.submit_flow.forget_unlogged();
         self.session_id.clone_from(&writer.header().id);
         self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
@@ -878,16 +917,25 @@ pub fn key_rows() -> Vec<(String, &'static str)> {
     help_rows(composer_config(0).key_map())
 }
 
-/// Every session for the picker, newest first, with its title.
-fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, StoreError> {
-    let headers = store.list_sessions()?;
+/// Every session for the picker, newest first, with its title and origin badge: the dsh
+/// store's, and the foreign sources' when they are set.
+fn list_picker_rows(
+    store: &SessionStore,
+    sources: Option<&SessionSources>,
+) -> Result<Vec<PickerRow>, StoreError> {
+    let query: &dyn SessionQuery = match sources {
+        Some(s) => s,
+        None => store,
+    };
+    let headers = query.list_sessions()?;
     Ok(headers
         .iter()
         .map(|h| PickerRow {
             session_id: h.id.clone(),
-            title: store.read_title(&h.id).ok().flatten(),
+            title: query.read_title(&h.id).ok().flatten(),
             cwd: h.cwd.clone(),
             created_at: h.created_at,
+            badge: sources.and_then(|s| s.origin(&h.id).badge()),
         })
         .collect())
 }

@@ -48,14 +48,19 @@ pub fn composer_state(history_size: usize) -> MentionInputState {
 }
 
 /// `candidate` as a popup row: `Session · <label>` over `<id> · <cwd> · <created>`; a pick
-/// inserts its canonical mention.
+/// inserts its canonical mention. Another tool's (read-only) session, named by its id's
+/// namespace, shows its badge: `Session [claude] · <label>`.
 pub fn session_item(candidate: &Candidate, zone: DisplayZone) -> MentionItem {
     // The label is an untrusted title: its control characters go into the draft as
     // visible `\xNN`, never as raw bytes hidden inside the user's own message.
     let label = visible_controls_line(&candidate.label);
     let mention = format_mention(&candidate.session_id, Some(&label));
+    let kind = match dsh_foreign::Origin::of_id(&candidate.session_id).badge() {
+        Some(badge) => format!("Session [{badge}]"),
+        None => "Session".to_owned(),
+    };
     MentionItem::new(&candidate.session_id, &candidate.label, mention)
-        .with_kind("Session")
+        .with_kind(kind)
         .with_detail(vec![
             DetailPart::new(&candidate.session_id, Keep::Start),
             DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
@@ -114,6 +119,20 @@ mod tests {
                 DetailPart::new("1970-01-01 00:00", Keep::Whole),
             ]);
         assert_eq!(item, want);
+    }
+
+    #[test]
+    fn foreign_sessions_carry_their_badge() {
+        let utc = DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap());
+        let kinds: Vec<String> = [
+            candidate("claude-code:u1", "Fix", None),
+            candidate("codex:r1", "Kafka", None),
+            candidate("s-1", "Plain", None),
+        ]
+        .iter()
+        .map(|c| session_item(c, utc).kind().to_owned())
+        .collect();
+        assert_eq!(kinds, ["Session [claude]", "Session [codex]", "Session"]);
     }
 
     #[test]

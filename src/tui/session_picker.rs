@@ -19,6 +19,8 @@ pub struct PickerRow {
     pub title: Option<String>,
     pub cwd: Option<String>,
     pub created_at: i64,
+    /// Origin badge of another tool's (read-only) session: `claude`, `codex`.
+    pub badge: Option<&'static str>,
 }
 
 /// What a key did to the picker.
@@ -132,9 +134,15 @@ impl SessionPicker {
             } else {
                 Style::new()
             };
+            let badge = row.badge.map(|b| format!("[{b}] ")).unwrap_or_default();
+            let badge_cells = unicode_width::UnicodeWidthStr::width(badge.as_str());
             let first_line = Line::from(vec![
                 Span::styled(marker, style),
-                Span::styled(truncate_to_width(&title, width.saturating_sub(2)), style),
+                Span::styled(badge, Style::new().fg(Color::Magenta)),
+                Span::styled(
+                    truncate_to_width(&title, width.saturating_sub(2 + badge_cells)),
+                    style,
+                ),
             ]);
             first_line.render(Rect::new(inner.x, y, inner.width, 1), buf);
             if y + 1 < inner.bottom() {
@@ -183,6 +191,7 @@ mod tests {
             title: None,
             cwd: None,
             created_at: 0,
+            badge: None,
         };
         p.set_rows(Ok(vec![row("a"), row("b"), row("c")]));
         assert_eq!(p.handle_key(&key(KeyCode::Up)), PickerOutcome::Continue);
@@ -197,5 +206,22 @@ mod tests {
             PickerOutcome::Open("b".into())
         );
         assert_eq!(p.handle_key(&key(KeyCode::Esc)), PickerOutcome::Close);
+    }
+
+    #[test]
+    fn foreign_rows_show_their_badge() {
+        let mut p = SessionPicker::loading("a");
+        p.set_rows(Ok(vec![PickerRow {
+            session_id: "claude-code:u1".into(),
+            title: Some("Fix checkout".into()),
+            cwd: None,
+            created_at: 0,
+            badge: Some("claude"),
+        }]));
+        let area = Rect::new(0, 0, 60, 5);
+        let mut buf = Buffer::empty(area);
+        p.render(area, &mut buf);
+        let line: String = (0..60).map(|x| buf[(x, 1)].symbol().to_owned()).collect();
+        assert!(line.contains("› [claude] Fix checkout"), "{line}");
     }
 }

@@ -90,6 +90,9 @@ pub struct SubmitFlow {
     next_prepare_id: u64,
     /// The draft of an unknown `/command` already warned about: Enter again sends it.
     unknown_command: Option<String>,
+    /// Dispatched messages not yet seen in the log: `(message id, submitted text)`. If the
+    /// agent goes idle with one still here, its write failed and the text is given back.
+    unlogged: Vec<(String, String)>,
 }
 
 impl SubmitFlow {
@@ -203,6 +206,8 @@ impl SubmitFlow {
             Ok(submission) => {
                 cx.input.clear_if_unchanged(&pending.original);
                 cx.chat.scroll_to_bottom();
+                self.unlogged
+                    .push((submission.message.id.clone(), pending.original.clone()));
                 dispatch(cx.agent, submission.message, submission.context);
                 Some(pending.original)
             }
@@ -219,6 +224,38 @@ impl SubmitFlow {
                 None
             }
         }
+    }
+}
+
+impl SubmitFlow {
+    /// A message reached the log: it no longer needs giving back.
+    pub fn on_logged(&mut self, message_id: &str) {
+        self.unlogged.retain(|(id, _)| id != message_id);
+    }
+
+    /// Messages the agent dropped on purpose (cancel, a blocking hook).
+    pub fn on_discarded(&mut self, message_ids: &[String]) {
+        self.unlogged.retain(|(id, _)| !message_ids.contains(id));
+    }
+
+    /// The agent is idle for good (nothing queued): every dispatched message it never logged
+    /// (a write failed) goes back to the composer, with a notice.
+    pub fn give_back_unlogged(&mut self, input: &mut MentionInputState, chat: &mut ChatView) {
+        if self.unlogged.is_empty() {
+            return;
+        }
+        for (_, original) in std::mem::take(&mut self.unlogged) {
+            give_back(input, chat, &original);
+        }
+        chat.push_notice(
+            NoticeKind::Error,
+            "your message could not be written to the session log; it is back in the composer",
+        );
+    }
+
+    /// The session was left: its unlogged messages are not given back.
+    pub fn forget_unlogged(&mut self) {
+        self.unlogged.clear();
     }
 }
 

@@ -435,6 +435,12 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 if r.truncated {
                     text.push_str(" · truncated");
                 }
+                // Another tool's session is named by its id's namespace.
+                let origin = dsh_foreign::Origin::of_id(&r.session_id);
+                if origin != dsh_foreign::Origin::Dsh {
+                    text.push_str(" · from ");
+                    text.push_str(origin.tool_name());
+                }
                 lines.push(Line::styled(text, card_style));
             }
             let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
@@ -602,6 +608,28 @@ mod tests {
                 {"sessionId": "s-2", "label": "Docs", "originalMessages": 1, "truncated": false}
             ])),
         )
+    }
+
+    #[test]
+    fn a_card_names_a_foreign_origin() {
+        let mut message = context_message();
+        message.source = Some(Source::session_reference(json!([
+            {"sessionId": "claude-code:5f1c", "label": "Fix", "originalMessages": 2, "truncated": false},
+            {"sessionId": "codex:0199", "label": "Kafka", "originalMessages": 1, "truncated": false}
+        ])));
+        let mut t = Transcript::default();
+        t.apply(&ev(0, EventData::UserMessage(message)));
+        let lines: Vec<String> = render_cell(&t.cells()[0], 100, RenderOptions::default())
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines[..2],
+            [
+                "⧉ Referenced sessions · Fix (claude-code:5f1c) · 2 messages · from Claude Code",
+                "  Referenced sessions · Kafka (codex:0199) · 1 message · from Codex CLI",
+            ]
+        );
     }
 
     #[test]
@@ -781,9 +809,14 @@ mod tests {
                 text: "a\u{1b}[2Jb\u{7}".into(),
                 steering: false,
             },
+            HistoryCell::User {
+                text: "bidi \u{202E}evil\u{2067} zw\u{200B}\u{2060}\u{FEFF} sep\u{2028}\u{2029}"
+                    .into(),
+                steering: false,
+            },
             HistoryCell::Assistant {
-                text: "x\u{9b}y".into(),
-                reasoning: "r\u{1b}".into(),
+                text: "x\u{9b}y \u{202D}".into(),
+                reasoning: "r\u{1b}\u{2066}".into(),
                 streaming: false,
             },
             HistoryCell::Tool {
@@ -798,7 +831,7 @@ mod tests {
             for line in render_cell(cell, 40, options) {
                 let s = line.to_string();
                 assert!(
-                    !s.chars().any(ratatui_mention::untrusted::is_control),
+                    !s.chars().any(ratatui_mention::untrusted::needs_escape),
                     "{s:?}"
                 );
             }

@@ -33,6 +33,17 @@ pub enum QueryError {
         line: u64,
         reason: String,
     },
+    /// The same id has logs under two project directories; neither is picked silently.
+    #[error(
+        "session {id:?} has two logs, {first} and {second}; remove or rename one",
+        first = first.display(),
+        second = second.display()
+    )]
+    Duplicate {
+        id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
     #[error("{path}: {source}", path = path.display())]
     Io {
         path: PathBuf,
