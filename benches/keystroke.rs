@@ -3,7 +3,8 @@
 //! candidate service (`list_page`: counted, as the app asks), the answer is set and the pane is
 //! drawn into a `TestBackend` terminal. With the preview shown, the selected session's size
 //! estimate is answered too (from the service's cache once warm, as while browsing);
-//! `/resume` is timed from opening to the frame with its first page.
+//! `/resume` is timed from opening to the frame with its first page; and typing / moving at
+//! the end of a 100 KB draft with mention chips.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 #![allow(
     clippy::cast_possible_truncation,
@@ -16,6 +17,7 @@
 #[path = "support/fixtures.rs"]
 mod fixtures;
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -250,9 +252,54 @@ fn preview_and_resume(c: &mut Criterion) {
     });
 }
 
+/// Typing and moving at the end of a long draft (about 100 KB with 500 mention chips, emoji
+/// and CJK): the composer lays out and draws only what changed, so a key stays cheap.
+fn keystroke_in_a_long_draft(c: &mut Criterion) {
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let mut pane: MentionInputState = composer_state(100);
+    let mut text = String::new();
+    for i in 0..500 {
+        let _ = write!(
+            text,
+            "line {i} about @[Session {i} 会话](dsh-session:InNlc3MtMDAwMDEi) and 👍🏽 details "
+        );
+        text.push_str(&"word ".repeat(24));
+        text.push('\n');
+    }
+    pane.handle_paste(&text);
+    let draw = |terminal: &mut Terminal<TestBackend>, pane: &mut MentionInputState| {
+        terminal
+            .draw(|frame| {
+                frame.render_stateful_widget(MentionInput, frame.area(), pane);
+            })
+            .expect("draw");
+    };
+    c.bench_function("type_in_100kb_draft_to_frame", |b| {
+        let mut typed = false;
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('x')
+            };
+            typed = !typed;
+            pane.handle_key(k);
+            draw(&mut terminal, &mut pane);
+        });
+    });
+    c.bench_function("arrow_in_100kb_draft_to_frame", |b| {
+        let mut left = true;
+        b.iter(|| {
+            let k = if left { KeyCode::Left } else { KeyCode::Right };
+            left = !left;
+            pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
+            draw(&mut terminal, &mut pane);
+        });
+    });
+}
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
-    targets = keystroke_to_frame, preview_and_resume
+    targets = keystroke_to_frame, preview_and_resume, keystroke_in_a_long_draft
 }
 criterion_main!(benches);

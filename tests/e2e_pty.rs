@@ -316,9 +316,35 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     app.wait_for("the filtered popup", |s| {
         s.contains("Alpha login bug") && !s.contains("Beta release notes")
     });
-    app.send("\r"); // Enter inserts the selected session
-    app.wait_for_text("@[Alpha login bug](dsh-session:");
+    app.send("\t"); // Tab inserts the selected (or first) session
+    // The mention shows as one chip; its URI never appears on screen.
+    let screen = app.wait_for_text("│@Alpha login bug ");
+    assert!(!screen.contains("dsh-session:"), "{screen}");
     app.type_text("what broke?");
+    app.wait_for_text("│@Alpha login bug what broke?");
+    // Walk the caret into and around the chip: Home, Right (over the whole chip), Left
+    // (back before it), Right again, then type right after it and at the start.
+    for key in ["\x1b[H", "\x1b[C", "\x1b[D", "\x1b[C"] {
+        app.send(key);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    app.type_text(" now");
+    app.wait_for_text("│@Alpha login bug now what broke?");
+    let (row, col) = app.screen.lock().unwrap().screen().cursor_position();
+    let line = app
+        .contents()
+        .lines()
+        .nth(usize::from(row))
+        .unwrap_or("")
+        .to_owned();
+    assert_eq!(
+        line.chars().take(usize::from(col)).collect::<String>(),
+        "│@Alpha login bug now",
+        "the terminal cursor sits right after the typed text"
+    );
+    app.send("\x1b[H");
+    app.type_text("see ");
+    app.wait_for_text("│see @Alpha login bug now what broke?");
     app.send("\r");
     let screen = app.wait_for_text("Alpha login bug (s-alpha) · 2 messages · ");
     assert!(
@@ -340,13 +366,13 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     let context = assert_context_then(&log, "user/message");
     let direct = &log[context + 1]["data"];
     let text = direct["content"][0]["text"].as_str().unwrap();
-    assert_eq!(text, "@Alpha login bug what broke?");
+    assert_eq!(text, "see @Alpha login bug now what broke?");
     // The fallback title leaves the other session's label out.
     let title = log
         .iter()
         .find(|e| e["type"] == "session/title")
         .map(|e| e["data"]["title"].clone());
-    assert_eq!(title, Some(serde_json::json!("what broke?")));
+    assert_eq!(title, Some(serde_json::json!("see now what broke?")));
 }
 
 #[test]

@@ -195,10 +195,13 @@ fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     assert_eq!(effects, Vec::<String>::new(), "{screen}");
     assert!(!bytes.contains(&0x07));
     assert!(!bytes.windows(2).any(|w| w == b"\x1b]" || w == [0xc2, 0x9b]));
-    // The draft keeps the readable text with the controls stripped (nothing else lost).
+    // The draft keeps the readable text with the controls stripped (tabs and newlines are
+    // text and stay; nothing else is lost).
     let draft = pane.draft();
     assert!(
-        !draft.chars().any(|c| c != '\n' && is_control(c)),
+        !draft
+            .chars()
+            .any(|c| c != '\n' && c != '\t' && is_control(c)),
         "{draft:?}"
     );
     assert!(draft.starts_with("clear [2J[H screen\n"), "{draft:?}");

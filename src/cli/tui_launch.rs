@@ -137,11 +137,18 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
     let writer = open_session(&store, &sources, cli, ctx.is_demo())?;
     let hint_store = store.clone();
+    // Sent inputs, kept for Up across runs (outside the store: it holds only session logs).
+    let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
+        .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
+    let history_size = options.history_size;
     let session_id = runtime.block_on(async move {
         let mut tui =
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
+        if let Some(path) = &history_path {
+            app.use_history_file(path, history_size);
+        }
         app.set_sources(sources);
         quit_on_termination_signals(&app.sender());
         let result = app

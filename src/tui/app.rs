@@ -3,6 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
@@ -27,6 +28,7 @@ use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
+use super::history_file::HistoryFile;
 use super::session_items::{DisplayZone, composer_config, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
 use super::session_preview::{PreviewRequest, estimate_lines};
@@ -36,10 +38,13 @@ use super::transcript::{NoticeKind, RenderOptions};
 use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
 use dsh_foreign::{Origin, SessionSources};
-use dsh_reference::{AgentRef, ErrorCode, ListingScope, ReferenceConfig, SessionReferences};
+use dsh_reference::{
+    AgentRef, Candidate, ErrorCode, ListingScope, ReferenceConfig, SessionReferences, parse_text,
+};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
 use ratatui::widgets::StatefulWidget;
+use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
 use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
 
@@ -50,6 +55,13 @@ const OPEN_BUSY_RETRIES: u32 = 20;
 const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
 /// Lines per mouse-wheel notch.
 const WHEEL_LINES: isize = 3;
+/// Most session cwds remembered for mention hints (the map starts over when full).
+const MAX_KNOWN_CWDS: usize = 4096;
+/// How long "Ctrl+C again to quit" waits for the second press.
+const QUIT_CONFIRM: Duration = Duration::from_secs(2);
+/// Below this many columns or rows the app shows only "window too small".
+pub const MIN_WIDTH: u16 = 30;
+pub const MIN_HEIGHT: u16 = 7;
 
 /// Knobs from the `[tui]` config section.
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +102,12 @@ pub struct App {
     preview_next: Option<PreviewRequest>,
     /// Size of the transcript area in the last frame (where `/resume` is drawn).
     screen: (u16, u16),
+    /// Sent inputs on disk (Up across restarts); `None` when there is no data dir.
+    history_file: Option<HistoryFile>,
+    /// Working directories of sessions seen in listings, for the hint of a mention.
+    known_cwds: HashMap<String, Option<String>>,
+    /// Until when a second Ctrl+C on an empty draft quits.
+    quit_armed_until: Option<Instant>,
     spinner_frame: usize,
     /// When the running turn started (the status line's elapsed timer).
     turn_started: Option<Instant>,
@@ -150,6 +168,9 @@ impl App {
             preview_in_flight: None,
             preview_next: None,
             screen: (0, 0),
+            history_file: None,
+            known_cwds: HashMap::new(),
+            quit_armed_until: None,
             spinner_frame: 0,
             turn_started: None,
             next_tick: None,
@@ -160,6 +181,60 @@ impl App {
         app.load_transcript();
         app.forward_agent_events(agent_rx);
         app
+    }
+
+    /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
+    /// already there into Up history (older than this session's own messages).
+    pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
+        match HistoryFile::load(path, max_entries) {
+            Ok(file) => {
+                let session_entries = self.input.history_entries();
+                self.input.clear_history();
+                for entry in file
+                    .entries()
+                    .chain(session_entries.iter().map(String::as_str))
+                {
+                    self.input.push_history(entry);
+                }
+                self.history_file = Some(file);
+            }
+            Err(e) => self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "{}: {e} (input history is kept for this run only)",
+                    e.code()
+                ),
+            ),
+        }
+    }
+
+    /// Records a sent input: Up history now, and the history file for later runs.
+    fn remember_sent(&mut self, text: &str) {
+        self.input.push_history(text);
+        let Some(file) = self.history_file.as_mut() else {
+            return;
+        };
+        if let Err(e) = file.record(text) {
+            // Reported once; the rest of this run keeps history in memory only.
+            self.history_file = None;
+            self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "{}: {e} (input history is kept for this run only)",
+                    e.code()
+                ),
+            );
+        }
+    }
+
+    fn remember_cwds(&mut self, rows: &[Candidate]) {
+        if self.known_cwds.len() + rows.len() > MAX_KNOWN_CWDS {
+            self.known_cwds.clear();
+        }
+        for row in rows.iter().take(MAX_KNOWN_CWDS) {
+            self.known_cwds
+                .insert(row.session_id.clone(), row.cwd.clone());
+        }
     }
 
     /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
@@ -210,9 +285,15 @@ impl App {
         }
     }
 
+    /// Shows the session's log, and puts its own typed messages into Up history.
     fn load_transcript(&mut self) {
         for event in self.agent.snapshot_events() {
             self.chat.apply(&event);
+            if let dsh_store::EventData::UserMessage(message) = &event.data
+                && message.is_direct_user()
+            {
+                self.input.push_history(&message.joined_text());
+            }
         }
     }
 
@@ -281,7 +362,11 @@ impl App {
         S: Stream<Item = io::Result<TermEvent>> + Unpin,
     {
         self.schedule_tick();
-        let tick = self.next_tick;
+        // The spinner tick, or the end of "Ctrl+C again to quit", whichever comes first.
+        let tick = match (self.next_tick, self.quit_armed_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         let sleep = async move {
             match tick {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -325,6 +410,16 @@ impl App {
     }
 
     fn on_tick(&mut self) {
+        if self
+            .quit_armed_until
+            .is_some_and(|until| Instant::now() >= until)
+        {
+            self.quit_armed_until = None;
+            self.dirty = true;
+        }
+        if self.next_tick.is_some_and(|at| Instant::now() < at) {
+            return;
+        }
         self.next_tick = None;
         if self.phase().is_busy() {
             self.spinner_frame = self.spinner_frame.wrapping_add(1);
@@ -467,15 +562,28 @@ impl App {
         }
     }
 
-    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit.
+    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit —
+    /// on an empty draft only when pressed twice within [`QUIT_CONFIRM`].
     fn interrupt(&mut self) {
         if self.submit_flow.is_preparing() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
-        } else if !self.input.clear_draft_to_history() {
+        } else if self.input.clear_draft_to_history() {
+            self.submit_flow.forget_unknown_command();
+        } else if self
+            .quit_armed_until
+            .is_some_and(|until| Instant::now() < until)
+        {
             self.should_quit = true;
+        } else {
+            self.quit_armed_until = Some(Instant::now() + QUIT_CONFIRM);
         }
+    }
+
+    /// Whether "Ctrl+C again to quit" is on show.
+    pub fn quit_armed(&self) -> bool {
+        self.quit_armed_until.is_some()
     }
 
     /// Stops a running `prepare` and gives the text back.
@@ -527,6 +635,7 @@ impl App {
             AppEvent::Candidates { query_id, result } => {
                 match result {
                     Ok(page) => {
+                        self.remember_cwds(&page.rows);
                         let page = results_page(&page, &self.input.draft(), self.zone);
                         self.input.set_page(query_id, page);
                     }
@@ -554,7 +663,9 @@ impl App {
             }
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
-                flow.on_prepared(prepare_id, result, &mut cx);
+                if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
+                    self.remember_sent(&sent);
+                }
             }
             AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
             AppEvent::SessionsListed { query_id, result } => {
@@ -619,8 +730,8 @@ impl App {
                 return;
             }
         };
-        // The command line is consumed; it stays reachable with Up.
-        self.input.push_history(line);
+        // The command line is consumed; it stays reachable with Up (and after a restart).
+        self.remember_sent(line);
         self.input.clear_if_unchanged(line);
         match command {
             SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
@@ -868,23 +979,24 @@ impl App {
 
     /// Render the whole screen into `buf`; returns where the terminal cursor belongs.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) -> Option<Position> {
-        if area.height < 4 || area.width < 10 {
-            buf.set_string(area.x, area.y, "terminal too small", Style::new());
+        if area.height < MIN_HEIGHT || area.width < MIN_WIDTH {
+            render_too_small(area, buf);
             return None;
         }
         self.input.set_screen(area.width, area.height);
         let header_area = Rect::new(area.x, area.y, area.width, 1);
         let hint_area = Rect::new(area.x, area.bottom() - 1, area.width, 1);
         // Bottom up: hint, composer, status line, popup, one blank row, transcript. The
-        // status line stays right above the composer; a popup takes its rows from the
-        // transcript. The transcript keeps at least a few rows.
+        // status line stays right above the composer (the widget leaves its row between popup
+        // and composer); a popup takes its rows from the transcript. The composer keeps its
+        // border and one text row, plus the status row; the transcript keeps a few rows.
         let available = area.height.saturating_sub(3);
-        let min_transcript = available.min(3);
-        // The widget leaves one row between popup and composer (the status line's).
-        let pane_height = self
-            .input
-            .desired_height(area.width)
-            .clamp(2, available.saturating_sub(min_transcript).max(2));
+        let min_pane = 4;
+        let min_transcript = available.saturating_sub(min_pane).min(3);
+        let pane_height = self.input.desired_height(area.width).clamp(
+            min_pane,
+            available.saturating_sub(min_transcript).max(min_pane),
+        );
         let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
         let composer_height = self
             .input
@@ -918,7 +1030,8 @@ impl App {
         .render(status_area, buf);
         MentionInput.render(pane_area, buf, &mut self.input);
         let cursor = self.input.cursor_position();
-        let hint = truncate_to_width(self.hint(), usize::from(area.width));
+        let hint = self.hint();
+        let hint = truncate_to_width(&hint, usize::from(area.width));
         buf.set_string(
             hint_area.x,
             hint_area.y,
@@ -932,32 +1045,75 @@ impl App {
         cursor
     }
 
-    fn hint(&self) -> &'static str {
-        if self.picker.is_some() {
+    fn hint(&self) -> String {
+        let fixed = if self.picker.is_some() {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
+        } else if self.quit_armed() {
+            " Ctrl+C again to quit"
+        } else if self.input.command_popup_active() {
+            " ↑↓ move · Tab complete · Enter run · Esc close"
         } else if self.input.popup_active() {
             " ↑↓ PgUp/PgDn Home/End move · Tab/Enter insert · Alt+P preview · Esc close"
         } else if self.submit_flow.is_preparing() {
             " Esc cancel preparing (your text comes back)"
+        } else if let Some(chip) = self.chip_hint() {
+            return chip;
         } else if self.agent_status == AgentStatus::Running {
             " Esc interrupt · Enter steer the reply · PgUp/PgDn scroll"
         } else {
             " Enter send · Shift+Enter/Ctrl+J newline · @ reference a session · /help"
-        }
+        };
+        fixed.to_owned()
     }
+
+    /// What the mention at the caret refers to: ` @label · id · cwd` (the cwd when a
+    /// listing showed it), untrusted text made visible.
+    fn chip_hint(&self) -> Option<String> {
+        let mention = self.input.mention_at_caret()?;
+        let parsed = parse_text(&mention).ok()?;
+        let reference = parsed.references.first()?;
+        let label = reference.label.as_deref().unwrap_or(&reference.session_id);
+        let mut hint = format!(
+            " @{} · {}",
+            visible_controls_line(label),
+            visible_controls_line(&reference.session_id)
+        );
+        if let Some(Some(cwd)) = self.known_cwds.get(&reference.session_id) {
+            hint.push_str(" · ");
+            hint.push_str(&visible_controls_line(cwd));
+        }
+        Some(hint)
+    }
+}
+
+/// The one line shown when the window is below [`MIN_WIDTH`] x [`MIN_HEIGHT`].
+fn render_too_small(area: Rect, buf: &mut Buffer) {
+    let text = "window too small";
+    let width = u16::try_from(text.len())
+        .unwrap_or(u16::MAX)
+        .min(area.width);
+    let x = area.x + (area.width - width) / 2;
+    let y = area.y + area.height / 2;
+    buf.set_stringn(x, y, text, usize::from(width), Style::new());
 }
 
 /// The `/help` text: commands, composer keys and app keys, from their tables.
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
-    for (usage, help) in COMMANDS {
-        let _ = writeln!(out, "  {usage:<14} {help}");
+    for spec in COMMANDS {
+        let _ = writeln!(out, "  {:<14} {}", spec.usage(), spec.help);
     }
     out.push_str("Keys\n");
-    for (label, help) in help_rows(composer_config(0).key_map()) {
-        let _ = writeln!(out, "  {label:<14} {help}");
+    for (keys, help) in key_rows() {
+        let _ = writeln!(out, "  {keys:<14} {help}");
     }
     out.trim_end().to_owned()
+}
+
+/// Every key `/help` lists ([`help_rows`] over the app's key map).
+/// The README's key table is this list too (a test compares them).
+pub fn key_rows() -> Vec<(String, &'static str)> {
+    help_rows(composer_config(0).key_map())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub enum AppAction {
     ToggleSnapshots,
     ToggleReasoning,
     ToggleExpand,
-    /// Ctrl+C: cancel what runs, else clear the draft, else quit.
+    /// Ctrl+C: cancel what runs, else clear the draft, else quit (pressed twice).
     Interrupt,
     /// Ctrl+D on an empty draft (on a draft the widget deletes forward).
     QuitIfEmpty,
@@ -39,7 +39,7 @@ impl AppAction {
             AppAction::ToggleReasoning => "show or hide model reasoning",
             AppAction::ToggleExpand => "expand or collapse tool results and long messages",
             AppAction::Interrupt => {
-                "cancel the reply, else clear the draft (Up restores), else quit"
+                "cancel the reply, else clear the draft (Up restores), else press twice to quit"
             }
             AppAction::QuitIfEmpty => "quit when the draft is empty, else delete forwards",
             AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
@@ -120,11 +120,11 @@ pub fn composer_help(action: Action) -> &'static str {
             "send the message (while @ is open: insert the selected session; none: send as typed)"
         }
         Action::Newline => "insert a new line",
-        Action::Up => "previous session in @ popup; older input at the first line",
-        Action::Down => "next session in @ popup; newer input at the last line",
-        Action::PopupPrev => "previous session in @ popup",
-        Action::PopupNext => "next session in @ popup",
-        Action::Complete => "insert the selected session (or the first one offered)",
+        Action::Up => "previous session in @ popup; else up a line, older input at the first",
+        Action::Down => "next session in @ popup; else down a line, newer input at the last",
+        Action::PopupPrev => "previous session in @ popup; else like Up",
+        Action::PopupNext => "next session in @ popup; else like Down",
+        Action::Complete => "insert the selected session (or the first one offered); else a tab",
         Action::PopupFirst => "first session in @ popup and /resume; line start in the composer",
         Action::PopupLast => {
             "last (oldest) session in @ popup and /resume; line end in the composer"
@@ -137,32 +137,45 @@ pub fn composer_help(action: Action) -> &'static str {
     }
 }
 
-/// Every key for `/help`, one row per key: the widget's in its table order (a key the app
-/// also binds shows the app's row there, which tells both meanings), then the app's others.
+/// Every key for `/help`: the widget's keys one row per action (its keys joined with
+/// ` / `, in table order), except that a key the app also binds gets its own row there with
+/// the app's help, which tells both meanings; then the app's other keys.
 pub fn help_rows(widget: &KeyMap) -> Vec<(String, &'static str)> {
     let app_row = |code: KeyCode, modifiers: KeyModifiers| {
         APP_BINDINGS
             .iter()
             .position(|(c, m, _, _)| *c == code && *m == modifiers)
     };
-    let mut rows = Vec::new();
+    // (the widget action a row groups, keys, help)
+    let mut rows: Vec<(Option<Action>, String, &'static str)> = Vec::new();
     let mut shown = Vec::new();
-    for binding in widget.bindings() {
-        match app_row(binding.code, binding.modifiers) {
-            Some(index) => {
-                shown.push(index);
-                let (_, _, label, action) = APP_BINDINGS[index];
-                rows.push((label.to_string(), action.help()));
+    for binding in widget.bindings().iter().filter(|b| !b.alias) {
+        if let Some(index) = app_row(binding.code, binding.modifiers) {
+            shown.push(index);
+            let (_, _, label, action) = APP_BINDINGS[index];
+            rows.push((None, label.to_string(), action.help()));
+            continue;
+        }
+        match rows.iter_mut().find(|(a, _, _)| *a == Some(binding.action)) {
+            Some((_, keys, _)) => {
+                keys.push_str(" / ");
+                keys.push_str(&binding.label());
             }
-            None => rows.push((binding.label(), composer_help(binding.action))),
+            None => rows.push((
+                Some(binding.action),
+                binding.label(),
+                composer_help(binding.action),
+            )),
         }
     }
     for (index, (_, _, label, action)) in APP_BINDINGS.iter().enumerate() {
         if !shown.contains(&index) {
-            rows.push(((*label).to_string(), action.help()));
+            rows.push((None, (*label).to_string(), action.help()));
         }
     }
-    rows
+    rows.into_iter()
+        .map(|(_, keys, help)| (keys, help))
+        .collect()
 }
 
 #[cfg(test)]
@@ -172,15 +185,17 @@ mod tests {
     #[test]
     fn help_lists_every_key_once_with_both_meanings() {
         let rows = help_rows(&KeyMap::default());
-        let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
-        let mut unique = labels.clone();
+        let keys: Vec<&str> = rows.iter().flat_map(|(l, _)| l.split(" / ")).collect();
+        let mut unique = keys.clone();
         unique.sort_unstable();
         unique.dedup();
-        assert_eq!(unique.len(), labels.len(), "{labels:?}");
-        assert_eq!(
-            labels.len(),
-            KeyMap::default().bindings().len() + APP_BINDINGS.len() - 4
-        );
+        assert_eq!(unique.len(), keys.len(), "{keys:?}");
+        let listed = KeyMap::default()
+            .bindings()
+            .iter()
+            .filter(|b| !b.alias)
+            .count();
+        assert_eq!(keys.len(), listed + APP_BINDINGS.len() - 4, "{keys:?}");
         let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
         assert_eq!(
             help("Esc"),
@@ -191,8 +206,13 @@ mod tests {
             Some("quit when the draft is empty, else delete forwards")
         );
         assert_eq!(
+            help("Delete"),
+            Some("delete forwards; a mention goes as a whole")
+        );
+        assert_eq!(help("Ctrl+Z / Ctrl+_"), Some("undo"));
+        assert_eq!(
             help("Tab"),
-            Some("insert the selected session (or the first one offered)")
+            Some("insert the selected session (or the first one offered); else a tab")
         );
         assert_eq!(help("PgUp"), Some(AppAction::PageUp.help()));
     }

@@ -259,17 +259,53 @@ async fn mention_without_reference_service_is_refused_and_kept() {
     assert!(notices(&h.app)[0].contains("no session store is mounted"));
 }
 
-#[tokio::test]
-async fn ctrl_c_clears_the_draft_then_quits() {
+#[tokio::test(start_paused = true)]
+async fn ctrl_c_clears_the_draft_then_quits_only_when_pressed_twice() {
     let mut h = harness(true);
     type_text(&mut h.app, "abc");
     h.app.handle_terminal_event(ctrl('c'));
     assert_eq!(h.app.draft(), "");
     assert!(!h.app.should_quit());
     h.app.handle_terminal_event(key(KeyCode::Up));
-    assert_eq!(h.app.draft(), "abc");
+    assert_eq!(h.app.draft(), "abc", "Up brings the cleared draft back");
     h.app.handle_terminal_event(ctrl('c'));
+    assert!(
+        !h.app.quit_armed(),
+        "clearing a draft does not arm quitting"
+    );
     h.app.handle_terminal_event(ctrl('c'));
+    assert!(
+        !h.app.should_quit(),
+        "one press on an empty draft only warns"
+    );
+    let terminal = screen(&mut h.app, 80, 10);
+    assert!(format!("{}", terminal.backend()).contains("Ctrl+C again to quit"));
+    // The warning goes away by itself after two seconds, and a later press warns again.
+    let mut input = Box::pin(futures_util::stream::pending());
+    let started = Instant::now();
+    assert!(h.app.step(&mut input).await.unwrap());
+    assert_eq!(started.elapsed(), QUIT_CONFIRM);
+    assert!(!h.app.quit_armed());
+    let terminal = screen(&mut h.app, 80, 10);
+    assert!(!format!("{}", terminal.backend()).contains("Ctrl+C again to quit"));
+    h.app.handle_terminal_event(ctrl('c'));
+    assert!(!h.app.should_quit());
+    tokio::time::advance(QUIT_CONFIRM / 2).await;
+    h.app.handle_terminal_event(ctrl('c'));
+    assert!(
+        h.app.should_quit(),
+        "a second press within two seconds quits"
+    );
+}
+
+#[tokio::test]
+async fn ctrl_d_on_an_empty_draft_quits_at_once() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "x");
+    h.app.handle_terminal_event(ctrl('d'));
+    assert!(!h.app.should_quit(), "Ctrl+D deletes on a draft");
+    h.app.handle_terminal_event(key(KeyCode::Backspace));
+    h.app.handle_terminal_event(ctrl('d'));
     assert!(h.app.should_quit());
 }
 
@@ -309,15 +345,14 @@ async fn app_keys_are_routed_around_the_widget() {
 }
 
 #[tokio::test]
-async fn a_command_may_follow_leading_whitespace() {
+async fn leading_whitespace_makes_a_slash_line_text() {
     let mut h = harness(true);
-    type_text(&mut h.app, "  /bogus");
-    h.app.handle_terminal_event(key(KeyCode::Enter));
+    send_and_expect(&mut h, "  /bogus", "  /bogus").await;
     assert_eq!(
         notices(&h.app),
-        vec!["unknown command /bogus (try /help)".to_owned()]
+        Vec::<String>::new(),
+        "no command, no warning"
     );
-    assert_eq!(logged_kinds(&h.app), Vec::<String>::new(), "nothing sent");
 }
 
 #[tokio::test]
@@ -539,9 +574,22 @@ async fn slash_title_and_unknown_commands() {
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(
         notices(&h.app),
-        vec!["unknown command /bogus (try /help)".to_owned()]
+        vec!["unknown command /bogus · Enter again sends it as text".to_owned()]
     );
     assert_eq!(h.app.draft(), "/bogus");
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "/title");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        h.app.draft(),
+        "/title ",
+        "the popup completes, the argument is missing"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app).last().map(String::as_str),
+        Some("/title needs a title, e.g. /title Fix the login bug")
+    );
     h.app.handle_terminal_event(ctrl('c'));
     type_text(&mut h.app, "/title Login bug notes");
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -643,6 +691,218 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
     .await;
     let terminal = screen(&mut h.app, 80, 30);
     assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
+}
+
+fn logged_user_texts(app: &App) -> Vec<String> {
+    app.agent()
+        .snapshot_events()
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::UserMessage(m) if m.is_direct_user() => Some(m.joined_text()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Pastes `draft`, presses Enter and waits until the agent logged `want` as the newest
+/// user message.
+async fn send_and_expect(h: &mut Harness, draft: &str, want: &str) {
+    h.app
+        .handle_terminal_event(TermEvent::Paste(draft.to_owned()));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        logged_user_texts(app).last().map(String::as_str) == Some(want)
+    })
+    .await;
+    pump_until(&mut h.app, |app| app.phase() == Phase::Idle).await;
+    assert_eq!(h.app.draft(), "", "sent: the composer is empty");
+}
+
+#[tokio::test]
+async fn text_that_starts_with_a_slash_is_sent_as_typed() {
+    let mut h = harness(true);
+    send_and_expect(&mut h, "/etc/hosts is broken", "/etc/hosts is broken").await;
+    send_and_expect(&mut h, " /help", " /help").await;
+    send_and_expect(&mut h, "//help me", "/help me").await;
+    send_and_expect(&mut h, "/var/log/x:\tfailed", "/var/log/x:\tfailed").await;
+    // Up brings back the draft as typed, not the text that was sent.
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(h.app.draft(), "//help me");
+    assert!(notices(&h.app).is_empty(), "{:?}", notices(&h.app));
+}
+
+#[tokio::test]
+async fn an_unknown_command_is_sent_on_the_second_enter() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/hepl");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        ["unknown command /hepl · Enter again sends it as text"]
+    );
+    assert_eq!(h.app.draft(), "/hepl", "the draft is kept");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| logged_user_texts(app) == ["/hepl"]).await;
+    // An edit in between asks again.
+    type_text(&mut h.app, "/nope");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    type_text(&mut h.app, "x");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(notices(&h.app).len(), 3, "{:?}", notices(&h.app));
+    assert_eq!(h.app.draft(), "/nopex");
+}
+
+#[tokio::test]
+async fn known_commands_are_case_insensitive_and_a_paste_follows_the_same_rule() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/HELP");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert!(
+        notices(&h.app)[0].starts_with("Commands\n"),
+        "{:?}",
+        notices(&h.app)
+    );
+    assert_eq!(h.app.draft(), "");
+    h.app
+        .handle_terminal_event(TermEvent::Paste("/quit\n".into()));
+    assert!(!h.app.should_quit(), "a paste never runs a command");
+    assert_eq!(h.app.draft(), "/quit\n");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert!(
+        h.app.should_quit(),
+        "Enter after the paste: /quit is a command"
+    );
+}
+
+#[tokio::test]
+async fn help_lists_every_command_and_every_key_of_the_key_map() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/help");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let help = notices(&h.app).remove(0);
+    for spec in COMMANDS {
+        assert!(help.contains(&spec.usage()), "{}", spec.usage());
+    }
+    for (keys, text) in key_rows() {
+        assert!(help.contains(&format!("{keys:<14} {text}")), "{keys}");
+    }
+    assert!(
+        help.contains("Ctrl+U         delete to the line start"),
+        "{help}"
+    );
+}
+
+#[tokio::test]
+async fn a_resumed_sessions_own_messages_are_in_up_history() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/resume s-alpha");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(h.app.draft(), "Why does login fail?");
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(
+        h.app.draft(),
+        "/resume s-alpha",
+        "older: what was typed before"
+    );
+}
+
+#[tokio::test]
+async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("data").join("input-history.jsonl");
+    let mut h = harness(true);
+    h.app.use_history_file(&path, 50);
+    send_and_expect(&mut h, "first\twith a tab", "first\twith a tab").await;
+    type_text(&mut h.app, "never sent");
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "/model");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+
+    let mut again = harness(true);
+    again.app.use_history_file(&path, 50);
+    again.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(again.app.draft(), "/model");
+    again.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(again.app.draft(), "first\twith a tab");
+    again.app.handle_terminal_event(key(KeyCode::Up));
+    assert_eq!(
+        again.app.draft(),
+        "first\twith a tab",
+        "nothing older: the unsent draft is not kept"
+    );
+    let file = std::fs::read_to_string(&path).unwrap();
+    assert!(!file.contains("never sent"), "{file}");
+}
+
+#[tokio::test]
+async fn an_unreadable_history_file_is_a_notice_not_a_failure() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut h = harness(true);
+    h.app.use_history_file(dir.path(), 50);
+    assert!(
+        notices(&h.app)[0].starts_with("HISTORY_NOT_A_FILE: "),
+        "{:?}",
+        notices(&h.app)
+    );
+    send_and_expect(&mut h, "still works", "still works").await;
+}
+
+#[tokio::test]
+async fn small_windows() {
+    let mut h = harness(true);
+    let at = |app: &mut App, w: u16, hgt: u16| format!("{}", screen(app, w, hgt).backend());
+    insta::assert_snapshot!("too_small_29x10", at(&mut h.app, 29, 10));
+    insta::assert_snapshot!("too_small_40x6", at(&mut h.app, 40, 6));
+    // The smallest full layout still has a visible text row for the draft.
+    type_text(&mut h.app, "typing stays visible");
+    insta::assert_snapshot!("smallest_30x7", at(&mut h.app, 30, 7));
+    // Enlarged again, the normal layout is back.
+    let big = at(&mut h.app, 60, 12);
+    assert!(big.contains("typing stays visible") && !big.contains("window too small"));
+}
+
+#[tokio::test]
+async fn the_slash_popup_lists_the_help_table_and_enter_runs_the_pick() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "/");
+    // Tall enough for every row: the status line keeps its own row above the composer.
+    let shown = format!("{}", screen(&mut h.app, 80, 30).backend());
+    for spec in COMMANDS {
+        assert!(
+            shown.contains(&spec.usage()),
+            "{} missing:\n{shown}",
+            spec.usage()
+        );
+    }
+    assert!(shown.contains("Tab complete · Enter run"), "{shown}");
+    type_text(&mut h.app, "mo");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "", "the command ran");
+    assert!(
+        notices(&h.app)[0].starts_with("model: "),
+        "{:?}",
+        notices(&h.app)
+    );
+    // With an argument, Tab completes and waits for it.
+    type_text(&mut h.app, "/ti");
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "/title ");
+}
+
+#[test]
+fn the_readme_key_table_is_the_key_map() {
+    let readme = include_str!("../../README.md");
+    let mut table = String::from("| keys | action |\n|---|---|\n");
+    for (keys, help) in key_rows() {
+        let _ = writeln!(table, "| {keys} | {help} |");
+    }
+    assert!(
+        readme.contains(&table),
+        "README.md's key table differs from the key map; it should read:\n{table}"
+    );
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ pub mod chat_view;
 pub mod commands;
 pub mod error;
 pub mod header;
+pub mod history_file;
 pub mod markdown;
 pub mod session_items;
 pub mod session_picker;

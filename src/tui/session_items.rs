@@ -1,6 +1,6 @@
 //! The app's side of the `@` widget: sessions as popup items (label, `id · cwd · created`
 //! detail, the canonical mention to insert) and the widget configured with the app's
-//! placeholder and labels (docs/composer.md, the @ popup).
+//! placeholder, labels and `/` commands (docs/composer.md: the @ popup).
 
 use chrono::{FixedOffset, Local, TimeZone};
 use std::collections::HashSet;
@@ -8,9 +8,11 @@ use std::collections::HashSet;
 use dsh_reference::{Candidate, CandidatePage, format_mention, parse_text};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::{
-    DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, OfferedRows, PopupLabels,
-    ResultsPage,
+    CommandEntry, DetailPart, Keep, MentionConfig, MentionInputState, MentionItem, OfferedRows,
+    PopupLabels, ResultsPage,
 };
+
+use super::commands::COMMANDS;
 
 /// Title of the section offered when nothing matches exactly.
 pub const CLOSEST_TITLE: &str = "closest matches";
@@ -40,6 +42,15 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
             preview_title: "preview".to_string(),
             preview_pending: "estimating the reference size…".to_string(),
         })
+        .with_commands(command_entries(), " / commands ")
+}
+
+/// The `/` popup's rows: the same command table `/help` lists.
+pub fn command_entries() -> Vec<CommandEntry> {
+    COMMANDS
+        .iter()
+        .map(|spec| CommandEntry::new(spec.name, spec.usage(), spec.help, spec.takes_argument()))
+        .collect()
 }
 
 /// A fresh widget state configured for the app.

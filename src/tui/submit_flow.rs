@@ -6,6 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
 use super::chat_view::ChatView;
+use super::commands::find_command;
 use super::transcript::NoticeKind;
 use crate::agent::Agent;
 use crate::agent::dispatch::dispatch;
@@ -13,22 +14,37 @@ use crate::agent::submit::{Submission, SubmitError, parse_submission};
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use ratatui_mention::MentionInputState;
 
-/// What a submitted draft is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DraftKind {
-    /// A slash command line.
-    Command,
-    /// A message for the model.
-    Message,
+/// What Enter on a draft means (docs/composer.md: commands or text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DraftIntent {
+    /// The first word is a known command: run the draft as a command line.
+    Command(String),
+    /// Shaped like a command (`/` + letters, digits or `-`) but unknown: ask before sending.
+    UnknownCommand(String),
+    /// Send this text as a message.
+    Text(String),
 }
 
-/// The one rule deciding "command or text": a draft whose first non-whitespace char is
-/// `/` is a command line.
-pub fn classify_draft(draft: &str) -> DraftKind {
-    if draft.trim_start().starts_with('/') {
-        DraftKind::Command
+/// The one rule deciding "command or text": only the first word of the first line counts,
+/// with no leading whitespace. A known command (any case) runs; `/` + letters, digits or
+/// `-` that is no command asks first; anything else is text, sent as typed, except that a
+/// leading `//` sends one slash (`//help` sends `/help`).
+pub fn classify_draft(draft: &str) -> DraftIntent {
+    if let Some(rest) = draft.strip_prefix("//") {
+        return DraftIntent::Text(format!("/{rest}"));
+    }
+    let first_word = draft.split(char::is_whitespace).next().unwrap_or_default();
+    let Some(name) = first_word.strip_prefix('/') else {
+        return DraftIntent::Text(draft.to_owned());
+    };
+    if find_command(name).is_some() {
+        return DraftIntent::Command(draft.to_owned());
+    }
+    let shaped = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '-');
+    if shaped {
+        DraftIntent::UnknownCommand(first_word.to_owned())
     } else {
-        DraftKind::Message
+        DraftIntent::Text(draft.to_owned())
     }
 }
 
@@ -60,7 +76,7 @@ pub struct SubmitContext<'a> {
 #[derive(Debug)]
 struct PendingPrepare {
     id: u64,
-    /// The exact text the user submitted; given back on failure or cancel.
+    /// The draft exactly as typed; given back on failure or cancel, recorded in history.
     original: String,
     cancel: CancellationToken,
     /// Whether the text mentions sessions (then the status says `preparing references…`).
@@ -72,6 +88,8 @@ struct PendingPrepare {
 pub struct SubmitFlow {
     preparing: Option<PendingPrepare>,
     next_prepare_id: u64,
+    /// The draft of an unknown `/command` already warned about: Enter again sends it.
+    unknown_command: Option<String>,
     /// Dispatched messages not yet seen in the log: `(message id, submitted text)`. If the
     /// agent goes idle with one still here, its write failed and the text is given back.
     unlogged: Vec<(String, String)>,
@@ -88,15 +106,31 @@ impl SubmitFlow {
         self.preparing.as_ref().is_some_and(|p| p.has_references)
     }
 
-    /// Enter on `text`: a command goes back to the app; a message is parsed (once) and
-    /// prepared off the UI thread.
-    pub fn submit(&mut self, text: String, cx: SubmitContext<'_>) -> Submitted {
-        if self.preparing.is_some() || text.trim().is_empty() {
+    /// Enter on `draft`: a command goes back to the app; an unknown `/command` is sent only
+    /// on a second Enter; a message is parsed (once) and prepared off the UI thread.
+    pub fn submit(&mut self, draft: String, cx: SubmitContext<'_>) -> Submitted {
+        if self.preparing.is_some() || draft.trim().is_empty() {
             return Submitted::Ignored;
         }
-        if classify_draft(&text) == DraftKind::Command {
-            return Submitted::Command(text);
-        }
+        let text = match classify_draft(&draft) {
+            DraftIntent::Command(line) => {
+                self.unknown_command = None;
+                return Submitted::Command(line);
+            }
+            DraftIntent::UnknownCommand(word)
+                if self.unknown_command.as_deref() != Some(draft.as_str()) =>
+            {
+                cx.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("unknown command {word} · Enter again sends it as text"),
+                );
+                self.unknown_command = Some(draft);
+                return Submitted::Refused;
+            }
+            DraftIntent::UnknownCommand(_) => draft.clone(),
+            DraftIntent::Text(text) => text,
+        };
+        self.unknown_command = None;
         let parsed = match parse_submission(cx.refs, &text) {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -109,7 +143,7 @@ impl SubmitFlow {
         let cancel = CancellationToken::new();
         self.preparing = Some(PendingPrepare {
             id,
-            original: text,
+            original: draft,
             cancel: cancel.clone(),
             has_references: parsed.has_references(),
         });
@@ -150,28 +184,32 @@ impl SubmitFlow {
         }
     }
 
+    /// Forgets an unknown command warned about (the draft was cleared).
+    pub fn forget_unknown_command(&mut self) {
+        self.unknown_command = None;
+    }
+
     /// The answer to preparation `prepare_id`: dispatch it, or give the text back with the
-    /// error. Answers of cancelled or superseded preparations are dropped.
+    /// error. Answers of cancelled or superseded preparations are dropped. Returns the
+    /// draft as typed when it was sent (the app records it in the input history).
     pub fn on_prepared(
         &mut self,
         prepare_id: u64,
         result: Result<Submission, SubmitError>,
         cx: &mut SubmitContext<'_>,
-    ) {
+    ) -> Option<String> {
         if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
-            return;
+            return None;
         }
-        let Some(pending) = self.preparing.take() else {
-            return;
-        };
+        let pending = self.preparing.take()?;
         match result {
             Ok(submission) => {
-                cx.input.push_history(&pending.original);
                 cx.input.clear_if_unchanged(&pending.original);
                 cx.chat.scroll_to_bottom();
                 self.unlogged
                     .push((submission.message.id.clone(), pending.original.clone()));
                 dispatch(cx.agent, submission.message, submission.context);
+                Some(pending.original)
             }
             Err(e) => {
                 give_back(cx.input, cx.chat, &pending.original);
@@ -182,6 +220,7 @@ impl SubmitFlow {
                         error_chain(&e)
                     ),
                 );
+                None
             }
         }
     }
@@ -268,21 +307,61 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::commands::COMMANDS;
+    use pretty_assertions::assert_eq;
 
     #[test]
-    fn command_or_text_is_decided_by_the_first_non_blank_char() {
+    fn command_or_text_table() {
+        let command = |s: &str| DraftIntent::Command(s.to_owned());
+        let text = |s: &str| DraftIntent::Text(s.to_owned());
+        let unknown = |s: &str| DraftIntent::UnknownCommand(s.to_owned());
         let cases = [
-            ("/help", DraftKind::Command),
-            ("  /title x", DraftKind::Command),
-            ("\n/new", DraftKind::Command),
-            ("\u{3000}/new", DraftKind::Command),
-            ("hello /help", DraftKind::Message),
-            ("@[a](dsh-session:ImEi) /x", DraftKind::Message),
-            ("//", DraftKind::Command),
-            ("", DraftKind::Message),
+            ("/help", command("/help")),
+            ("/HELP", command("/HELP")),
+            ("/Title New name", command("/Title New name")),
+            ("/resume s-1\nmore", command("/resume s-1\nmore")),
+            ("/quit", command("/quit")),
+            ("/?", command("/?")),
+            ("/etc/hosts is broken", text("/etc/hosts is broken")),
+            ("/etc/x", text("/etc/x")),
+            (" /help", text(" /help")),
+            ("\t/help", text("\t/help")),
+            ("\n/new", text("\n/new")),
+            ("\u{3000}/new", text("\u{3000}/new")),
+            ("//help me", text("/help me")),
+            ("//etc/hosts", text("/etc/hosts")),
+            ("//", text("/")),
+            ("/", text("/")),
+            ("/ space", text("/ space")),
+            ("/hepl", unknown("/hepl")),
+            ("/hepl please", unknown("/hepl")),
+            ("/new-thing", unknown("/new-thing")),
+            ("/v2", unknown("/v2")),
+            ("/über", unknown("/über")),
+            ("/a.b", text("/a.b")),
+            ("hello /help", text("hello /help")),
+            (
+                "@[a](dsh-session:ImEi) /x",
+                text("@[a](dsh-session:ImEi) /x"),
+            ),
+            ("line one\n/help", text("line one\n/help")),
+            ("/var/log/syslog: error", text("/var/log/syslog: error")),
+            ("", text("")),
         ];
         for (draft, want) in cases {
             assert_eq!(classify_draft(draft), want, "{draft:?}");
+        }
+    }
+
+    #[test]
+    fn every_command_in_the_table_classifies_as_one() {
+        for spec in COMMANDS {
+            let line = spec.usage().replace("[ID]", "").replace("TEXT", "x");
+            assert_eq!(classify_draft(&line), DraftIntent::Command(line.clone()));
+            for alias in spec.aliases {
+                let line = format!("/{alias}");
+                assert_eq!(classify_draft(&line), DraftIntent::Command(line.clone()));
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ use ratatui::style::{Color, Modifier, Style};
 
 use crate::key_map::KeyMap;
 use crate::mention_token::DEFAULT_URI_SCHEME;
+use crate::slash_commands::CommandEntry;
 
 /// Styles of the composer and the popup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,10 @@ pub struct MentionConfig {
     pub(crate) max_visible_rows: usize,
     pub(crate) uri_scheme: String,
     pub(crate) gap_above_composer: u16,
+    /// Commands the `/` popup offers (none: no popup).
+    pub(crate) commands: Vec<CommandEntry>,
+    /// The `/` popup's title.
+    pub(crate) command_title: String,
 }
 
 impl Default for MentionConfig {
@@ -120,6 +125,8 @@ impl Default for MentionConfig {
             max_visible_rows: 8,
             uri_scheme: DEFAULT_URI_SCHEME.to_string(),
             gap_above_composer: 0,
+            commands: Vec::new(),
+            command_title: " / ".to_string(),
         }
     }
 }
@@ -189,6 +196,21 @@ impl MentionConfig {
     pub fn with_gap_above_composer(mut self, rows: u16) -> Self {
         self.gap_above_composer = rows;
         self
+    }
+
+    /// Offers `commands` in a popup when `/` is typed into an empty draft (filtered by the
+    /// first word; Tab completes, Enter completes and submits one without argument), with
+    /// `title` on its border.
+    #[must_use]
+    pub fn with_commands(mut self, commands: Vec<CommandEntry>, title: impl Into<String>) -> Self {
+        self.commands = commands;
+        self.command_title = title.into();
+        self
+    }
+
+    /// The commands the `/` popup offers.
+    pub fn commands(&self) -> &[CommandEntry] {
+        &self.commands
     }
 
     /// The URI scheme of finished mentions.

@@ -72,6 +72,17 @@ impl InputHistory {
         }
     }
 
+    /// The entries, oldest first.
+    pub fn entries(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(String::as_str)
+    }
+
+    /// Forgets every entry (and any browsing).
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.browsing = None;
+    }
+
     /// Stops browsing (the shown text becomes an ordinary draft).
     pub fn reset_browsing(&mut self) {
         self.browsing = None;

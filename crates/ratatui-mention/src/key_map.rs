@@ -19,11 +19,11 @@ pub enum Action {
     Up,
     /// Popup: next row; composer: caret down, newer history on the last row.
     Down,
-    /// Popup: previous row; composer: caret up.
+    /// Popup: previous row; composer: like Up.
     PopupPrev,
-    /// Popup: next row; composer: caret down.
+    /// Popup: next row; composer: like Down.
     PopupNext,
-    /// Popup: insert the selected item (or the first one offered).
+    /// Popup: insert the selected item (or the first one offered); composer: a tab.
     Complete,
     /// Popup: a page up.
     PopupPageUp,
@@ -41,19 +41,43 @@ pub enum Action {
     DeleteBackward,
     /// Delete after the caret; right before a finished mention, the whole mention.
     DeleteForward,
+    /// One grapheme cluster (or a whole mention) left.
+    Left,
+    /// One grapheme cluster (or a whole mention) right.
+    Right,
+    /// To the start of the previous word (a mention is a word).
+    WordLeft,
+    /// To the end of the next word.
+    WordRight,
+    /// To the start of the line.
+    LineStart,
+    /// To the end of the line.
+    LineEnd,
+    /// Delete to the start of the line (at a line start, join with the line above).
+    KillLineStart,
+    /// Delete to the end of the line (at a line end, join with the line below).
+    KillLineEnd,
+    /// Delete the word before the caret.
+    DeleteWordBackward,
+    /// Delete the word after the caret.
+    DeleteWordForward,
+    /// Undo the last edit.
+    Undo,
+    /// Insert the text the last word or line delete removed.
+    Yank,
 }
 
 impl Action {
     /// The default line of help for this action.
     pub fn help(self) -> &'static str {
         match self {
-            Action::Submit => "submit (inserts the selected item while the popup is open)",
+            Action::Submit => "submit (inserts the selected item while one is selected)",
             Action::Newline => "insert a new line",
-            Action::Up => "previous item in the popup; older input on the first row",
-            Action::Down => "next item in the popup; newer input on the last row",
-            Action::PopupPrev => "previous item in the popup",
-            Action::PopupNext => "next item in the popup",
-            Action::Complete => "insert the selected item (or the first one offered)",
+            Action::Up => "previous item in the popup; else up a row, older input on the first",
+            Action::Down => "next item in the popup; else down a row, newer input on the last",
+            Action::PopupPrev => "previous item in the popup; else like Up",
+            Action::PopupNext => "next item in the popup; else like Down",
+            Action::Complete => "insert the selected item (or the first one offered); else a tab",
             Action::PopupPageUp => "a page up in the popup",
             Action::PopupPageDown => "a page down in the popup (fetches more matches)",
             Action::PopupFirst => "first item in the popup; line start in the composer",
@@ -62,6 +86,18 @@ impl Action {
             Action::Escape => "close the popup",
             Action::DeleteBackward => "delete backwards; a mention goes as a whole",
             Action::DeleteForward => "delete forwards; a mention goes as a whole",
+            Action::Left => "move left (over a mention as a whole)",
+            Action::Right => "move right (over a mention as a whole)",
+            Action::WordLeft => "move to the previous word",
+            Action::WordRight => "move to the next word",
+            Action::LineStart => "move to the line start",
+            Action::LineEnd => "move to the line end",
+            Action::KillLineStart => "delete to the line start",
+            Action::KillLineEnd => "delete to the line end",
+            Action::DeleteWordBackward => "delete the previous word",
+            Action::DeleteWordForward => "delete the next word",
+            Action::Undo => "undo",
+            Action::Yank => "paste the text deleted last (yank)",
         }
     }
 }
@@ -72,6 +108,8 @@ pub struct Binding {
     pub code: KeyCode,
     pub modifiers: KeyModifiers,
     pub action: Action,
+    /// Another encoding of a key listed on its own row (left out of help).
+    pub alias: bool,
 }
 
 impl Binding {
@@ -81,6 +119,17 @@ impl Binding {
             code,
             modifiers,
             action,
+            alias: false,
+        }
+    }
+
+    /// Like [`Binding::new`], for a second encoding of a key already listed (help skips it).
+    pub const fn alias(code: KeyCode, modifiers: KeyModifiers, action: Action) -> Self {
+        Self {
+            code,
+            modifiers,
+            action,
+            alias: true,
         }
     }
 
@@ -95,7 +144,8 @@ const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
 const ALT: KeyModifiers = KeyModifiers::ALT;
 
-/// The default bindings, in help order.
+/// The default bindings, in help order: after Codex CLI / Claude Code and a shell
+/// (readline): Ctrl+U deletes to the line start, Ctrl+Z undoes.
 pub const DEFAULT_BINDINGS: &[Binding] = &[
     Binding::new(KeyCode::Enter, NONE, Action::Submit),
     Binding::new(KeyCode::Enter, SHIFT, Action::Newline),
@@ -116,6 +166,29 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     Binding::new(KeyCode::Char('h'), CTRL, Action::DeleteBackward),
     Binding::new(KeyCode::Delete, NONE, Action::DeleteForward),
     Binding::new(KeyCode::Char('d'), CTRL, Action::DeleteForward),
+    Binding::new(KeyCode::Left, NONE, Action::Left),
+    Binding::new(KeyCode::Char('b'), CTRL, Action::Left),
+    Binding::new(KeyCode::Right, NONE, Action::Right),
+    Binding::new(KeyCode::Char('f'), CTRL, Action::Right),
+    Binding::new(KeyCode::Char('b'), ALT, Action::WordLeft),
+    Binding::new(KeyCode::Left, CTRL, Action::WordLeft),
+    Binding::new(KeyCode::Left, ALT, Action::WordLeft),
+    Binding::new(KeyCode::Char('f'), ALT, Action::WordRight),
+    Binding::new(KeyCode::Right, CTRL, Action::WordRight),
+    Binding::new(KeyCode::Right, ALT, Action::WordRight),
+    Binding::new(KeyCode::Char('a'), CTRL, Action::LineStart),
+    Binding::new(KeyCode::Char('e'), CTRL, Action::LineEnd),
+    Binding::new(KeyCode::Char('u'), CTRL, Action::KillLineStart),
+    Binding::new(KeyCode::Char('k'), CTRL, Action::KillLineEnd),
+    Binding::new(KeyCode::Char('w'), CTRL, Action::DeleteWordBackward),
+    Binding::new(KeyCode::Backspace, ALT, Action::DeleteWordBackward),
+    Binding::new(KeyCode::Char('d'), ALT, Action::DeleteWordForward),
+    Binding::new(KeyCode::Delete, CTRL, Action::DeleteWordForward),
+    Binding::new(KeyCode::Char('z'), CTRL, Action::Undo),
+    Binding::new(KeyCode::Char('_'), CTRL, Action::Undo),
+    // A terminal sends Ctrl+_ as 0x1F, which crossterm reports as Ctrl+7.
+    Binding::alias(KeyCode::Char('7'), CTRL, Action::Undo),
+    Binding::new(KeyCode::Char('y'), CTRL, Action::Yank),
 ];
 
 /// The widget's bindings; [`KeyMap::default`] holds [`DEFAULT_BINDINGS`].
@@ -156,17 +229,17 @@ impl KeyMap {
         &self.bindings
     }
 
-    /// The action bound to `key`, if any. Shift on a letter with Ctrl is ignored (some
-    /// terminals report Ctrl+Shift+P for Ctrl+P with caps lock).
+    /// The action bound to `key`, if any. Shift on a char with Ctrl or Alt is ignored
+    /// (some terminals report Ctrl+Shift+P for Ctrl+P with caps lock, or Ctrl+Shift+_).
     pub fn classify(&self, key: &KeyEvent) -> Option<Action> {
         let code = match key.code {
-            KeyCode::Char(c) if key.modifiers.contains(CTRL) => {
+            KeyCode::Char(c) if key.modifiers.intersects(CTRL | ALT) => {
                 KeyCode::Char(c.to_ascii_lowercase())
             }
             code => code,
         };
         let modifiers = match code {
-            KeyCode::Char(_) if key.modifiers.contains(CTRL) => key.modifiers - SHIFT,
+            KeyCode::Char(_) if key.modifiers.intersects(CTRL | ALT) => key.modifiers - SHIFT,
             _ => key.modifiers,
         };
         self.bindings
@@ -175,13 +248,40 @@ impl KeyMap {
             .map(|b| b.action)
     }
 
-    /// `(key label, default help text)` rows, in table order.
+    /// `(keys, default help text)` rows: one per action, its keys joined with ` / `, in
+    /// table order; aliases are left out.
     pub fn help_rows(&self) -> Vec<(String, &'static str)> {
-        self.bindings
-            .iter()
-            .map(|b| (b.label(), b.action.help()))
+        self.grouped()
+            .into_iter()
+            .map(|(action, keys)| (keys, action.help()))
             .collect()
     }
+
+    /// `(action, keys)` per action, its keys joined with ` / `, in table order.
+    pub fn grouped(&self) -> Vec<(Action, String)> {
+        let mut rows: Vec<(Action, String)> = Vec::new();
+        for b in self.bindings.iter().filter(|b| !b.alias) {
+            match rows.iter_mut().find(|(action, _)| *action == b.action) {
+                Some((_, keys)) => {
+                    keys.push_str(" / ");
+                    keys.push_str(&b.label());
+                }
+                None => rows.push((b.action, b.label())),
+            }
+        }
+        rows
+    }
+}
+
+/// The char an unbound key types, if it types one: no Ctrl or Alt, or both (`AltGr` arrives
+/// as Ctrl+Alt on some platforms; `@` is AltGr+Q on German layouts).
+pub fn typed_char(key: &KeyEvent) -> Option<char> {
+    let KeyCode::Char(c) = key.code else {
+        return None;
+    };
+    let ctrl_alt = CTRL | ALT;
+    let plain = !key.modifiers.intersects(ctrl_alt) || key.modifiers.contains(ctrl_alt);
+    (plain && !c.is_control()).then_some(c)
 }
 
 /// `code` + `modifiers` as a help screen shows them, e.g. `Ctrl+J`.
@@ -197,6 +297,10 @@ pub fn key_label(code: KeyCode, modifiers: KeyModifiers) -> String {
         KeyCode::Enter => out.push_str("Enter"),
         KeyCode::Up => out.push_str("Up"),
         KeyCode::Down => out.push_str("Down"),
+        KeyCode::Left => out.push_str("Left"),
+        KeyCode::Right => out.push_str("Right"),
+        KeyCode::Home => out.push_str("Home"),
+        KeyCode::End => out.push_str("End"),
         KeyCode::Tab => out.push_str("Tab"),
         KeyCode::Esc => out.push_str("Esc"),
         KeyCode::Backspace => out.push_str("Backspace"),
@@ -216,29 +320,30 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn every_documented_row_classifies_to_its_action() {
+    fn every_binding_classifies_to_its_action_and_types_nothing() {
         let map = KeyMap::default();
-        for (binding, (label, help)) in map.bindings().iter().zip(map.help_rows()) {
+        for binding in map.bindings() {
             let key = KeyEvent::new(binding.code, binding.modifiers);
-            assert_eq!(map.classify(&key), Some(binding.action), "{label}");
-            assert_eq!(help, binding.action.help());
+            assert_eq!(
+                map.classify(&key),
+                Some(binding.action),
+                "{}",
+                binding.label()
+            );
+            assert_eq!(typed_char(&key), None, "{} types nothing", binding.label());
         }
     }
 
     #[test]
-    fn labels_read_like_keys() {
-        let labels: Vec<String> = KeyMap::default()
-            .help_rows()
-            .into_iter()
-            .map(|(l, _)| l)
-            .collect();
+    fn help_rows_group_keys_per_action() {
+        let map = KeyMap::default();
+        let rows = map.help_rows();
+        let keys: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
-            labels,
+            keys,
             [
                 "Enter",
-                "Shift+Enter",
-                "Ctrl+J",
-                "Alt+Enter",
+                "Shift+Enter / Ctrl+J / Alt+Enter",
                 "Up",
                 "Down",
                 "Ctrl+P",
@@ -250,12 +355,25 @@ mod tests {
                 "End",
                 "Alt+P",
                 "Esc",
-                "Backspace",
-                "Ctrl+H",
-                "Delete",
-                "Ctrl+D",
+                "Backspace / Ctrl+H",
+                "Delete / Ctrl+D",
+                "Left / Ctrl+B",
+                "Right / Ctrl+F",
+                "Alt+B / Ctrl+Left / Alt+Left",
+                "Alt+F / Ctrl+Right / Alt+Right",
+                "Home / Ctrl+A",
+                "End / Ctrl+E",
+                "Ctrl+U",
+                "Ctrl+K",
+                "Ctrl+W / Alt+Backspace",
+                "Alt+D / Ctrl+Delete",
+                "Ctrl+Z / Ctrl+_",
+                "Ctrl+Y",
             ]
         );
+        for ((action, _), (_, help)) in map.grouped().iter().zip(&rows) {
+            assert_eq!(*help, action.help());
+        }
     }
 
     #[test]
@@ -268,12 +386,37 @@ mod tests {
                 KeyEvent::new(KeyCode::Char('P'), CTRL | SHIFT),
                 Some(Action::PopupPrev),
             ),
+            (
+                KeyEvent::new(KeyCode::Char('_'), CTRL | SHIFT),
+                Some(Action::Undo),
+            ),
+            (KeyEvent::new(KeyCode::Char('7'), CTRL), Some(Action::Undo)),
+            (
+                KeyEvent::new(KeyCode::Char('B'), ALT | SHIFT),
+                Some(Action::WordLeft),
+            ),
             (KeyEvent::new(KeyCode::Enter, CTRL | SHIFT), None),
-            (KeyEvent::new(KeyCode::Left, NONE), None),
             (KeyEvent::new(KeyCode::Char('c'), CTRL), None),
+            (KeyEvent::new(KeyCode::Char('q'), CTRL), None),
         ];
         for (key, want) in cases {
             assert_eq!(map.classify(&key), want, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn typed_chars() {
+        let cases = [
+            (KeyEvent::new(KeyCode::Char('a'), NONE), Some('a')),
+            (KeyEvent::new(KeyCode::Char('A'), SHIFT), Some('A')),
+            (KeyEvent::new(KeyCode::Char('@'), CTRL | ALT), Some('@')),
+            (KeyEvent::new(KeyCode::Char('q'), CTRL), None),
+            (KeyEvent::new(KeyCode::Char('x'), ALT), None),
+            (KeyEvent::new(KeyCode::Char('漢'), NONE), Some('漢')),
+            (KeyEvent::new(KeyCode::Enter, NONE), None),
+        ];
+        for (key, want) in cases {
+            assert_eq!(typed_char(&key), want, "{key:?}");
         }
     }
 

@@ -30,8 +30,12 @@
 //! }).unwrap();
 //! ```
 
+pub mod chip;
 pub mod composer;
 pub mod config;
+pub mod draft;
+pub mod draft_layout;
+pub mod grapheme;
 pub mod input_history;
 pub mod item;
 pub mod js_chars;
@@ -41,7 +45,9 @@ pub mod mention_token;
 pub mod paste;
 pub mod preview;
 pub mod sections;
+pub mod slash_commands;
 pub mod state;
+pub mod undo_stack;
 pub mod untrusted;
 pub mod widget;
 pub mod wrap;
@@ -58,5 +64,6 @@ pub use config::{MentionConfig, MentionStyles, PopupLabels};
 pub use item::{DetailPart, Keep, MentionItem};
 pub use key_map::{Action, Binding, KeyMap};
 pub use mention_popup::{ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage};
+pub use slash_commands::CommandEntry;
 pub use state::{ActivePopup, MentionInputState, Outcome};
 pub use widget::MentionInput;

@@ -29,21 +29,30 @@ pub fn mention_token_at(
 ) -> Option<MentionToken> {
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
+    let mentions = mention_char_spans(text, scheme);
+    if mentions.iter().any(|m| m.start < cursor && cursor < m.end) {
+        return None;
+    }
+    // A finished mention bounds the token like whitespace does: a token never swallows one.
+    let floor = mentions
+        .iter()
+        .filter(|m| m.end <= cursor)
+        .map(|m| m.end)
+        .max()
+        .unwrap_or(0);
+    let ceiling = mentions
+        .iter()
+        .find(|m| m.start >= cursor)
+        .map_or(chars.len(), |m| m.start);
     let mut start = cursor;
-    while start > 0 && chars.get(start - 1).is_some_and(|c| !is_js_whitespace(*c)) {
+    while start > floor && chars.get(start - 1).is_some_and(|c| !is_js_whitespace(*c)) {
         start -= 1;
     }
     let mut end = cursor;
-    while chars.get(end).is_some_and(|c| !is_js_whitespace(*c)) {
+    while end < ceiling && chars.get(end).is_some_and(|c| !is_js_whitespace(*c)) {
         end += 1;
     }
-    if chars.get(start) != Some(&'@') {
-        return None;
-    }
-    let inside_mention = mention_char_spans(text, scheme)
-        .iter()
-        .any(|span| span.start <= start && start < span.end);
-    if inside_mention {
+    if chars.get(start) != Some(&'@') || mentions.iter().any(|m| m.start == start) {
         return None;
     }
     Some(MentionToken {
@@ -164,6 +173,8 @@ mod tests {
     fn token_detection_table() {
         let mention = "@[Old chat](dsh-session:ImEi)";
         let after_mention = format!("{mention} @x");
+        let before_mention = format!("@x{mention}");
+        let glued_after = format!("{mention}@x");
         let cases: Vec<(&str, &str, usize, Option<MentionToken>)> = vec![
             ("lone @ at end", "@", 1, token(0, 1, "")),
             ("cursor on the @", "@abc", 0, token(0, 4, "abc")),
@@ -221,6 +232,18 @@ mod tests {
                 "@[a b](dsh-session:Ig)",
                 1,
                 None,
+            ),
+            (
+                "a token right before a mention stops at it",
+                before_mention.as_str(),
+                2,
+                token(0, 2, "x"),
+            ),
+            (
+                "a token right after a mention starts after it",
+                glued_after.as_str(),
+                31,
+                token(29, 31, "x"),
             ),
         ];
         for (name, text, cursor, want) in cases {

@@ -1,11 +1,9 @@
-//! Normalising pasted text before it reaches the composer (docs/composer.md: submit): line endings become
-//! `\n`, tabs become spaces and every other control character is dropped.
+//! Normalising pasted text before it reaches the composer (docs/composer.md: paste): line
+//! endings become `\n`, control characters other than tab and newline are dropped, and
+//! nothing else changes (tabs stay tabs; the composer draws them as spaces).
 
-/// Spaces a pasted tab becomes (the composer shows no hard tabs).
-const TAB_SPACES: &str = "    ";
-
-/// `text` with CRLF and lone CR turned into LF, tabs expanded and other C0/C1 controls
-/// (DEL included) removed, so a paste can neither submit nor restyle the terminal.
+/// `text` with CRLF and lone CR turned into LF and C0/C1 controls other than tab and
+/// newline (DEL included) removed, so a paste can neither submit nor restyle the terminal.
 pub fn normalize_paste(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
@@ -18,7 +16,7 @@ pub fn normalize_paste(text: &str) -> String {
                 out.push('\n');
             }
             '\n' => out.push('\n'),
-            '\t' => out.push_str(TAB_SPACES),
+            '\t' => out.push('\t'),
             c if crate::untrusted::is_control(c) => {}
             c => out.push(c),
         }
@@ -40,7 +38,8 @@ mod tests {
             ("a\r\r\nb", "a\n\nb"),
             ("a\n\rb", "a\n\nb"),
             ("trailing\r", "trailing\n"),
-            ("tab\there", "tab    here"),
+            ("tab\there", "tab\there"),
+            ("\t\tindented", "\t\tindented"),
             ("\u{1b}[31mred\u{1b}[0m", "[31mred[0m"),
             ("bell\u{7}del\u{7f}c1\u{9b}", "belldelc1"),
             ("nul\u{0}", "nul"),

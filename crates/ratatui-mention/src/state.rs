@@ -2,19 +2,20 @@
 //! out ([`Outcome`]); popup visibility is recomputed from text, caret and the dismissed token
 //! after every key and paste.
 
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 
 use crate::composer::Composer;
-use crate::config::MentionConfig;
+use crate::config::{MentionConfig, PopupLabels};
 use crate::item::MentionItem;
-use crate::key_map::Action;
+use crate::key_map::{Action, typed_char};
 use crate::mention_popup::{ItemPreview, MentionPopup, QueryId, ResultsPage};
 use crate::mention_token::mention_token_at;
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement};
 use crate::sections::Fetch;
+use crate::slash_commands::{CommandEntry, command_token_at, matching};
 use crate::untrusted::visible_controls_line;
 
 /// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
@@ -58,6 +59,8 @@ pub enum Outcome {
 pub enum ActivePopup {
     None,
     Mention(Box<MentionPopup>),
+    /// The `/` command popup: the host's commands matching the first word.
+    Command(Box<MentionPopup>),
 }
 
 /// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
@@ -68,6 +71,9 @@ pub struct MentionInputState {
     popup: ActivePopup,
     /// Char index of the `@` whose popup the user closed with Esc.
     dismissed_token: Option<usize>,
+    /// A `/` was typed into an empty draft: the command popup follows the first word until
+    /// the caret leaves it or Esc closes it.
+    command_armed: bool,
     last_query_id: QueryId,
     /// Where the last render put the caret.
     cursor: Option<Position>,
@@ -91,6 +97,7 @@ impl MentionInputState {
             config,
             popup: ActivePopup::None,
             dismissed_token: None,
+            command_armed: false,
             last_query_id: 0,
             cursor: None,
             preview_enabled: true,
@@ -121,6 +128,28 @@ impl MentionInputState {
             return Outcome::Ignored;
         }
         let action = self.config.key_map.classify(&key);
+        if let ActivePopup::Command(popup) = &mut self.popup {
+            match action {
+                Some(Action::Up | Action::PopupPrev) => {
+                    popup.move_up();
+                    return Outcome::Changed;
+                }
+                Some(Action::Down | Action::PopupNext) => {
+                    popup.move_down();
+                    return Outcome::Changed;
+                }
+                Some(Action::Complete) => return self.complete_command(false),
+                Some(Action::Submit) if popup.selected().is_some() => {
+                    return self.complete_command(true);
+                }
+                Some(Action::Escape) => {
+                    self.command_armed = false;
+                    self.popup = ActivePopup::None;
+                    return Outcome::Changed;
+                }
+                _ => {}
+            }
+        }
         if let ActivePopup::Mention(popup) = &mut self.popup {
             let fetch = match action {
                 Some(Action::Up | Action::PopupPrev) => Some(popup.move_up()),
@@ -152,47 +181,58 @@ impl MentionInputState {
                 _ => {}
             }
         }
+        let draft = self.composer.draft_mut();
         let result = match action {
             Some(Action::Submit) => return self.submit(),
-            Some(Action::Escape) => return Outcome::Ignored,
-            Some(Action::DeleteForward) => changed(self.composer.delete_forward()),
-            Some(Action::DeleteBackward) => changed(self.composer.delete_backward()),
+            // With no popup open, PgUp/PgDn are the host's (and so is Esc).
+            Some(Action::Escape | Action::PopupPageUp | Action::PopupPageDown) => {
+                return Outcome::Ignored;
+            }
+            Some(Action::DeleteForward) => changed(draft.delete_forward()),
+            Some(Action::DeleteBackward) => changed(draft.delete_backward()),
             Some(Action::Newline) => {
-                self.composer.insert_newline();
+                draft.insert("\n");
                 Outcome::Changed
             }
-            Some(Action::Up) => changed(self.composer.move_up_or_history()),
-            Some(Action::Down) => changed(self.composer.move_down_or_history()),
-            None if is_altgr_char(&key) => {
-                if let KeyCode::Char(c) = key.code {
-                    self.composer.insert_str(c.encode_utf8(&mut [0; 4]));
+            Some(Action::Complete) => {
+                draft.insert("\t");
+                Outcome::Changed
+            }
+            Some(Action::Left) => changed(draft.move_left()),
+            Some(Action::Right) => changed(draft.move_right()),
+            Some(Action::WordLeft) => changed(draft.move_word_left()),
+            Some(Action::WordRight) => changed(draft.move_word_right()),
+            // Home/End: the popup's first/last row when it is open, else the line's ends.
+            Some(Action::LineStart | Action::PopupFirst) => changed(draft.move_line_start()),
+            Some(Action::LineEnd | Action::PopupLast) => changed(draft.move_line_end()),
+            Some(Action::KillLineStart) => changed(draft.kill_to_line_start()),
+            Some(Action::KillLineEnd) => changed(draft.kill_to_line_end()),
+            Some(Action::DeleteWordBackward) => changed(draft.delete_word_backward()),
+            Some(Action::DeleteWordForward) => changed(draft.delete_word_forward()),
+            Some(Action::Undo) => changed(draft.undo()),
+            Some(Action::Yank) => changed(draft.yank()),
+            Some(Action::Up | Action::PopupPrev) => changed(self.composer.move_up_or_history()),
+            Some(Action::Down | Action::PopupNext) => changed(self.composer.move_down_or_history()),
+            None => match typed_char(&key) {
+                Some(c) => {
+                    // `/` typed into an empty draft opens the command popup.
+                    if c == '/' && draft.is_empty() {
+                        self.command_armed = true;
+                    }
+                    draft.insert(c.encode_utf8(&mut [0; 4]));
+                    Outcome::Changed
                 }
-                Outcome::Changed
-            }
+                None => return Outcome::Ignored,
+            },
             Some(Action::TogglePreview) => {
                 self.preview_enabled = !self.preview_enabled;
-                Outcome::Changed
-            }
-            Some(
-                Action::PopupPrev
-                | Action::PopupNext
-                | Action::Complete
-                | Action::PopupPageUp
-                | Action::PopupPageDown
-                | Action::PopupFirst
-                | Action::PopupLast,
-            )
-            | None => {
-                if !self.composer.input(key) {
-                    return Outcome::Ignored;
-                }
                 Outcome::Changed
             }
         };
         self.sync_popup(result)
     }
 
-    /// Inserts pasted text (normalised: line endings, tabs, no controls); a paste never
+    /// Inserts pasted text (normalised: line endings, no controls but tab and newline); a paste never
     /// submits.
     pub fn handle_paste(&mut self, text: &str) -> Outcome {
         let text = normalize_paste(text);
@@ -238,7 +278,7 @@ impl MentionInputState {
         }
         match &mut self.popup {
             ActivePopup::Mention(popup) => popup.want_preview(),
-            ActivePopup::None => None,
+            ActivePopup::Command(_) | ActivePopup::None => None,
         }
     }
 
@@ -273,6 +313,7 @@ impl MentionInputState {
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
         self.popup = ActivePopup::None;
+        self.command_armed = false;
         self.dismissed_token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
@@ -307,9 +348,35 @@ impl MentionInputState {
         true
     }
 
+    /// Every Up-history entry, oldest first.
+    pub fn history_entries(&self) -> Vec<String> {
+        self.composer.history_entries()
+    }
+
+    /// Forgets the Up history (e.g. before refilling it from a file, oldest first).
+    pub fn clear_history(&mut self) {
+        self.composer.clear_history();
+    }
+
+    /// The canonical text of the finished mention the caret is on or next to, if any (a
+    /// host shows what it refers to).
+    pub fn mention_at_caret(&self) -> Option<String> {
+        let draft = self.composer.draft();
+        let chip = draft.chip_at_caret()?;
+        draft.text().get(chip).map(str::to_owned)
+    }
+
     /// Whether a popup is open (Esc goes to it first).
     pub fn popup_active(&self) -> bool {
-        matches!(self.popup, ActivePopup::Mention(_))
+        matches!(
+            self.popup,
+            ActivePopup::Mention(_) | ActivePopup::Command(_)
+        )
+    }
+
+    /// Whether the `/` command popup is the one open.
+    pub fn command_popup_active(&self) -> bool {
+        matches!(self.popup, ActivePopup::Command(_))
     }
 
     /// The popup on show, if any.
@@ -332,17 +399,20 @@ impl MentionInputState {
 
     /// Rows the popup wants (0 when none is open).
     pub fn popup_height(&self) -> u16 {
-        let ActivePopup::Mention(popup) = &self.popup else {
-            return 0;
-        };
-        let list = popup.desired_height();
-        if popup.selected().is_none() {
-            return list;
-        }
-        match self.preview_placement() {
-            Placement::Hidden => list,
-            Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
-            Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
+        match &self.popup {
+            ActivePopup::Command(popup) => popup.desired_height(),
+            ActivePopup::None => 0,
+            ActivePopup::Mention(popup) => {
+                let list = popup.desired_height();
+                if popup.selected().is_none() {
+                    return list;
+                }
+                match self.preview_placement() {
+                    Placement::Hidden => list,
+                    Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
+                    Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
+                }
+            }
         }
     }
 
@@ -358,21 +428,36 @@ impl MentionInputState {
         };
         let gap = gap.min(area.height - composer_height);
         let popup_height = self.popup_height().min(area.height - composer_height - gap);
-        if let ActivePopup::Mention(popup) = &self.popup
-            && popup_height > 0
-        {
-            let popup_area = Rect {
-                y: composer_area.y - gap - popup_height,
-                height: popup_height,
-                ..area
-            };
-            popup.render(
-                popup_area,
-                buf,
-                &self.config.styles,
-                &self.config.labels,
-                self.preview_placement(),
-            );
+        let popup_area = Rect {
+            y: composer_area.y - gap - popup_height,
+            height: popup_height,
+            ..area
+        };
+        match &self.popup {
+            _ if popup_height == 0 => {}
+            ActivePopup::Mention(popup) => {
+                popup.render(
+                    popup_area,
+                    buf,
+                    &self.config.styles,
+                    &self.config.labels,
+                    self.preview_placement(),
+                );
+            }
+            ActivePopup::Command(popup) => {
+                let labels = PopupLabels {
+                    title: self.config.command_title.clone(),
+                    ..self.config.labels.clone()
+                };
+                popup.render(
+                    popup_area,
+                    buf,
+                    &self.config.styles,
+                    &labels,
+                    Placement::Hidden,
+                );
+            }
+            ActivePopup::None => {}
         }
         self.cursor = self.composer.render(composer_area, buf);
     }
@@ -381,6 +466,68 @@ impl MentionInputState {
         self.composer.set_text("");
         self.popup = ActivePopup::None;
         self.dismissed_token = None;
+        self.command_armed = false;
+    }
+
+    /// Tab/Enter in the command popup: the first word becomes the selected (else the
+    /// first) command. With `run` and a command without argument the draft is submitted;
+    /// otherwise a space follows for the argument.
+    fn complete_command(&mut self, run: bool) -> Outcome {
+        let ActivePopup::Command(popup) = &self.popup else {
+            return Outcome::Consumed;
+        };
+        let Some(row) = popup.selected().or_else(|| popup.rows().first()) else {
+            return Outcome::Consumed;
+        };
+        let name = row.key().to_string();
+        let insert = row.insert_text().to_string();
+        let token = popup.token().start_char..popup.token().end_char;
+        let takes_argument = self
+            .config
+            .commands
+            .iter()
+            .any(|c| c.name == name && c.takes_argument);
+        self.command_armed = false;
+        self.popup = ActivePopup::None;
+        if run && !takes_argument {
+            self.composer.replace_chars(token, &insert);
+            return self.submit();
+        }
+        self.composer.replace_chars(token, &format!("{insert} "));
+        let _ = self.sync_popup(Outcome::Changed);
+        Outcome::Inserted {
+            key: name,
+            text: insert,
+        }
+    }
+
+    /// The command popup for the draft's first word, while armed and some command matches.
+    fn sync_command_popup(&mut self) -> bool {
+        if !self.command_armed {
+            return false;
+        }
+        let Some(token) =
+            command_token_at(&self.composer.text(), self.composer.cursor_char_index())
+        else {
+            self.command_armed = false;
+            return false;
+        };
+        let rows: Vec<MentionItem> = matching(&self.config.commands, &token.query)
+            .into_iter()
+            .map(CommandEntry::item)
+            .collect();
+        if rows.is_empty() {
+            // Stays armed: deleting back to a known prefix shows it again.
+            self.popup = ActivePopup::None;
+            return true;
+        }
+        let same = matches!(&self.popup, ActivePopup::Command(p) if p.token().query == token.query);
+        if !same {
+            let mut popup = MentionPopup::new(token, 0, self.config.max_visible_rows);
+            popup.set_results(0, rows);
+            self.popup = ActivePopup::Command(Box::new(popup));
+        }
+        true
     }
 
     fn submit(&mut self) -> Outcome {
@@ -440,6 +587,12 @@ impl MentionInputState {
     /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
     /// as [`Outcome::Query`] in place of `result`.
     fn sync_popup(&mut self, result: Outcome) -> Outcome {
+        if self.sync_command_popup() {
+            return result;
+        }
+        if matches!(self.popup, ActivePopup::Command(_)) {
+            self.popup = ActivePopup::None;
+        }
         let token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
@@ -484,15 +637,6 @@ impl MentionInputState {
     }
 }
 
-/// `AltGr` arrives as Ctrl+Alt on some platforms (`@` is AltGr+Q on German layouts); the
-/// textarea would drop such chars, so they are typed as text.
-fn is_altgr_char(key: &KeyEvent) -> bool {
-    matches!(key.code, KeyCode::Char(_))
-        && key
-            .modifiers
-            .contains(KeyModifiers::CONTROL | KeyModifiers::ALT)
-}
-
 fn changed(did: bool) -> Outcome {
     if did {
         Outcome::Changed
@@ -504,6 +648,7 @@ fn changed(did: bool) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crossterm::event::{KeyCode, KeyModifiers};
     use pretty_assertions::assert_eq;
 
     fn key(code: KeyCode) -> KeyEvent {
@@ -560,7 +705,7 @@ mod tests {
     fn selected_id(pane: &MentionInputState) -> Option<String> {
         match pane.active_popup() {
             ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
-            ActivePopup::None => None,
+            ActivePopup::None | ActivePopup::Command(_) => None,
         }
     }
 
@@ -683,7 +828,7 @@ mod tests {
         type_str(&mut pane, "@x");
         let id = match pane.active_popup() {
             ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None => unreachable!(),
+            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
         pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
         // A careless host's raw controls still never reach the draft.
@@ -703,7 +848,7 @@ mod tests {
         assert!(pane.popup_active(), "caret inside @foo");
         let id = match pane.active_popup() {
             ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None => unreachable!(),
+            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
         let mention = "@[a\\]b](dsh-session:InMxIg)";
         pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
@@ -713,20 +858,73 @@ mod tests {
 
     #[test]
     fn enter_with_nothing_selected_submits_the_draft_as_typed() {
+        let submit = |s: &str| Outcome::Submit(s.to_owned());
         let mut pane = new_pane();
         type_str(&mut pane, "@zz");
-        assert_eq!(
-            pane.handle_key(key(KeyCode::Enter)),
-            Outcome::Submit("@zz".into()),
-            "no answer yet: nothing selected"
-        );
+        // "searching…": nothing selected.
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
         pane.set_results(3, Vec::new());
-        assert_eq!(pane.handle_key(key(KeyCode::Tab)), Outcome::Consumed);
+        // "no matches": nothing selected.
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
         assert_eq!(
-            pane.handle_key(key(KeyCode::Enter)),
-            Outcome::Submit("@zz".into())
+            pane.handle_key(key(KeyCode::Tab)),
+            Outcome::Consumed,
+            "no row to insert"
         );
         assert_eq!(pane.draft(), "@zz");
+    }
+
+    #[test]
+    fn tab_inserts_the_first_row_when_none_is_selected() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@zz");
+        pane.set_results(3, Vec::new());
+        type_str(&mut pane, "z");
+        pane.set_results(4, vec![row("a", "Zzz"), row("b", "Zzzz")]);
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Tab)),
+            Outcome::Inserted { .. }
+        ));
+        assert_eq!(pane.draft(), "@[Zzz](dsh-session:ImEi) ");
+    }
+
+    #[test]
+    fn editing_keys_follow_the_shell() {
+        let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
+        let mut pane = new_pane();
+        pane.handle_paste("one @[A](dsh-session:IkEi) two three");
+        pane.handle_key(ctrl('w'));
+        assert_eq!(pane.draft(), "one @[A](dsh-session:IkEi) two ");
+        pane.handle_key(alt('b'));
+        pane.handle_key(alt('b'));
+        pane.handle_key(ctrl('k'));
+        assert_eq!(
+            pane.draft(),
+            "one ",
+            "Alt+B twice: before the mention; Ctrl+K kills it"
+        );
+        pane.handle_key(ctrl('a'));
+        pane.handle_key(ctrl('y'));
+        assert_eq!(
+            pane.draft(),
+            "@[A](dsh-session:IkEi) two one ",
+            "Ctrl+Y yanks it back"
+        );
+        pane.handle_key(ctrl('e'));
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), "", "Ctrl+U deletes to the line start");
+        pane.handle_key(ctrl('z'));
+        assert_eq!(pane.draft(), "@[A](dsh-session:IkEi) two one ");
+        pane.handle_key(KeyEvent::new(KeyCode::Char('7'), KeyModifiers::CONTROL));
+        assert_eq!(pane.draft(), "one ", "Ctrl+_ (sent as Ctrl+7) undoes too");
+        assert_eq!(
+            pane.handle_key(ctrl('q')),
+            Outcome::Ignored,
+            "unbound: the host's"
+        );
+        pane.handle_key(ctrl('e'));
+        pane.handle_key(key(KeyCode::Tab));
+        assert_eq!(pane.draft(), "one \t", "Tab without a popup types a tab");
     }
 
     #[test]
@@ -738,7 +936,7 @@ mod tests {
         assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
         pane.handle_key(key(KeyCode::Backspace));
         assert_eq!(pane.draft(), "", "then the whole mention");
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(
             pane.draft(),
             "@[Foo](dsh-session:ImEi)",
@@ -748,7 +946,7 @@ mod tests {
             !pane.popup_active(),
             "a finished mention never opens the popup"
         );
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(pane.draft(), with_mention, "and the space");
     }
 
@@ -756,7 +954,8 @@ mod tests {
     fn delete_before_mention_removes_it() {
         let mut pane = new_pane();
         pane.handle_paste("x @[A](dsh-session:IkEi) y");
-        for _ in 0.."@[A](dsh-session:IkEi) y".chars().count() {
+        // Left steps over `y`, the space and then the whole mention.
+        for _ in 0..3 {
             pane.handle_key(key(KeyCode::Left));
         }
         pane.handle_key(key(KeyCode::Delete));
@@ -892,7 +1091,7 @@ mod tests {
         assert_eq!(pane.desired_height(20), 3, "one row plus border");
         pane.handle_paste("a\nb\nc");
         assert_eq!(pane.desired_height(20), 5);
-        pane.handle_key(ctrl('u'));
+        pane.handle_key(ctrl('z'));
         assert_eq!(pane.draft(), "");
         assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
         pane.handle_paste(&"x".repeat(100));
@@ -934,11 +1133,96 @@ mod tests {
         type_str(&mut pane, "@");
         pane.set_failed(1, "disk\u{7} busy");
         assert!(pane.popup_active());
-        assert_eq!(pane.handle_key(key(KeyCode::Tab)), Outcome::Consumed);
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
             Outcome::Submit("@".into()),
-            "nothing selected: the draft goes as typed"
+            "nothing to select: Enter sends the draft"
+        );
+    }
+
+    fn with_commands() -> MentionInputState {
+        let commands = vec![
+            CommandEntry::new("help", "/help", "show help", false),
+            CommandEntry::new("title", "/title TEXT", "set the title", true),
+            CommandEntry::new("theme", "/theme", "switch colours", false),
+        ];
+        MentionInputState::new(MentionConfig::default().with_commands(commands, " / "))
+    }
+
+    fn command_rows(pane: &MentionInputState) -> Vec<String> {
+        match pane.active_popup() {
+            ActivePopup::Command(p) => p.rows().iter().map(|r| r.key().to_owned()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn slash_on_an_empty_draft_opens_the_command_popup_and_filters() {
+        let mut pane = with_commands();
+        assert_eq!(
+            type_str(&mut pane, "/"),
+            [Outcome::Changed],
+            "no host query"
+        );
+        assert!(pane.command_popup_active());
+        assert_eq!(command_rows(&pane), ["help", "title", "theme"]);
+        type_str(&mut pane, "T");
+        assert_eq!(command_rows(&pane), ["title", "theme"], "prefix, any case");
+        type_str(&mut pane, "x");
+        assert!(!pane.popup_active(), "nothing matches: no popup");
+        pane.handle_key(key(KeyCode::Backspace));
+        assert_eq!(command_rows(&pane), ["title", "theme"], "back again");
+        type_str(&mut pane, "i ");
+        assert!(!pane.popup_active(), "the first word ended");
+        // A `/` typed later, or a draft recalled or pasted, opens nothing.
+        let mut pane = with_commands();
+        type_str(&mut pane, "a /");
+        assert!(!pane.popup_active());
+        pane.handle_paste("/help");
+        assert!(!pane.popup_active());
+        let mut pane = with_commands();
+        type_str(&mut pane, "/etc/");
+        assert!(!pane.popup_active(), "a path is no command");
+    }
+
+    #[test]
+    fn tab_completes_and_enter_runs_a_command_without_argument() {
+        let mut pane = with_commands();
+        type_str(&mut pane, "/he");
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Tab)),
+            Outcome::Inserted { .. }
+        ));
+        assert_eq!(pane.draft(), "/help ");
+        assert!(!pane.popup_active());
+
+        let mut pane = with_commands();
+        type_str(&mut pane, "/h");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("/help".into())
+        );
+
+        // A command with an argument waits for it.
+        let mut pane = with_commands();
+        type_str(&mut pane, "/t");
+        assert_eq!(pane.handle_key(key(KeyCode::Down)), Outcome::Changed);
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), Outcome::Changed);
+        assert!(matches!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Inserted { .. }
+        ));
+        assert_eq!(pane.draft(), "/title ");
+
+        // Esc closes it for good; Enter then submits the draft as typed.
+        let mut pane = with_commands();
+        type_str(&mut pane, "/he");
+        assert_eq!(pane.handle_key(key(KeyCode::Esc)), Outcome::Changed);
+        type_str(&mut pane, "l");
+        assert!(!pane.popup_active());
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("/hel".into())
         );
     }
 }
