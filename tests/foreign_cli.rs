@@ -11,11 +11,12 @@ use std::process::{Command, Output};
 
 use dsh_reference::format_mention;
 use dsh_reference::prompt::serialized_sources;
-use dsh_store::{
-    ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
-};
+use dsh_store::{NewEvent, SessionHeader, SessionStore};
 use pretty_assertions::assert_eq;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+mod common;
+use common::events::{assistant, user};
 
 const CLAUDE_MAIN: &str = "claude-code:5f1c2d3e-0000-4000-8000-000000000001";
 const CLAUDE_COMPACT: &str = "claude-code:5f1c2d3e-0000-4000-8000-000000000002";
@@ -147,24 +148,6 @@ impl Fixture {
         let mut w = store.open_writer(id, Some(header)).unwrap();
         w.append(events).unwrap();
     }
-}
-
-fn user(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::UserMessage(Message::user_text(text)))
-}
-
-fn assistant(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::AssistantMessage {
-        turn: 1,
-        step: 0,
-        message: Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(text)],
-            Source::model("offline", "m"),
-        ),
-        usage: None,
-        extra: Map::new(),
-    })
 }
 
 fn ok_json(out: &Output) -> Value {

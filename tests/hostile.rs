@@ -24,15 +24,17 @@ use dsh_reference::{
     AgentRef, ErrorCode, Prepared, ReferenceConfig, SessionReferences, format_mention, parse_text,
     project_surface,
 };
-use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError,
 };
 use pretty_assertions::assert_eq;
 use ratatui_mention::untrusted::is_control;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+mod common;
+use common::events::{assistant, title, turn_end, user};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile")
@@ -51,47 +53,6 @@ fn corpus() -> (Vec<String>, Vec<String>) {
             .collect()
     };
     (list("text"), list("ids"))
-}
-
-fn user(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::UserMessage(Message::user_text(text)))
-}
-
-fn assistant(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::AssistantMessage {
-        turn: 1,
-        step: 0,
-        message: Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(text)],
-            Source::model("offline", "m"),
-        ),
-        usage: None,
-        extra: Map::new(),
-    })
-}
-
-fn title(text: &str) -> NewEvent {
-    NewEvent::plain(EventData::SessionTitle(TitleData {
-        title: text.into(),
-        message_seqs: vec![],
-        source: TitleSource {
-            kind: "manual".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    }))
-}
-
-fn turn_end() -> NewEvent {
-    NewEvent::plain(EventData::TurnEnd {
-        turn: 1,
-        reason: TurnEndReason {
-            kind: "completed".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    })
 }
 
 /// Every char of `text` that a terminal could act on: C0 (but `\n`), DEL and C1.

@@ -13,8 +13,7 @@
     clippy::similar_names
 )] // test code: small known values, helpers that take values for brevity
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_refs::agent::{Agent, AgentEvent};
@@ -24,125 +23,25 @@ use dsh_store::{Event, EventData, Message, SessionHeader, SessionQuery, SessionS
 use futures_util::StreamExt;
 use pretty_assertions::assert_eq;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-/// What the server does on one connection.
-#[derive(Clone)]
-enum Step {
-    /// Reset the connection without reading the request.
-    ResetAtOnce,
-    /// Write bytes (one TCP write).
-    Write(Vec<u8>),
-    /// Close with a TCP RST (linger 0) instead of a FIN.
-    Reset,
-}
+mod common;
+use common::scripted_http::{self, Options, Server, Step, chunk, delta, end, stream_head};
 
-struct Server {
-    base_url: String,
-    connections: Arc<Mutex<usize>>,
-}
-
-impl Server {
-    async fn start(replies: Vec<Vec<Step>>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let queue = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let connections = Arc::new(Mutex::new(0));
-        let counter = Arc::clone(&connections);
-        tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                *counter.lock().unwrap() += 1;
-                let reply = queue.lock().unwrap().pop_front().unwrap_or_default();
-                tokio::spawn(play(socket, reply));
-            }
-        });
-        Server {
-            base_url: format!("http://{addr}/v1"),
-            connections,
-        }
-    }
-
-    fn connections(&self) -> usize {
-        *self.connections.lock().unwrap()
-    }
-}
-
-async fn play(mut socket: TcpStream, reply: Vec<Step>) {
-    if !matches!(reply.first(), Some(Step::ResetAtOnce)) {
-        // Read the request head and body (content-length) before answering.
-        let mut buf = Vec::new();
-        let mut tmp = [0u8; 4096];
-        loop {
-            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map_or(0, |v| v.trim().parse().unwrap());
-                if buf.len() >= i + 4 + len {
-                    break;
-                }
-            }
-            match socket.read(&mut tmp).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => buf.extend_from_slice(&tmp[..n]),
-            }
-        }
-    }
-    for step in reply {
-        match step {
-            Step::Write(bytes) => {
-                if socket.write_all(&bytes).await.is_err() {
-                    return;
-                }
-                let _ = socket.flush().await;
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-            Step::Reset | Step::ResetAtOnce => {
-                let _ = socket.set_zero_linger();
-                drop(socket);
-                return;
-            }
-        }
-    }
-}
-
+/// A 5xx-style error reply with a JSON body naming the code.
 fn status(code: u16) -> Vec<Step> {
     let body = format!(r#"{{"error":{{"message":"upstream {code}"}}}}"#);
-    vec![Step::Write(
-        format!(
-            "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
-    )]
+    scripted_http::status(code, &body, &[])
 }
 
-fn stream_head() -> Step {
-    Step::Write(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
-            .to_vec(),
-    )
-}
-
-fn chunk(data: &[u8]) -> Step {
-    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
-    Step::Write(out)
-}
-
-fn end() -> Step {
-    Step::Write(b"0\r\n\r\n".to_vec())
-}
-
-fn delta(content: &str) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]})
-    )
+/// A server playing `replies` (then closing any further connection), with a short gap after
+/// every write so consecutive writes arrive as separate segments.
+async fn start(replies: Vec<Vec<Step>>) -> Server {
+    let options = Options {
+        fallback: Vec::new(),
+        write_gap: Duration::from_millis(2),
+    };
+    Server::start_with(replies, options).await
 }
 
 fn good_stream(text: &str) -> Vec<Step> {
@@ -198,7 +97,7 @@ fn text(s: &str) -> StreamEvent {
 
 #[tokio::test]
 async fn resets_before_the_response_are_retried_within_the_budget() {
-    let server = Server::start(vec![
+    let server = start(vec![
         vec![Step::ResetAtOnce],
         vec![Step::Reset],
         good_stream("ok"),
@@ -212,7 +111,7 @@ async fn resets_before_the_response_are_retried_within_the_budget() {
 
 #[tokio::test]
 async fn a_reset_storm_ends_in_a_network_error_after_the_budget() {
-    let server = Server::start(vec![vec![Step::Reset]; 6]).await;
+    let server = start(vec![vec![Step::Reset]; 6]).await;
     let (events, err) = run(config(&server, 2)).await;
     let err = err.unwrap();
     assert_eq!(events, vec![]);
@@ -222,7 +121,7 @@ async fn a_reset_storm_ends_in_a_network_error_after_the_budget() {
 
 #[tokio::test]
 async fn a_reset_mid_stream_keeps_what_arrived_and_is_not_retried() {
-    let server = Server::start(vec![
+    let server = start(vec![
         vec![
             stream_head(),
             chunk(delta("partial").as_bytes()),
@@ -241,7 +140,7 @@ async fn a_reset_mid_stream_keeps_what_arrived_and_is_not_retried() {
 
 #[tokio::test]
 async fn a_mixed_gateway_storm_recovers_or_gives_up_cleanly() {
-    let server = Server::start(vec![
+    let server = start(vec![
         status(502),
         status(503),
         status(504),
@@ -253,7 +152,7 @@ async fn a_mixed_gateway_storm_recovers_or_gives_up_cleanly() {
     assert_eq!(events, vec![text("ok")]);
     assert_eq!(server.connections(), 4);
 
-    let server = Server::start(vec![status(503), status(502), status(504), status(500)]).await;
+    let server = start(vec![status(503), status(502), status(504), status(500)]).await;
     let (events, err) = run(config(&server, 2)).await;
     let err = err.unwrap();
     assert_eq!(events, vec![]);
@@ -264,7 +163,7 @@ async fn a_mixed_gateway_storm_recovers_or_gives_up_cleanly() {
 
 #[tokio::test]
 async fn a_line_cut_off_by_the_end_of_the_body_is_a_bad_stream() {
-    let server = Server::start(vec![vec![
+    let server = start(vec![vec![
         stream_head(),
         chunk(delta("first").as_bytes()),
         chunk(br#"data: {"choices":[{"index":0,"delta":{"content":"sec"#),
@@ -281,7 +180,7 @@ async fn a_line_cut_off_by_the_end_of_the_body_is_a_bad_stream() {
 async fn invalid_utf8_in_a_line_is_a_bad_stream() {
     let mut line = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".to_vec();
     line.extend_from_slice(b"\xff\xfe\"}}]}\n\n");
-    let server = Server::start(vec![vec![stream_head(), chunk(&line), end()]]).await;
+    let server = start(vec![vec![stream_head(), chunk(&line), end()]]).await;
     let (events, err) = run(config(&server, 2)).await;
     assert_eq!(events, vec![]);
     assert_eq!(err.unwrap().code(), "LLM_BAD_STREAM");
@@ -291,7 +190,7 @@ async fn invalid_utf8_in_a_line_is_a_bad_stream() {
 async fn an_event_of_many_short_data_lines_is_bounded_too() {
     // Each line is short, but together they exceed the 1024-byte limit.
     let line = format!("data: {}\n", "y".repeat(100));
-    let server = Server::start(vec![vec![
+    let server = start(vec![vec![
         stream_head(),
         chunk(line.repeat(20).as_bytes()),
         chunk(b"\n"),
@@ -308,7 +207,7 @@ async fn an_event_of_many_short_data_lines_is_bounded_too() {
 #[tokio::test]
 async fn a_peer_that_does_not_speak_http_is_a_clear_error() {
     let garbage = || vec![Step::Write(b"SSH-2.0-OpenSSH_9.6\r\n\x00\x01\x02".to_vec())];
-    let server = Server::start(vec![garbage(), garbage(), garbage()]).await;
+    let server = start(vec![garbage(), garbage(), garbage()]).await;
     let (events, err) = run(config(&server, 2)).await;
     assert_eq!(events, vec![]);
     let err = err.unwrap();
@@ -323,7 +222,7 @@ async fn a_peer_that_does_not_speak_http_is_a_clear_error() {
 
 #[tokio::test]
 async fn a_bad_chunk_size_mid_body_is_a_clear_error() {
-    let server = Server::start(vec![vec![
+    let server = start(vec![vec![
         stream_head(),
         chunk(delta("ok").as_bytes()),
         Step::Write(b"zz\r\nnot a chunk\r\n".to_vec()),
@@ -375,7 +274,7 @@ fn turn_end_kind(events: &[Event]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn provider_failures_in_real_turns_keep_the_user_messages_and_the_session_recovers() {
-    let server = Server::start(vec![
+    let server = start(vec![
         // Turn 1: a 503 storm beyond the retry budget.
         status(503),
         status(503),

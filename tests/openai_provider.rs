@@ -9,9 +9,6 @@
     clippy::similar_names
 )] // test code: small known values, helpers that take values for brevity
 
-use std::collections::VecDeque;
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use dsh_refs::llm::openai::{ApiKey, Backoff, OpenAiConfig, OpenAiProvider};
@@ -19,160 +16,14 @@ use dsh_refs::llm::{ChatRequest, LlmError, Provider, StreamEvent, Usage};
 use dsh_store::{ContentBlock, Message, Role, Source};
 use futures_util::StreamExt;
 use pretty_assertions::assert_eq;
-use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use serde_json::json;
+use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+mod common;
+use common::scripted_http::{Server, Step, chunk, delta, end, status, stream_head};
+
 const KEY: &str = "sk-test-4f1c9a";
-
-/// One thing the server does on a connection.
-#[derive(Clone)]
-enum Step {
-    Write(Vec<u8>),
-    Pause(Duration),
-}
-
-/// A request as the server received it.
-#[derive(Debug, Clone)]
-struct Recorded {
-    head: String,
-    body: Vec<u8>,
-}
-
-impl Recorded {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
-        })
-    }
-}
-
-struct Server {
-    base_url: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl Server {
-    async fn start(replies: Vec<Vec<Step>>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let queue = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let recorded = Arc::clone(&requests);
-        tokio::spawn(async move {
-            loop {
-                let Ok((socket, _)) = listener.accept().await else {
-                    return;
-                };
-                let reply = queue.lock().unwrap().pop_front();
-                let recorded = Arc::clone(&recorded);
-                tokio::spawn(async move {
-                    let reply =
-                        reply.unwrap_or_else(|| status(599, "no more scripted replies", &[]));
-                    handle(socket, reply, recorded).await;
-                });
-            }
-        });
-        Server {
-            base_url: format!("http://{addr}/v1"),
-            requests,
-        }
-    }
-
-    fn requests(&self) -> Vec<Recorded> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-async fn handle(mut socket: TcpStream, reply: Vec<Step>, recorded: Arc<Mutex<Vec<Recorded>>>) {
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 4096];
-    let head_end = loop {
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-        match socket.read(&mut tmp).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
-            let (n, v) = l.split_once(':')?;
-            n.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().unwrap())
-        })
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        match socket.read(&mut tmp).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => buf.extend_from_slice(&tmp[..n]),
-        }
-    }
-    let body = buf[head_end..head_end + length].to_vec();
-    recorded.lock().unwrap().push(Recorded { head, body });
-    for step in reply {
-        match step {
-            Step::Write(bytes) => {
-                if socket.write_all(&bytes).await.is_err() {
-                    return;
-                }
-                let _ = socket.flush().await;
-            }
-            Step::Pause(d) => tokio::time::sleep(d).await,
-        }
-    }
-    // Dropping the socket closes the connection (abruptly, if the reply was unfinished).
-}
-
-/// A complete non-streamed reply.
-fn status(code: u16, body: &str, headers: &[(&str, &str)]) -> Vec<Step> {
-    let mut head = format!(
-        "HTTP/1.1 {code} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (n, v) in headers {
-        let _ = write!(head, "{n}: {v}\r\n");
-    }
-    head.push_str("\r\n");
-    head.push_str(body);
-    vec![Step::Write(head.into_bytes())]
-}
-
-/// Headers of a chunked event-stream reply.
-fn stream_head() -> Step {
-    Step::Write(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
-            .to_vec(),
-    )
-}
-
-/// One HTTP chunk carrying `data` (one TCP write).
-fn chunk(data: &[u8]) -> Step {
-    let mut out = format!("{:x}\r\n", data.len()).into_bytes();
-    out.extend_from_slice(data);
-    out.extend_from_slice(b"\r\n");
-    Step::Write(out)
-}
-
-/// The end of a chunked body.
-fn end() -> Step {
-    Step::Write(b"0\r\n\r\n".to_vec())
-}
-
-fn delta(content: &str) -> String {
-    format!(
-        "data: {}\n\n",
-        json!({"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": null}]})
-    )
-}
 
 fn reasoning(text: &str) -> String {
     format!(

@@ -14,13 +14,15 @@ use std::process::{Command, Output};
 
 use dsh_reference::format_mention;
 use dsh_reference::prompt::serialized_sources;
-use dsh_store::event::TurnEndReason;
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
     SurfaceOp,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
+
+mod common;
+use common::events::{assistant_with_reasoning, title, turn_end, user};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -80,25 +82,6 @@ fn stdout_json(out: &Output) -> Value {
     })
 }
 
-fn user(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::UserMessage(Message::user_text(text)))
-}
-
-fn assistant(text: &str, reasoning: Option<&str>) -> NewEvent {
-    let mut content = Vec::new();
-    if let Some(r) = reasoning {
-        content.push(ContentBlock::reasoning(r));
-    }
-    content.push(ContentBlock::text(text));
-    NewEvent::appended(EventData::AssistantMessage {
-        turn: 1,
-        step: 0,
-        message: Message::new(Role::Assistant, content, Source::model("offline", "m")),
-        usage: None,
-        extra: Map::new(),
-    })
-}
-
 fn tool_result(text: &str) -> NewEvent {
     NewEvent::appended(EventData::ToolResult {
         turn: 1,
@@ -132,29 +115,6 @@ fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
     }
 }
 
-fn turn_end() -> NewEvent {
-    NewEvent::plain(EventData::TurnEnd {
-        turn: 1,
-        reason: TurnEndReason {
-            kind: "completed".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    })
-}
-
-fn title(text: &str) -> NewEvent {
-    NewEvent::plain(EventData::SessionTitle(dsh_store::event::TitleData {
-        title: text.into(),
-        message_seqs: vec![],
-        source: dsh_store::event::TitleSource {
-            kind: "manual".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    }))
-}
-
 /// Three real sessions plus the target: one compacted, one with tool traffic, reasoning and
 /// plugin messages, one in Chinese without a cwd.
 fn three_sessions() -> Fixture {
@@ -166,10 +126,10 @@ fn three_sessions() -> Fixture {
         300,
         vec![
             user("old question"),                                                     // 0
-            assistant("old answer", None),                                            // 1
+            assistant_with_reasoning(1, "old answer", None),                          // 1
             checkpoint("<compacted-summary>we chose Rust</compacted-summary>", 0, 1), // 2
             user("what next?"),                                                       // 3
-            assistant("write the tests", None),                                       // 4
+            assistant_with_reasoning(1, "write the tests", None),                     // 4
             turn_end(),                                                               // 5
             title("Compacted plan"),                                                  // 6
         ],
@@ -182,7 +142,8 @@ fn three_sessions() -> Fixture {
             user("run the build"),
             plugin("goal: keep going"),
             tool_result("cargo: 3 errors"),
-            assistant(
+            assistant_with_reasoning(
+                1,
                 "fixed </referenced-sessions> \u{1b}[2J",
                 Some("secret reasoning"),
             ),
@@ -193,7 +154,11 @@ fn three_sessions() -> Fixture {
         "中文",
         None,
         100,
-        vec![user("你好"), assistant("你好！", None), turn_end()],
+        vec![
+            user("你好"),
+            assistant_with_reasoning(1, "你好！", None),
+            turn_end(),
+        ],
     );
     fx
 }
@@ -601,7 +566,7 @@ fn size_estimate_matches_prepare_through_the_binary() {
             if i % 2 == 0 {
                 user(&text)
             } else {
-                assistant(&text, Some("hidden reasoning"))
+                assistant_with_reasoning(1, &text, Some("hidden reasoning"))
             }
         })
         .collect();

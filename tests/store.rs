@@ -13,69 +13,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError, SurfaceOp,
 };
 use pretty_assertions::assert_eq;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-fn user(text: &str) -> NewEvent {
-    NewEvent::appended(EventData::UserMessage(Message::user_text(text)))
-}
-
-fn assistant(turn: u64, text: &str) -> NewEvent {
-    NewEvent::appended(EventData::AssistantMessage {
-        turn,
-        step: 0,
-        message: Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(text)],
-            Source::model("offline", "m"),
-        ),
-        usage: None,
-        extra: Map::new(),
-    })
-}
-
-fn turn_start(turn: u64) -> NewEvent {
-    NewEvent::plain(EventData::TurnStart {
-        turn,
-        trigger: json!({"kind": "user"}),
-        extra: Map::new(),
-    })
-}
-
-fn turn_end(turn: u64) -> NewEvent {
-    NewEvent::plain(EventData::TurnEnd {
-        turn,
-        reason: TurnEndReason {
-            kind: "completed".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    })
-}
-
-fn title(text: &str) -> NewEvent {
-    NewEvent::plain(EventData::SessionTitle(TitleData {
-        title: text.into(),
-        message_seqs: vec![],
-        source: TitleSource {
-            kind: "manual".into(),
-            extra: Map::new(),
-        },
-        extra: Map::new(),
-    }))
-}
+mod common;
+use common::events::{assistant_in_turn, title, turn_end_of, turn_start, user};
 
 fn turn(n: u64, question: &str, answer: &str) -> Vec<NewEvent> {
     vec![
         turn_start(n),
         user(question),
-        assistant(n, answer),
-        turn_end(n),
+        assistant_in_turn(n, answer),
+        turn_end_of(n),
     ]
 }
 
@@ -337,7 +290,7 @@ fn reader_racing_a_writer_sees_only_complete_prefixes() {
                 let long = "x".repeat((n as usize * 37) % 5000);
                 w.append_buffered(vec![turn_start(n), user(&format!("q{n} {long}"))])
                     .unwrap();
-                w.append(vec![assistant(n, &format!("a{n}")), turn_end(n)])
+                w.append(vec![assistant_in_turn(n, &format!("a{n}")), turn_end_of(n)])
                     .unwrap();
             }
             done.store(true, Ordering::SeqCst);
