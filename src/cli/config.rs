@@ -71,6 +71,25 @@ impl Default for TuiSection {
     }
 }
 
+/// `[search]`: the full-text session index (docs/search.md).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchSection {
+    /// Keep a full-text index of the store and offer `search`.
+    pub enabled: bool,
+    /// Where the index lives (default: the platform cache dir, one per store root).
+    pub index_dir: Option<PathBuf>,
+}
+
+impl Default for SearchSection {
+    fn default() -> Self {
+        SearchSection {
+            enabled: true,
+            index_dir: None,
+        }
+    }
+}
+
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -78,6 +97,7 @@ pub struct Config {
     pub references: ReferencesSection,
     pub model: ModelSection,
     pub tui: TuiSection,
+    pub search: SearchSection,
 }
 
 /// A configuration file that could not be used.
@@ -123,6 +143,13 @@ impl Config {
                 "key `model.base_url`: must start with http:// or https://".into(),
             ));
         }
+        if let Some(dir) = &config.search.index_dir
+            && !dir.is_absolute()
+        {
+            return Err(invalid(
+                "key `search.index_dir`: must be an absolute path".into(),
+            ));
+        }
         Ok(config)
     }
 
@@ -151,6 +178,8 @@ mod tests {
         let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
         assert_eq!(config.model, ModelSection::default());
         assert_eq!(config.references.max_references, Some(3));
+        assert_eq!(config.search, SearchSection::default());
+        assert!(config.search.enabled);
     }
 
     #[test]
@@ -165,6 +194,8 @@ mod tests {
             ("[model]\ntimeout_secs = 0\n", "model.timeout_secs"),
             ("[model]\nprovider = \"gpt\"\n", "provider"),
             ("[nope]\n", "nope"),
+            ("[search]\nindex_dir = \"rel/dir\"\n", "search.index_dir"),
+            ("[search]\nenabled = \"yes\"\n", "enabled"),
         ];
         for (text, key) in cases {
             let err = Config::parse(text, p).unwrap_err().to_string();

@@ -11,6 +11,7 @@ use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
 use dsh_reference::SessionReferences;
+use dsh_search::IndexOptions;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 
@@ -181,11 +182,28 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let writer = open_session(&store, cli, demo_dir.is_some())?;
+    // The demo's index lives next to its temporary store, not in the cache dir.
+    let demo_index = match &demo_dir {
+        Some(_) => Some(
+            tempfile::TempDir::new()
+                .map_err(|e| format!("cannot make a temporary directory: {e}"))?,
+        ),
+        None => None,
+    };
+    let search_options = ctx.config.search.enabled.then(|| IndexOptions {
+        index_dir: demo_index
+            .as_ref()
+            .map(|d| d.path().to_owned())
+            .or_else(|| ctx.config.search.index_dir.clone()),
+    });
     let hint_store = store.clone();
     let session_id = runtime.block_on(async move {
         let mut tui = terminal::init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
+        if let Some(options) = search_options {
+            app.start_search_indexing(options);
+        }
         quit_on_termination_signals(app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())

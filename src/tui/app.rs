@@ -28,6 +28,7 @@ use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::key_map::help_rows;
+use super::search_indexing::{IndexingEvent, SearchIndexing};
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
 use super::transcript::{NoticeKind, RenderOptions};
@@ -36,6 +37,7 @@ use crate::agent::submit::prepare_submission;
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
 use crate::llm::Provider;
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use dsh_search::{IndexOptions, Progress, SessionIndex};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
 
@@ -90,6 +92,10 @@ pub struct App {
     dirty: bool,
     should_quit: bool,
     frames_drawn: u64,
+    /// The full-text index being kept up to date in the background, if enabled.
+    search: Option<SearchIndexing>,
+    /// Progress of a running index update, for the status line.
+    indexing: Option<Progress>,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -142,10 +148,32 @@ impl App {
             dirty: true,
             should_quit: false,
             frames_drawn: 0,
+            search: None,
+            indexing: None,
         };
         app.load_transcript();
         app.forward_agent_events(agent_rx);
         app
+    }
+
+    /// Start keeping the full-text index of the store up to date in the background (its
+    /// progress shows in the status line).
+    pub fn start_search_indexing(&mut self, options: IndexOptions) {
+        self.search = Some(SearchIndexing::start(
+            self.store.root().to_owned(),
+            options,
+            self.tx.clone(),
+        ));
+    }
+
+    /// The full-text index, once open (for the `@` popup and the resume picker).
+    pub fn search_index(&self) -> Option<Arc<SessionIndex>> {
+        self.search.as_ref().and_then(SearchIndexing::index)
+    }
+
+    /// Progress of a running index update, as the status line shows it.
+    pub fn indexing_progress(&self) -> Option<Progress> {
+        self.indexing
     }
 
     /// A sender on the app's event bus.
@@ -589,8 +617,23 @@ impl App {
                     picker.set_rows(rows);
                 }
             }
+            AppEvent::SearchIndexing(event) => self.on_indexing(event),
         }
         self.dirty = true;
+    }
+
+    fn on_indexing(&mut self, event: IndexingEvent) {
+        match event {
+            IndexingEvent::Progress(p) => self.indexing = (p.done < p.total).then_some(p),
+            IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
+            IndexingEvent::Finished(result) => {
+                self.indexing = None;
+                if let Err(e) = result {
+                    self.chat
+                        .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
+                }
+            }
+        }
     }
 
     fn on_agent_event(&mut self, event: AgentEvent) {
@@ -780,6 +823,7 @@ impl App {
             model: &model,
             tokens: self.chat.transcript().tokens(),
             queued: self.queued,
+            indexing: self.indexing,
         }
         .render(status_area, buf);
         let cursor = self.pane.render(pane_area, buf);

@@ -4,6 +4,7 @@
 
 use tokio::sync::mpsc;
 
+use super::search_indexing::IndexingEvent;
 use super::session_picker::PickerRow;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
@@ -36,6 +37,8 @@ pub enum AppEvent {
         id: String,
         result: Result<SessionWriter, String>,
     },
+    /// The background full-text indexing made progress, finished, or has a notice.
+    SearchIndexing(IndexingEvent),
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

@@ -16,6 +16,7 @@ pub mod markdown;
 pub mod mention_popup;
 pub mod mention_token;
 pub mod paste;
+pub mod search_indexing;
 pub mod session_picker;
 pub mod status_line;
 pub mod terminal;

@@ -25,7 +25,7 @@ use crate::store_logs::{self, LogFile};
 /// as it goes.
 const COMMIT_EVERY: usize = 2000;
 /// Memory the writer may buffer before it writes a segment (all its threads together).
-const WRITER_MEMORY: usize = 96 << 20;
+const WRITER_MEMORY: usize = 64 << 20;
 /// Documents waiting between the log readers and the writer, at most.
 const QUEUE: usize = 16;
 

@@ -1,0 +1,252 @@
+//! `dsh-refs search QUERY [--limit N] [--json]` (docs/search.md): sessions ranked by what was
+//! said in them, from the full-text index (brought up to date first, with a progress bar on
+//! a terminal and nothing on a pipe).
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use dsh_reference::format_mention;
+use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
+use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use serde_json::{Map, Value, json};
+
+use super::reference_service::{local_time, write_stdout};
+use super::{Context, SearchArgs};
+use crate::tui::status_line::grouped_count;
+
+/// Least time between two redraws of the progress bar.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Run the subcommand.
+pub fn run(ctx: &Context, args: &SearchArgs) -> Result<ExitCode, String> {
+    if !ctx.config.search.enabled {
+        eprintln!("dsh-refs: search is disabled in the config ([search] enabled = false)");
+        return Ok(ExitCode::from(2));
+    }
+    let mut analyzer = dsh_search::text_analysis::analyzer();
+    match dsh_search::query_syntax::parse(&mut analyzer, &args.query) {
+        Ok(q) if q.is_empty() => {
+            return usage_error(args.json, "invalid query: nothing to search for");
+        }
+        Ok(_) => {}
+        Err(e) => return usage_error(args.json, &e.to_string()),
+    }
+    let options = IndexOptions {
+        index_dir: ctx.config.search.index_dir.clone(),
+    };
+    let index = SessionIndex::open(&ctx.store_root, &options).map_err(|e| e.to_string())?;
+    if let Some(notice) = index.status().notice {
+        eprintln!("dsh-refs: {}", visible_controls_line(&notice));
+    }
+    let outcome = update(&index)?;
+    if outcome.busy {
+        eprintln!(
+            "dsh-refs: another process is updating the search index; searching what it has so far"
+        );
+    }
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let hits = match index.search(&args.query, limit) {
+        Ok(hits) => hits,
+        Err(SearchError::InvalidQuery { reason }) => {
+            return usage_error(args.json, &format!("invalid query: {reason}"));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let out = if args.json {
+        let text = serde_json::to_string_pretty(&json_hits(&hits)).map_err(|e| e.to_string())?;
+        format!("{}\n", escape_json_controls(&text))
+    } else {
+        human_hits(&hits, std::io::stdout().is_terminal())
+    };
+    write_stdout(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bring the index up to date, drawing a progress bar on stderr when it is a terminal.
+fn update(index: &SessionIndex) -> Result<dsh_search::RefreshOutcome, String> {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last_draw: Option<Instant> = None;
+    let mut drawn = false;
+    let started = Instant::now();
+    let outcome = index
+        .refresh(&Cancel::new(), &mut |p| {
+            // Only a build that takes a while is worth a bar.
+            if !terminal || started.elapsed() < Duration::from_millis(200) {
+                return;
+            }
+            if last_draw.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) && p.done < p.total {
+                return;
+            }
+            last_draw = Some(Instant::now());
+            drawn = true;
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r{}", progress_bar(p.done, p.total, 30));
+            let _ = err.flush();
+        })
+        .map_err(|e| e.to_string())?;
+    if drawn {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+    }
+    Ok(outcome)
+}
+
+/// `indexing 3 400 / 10 000 sessions [#####.....]`.
+pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
+    let filled = (done * width)
+        .checked_div(total)
+        .unwrap_or(width)
+        .min(width);
+    format!(
+        "indexing {} / {} sessions [{}{}]",
+        grouped_count(done),
+        grouped_count(total),
+        "#".repeat(filled),
+        ".".repeat(width - filled)
+    )
+}
+
+fn usage_error(as_json: bool, message: &str) -> Result<ExitCode, String> {
+    if as_json {
+        let body = json!({"error": {"code": dsh_search::ErrorCode::InvalidQuery.as_str(), "message": message}});
+        let text = serde_json::to_string_pretty(&body).map_err(|e| e.to_string())?;
+        write_stdout(&format!("{}\n", escape_json_controls(&text)))?;
+    }
+    eprintln!("dsh-refs: {}", visible_controls_line(message));
+    Ok(ExitCode::from(2))
+}
+
+/// `[{sessionId, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}]`.
+fn json_hits(hits: &[SearchHit]) -> Value {
+    Value::Array(
+        hits.iter()
+            .map(|h| {
+                let mut m = Map::new();
+                m.insert("sessionId".into(), h.session_id.clone().into());
+                m.insert("label".into(), h.label.clone().into());
+                if let Some(cwd) = &h.cwd {
+                    m.insert("cwd".into(), cwd.clone().into());
+                }
+                m.insert("createdAt".into(), h.created_at.into());
+                m.insert(
+                    "mention".into(),
+                    format_mention(&h.session_id, Some(&h.label)).into(),
+                );
+                m.insert("score".into(), f64::from(h.score).into());
+                let snippets = h
+                    .snippets
+                    .iter()
+                    .map(|s| json!({"role": s.role.as_str(), "seq": s.seq, "text": s.text}))
+                    .collect();
+                m.insert("snippets".into(), Value::Array(snippets));
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}
+
+/// One block per hit: label, then id · cwd · created, then the best snippet with the
+/// matches in bold on a terminal.
+fn human_hits(hits: &[SearchHit], colour: bool) -> String {
+    if hits.is_empty() {
+        return "no matching sessions\n".to_owned();
+    }
+    let mut out = String::new();
+    for h in hits {
+        let cwd = h.cwd.as_deref().unwrap_or("(no cwd)");
+        out.push_str(&format!(
+            "{}\n  {} · {} · {}\n",
+            visible_line(&h.label),
+            visible_line(&h.session_id),
+            visible_line(cwd),
+            local_time(h.created_at),
+        ));
+        if let Some(s) = h.snippets.first() {
+            out.push_str(&format!(
+                "  {} #{}: {}\n",
+                s.role.as_str(),
+                s.seq,
+                highlighted(s, colour)
+            ));
+        }
+    }
+    out
+}
+
+/// The snippet with its matches marked (bold on a terminal, plain otherwise), every piece
+/// made safe to print.
+fn highlighted(s: &Snippet, colour: bool) -> String {
+    let mut out = String::with_capacity(s.text.len() + 16);
+    let mut at = 0;
+    for r in &s.highlights {
+        let (Some(before), Some(hit)) = (s.text.get(at..r.start), s.text.get(r.clone())) else {
+            continue;
+        };
+        out.push_str(&visible_line(before));
+        if colour {
+            out.push_str("\x1b[1;4m");
+        }
+        out.push_str(&visible_line(hit));
+        if colour {
+            out.push_str("\x1b[0m");
+        }
+        at = r.end;
+    }
+    out.push_str(&visible_line(s.text.get(at..).unwrap_or("")));
+    out
+}
+
+/// One line of untrusted text for the terminal: controls as `\xNN`, bidirectional
+/// formatting characters as `<U+XXXX>` (they would reorder what follows).
+pub fn visible_line(text: &str) -> String {
+    let safe = visible_controls_line(text);
+    if !safe.chars().any(is_bidi_control) {
+        return safe.into_owned();
+    }
+    let mut out = String::with_capacity(safe.len() + 16);
+    for c in safe.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("<U+{:04X}>", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_reference::TurnRole;
+
+    #[test]
+    fn counts_and_bar() {
+        assert_eq!(
+            progress_bar(3400, 10_000, 10),
+            "indexing 3 400 / 10 000 sessions [###.......]"
+        );
+        assert_eq!(progress_bar(0, 0, 4), "indexing 0 / 0 sessions [####]");
+    }
+
+    #[test]
+    fn hostile_snippets_are_shown_with_controls_visible() {
+        let s = Snippet {
+            role: TurnRole::User,
+            seq: 3,
+            time: 0,
+            text: "\u{1b}[2J<b>\u{202e}evil\u{7}".into(),
+            highlights: std::iter::once(9..13).collect(),
+        };
+        assert_eq!(highlighted(&s, false), "\\x1B[2J<b><U+202E>evil\\x07");
+        assert_eq!(
+            highlighted(&s, true),
+            "\\x1B[2J<b><U+202E>\u{1b}[1;4mevil\u{1b}[0m\\x07"
+        );
+    }
+}
