@@ -241,7 +241,7 @@ mod tests {
             seq: 3,
             time: 0,
             text: "\u{1b}[2J<b>\u{202e}evil\u{7}".into(),
-            highlights: std::iter::once(9..13).collect(),
+            highlights: std::iter::once(10..14).collect(),
         };
         assert_eq!(highlighted(&s, false), "\\x1B[2J<b><U+202E>evil\\x07");
         assert_eq!(

@@ -636,6 +636,23 @@ impl App {
         }
     }
 
+    /// After a turn: bring the open session's entry in the full-text index up to date, off
+    /// the UI thread (skipped while a full update runs or before the index is open).
+    fn reindex_open_session(&self) {
+        let Some(index) = self.search_index() else {
+            return;
+        };
+        if self.indexing.is_some() {
+            return;
+        }
+        let id = self.session_id.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = index.refresh_sessions(&[&id]) {
+                tracing::debug!(session = %id, error = %e, "search index not updated");
+            }
+        });
+    }
+
     fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::Appended(event) => self.chat.apply(&event),
@@ -643,6 +660,7 @@ impl App {
                 self.agent_status = status;
                 if status == AgentStatus::Idle {
                     self.queued = 0;
+                    self.reindex_open_session();
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,

@@ -156,25 +156,50 @@ fn main() {
             let path = dsh_store::paths::session_dir(&store, Some("/work/project7"), "sess-00007")
                 .unwrap()
                 .join("session.jsonl");
-            let text = std::fs::read_to_string(&path).unwrap();
-            let next_seq = text.lines().count() as u64 - 1;
-            let marker = format!("grownmarker{}", std::process::id());
-            {
+            let grow = |marker: &str| {
+                let text = std::fs::read_to_string(&path).unwrap();
+                let next_seq = text.lines().count() as u64 - 1;
                 let mut log = search_fixture::Log::reopen(&path, next_seq);
                 for i in 0..100 {
                     log.user(&format!(
                         "{marker} message {i} about the new partition layout"
                     ));
                 }
-            }
+            };
+            let check = |marker: &str| {
+                let started = Instant::now();
+                let hits = index.search(marker, 5).unwrap();
+                assert_eq!(hits.len(), 1, "the grown session is found");
+                started.elapsed()
+            };
+            // A full update (lists the store) after the growth.
+            let marker = format!("grownmarker{}", std::process::id());
+            grow(&marker);
             let started = Instant::now();
             let outcome = index.refresh(&Cancel::new(), &mut |_| {}).unwrap();
-            let update = started.elapsed();
+            let full = started.elapsed();
+            println!(
+                "full update: {full:?} ({outcome:?}), next query {:?}",
+                check(&marker)
+            );
             let started = Instant::now();
-            let hits = index.search(&marker, 5).unwrap();
-            let query = started.elapsed();
-            assert_eq!(hits.len(), 1, "the grown session is found");
-            println!("{outcome:?}: update {update:?}, next query {query:?}");
+            let nothing = index.refresh(&Cancel::new(), &mut |_| {}).unwrap();
+            println!(
+                "full update with nothing to do: {:?} (unchanged {})",
+                started.elapsed(),
+                nothing.unchanged
+            );
+            // The update of just the session that grew (what the app does after a turn).
+            let marker = format!("grownagain{}", std::process::id());
+            grow(&marker);
+            let started = Instant::now();
+            let outcome = index.refresh_sessions(&["sess-00007"]).unwrap();
+            let one = started.elapsed();
+            println!(
+                "one-session update: {one:?} (appended {}), next query {:?}",
+                outcome.appended,
+                check(&marker)
+            );
         }
         other => panic!("unknown mode {other}"),
     }

@@ -10,6 +10,9 @@ use std::thread;
 
 use dsh_store::SessionHeader;
 use dsh_store::reader::{LogFormat, ScanPos};
+use tantivy::collector::TopDocs;
+use tantivy::query::TermQuery;
+use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, Term};
 
 use crate::error::SearchError;
@@ -77,17 +80,49 @@ impl SessionIndex {
         cancel: &Cancel,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshOutcome, SearchError> {
-        match self.refresh_once(cancel, progress) {
+        match self.refresh_once(None, cancel, progress) {
             Err(SearchError::Engine(e)) if is_damage(&e) => {
                 self.rebuild(&format!("was damaged ({e})"))?;
-                self.refresh_once(cancel, progress)
+                self.refresh_once(None, cancel, progress)
             }
             other => other,
         }
     }
 
+    /// Bring only the sessions `ids` up to date (for a process that knows what it just
+    /// wrote, e.g. the app after a turn): no listing of the whole store. An id without a
+    /// log is skipped (a full [`refresh`](Self::refresh) drops removed logs).
+    pub fn refresh_sessions(&self, ids: &[&str]) -> Result<RefreshOutcome, SearchError> {
+        let store = dsh_store::SessionStore::new(&self.root);
+        let mut logs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(loc) = store.locate(id)? else {
+                continue;
+            };
+            let Ok(rel) = loc.path.strip_prefix(&self.root) else {
+                continue;
+            };
+            let parts: Option<Vec<&str>> =
+                rel.components().map(|c| c.as_os_str().to_str()).collect();
+            let Some(rel) = parts.map(|p| p.join("/")) else {
+                continue;
+            };
+            if let Some((abs, stamp)) = store_logs::stat(&self.root, &rel) {
+                logs.push(LogFile {
+                    rel,
+                    abs,
+                    format: loc.format,
+                    stamp,
+                });
+            }
+        }
+        self.refresh_once(Some(logs), &Cancel::new(), &mut |_| {})
+    }
+
+    /// Update every log of the store (`only: None`) or just the logs `only`.
     fn refresh_once(
         &self,
+        only: Option<Vec<LogFile>>,
         cancel: &Cancel,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshOutcome, SearchError> {
@@ -108,8 +143,14 @@ impl SessionIndex {
         lock(&self.status).busy_elsewhere = false;
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
-        let known = known_logs(&searcher)?;
-        let logs = store_logs::list(&self.root)?;
+        let whole_store = only.is_none();
+        let (logs, known) = match only {
+            None => (store_logs::list(&self.root)?, known_logs(&searcher)?),
+            Some(logs) => {
+                let known = known_of(&searcher, engine.fields, &logs)?;
+                (logs, known)
+            }
+        };
         let mut outcome = RefreshOutcome::default();
         let mut work = Vec::new();
         let listed: HashSet<&str> = logs.iter().map(|l| l.rel.as_str()).collect();
@@ -123,7 +164,10 @@ impl SessionIndex {
                 },
             }
         }
-        for rel in known.keys().filter(|k| !listed.contains(k.as_str())) {
+        for rel in known
+            .keys()
+            .filter(|k: &&String| whole_store && !listed.contains(String::as_str(k)))
+        {
             writer.delete_term(Term::from_field_text(engine.fields.path, rel));
             outcome.removed += 1;
         }
@@ -131,6 +175,11 @@ impl SessionIndex {
             done: outcome.unchanged,
             total: logs.len(),
         };
+        if work.is_empty() && outcome.removed == 0 {
+            // Nothing changed: no commit (and no fsync) at all.
+            progress(done);
+            return Ok(outcome);
+        }
         self.set_progress(true, done);
         progress(done);
         let fields = engine.fields;
@@ -251,6 +300,34 @@ fn known_logs(searcher: &Searcher) -> Result<HashMap<String, (LogState, DocAddre
                     (state, DocAddress::new(segment_ord, doc)),
                 );
             }
+        }
+    }
+    Ok(out)
+}
+
+/// The indexed state and document of just `logs`, looked up by key.
+fn known_of(
+    searcher: &Searcher,
+    fields: Fields,
+    logs: &[LogFile],
+) -> Result<HashMap<String, (LogState, DocAddress)>, SearchError> {
+    let mut out = HashMap::new();
+    for log in logs {
+        let query = TermQuery::new(
+            Term::from_field_text(fields.path, &log.rel),
+            IndexRecordOption::Basic,
+        );
+        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        let Some((_, address)) = top.first() else {
+            continue;
+        };
+        let doc: TantivyDocument = searcher.doc(*address)?;
+        if let Some(state) = doc
+            .get_first(fields.state)
+            .and_then(|v| v.as_bytes())
+            .and_then(LogState::from_bytes)
+        {
+            out.insert(log.rel.clone(), (state, *address));
         }
     }
     Ok(out)

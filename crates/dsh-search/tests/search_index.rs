@@ -435,3 +435,33 @@ fn cancel_stops_an_update_and_keeps_what_was_done() {
     assert_eq!(rest.indexed + outcome.indexed, 50);
     assert!(seen >= 5);
 }
+
+#[test]
+fn one_session_updated_without_listing_the_store() {
+    let fx = Fixture::new();
+    let mut a = Log::create(fx.root(), "a", "/w", 1);
+    a.user("first");
+    let mut b = Log::create(fx.root(), "b", "/w", 1);
+    b.user("other");
+    let index = fx.index();
+    refresh(&index);
+    a.user("secondword");
+    b.user("notyet");
+    let outcome = index.refresh_sessions(&["a", "missing"]).unwrap();
+    assert_eq!(
+        (outcome.appended, outcome.indexed, outcome.removed),
+        (1, 0, 0)
+    );
+    assert_eq!(ids(&index, "secondword"), vec!["a"]);
+    // b changed too but was not asked for: its hit is still checked against the store.
+    assert_eq!(
+        ids(&index, "notyet"),
+        Vec::<String>::new(),
+        "not indexed yet"
+    );
+    assert_eq!(refresh(&index).appended, 1);
+    assert_eq!(ids(&index, "notyet"), vec!["b"]);
+    // Nothing to do: nothing written.
+    let outcome = index.refresh_sessions(&["a", "b"]).unwrap();
+    assert_eq!(outcome.unchanged, 2);
+}
