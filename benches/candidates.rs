@@ -1,6 +1,13 @@
 //! `list_candidates` over 10 000 sessions (docs/performance.md: warm ≤ 2 ms, cold ≤ 300 ms). Cold = a
 //! fresh store handle (empty in-memory caches) per call; the OS page cache stays warm.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;

@@ -1,7 +1,14 @@
 //! Keystroke to redrawn frame with the `@` popup open over 10 000 sessions (docs/performance.md: ≤ 16 ms):
-//! the key goes through `BottomPane::handle_key`, the query it asks for runs against the warm
+//! the key goes through `MentionInputState::handle_key`, the query it asks for runs against the warm
 //! candidate service, the answer is set and the pane is drawn into a `TestBackend` terminal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;
@@ -13,12 +20,12 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::bottom_pane::{BottomPane, InputResult};
-use dsh_refs::tui::mention_popup::DisplayZone;
+use dsh_refs::tui::session_items::{DisplayZone, composer_state, session_item};
 use dsh_search::{Cancel, IndexOptions, SessionIndex};
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui_mention::{MentionInput, MentionInputState, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -43,14 +50,16 @@ fn keystroke_to_frame(c: &mut Criterion) {
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
-    let mut pane = BottomPane::with_zone(100, utc);
+    let mut pane = composer_state(100);
     pane.handle_paste("please compare with ");
-    let answer = |pane: &mut BottomPane, result: InputResult| {
-        if let InputResult::QueryCandidates { query_id, query } = result {
-            let rows = runtime
-                .block_on(refs.list_candidates(&agent, &query, None, &cancel))
-                .map_err(|e| e.to_string());
-            pane.set_candidates(query_id, rows);
+    let answer = |pane: &mut MentionInputState, result: Outcome| {
+        if let Outcome::Query { id, text, .. } = result {
+            match runtime.block_on(refs.list_candidates(&agent, &text, None, &cancel)) {
+                Ok(rows) => {
+                    pane.set_results(id, rows.iter().map(|c| session_item(c, utc)).collect());
+                }
+                Err(e) => pane.set_failed(id, e.to_string()),
+            }
         }
     };
     let opened = pane.handle_key(key('@'));
@@ -70,8 +79,8 @@ fn keystroke_to_frame(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    let area = frame.area();
-                    if let Some(at) = pane.render(area, frame.buffer_mut()) {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    if let Some(at) = pane.cursor_position() {
                         frame.set_cursor_position(at);
                     }
                 })
@@ -114,8 +123,8 @@ fn keystroke_to_frame(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    let area = frame.area();
-                    if let Some(at) = pane.render(area, frame.buffer_mut()) {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    if let Some(at) = pane.cursor_position() {
                         frame.set_cursor_position(at);
                     }
                 })
@@ -134,8 +143,8 @@ fn keystroke_to_frame(c: &mut Criterion) {
             created_at: 1_700_000_000_000 + i,
         })
         .collect();
-    if let InputResult::QueryCandidates { query_id, .. } = pane.handle_key(key('x')) {
-        pane.set_candidates(query_id, Ok(many));
+    if let Outcome::Query { id, .. } = pane.handle_key(key('x')) {
+        pane.set_results(id, many.iter().map(|c| session_item(c, utc)).collect());
     }
     c.bench_function("arrow_key_to_frame_10k_rows", |b| {
         let mut down = true;
@@ -145,7 +154,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
             pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
             terminal
                 .draw(|frame| {
-                    pane.render(frame.area(), frame.buffer_mut());
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
                 })
                 .expect("draw");
         });

@@ -1,6 +1,13 @@
 //! `prepare` of one 100 000-message (~100 MB) source (docs/performance.md: ≤ 1.5 s). The fixture is
 //! written once per run into a temporary store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;

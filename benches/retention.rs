@@ -1,6 +1,13 @@
 //! Retention of 1 000 and 3 000 messages (the TypeScript reference is quadratic: about 2.7 s
 //! and 22 s on this machine) and `parse_text` over 1 MB of text with mentions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "support/fixtures.rs"]
 mod fixtures;

@@ -6,6 +6,13 @@
 //! `prepare_big many DIR [COUNT]` writes the small-sessions store of the listing benchmarks
 //! (default 10 000 sessions) for timing `dsh-refs candidates` as a whole process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 #[path = "../benches/support/fixtures.rs"]
 mod fixtures;

@@ -1,5 +1,12 @@
 //! Agent behaviour against a scripted provider and a temporary store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -295,7 +302,7 @@ impl PromptSubmitHook for Rewriting {
                         additional_contexts,
                     })
                 }
-                block => Ok(block),
+                block @ Admission::Block { .. } => Ok(block),
             }
         })
     }
@@ -879,4 +886,64 @@ async fn a_resumed_session_continues_its_turns_surface_and_title() {
         texts(&provider.requests()[1]),
         ["before restart", "ok", "after restart"]
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Context window (issue 14)
+
+#[tokio::test]
+async fn a_surface_over_the_context_window_is_sent_as_its_newest_messages_with_a_warning() {
+    let fx = fixture();
+    let (provider, _calls) = Scripted::new(vec![]);
+    let limited: Arc<dyn Provider> = Arc::new(
+        dsh_refs::llm::context_limit::WithContextTokens::new(provider.clone(), 2048),
+    );
+    // 40 messages of 300 bytes (about 104 tokens each) on the surface.
+    let header = SessionHeader::new("big", now_ms(), Some("/work/project".into()));
+    let mut writer = fx.store.open_writer("big", Some(header)).unwrap();
+    let batch = (0..40)
+        .map(|i| {
+            dsh_store::NewEvent::appended(EventData::UserMessage(user(&format!(
+                "{i:03} {}",
+                "y".repeat(296)
+            ))))
+        })
+        .collect();
+    writer.append(batch).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, limited);
+    agent.followup(user("the newest prompt"));
+    let seen = until(&mut rx, is_turn_end).await;
+    let warning = seen.iter().find_map(|e| match e {
+        AgentEvent::Warning { code, message } => Some((code.clone(), message.clone())),
+        _ => None,
+    });
+    let (code, message) = warning.expect("a trimming warning");
+    assert_eq!(code, "AGENT_CONTEXT_TRIMMED");
+    assert!(message.contains("2048 tokens"), "{message}");
+    let sent = &provider.requests()[0];
+    // Budget 2048 - 256 = 1792 tokens: the prompt (10) and the 17 newest older ones (104 each).
+    assert_eq!(sent.len(), 18, "{:?}", texts(sent));
+    assert_eq!(texts(sent).last().unwrap(), "the newest prompt");
+    assert!(texts(sent)[0].starts_with("023 "), "{:?}", texts(sent)[0]);
+    assert!(message.contains("the 23 oldest messages"), "{message}");
+    // The log itself keeps everything.
+    assert_eq!(
+        agent
+            .snapshot_events()
+            .iter()
+            .filter(|e| e.kind() == "user/message")
+            .count(),
+        41
+    );
+}
+
+#[tokio::test]
+async fn a_surface_that_fits_is_sent_whole_without_a_warning() {
+    let fx = fixture();
+    let (provider, _calls) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("small", provider.clone());
+    agent.followup(user("hello"));
+    let seen = until(&mut rx, is_turn_end).await;
+    assert!(!seen.iter().any(|e| matches!(e, AgentEvent::Warning { .. })));
+    assert_eq!(texts(&provider.requests()[0]), ["hello"]);
 }

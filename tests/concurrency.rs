@@ -6,6 +6,13 @@
 //! The processes are this test binary re-executed with `CONCURRENCY_ROLE` set; a second
 //! test runs the real app (`dsh-refs send`) twice at once, each referencing the other.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -299,10 +306,15 @@ fn two_processes_write_and_reference_each_other() {
 /// `dsh-refs send` (the real app, offline provider) on `root`.
 fn send(root: &Path, dir: &Path, session: &str, text: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+    cmd.env(
+        "XDG_CACHE_HOME",
+        std::env::temp_dir().join("dsh-refs-test-cache"),
+    );
     cmd.arg("--store")
         .arg(root)
         .arg("--config")
         .arg(dir.join("config.toml"))
+        .arg("--no-foreign-sources")
         .args(["send", "--session", session, text])
         .current_dir(dir)
         .env_remove("DSH_REFS_STORE")
@@ -315,12 +327,12 @@ fn send(root: &Path, dir: &Path, session: &str, text: &str) -> Command {
 
 #[test]
 fn two_app_processes_send_to_their_sessions_referencing_each_other() {
+    const ROUNDS: usize = 8;
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("config.toml"), "").unwrap();
     let root = tmp.path().join("store");
     let store = SessionStore::new(&root);
     let mention = |id: &str| dsh_reference::format_mention(id, None);
-    const ROUNDS: usize = 8;
     // A failed prepare creates nothing, so each session starts with a plain message.
     let a = send(&root, tmp.path(), "app-a", "hello a").spawn().unwrap();
     let b = send(&root, tmp.path(), "app-b", "hello b").spawn().unwrap();

@@ -2,6 +2,13 @@
 //! VT100 parser, on a temporary store with the offline provider. Every wait is bounded and
 //! fails with the screen contents.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -38,10 +45,16 @@ impl Session {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.arg("--store");
         cmd.arg(store);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         // Keep the app's log file (platform data dir) inside the test's temporary directory.
@@ -211,16 +224,16 @@ fn fixture() -> Fixture {
                     step: 0,
                     message: reply,
                     usage: None,
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 }),
                 NewEvent::plain(EventData::SessionTitle(TitleData {
                     title: title.into(),
                     message_seqs: vec![0],
                     source: dsh_store::event::TitleSource {
                         kind: "manual".into(),
-                        extra: Default::default(),
+                        extra: serde_json::Map::new(),
                     },
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 })),
             ])
             .unwrap();

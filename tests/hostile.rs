@@ -6,6 +6,13 @@
 //! `sessions` output (the real binary) carries no raw control characters, nothing panics, and
 //! nothing is created or read outside the store root.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,12 +25,12 @@ use dsh_reference::{
     project_surface,
 };
 use dsh_store::event::{TitleData, TitleSource, TurnEndReason};
-use dsh_store::untrusted::is_control;
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, QueryError, Role, SessionHeader, SessionQuery,
     SessionStore, Source, StoreError,
 };
 use pretty_assertions::assert_eq;
+use ratatui_mention::untrusted::is_control;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -98,6 +105,10 @@ fn raw_controls(text: &str) -> Vec<char> {
 fn run_cli(args: &[&str], root: &Path) -> (String, String, bool) {
     let home = root.parent().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        )
         .args(args)
         .arg("--store")
         .arg(root)
@@ -597,4 +608,82 @@ fn ids_never_read_logs_outside_the_root() {
         projected(&store, "../../decoy"),
         json!([{"role":"user","text":"the real one"}])
     );
+}
+
+/// Issue 14, finding 7: `sessions` reports every session it leaves out (unreadable, a link, a
+/// special file, a bad header) on stderr like a corrupt one, keeps `--json` unchanged, and
+/// shows bidi controls, zero-width characters and line separators visibly.
+#[test]
+fn sessions_warns_about_skipped_sessions_and_shows_invisible_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let title_text = "e\u{202E}x\u{2067} z\u{200B} l\u{2028} k\u{200D}";
+    let title = json!({"type": "session/title", "seq": 0, "time": 1, "data": {"title": title_text, "messageSeqs": [], "source": {"kind": "manual"}}});
+    write_raw(
+        &root,
+        "shown",
+        format!("{}\n{title}\n", header_line("shown")).as_bytes(),
+    );
+    write_raw(&root, "badheader", b"{not a header\n");
+    let outside = tmp.path().join("outside.jsonl");
+    fs::write(&outside, format!("{}\n", header_line("linked"))).unwrap();
+    let linked = dsh_store::paths::session_dir(&root, None, "linked").unwrap();
+    fs::create_dir_all(&linked).unwrap();
+    std::os::unix::fs::symlink(&outside, linked.join("session.jsonl")).unwrap();
+
+    let (human, stderr, ok) = run_cli(&["sessions"], &root);
+    assert!(ok, "{stderr}");
+    assert!(human.contains("e\\u{202E}x\\u{2067}"), "{human}");
+    assert!(human.contains("z\\u{200B} l\\u{2028}"), "{human}");
+    assert!(human.contains("k\u{200D}"), "ZWJ is kept: {human}");
+    for c in ['\u{202E}', '\u{2067}', '\u{200B}', '\u{2028}'] {
+        assert!(!human.contains(c), "raw {c:?} in {human}");
+    }
+    for needle in ["badheader", "linked", "symbolic link"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with("dsh-refs: warning: ") && l.contains(needle)),
+            "{needle}: {stderr}"
+        );
+    }
+    let (json_out, json_err, ok) = run_cli(&["sessions", "--json"], &root);
+    assert!(ok);
+    assert_eq!(json_err, stderr, "the same warnings for --json");
+    assert!(json_out.contains("\\u202e") && !json_out.contains('\u{202E}'));
+    let rows: Value = serde_json::from_str(&json_out).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+    assert_eq!(rows[0]["title"], title_text);
+    // The link's target was never touched.
+    assert_eq!(
+        fs::read_to_string(&outside).unwrap(),
+        format!("{}\n", header_line("linked"))
+    );
+}
+
+/// Issue 14, finding 1: `store.max_line_bytes` from the config bounds every line read; a
+/// longer line before a complete turn is corruption naming the file and line.
+#[test]
+fn a_line_over_the_configured_limit_is_reported_with_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let big = json!({"type": "session/title", "seq": 0, "time": 1, "data": {"title": "x".repeat(200_000), "messageSeqs": [], "source": {"kind": "manual"}}});
+    let path = write_raw(
+        &root,
+        "long",
+        format!("{}\n{big}\n{}\n", header_line("long"), turn_end_line(1)).as_bytes(),
+    );
+    let config = tmp.path().join("config.toml");
+    fs::write(&config, "[store]\nmax_line_bytes = 65536\n").unwrap();
+    let (_, stderr, ok) = run_cli(&["--config", config.to_str().unwrap(), "sessions"], &root);
+    assert!(ok, "{stderr}");
+    let want = format!(
+        "{}:2: corrupt session log: line longer than store.max_line_bytes",
+        path.display()
+    );
+    assert!(stderr.contains(&want), "{stderr}");
+    // Without the lowered limit the same log is fine.
+    let (stdout, stderr, ok) = run_cli(&["sessions"], &root);
+    assert!(ok && stderr.is_empty(), "{stderr}");
+    assert!(stdout.contains("xxxx"));
 }

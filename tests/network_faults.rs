@@ -5,6 +5,13 @@
 //! A scripted server on 127.0.0.1 plays one reply per accepted connection. Last, real turns
 //! through the agent: after provider failures every user message stays in the log.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -351,7 +358,10 @@ async fn until_turn_end(
                 }
             }
             AgentEvent::Error { code, .. } => errors.push(code),
-            AgentEvent::Status(_) | AgentEvent::Staged { .. } | AgentEvent::Discarded { .. } => {}
+            AgentEvent::Status(_)
+            | AgentEvent::Staged { .. }
+            | AgentEvent::Discarded { .. }
+            | AgentEvent::Warning { .. } => {}
         }
     }
 }

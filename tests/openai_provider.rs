@@ -1,8 +1,16 @@
 //! The OpenAI-compatible provider against a scripted HTTP/1.1 server on 127.0.0.1.
 //! Each accepted connection plays the next scripted reply; every request is recorded.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -131,7 +139,7 @@ fn status(code: u16, body: &str, headers: &[(&str, &str)]) -> Vec<Step> {
         body.len()
     );
     for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
+        let _ = write!(head, "{n}: {v}\r\n");
     }
     head.push_str("\r\n");
     head.push_str(body);

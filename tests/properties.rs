@@ -2,6 +2,13 @@
 //! against a naive model (in memory and through the store), and `@`-token detection on
 //! arbitrary text and cursors.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::borrow::Cow;
 
@@ -12,12 +19,14 @@ use dsh_reference::{
     ConversationItem, ErrorCode, SourceHeader, TurnRole, decode_uri, encode_uri, format_mention,
     parse_text, retain_source,
 };
-use dsh_refs::tui::mention_token::{mention_char_spans, mention_spans, mention_token_at};
 use dsh_store::{
     ContentBlock, Event, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery,
     SessionStore, Source, SurfaceFolder, SurfaceOp, fold_surface,
 };
 use proptest::prelude::*;
+use ratatui_mention::mention_token::{
+    DEFAULT_URI_SCHEME, mention_char_spans, mention_spans, mention_token_at,
+};
 use serde_json::{Map, Value};
 
 // ---------------------------------------------------------------------------------------
@@ -436,7 +445,7 @@ proptest! {
         cursor in 0usize..80,
     ) {
         let chars: Vec<char> = text.chars().collect();
-        if let Some(token) = mention_token_at(&text, cursor) {
+        if let Some(token) = mention_token_at(&text, cursor, DEFAULT_URI_SCHEME) {
             let cursor = cursor.min(chars.len());
             prop_assert!(token.start_char <= cursor && cursor <= token.end_char);
             prop_assert!(token.end_char <= chars.len());
@@ -448,8 +457,8 @@ proptest! {
                 .iter()
                 .any(|&c| dsh_reference::js_chars::is_js_whitespace(c)));
         }
-        let spans = mention_spans(&text);
-        let char_spans = mention_char_spans(&text);
+        let spans = mention_spans(&text, DEFAULT_URI_SCHEME);
+        let char_spans = mention_char_spans(&text, DEFAULT_URI_SCHEME);
         prop_assert_eq!(spans.len(), char_spans.len());
         let mut last_end = 0;
         for (bytes, chars_range) in spans.iter().zip(&char_spans) {

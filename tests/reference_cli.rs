@@ -1,6 +1,13 @@
 //! The `candidates` and `prepare` subcommands run as a user would: the real binary on a
 //! temporary store written through the store API (docs/cli.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -39,10 +46,15 @@ impl Fixture {
     }
     fn run_in(&self, cwd: &Path, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .env(
+                "XDG_CACHE_HOME",
+                std::env::temp_dir().join("dsh-refs-test-cache"),
+            )
             .arg("--store")
             .arg(self.store())
             .arg("--config")
             .arg(self.dir.path().join("config.toml"))
+            .arg("--no-foreign-sources")
             .args(args)
             .current_dir(cwd)
             .env_remove("DSH_REFS_STORE")
@@ -386,10 +398,11 @@ fn candidates_json_groups_by_the_target_cwd() {
         stdout_json(&out),
         json!([
             {"sessionId": "compacted", "label": "Compacted plan", "cwd": "/work/app", "createdAt": 300,
-             "mention": format_mention("compacted", Some("Compacted plan"))},
-            {"sessionId": "中文", "label": "中文", "createdAt": 100, "mention": format_mention("中文", Some("中文"))},
+             "mention": format_mention("compacted", Some("Compacted plan")), "origin": "dsh"},
+            {"sessionId": "中文", "label": "中文", "createdAt": 100, "mention": format_mention("中文", Some("中文")),
+             "origin": "dsh"},
             {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "createdAt": 200,
-             "mention": format_mention("tools", Some("tools"))},
+             "mention": format_mention("tools", Some("tools")), "origin": "dsh"},
         ])
     );
     let out = fx.run(&[

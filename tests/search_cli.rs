@@ -1,6 +1,11 @@
 //! `dsh-refs search` as a user runs it: the real binary on a temporary store, a fresh cache
 //! dir (no index yet), JSON and human output, errors, several processes at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap,
+    clippy::case_sensitive_file_extension_comparisons
+)] // test code
 
 #[path = "../crates/dsh-search/tests/support/mod.rs"]
 mod support;
@@ -178,7 +183,7 @@ fn human_output_shows_hostile_text_with_controls_visible() {
         "{text:?}"
     );
     assert!(
-        text.contains("\\x1B[2J<U+202E><b>evilword</b>\\x07"),
+        text.contains("\\x1B[2J\\u{202E}<b>evilword</b>\\x07"),
         "{text}"
     );
     assert!(text.contains("bad\\x1B]0;title\\x07"), "{text}");

@@ -1,5 +1,12 @@
 //! `dsh-refs send` end to end: the real binary on a temporary store.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,10 +39,15 @@ impl Fixture {
 
     fn send_with(&self, session: &str, text: &str, env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.arg("--store")
             .arg(self.store_root())
             .arg("--config")
             .arg(self.dir.path().join("config.toml"))
+            .arg("--no-foreign-sources")
             .args(["send", "--session", session, "--cwd", "proj", text])
             .current_dir(self.dir.path())
             .env_remove("DSH_REFS_STORE")
@@ -249,4 +261,26 @@ fn empty_text_is_a_usage_error_and_creates_nothing() {
     let out = fx.send("t", "  \n ");
     assert_eq!(out.status.code(), Some(2));
     assert!(!SessionStore::new(fx.store_root()).exists("t"));
+}
+
+#[test]
+fn a_session_over_the_context_window_is_sent_trimmed_with_a_warning() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\ncontext_tokens = 1024\n");
+    let long = "word ".repeat(600);
+    assert_ok(&fx.send("t", &long));
+    let out = fx.send("t", &long);
+    assert_ok(&out);
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("dsh-refs: warning: AGENT_CONTEXT_TRIMMED: ")
+            && stderr.contains("1024 tokens"),
+        "{stderr}"
+    );
+    // Nothing is lost from the log.
+    let users = fx
+        .log("t")
+        .iter()
+        .filter(|e| e.kind() == "user/message")
+        .count();
+    assert_eq!(users, 2);
 }

@@ -1,5 +1,12 @@
-//! Session store behaviour through the public API and the built binary (docs/session-store.md (on-disk layout), §2.5, §7).
+//! Session store behaviour through the public API and the built binary (docs/session-store.md: on-disk layout, session query; docs/cli.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -555,6 +562,10 @@ fn missing_store_lists_nothing() {
 
 fn run_cli(args: &[&str], home: &Path) -> (String, String, bool) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        )
         .args(args)
         .env_remove("DSH_REFS_STORE")
         .env_remove("DSH_REFS_CONFIG")
@@ -597,13 +608,16 @@ fn sessions_json_via_the_binary() {
     assert_eq!(
         got,
         json!([
-            {"sessionId": "s2", "title": null, "cwd": null, "createdAt": 200},
-            {"sessionId": "s0", "title": "Greeting", "cwd": "/w/a b:c", "createdAt": 100},
-            {"sessionId": "s1", "title": "Greeting", "cwd": "/w/a", "createdAt": 100},
+            {"sessionId": "s2", "title": null, "cwd": null, "createdAt": 200, "origin": "dsh"},
+            {"sessionId": "s0", "title": "Greeting", "cwd": "/w/a b:c", "createdAt": 100, "origin": "dsh"},
+            {"sessionId": "s1", "title": "Greeting", "cwd": "/w/a", "createdAt": 100, "origin": "dsh"},
         ])
     );
     let keys: Vec<&String> = got[0].as_object().unwrap().keys().collect();
-    assert_eq!(keys, vec!["sessionId", "title", "cwd", "createdAt"]);
+    assert_eq!(
+        keys,
+        vec!["sessionId", "title", "cwd", "createdAt", "origin"]
+    );
 
     // Global option before the subcommand; human table.
     let (table, err, ok) = run_cli(&["--store", store_arg, "sessions"], tmp.path());
@@ -635,7 +649,7 @@ fn sessions_reports_corrupt_logs_without_failing() {
     assert!(err.contains(&format!("{}:3", path.display())), "{err}");
     assert_eq!(
         serde_json::from_str::<Value>(&out).unwrap(),
-        json!([{"sessionId":"bad","title":null,"cwd":null,"createdAt":1}])
+        json!([{"sessionId":"bad","title":null,"cwd":null,"createdAt":1,"origin":"dsh"}])
     );
 }
 

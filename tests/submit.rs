@@ -1,6 +1,13 @@
 //! The submit path (parse → prepare → dispatch) with the offline provider and a real store:
 //! compaction then reference, and snapshots that never nest.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Hostile text on the terminal (issue 7 item 4): the bottom pane (composer and `@` popup)
+//! Hostile text on the terminal (issue 7 item 4): the composer widget and its `@` popup
 //! is drawn through the real crossterm backend into a byte buffer, and those bytes are fed to
 //! a VT100 parser. Hostile candidate labels, ids and cwds (escapes, OSC titles and clipboard
 //! writes, C1 CSI, BEL) and hostile pasted text must have no effect on the terminal: no
@@ -6,6 +6,13 @@
 //! The last test does the same for the whole app (header, transcript, popup) running in a
 //! pseudo-terminal on a store full of hostile sessions.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::io::Write;
@@ -14,11 +21,13 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::Candidate;
-use dsh_refs::tui::bottom_pane::{ActivePopup, BottomPane};
-use dsh_store::untrusted::is_control;
+use dsh_refs::tui::session_items::{DisplayZone, composer_state, session_item};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
+use ratatui::widgets::StatefulWidget;
 use ratatui::{Terminal, TerminalOptions, Viewport};
+use ratatui_mention::untrusted::is_control;
+use ratatui_mention::{ActivePopup, MentionInput, MentionInputState};
 use serde_json::Value;
 
 /// Everything a VT100 parser was asked to do besides drawing cells.
@@ -90,7 +99,7 @@ impl Write for Capture {
 }
 
 /// Draw the pane through crossterm into bytes, as the app would on a real terminal.
-fn terminal_bytes(pane: &BottomPane) -> Vec<u8> {
+fn terminal_bytes(pane: &mut MentionInputState) -> Vec<u8> {
     let capture = Capture::default();
     let backend = CrosstermBackend::new(capture.clone());
     let mut terminal = Terminal::with_options(
@@ -109,7 +118,8 @@ fn terminal_bytes(pane: &BottomPane) -> Vec<u8> {
                 height: h,
                 ..area
             };
-            if let Some(p) = pane.render(pane_area, frame.buffer_mut()) {
+            MentionInput.render(pane_area, frame.buffer_mut(), pane);
+            if let Some(p) = pane.cursor_position() {
                 frame.set_cursor_position(p);
             }
         })
@@ -126,7 +136,7 @@ fn on_screen(bytes: &[u8]) -> (String, Vec<String>) {
     (text, parser.callbacks().0.clone())
 }
 
-fn type_str(pane: &mut BottomPane, text: &str) {
+fn type_str(pane: &mut MentionInputState, text: &str) {
     for c in text.chars() {
         pane.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
@@ -135,11 +145,11 @@ fn type_str(pane: &mut BottomPane, text: &str) {
 #[test]
 fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
     let texts = hostile_texts();
-    let mut pane = BottomPane::new(10);
+    let mut pane = composer_state(10);
     type_str(&mut pane, "@");
     let query_id = match pane.active_popup() {
         ActivePopup::Mention(popup) => popup.query_id(),
-        ActivePopup::None => panic!("@ opens the popup"),
+        _ => panic!("@ opens the popup"),
     };
     let rows: Vec<Candidate> = texts
         .iter()
@@ -151,10 +161,14 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
             created_at: 1_795_167_000_000,
         })
         .collect();
-    pane.set_candidates(query_id, Ok(rows));
+    let items = rows
+        .iter()
+        .map(|c| session_item(c, DisplayZone::Local))
+        .collect();
+    pane.set_results(query_id, items);
     // Walk the selection over every row so each one is drawn at some point.
     for n in 0..texts.len() {
-        let bytes = terminal_bytes(&pane);
+        let bytes = terminal_bytes(&mut pane);
         assert!(
             !bytes.contains(&0x07),
             "row {n}: raw BEL reached the terminal"
@@ -174,9 +188,9 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
 #[test]
 fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     let texts = hostile_texts();
-    let mut pane = BottomPane::new(10);
+    let mut pane = composer_state(10);
     pane.handle_paste(&texts.join("\n"));
-    let bytes = terminal_bytes(&pane);
+    let bytes = terminal_bytes(&mut pane);
     let (screen, effects) = on_screen(&bytes);
     assert_eq!(effects, Vec::<String>::new(), "{screen}");
     assert!(!bytes.contains(&0x07));
@@ -192,7 +206,7 @@ fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     assert!(screen.contains("json {\"a\":[1,{\"b\":null}]}"), "{screen}");
     // Restoring a draft with controls (e.g. from history) is just as inert.
     pane.restore_draft(&texts.join(" "));
-    let (screen, effects) = on_screen(&terminal_bytes(&pane));
+    let (screen, effects) = on_screen(&terminal_bytes(&mut pane));
     assert_eq!(effects, Vec::<String>::new(), "{screen}");
 }
 
@@ -228,16 +242,16 @@ fn hostile_store(root: &Path, texts: &[String]) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: texts[(n + 2) % texts.len()].clone(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();
@@ -264,11 +278,17 @@ impl AppPty {
             })
             .unwrap();
         let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        cmd.env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("dsh-refs-test-cache"),
+        );
         cmd.args(args);
         cmd.arg("--store");
         cmd.arg(root);
         cmd.arg("--config");
         cmd.arg(config);
+        // Never list the machine's own Claude Code / Codex sessions.
+        cmd.arg("--no-foreign-sources");
         cmd.cwd(dir);
         cmd.env("TERM", "xterm-256color");
         cmd.env("XDG_DATA_HOME", dir.join("data"));

@@ -1,6 +1,13 @@
 //! Synthetic session stores for the benchmarks and the memory probe: one very long session
 //! and many small ones, written as dsh-compatible JSONL directly (fast, deterministic).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 #![allow(dead_code)]
 
 use std::fs::{self, File};

@@ -1,4 +1,4 @@
-//! Dispatch of a prepared submission (docs/composer.md (submit) step 5), shared by `send` and the TUI.
+//! Dispatch of a prepared submission (docs/composer.md (submit, step 5)), shared by `send` and the TUI.
 //!
 //! Decided from the agent's state at that moment: window open → the atomic context +
 //! steering operation; idle without context → followup; idle with context → followup plus

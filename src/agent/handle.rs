@@ -30,6 +30,9 @@ pub enum AgentEvent {
     Discarded { message_ids: Vec<String> },
     /// A turn, compaction or title write failed.
     Error { code: String, message: String },
+    /// Something the user should know that did not fail the turn (e.g. the request was
+    /// trimmed to the model's context window).
+    Warning { code: String, message: String },
 }
 
 /// State shared by the handles and the loop.
@@ -75,7 +78,7 @@ impl std::fmt::Debug for Agent {
         f.debug_struct("Agent")
             .field("session_id", &self.shared.session_id)
             .field("status", &self.status())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -118,6 +121,11 @@ impl Agent {
 
     pub fn status(&self) -> AgentStatus {
         self.shared.inbox().status()
+    }
+
+    /// Prompts queued and not yet started.
+    pub fn queued_prompts(&self) -> usize {
+        self.shared.inbox().queued_prompts()
     }
 
     /// Whether a steer now would join the running turn at its next step boundary.

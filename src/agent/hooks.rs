@@ -189,7 +189,9 @@ impl Drop for HookGuard {
 
 impl std::fmt::Debug for HookGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HookGuard").field("id", &self.id).finish()
+        f.debug_struct("HookGuard")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
     }
 }
 

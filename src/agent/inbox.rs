@@ -17,7 +17,7 @@ pub enum AgentStatus {
     Running,
 }
 
-/// How a message was delivered (docs/composer.md (submit) step 5).
+/// How a message was delivered (docs/composer.md (submit, step 5)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DispatchPath {
     /// Staged into the running turn's next step boundary.

@@ -2,6 +2,7 @@
 //! turn/step loop, titles and compaction.
 
 pub mod compaction;
+mod context_window;
 pub mod dispatch;
 pub mod error;
 mod handle;
@@ -19,4 +20,4 @@ pub use hooks::{
     Admission, HookError, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook,
 };
 pub use inbox::{AgentStatus, DispatchPath};
-pub use submit::{Submission, SubmitError, prepare_submission};
+pub use submit::{ParsedSubmission, Submission, SubmitError, parse_submission, prepare_submission};

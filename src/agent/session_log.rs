@@ -24,25 +24,31 @@ pub(crate) struct AgentLog {
 /// rather than a rescan of the whole log.
 struct LogState {
     writer: SessionWriter,
+    facts: Facts,
+}
+
+impl LogState {
+    fn new(writer: SessionWriter) -> Self {
+        let mut facts = Facts {
+            folder: Ok(SurfaceFolder::new()),
+            has_title: false,
+            last_turn: None,
+        };
+        // Observed in place: the loaded log is never copied.
+        facts.observe(writer.events());
+        LogState { writer, facts }
+    }
+}
+
+/// What [`LogState`] keeps up to date besides the writer.
+struct Facts {
     /// The folded surface, or the fold error of the log as loaded/appended.
     folder: Result<SurfaceFolder, FoldError>,
     has_title: bool,
     last_turn: Option<u64>,
 }
 
-impl LogState {
-    fn new(writer: SessionWriter) -> Self {
-        let mut state = LogState {
-            folder: Ok(SurfaceFolder::new()),
-            has_title: false,
-            last_turn: None,
-            writer,
-        };
-        let events = state.writer.events().to_vec();
-        state.observe(&events);
-        state
-    }
-
+impl Facts {
     fn observe(&mut self, appended: &[Event]) {
         for e in appended {
             if let Ok(folder) = &mut self.folder
@@ -93,7 +99,7 @@ impl AgentLog {
             } else {
                 state.writer.append_buffered(batch)?
             };
-            state.observe(&appended);
+            state.facts.observe(&appended);
             for e in &appended {
                 let _ = events.send(AgentEvent::Appended(e.clone()));
             }
@@ -135,6 +141,7 @@ impl AgentLog {
     pub(crate) fn surface(&self) -> Result<Vec<(u64, Message)>, AgentError> {
         let state = self.lock();
         let folder = state
+            .facts
             .folder
             .as_ref()
             .map_err(|e| AgentError::Fold(e.clone()))?;
@@ -147,14 +154,50 @@ impl AgentLog {
             .collect())
     }
 
+    /// The newest surface messages that fit `budget` tokens (at least one), in model order,
+    /// and how many older ones were left out. Only the kept messages are copied.
+    pub(crate) fn surface_window(&self, budget: u64) -> Result<(Vec<Message>, usize), AgentError> {
+        let state = self.lock();
+        let folder = state
+            .facts
+            .folder
+            .as_ref()
+            .map_err(|e| AgentError::Fold(e.clone()))?;
+        let events = state.writer.events();
+        let message_at = |seq: &u64| {
+            usize::try_from(*seq)
+                .ok()
+                .and_then(|i| events.get(i))
+                .and_then(Event::message)
+        };
+        let total = folder.surface().iter().filter_map(message_at).count();
+        let keep = super::context_window::fitting_count(
+            folder.surface().iter().rev().filter_map(message_at),
+            budget,
+        );
+        let mut kept: Vec<Message> = folder
+            .surface()
+            .iter()
+            .rev()
+            .filter_map(message_at)
+            .take(keep)
+            .cloned()
+            .collect();
+        kept.reverse();
+        Ok((kept, total - keep))
+    }
+
     /// Whether any `session/title` was ever written.
     pub(crate) fn has_title(&self) -> bool {
-        self.lock().has_title
+        self.lock().facts.has_title
     }
 
     /// The number for the next turn: one past the highest logged.
     pub(crate) fn next_turn(&self) -> u64 {
-        self.lock().last_turn.map_or(1, |t| t.saturating_add(1))
+        self.lock()
+            .facts
+            .last_turn
+            .map_or(1, |t| t.saturating_add(1))
     }
 }
 
@@ -191,9 +234,9 @@ pub(crate) fn title_event(title: String, message_seqs: Vec<u64>, source: &str) -
         message_seqs,
         source: TitleSource {
             kind: source.to_owned(),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     }))
 }
 

@@ -1,9 +1,9 @@
-//! The submit path shared by `send` and the TUI (docs/composer.md (submit) steps 1–4): parse mentions,
+//! The submit path shared by `send` and the TUI (docs/composer.md (submit, steps 1–4)): parse mentions,
 //! then prepare the snapshot context through the reference service.
 
 use tokio_util::sync::CancellationToken;
 
-use dsh_reference::{AgentRef, ReferenceError, SessionReferences, parse_text};
+use dsh_reference::{AgentRef, Reference, ReferenceError, SessionReferences, parse_text};
 use dsh_store::{ContentBlock, Message, Role, Source};
 
 /// A message ready for [`super::dispatch`]: the readable direct message and its snapshot.
@@ -36,28 +36,77 @@ impl SubmitError {
     }
 }
 
-/// Parse `text`; without references the readable text is the message; with references but
-/// no service it is an error; else `prepare` runs (cancellable through `cancel`).
+/// A parsed text checked against the reference service: ready to prepare.
+#[derive(Clone)]
+pub enum ParsedSubmission {
+    /// No mentions: the readable text is the whole message.
+    Plain(Vec<ContentBlock>),
+    /// Mentions, and the service that will attach their snapshots.
+    WithReferences {
+        content: Vec<ContentBlock>,
+        references: Vec<Reference>,
+        refs: SessionReferences,
+    },
+}
+
+impl ParsedSubmission {
+    /// Whether the text mentions sessions (preparing them takes a while).
+    pub fn has_references(&self) -> bool {
+        matches!(self, ParsedSubmission::WithReferences { .. })
+    }
+
+    /// Attaches the referenced sessions' snapshots (cancellable through `cancel`).
+    pub async fn prepare(
+        self,
+        agent: &AgentRef,
+        cancel: &CancellationToken,
+    ) -> Result<Submission, SubmitError> {
+        match self {
+            ParsedSubmission::Plain(content) => Ok(Submission {
+                message: Message::new(Role::User, content, Source::user()),
+                context: None,
+            }),
+            ParsedSubmission::WithReferences {
+                content,
+                references,
+                refs,
+            } => {
+                let prepared = refs.prepare(agent, &content, &references, cancel).await?;
+                Ok(Submission {
+                    message: Message::new(Role::User, prepared.content, Source::user()),
+                    context: prepared.context,
+                })
+            }
+        }
+    }
+}
+
+/// Parses `text` once; mentions with no service to resolve them are an error here, the
+/// one place that checks.
+pub fn parse_submission(
+    refs: Option<&SessionReferences>,
+    text: &str,
+) -> Result<ParsedSubmission, SubmitError> {
+    let parsed = parse_text(text)?;
+    let content = vec![ContentBlock::text(parsed.text)];
+    if parsed.references.is_empty() {
+        return Ok(ParsedSubmission::Plain(content));
+    }
+    let refs = refs.ok_or(SubmitError::NoReferenceService)?;
+    Ok(ParsedSubmission::WithReferences {
+        content,
+        references: parsed.references,
+        refs: refs.clone(),
+    })
+}
+
+/// [`parse_submission`] then [`ParsedSubmission::prepare`]: without references the readable
+/// text is the message; with references but no service it is an error.
 pub async fn prepare_submission(
     refs: Option<&SessionReferences>,
     agent: &AgentRef,
     text: &str,
     cancel: &CancellationToken,
 ) -> Result<Submission, SubmitError> {
-    let parsed = parse_text(text)?;
-    let content = vec![ContentBlock::text(parsed.text)];
-    if parsed.references.is_empty() {
-        return Ok(Submission {
-            message: Message::new(Role::User, content, Source::user()),
-            context: None,
-        });
-    }
-    let refs = refs.ok_or(SubmitError::NoReferenceService)?;
-    let prepared = refs
-        .prepare(agent, &content, &parsed.references, cancel)
-        .await?;
-    Ok(Submission {
-        message: Message::new(Role::User, prepared.content, Source::user()),
-        context: prepared.context,
-    })
+    parse_submission(refs, text)?.prepare(agent, cancel).await
 }

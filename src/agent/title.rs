@@ -1,4 +1,4 @@
-//! Fallback session titles (docs/session-store.md, titles): derived from the first direct user message.
+//! Fallback session titles (docs/session-store.md: titles): derived from the first direct user message.
 //!
 //! Control characters and terminal escape sequences are removed, whitespace is collapsed,
 //! and the result keeps at most [`MAX_TITLE_WORDS`] words and [`MAX_TITLE_BYTES`] bytes.

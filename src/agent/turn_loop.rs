@@ -159,7 +159,7 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
     let end = plain(EventData::TurnEnd {
         turn,
         reason,
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     });
     let ended = shared.log.append(vec![end], true).await;
     if let Err(e) = ended {
@@ -191,7 +191,7 @@ async fn run_steps(
     let mut opening = vec![plain(EventData::TurnStart {
         turn,
         trigger: json!({"kind": "user"}),
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     })];
     opening.extend(
         contexts
@@ -214,7 +214,7 @@ async fn run_steps(
                     Staged::Steering(m) => appended(EventData::SteeringMessage {
                         turn,
                         message: m,
-                        extra: Default::default(),
+                        extra: serde_json::Map::new(),
                     }),
                 })
                 .collect();
@@ -238,10 +238,22 @@ async fn run_step(
     let step_start = plain(EventData::StepStart {
         turn,
         step,
-        extra: Default::default(),
+        extra: serde_json::Map::new(),
     });
     shared.log.append(vec![step_start], false).await?;
-    let messages = shared.log.surface()?.into_iter().map(|(_, m)| m).collect();
+    let context_tokens = shared.provider.context_tokens();
+    let budget = super::context_window::input_budget(context_tokens);
+    let (messages, left_out) = shared.log.surface_window(budget)?;
+    if left_out > 0 {
+        shared.log.send(AgentEvent::Warning {
+            code: "AGENT_CONTEXT_TRIMMED".into(),
+            message: format!(
+                "the session no longer fits the model's context window ({context_tokens} \
+                 tokens): the {left_out} oldest messages were left out of this request \
+                 (/compact summarizes them)"
+            ),
+        });
+    }
     // Everything acknowledged so far is on disk before the model sees it.
     shared.log.sync().await?;
     let reply = stream_reply(shared, ChatRequest { messages }, token, Some((turn, step))).await;
@@ -251,7 +263,7 @@ async fn run_step(
             let step_end = plain(EventData::StepEnd {
                 turn,
                 step,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             });
             shared.log.append(vec![step_end], false).await?;
             return Err(e);
@@ -272,12 +284,12 @@ async fn run_step(
             step,
             message,
             usage,
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         }),
         plain(EventData::StepEnd {
             turn,
             step,
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         }),
     ];
     shared.log.append(batch, false).await?;
@@ -345,7 +357,7 @@ pub(crate) async fn stream_reply(
                 turn,
                 step,
                 chunk: json!({"type": kind, "text": delta}),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             });
             shared.log.append(vec![chunk], false).await?;
         }

@@ -1,12 +1,15 @@
 //! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
 //! sessions TARGET may reference, as the `@` popup would offer them.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
+use dsh_foreign::Origin;
 use dsh_reference::{Candidate, format_mention};
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::reference_service::{
     block_on, local_time, open_service, report_error, target_agent, write_stdout,
@@ -15,11 +18,12 @@ use super::{CandidatesArgs, Context};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
-    let agent = target_agent(&store, &args.session);
+    let agent = target_agent(&service, &args.session);
+    let refs = service.refs.clone();
     let result = block_on(|cancel| async move {
         refs.list_candidates(&agent, &args.query, args.limit, &cancel)
             .await
@@ -28,23 +32,28 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<ExitCode, String> {
         Ok(c) => c,
         Err(e) => return report_error(&e, args.json),
     };
+    let origins: Vec<Origin> = candidates
+        .iter()
+        .map(|c| service.sources.origin(&c.session_id))
+        .collect();
     let out = if args.json {
-        let text =
-            serde_json::to_string_pretty(&json_rows(&candidates)).map_err(|e| e.to_string())?;
+        let text = serde_json::to_string_pretty(&json_rows(&candidates, &origins))
+            .map_err(|e| e.to_string())?;
         format!("{}\n", escape_json_controls(&text))
     } else {
-        human_rows(&candidates)
+        human_rows(&candidates, &origins)
     };
     write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// `[{sessionId, label, cwd?, createdAt, mention}]`.
-fn json_rows(candidates: &[Candidate]) -> Value {
+/// `[{sessionId, label, cwd?, createdAt, mention, origin}]`.
+fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
     Value::Array(
         candidates
             .iter()
-            .map(|c| {
+            .zip(origins)
+            .map(|(c, origin)| {
                 let mut m = Map::new();
                 m.insert("sessionId".into(), c.session_id.clone().into());
                 m.insert("label".into(), c.label.clone().into());
@@ -56,28 +65,34 @@ fn json_rows(candidates: &[Candidate]) -> Value {
                     "mention".into(),
                     format_mention(&c.session_id, Some(&c.label)).into(),
                 );
+                m.insert("origin".into(), origin.as_str().into());
                 Value::Object(m)
             })
             .collect(),
     )
 }
 
-/// One block per candidate: label, then id · cwd · created, then the mention to paste.
-fn human_rows(candidates: &[Candidate]) -> String {
+/// One block per candidate: label (with the origin badge of a foreign session), then id ·
+/// cwd · created, then the mention to paste.
+fn human_rows(candidates: &[Candidate], origins: &[Origin]) -> String {
     if candidates.is_empty() {
         return "no matching sessions\n".to_owned();
     }
     let mut out = String::new();
-    for c in candidates {
+    for (c, origin) in candidates.iter().zip(origins) {
         let cwd = c.cwd.as_deref().unwrap_or("(no cwd)");
-        out.push_str(&format!(
-            "Session · {}\n  {} · {} · {}\n  {}\n",
+        let badge = origin
+            .badge()
+            .map_or_else(String::new, |b| format!(" [{b}]"));
+        let _ = write!(
+            out,
+            "Session{badge} · {}\n  {} · {} · {}\n  {}\n",
             visible_controls_line(&c.label),
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),
             visible_controls_line(&format_mention(&c.session_id, Some(&c.label))),
-        ));
+        );
     }
     out
 }
@@ -97,19 +112,28 @@ mod tests {
 
     #[test]
     fn json_omits_absent_cwd_and_carries_the_mention() {
-        let rows = json_rows(&[cand("a", "A]", Some("/w")), cand("b", "b", None)]);
+        let rows = json_rows(
+            &[cand("a", "A]", Some("/w")), cand("codex:b", "b", None)],
+            &[Origin::Dsh, Origin::Codex],
+        );
         assert_eq!(
             serde_json::to_string(&rows).unwrap(),
-            r#"[{"sessionId":"a","label":"A]","cwd":"/w","createdAt":5,"mention":"@[A\\]](dsh-session:ImEi)"},{"sessionId":"b","label":"b","createdAt":5,"mention":"@[b](dsh-session:ImIi)"}]"#
+            r#"[{"sessionId":"a","label":"A]","cwd":"/w","createdAt":5,"mention":"@[A\\]](dsh-session:ImEi)","origin":"dsh"},{"sessionId":"codex:b","label":"b","createdAt":5,"mention":"@[b](dsh-session:ImNvZGV4OmIi)","origin":"codex"}]"#
         );
     }
 
     #[test]
     fn human_output_shows_controls_visibly() {
-        let text = human_rows(&[cand("x\u{1b}[2J", "evil\u{7}\nlabel", None)]);
+        let text = human_rows(
+            &[cand("x\u{1b}[2J", "evil\u{7}\nlabel", None)],
+            &[Origin::Dsh],
+        );
         assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
         assert!(text.contains("evil\\x07\\x0Alabel"));
         assert!(text.contains("(no cwd)"));
-        assert_eq!(human_rows(&[]), "no matching sessions\n");
+        assert!(text.starts_with("Session · "));
+        assert_eq!(human_rows(&[], &[]), "no matching sessions\n");
+        let foreign = human_rows(&[cand("claude-code:u", "Fix", None)], &[Origin::ClaudeCode]);
+        assert!(foreign.starts_with("Session [claude] · Fix"), "{foreign}");
     }
 }

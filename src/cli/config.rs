@@ -37,6 +37,8 @@ pub struct ModelSection {
     pub api_key_env: String,
     pub timeout_secs: u64,
     pub max_retries: u32,
+    /// The model's context window in tokens (default: the provider's own).
+    pub context_tokens: Option<u64>,
 }
 
 impl Default for ModelSection {
@@ -48,6 +50,7 @@ impl Default for ModelSection {
             api_key_env: "DEEPSEEK_API_KEY".into(),
             timeout_secs: 120,
             max_retries: 3,
+            context_tokens: None,
         }
     }
 }
@@ -67,6 +70,88 @@ impl Default for TuiSection {
         TuiSection {
             show_reasoning: false,
             history_size: 200,
+        }
+    }
+}
+
+/// `[store]`: reading limits of the session store.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSection {
+    /// Longest log line read (bytes); a longer one is damage (corruption or torn tail).
+    pub max_line_bytes: u64,
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        StoreSection {
+            max_line_bytes: dsh_store::reader::DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+impl StoreSection {
+    /// The store's reading limits from this section.
+    pub fn limits(&self) -> dsh_store::reader::Limits {
+        dsh_store::reader::Limits {
+            max_line_bytes: self.max_line_bytes,
+            ..dsh_store::reader::Limits::default()
+        }
+    }
+}
+
+/// One foreign source's setting: a path (its logs or the tool's home), or `false` for off.
+/// Absent or `true`: the tool's default directory, used when it exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSetting {
+    Default,
+    Off,
+    Path(PathBuf),
+}
+
+impl<'de> Deserialize<'de> for SourceSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = SourceSetting;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a directory path, true (the default directory) or false (off)")
+            }
+            fn visit_bool<E: serde::de::Error>(self, on: bool) -> Result<SourceSetting, E> {
+                Ok(if on {
+                    SourceSetting::Default
+                } else {
+                    SourceSetting::Off
+                })
+            }
+            fn visit_str<E: serde::de::Error>(self, path: &str) -> Result<SourceSetting, E> {
+                if path.is_empty() {
+                    return Err(E::custom(
+                        "the path is empty (use false to turn the source off)",
+                    ));
+                }
+                Ok(SourceSetting::Path(PathBuf::from(path)))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// `[sources]`: other agents' session logs, read-only (docs/foreign-sources.md).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourcesSection {
+    /// Claude Code (`~/.claude/projects`).
+    pub claude_code: SourceSetting,
+    /// Codex CLI (`$CODEX_HOME/sessions`, default `~/.codex/sessions`).
+    pub codex: SourceSetting,
+}
+
+impl Default for SourcesSection {
+    fn default() -> Self {
+        SourcesSection {
+            claude_code: SourceSetting::Default,
+            codex: SourceSetting::Default,
         }
     }
 }
@@ -97,6 +182,8 @@ pub struct Config {
     pub references: ReferencesSection,
     pub model: ModelSection,
     pub tui: TuiSection,
+    pub store: StoreSection,
+    pub sources: SourcesSection,
     pub search: SearchSection,
 }
 
@@ -129,6 +216,16 @@ impl Config {
         if config.model.max_retries > 10 {
             return Err(invalid(
                 "key `model.max_retries`: must be at most 10".into(),
+            ));
+        }
+        if config.model.context_tokens.is_some_and(|t| t < 1024) {
+            return Err(invalid(
+                "key `model.context_tokens`: must be at least 1024".into(),
+            ));
+        }
+        if config.store.max_line_bytes < 4096 {
+            return Err(invalid(
+                "key `store.max_line_bytes`: must be at least 4096".into(),
             ));
         }
         if config.model.api_key_env.is_empty() {
@@ -180,6 +277,21 @@ mod tests {
         assert_eq!(config.references.max_references, Some(3));
         assert_eq!(config.search, SearchSection::default());
         assert!(config.search.enabled);
+        assert_eq!(config.sources, SourcesSection::default());
+    }
+
+    #[test]
+    fn sources_take_a_path_true_or_false() {
+        let p = Path::new("/x/config.toml");
+        let config =
+            Config::parse("[sources]\nclaude_code = \"/logs/cc\"\ncodex = false\n", p).unwrap();
+        assert_eq!(
+            config.sources.claude_code,
+            SourceSetting::Path(PathBuf::from("/logs/cc"))
+        );
+        assert_eq!(config.sources.codex, SourceSetting::Off);
+        let on = Config::parse("[sources]\ncodex = true\n", p).unwrap();
+        assert_eq!(on.sources.codex, SourceSetting::Default);
     }
 
     #[test]
@@ -194,6 +306,9 @@ mod tests {
             ("[model]\ntimeout_secs = 0\n", "model.timeout_secs"),
             ("[model]\nprovider = \"gpt\"\n", "provider"),
             ("[nope]\n", "nope"),
+            ("[sources]\nclaude_code = 3\n", "claude_code"),
+            ("[sources]\ncodex = \"\"\n", "codex"),
+            ("[sources]\ncursor = false\n", "cursor"),
             ("[search]\nindex_dir = \"rel/dir\"\n", "search.index_dir"),
             ("[search]\nenabled = \"yes\"\n", "enabled"),
         ];

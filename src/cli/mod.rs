@@ -3,6 +3,8 @@
 
 pub mod candidates;
 pub mod config;
+pub mod foreign_sources;
+pub mod json_escape;
 pub mod prepare;
 pub mod provider_setup;
 pub mod reference_service;
@@ -32,6 +34,9 @@ pub struct Cli {
     /// Open the TUI on a temporary copy of the bundled demo store (your store is not touched).
     #[arg(long)]
     pub demo: bool,
+    /// Do not list or read Claude Code and Codex CLI sessions (see [sources] in the config).
+    #[arg(long, global = true)]
+    pub no_foreign_sources: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -97,7 +102,7 @@ pub struct SearchArgs {
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
-    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt}.
+    /// Machine output: a JSON array of {sessionId, title, cwd, createdAt, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -113,7 +118,7 @@ pub struct CandidatesArgs {
     /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention}.
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}.
     #[arg(long)]
     pub json: bool,
 }
@@ -145,7 +150,7 @@ pub struct SendArgs {
 /// Parse the process arguments and run; returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
+    match run(&cli) {
         Ok(code) => code,
         Err(message) => {
             eprintln!("dsh-refs: {message}");
@@ -159,6 +164,8 @@ pub fn main() -> ExitCode {
 pub struct Context {
     pub store_root: PathBuf,
     pub config: config::Config,
+    /// Whether Claude Code and Codex CLI sessions are listed (`--no-foreign-sources` clears it).
+    pub foreign_sources: bool,
 }
 
 impl Context {
@@ -173,7 +180,11 @@ impl Context {
             None => (default_dirs()?.config_dir().join("config.toml"), false),
         };
         let config = config::Config::load(&config_path, explicit).map_err(|e| e.to_string())?;
-        Ok(Context { store_root, config })
+        Ok(Context {
+            store_root,
+            config,
+            foreign_sources: !cli.no_foreign_sources,
+        })
     }
 }
 
@@ -182,14 +193,14 @@ fn default_dirs() -> Result<directories::ProjectDirs, String> {
         .ok_or_else(|| "cannot determine a home directory; pass --store and --config".to_owned())
 }
 
-fn run(cli: Cli) -> Result<ExitCode, String> {
-    let ctx = Context::from_cli(&cli)?;
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let ctx = Context::from_cli(cli)?;
     match &cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),
         Some(Command::Prepare(args)) => prepare::run(&ctx, args),
         Some(Command::Send(args)) => send::run(&ctx, args),
         Some(Command::Search(args)) => search::run(&ctx, args),
-        None => tui_launch::run(&ctx, &cli),
+        None => tui_launch::run(&ctx, cli),
     }
 }

@@ -2,28 +2,31 @@
 //! and print the readable content plus the snapshot context the model would receive.
 //! Nothing is written to any session.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{Prepared, parse_text};
-use dsh_store::untrusted::{escape_json_controls, visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
 use super::reference_service::{block_on, open_service, report_error, target_agent, write_stdout};
 use super::{Context, PrepareArgs};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<ExitCode, String> {
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, args.json),
     };
     let parsed = match parse_text(&args.text) {
         Ok(p) => p,
         Err(e) => return report_error(&e, args.json),
     };
-    let agent = target_agent(&store, &args.session);
+    let agent = target_agent(&service, &args.session);
+    let refs = service.refs;
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)
@@ -85,13 +88,14 @@ fn human_output(prepared: &Prepared) -> String {
         Some(context) => {
             out.push_str("\nReferenced sessions:\n");
             for line in reference_lines(context) {
-                out.push_str(&format!("  {line}\n"));
+                let _ = writeln!(out, "  {line}");
             }
-            out.push_str(&format!(
+            let _ = write!(
+                out,
                 "\nContext message {} (sent right before the message):\n{}\n",
                 visible_controls_line(&context.id),
                 visible_controls(&context.joined_text())
-            ));
+            );
         }
     }
     out

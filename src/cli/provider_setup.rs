@@ -1,4 +1,4 @@
-//! Mapping the `[model]` config section to a model provider (docs/llm-providers.md, §7): `auto` is
+//! Mapping the `[model]` config section to a model provider (docs/llm-providers.md: docs/cli.md): `auto` is
 //! `openai` when the key variable is set, else `offline`; the key is read from the
 //! environment variable named by `api_key_env` and never printed.
 
@@ -45,7 +45,13 @@ pub fn provider_for(
         |name| std::env::var(name).ok(),
         offline_chunk_delay,
     );
-    crate::llm::build_provider(settings.resolve()?)
+    let provider = crate::llm::build_provider(settings.resolve()?)?;
+    Ok(match section.context_tokens {
+        Some(tokens) => Arc::new(crate::llm::context_limit::WithContextTokens::new(
+            provider, tokens,
+        )),
+        None => provider,
+    })
 }
 
 /// The provider for the interactive TUI; errors read `CODE: message`.

@@ -9,13 +9,16 @@ use std::sync::Arc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{AgentRef, ReferenceConfig, ReferenceError, SessionReferences};
 use dsh_store::reader::read_header;
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
 use dsh_store::{SessionQuery, SessionStore};
+use ratatui_mention::untrusted::visible_controls_line;
 
 use super::Context;
 use super::config::ReferencesSection;
+use super::foreign_sources::open_sources;
+use dsh_foreign::SessionSources;
 
 /// Validated reference settings from the config file (absent keys take the defaults).
 pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, ReferenceError> {
@@ -28,20 +31,38 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
     )
 }
 
-/// The store and the reference service over it.
-pub fn open_service(ctx: &Context) -> Result<(SessionStore, SessionReferences), ReferenceError> {
-    let config = reference_config(&ctx.config.references)?;
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
-    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
-    Ok((store, SessionReferences::new(query, config)))
+/// The dsh store, every session source (the store and the foreign ones), and the reference
+/// service over all of them.
+pub struct Service {
+    pub store: SessionStore,
+    pub sources: Arc<SessionSources>,
+    pub refs: SessionReferences,
 }
 
-/// The target session as "the agent": its header's cwd when it exists, else the process's
-/// current directory.
-pub fn target_agent(store: &SessionStore, id: &str) -> AgentRef {
-    let header_cwd = match store.locate(id) {
+/// The store, the sources and the reference service over them.
+pub fn open_service(ctx: &Context) -> Result<Service, ReferenceError> {
+    let config = reference_config(&ctx.config.references)?;
+    let store =
+        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
+    let sources = open_sources(ctx, &store);
+    let query: Arc<dyn SessionQuery> = Arc::clone(&sources) as Arc<dyn SessionQuery>;
+    Ok(Service {
+        store,
+        sources,
+        refs: SessionReferences::new(query, config),
+    })
+}
+
+/// The target session as "the agent": its header's cwd when it exists (in the store, else
+/// among the listed foreign sessions), else the process's current directory.
+pub fn target_agent(service: &Service, id: &str) -> AgentRef {
+    let header_cwd = match service.store.locate(id) {
         Ok(Some(loc)) => read_header(&loc.path, loc.format).ok().map(|h| h.cwd),
-        Ok(None) | Err(_) => None,
+        Ok(None) | Err(_) => service
+            .sources
+            .list_sessions()
+            .ok()
+            .and_then(|list| list.iter().find(|h| h.id == id).map(|h| h.cwd.clone())),
     };
     let cwd = match header_cwd {
         Some(cwd) => cwd,

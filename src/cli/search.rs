@@ -2,13 +2,15 @@
 //! said in them, from the full-text index (brought up to date first, with a progress bar on
 //! a terminal and nothing on a pipe).
 
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::format_mention;
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use ratatui_mention::untrusted::visible_controls_line;
 use serde_json::{Map, Value, json};
 
 use super::reference_service::{local_time, write_stdout};
@@ -156,20 +158,22 @@ fn human_hits(hits: &[SearchHit], colour: bool) -> String {
     let mut out = String::new();
     for h in hits {
         let cwd = h.cwd.as_deref().unwrap_or("(no cwd)");
-        out.push_str(&format!(
-            "{}\n  {} · {} · {}\n",
+        let _ = writeln!(
+            out,
+            "{}\n  {} · {} · {}",
             visible_line(&h.label),
             visible_line(&h.session_id),
             visible_line(cwd),
             local_time(h.created_at),
-        ));
+        );
         if let Some(s) = h.snippets.first() {
-            out.push_str(&format!(
-                "  {} #{}: {}\n",
+            let _ = writeln!(
+                out,
+                "  {} #{}: {}",
                 s.role.as_str(),
                 s.seq,
                 highlighted(s, colour)
-            ));
+            );
         }
     }
     out
@@ -198,26 +202,10 @@ fn highlighted(s: &Snippet, colour: bool) -> String {
     out
 }
 
-/// One line of untrusted text for the terminal: controls as `\xNN`, bidirectional
-/// formatting characters as `<U+XXXX>` (they would reorder what follows).
-pub fn visible_line(text: &str) -> String {
-    let safe = visible_controls_line(text);
-    if !safe.chars().any(is_bidi_control) {
-        return safe.into_owned();
-    }
-    let mut out = String::with_capacity(safe.len() + 16);
-    for c in safe.chars() {
-        if is_bidi_control(c) {
-            out.push_str(&format!("<U+{:04X}>", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+/// One line of untrusted text for the terminal: controls as `\xNN`, bidi and other
+/// invisible formatting characters as `\u{XXXX}`.
+fn visible_line(text: &str) -> std::borrow::Cow<'_, str> {
+    visible_controls_line(text)
 }
 
 #[cfg(test)]
@@ -243,10 +231,10 @@ mod tests {
             text: "\u{1b}[2J<b>\u{202e}evil\u{7}".into(),
             highlights: std::iter::once(10..14).collect(),
         };
-        assert_eq!(highlighted(&s, false), "\\x1B[2J<b><U+202E>evil\\x07");
+        assert_eq!(highlighted(&s, false), "\\x1B[2J<b>\\u{202E}evil\\x07");
         assert_eq!(
             highlighted(&s, true),
-            "\\x1B[2J<b><U+202E>\u{1b}[1;4mevil\u{1b}[0m\\x07"
+            "\\x1B[2J<b>\\u{202E}\u{1b}[1;4mevil\u{1b}[0m\\x07"
         );
     }
 }

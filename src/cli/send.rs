@@ -12,12 +12,13 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, dispatch, prepare_submission};
+use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::event::now_ms;
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
 use dsh_store::{EventData, SessionHeader};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
+use super::foreign_sources::read_only_refusal;
 use super::provider_setup::provider_for;
 use super::reference_service::{block_on, open_service, report_error};
 use super::{Context, SendArgs};
@@ -35,10 +36,16 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<ExitCode, String> {
         eprintln!("dsh-refs: send: TEXT is empty; nothing to send");
         return Ok(ExitCode::from(2));
     }
-    let (store, refs) = match open_service(ctx) {
-        Ok(pair) => pair,
+    let service = match open_service(ctx) {
+        Ok(service) => service,
         Err(e) => return report_error(&e, false),
     };
+    if !service.store.exists(&args.session)
+        && let Some(refusal) = read_only_refusal(&service.sources, &args.session)
+    {
+        return Ok(fail("SESSION_OPEN_FAILED", &refusal));
+    }
+    let (store, refs) = (service.store, service.refs);
     let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = match provider_for(&ctx.config.model, Duration::ZERO) {
         Ok(p) => p,
@@ -91,6 +98,9 @@ fn absolute_cwd(dir: Option<&Path>) -> Result<String, String> {
 
 /// Stream the reply text to stdout until our turn ends; Ctrl+C cancels the turn. Waits for
 /// the agent loop to stop so the log is fully synced before returning.
+///
+/// The turn's end is the agent going idle again, not the `turn/end` event: when a write
+/// fails, `turn/end` may never reach the log, and waiting for it would hang forever.
 async fn follow_turn(
     agent: Agent,
     mut events: UnboundedReceiver<AgentEvent>,
@@ -101,6 +111,7 @@ async fn follow_turn(
     let mut ends_with_newline = true;
     let mut error: Option<(String, String)> = None;
     let mut cancelled = false;
+    let mut running = false;
     let outcome = loop {
         let event = tokio::select! {
             biased;
@@ -158,7 +169,26 @@ async fn follow_turn(
                     message: "the message was discarded before its turn".into(),
                 };
             }
-            AgentEvent::Error { code, message } => error = Some((code, message)),
+            AgentEvent::Error { code, message } => {
+                error.get_or_insert((code, message));
+            }
+            AgentEvent::Warning { code, message } => {
+                eprintln!(
+                    "dsh-refs: warning: {code}: {}",
+                    visible_controls_line(&message)
+                );
+            }
+            AgentEvent::Status(AgentStatus::Running) => running = true,
+            AgentEvent::Status(AgentStatus::Idle) if running => {
+                // Idle without a logged `turn/end`: a write failed; report the first error.
+                let (code, message) = error.take().unwrap_or_else(|| {
+                    (
+                        "AGENT_TURN_NOT_LOGGED".into(),
+                        "the turn ended without its end being written to the log".into(),
+                    )
+                });
+                break Outcome::Failed { code, message };
+            }
             AgentEvent::Discarded { .. } | AgentEvent::Status(_) | AgentEvent::Staged { .. } => {}
         }
     };

@@ -3,16 +3,20 @@
 //! Human output is a table whose every field goes through `visible_controls_line`, so no
 //! session text can move the cursor or restyle the terminal. A missing store lists nothing.
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
-use crate::tui::wrap::truncate_to_width;
-use dsh_store::untrusted::{escape_json_controls, visible_controls_line};
+use crate::cli::json_escape::escape_json_controls;
+use dsh_foreign::Origin;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
+use super::foreign_sources::open_sources;
 use super::{Context, SessionsArgs};
 
 /// Widest title column in the human table (display cells).
@@ -22,16 +26,25 @@ const MAX_TITLE_CELLS: usize = 48;
 struct Row {
     header: SessionHeader,
     title: Option<String>,
+    origin: Origin,
 }
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
-    let store = SessionStore::with_persisted_index(&ctx.store_root);
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+    let store =
+        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
+    let sources = open_sources(ctx, &store);
+    let headers = sources.list_sessions().map_err(|e| e.to_string())?;
+    // Everything the listing left out, the same way a corrupt session is reported.
+    for warning in store.listing_warnings() {
+        eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
+    }
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
-        let title = match store.read_title(&header.id) {
+        let title = match sources.read_title(&header.id) {
             Ok(t) => t,
+            // Already reported by the listing's warnings.
+            Err(QueryError::Duplicate { .. }) => None,
             Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {
                 eprintln!(
                     "dsh-refs: warning: {}",
@@ -45,6 +58,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
         rows.push(Row {
             header: header.clone(),
             title,
+            origin: sources.origin(&header.id),
         });
     }
     let out = if args.json {
@@ -63,7 +77,7 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt}]`.
+/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt, origin}]`.
 fn json_rows(rows: &[Row]) -> Value {
     Value::Array(
         rows.iter()
@@ -73,6 +87,7 @@ fn json_rows(rows: &[Row]) -> Value {
                     "title": r.title,
                     "cwd": r.header.cwd,
                     "createdAt": r.header.created_at,
+                    "origin": r.origin.as_str(),
                 })
             })
             .collect(),
@@ -104,10 +119,13 @@ fn human_table(rows: &[Row]) -> String {
     let cells: Vec<[String; 4]> = rows
         .iter()
         .map(|r| {
-            let title = r.title.as_deref().map_or_else(
+            let mut title = r.title.as_deref().map_or_else(
                 || "(untitled)".to_owned(),
                 |t| visible_controls_line(t).into_owned(),
             );
+            if let Some(badge) = r.origin.badge() {
+                title = format!("[{badge}] {title}");
+            }
             [
                 truncate_to_width(&title, MAX_TITLE_CELLS),
                 visible_controls_line(&r.header.id).into_owned(),
@@ -130,13 +148,7 @@ fn human_table(rows: &[Row]) -> String {
     let mut line = |fields: [&str; 4]| {
         let [a, b, c, d] = fields;
         let [wa, wb, wc, _] = widths;
-        out.push_str(&format!(
-            "{}  {}  {}  {}",
-            pad(a, wa),
-            pad(b, wb),
-            pad(c, wc),
-            d
-        ));
+        let _ = write!(out, "{}  {}  {}  {}", pad(a, wa), pad(b, wb), pad(c, wc), d);
         out.push('\n');
     };
     line(heads);
@@ -155,6 +167,7 @@ mod tests {
         Row {
             header: SessionHeader::new(id, 0, cwd.map(str::to_owned)),
             title: title.map(str::to_owned),
+            origin: Origin::of_id(id),
         }
     }
 
@@ -163,7 +176,7 @@ mod tests {
         let rows = [row("a", Some("T"), Some("/w")), row("b", None, None)];
         assert_eq!(
             serde_json::to_string(&json_rows(&rows)).unwrap(),
-            r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0},{"sessionId":"b","title":null,"cwd":null,"createdAt":0}]"#
+            r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0,"origin":"dsh"},{"sessionId":"b","title":null,"cwd":null,"createdAt":0,"origin":"dsh"}]"#
         );
     }
 
@@ -177,12 +190,14 @@ mod tests {
         assert!(
             !table
                 .chars()
-                .any(|c| c != '\n' && dsh_store::untrusted::is_control(c))
+                .any(|c| c != '\n' && ratatui_mention::untrusted::is_control(c))
         );
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));
         assert!(table.contains("/tmp/\\x9Bx"));
         assert!(table.contains("(untitled)") && table.contains("(no cwd)"));
+        let foreign = human_table(&[row("codex:r1", Some("Kafka"), None)]);
+        assert!(foreign.contains("[codex] Kafka"), "{foreign}");
         let widths: Vec<usize> = table
             .lines()
             .map(|l| {

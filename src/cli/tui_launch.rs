@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::foreign_sources::{open_sources, read_only_refusal};
 use super::{Cli, Context};
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
+use dsh_foreign::SessionSources;
 use dsh_reference::SessionReferences;
 use dsh_search::IndexOptions;
 use dsh_store::event::now_ms;
@@ -74,17 +76,30 @@ fn init_logging() {
         .try_init();
 }
 
-/// Build the reference service over `store` from the `[references]` section.
-fn reference_service(ctx: &Context, store: &SessionStore) -> Result<SessionReferences, String> {
+/// Build the reference service over every session source from the `[references]` section.
+fn reference_service(
+    ctx: &Context,
+    sources: &Arc<SessionSources>,
+) -> Result<SessionReferences, String> {
     let config = super::reference_service::reference_config(&ctx.config.references)
         .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
-    let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
+    let query: Arc<dyn SessionQuery> = Arc::clone(sources) as Arc<dyn SessionQuery>;
     Ok(SessionReferences::new(query, config))
 }
 
 /// Open the session the TUI starts on.
-fn open_session(store: &SessionStore, cli: &Cli, demo: bool) -> Result<SessionWriter, String> {
+fn open_session(
+    store: &SessionStore,
+    sources: &SessionSources,
+    cli: &Cli,
+    demo: bool,
+) -> Result<SessionWriter, String> {
     if let Some(id) = &cli.resume {
+        if !store.exists(id)
+            && let Some(refusal) = read_only_refusal(sources, id)
+        {
+            return Err(format!("cannot resume session {id:?}: {refusal}"));
+        }
         return store
             .open_writer(id, None)
             .map_err(|e| format!("cannot resume session {id:?}: {e}"));
@@ -122,7 +137,7 @@ fn offline_delay_override() -> Result<Option<Duration>, String> {
 
 /// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
 /// turn is logged as aborted.
-fn quit_on_termination_signals(sender: AppEventSender) {
+fn quit_on_termination_signals(sender: &AppEventSender) {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -166,8 +181,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     let root = demo_dir
         .as_ref()
         .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
-    let store = SessionStore::with_persisted_index(root);
-    let refs = reference_service(ctx, &store)?;
+    let store = SessionStore::with_persisted_index(root).with_limits(ctx.config.store.limits());
+    let sources = open_sources(ctx, &store);
+    let refs = reference_service(ctx, &sources)?;
     let provider = match offline_delay_override()? {
         Some(delay) => super::provider_setup::provider_for(&ctx.config.model, delay)
             .map_err(|e| format!("{}: {e}", e.code()))?,
@@ -181,7 +197,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let writer = open_session(&store, cli, demo_dir.is_some())?;
+    let writer = open_session(&store, &sources, cli, demo_dir.is_some())?;
     // The demo's index lives next to its temporary store, not in the cache dir.
     let demo_index = match &demo_dir {
         Some(_) => Some(
@@ -201,10 +217,11 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
         let mut tui = terminal::init().map_err(|e| format!("cannot set up the terminal: {e}"))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::new(store, Some(refs), provider, writer, options);
+        app.set_sources(sources);
         if let Some(options) = search_options {
             app.start_search_indexing(options);
         }
-        quit_on_termination_signals(app.sender());
+        quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;

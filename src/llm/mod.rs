@@ -1,6 +1,7 @@
 //! llm layer (docs/llm-providers.md): the provider contract, the offline model and the OpenAI-compatible
 //! streaming provider.
 
+pub mod context_limit;
 pub mod error;
 pub mod factory;
 pub mod offline;

@@ -3,6 +3,7 @@
 //! account of every referenced session — so the whole flow works and tests offline.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::time::Duration;
 
 use futures_util::stream::{self, BoxStream, StreamExt};
@@ -11,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
-use dsh_store::untrusted::is_control;
 use dsh_store::{Message, Role};
+use ratatui_mention::untrusted::is_control;
 
 /// The provider name.
 pub const OFFLINE_NAME: &str = "offline";
@@ -39,6 +40,7 @@ impl OfflineProvider {
     }
 
     /// Wait `delay` between chunks (cancellable), for an interactive feel.
+    #[must_use]
     pub fn with_chunk_delay(mut self, delay: Duration) -> Self {
         self.chunk_delay = delay;
         self
@@ -269,30 +271,33 @@ fn answer_text(messages: &[Message]) -> (String, String) {
     let mut text = String::from("Offline model (no network). ");
     match last_user {
         Some(m) => {
-            text.push_str(&format!("You said: \"{}\".", excerpt(&m.joined_text())));
+            let _ = write!(text, "You said: \"{}\".", excerpt(&m.joined_text()));
         }
         None => text.push_str("I received no message from you."),
     }
     if !recent_refs.is_empty() {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "\nReferenced sessions I received ({}):",
             recent_refs.len()
-        ));
+        );
         for r in &recent_refs {
             text.push('\n');
             text.push_str(&reference_line(r));
         }
     }
     if earlier_contexts > 0 {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "\nEarlier referenced-session contexts in this conversation: {earlier_contexts}."
-        ));
+        );
     }
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "\nConversation so far: {} message{}.",
         messages.len(),
         plural(messages.len())
-    ));
+    );
     let reasoning = format!(
         "Reading {} message{} with {} new referenced session{}.",
         messages.len(),
@@ -368,10 +373,7 @@ fn summary_text(history: &[Message]) -> String {
     );
     let skip = lines.len().saturating_sub(SUMMARY_ITEMS);
     if skip > 0 {
-        out.push_str(&format!(
-            "\n- ({skip} earlier item{} omitted)",
-            plural(skip)
-        ));
+        let _ = write!(out, "\n- ({skip} earlier item{} omitted)", plural(skip));
     }
     for line in lines.iter().skip(skip) {
         out.push('\n');
@@ -438,7 +440,7 @@ mod tests {
     use pretty_assertions::assert_eq;
     use serde_json::json;
 
-    fn context(refs: Value, data: Value) -> Message {
+    fn context(refs: Value, data: &Value) -> Message {
         let text = format!(
             "## Referenced sessions\n\nwarning\n\n<referenced-sessions>\n{data}\n</referenced-sessions>"
         );
@@ -455,7 +457,7 @@ mod tests {
                 {"sessionId": "sess-a", "label": "A", "retainedMessages": 3, "truncated": false},
                 {"sessionId": "sess-b", "label": "B", "retainedMessages": 5, "truncated": true},
             ]),
-            json!([
+            &json!([
                 {"sessionId": "sess-a", "label": "A", "conversation": [1, 2, 3]},
                 {"sessionId": "sess-b", "label": "B", "conversation": [1]},
             ]),
@@ -513,7 +515,7 @@ mod tests {
     fn counts_come_from_the_snapshot_when_metadata_is_missing() {
         let msg = context(
             json!([]),
-            json!([{"sessionId": "s1", "label": "One", "conversation": [{"role":"user","text":"x"}, {"role":"assistant","text":"y"}]}]),
+            &json!([{"sessionId": "s1", "label": "One", "conversation": [{"role":"user","text":"x"}, {"role":"assistant","text":"y"}]}]),
         );
         assert_eq!(
             referenced_sessions(&msg),

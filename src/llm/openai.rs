@@ -20,8 +20,8 @@ use tokio_util::sync::CancellationToken;
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage};
 use super::sse::{DEFAULT_MAX_LINE_BYTES, SseItem, SseParser};
-use dsh_store::untrusted::visible_controls_line;
 use dsh_store::{Message, Role};
+use ratatui_mention::untrusted::visible_controls_line;
 
 /// The provider name.
 pub const OPENAI_NAME: &str = "openai";
@@ -627,26 +627,15 @@ fn classify_status(
             status: code,
             message,
         }),
-        404 => Failure::fatal(LlmError::ModelNotFound {
-            model: quote(model, key),
-            status: code,
-            message,
-        }),
-        400 | 422 if says_no_model => Failure::fatal(LlmError::ModelNotFound {
-            model: quote(model, key),
-            status: code,
-            message,
-        }),
-        408 => Failure::retryable(
-            LlmError::Server {
+        404 | 400 | 422 if code == 404 || says_no_model => {
+            Failure::fatal(LlmError::ModelNotFound {
+                model: quote(model, key),
                 status: code,
-                attempts,
                 message,
-            },
-            retry_after,
-        ),
+            })
+        }
         429 => Failure::retryable(LlmError::RateLimited { attempts, message }, retry_after),
-        500..=599 => Failure::retryable(
+        408 | 500..=599 => Failure::retryable(
             LlmError::Server {
                 status: code,
                 attempts,

@@ -33,6 +33,10 @@ pub struct Usage {
     pub output_tokens: u64,
 }
 
+/// Context window assumed for a provider that states none (tokens): 64 Ki, what
+/// the chat models of `DeepSeek` accept and far below what larger models do.
+pub const DEFAULT_CONTEXT_TOKENS: u64 = 65_536;
+
 /// A chat model. `stream` returns at once; the work happens as the stream is polled, and
 /// dropping the stream abandons the call. Cancelling `cancel` ends the stream promptly with
 /// [`LlmError::Cancelled`].
@@ -41,6 +45,11 @@ pub trait Provider: Send + Sync {
     fn name(&self) -> &str;
     /// The model name sent to (or reported by) the provider.
     fn model(&self) -> &str;
+    /// How many tokens one request may hold (input and reply); the agent sends a surface
+    /// that no longer fits as a window of its newest messages.
+    fn context_tokens(&self) -> u64 {
+        DEFAULT_CONTEXT_TOKENS
+    }
     /// Start one model call.
     fn stream(
         &self,

@@ -72,9 +72,8 @@ impl SseParser {
             if let Some(pos) = rest.iter().position(|&b| b == b'\n' || b == b'\r') {
                 let (segment, tail) = rest.split_at(pos);
                 self.extend_line(segment)?;
-                let (terminator, mut after) = match tail.split_first() {
-                    Some((&t, after)) => (t, after),
-                    None => break,
+                let Some((&terminator, mut after)) = tail.split_first() else {
+                    break;
                 };
                 if terminator == b'\r' {
                     match after.split_first() {

@@ -3,6 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
+use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
@@ -21,25 +22,27 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
-use super::app_keys::{AppAction, app_help_rows, classify_app_key};
-use super::bottom_pane::{BottomPane, InputResult};
+use super::app_keys::{AppAction, app_help_rows, classify_app_key, composer_help};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
-use super::key_map::help_rows;
 use super::search_indexing::{IndexingEvent, SearchIndexing};
+use super::session_items::{DisplayZone, composer_config, composer_state, session_item};
 use super::session_picker::{PickerOutcome, PickerRow, SessionPicker};
 use super::status_line::{Phase, StatusLine};
+use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
-use super::wrap::truncate_to_width;
-use crate::agent::submit::prepare_submission;
-use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch::dispatch};
+use crate::agent::{Agent, AgentEvent, AgentStatus};
 use crate::llm::Provider;
-use dsh_reference::{AgentRef, ErrorCode, SessionReferences, parse_text};
+use dsh_foreign::{Origin, SessionSources};
+use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use dsh_search::{IndexOptions, Progress, SessionIndex};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use ratatui::widgets::StatefulWidget;
+use ratatui_mention::wrap::truncate_to_width;
+use ratatui_mention::{MentionInput, MentionInputState, Outcome};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -56,22 +59,13 @@ pub struct AppOptions {
     pub show_reasoning: bool,
 }
 
-/// A submission whose references are being prepared.
-#[derive(Debug)]
-struct PendingPrepare {
-    id: u64,
-    /// The exact text the user submitted; given back on failure or cancel.
-    original: String,
-    cancel: CancellationToken,
-    /// Whether the text mentions sessions (then the status says `preparing references…`).
-    has_references: bool,
-}
-
 /// The whole app state.
 pub struct App {
     tx: AppEventSender,
     rx: UnboundedReceiver<AppEvent>,
     store: SessionStore,
+    /// Every session source (the store and other tools' read-only logs), once set.
+    sources: Option<Arc<SessionSources>>,
     refs: Option<SessionReferences>,
     provider: Arc<dyn Provider>,
     agent: Agent,
@@ -80,11 +74,12 @@ pub struct App {
     session_id: String,
     cwd: Option<String>,
     chat: ChatView,
-    pane: BottomPane,
+    input: MentionInputState,
+    /// Time zone of the creation times in the `@` popup.
+    zone: DisplayZone,
     agent_status: AgentStatus,
     queued: usize,
-    preparing: Option<PendingPrepare>,
-    next_prepare_id: u64,
+    submit_flow: SubmitFlow,
     candidate_cancel: Option<CancellationToken>,
     picker: Option<SessionPicker>,
     spinner_frame: usize,
@@ -129,6 +124,7 @@ impl App {
             tx,
             rx,
             store,
+            sources: None,
             refs,
             provider,
             agent,
@@ -136,11 +132,11 @@ impl App {
             session_id,
             cwd,
             chat,
-            pane: BottomPane::new(options.history_size),
+            input: composer_state(options.history_size),
+            zone: DisplayZone::Local,
             agent_status: AgentStatus::Idle,
             queued: 0,
-            preparing: None,
-            next_prepare_id: 0,
+            submit_flow: SubmitFlow::default(),
             candidate_cancel: None,
             picker: None,
             spinner_frame: 0,
@@ -176,6 +172,12 @@ impl App {
         self.indexing
     }
 
+    /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
+    /// to open them: they are read-only.
+    pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
+        self.sources = Some(sources);
+    }
+
     /// A sender on the app's event bus.
     pub fn sender(&self) -> AppEventSender {
         self.tx.clone()
@@ -198,7 +200,7 @@ impl App {
 
     /// The composer's current text.
     pub fn draft(&self) -> String {
-        self.pane.draft()
+        self.input.draft()
     }
 
     /// Whether the app wants to exit.
@@ -208,7 +210,7 @@ impl App {
 
     /// What the status line shows.
     pub fn phase(&self) -> Phase {
-        if self.preparing.as_ref().is_some_and(|p| p.has_references) {
+        if self.submit_flow.is_preparing_references() {
             return Phase::Preparing;
         }
         match self.agent_status {
@@ -239,6 +241,22 @@ impl App {
             session_id: self.session_id.clone(),
             cwd: self.cwd.clone(),
         }
+    }
+
+    /// The submit flow and what it works on, borrowed side by side.
+    fn submit_parts(&mut self) -> (&mut SubmitFlow, SubmitContext<'_>) {
+        let agent_ref = self.agent_ref();
+        (
+            &mut self.submit_flow,
+            SubmitContext {
+                input: &mut self.input,
+                chat: &mut self.chat,
+                agent: &self.agent,
+                refs: self.refs.as_ref(),
+                agent_ref,
+                tx: &self.tx,
+            },
+        )
     }
 
     // ----- event loop -------------------------------------------------------------------
@@ -356,8 +374,8 @@ impl App {
             }
             TermEvent::Paste(text) => {
                 if self.picker.is_none() {
-                    let result = self.pane.handle_paste(&text);
-                    self.handle_input_result(result);
+                    let outcome = self.input.handle_paste(&text);
+                    self.handle_outcome(outcome);
                 }
                 self.dirty = true;
             }
@@ -390,39 +408,45 @@ impl App {
             }
             return;
         }
-        if let Some(action) = classify_app_key(&key) {
-            match action {
-                AppAction::PageUp => self.chat.page_up(),
-                AppAction::PageDown => self.chat.page_down(),
-                AppAction::ScrollToBottom => self.chat.scroll_to_bottom(),
-                AppAction::ToggleSnapshots => self.chat.toggle_snapshots(),
-                AppAction::ToggleReasoning => self.chat.toggle_reasoning(),
+        // App keys first, except those the widget needs in context: Ctrl+D deletes on a
+        // draft, and Esc closes an open popup.
+        match classify_app_key(&key) {
+            Some(AppAction::PageUp) => self.chat.page_up(),
+            Some(AppAction::PageDown) => self.chat.page_down(),
+            Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
+            Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
+            Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
+            Some(AppAction::Interrupt) => self.interrupt(),
+            Some(AppAction::QuitIfEmpty) if self.input.is_empty() => self.should_quit = true,
+            Some(AppAction::Escape) if !self.input.popup_active() => self.escape(),
+            Some(AppAction::QuitIfEmpty | AppAction::Escape) | None => {
+                let outcome = self.input.handle_key(key);
+                self.handle_outcome(outcome);
             }
-            return;
         }
-        let result = self.pane.handle_key(key);
-        self.handle_input_result(result);
     }
 
-    fn handle_input_result(&mut self, result: InputResult) {
-        match result {
-            InputResult::None => {}
-            InputResult::Redraw => self.dirty = true,
-            InputResult::Submit(text) => self.submit(text),
-            InputResult::Command(line) => self.run_command(&line),
-            InputResult::QueryCandidates { query_id, query } => {
-                self.query_candidates(query_id, query);
+    fn handle_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Submit(text) => {
+                let (flow, cx) = self.submit_parts();
+                match flow.submit(text, cx) {
+                    Submitted::Command(line) => self.run_command(&line),
+                    Submitted::Started => self.schedule_tick(),
+                    Submitted::Ignored | Submitted::Refused => {}
+                }
             }
-            InputResult::Escape => self.escape(),
-            InputResult::Interrupt => self.interrupt(),
-            InputResult::Quit => self.should_quit = true,
+            Outcome::Query { id, text, .. } => self.query_candidates(id, text),
+            // Redraws (marked below), insertions, and keys nobody binds (the app's own
+            // were classified before the widget saw them).
+            _ => {}
         }
         self.dirty = true;
     }
 
     /// Esc with the popup closed: cancel a running `prepare`, else the running turn.
     fn escape(&mut self) {
-        if self.preparing.is_some() {
+        if self.submit_flow.is_preparing() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
@@ -431,13 +455,19 @@ impl App {
 
     /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit.
     fn interrupt(&mut self) {
-        if self.preparing.is_some() {
+        if self.submit_flow.is_preparing() {
             self.cancel_prepare();
         } else if self.agent_status == AgentStatus::Running {
             self.agent.cancel();
-        } else if !self.pane.clear_draft_to_history() {
+        } else if !self.input.clear_draft_to_history() {
             self.should_quit = true;
         }
+    }
+
+    /// Stops a running `prepare` and gives the text back.
+    fn cancel_prepare(&mut self) {
+        let (flow, mut cx) = self.submit_parts();
+        flow.cancel(&mut cx);
     }
 
     // ----- candidates -------------------------------------------------------------------
@@ -448,7 +478,7 @@ impl App {
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.pane.set_candidates(query_id, Ok(Vec::new()));
+            self.input.set_results(query_id, Vec::new());
             return;
         };
         let cancel = CancellationToken::new();
@@ -462,135 +492,8 @@ impl App {
             {
                 return;
             }
-            tx.send(AppEvent::Candidates {
-                query_id,
-                result: result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
-            });
+            tx.send(AppEvent::Candidates { query_id, result });
         });
-    }
-
-    // ----- submit -----------------------------------------------------------------------
-
-    /// docs/composer.md (submit): check the mentions, prepare off the UI thread, then dispatch.
-    fn submit(&mut self, text: String) {
-        if self.preparing.is_some() || text.trim().is_empty() {
-            return;
-        }
-        if text.trim_start().starts_with('/') {
-            self.run_command(&text);
-            return;
-        }
-        let has_references = match parse_text(&text) {
-            Err(e) => {
-                self.chat.push_notice(
-                    NoticeKind::Error,
-                    format!(
-                        "{}: {} (your message is still in the composer)",
-                        e.code.as_str(),
-                        e.message
-                    ),
-                );
-                return;
-            }
-            Ok(parsed) => !parsed.references.is_empty(),
-        };
-        if has_references && self.refs.is_none() {
-            self.chat.push_notice(
-                NoticeKind::Error,
-                "this message mentions sessions, but no session store is mounted for references; \
-                 remove the mention to send it (your message is still in the composer)",
-            );
-            return;
-        }
-        self.next_prepare_id += 1;
-        let id = self.next_prepare_id;
-        let cancel = CancellationToken::new();
-        self.preparing = Some(PendingPrepare {
-            id,
-            original: text.clone(),
-            cancel: cancel.clone(),
-            has_references,
-        });
-        self.pane.set_submission_locked(true);
-        let refs = self.refs.clone();
-        let agent = self.agent_ref();
-        let tx = self.tx.clone();
-        tokio::spawn(async move {
-            let result = prepare_submission(refs.as_ref(), &agent, &text, &cancel).await;
-            tx.send(AppEvent::Prepared {
-                prepare_id: id,
-                result,
-            });
-        });
-        self.schedule_tick();
-    }
-
-    /// Esc / Ctrl+C during preparation: stop it now and give the text back.
-    fn cancel_prepare(&mut self) {
-        let Some(pending) = self.preparing.take() else {
-            return;
-        };
-        pending.cancel.cancel();
-        self.pane.set_submission_locked(false);
-        self.give_back(&pending.original);
-        self.chat.push_notice(
-            NoticeKind::Info,
-            format!(
-                "{}: preparing references was cancelled; your message is back in the composer",
-                ErrorCode::Cancelled.as_str()
-            ),
-        );
-    }
-
-    /// Make sure the user's original text is not lost after a failed submission.
-    fn give_back(&mut self, original: &str) {
-        let draft = self.pane.draft();
-        if draft == original {
-            return;
-        }
-        if draft.trim().is_empty() {
-            self.pane.restore_draft(original);
-        } else {
-            // The user typed something new meanwhile: keep it, and keep the original in history.
-            self.pane.push_history(original);
-            self.chat.push_notice(
-                NoticeKind::Info,
-                "your unsent message is in the input history (Up)",
-            );
-        }
-    }
-
-    fn on_prepared(
-        &mut self,
-        prepare_id: u64,
-        result: Result<crate::agent::submit::Submission, crate::agent::submit::SubmitError>,
-    ) {
-        if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
-            return; // cancelled or superseded
-        }
-        let Some(pending) = self.preparing.take() else {
-            return;
-        };
-        self.pane.set_submission_locked(false);
-        match result {
-            Ok(submission) => {
-                self.pane.push_history(&pending.original);
-                self.pane.clear_if_unchanged(&pending.original);
-                self.chat.scroll_to_bottom();
-                dispatch(&self.agent, submission.message, submission.context);
-            }
-            Err(e) => {
-                self.give_back(&pending.original);
-                self.chat.push_notice(
-                    NoticeKind::Error,
-                    format!(
-                        "{}: {} (your message is still in the composer)",
-                        e.code(),
-                        error_chain(&e)
-                    ),
-                );
-            }
-        }
     }
 
     // ----- app events -------------------------------------------------------------------
@@ -607,11 +510,20 @@ impl App {
                     return;
                 }
             }
-            AppEvent::Candidates { query_id, result } => {
-                self.pane.set_candidates(query_id, result);
+            AppEvent::Candidates { query_id, result } => match result {
+                Ok(rows) => {
+                    let items = rows.iter().map(|c| session_item(c, self.zone)).collect();
+                    self.input.set_results(query_id, items);
+                }
+                Err(e) => self
+                    .input
+                    .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
+            },
+            AppEvent::Prepared { prepare_id, result } => {
+                let (flow, mut cx) = self.submit_parts();
+                flow.on_prepared(prepare_id, result, &mut cx);
             }
-            AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
-            AppEvent::SessionOpened { id, result } => self.on_session_opened(id, result),
+            AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
             AppEvent::SessionsListed(rows) => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_rows(rows);
@@ -655,16 +567,30 @@ impl App {
 
     fn on_agent_event(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::Appended(event) => self.chat.apply(&event),
+            AgentEvent::Appended(event) => {
+                if let Some(m) = event.message() {
+                    self.submit_flow.on_logged(&m.id);
+                }
+                self.chat.apply(&event);
+            }
             AgentEvent::Status(status) => {
                 self.agent_status = status;
                 if status == AgentStatus::Idle {
                     self.queued = 0;
+                    // Idle for good (not between two queued turns): unlogged text comes back.
+                    if self.agent.status() == AgentStatus::Idle && self.agent.queued_prompts() == 0
+                    {
+                        self.submit_flow
+                            .give_back_unlogged(&mut self.input, &mut self.chat);
+                    }
                     self.reindex_open_session();
                 }
             }
             AgentEvent::Staged { count } => self.queued = count,
-            AgentEvent::Discarded { .. } => {}
+            AgentEvent::Discarded { message_ids } => self.submit_flow.on_discarded(&message_ids),
+            AgentEvent::Warning { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Info, format!("{code}: {message}")),
             AgentEvent::Error { code, message } => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("{code}: {message}")),
@@ -682,8 +608,8 @@ impl App {
             }
         };
         // The command line is consumed; it stays reachable with Up.
-        self.pane.push_history(line);
-        self.pane.clear_if_unchanged(line);
+        self.input.push_history(line);
+        self.input.clear_if_unchanged(line);
         match command {
             SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
             SlashCommand::New => self.new_session(),
@@ -705,9 +631,10 @@ impl App {
     fn open_picker(&mut self) {
         self.picker = Some(SessionPicker::loading(self.session_id.clone()));
         let store = self.store.clone();
+        let sources = self.sources.clone();
         let tx = self.tx.clone();
         tokio::task::spawn_blocking(move || {
-            let rows = list_picker_rows(&store);
+            let rows = list_picker_rows(&store, sources.as_deref());
             tx.send(AppEvent::SessionsListed(rows));
         });
     }
@@ -723,6 +650,19 @@ impl App {
             self.chat
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
+        }
+        if let Some(sources) = &self.sources {
+            let origin = sources.origin(id);
+            if origin != Origin::Dsh {
+                self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "read-only session from {} — reference it with @",
+                        origin.tool_name()
+                    ),
+                );
+                return;
+            }
         }
         self.open_session(id.to_owned(), None);
     }
@@ -743,14 +683,11 @@ impl App {
                     other => break other,
                 }
             };
-            tx.send(AppEvent::SessionOpened {
-                result: result.map_err(|e| e.to_string()),
-                id,
-            });
+            tx.send(AppEvent::SessionOpened { result, id });
         });
     }
 
-    fn on_session_opened(&mut self, id: String, result: Result<SessionWriter, String>) {
+    fn on_session_opened(&mut self, id: &str, result: Result<SessionWriter, StoreError>) {
         match result {
             Ok(writer) => self.switch_to(writer),
             Err(e) => self
@@ -767,8 +704,9 @@ impl App {
         }
         self.agent.cancel();
         self.generation += 1;
-        self.session_id = writer.header().id.clone();
-        self.cwd = writer.header().cwd.clone();
+        self.submit_flow.forget_unlogged();
+        self.session_id.clone_from(&writer.header().id);
+        self.cwd.clone_from(&writer.header().cwd);
         let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
         self.agent = agent;
         self.agent_status = AgentStatus::Idle;
@@ -781,9 +719,7 @@ impl App {
     /// Before exit: stop preparation and the running turn, and wait (bounded) until the
     /// agent has logged the turn's end.
     pub async fn shutdown(&mut self) {
-        if let Some(pending) = self.preparing.take() {
-            pending.cancel.cancel();
-        }
+        self.submit_flow.abort();
         if self.agent_status != AgentStatus::Running {
             return;
         }
@@ -814,7 +750,7 @@ impl App {
         let available = area.height.saturating_sub(3);
         let min_transcript = available.min(3);
         let pane_height = self
-            .pane
+            .input
             .desired_height(area.width)
             .clamp(1, available.saturating_sub(min_transcript).max(1));
         let pane_area = Rect::new(area.x, hint_area.y - pane_height, area.width, pane_height);
@@ -844,7 +780,8 @@ impl App {
             indexing: self.indexing,
         }
         .render(status_area, buf);
-        let cursor = self.pane.render(pane_area, buf);
+        MentionInput.render(pane_area, buf, &mut self.input);
+        let cursor = self.input.cursor_position();
         let hint = truncate_to_width(self.hint(), usize::from(area.width));
         buf.set_string(
             hint_area.x,
@@ -862,9 +799,9 @@ impl App {
     fn hint(&self) -> &'static str {
         if self.picker.is_some() {
             " ↑↓ move · Enter open · Esc close"
-        } else if self.pane.popup_active() {
+        } else if self.input.popup_active() {
             " ↑↓ move · Tab/Enter insert · Esc close"
-        } else if self.preparing.is_some() {
+        } else if self.submit_flow.is_preparing() {
             " Esc cancel preparing (your text comes back)"
         } else if self.agent_status == AgentStatus::Running {
             " Esc interrupt · Enter steer the reply · PgUp/PgDn scroll"
@@ -878,43 +815,38 @@ impl App {
 fn help_text() -> String {
     let mut out = String::from("Commands\n");
     for (usage, help) in COMMANDS {
-        out.push_str(&format!("  {usage:<14} {help}\n"));
+        let _ = writeln!(out, "  {usage:<14} {help}");
     }
     out.push_str("Keys\n");
-    for (label, help) in help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+    for binding in composer_config(0).key_map().bindings() {
+        let (label, help) = (binding.label(), composer_help(binding.action));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     for (label, help) in app_help_rows() {
-        out.push_str(&format!("  {label:<14} {help}\n"));
+        let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()
 }
 
-/// An error's message followed by each underlying cause not already part of it.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut out = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
-}
-
-/// Every session for the picker, newest first, with its title.
-fn list_picker_rows(store: &SessionStore) -> Result<Vec<PickerRow>, String> {
-    let headers = store.list_sessions().map_err(|e| e.to_string())?;
+/// Every session for the picker, newest first, with its title and origin badge: the dsh
+/// store's, and the foreign sources' when they are set.
+fn list_picker_rows(
+    store: &SessionStore,
+    sources: Option<&SessionSources>,
+) -> Result<Vec<PickerRow>, StoreError> {
+    let query: &dyn SessionQuery = match sources {
+        Some(s) => s,
+        None => store,
+    };
+    let headers = query.list_sessions()?;
     Ok(headers
         .iter()
         .map(|h| PickerRow {
             session_id: h.id.clone(),
-            title: store.read_title(&h.id).ok().flatten(),
+            title: query.read_title(&h.id).ok().flatten(),
             cwd: h.cwd.clone(),
             created_at: h.created_at,
+            badge: sources.and_then(|s| s.origin(&h.id).badge()),
         })
         .collect())
 }

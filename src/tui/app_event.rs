@@ -8,8 +8,8 @@ use super::search_indexing::IndexingEvent;
 use super::session_picker::PickerRow;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
-use dsh_reference::Candidate;
-use dsh_store::SessionWriter;
+use dsh_reference::{Candidate, ReferenceError};
+use dsh_store::{SessionWriter, StoreError};
 
 /// Everything that can happen to the app besides terminal input.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub enum AppEvent {
     /// Candidates for the `@` popup query `query_id`.
     Candidates {
         query_id: u64,
-        result: Result<Vec<Candidate>, String>,
+        result: Result<Vec<Candidate>, ReferenceError>,
     },
     /// `prepare_submission` finished for submission `prepare_id`.
     Prepared {
@@ -31,11 +31,11 @@ pub enum AppEvent {
         result: Result<Submission, SubmitError>,
     },
     /// Rows for the `/resume` picker.
-    SessionsListed(Result<Vec<PickerRow>, String>),
+    SessionsListed(Result<Vec<PickerRow>, StoreError>),
     /// A session for `/new` or `/resume` was opened for writing (or could not be).
     SessionOpened {
         id: String,
-        result: Result<SessionWriter, String>,
+        result: Result<SessionWriter, StoreError>,
     },
     /// The background full-text indexing made progress, finished, or has a notice.
     SearchIndexing(IndexingEvent),

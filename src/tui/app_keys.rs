@@ -1,7 +1,9 @@
-//! App-level key bindings (transcript scrolling and expansion), one table read by the key
-//! handler and by `/help`. Composer keys live in [`super::key_map`].
+//! App-level key bindings (transcript scrolling and expansion, interrupt, quit, cancel), one
+//! table read by the key handler and by `/help`. Composer keys live in the widget's key map;
+//! [`composer_help`] words them for this app.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui_mention::Action;
 
 /// What an app-level key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +13,12 @@ pub enum AppAction {
     ScrollToBottom,
     ToggleSnapshots,
     ToggleReasoning,
+    /// Ctrl+C: cancel what runs, else clear the draft, else quit.
+    Interrupt,
+    /// Ctrl+D on an empty draft (on a draft the widget deletes forward).
+    QuitIfEmpty,
+    /// Esc with no popup open (with one, the widget closes it).
+    Escape,
 }
 
 impl AppAction {
@@ -22,12 +30,30 @@ impl AppAction {
             AppAction::ScrollToBottom => "jump to the newest output",
             AppAction::ToggleSnapshots => "show or hide the exact snapshot under reference cards",
             AppAction::ToggleReasoning => "show or hide model reasoning",
+            AppAction::Interrupt => {
+                "cancel the reply, else clear the draft (Up restores), else quit"
+            }
+            AppAction::QuitIfEmpty => "quit when the draft is empty",
+            AppAction::Escape => "cancel preparing, else cancel the reply",
         }
     }
 }
 
 /// `(key, label, modifiers, action)` rows, in `/help` order.
 pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
+    (KeyCode::Esc, KeyModifiers::NONE, "Esc", AppAction::Escape),
+    (
+        KeyCode::Char('c'),
+        KeyModifiers::CONTROL,
+        "Ctrl+C",
+        AppAction::Interrupt,
+    ),
+    (
+        KeyCode::Char('d'),
+        KeyModifiers::CONTROL,
+        "Ctrl+D",
+        AppAction::QuitIfEmpty,
+    ),
     (
         KeyCode::PageUp,
         KeyModifiers::NONE,
@@ -71,6 +97,23 @@ pub fn classify_app_key(key: &KeyEvent) -> Option<AppAction> {
         .iter()
         .find(|(c, m, _, _)| *c == code && *m == modifiers)
         .map(|(_, _, _, action)| *action)
+}
+
+/// The composer's `/help` line for a widget action, in this app's words.
+pub fn composer_help(action: Action) -> &'static str {
+    match action {
+        Action::Submit => "send the message (inserts the selected session while @ is open)",
+        Action::Newline => "insert a new line",
+        Action::Up => "previous session in @ popup; older input at the first line",
+        Action::Down => "next session in @ popup; newer input at the last line",
+        Action::PopupPrev => "previous session in @ popup",
+        Action::PopupNext => "next session in @ popup",
+        Action::Complete => "insert the selected session",
+        Action::Escape => "close @ popup",
+        Action::DeleteBackward => "delete backwards; a mention goes as a whole",
+        Action::DeleteForward => "delete forwards; a mention goes as a whole",
+        _ => action.help(),
+    }
 }
 
 /// `(key label, help text)` rows for `/help`.

@@ -44,16 +44,16 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
                 step: 0,
                 message: reply,
                 usage: None,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             }),
             NewEvent::plain(EventData::SessionTitle(TitleData {
                 title: title.to_owned(),
                 message_seqs: vec![0],
                 source: TitleSource {
                     kind: "manual".into(),
-                    extra: Default::default(),
+                    extra: serde_json::Map::new(),
                 },
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             })),
         ])
         .unwrap();
@@ -301,6 +301,52 @@ async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     assert_eq!(app.draft(), text);
 }
 
+#[tokio::test]
+async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let store = SessionStore::new(dir.path());
+    // The session's project directory cannot be created: a regular file holds its name.
+    std::fs::create_dir_all(dir.path()).unwrap();
+    std::fs::write(dir.path().join("--blocked--"), "x").unwrap();
+    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some("/blocked".to_owned()));
+    let writer = store.open_writer("s-test", Some(header)).unwrap();
+    let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
+    let options = AppOptions {
+        history_size: 50,
+        show_reasoning: false,
+    };
+    let mut app = App::new(store, None, provider, writer, options);
+    type_text(&mut app, "keep me");
+    app.handle_terminal_event(key(KeyCode::Enter));
+    let app_ref = &mut app;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !notices(app_ref)
+            .iter()
+            .any(|n| n.contains("back in the composer"))
+        {
+            let Some(event) = app_ref.rx.recv().await else {
+                break;
+            };
+            app_ref.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("hang guard: the failed turn never gave the draft back");
+    assert_eq!(app.draft(), "keep me");
+    assert_eq!(app.agent_status, AgentStatus::Idle);
+    let notices = notices(&app);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("AGENT_LOG_WRITE_FAILED: ")),
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| n.contains("back in the composer")),
+        "{notices:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn esc_cancels_preparation_and_gives_the_text_back() {
     let mut h = harness(true);
@@ -464,7 +510,7 @@ fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
             turn: 1,
             step: 0,
             chunk: json!({"type": kind, "text": text}),
-            extra: Default::default(),
+            extra: serde_json::Map::new(),
         },
         surface_op: None,
         source_event_seqs: None,
@@ -527,4 +573,46 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
     .await;
     let terminal = screen(&mut h.app, 80, 30);
     assert!(format!("{}", terminal.backend()).contains("— conversation compacted —"));
+}
+
+#[tokio::test]
+async fn foreign_sessions_are_listed_in_resume_but_refused() {
+    let mut h = harness(true);
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+        origin: Origin::ClaudeCode,
+        root: fixtures.join("claude/projects"),
+        max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+        clean_title: crate::agent::title::fallback_title,
+        index_file: None,
+    });
+    let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
+    let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
+    h.app.set_sources(Arc::clone(&sources));
+    let rows = list_picker_rows(&h.app.store, Some(&sources)).unwrap();
+    let foreign = rows
+        .iter()
+        .find(|r| r.session_id == "claude-code:5f1c2d3e-0000-4000-8000-000000000001")
+        .unwrap();
+    assert_eq!(foreign.badge, Some("claude"));
+    assert_eq!(
+        foreign.title.as_deref(),
+        Some("Fix checkout crash on empty cart")
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.session_id == "s-alpha" && r.badge.is_none())
+    );
+
+    type_text(
+        &mut h.app,
+        "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        ["read-only session from Claude Code — reference it with @"]
+    );
+    assert_eq!(h.app.session_id(), "s-test");
 }

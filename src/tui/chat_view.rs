@@ -190,9 +190,9 @@ impl ChatView {
         }
         if self.scroll_from_bottom > 0 {
             let hint = format!(" ↓ {} more lines (PgDn) ", self.scroll_from_bottom);
-            let x = area
-                .right()
-                .saturating_sub(super::wrap::display_width(&hint) as u16);
+            let x = area.right().saturating_sub(
+                u16::try_from(ratatui_mention::wrap::display_width(&hint)).unwrap_or(u16::MAX),
+            );
             buf.set_string(
                 x.max(area.x),
                 area.bottom().saturating_sub(1),

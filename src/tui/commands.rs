@@ -1,4 +1,4 @@
-//! Slash commands (docs/tui-app.md, commands): parsing a submitted `/…` line into a command.
+//! Slash commands (docs/tui-app.md: commands): parsing a submitted `/…` line into a command.
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use super::wrap::{display_width, truncate_to_width};
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::{display_width, truncate_to_width};
 
 /// The header widget.
 #[derive(Debug, Clone)]

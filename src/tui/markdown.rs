@@ -78,7 +78,7 @@ pub fn render_markdown_hanging(text: &str, base: Style) -> Vec<(Line<'static>, u
 }
 
 fn hang_width(marker: &str) -> u16 {
-    u16::try_from(super::wrap::display_width(marker)).unwrap_or(0)
+    u16::try_from(ratatui_mention::wrap::display_width(marker)).unwrap_or(0)
 }
 
 fn heading_text(line: &str) -> Option<&str> {

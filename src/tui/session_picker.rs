@@ -8,8 +8,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use super::wrap::truncate_to_width;
-use dsh_store::untrusted::visible_controls_line;
+use dsh_store::StoreError;
+use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::truncate_to_width;
 
 /// One session in the picker.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,8 @@ pub struct PickerRow {
     pub title: Option<String>,
     pub cwd: Option<String>,
     pub created_at: i64,
+    /// Origin badge of another tool's (read-only) session: `claude`, `codex`.
+    pub badge: Option<&'static str>,
 }
 
 /// What a key did to the picker.
@@ -32,9 +35,9 @@ pub enum PickerOutcome {
 }
 
 /// Picker state: rows (or why loading failed) and the selection.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct SessionPicker {
-    rows: Option<Result<Vec<PickerRow>, String>>,
+    rows: Option<Result<Vec<PickerRow>, StoreError>>,
     selected: usize,
     /// The session currently open, marked in the list.
     current: String,
@@ -51,7 +54,7 @@ impl SessionPicker {
     }
 
     /// Rows arrived (or failed).
-    pub fn set_rows(&mut self, rows: Result<Vec<PickerRow>, String>) {
+    pub fn set_rows(&mut self, rows: Result<Vec<PickerRow>, StoreError>) {
         self.rows = Some(rows);
         self.selected = 0;
     }
@@ -104,7 +107,7 @@ impl SessionPicker {
                 return;
             }
             Some(Err(e)) => {
-                let text = truncate_to_width(&visible_controls_line(e), width);
+                let text = truncate_to_width(&visible_controls_line(&e.to_string()), width);
                 buf.set_string(inner.x, inner.y, text, Style::new().fg(Color::Red));
                 return;
             }
@@ -131,9 +134,15 @@ impl SessionPicker {
             } else {
                 Style::new()
             };
+            let badge = row.badge.map(|b| format!("[{b}] ")).unwrap_or_default();
+            let badge_cells = unicode_width::UnicodeWidthStr::width(badge.as_str());
             let first_line = Line::from(vec![
                 Span::styled(marker, style),
-                Span::styled(truncate_to_width(&title, width.saturating_sub(2)), style),
+                Span::styled(badge, Style::new().fg(Color::Magenta)),
+                Span::styled(
+                    truncate_to_width(&title, width.saturating_sub(2 + badge_cells)),
+                    style,
+                ),
             ]);
             first_line.render(Rect::new(inner.x, y, inner.width, 1), buf);
             if y + 1 < inner.bottom() {
@@ -182,6 +191,7 @@ mod tests {
             title: None,
             cwd: None,
             created_at: 0,
+            badge: None,
         };
         p.set_rows(Ok(vec![row("a"), row("b"), row("c")]));
         assert_eq!(p.handle_key(&key(KeyCode::Up)), PickerOutcome::Continue);
@@ -196,5 +206,22 @@ mod tests {
             PickerOutcome::Open("b".into())
         );
         assert_eq!(p.handle_key(&key(KeyCode::Esc)), PickerOutcome::Close);
+    }
+
+    #[test]
+    fn foreign_rows_show_their_badge() {
+        let mut p = SessionPicker::loading("a");
+        p.set_rows(Ok(vec![PickerRow {
+            session_id: "claude-code:u1".into(),
+            title: Some("Fix checkout".into()),
+            cwd: None,
+            created_at: 0,
+            badge: Some("claude"),
+        }]));
+        let area = Rect::new(0, 0, 60, 5);
+        let mut buf = Buffer::empty(area);
+        p.render(area, &mut buf);
+        let line: String = (0..60).map(|x| buf[(x, 1)].symbol().to_owned()).collect();
+        assert!(line.contains("› [claude] Fix checkout"), "{line}");
     }
 }

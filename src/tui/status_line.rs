@@ -9,9 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::transcript::TokenTotals;
-use super::wrap::{display_width, truncate_to_width};
 use dsh_search::Progress;
-use dsh_store::untrusted::visible_controls_line;
+use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::wrap::{display_width, truncate_to_width};
 
 /// What the app is doing right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +60,7 @@ pub struct StatusLine<'a> {
 }
 
 /// `1234` → `1.2k`, `1_500_000` → `1.5M`.
+#[allow(clippy::cast_precision_loss)] // shown with one decimal: 2^52 tokens is far away
 pub fn format_count(n: u64) -> String {
     match n {
         0..=999 => n.to_string(),

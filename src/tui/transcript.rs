@@ -6,10 +6,10 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown::render_markdown_hanging;
-use super::wrap::{wrap_line_hanging, wrap_lines};
 use dsh_store::event::kind;
-use dsh_store::untrusted::{visible_controls, visible_controls_line};
 use dsh_store::{ContentBlock, Event, EventData, Message};
+use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
 
 /// One referenced session as recorded in a context message's source metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -435,6 +435,12 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 if r.truncated {
                     text.push_str(" · truncated");
                 }
+                // Another tool's session is named by its id's namespace.
+                let origin = dsh_foreign::Origin::of_id(&r.session_id);
+                if origin != dsh_foreign::Origin::Dsh {
+                    text.push_str(" · from ");
+                    text.push_str(origin.tool_name());
+                }
                 lines.push(Line::styled(text, card_style));
             }
             let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
@@ -586,7 +592,7 @@ mod tests {
                 turn: 1,
                 step: 0,
                 chunk: value,
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         )
     }
@@ -602,6 +608,28 @@ mod tests {
                 {"sessionId": "s-2", "label": "Docs", "originalMessages": 1, "truncated": false}
             ])),
         )
+    }
+
+    #[test]
+    fn a_card_names_a_foreign_origin() {
+        let mut message = context_message();
+        message.source = Some(Source::session_reference(json!([
+            {"sessionId": "claude-code:5f1c", "label": "Fix", "originalMessages": 2, "truncated": false},
+            {"sessionId": "codex:0199", "label": "Kafka", "originalMessages": 1, "truncated": false}
+        ])));
+        let mut t = Transcript::default();
+        t.apply(&ev(0, EventData::UserMessage(message)));
+        let lines: Vec<String> = render_cell(&t.cells()[0], 100, RenderOptions::default())
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        assert_eq!(
+            lines[..2],
+            [
+                "⧉ Referenced sessions · Fix (claude-code:5f1c) · 2 messages · from Claude Code",
+                "  Referenced sessions · Kafka (codex:0199) · 1 message · from Codex CLI",
+            ]
+        );
     }
 
     #[test]
@@ -674,7 +702,7 @@ mod tests {
                 step: 0,
                 message: reply,
                 usage: Some(json!({"inputTokens": 10, "outputTokens": 3})),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         assert_eq!(
@@ -709,7 +737,7 @@ mod tests {
             EventData::SteeringMessage {
                 turn: 1,
                 message: Message::user_text("more"),
-                extra: Default::default(),
+                extra: serde_json::Map::new(),
             },
         ));
         let checkpoint = Message::new(
@@ -781,9 +809,14 @@ mod tests {
                 text: "a\u{1b}[2Jb\u{7}".into(),
                 steering: false,
             },
+            HistoryCell::User {
+                text: "bidi \u{202E}evil\u{2067} zw\u{200B}\u{2060}\u{FEFF} sep\u{2028}\u{2029}"
+                    .into(),
+                steering: false,
+            },
             HistoryCell::Assistant {
-                text: "x\u{9b}y".into(),
-                reasoning: "r\u{1b}".into(),
+                text: "x\u{9b}y \u{202D}".into(),
+                reasoning: "r\u{1b}\u{2066}".into(),
                 streaming: false,
             },
             HistoryCell::Tool {
@@ -797,7 +830,10 @@ mod tests {
         for cell in &cells {
             for line in render_cell(cell, 40, options) {
                 let s = line.to_string();
-                assert!(!s.chars().any(dsh_store::untrusted::is_control), "{s:?}");
+                assert!(
+                    !s.chars().any(ratatui_mention::untrusted::needs_escape),
+                    "{s:?}"
+                );
             }
         }
     }

@@ -1,4 +1,4 @@
-//! Candidate selection for the `@` popup (docs/references.md, candidates): filter other sessions by a
+//! Candidate selection for the `@` popup (docs/references.md: candidates): filter other sessions by a
 //! case-insensitive substring of id, cwd or latest title, then group by cwd and cut to a limit.
 
 use dsh_store::{QueryError, SessionHeader};
@@ -91,8 +91,7 @@ pub fn select_candidates<T: AsRef<str>>(
         } else {
             match read_title(&header.id) {
                 Ok(Some(t)) if contains_folded(t.as_ref(), &needle) => Some(Some(t)),
-                Ok(_) => continue,
-                Err(_) => continue,
+                Ok(_) | Err(_) => continue,
             }
         };
         if let Some(bucket) = groups.get_mut(g) {
@@ -161,7 +160,7 @@ mod tests {
 
     #[test]
     fn only_two_non_ascii_chars_lowercase_to_ascii() {
-        let found: Vec<char> = (0x80..=0x10FFFF)
+        let found: Vec<char> = (0x80..=0x0010_FFFF)
             .filter_map(char::from_u32)
             .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
             .collect();

@@ -1,4 +1,4 @@
-//! Validated settings of the reference service (docs/references.md, configuration).
+//! Validated settings of the reference service (docs/references.md: configuration).
 
 use super::error::ReferenceError;
 

@@ -1,4 +1,4 @@
-//! The reference layer's error type (docs/references.md, errors): a stable code plus a human message;
+//! The reference layer's error type (docs/references.md: errors): a stable code plus a human message;
 //! `READ_FAILED` keeps the storage error that caused it.
 
 use std::fmt;
@@ -92,7 +92,7 @@ impl ReferenceError {
     }
 
     /// `READ_FAILED` for a storage task that died (it panicked or was shut down).
-    pub fn task_failed(err: tokio::task::JoinError) -> Self {
+    pub fn task_failed(err: &tokio::task::JoinError) -> Self {
         Self::new(
             ErrorCode::ReadFailed,
             format!("reading the session store failed: {err}"),

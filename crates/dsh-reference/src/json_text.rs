@@ -1,5 +1,5 @@
 //! JSON text written by hand so it is byte-exact with JavaScript's `JSON.stringify`:
-//! string escaping (docs/references.md, URIs and mentions) and the tag-safe form of the source objects (docs/references.md, what the model sees),
+//! string escaping (docs/references.md: URIs and mentions) and the tag-safe form of the source objects (docs/references.md: what the model sees),
 //! where every `<` is written `\u003c` so no source text can spell a framing tag.
 
 use std::fmt::Write as _;
@@ -28,7 +28,7 @@ fn escaped_byte_len(b: u8, escaping: Escaping) -> usize {
 
 /// Bytes one UTF-8 byte adds when escaped (0, 1 or 5), branch-free so the sum below
 /// vectorizes.
-#[inline(always)]
+#[inline]
 fn escape_extra(b: u8, lt: bool) -> u8 {
     let short = u8::from(
         b == b'"' || b == b'\\' || b == 0x08 || b == 0x0C || b == b'\n' || b == b'\r' || b == b'\t',
@@ -276,11 +276,12 @@ mod tests {
         for _ in 0..2000 {
             let mut text = String::new();
             seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let len = (seed >> 58) as usize;
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let len = seed >> 58;
             for k in 0..len {
-                let pick = (seed.rotate_left(k as u32 * 5) % alphabet.len() as u64) as usize;
+                let rotated = seed.rotate_left(u32::try_from(k * 5).unwrap_or(0));
+                let pick = usize::try_from(rotated % alphabet.len() as u64).unwrap_or(0);
                 text.push_str(alphabet[pick]);
             }
             for escaping in [Escaping::Plain, Escaping::TagSafe] {

@@ -1,4 +1,4 @@
-//! Inline mention formatting (docs/references.md, URIs and mentions): `@[label](dsh-session:…)`.
+//! Inline mention formatting (docs/references.md: URIs and mentions): `@[label](dsh-session:…)`.
 
 use super::uri::encode_uri;
 

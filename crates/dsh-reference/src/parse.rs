@@ -1,4 +1,4 @@
-//! Finding mentions in message text (docs/references.md, URIs and mentions): explicit `@[label](dsh-session:…)` mentions
+//! Finding mentions in message text (docs/references.md: URIs and mentions): explicit `@[label](dsh-session:…)` mentions
 //! and bare `dsh-session:` URIs, matched exactly as the reference regular expressions do.
 
 use super::error::ReferenceError;

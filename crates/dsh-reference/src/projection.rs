@@ -1,4 +1,4 @@
-//! Projection (docs/references.md, projection): what a referenced session contributes — its direct user
+//! Projection (docs/references.md: projection): what a referenced session contributes — its direct user
 //! messages, compact checkpoints and assistant replies, as `{role, text}` items.
 
 use std::borrow::Cow;
@@ -27,7 +27,7 @@ impl TurnRole {
 pub struct ConversationItem<'a> {
     pub role: TurnRole,
     pub text: Cow<'a, str>,
-    /// A compact checkpoint: never dropped by retention (docs/references.md, retention).
+    /// A compact checkpoint: never dropped by retention (docs/references.md: retention).
     pub checkpoint: bool,
 }
 

@@ -1,4 +1,4 @@
-//! Framing of the prepared context (docs/references.md, what the model sees): heading, the project's warning, and the
+//! Framing of the prepared context (docs/references.md: what the model sees): heading, the project's warning, and the
 //! tag-safe JSON array of source objects between `<referenced-sessions>` tags; plus the
 //! provenance metadata recorded in the message source.
 

@@ -1,4 +1,4 @@
-//! Retention (docs/references.md, retention): fit one source object into `max_reference_bytes` of tag-safe JSON
+//! Retention (docs/references.md: retention): fit one source object into `max_reference_bytes` of tag-safe JSON
 //! by dropping the oldest droppable messages, then cutting the longest ones from the middle.
 //!
 //! Linear in the source size: every item's serialized size is computed once and the total
@@ -105,7 +105,7 @@ pub struct DropPlan {
     omitted_bytes: u64,
 }
 
-/// Step 1 (docs/references.md, retention) on sizes alone: drop the oldest items that are neither checkpoints nor
+/// Step 1 (docs/references.md: retention) on sizes alone: drop the oldest items that are neither checkpoints nor
 /// the newest while the object is too big. Fails with `BUDGET_EXCEEDED` right away when even
 /// the kept items cut to nothing cannot fit, since step 2 could then only fail the same way.
 pub fn plan_drops(
@@ -203,7 +203,7 @@ pub fn retain_source(
     finish_retention(header, &plan, kept, budget)
 }
 
-/// Step 2 (docs/references.md, retention) and the stats: `kept` are the items `plan` kept, in order, with their
+/// Step 2 (docs/references.md: retention) and the stats: `kept` are the items `plan` kept, in order, with their
 /// original text. Cuts the longest item (first on ties) until the object fits.
 pub fn finish_retention(
     header: SourceHeader,

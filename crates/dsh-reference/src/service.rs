@@ -1,7 +1,6 @@
-//! The session-reference service (docs/references.md (candidates)–3.5): candidate listing and `prepare`, over a
+//! The session-reference service (docs/references.md: candidates, prepare): candidate listing and `prepare`, over a
 //! blocking [`SessionQuery`] run off the async runtime and raced against a cancel token.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -137,7 +136,7 @@ impl SessionReferences {
             let task = tokio::task::spawn_blocking(move || {
                 read_and_retain(store.as_ref(), source, budget, &token)
             });
-            async move { task.await.map_err(ReferenceError::task_failed)? }
+            async move { task.await.map_err(|e| ReferenceError::task_failed(&e))? }
         });
         let retained = tokio::select! {
             biased;
@@ -157,10 +156,10 @@ impl SessionReferences {
         agent: &AgentRef,
         references: &[Reference],
     ) -> Result<Vec<Normalized>, ReferenceError> {
-        let mut seen: HashMap<&str, ()> = HashMap::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         let mut out = Vec::new();
         for r in references {
-            if seen.insert(r.session_id.as_str(), ()).is_some() {
+            if !seen.insert(r.session_id.as_str()) {
                 continue;
             }
             out.push(Normalized {
@@ -221,6 +220,6 @@ async fn run_blocking<T: Send + 'static>(
     tokio::select! {
         biased;
         () = cancel.cancelled() => Err(ReferenceError::cancelled()),
-        done = task => done.map_err(ReferenceError::task_failed),
+        done = task => done.map_err(|e| ReferenceError::task_failed(&e)),
     }
 }

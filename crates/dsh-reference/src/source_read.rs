@@ -1,4 +1,4 @@
-//! Reading one referenced source for `prepare` (docs/references.md (prepare) steps 3–4) without holding its log:
+//! Reading one referenced source for `prepare` (docs/references.md (prepare, steps 3–4)) without holding its log:
 //! a streaming surface scan records only the sizes of projected items, retention step 1 is
 //! planned on those sizes, and only the items it keeps are read again for their text.
 
@@ -74,7 +74,7 @@ pub fn read_source(
             items.push(item);
         } else {
             let cause = QueryError::Corrupt {
-                path: Default::default(),
+                path: std::path::PathBuf::new(),
                 line: 0,
                 reason: format!("event {} changed while being read", event.seq),
             };

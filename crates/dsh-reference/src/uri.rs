@@ -1,4 +1,4 @@
-//! The `dsh-session:` URI codec (docs/references.md, URIs and mentions): base64url (no padding) of the UTF-8 bytes of
+//! The `dsh-session:` URI codec (docs/references.md: URIs and mentions): base64url (no padding) of the UTF-8 bytes of
 //! the id's `JSON.stringify` literal. Decoding accepts only the canonical spelling.
 
 use base64::Engine as _;
@@ -42,7 +42,7 @@ pub fn decode_uri(uri: &str) -> Result<String, ReferenceError> {
         .decode(payload)
         .map_err(|_| invalid("the payload is not valid unpadded base64url"))?;
     let literal = std::str::from_utf8(&bytes).map_err(|_| invalid("the payload is not UTF-8"))?;
-    // serde_json rejects lone surrogates, which Rust strings cannot hold (docs/references.md, URIs and mentions).
+    // serde_json rejects lone surrogates, which Rust strings cannot hold (docs/references.md: URIs and mentions).
     let id: String =
         serde_json::from_str(literal).map_err(|_| invalid("the payload is not a JSON string"))?;
     if encode_uri(&id) != uri {

@@ -1,6 +1,13 @@
 //! Runs the session-reference conformance vectors (`tests/conformance/`, or the folder named
 //! by `DSH_REFS_CONFORMANCE_DIR`) and reports every failing case by file and name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::path::{Path, PathBuf};
 
@@ -63,7 +70,11 @@ fn run_folder(dir: &Path) -> Report {
     let mut names: Vec<String> = entries
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
+        .filter(|n| {
+            Path::new(n)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        })
         .collect();
     names.sort();
     for name in names {

@@ -2,6 +2,13 @@
 //! prepare (normalization, parallel single reads, all-or-nothing, cancellation), framing
 //! safety and the byte budget.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};

@@ -1,6 +1,13 @@
 //! The streaming `prepare` path (scan, plan drops on sizes, re-read kept items) gives exactly
 //! what projecting and retaining the whole `read_surface` gives, for plain and zstd logs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -98,7 +105,11 @@ fn random_log(seed: u64, events: usize) -> String {
         }
         lines.push(line.to_string());
     }
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    lines.iter().fold(String::new(), |mut text, l| {
+        text.push_str(l);
+        text.push('\n');
+        text
+    })
 }
 
 fn header_line(id: &str) -> String {

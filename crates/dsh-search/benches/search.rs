@@ -5,6 +5,13 @@
 //! (the 10 000-session fixture of `examples/search_probe.rs`, built once); otherwise a
 //! 1 000-session fixture generated in a temporary directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench code: a failure should stop it
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    clippy::needless_pass_by_value
+)] // measurement code: sizes and ranks are small
 
 #[path = "support/search_fixture.rs"]
 mod search_fixture;

@@ -8,6 +8,13 @@
 //! - `search_probe grow STORE INDEX`: append 100 messages to one session, then time the
 //!   update and the next query that must see them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // probe code: a failure should stop it
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    clippy::needless_pass_by_value
+)] // measurement code: sizes and ranks are small
 
 #[path = "../benches/support/search_fixture.rs"]
 mod search_fixture;

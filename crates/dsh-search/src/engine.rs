@@ -28,7 +28,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("dir", &self.dir).finish()
+        f.debug_struct("Engine")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
     }
 }
 

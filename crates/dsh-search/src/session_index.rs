@@ -305,6 +305,8 @@ fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<
 
 /// `1 + RECENCY` for a session active now, halving its gain every half-life.
 fn recency_factor(now_ms: i64, time_ms: i64) -> f32 {
-    let age_days = (now_ms.saturating_sub(time_ms)).max(0) as f32 / 86_400_000.0;
+    // Whole days are precise enough for a boost (and fit an f32 exactly).
+    let days = (now_ms.saturating_sub(time_ms)).max(0) / 86_400_000;
+    let age_days = f32::from(u16::try_from(days).unwrap_or(u16::MAX));
     1.0 + RECENCY * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS)
 }

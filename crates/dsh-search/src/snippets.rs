@@ -221,10 +221,11 @@ mod tests {
             .collect()
     }
 
+    type Case<'a> = (&'a str, Vec<IndexedMessage>, Vec<(u64, Vec<&'a str>)>);
+
     #[test]
     fn matching_table() {
         let m = |t| vec![msg(1, t)];
-        type Case<'a> = (&'a str, Vec<IndexedMessage>, Vec<(u64, Vec<&'a str>)>);
         let cases: Vec<Case> = vec![
             ("kafka", m("We chose KAFKA."), vec![(1, vec!["KAFKA"])]),
             ("kaf", m("Kafka over Redis"), vec![(1, vec!["Kafka"])]),

@@ -39,7 +39,8 @@ pub fn list(root: &Path) -> Result<Vec<LogFile>, QueryError> {
             continue;
         };
         for dir in sessions {
-            let Some((loc, meta)) = log_in(&dir) else {
+            // A link, FIFO or device instead of a log is not a session (nothing is followed).
+            let Ok(Some((loc, meta))) = log_in(&dir) else {
                 continue;
             };
             let Ok(rel) = loc.path.strip_prefix(root) else {
@@ -61,9 +62,10 @@ pub fn list(root: &Path) -> Result<Vec<LogFile>, QueryError> {
     Ok(out)
 }
 
-/// The current identity of one log by its key, `None` when it is gone or no longer a file.
+/// The current identity of one log by its key, `None` when it is gone or no longer a
+/// regular file (a link is not followed).
 pub fn stat(root: &Path, rel: &str) -> Option<(PathBuf, Stamp)> {
     let abs = rel.split('/').fold(root.to_owned(), |p, part| p.join(part));
-    let meta = std::fs::metadata(&abs).ok()?;
+    let meta = std::fs::symlink_metadata(&abs).ok()?;
     meta.is_file().then(|| (abs, Stamp::of(&meta)))
 }

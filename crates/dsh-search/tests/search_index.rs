@@ -1,6 +1,11 @@
 //! The session index end to end over real logs: projection parity, text handling,
 //! incremental updates, stale hits, damage, concurrent use.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap,
+    clippy::case_sensitive_file_extension_comparisons
+)] // test code
 
 mod support;
 

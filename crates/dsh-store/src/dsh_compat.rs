@@ -1,4 +1,4 @@
-//! Reading what dsh writes beyond plain JSONL (docs/session-store.md, on-disk layout): `session.jsonl.zstd` logs made
+//! Reading what dsh writes beyond plain JSONL (docs/session-store.md: on-disk layout): `session.jsonl.zstd` logs made
 //! of concatenated zstd frames, and packed chunk rows.
 //!
 //! A packed row stores a run of `assistant/chunk` delta events in one line:

@@ -107,9 +107,8 @@ impl<'de> Deserialize<'de> for ContentBlock {
         match kind.as_deref() {
             Some(k @ ("text" | "reasoning")) if text_is_string => {
                 map.remove("type");
-                let text = match map.remove("text") {
-                    Some(Value::String(t)) => t,
-                    _ => return Err(D::Error::custom("text block without text")),
+                let Some(Value::String(text)) = map.remove("text") else {
+                    return Err(D::Error::custom("text block without text"));
                 };
                 Ok(if k == "text" {
                     ContentBlock::Text { text, extra: map }
@@ -152,9 +151,11 @@ impl Source {
     }
     /// The provenance of a session-reference context.
     pub fn session_reference(references: Value) -> Self {
-        Source(
-            serde_json::json!({"kind": "session-reference", "version": 1, "references": references}),
-        )
+        let mut source = Map::new();
+        source.insert("kind".into(), "session-reference".into());
+        source.insert("version".into(), 1.into());
+        source.insert("references".into(), references);
+        Source(Value::Object(source))
     }
     /// The `kind` field, if it is a string.
     pub fn kind(&self) -> Option<&str> {
@@ -202,7 +203,7 @@ impl Message {
     pub fn user_text(text: impl Into<String>) -> Self {
         Self::new(Role::User, vec![ContentBlock::text(text)], Source::user())
     }
-    /// The message's `text` blocks joined with `\n` (docs/references.md, projection).
+    /// The message's `text` blocks joined with `\n` (docs/references.md: projection).
     pub fn joined_text(&self) -> String {
         let mut out = String::new();
         let mut first = true;
@@ -226,7 +227,7 @@ pub fn new_message_id() -> String {
     format!("msg-{}", uuid::Uuid::new_v4())
 }
 
-/// How a surface event changes the folded surface (docs/session-store.md, surface folding).
+/// How a surface event changes the folded surface (docs/session-store.md: surface folding).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SurfaceOp {
     /// `"append"`: push this event's seq.
@@ -497,7 +498,7 @@ impl Event {
         }
     }
 
-    /// Parse an event's payload from its `type` and `data` (docs/session-store.md, events). Unknown types are
+    /// Parse an event's payload from its `type` and `data` (docs/session-store.md: events). Unknown types are
     /// kept as [`EventData::Other`]; a known type with a malformed payload is an error.
     pub fn parse_data(kind: &str, data: Value) -> Result<EventData, serde_json::Error> {
         fn take_u64(m: &mut Map<String, Value>, key: &str) -> Result<u64, serde_json::Error> {

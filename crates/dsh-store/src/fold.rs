@@ -1,4 +1,4 @@
-//! Surface folding (docs/session-store.md, surface folding): which events make up the conversation the model sees.
+//! Surface folding (docs/session-store.md: surface folding): which events make up the conversation the model sees.
 //!
 //! `append` pushes an event's seq; `replace {start, end}` swaps the inclusive span for the
 //! event's own seq. A log that breaks these rules is corrupt; the error names the seq.

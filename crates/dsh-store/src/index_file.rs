@@ -1,13 +1,16 @@
-//! The listing and title caches persisted next to the store (`<root>/.dsh-refs-index.json`),
-//! so a fresh process lists sessions and filters by title without reading every log (docs/performance.md).
+//! The listing and title caches persisted in the store's cache directory
+//! (`<cache>/dsh-refs/<store>/index.json`, see [`crate::cache::store_cache_dir`]), so a fresh
+//! process lists sessions and filters by title without reading every log (docs/performance.md).
 //!
-//! The file only seeds the in-memory caches: every entry is revalidated by file metadata
-//! exactly as a warm cache is (directory mtimes, log `(len, mtime, inode)`), so a stale,
-//! foreign or damaged file can cost time but never change an answer. It is written to a temp
-//! file and renamed into place; an unreadable or unparsable one is ignored and replaced.
+//! The file is a cache, never a source of truth. It only seeds the in-memory caches: every
+//! project is listed again and every entry is revalidated by a stat of its own log (inode,
+//! length, mtime, ctime), never by a directory mtime; a mismatch is a miss, and a header whose
+//! id does not match its directory is dropped. It is read only if it is a regular file owned
+//! by this user and writable by nobody else, and only up to [`MAX_INDEX_BYTES`]; anything
+//! else is ignored and replaced. Written to a temp file and renamed into place.
 
 use std::fs;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -17,12 +20,17 @@ use super::event::SessionHeader;
 use super::listing::Stamp;
 use super::reader::{LogFormat, ScanPos};
 
-/// File name inside the store root. A file (not a directory), so the store's project
-/// listing never mistakes it for a project.
-pub const INDEX_FILE: &str = ".dsh-refs-index.json";
+/// File name inside the store's cache directory.
+pub const INDEX_FILE: &str = "index.json";
+
+/// The name an older version wrote inside the store root; never read or written now.
+pub const LEGACY_INDEX_FILE: &str = ".dsh-refs-index.json";
+
+/// Largest index file read (bytes); a bigger one is ignored (and replaced).
+pub const MAX_INDEX_BYTES: u64 = 256 << 20;
 
 /// Bumped whenever the layout changes; other versions are ignored.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// A point in time as whole seconds and nanoseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +53,8 @@ pub struct StampRecord {
     pub len: u64,
     pub mtime: Option<FileTime>,
     pub file_id: Option<(u64, u64)>,
+    #[serde(default)]
+    pub ctime: Option<(i64, i64)>,
 }
 
 impl StampRecord {
@@ -57,6 +67,7 @@ impl StampRecord {
             len: s.len,
             mtime,
             file_id: s.file_id,
+            ctime: s.ctime,
         })
     }
 
@@ -69,6 +80,7 @@ impl StampRecord {
             len: self.len,
             mtime,
             file_id: self.file_id,
+            ctime: self.ctime,
         })
     }
 }
@@ -160,33 +172,100 @@ pub fn resume_pos((readable_len, next_seq, line): (u64, u64, u64)) -> ScanPos {
     }
 }
 
-/// Read the index of `root`; `None` when absent, unreadable, damaged or of another version.
-pub fn load(root: &Path) -> Option<IndexRecord> {
-    let bytes = fs::read(root.join(INDEX_FILE)).ok()?;
-    match serde_json::from_slice::<IndexRecord>(&bytes) {
-        Ok(index) if index.version == VERSION => Some(index),
-        Ok(_) => None,
-        Err(e) => {
-            tracing::debug!(root = %root.display(), error = %e, "ignoring a damaged session index");
-            None
+/// Why an index file was not used.
+fn unusable(path: &Path, why: &str) -> Option<IndexRecord> {
+    tracing::debug!(path = %path.display(), why, "ignoring the session index");
+    None
+}
+
+/// Read the index in `dir`; `None` when absent, not a regular file, not this user's, too
+/// large, unreadable, damaged or of another version.
+pub fn load(dir: &Path) -> Option<IndexRecord> {
+    let path = dir.join(INDEX_FILE);
+    let file = match super::nofollow::open_regular(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return unusable(&path, &e.to_string()),
+    };
+    let meta = file.metadata().ok()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Only this user's own cache is believed, and only if nobody else can write it.
+        let me = rustix::process::geteuid().as_raw();
+        let dir_meta = fs::symlink_metadata(dir).ok()?;
+        if meta.uid() != me
+            || dir_meta.uid() != me
+            || meta.mode() & 0o022 != 0
+            || dir_meta.mode() & 0o022 != 0
+        {
+            return unusable(&path, "owned by another user or writable by others");
         }
+    }
+    if meta.len() > MAX_INDEX_BYTES {
+        return unusable(&path, "larger than the index size limit");
+    }
+    let mut bytes = Vec::new();
+    if file
+        .take(MAX_INDEX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+        || bytes.len() as u64 > MAX_INDEX_BYTES
+    {
+        return unusable(&path, "unreadable or over the size limit");
+    }
+    parse(&bytes).or_else(|| unusable(&path, "damaged or of another version"))
+}
+
+/// Parse index file bytes; `None` when damaged or of another version.
+pub fn parse(bytes: &[u8]) -> Option<IndexRecord> {
+    match serde_json::from_slice::<IndexRecord>(bytes) {
+        Ok(index) if index.version == VERSION => Some(index),
+        Ok(_) | Err(_) => None,
     }
 }
 
-/// Write the index of `root` atomically (temp file + rename). Only when the root exists.
-pub fn save(root: &Path, index: &IndexRecord) -> std::io::Result<()> {
-    if !root.is_dir() {
-        return Ok(());
-    }
+/// Write the index into `dir` atomically (temp file + rename), creating `dir` (mode 0700)
+/// if needed. Refuses a `dir` that is a symbolic link.
+pub fn save(dir: &Path, index: &IndexRecord) -> std::io::Result<()> {
+    create_private_dir(dir)?;
     let bytes = serde_json::to_vec(index).map_err(std::io::Error::other)?;
     let mut tmp = tempfile::Builder::new()
-        .prefix(".dsh-refs-index.")
+        .prefix(".index.")
         .suffix(".tmp")
-        .tempfile_in(root)?;
+        .tempfile_in(dir)?;
     tmp.write_all(&bytes)?;
-    tmp.persist(root.join(INDEX_FILE))
+    tmp.persist(dir.join(INDEX_FILE))
         .map_err(|e| e.error)
         .map(|_| ())
+}
+
+/// Create `dir` and its parents; the last component is private to this user.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent() {
+        fs::create_dir_all(parent)?;
+    }
+    let mut builder = fs::DirBuilder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    match builder.create(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let meta = fs::symlink_metadata(dir)?;
+            if meta.is_dir() {
+                Ok(())
+            } else {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!("{} is not a directory", dir.display()),
+                ))
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Path of a stored title's log under `root`, if its parts are plain names.

@@ -1,18 +1,20 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+pub mod cache;
+mod create_lock;
 pub mod dsh_compat;
 pub mod error;
 pub mod event;
 pub mod fold;
 pub mod index_file;
 pub mod listing;
+pub mod nofollow;
 pub mod paths;
 pub mod query;
 pub mod reader;
 pub mod store;
 pub mod surface_scan;
-pub mod untrusted;
 pub mod writer;
 
 pub use error::StoreError;
@@ -20,5 +22,5 @@ pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, So
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use store::SessionStore;
-pub use surface_scan::{SurfaceScan, SurfaceVisitor};
+pub use surface_scan::{EventReread, SurfaceScan, SurfaceVisitor};
 pub use writer::{NewEvent, SessionWriter};

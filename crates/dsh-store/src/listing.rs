@@ -1,4 +1,4 @@
-//! The cached index of session headers behind `list_sessions` (docs/session-store.md, session query).
+//! The cached index of session headers behind `list_sessions` (docs/session-store.md: session query).
 //!
 //! Revalidation is by file metadata at every level: the root's and each project directory's
 //! mtime say whether their entries changed; a session directory is re-examined when its
@@ -12,18 +12,22 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::event::SessionHeader;
 use super::index_file::{
     FileTime, ProjectRecord, SessionRecord, StampRecord, format_of, name_of, plain_name,
 };
+use super::nofollow;
 use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
 use super::reader::{self, LogFormat};
 
 /// How old an mtime must be before an unchanged value proves an unchanged directory.
 const TRUST_AFTER: Duration = Duration::from_secs(2);
+/// How long a round of log stats vouches for unchanged logs (so a listing per keystroke
+/// does not stat every log; a log rewritten in place shows within this time).
+const LOGS_CHECKED_FOR: Duration = Duration::from_secs(1);
 
 /// Where a session's log lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,28 +36,35 @@ pub struct LogLocation {
     pub format: LogFormat,
 }
 
-/// A file's identity for revalidation: length, mtime and (on Unix) device and inode, so a
-/// log replaced by another file is never mistaken for the old one having grown.
+/// A file's identity for revalidation: length, mtime and (on Unix) device, inode and ctime,
+/// so a log replaced by another file is never mistaken for the old one having grown, and a
+/// log rewritten in place with its mtime set back still differs (nobody can set a ctime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
     pub len: u64,
     pub mtime: Option<SystemTime>,
     pub file_id: Option<(u64, u64)>,
+    /// Change time as (seconds, nanoseconds) since the epoch.
+    pub ctime: Option<(i64, i64)>,
 }
 
 impl Stamp {
     pub fn of(meta: &fs::Metadata) -> Self {
         #[cfg(unix)]
-        let file_id = {
+        let (file_id, ctime) = {
             use std::os::unix::fs::MetadataExt;
-            Some((meta.dev(), meta.ino()))
+            (
+                Some((meta.dev(), meta.ino())),
+                Some((meta.ctime(), meta.ctime_nsec())),
+            )
         };
         #[cfg(not(unix))]
-        let file_id = None;
+        let (file_id, ctime) = (None, None);
         Stamp {
             len: meta.len(),
             mtime: meta.modified().ok(),
             file_id,
+            ctime,
         }
     }
 
@@ -63,23 +74,52 @@ impl Stamp {
     }
 }
 
+/// The order of `list_sessions`: newest `createdAt` first, ties by id. Other sources merged
+/// into one listing (another tool's sessions) use it too, so ties sort the same everywhere.
+pub fn newest_first(a: &SessionHeader, b: &SessionHeader) -> std::cmp::Ordering {
+    b.created_at
+        .cmp(&a.created_at)
+        .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+}
+
 /// The log of one session directory: the plain file if present, else the `.zstd` one.
-pub fn log_in(dir: &Path) -> Option<(LogLocation, fs::Metadata)> {
+/// Nothing is followed: a session directory or log that is a symbolic link, or a log that
+/// is a FIFO, device or socket, is `Err` with the warning to show (not a session).
+pub fn log_in(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String> {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(meta) => {
+            return Err(format!(
+                "{} is {}, not a session directory; skipped",
+                dir.display(),
+                nofollow::describe(&meta)
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}; skipped", dir.display())),
+    }
     for (name, format) in [
         (LOG_FILE, LogFormat::Plain),
         (ZSTD_LOG_FILE, LogFormat::Zstd),
     ] {
         let path = dir.join(name);
-        if let Ok(meta) = fs::metadata(&path)
-            && meta.is_file()
-        {
-            return Some((LogLocation { path, format }, meta));
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_file() => return Ok(Some((LogLocation { path, format }, meta))),
+            Ok(meta) => {
+                return Err(format!(
+                    "{} is {}, not a session log; skipped",
+                    path.display(),
+                    nofollow::describe(&meta)
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(format!("{}: {e}; skipped", path.display())),
         }
     }
-    None
+    Ok(None)
 }
 
-/// Subdirectories of `dir`, sorted by name.
+/// Subdirectories of `dir`, sorted by name (entries that are links are not directories).
 pub fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in fs::read_dir(dir)? {
@@ -90,6 +130,29 @@ pub fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// Entries of `dir` that are symbolic links or special files, as warnings (a link in place
+/// of a project or session directory is never followed).
+fn odd_entries(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let meta = fs::symlink_metadata(e.path()).ok()?;
+            (!meta.is_dir() && !meta.is_file()).then(|| {
+                format!(
+                    "{} is {}, not a directory of the store; skipped",
+                    e.path().display(),
+                    nofollow::describe(&meta)
+                )
+            })
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// A directory mtime that can vouch for an unchanged directory next time.
@@ -105,12 +168,18 @@ struct SessionEntry {
     dir_mtime: Option<SystemTime>,
     log: Option<(LogLocation, Stamp)>,
     header: Option<SessionHeader>,
+    /// Why this directory is not listed (unreadable, a link, a bad header), as a warning.
+    skipped: Option<String>,
 }
 
 #[derive(Debug, Default)]
 struct ProjectEntry {
     mtime: Option<SystemTime>,
     sessions: BTreeMap<PathBuf, SessionEntry>,
+    /// Why this project directory could not be read, as a warning.
+    skipped: Option<String>,
+    /// Links among its entries, as warnings.
+    odd: Vec<String>,
 }
 
 /// The header index; one per store, behind a mutex.
@@ -120,8 +189,14 @@ pub struct HeaderIndex {
     projects: BTreeMap<PathBuf, ProjectEntry>,
     last: Option<Arc<Vec<SessionHeader>>>,
     by_id: HashMap<String, LogLocation>,
+    /// Ids with logs under two projects: the first two paths found (reads refuse them).
+    duplicates: HashMap<String, (PathBuf, PathBuf)>,
+    /// Links at the root level, as warnings.
+    odd: Vec<String>,
     /// Something was read from disk since the last [`take_touched`](Self::take_touched).
     touched: bool,
+    /// When every log was last stat-ed.
+    logs_checked: Option<Instant>,
 }
 
 impl HeaderIndex {
@@ -185,27 +260,18 @@ impl HeaderIndex {
     }
 
     /// An index seeded from stored records under `root`; everything is revalidated by the
-    /// next [`refresh`](Self::refresh). Records with unsafe names are skipped (and their
-    /// parent left untrusted, so it is listed again).
-    pub fn from_records(
-        root: &Path,
-        root_mtime: Option<FileTime>,
-        records: Vec<ProjectRecord>,
-    ) -> Self {
-        let mut index = HeaderIndex {
-            root_mtime: root_mtime.and_then(FileTime::to_system),
-            ..HeaderIndex::default()
-        };
+    /// next [`refresh`](Self::refresh). Directory times from a file are never trusted (every
+    /// project is listed again, every log stat-ed); only headers whose log stamp still
+    /// matches are reused. Records with unsafe names or a header of another id are dropped.
+    pub fn from_records(root: &Path, records: Vec<ProjectRecord>) -> Self {
+        let mut index = HeaderIndex::default();
         for record in records {
             if !plain_name(&record.name) {
                 index.root_mtime = None;
                 continue;
             }
             let dir = root.join(&record.name);
-            let mut project = ProjectEntry {
-                mtime: record.mtime.and_then(FileTime::to_system),
-                sessions: BTreeMap::new(),
-            };
+            let mut project = ProjectEntry::default();
             for session in record.sessions {
                 let log = match session.log {
                     None => None,
@@ -224,12 +290,20 @@ impl HeaderIndex {
                     project.mtime = None;
                     continue;
                 }
+                // A stored header must belong to its directory, or it is dropped.
+                let header = session.header.filter(|h| {
+                    log.is_some()
+                        && paths::encode_session_id(&h.id).is_ok_and(|enc| enc == session.name)
+                });
+                // Without a usable header the log is read again.
+                let log = log.filter(|_| header.is_some());
                 project.sessions.insert(
                     dir.join(&session.name),
                     SessionEntry {
-                        dir_mtime: session.dir_mtime.and_then(FileTime::to_system),
-                        header: session.header.filter(|_| log.is_some()),
+                        dir_mtime: None,
+                        header,
                         log,
+                        skipped: None,
                     },
                 );
             }
@@ -246,6 +320,37 @@ impl HeaderIndex {
     /// The log of a listed session, as of the last refresh.
     pub fn location_of(&self, id: &str) -> Option<&LogLocation> {
         self.by_id.get(id)
+    }
+
+    /// The two logs of an id found under two projects by the last refresh.
+    pub fn duplicate_of(&self, id: &str) -> Option<&(PathBuf, PathBuf)> {
+        self.duplicates.get(id)
+    }
+
+    /// Everything the last refresh left out and why (unreadable or skipped directories,
+    /// links, special files, bad headers, duplicate ids), one warning each, in path order.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = self.odd.clone();
+        for project in self.projects.values() {
+            out.extend(project.skipped.iter().cloned());
+            out.extend(project.odd.iter().cloned());
+            for entry in project.sessions.values() {
+                out.extend(entry.skipped.iter().cloned());
+            }
+        }
+        let mut dups: Vec<_> = self.duplicates.iter().collect();
+        dups.sort();
+        for (id, (a, b)) in dups {
+            out.push(
+                QueryError::Duplicate {
+                    id: id.clone(),
+                    first: a.clone(),
+                    second: b.clone(),
+                }
+                .to_string(),
+            );
+        }
+        out
     }
 
     /// Bring the index up to date and return every header, newest first, ties by id bytes.
@@ -278,33 +383,43 @@ impl HeaderIndex {
             }
             self.projects = projects;
             self.root_mtime = trusted_mtime(&root_meta);
+            self.odd = odd_entries(root);
             changed = true;
         }
+        let check_logs = self
+            .logs_checked
+            .is_none_or(|t| t.elapsed() >= LOGS_CHECKED_FOR);
+        if check_logs {
+            self.logs_checked = Some(Instant::now());
+        }
         for (project_dir, project) in &mut self.projects {
-            let (project_changed, read) = refresh_project(project_dir, project);
+            let (project_changed, read) = refresh_project(project_dir, project, check_logs);
             changed |= project_changed;
             self.touched |= read;
         }
         if !changed && let Some(last) = &self.last {
             return Ok(Arc::clone(last));
         }
-        let mut by_id = HashMap::new();
+        let mut by_id: HashMap<String, LogLocation> = HashMap::new();
+        let mut duplicates = HashMap::new();
         let mut headers = Vec::new();
         for project in self.projects.values() {
             for entry in project.sessions.values() {
-                if let (Some(h), Some((loc, _))) = (&entry.header, &entry.log)
-                    && !by_id.contains_key(&h.id)
-                {
+                let (Some(h), Some((loc, _))) = (&entry.header, &entry.log) else {
+                    continue;
+                };
+                if let Some(first) = by_id.get(&h.id) {
+                    duplicates
+                        .entry(h.id.clone())
+                        .or_insert_with(|| (first.path.clone(), loc.path.clone()));
+                } else {
                     by_id.insert(h.id.clone(), loc.clone());
                     headers.push(h.clone());
                 }
             }
         }
-        headers.sort_by(|a, b| {
-            b.created_at
-                .cmp(&a.created_at)
-                .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
-        });
+        self.duplicates = duplicates;
+        headers.sort_by(newest_first);
         self.by_id = by_id;
         if let Some(last) = &self.last
             && **last == headers
@@ -319,13 +434,18 @@ impl HeaderIndex {
 
 /// Revalidate one project directory; returns whether anything listed may have changed and
 /// whether more than its metadata was read.
-fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
-    let meta = match fs::metadata(dir) {
+fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> (bool, bool) {
+    let meta = match fs::symlink_metadata(dir) {
         Ok(m) => m,
         Err(e) => {
-            tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
             let had = !project.sessions.is_empty();
-            *project = ProjectEntry::default();
+            *project = ProjectEntry {
+                skipped: Some(format!(
+                    "cannot read project directory {}: {e}; its sessions are not listed",
+                    dir.display()
+                )),
+                ..ProjectEntry::default()
+            };
             return (had, true);
         }
     };
@@ -343,35 +463,48 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry) -> (bool, bool) {
                 }
                 changed |= !project.sessions.is_empty();
                 project.sessions = sessions;
+                project.skipped = None;
+                project.odd = odd_entries(dir);
             }
             Err(e) => {
-                tracing::warn!(dir = %dir.display(), error = %e, "skipping unreadable project directory");
                 project.sessions.clear();
+                project.mtime = None;
+                project.skipped = Some(format!(
+                    "cannot read project directory {}: {e}; its sessions are not listed",
+                    dir.display()
+                ));
                 return (true, true);
             }
         }
         project.mtime = trusted_mtime(&meta);
     }
     for (session_dir, entry) in &mut project.sessions {
-        let settled = entry.dir_mtime.is_some() && entry.log.is_some();
-        if !rescan && settled {
+        // Every log is stat-ed (at most once per `LOGS_CHECKED_FOR` when nothing else
+        // changed): a log rewritten in place, same directory mtime, is noticed by its stamp.
+        let settled = entry.log.is_some() && entry.skipped.is_none();
+        if !rescan && !check_logs && settled {
             continue;
         }
-        read = true;
-        changed |= refresh_session(session_dir, entry);
+        changed |= refresh_session(session_dir, entry, &mut read);
     }
     (changed, read)
 }
 
-/// Revalidate one session directory; returns whether its header may have changed.
-fn refresh_session(dir: &Path, entry: &mut SessionEntry) -> bool {
-    let dir_meta = fs::metadata(dir).ok();
-    let dir_mtime = dir_meta.as_ref().and_then(|m| m.modified().ok());
-    if entry.dir_mtime.is_some() && entry.dir_mtime == dir_mtime && entry.log.is_some() {
-        return false;
-    }
+/// Revalidate one session directory by a stat of its log; returns whether its header may
+/// have changed, and sets `read` when more than metadata was read.
+fn refresh_session(dir: &Path, entry: &mut SessionEntry, read: &mut bool) -> bool {
+    let dir_meta = fs::symlink_metadata(dir).ok();
     entry.dir_mtime = dir_meta.as_ref().and_then(trusted_mtime);
-    let Some((loc, meta)) = log_in(dir) else {
+    let found = match log_in(dir) {
+        Ok(found) => found,
+        Err(warning) => {
+            // Never settled: looked at again next time (permissions may come back).
+            entry.dir_mtime = None;
+            entry.skipped = Some(warning);
+            None
+        }
+    };
+    let Some((loc, meta)) = found else {
         let had = entry.header.is_some();
         entry.log = None;
         entry.header = None;
@@ -384,6 +517,8 @@ fn refresh_session(dir: &Path, entry: &mut SessionEntry) -> bool {
     {
         return false;
     }
+    entry.skipped = None;
+    *read = true;
     let header = match reader::read_header(&loc.path, loc.format) {
         Ok(h) => {
             let dir_name = dir.file_name().and_then(|n| n.to_str());
@@ -393,12 +528,16 @@ fn refresh_session(dir: &Path, entry: &mut SessionEntry) -> bool {
             if matches_dir {
                 Some(h)
             } else {
-                tracing::warn!(path = %loc.path.display(), id = %h.id, "header id does not match its directory; skipped");
+                entry.skipped = Some(format!(
+                    "{}: header id {:?} does not match its directory; skipped",
+                    loc.path.display(),
+                    h.id
+                ));
                 None
             }
         }
         Err(e) => {
-            tracing::warn!(error = %e, "unreadable session header; skipped");
+            entry.skipped = Some(format!("{e}; skipped"));
             None
         }
     };

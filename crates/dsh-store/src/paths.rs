@@ -1,4 +1,4 @@
-//! The dsh-compatible on-disk layout (docs/session-store.md, on-disk layout): `<root>/<project>/<encoded-id>/session.jsonl`.
+//! The dsh-compatible on-disk layout (docs/session-store.md: on-disk layout): `<root>/<project>/<encoded-id>/session.jsonl`.
 //!
 //! Both encodings work per UTF-16 code unit, like dsh's JavaScript, so the same session lands
 //! in the same directory. An encoded id is always one plain path component: it can never be

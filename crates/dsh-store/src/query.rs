@@ -1,4 +1,4 @@
-//! The read-side contract of the store (docs/session-store.md, session query), as the reference service consumes it.
+//! The read-side contract of the store (docs/session-store.md: session query), as the reference service consumes it.
 //!
 //! Methods are blocking; async callers run them on a blocking thread and race them against
 //! a cancel token, so a storage backend that hangs can never hold a caller hostage.
@@ -33,6 +33,17 @@ pub enum QueryError {
         line: u64,
         reason: String,
     },
+    /// The same id has logs under two project directories; neither is picked silently.
+    #[error(
+        "session {id:?} has two logs, {first} and {second}; remove or rename one",
+        first = first.display(),
+        second = second.display()
+    )]
+    Duplicate {
+        id: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
     #[error("{path}: {source}", path = path.display())]
     Io {
         path: PathBuf,
@@ -44,7 +55,7 @@ pub enum QueryError {
 /// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
 pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;
 
-/// Read access to a session store (docs/session-store.md, session query).
+/// Read access to a session store (docs/session-store.md: session query).
 pub trait SessionQuery: Send + Sync + 'static {
     /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;

@@ -1,4 +1,4 @@
-//! Reading session logs (docs/session-store.md, on-disk layout): the header line and a streaming event scan that applies
+//! Reading session logs (docs/session-store.md: on-disk layout): the header line and a streaming event scan that applies
 //! the torn-tail rule.
 //!
 //! Damage (an unterminated, unparsable or seq-discontinuous line) after the last complete
@@ -20,6 +20,30 @@ use super::query::QueryError;
 
 /// Longest header line accepted (bytes).
 const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
+pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
+/// Default cap on the members of one packed chunk row.
+pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
+
+/// Bounds enforced while a log is read, so memory never depends on what a line claims: a
+/// longer line or a bigger packed row is damage (corruption or torn tail, by the usual rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest line (with its `\n`) held in memory; longer lines are never buffered whole.
+    pub max_line_bytes: u64,
+    /// Most `assistant/chunk` events one packed row may expand to.
+    pub max_packed_members: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_packed_members: DEFAULT_MAX_PACKED_MEMBERS,
+        }
+    }
+}
 
 /// How a log file is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,7 +132,7 @@ pub fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, QueryErro
 /// Read only the header line of a log (for a `.zstd` log, only as much as it takes to
 /// decompress the first line).
 pub fn read_header(path: &Path, format: LogFormat) -> Result<SessionHeader, QueryError> {
-    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let file = open_file(path)?;
     let mut line = Vec::new();
     let read = match format {
         LogFormat::Plain => BufReader::new(file)
@@ -138,9 +162,15 @@ pub fn read_header(path: &Path, format: LogFormat) -> Result<SessionHeader, Quer
     }
 }
 
+/// Open a log file for reading: never through a symbolic link, and only a regular file
+/// (a FIFO or device would block or never end).
+pub fn open_file(path: &Path) -> Result<File, QueryError> {
+    super::nofollow::open_regular(path).map_err(|e| io_err(path, e))
+}
+
 /// Open a log for a streaming scan.
 pub fn open_log(path: &Path, format: LogFormat) -> Result<Box<dyn BufRead + Send>, QueryError> {
-    let mut file = File::open(path).map_err(|e| io_err(path, e))?;
+    let mut file = open_file(path)?;
     Ok(match format {
         LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
@@ -158,8 +188,18 @@ pub fn scan_log(
     format: LogFormat,
     on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
+    scan_log_limited(path, format, &Limits::default(), on_event)
+}
+
+/// [`scan_log`] with explicit [`Limits`].
+pub fn scan_log_limited(
+    path: &Path,
+    format: LogFormat,
+    limits: &Limits,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
     let reader = open_log(path, format)?;
-    scan(path, reader, on_event)
+    scan_limited(path, reader, limits, on_event)
 }
 
 /// Scan a log from any line source (see [`scan_log`]).
@@ -168,7 +208,19 @@ pub fn scan(
     src: impl BufRead,
     on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
-    scan_at(path, src, &mut |event, pos| on_event(event, pos.line))
+    scan_limited(path, src, &Limits::default(), on_event)
+}
+
+/// [`scan`] with explicit [`Limits`].
+pub fn scan_limited(
+    path: &Path,
+    src: impl BufRead,
+    limits: &Limits,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    scan_at_limited(path, src, limits, &mut |event, pos| {
+        on_event(event, pos.line)
+    })
 }
 
 /// Where an event's line sits in the (decompressed) log: 1-based line, byte offset, length
@@ -183,22 +235,41 @@ pub struct LinePos {
 /// Like [`scan`], telling `on_event` where each event's line is.
 pub fn scan_at(
     path: &Path,
+    src: impl BufRead,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+) -> Result<ScanSummary, QueryError> {
+    scan_at_limited(path, src, &Limits::default(), on_event)
+}
+
+/// [`scan_at`] with explicit [`Limits`].
+pub fn scan_at_limited(
+    path: &Path,
     mut src: impl BufRead,
+    limits: &Limits,
     on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
     let mut buf = Vec::with_capacity(4096);
-    let n = read_line(path, &mut src, &mut buf, 1)?;
+    let max_header = limits.max_line_bytes.min(MAX_HEADER_BYTES);
+    let line = read_line(path, &mut src, &mut buf, 1, max_header)?;
+    if line.oversized {
+        return Err(corrupt(
+            path,
+            1,
+            format!("header line is longer than {max_header} bytes"),
+        ));
+    }
+    let n = line.len;
     let header = match buf.strip_suffix(b"\n") {
         Some(body) => parse_header(path, body)?,
         None if n == 0 => return Err(corrupt(path, 1, "missing header line")),
         None => return Err(corrupt(path, 1, "header line is not terminated")),
     };
     let start = ScanPos {
-        readable_len: n as u64,
+        readable_len: n,
         next_seq: 0,
         line: 1,
     };
-    let (end, torn_tail) = scan_events_at(path, src, start, on_event)?;
+    let (end, torn_tail) = scan_events_at_limited(path, src, start, limits, on_event)?;
     Ok(ScanSummary {
         header,
         readable_len: end.readable_len,
@@ -224,7 +295,18 @@ pub fn scan_events(
     start: ScanPos,
     on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
 ) -> Result<(ScanPos, Option<TornTail>), QueryError> {
-    scan_events_at(path, src, start, &mut |event, pos| {
+    scan_events_limited(path, src, start, &Limits::default(), on_event)
+}
+
+/// [`scan_events`] with explicit [`Limits`].
+pub fn scan_events_limited(
+    path: &Path,
+    src: impl BufRead,
+    start: ScanPos,
+    limits: &Limits,
+    on_event: &mut dyn FnMut(Event, u64) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    scan_events_at_limited(path, src, start, limits, &mut |event, pos| {
         on_event(event, pos.line)
     })
 }
@@ -232,22 +314,47 @@ pub fn scan_events(
 /// Like [`scan_events`], telling `on_event` where each event's line is.
 pub fn scan_events_at(
     path: &Path,
+    src: impl BufRead,
+    start: ScanPos,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+) -> Result<(ScanPos, Option<TornTail>), QueryError> {
+    scan_events_at_limited(path, src, start, &Limits::default(), on_event)
+}
+
+/// [`scan_events_at`] with explicit [`Limits`].
+pub fn scan_events_at_limited(
+    path: &Path,
     mut src: impl BufRead,
     start: ScanPos,
+    limits: &Limits,
     on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
 ) -> Result<(ScanPos, Option<TornTail>), QueryError> {
     let mut buf = Vec::with_capacity(4096);
     let mut pos = start;
     loop {
         buf.clear();
-        let n = read_line(path, &mut src, &mut buf, pos.line + 1)?;
+        let line = read_line(
+            path,
+            &mut src,
+            &mut buf,
+            pos.line + 1,
+            limits.max_line_bytes,
+        )?;
+        let n = line.len;
         if n == 0 {
             return Ok((pos, None));
         }
         let line_no = pos.line + 1;
-        let decoded = match buf.strip_suffix(b"\n") {
-            None => Err(UNTERMINATED.to_owned()),
-            Some(body) => decode_line(body, pos.next_seq),
+        let decoded = if line.oversized {
+            Err(format!(
+                "line longer than store.max_line_bytes ({} bytes)",
+                limits.max_line_bytes
+            ))
+        } else {
+            match buf.strip_suffix(b"\n") {
+                None => Err(UNTERMINATED.to_owned()),
+                Some(body) => decode_line_limited(body, pos.next_seq, limits),
+            }
         };
         match decoded {
             Ok(events) => {
@@ -255,17 +362,18 @@ pub fn scan_events_at(
                 let at = LinePos {
                     line: line_no,
                     offset: pos.readable_len,
-                    len: n as u64,
+                    len: n,
                 };
                 for event in events {
                     on_event(event, at)?;
                 }
-                pos.readable_len += n as u64;
+                pos.readable_len += n;
                 pos.line = line_no;
             }
             Err(reason) => {
-                let complete_turn_end_follows = (buf.ends_with(b"\n") && is_turn_end(&buf))
-                    || turn_end_follows(path, &mut src, &mut buf, line_no)?;
+                let complete_turn_end_follows =
+                    (!line.oversized && buf.ends_with(b"\n") && is_turn_end(&buf))
+                        || turn_end_follows(path, &mut src, &mut buf, line_no, limits)?;
                 if complete_turn_end_follows {
                     return Err(corrupt(
                         path,
@@ -285,20 +393,58 @@ pub fn scan_events_at(
     }
 }
 
+/// One line as read by [`read_line`].
+#[derive(Debug, Clone, Copy)]
+struct LineRead {
+    /// Bytes the line took in the stream, with its `\n` (all of them, even when oversized).
+    len: u64,
+    /// Longer than the limit: `buf` holds only a prefix, the rest was skipped unbuffered.
+    oversized: bool,
+}
+
+/// Read one line into `buf`, holding at most `max` bytes of it: the rest of a longer line is
+/// consumed without being stored, so a line without an end costs no memory.
 fn read_line(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
     line: u64,
-) -> Result<usize, QueryError> {
+    max: u64,
+) -> Result<LineRead, QueryError> {
+    let max = usize::try_from(max).unwrap_or(usize::MAX);
+    let mut read = LineRead {
+        len: 0,
+        oversized: false,
+    };
     loop {
-        match src.read_until(b'\n', buf) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        let chunk = match src.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if e.kind() == io::ErrorKind::InvalidData => {
                 return Err(corrupt(path, line, e.to_string()));
             }
             Err(e) => return Err(io_err(path, e)),
+        };
+        if chunk.is_empty() {
+            return Ok(read);
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (chunk.len(), false),
+        };
+        if !read.oversized {
+            let room = max.saturating_sub(buf.len());
+            if take > room {
+                read.oversized = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk.get(..take).unwrap_or_default());
+            }
+        }
+        src.consume(take);
+        read.len += take as u64;
+        if done {
+            return Ok(read);
         }
     }
 }
@@ -309,14 +455,16 @@ fn turn_end_follows(
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
     mut line: u64,
+    limits: &Limits,
 ) -> Result<bool, QueryError> {
     loop {
         buf.clear();
         line += 1;
-        if read_line(path, src, buf, line)? == 0 {
+        let read = read_line(path, src, buf, line, limits.max_line_bytes)?;
+        if read.len == 0 {
             return Ok(false);
         }
-        if buf.ends_with(b"\n") && is_turn_end(buf) {
+        if !read.oversized && buf.ends_with(b"\n") && is_turn_end(buf) {
             return Ok(true);
         }
     }
@@ -334,6 +482,16 @@ fn is_turn_end(line: &[u8]) -> bool {
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
 pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, String> {
+    decode_line_limited(body, next_seq, &Limits::default())
+}
+
+/// [`decode_line`] refusing packed rows of more than `limits.max_packed_members` members
+/// before any of them is expanded.
+pub(crate) fn decode_line_limited(
+    body: &[u8],
+    next_seq: u64,
+    limits: &Limits,
+) -> Result<Vec<Event>, String> {
     let raw: RawRecord =
         serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
@@ -341,6 +499,18 @@ pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, Stri
             return Err(format!(
                 "{} row starts at seq {:?}, expected {next_seq}",
                 raw.kind, raw.seq0
+            ));
+        }
+        let members = ["texts", "args"]
+            .iter()
+            .filter_map(|key| raw.data.get(key).and_then(Value::as_array))
+            .map(Vec::len)
+            .max()
+            .unwrap_or(0);
+        if members > limits.max_packed_members {
+            return Err(format!(
+                "{} row has {members} members, more than the limit of {}",
+                raw.kind, limits.max_packed_members
             ));
         }
         return dsh_compat::expand_packed_row(&raw.kind, raw.seq0, raw.time0, &raw.data);
@@ -394,6 +564,11 @@ pub fn check_header_id(path: &Path, header: &SessionHeader, id: &str) -> Result<
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use std::fmt::Write as _;
+
+    fn bytecount_newlines(bytes: &[u8]) -> usize {
+        bytes.iter().fold(0, |n, &b| n + usize::from(b == b'\n'))
+    }
 
     const H: &str = r#"{"type":"session","version":0,"id":"s","createdAt":5,"delegationDepth":0}"#;
 
@@ -500,10 +675,11 @@ mod tests {
         for _ in 0..3 {
             text.push_str(&ts(seq));
             text.push('\n');
-            text.push_str(&format!(
+            let _ = write!(
+                text,
                 r#"{{"type":"user/message","seq":{},"time":2,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"héllo 😀"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
                 seq + 1
-            ));
+            );
             text.push('\n');
             text.push_str(&te(seq + 2));
             text.push('\n');
@@ -529,7 +705,7 @@ mod tests {
                 proptest::prop_assert!(is_header_corruption);
             } else {
                 let summary = result.unwrap();
-                let complete = bytes[..cut].iter().filter(|&&b| b == b'\n').count() - 1;
+                let complete = bytecount_newlines(&bytes[..cut]) - 1;
                 proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
                 proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
             }

@@ -1,8 +1,9 @@
-//! The dsh-compatible session store (docs/session-store.md (on-disk layout), §2.5): locating logs, the single writer,
+//! The dsh-compatible session store (docs/session-store.md: on-disk layout, session query): locating logs, the single writer,
 //! and the read-side [`SessionQuery`] with header and title caches.
 //!
-//! Caches are keyed by log path and revalidated by `(len, mtime)`, so repeated listings only
-//! stat files; a log that changed is read again.
+//! Caches are keyed by log path and revalidated by each log's stamp (inode, length, mtime,
+//! ctime), so repeated listings only stat files; a log that changed is read again. Nothing
+//! below the root is followed if it is a link, and nothing but session logs is written there.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -19,9 +20,10 @@ use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
-use super::reader::{self, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, UNTERMINATED};
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 use super::writer::{self, SessionWriter};
+use super::{cache, nofollow};
 
 pub use super::listing::LogLocation;
 
@@ -33,7 +35,11 @@ pub struct SessionStore {
 
 #[derive(Debug)]
 struct Inner {
+    /// The root as resolved once at construction (a symlinked home still works).
     root: PathBuf,
+    /// Where the header/title index file lives (the store's cache directory).
+    index_dir: Option<PathBuf>,
+    limits: Limits,
     headers: Mutex<HeaderIndex>,
     titles: Mutex<HashMap<PathBuf, CachedTitle>>,
     /// The index file has been read into the caches (once, on first use).
@@ -50,11 +56,10 @@ impl Inner {
     /// Seed the caches from the index file next to the store, once.
     fn ensure_loaded(&self) {
         self.loaded.get_or_init(|| {
-            let Some(record) = index_file::load(&self.root) else {
+            let Some(record) = self.index_dir.as_deref().and_then(index_file::load) else {
                 return;
             };
-            *lock(&self.headers) =
-                HeaderIndex::from_records(&self.root, record.root_mtime, record.projects);
+            *lock(&self.headers) = HeaderIndex::from_records(&self.root, record.projects);
             let mut titles = lock(&self.titles);
             for t in record.titles {
                 let (Some(path), Some(stamp), Some(format)) = (
@@ -64,12 +69,15 @@ impl Inner {
                 ) else {
                     continue;
                 };
+                // A stored title is served only while its log's stamp matches exactly;
+                // it is never continued from (`t.resume` is ignored: a grown log is
+                // scanned whole).
                 titles.insert(
                     path,
                     CachedTitle {
                         stamp,
                         format,
-                        resume: t.resume.map(index_file::resume_pos),
+                        resume: None,
                         title: t.title,
                     },
                 );
@@ -132,8 +140,14 @@ impl Drop for Inner {
         if !touched && !*self.titles_dirty.get_mut() {
             return;
         }
+        let Some(dir) = self.index_dir.clone() else {
+            return;
+        };
+        if !self.root.is_dir() {
+            return;
+        }
         let record = self.snapshot();
-        if let Err(e) = index_file::save(&self.root, &record) {
+        if let Err(e) = index_file::save(&dir, &record) {
             tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
         }
     }
@@ -165,23 +179,63 @@ fn io_err(path: &Path, source: io::Error) -> QueryError {
 }
 
 impl SessionStore {
-    /// A store rooted at `root` (which need not exist yet). Starts from the index file next to
-    /// the store when there is one, but never writes it.
+    /// A store rooted at `root` (which need not exist yet). Starts from the index file in the
+    /// store's cache directory when there is one, but never writes it.
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self::build(root.into(), false)
+        let root = resolve_root(root.into());
+        let dir = cache::store_cache_dir(&root);
+        Self::build(root, dir, false, Limits::default())
     }
 
-    /// Like [`new`](Self::new), also writing the header/title caches back to
-    /// `<root>/.dsh-refs-index.json` when the last handle is dropped, so the next process
-    /// starts warm. For the app's own store; a store only inspected should use `new`.
+    /// Like [`new`](Self::new), also writing the header/title caches back to the store's
+    /// cache directory ([`cache::store_cache_dir`]) when the last handle is dropped, so the
+    /// next process starts warm. For the app's own store; a store only inspected uses `new`.
     pub fn with_persisted_index(root: impl Into<PathBuf>) -> Self {
-        Self::build(root.into(), true)
+        let root = resolve_root(root.into());
+        let dir = cache::store_cache_dir(&root);
+        Self::build(root, dir, true, Limits::default())
     }
 
-    fn build(root: PathBuf, persist: bool) -> Self {
+    /// A store with every option explicit: where its index file lives (`None`: no index),
+    /// whether it is written back, and the reading limits.
+    pub fn with_options(
+        root: impl Into<PathBuf>,
+        index_dir: Option<PathBuf>,
+        persist: bool,
+        limits: Limits,
+    ) -> Self {
+        Self::build(resolve_root(root.into()), index_dir, persist, limits)
+    }
+
+    /// The same store with other reading limits (`store.max_line_bytes`); caches start empty.
+    #[must_use]
+    pub fn with_limits(self, limits: Limits) -> Self {
+        let inner = &self.inner;
+        Self::build(
+            inner.root.clone(),
+            inner.index_dir.clone(),
+            inner.persist,
+            limits,
+        )
+    }
+
+    /// The reading limits in force.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
+    /// Warnings of the last listing: sessions left out and why (unreadable, links, special
+    /// files, bad headers, an id with two logs), one line each.
+    pub fn listing_warnings(&self) -> Vec<String> {
+        lock(&self.inner.headers).warnings()
+    }
+
+    fn build(root: PathBuf, index_dir: Option<PathBuf>, persist: bool, limits: Limits) -> Self {
         SessionStore {
             inner: Arc::new(Inner {
                 root,
+                index_dir,
+                limits,
                 headers: Mutex::new(HeaderIndex::default()),
                 titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
@@ -197,22 +251,12 @@ impl SessionStore {
         &self.inner.root
     }
 
-    /// Find a session's log in any project directory (first project in name order wins).
+    /// Find a session's log in any project directory. The same id under two projects is
+    /// [`QueryError::Duplicate`]; a project directory that cannot be searched, or a session
+    /// directory or log that is a link or special file, is an error too (never a reason to
+    /// look elsewhere or to create a second log).
     pub fn locate(&self, id: &str) -> Result<Option<LogLocation>, QueryError> {
-        let encoded = paths::encode_session_id(id)?;
-        let projects = match sorted_subdirs(self.root()) {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(QueryError::Io {
-                    path: self.root().to_owned(),
-                    source,
-                });
-            }
-        };
-        Ok(projects
-            .iter()
-            .find_map(|project| log_in(&project.join(&encoded)).map(|(loc, _)| loc)))
+        locate_in(self.root(), id)
     }
 
     /// Whether a session with this id has a log.
@@ -234,7 +278,11 @@ impl SessionStore {
                 id: id.to_owned(),
                 path: loc.path,
             }),
-            Some(loc) => SessionWriter::open_existing(loc.path, id),
+            Some(loc) => {
+                nofollow::check_below(self.root(), &loc.path)
+                    .map_err(|e| StoreError::io(&loc.path, e))?;
+                SessionWriter::open_existing(loc.path, id, &self.inner.limits)
+            }
             None => match create {
                 None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
                 Some(header) => {
@@ -271,10 +319,20 @@ impl SessionStore {
     fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
         paths::encode_session_id(id)?;
         self.inner.ensure_loaded();
-        let known = lock(&self.inner.headers).location_of(id).cloned();
+        let known = {
+            let headers = lock(&self.inner.headers);
+            if let Some((first, second)) = headers.duplicate_of(id) {
+                return Err(QueryError::Duplicate {
+                    id: id.to_owned(),
+                    first: first.clone(),
+                    second: second.clone(),
+                });
+            }
+            headers.location_of(id).cloned()
+        };
         if let Some(loc) = known
             && loc.format == LogFormat::Plain
-            && let Ok(meta) = fs::metadata(&loc.path)
+            && let Ok(meta) = fs::symlink_metadata(&loc.path)
             && meta.is_file()
         {
             return Ok((loc, meta));
@@ -282,13 +340,13 @@ impl SessionStore {
         let loc = self
             .locate(id)?
             .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
-        let meta = fs::metadata(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        let meta = fs::symlink_metadata(&loc.path).map_err(|e| io_err(&loc.path, e))?;
         Ok((loc, meta))
     }
 
     /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
     fn scan_title(
-        &self,
+        limits: &Limits,
         id: &str,
         loc: &LogLocation,
         stamp: Stamp,
@@ -308,13 +366,14 @@ impl SessionStore {
             && stamp.same_file(&c.stamp)
             && stamp.len >= pos.readable_len
         {
-            let mut file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+            let mut file = reader::open_file(&loc.path)?;
             file.seek(SeekFrom::Start(pos.readable_len))
                 .map_err(|e| io_err(&loc.path, e))?;
-            let (end, torn) = reader::scan_events(
+            let (end, torn) = reader::scan_events_limited(
                 &loc.path,
                 BufReader::with_capacity(256 * 1024, file),
                 pos,
+                limits,
                 &mut on_event,
             )?;
             let resume = resumable(torn.as_ref()).then_some(end);
@@ -325,7 +384,7 @@ impl SessionStore {
                 title: title.or(c.title),
             });
         }
-        let summary = reader::scan_log(&loc.path, loc.format, &mut on_event)?;
+        let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
         let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
             readable_len: summary.readable_len,
@@ -339,6 +398,46 @@ impl SessionStore {
             title,
         })
     }
+}
+
+/// The root resolved once (links in its own path are fine); as given if it does not exist.
+fn resolve_root(root: PathBuf) -> PathBuf {
+    fs::canonicalize(&root).unwrap_or(root)
+}
+
+/// [`SessionStore::locate`] under `root`.
+pub(crate) fn locate_in(root: &Path, id: &str) -> Result<Option<LogLocation>, QueryError> {
+    let encoded = paths::encode_session_id(id)?;
+    let projects = match sorted_subdirs(root) {
+        Ok(p) => p,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(QueryError::Io {
+                path: root.to_owned(),
+                source,
+            });
+        }
+    };
+    let mut found: Option<LogLocation> = None;
+    for project in projects {
+        let dir = project.join(&encoded);
+        let here = log_in(&dir).map_err(|warning| QueryError::Io {
+            path: dir.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, warning),
+        })?;
+        let Some((loc, _)) = here else {
+            continue;
+        };
+        if let Some(first) = found {
+            return Err(QueryError::Duplicate {
+                id: id.to_owned(),
+                first: first.path,
+                second: loc.path,
+            });
+        }
+        found = Some(loc);
+    }
+    Ok(found)
 }
 
 /// A scan can be continued later unless it stopped at real damage (a final line still
@@ -363,7 +462,7 @@ impl SessionQuery for SessionStore {
         {
             return Ok(c.title.clone());
         }
-        let fresh = self.scan_title(id, &loc, stamp, cached)?;
+        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
         lock(&self.inner.titles).insert(loc.path, fresh);
@@ -407,24 +506,26 @@ impl SessionQuery for SessionStore {
         let mut folder = SurfaceFolder::new();
         let mut kept = HashMap::new();
         let mut removed = Vec::new();
-        let summary = reader::scan_log(&loc.path, loc.format, &mut |event, line| {
-            if event.surface_op.is_none() {
-                return Ok(());
-            }
-            removed.clear();
-            folder
-                .push_collecting(&event, &mut removed)
-                .map_err(|e| QueryError::Corrupt {
-                    path: loc.path.clone(),
-                    line,
-                    reason: e.to_string(),
-                })?;
-            for seq in &removed {
-                kept.remove(seq);
-            }
-            kept.insert(event.seq, event);
-            Ok(())
-        })?;
+        let limits = self.inner.limits;
+        let summary =
+            reader::scan_log_limited(&loc.path, loc.format, &limits, &mut |event, line| {
+                if event.surface_op.is_none() {
+                    return Ok(());
+                }
+                removed.clear();
+                folder
+                    .push_collecting(&event, &mut removed)
+                    .map_err(|e| QueryError::Corrupt {
+                        path: loc.path.clone(),
+                        line,
+                        reason: e.to_string(),
+                    })?;
+                for seq in &removed {
+                    kept.remove(seq);
+                }
+                kept.insert(event.seq, event);
+                Ok(())
+            })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
         let events = folder
             .surface()
@@ -444,7 +545,7 @@ impl SessionQuery for SessionStore {
         visitor: &mut dyn SurfaceVisitor,
     ) -> Result<SurfaceScan, QueryError> {
         let (loc, _) = self.find(id)?;
-        let file = fs::File::open(&loc.path).map_err(|e| io_err(&loc.path, e))?;
+        let file = reader::open_file(&loc.path)?;
         let src: Box<dyn std::io::BufRead> = match loc.format {
             LogFormat::Plain => {
                 let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
@@ -455,25 +556,26 @@ impl SessionQuery for SessionStore {
         let mut folder = SurfaceFolder::new();
         let mut lines: HashMap<u64, LinePos> = HashMap::new();
         let mut removed = Vec::new();
-        let summary = reader::scan_at(&loc.path, src, &mut |event, pos| {
-            if event.surface_op.is_none() {
-                return Ok(());
-            }
-            removed.clear();
-            folder
-                .push_collecting(&event, &mut removed)
-                .map_err(|e| QueryError::Corrupt {
-                    path: loc.path.clone(),
-                    line: pos.line,
-                    reason: e.to_string(),
-                })?;
-            for seq in &removed {
-                lines.remove(seq);
-            }
-            lines.insert(event.seq, pos);
-            visitor.visit(&event, &removed);
-            Ok(())
-        })?;
+        let summary =
+            reader::scan_at_limited(&loc.path, src, &self.inner.limits, &mut |event, pos| {
+                if event.surface_op.is_none() {
+                    return Ok(());
+                }
+                removed.clear();
+                folder
+                    .push_collecting(&event, &mut removed)
+                    .map_err(|e| QueryError::Corrupt {
+                        path: loc.path.clone(),
+                        line: pos.line,
+                        reason: e.to_string(),
+                    })?;
+                for seq in &removed {
+                    lines.remove(seq);
+                }
+                lines.insert(event.seq, pos);
+                visitor.visit(&event, &removed);
+                Ok(())
+            })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
         Ok(SurfaceScan::from_log(
             summary.header,

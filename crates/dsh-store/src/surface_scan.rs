@@ -1,4 +1,4 @@
-//! Streaming surface reads (docs/session-store.md (session query), §8): fold a log line by line, show each surface event
+//! Streaming surface reads (docs/session-store.md: session query; docs/performance.md): fold a log line by line, show each surface event
 //! to a visitor once and keep nothing of it but where its line is, then read again only the
 //! few events the caller still needs. Memory follows the surface's length, not the log's size.
 
@@ -30,11 +30,20 @@ pub struct SurfaceScan {
     events: EventSource,
 }
 
+/// Reads chosen surface events again for a [`SurfaceScan`] made by a source other than this
+/// store's logs (for example another tool's session files), so it too can stream.
+pub trait EventReread: Send + std::fmt::Debug {
+    /// The surface events `seqs`, in the order asked; a seq not on the surface is an error.
+    fn reread(&mut self, seqs: &[u64]) -> Result<Vec<Event>, QueryError>;
+}
+
 /// Where [`SurfaceScan::reread`] finds events.
 #[derive(Debug)]
 enum EventSource {
     /// Everything in memory (the default `scan_surface` over `read_surface`).
     Memory(HashMap<u64, Event>),
+    /// Another source's own way of reading events again.
+    External(Box<dyn EventReread>),
     /// The scanned log, kept open so a file replaced meanwhile cannot be mixed in, and the
     /// line of every surface event.
     Log {
@@ -60,6 +69,21 @@ impl SurfaceScan {
             captured_through_seq: surface.captured_through_seq,
             surface: seqs,
             events: EventSource::Memory(events),
+        }
+    }
+
+    /// A scan whose surface events `surface` are read again by `source`.
+    pub fn from_reread(
+        session: SessionHeader,
+        captured_through_seq: Option<u64>,
+        surface: Vec<u64>,
+        source: Box<dyn EventReread>,
+    ) -> Self {
+        SurfaceScan {
+            session,
+            captured_through_seq,
+            surface,
+            events: EventSource::External(source),
         }
     }
 
@@ -89,6 +113,7 @@ impl SurfaceScan {
     /// on the surface, or a line that no longer holds its event, is an error.
     pub fn reread(&mut self, seqs: &[u64]) -> Result<Vec<Event>, QueryError> {
         match &mut self.events {
+            EventSource::External(source) => source.reread(seqs),
             EventSource::Memory(events) => seqs
                 .iter()
                 .map(|seq| {

@@ -1,11 +1,11 @@
-//! The single writer of a session (docs/session-store.md, on-disk layout): create-on-first-event published atomically,
+//! The single writer of a session (docs/session-store.md: on-disk layout): create-on-first-event published atomically,
 //! batched appends with fsync, torn-tail repair on open, and an advisory lock.
 //!
 //! The lock is `flock`-style on the log file itself (`File::try_lock`), held for the
 //! writer's lifetime; a second writer, in this process or another, gets
 //! [`StoreError::Busy`]. Readers never lock.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -74,19 +74,21 @@ impl std::fmt::Debug for SessionWriter {
 
 impl SessionWriter {
     /// Open an existing plain log: lock it, truncate a torn tail, load its events.
-    pub(crate) fn open_existing(path: PathBuf, id: &str) -> Result<Self, StoreError> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(|e| StoreError::io(&path, e))?;
+    pub(crate) fn open_existing(
+        path: PathBuf,
+        id: &str,
+        limits: &reader::Limits,
+    ) -> Result<Self, StoreError> {
+        let mut file =
+            super::nofollow::open_regular_rw(&path).map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &path, id)?;
         let mut events = Vec::new();
         let mut folder = SurfaceFolder::new();
         let mut fold_failure = None;
-        let summary = reader::scan(
+        let summary = reader::scan_limited(
             &path,
             std::io::BufReader::with_capacity(256 * 1024, &file),
+            limits,
             &mut |event, line| {
                 if let Err(e) = folder.push(&event) {
                     fold_failure.get_or_insert((line, e));
@@ -163,7 +165,7 @@ impl SessionWriter {
         &self.events
     }
 
-    /// Current surface seqs (docs/session-store.md, surface folding).
+    /// Current surface seqs (docs/session-store.md: surface folding).
     pub fn surface(&self) -> &[u64] {
         self.folder.surface()
     }
@@ -345,6 +347,8 @@ fn publish(
 ) -> Result<(File, u64), StoreError> {
     let project = dir.parent().unwrap_or(root);
     let created_root = !root.exists();
+    // Held until the log is published: no other creator can add this id anywhere meanwhile.
+    let _creating = super::create_lock::lock_for_create(root, dir, &header.id)?;
     let created_project = !project.exists();
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let mut bytes = serde_json::to_vec(header).map_err(|e| StoreError::InvalidEvent {

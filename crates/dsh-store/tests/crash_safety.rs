@@ -6,6 +6,13 @@
 //! The child is this test binary re-executed with `CRASH_CHILD_STORE` set: the same test
 //! function then runs the writer loop instead of the supervisor.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

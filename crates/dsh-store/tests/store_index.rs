@@ -1,15 +1,41 @@
-//! The persisted listing/title index (`<root>/.dsh-refs-index.json`): a fresh store handle
+//! The persisted listing/title index (`<cache>/dsh-refs/<store>/index.json`): a fresh store handle
 //! (as a new process would have) starts from it, yet sees every change another process made
 //! — sessions added, appended to, retitled, replaced or deleted — and survives a damaged or
 //! hostile index file.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::similar_names
+)] // test code: small known values, helpers that take values for brevity
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use dsh_store::index_file::INDEX_FILE;
+use dsh_store::reader::Limits;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+
+/// The index directory used for a store root in these tests (beside the root, never in it).
+fn index_dir(root: &Path) -> PathBuf {
+    root.with_file_name(format!(
+        "{}.cache",
+        root.file_name().unwrap().to_string_lossy()
+    ))
+}
+
+/// The app's own store (writes its index back), with the index beside the root.
+fn own_store(root: &Path) -> SessionStore {
+    SessionStore::with_options(root, Some(index_dir(root)), true, Limits::default())
+}
+
+/// An inspecting store (reads the index, never writes it).
+fn inspecting_store(root: &Path) -> SessionStore {
+    SessionStore::with_options(root, Some(index_dir(root)), false, Limits::default())
+}
 use serde_json::json;
 
 fn title_line(seq: u64, title: &str) -> String {
@@ -51,7 +77,7 @@ fn backdate(root: &Path) {
 
 /// What a fresh process would answer: ids in listing order with their titles.
 fn fresh_view(root: &Path) -> Vec<(String, Option<String>)> {
-    let store = SessionStore::with_persisted_index(root);
+    let store = own_store(root);
     let list = store.list_sessions().unwrap();
     list.iter()
         .map(|h| (h.id.clone(), store.read_title(&h.id).unwrap()))
@@ -68,7 +94,7 @@ fn view(items: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
 #[test]
 fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    let root = &tmp.path().join("store");
     let a = write_session(root, "a", Some("/p"), 1, "alpha");
     write_session(root, "b", Some("/p"), 2, "beta");
     write_session(root, "c", None, 3, "gamma");
@@ -84,7 +110,7 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
     );
     // The first handle wrote the index, with the titles it read.
     let index: serde_json::Value =
-        serde_json::from_slice(&fs::read(root.join(INDEX_FILE)).unwrap()).unwrap();
+        serde_json::from_slice(&fs::read(index_dir(root).join(INDEX_FILE)).unwrap()).unwrap();
     let titles: Vec<&str> = index["titles"]
         .as_array()
         .unwrap()
@@ -125,7 +151,7 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
             ("b", Some("beta"))
         ])
     );
-    let store = SessionStore::with_persisted_index(root);
+    let store = own_store(root);
     store.list_sessions().unwrap();
     assert!(matches!(
         store.read_title("a"),
@@ -136,7 +162,7 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
 #[test]
 fn a_log_replaced_by_another_file_of_the_same_length_is_read_again() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
+    let root = &tmp.path().join("store");
     let path = write_session(root, "a", None, 1, "first");
     backdate(root);
     assert_eq!(fresh_view(root), view(&[("a", Some("first"))]));
@@ -163,13 +189,14 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
     write_session(&root, "b", None, 2, "beta");
     backdate(&root);
     let want = view(&[("b", Some("beta")), ("a", Some("alpha"))]);
-    let index = root.join(INDEX_FILE);
+    let index = index_dir(&root).join(INDEX_FILE);
+    fs::create_dir_all(index_dir(&root)).unwrap();
     for garbage in [
         b"{not json".to_vec(),
         b"".to_vec(),
         br#"{"version":999,"root_mtime":null,"projects":[],"titles":[]}"#.to_vec(),
         // Names that try to leave the root, and a title for a log outside it.
-        json!({"version": 1, "root_mtime": [1, 0], "projects": [
+        json!({"version": 2, "root_mtime": [1, 0], "projects": [
             {"name": "../outside", "mtime": [1, 0], "sessions": []},
             {"name": "_no-cwd", "mtime": [1, 0], "sessions": [
                 {"name": "../../x", "dir_mtime": [1, 0], "log": ["session.jsonl", {"len": 1, "mtime": [1, 0], "file_id": null}], "header": null}
@@ -185,19 +212,24 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
         // Rewritten as a valid index that the next process uses.
         let rewritten: serde_json::Value =
             serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-        assert_eq!(rewritten["version"], 1);
+        assert_eq!(rewritten["version"], 2);
         assert_eq!(fresh_view(&root), want);
     }
-    // Nothing was written outside the store.
-    let outside: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
-    assert_eq!(outside.len(), 1);
+    // Nothing was written but the store and its cache directory.
+    let mut names: Vec<_> = fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["store", "store.cache"]);
 }
 
 #[test]
 fn recent_titles_are_served_from_memory_only_within_their_age() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = write_session(tmp.path(), "a", None, 1, "first");
-    let store = SessionStore::with_persisted_index(tmp.path());
+    let root = &tmp.path().join("store");
+    let path = write_session(root, "a", None, 1, "first");
+    let store = own_store(root);
     let hour = Duration::from_secs(3600);
     assert_eq!(
         store.read_title_recent("a", hour).unwrap().as_deref(),
@@ -228,16 +260,20 @@ fn recent_titles_are_served_from_memory_only_within_their_age() {
 #[test]
 fn only_a_persisting_store_writes_the_index() {
     let tmp = tempfile::tempdir().unwrap();
-    write_session(tmp.path(), "a", None, 1, "alpha");
-    let inspected = SessionStore::new(tmp.path());
+    let root = &tmp.path().join("store");
+    write_session(root, "a", None, 1, "alpha");
+    let inspected = inspecting_store(root);
     assert_eq!(inspected.read_title("a").unwrap().as_deref(), Some("alpha"));
     inspected.list_sessions().unwrap();
     drop(inspected);
-    assert!(!tmp.path().join(INDEX_FILE).exists());
-    let own = SessionStore::with_persisted_index(tmp.path());
+    assert!(!index_dir(root).join(INDEX_FILE).exists());
+    let own = own_store(root);
     own.list_sessions().unwrap();
     drop(own);
-    assert!(tmp.path().join(INDEX_FILE).exists());
+    assert!(index_dir(root).join(INDEX_FILE).exists());
+    // Nothing but the session's own files is ever inside the store.
+    assert!(!root.join(dsh_store::index_file::LEGACY_INDEX_FILE).exists());
+    assert!(!root.join(INDEX_FILE).exists());
 }
 
 #[test]

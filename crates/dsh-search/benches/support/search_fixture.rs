@@ -2,6 +2,13 @@
 //! Zipf-like vocabulary (so postings look like real text), some CJK, tool output that is not
 //! indexed, and known marker words to query.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)] // fixture code: a failure should stop it
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_wrap,
+    clippy::needless_pass_by_value
+)] // measurement code: sizes and ranks are small
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};

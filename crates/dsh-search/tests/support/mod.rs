@@ -1,5 +1,13 @@
 //! Session logs written line by line for the search tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_pass_by_value,
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap
+)] // test helpers
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,194 @@
+//! Every session source behind one [`SessionQuery`]: the dsh store plus the read-only foreign
+//! sources. Listing merges them newest first in the store's order; reads are routed by id.
+//!
+//! Foreign ids are namespaced (`claude-code:<sessionId>`, `codex:<id>`). If the dsh store holds
+//! a session with exactly such an id, the dsh session wins and the foreign one is hidden.
+//! A foreign source that cannot be listed is left out with a warning; the dsh store's errors
+//! are the listing's errors.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use dsh_store::listing::newest_first;
+use dsh_store::query::TitleLookup;
+use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
+
+use super::origin::Origin;
+use super::source::ForeignSource;
+
+/// The dsh store and the foreign sources as one query.
+pub struct SessionSources {
+    dsh: Arc<dyn SessionQuery>,
+    foreign: Vec<ForeignSource>,
+    merged: Mutex<Merged>,
+}
+
+impl std::fmt::Debug for SessionSources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionSources")
+            .field("foreign", &self.foreign)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The last merged listing, reused while no source's listing changed.
+#[derive(Default)]
+struct Merged {
+    inputs: Vec<Arc<Vec<SessionHeader>>>,
+    list: Option<Arc<Vec<SessionHeader>>>,
+    /// Listed foreign sessions and their origin (dsh sessions are absent); shared so a
+    /// title listing per keystroke does not copy it.
+    origins: Arc<HashMap<String, Origin>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SessionSources {
+    /// The dsh store `dsh` and the enabled foreign sources (at most one per origin is used).
+    pub fn new(dsh: Arc<dyn SessionQuery>, foreign: Vec<ForeignSource>) -> Self {
+        SessionSources {
+            dsh,
+            foreign,
+            merged: Mutex::new(Merged::default()),
+        }
+    }
+
+    /// The foreign sources in use.
+    pub fn foreign(&self) -> &[ForeignSource] {
+        &self.foreign
+    }
+
+    /// Where a session comes from, as of the last listing: a foreign origin for a listed
+    /// foreign session, else dsh.
+    pub fn origin(&self, id: &str) -> Origin {
+        if let Some(origin) = lock(&self.merged).origins.get(id) {
+            return *origin;
+        }
+        Origin::Dsh
+    }
+
+    fn source_for(&self, origin: Origin) -> Option<&ForeignSource> {
+        self.foreign.iter().find(|s| s.origin() == origin)
+    }
+
+    /// Which source answers for `id`: a listed foreign session's source; else the dsh store,
+    /// falling back to the namespace's source when the store does not have it.
+    fn route<T>(
+        &self,
+        id: &str,
+        read: impl Fn(&dyn SessionQuery) -> Result<T, QueryError>,
+    ) -> Result<T, QueryError> {
+        let listed = lock(&self.merged).origins.get(id).copied();
+        if let Some(source) = listed.and_then(|o| self.source_for(o)) {
+            return read(source);
+        }
+        match read(self.dsh.as_ref()) {
+            Err(QueryError::NotFound { .. }) => {
+                match Origin::split_id(id).and_then(|(o, _)| self.source_for(o)) {
+                    Some(source) => read(source),
+                    None => Err(QueryError::NotFound { id: id.to_owned() }),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl SessionQuery for SessionSources {
+    fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        let mut inputs = vec![self.dsh.list_sessions()?];
+        for source in &self.foreign {
+            match source.list_sessions() {
+                Ok(list) => inputs.push(list),
+                Err(e) => {
+                    tracing::warn!(origin = %source.origin(), error = %e, "foreign sessions not listed");
+                    inputs.push(Arc::new(Vec::new()));
+                }
+            }
+        }
+        let mut merged = lock(&self.merged);
+        if let Some(list) = &merged.list
+            && merged.inputs.len() == inputs.len()
+            && merged
+                .inputs
+                .iter()
+                .zip(&inputs)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+        {
+            return Ok(Arc::clone(list));
+        }
+        let mut iter = inputs.iter();
+        let dsh = iter.next().map(|l| l.as_slice()).unwrap_or_default();
+        let dsh_ids: HashSet<&str> = dsh.iter().map(|h| h.id.as_str()).collect();
+        let mut all: Vec<SessionHeader> = dsh.to_vec();
+        let mut origins = HashMap::new();
+        for (list, source) in iter.zip(&self.foreign) {
+            for header in list.iter() {
+                if dsh_ids.contains(header.id.as_str()) || origins.contains_key(&header.id) {
+                    continue;
+                }
+                origins.insert(header.id.clone(), source.origin());
+                all.push(header.clone());
+            }
+        }
+        all.sort_by(newest_first);
+        let list = Arc::new(all);
+        *merged = Merged {
+            inputs,
+            list: Some(Arc::clone(&list)),
+            origins: Arc::new(origins),
+        };
+        Ok(list)
+    }
+
+    fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
+        self.route(id, |q| q.read_title(id))
+    }
+
+    fn read_title_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        self.route(id, |q| q.read_title_recent(id, max_age))
+    }
+
+    fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        let origins = Arc::clone(&lock(&self.merged).origins);
+        self.dsh.with_recent_titles(max_age, &mut |dsh_lookup| {
+            f(
+                &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(*o)) {
+                    Some(source) => source.read_title_recent(id, max_age),
+                    None => dsh_lookup(id),
+                },
+            );
+        });
+    }
+
+    fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
+        self.route(id, |q| q.read_surface(id))
+    }
+
+    fn scan_surface(
+        &self,
+        id: &str,
+        visitor: &mut dyn SurfaceVisitor,
+    ) -> Result<SurfaceScan, QueryError> {
+        // A visitor can only be lent once, so the route is decided before reading.
+        let listed = lock(&self.merged).origins.get(id).copied();
+        if let Some(source) = listed.and_then(|o| self.source_for(o)) {
+            return source.scan_surface(id, visitor);
+        }
+        let namespaced = Origin::split_id(id).and_then(|(o, _)| self.source_for(o));
+        match namespaced {
+            Some(source) => match self.dsh.read_title(id) {
+                Err(QueryError::NotFound { .. }) => source.scan_surface(id, visitor),
+                _ => self.dsh.scan_surface(id, visitor),
+            },
+            None => self.dsh.scan_surface(id, visitor),
+        }
+    }
+}

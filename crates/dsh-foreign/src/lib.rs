@@ -1,0 +1,24 @@
+//! Other agents' session logs as read-only dsh session sources (docs/foreign-sources.md):
+//! Claude Code and Codex CLI logs read as folded surfaces of dsh events, so the reference
+//! layer's projection, retention, tag-safe JSON and untrusted framing apply unchanged, and
+//! [`SessionSources`], one query over the dsh store and every foreign source.
+//!
+//! Nothing in this crate writes to a foreign tool's directory; the only file it writes is
+//! its listing cache, in the platform cache dir.
+
+pub mod claude_code;
+pub mod codex;
+pub mod composite;
+pub mod jsonl;
+pub mod log_meta;
+pub mod open_file;
+pub mod origin;
+pub mod source;
+pub mod source_index;
+pub mod surface_events;
+pub mod surface_read;
+
+pub use composite::SessionSources;
+pub use log_meta::TitleCleaner;
+pub use origin::Origin;
+pub use source::{ForeignSource, SourceConfig};

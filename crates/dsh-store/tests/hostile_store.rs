@@ -1,0 +1,486 @@
+//! Hostile store contents (issue 14): oversized lines and packed rows, zstd bombs, links and
+//! special files in the store or its index, two logs for one id, concurrent creators, and a
+//! hand-edited index. Each case ends with a clear error or the right answer, never a hang.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use dsh_store::index_file::INDEX_FILE;
+use dsh_store::reader::{self, Limits, LogFormat};
+use dsh_store::{
+    EventData, NewEvent, QueryError, SessionHeader, SessionQuery, SessionStore, StoreError,
+};
+use serde_json::json;
+
+fn header_line(id: &str, created: i64, cwd: Option<&str>) -> String {
+    serde_json::to_string(&SessionHeader::new(id, created, cwd.map(str::to_owned))).unwrap() + "\n"
+}
+
+fn turn_start(seq: u64) -> String {
+    json!({"type": "turn/start", "seq": seq, "time": 1, "data": {"turn": 1, "trigger": {"kind": "user"}}}).to_string() + "\n"
+}
+
+fn turn_end(seq: u64) -> String {
+    json!({"type": "turn/end", "seq": seq, "time": 1, "data": {"turn": 1, "reason": {"kind": "completed"}}}).to_string() + "\n"
+}
+
+fn title_line(seq: u64, title: &str) -> String {
+    json!({"type": "session/title", "seq": seq, "time": 1, "data": {"title": title, "messageSeqs": [], "source": {"kind": "manual"}}}).to_string() + "\n"
+}
+
+fn write_log(root: &Path, project: &str, id: &str, text: &str) -> PathBuf {
+    let dir = root
+        .join(project)
+        .join(dsh_store::paths::encode_session_id(id).unwrap());
+    fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("session.jsonl");
+    fs::write(&path, text).unwrap();
+    path
+}
+
+fn simple_log(id: &str, title: &str) -> String {
+    format!(
+        "{}{}{}",
+        header_line(id, 1, None),
+        turn_start(0),
+        title_line(1, title)
+    )
+}
+
+/// A store that keeps its index in `<tmp>/cache` (never in the root).
+fn store_with(root: &Path, limits: Limits) -> SessionStore {
+    let cache = root.parent().unwrap().join("cache");
+    SessionStore::with_options(root, Some(cache), true, limits)
+}
+
+/// Run `f` on a thread; fail the test if it does not finish within a generous guard.
+fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("hang guard: the call never returned")
+}
+
+fn mkfifo(path: &Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo failed");
+}
+
+fn small_limits() -> Limits {
+    Limits {
+        max_line_bytes: 64 * 1024,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn a_line_over_the_limit_is_corruption_mid_log_and_a_torn_tail_at_the_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let long = title_line(1, &"x".repeat(100_000));
+    let mid = write_log(
+        &root,
+        "_no-cwd",
+        "mid",
+        &format!(
+            "{}{}{long}{}",
+            header_line("mid", 1, None),
+            turn_start(0),
+            turn_end(2)
+        ),
+    );
+    write_log(
+        &root,
+        "_no-cwd",
+        "tail",
+        &format!("{}{}{long}", header_line("tail", 2, None), turn_start(0)),
+    );
+    let store = store_with(&root, small_limits());
+    match store.read_title("mid") {
+        Err(QueryError::Corrupt { path, line, reason }) => {
+            assert_eq!(path, mid);
+            assert_eq!(line, 3);
+            assert!(reason.contains("max_line_bytes"), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+    // At the end, the same line is a torn tail: the readable prefix is served.
+    assert_eq!(store.read_title("tail").unwrap(), None);
+    // The writer refuses the corrupt log and truncates only the torn tail.
+    assert!(matches!(
+        store.open_writer("mid", None),
+        Err(StoreError::Query(QueryError::Corrupt { line: 3, .. }))
+    ));
+    let w = store.open_writer("tail", None).unwrap();
+    assert_eq!(w.events().len(), 1);
+    // With the default limit both logs read whole.
+    let default = store_with(&root, Limits::default());
+    assert!(
+        default
+            .read_title("mid")
+            .unwrap()
+            .is_some_and(|t| t.len() == 100_000)
+    );
+}
+
+#[test]
+fn an_endless_line_is_skipped_without_being_held() {
+    // 256 MiB without a newline, from a reader that allocates nothing.
+    struct Endless(u64);
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(usize::try_from(self.0).unwrap_or(usize::MAX));
+            buf[..n].fill(b'a');
+            self.0 -= n as u64;
+            Ok(n)
+        }
+    }
+    let head = format!("{}{}", header_line("e", 1, None), turn_start(0));
+    let src = std::io::BufReader::new(std::io::Read::chain(head.as_bytes(), Endless(256 << 20)));
+    let mut seqs = Vec::new();
+    let summary = reader::scan_limited(Path::new("/x"), src, &small_limits(), &mut |e, _| {
+        seqs.push(e.seq);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seqs, vec![0]);
+    let torn = summary.torn_tail.unwrap();
+    assert_eq!(torn.line, 3);
+    assert!(torn.reason.contains("max_line_bytes"), "{}", torn.reason);
+}
+
+#[test]
+fn a_zstd_bomb_is_read_in_bounded_memory() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let dir = root.join("_no-cwd").join("bomb");
+    fs::create_dir_all(&dir).unwrap();
+    // 64 MiB of one line without a newline compress to a few KiB.
+    let mut enc = zstd::stream::write::Encoder::new(
+        fs::File::create(dir.join("session.jsonl.zstd")).unwrap(),
+        19,
+    )
+    .unwrap();
+    enc.write_all(header_line("bomb", 1, None).as_bytes())
+        .unwrap();
+    enc.write_all(turn_start(0).as_bytes()).unwrap();
+    let block = vec![b'z'; 1 << 20];
+    for _ in 0..64 {
+        enc.write_all(&block).unwrap();
+    }
+    enc.finish().unwrap();
+    assert!(fs::metadata(dir.join("session.jsonl.zstd")).unwrap().len() < 64 * 1024);
+    let store = store_with(&root, small_limits());
+    let list = store.list_sessions().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(store.read_title("bomb").unwrap(), None);
+    let surface = store.read_surface("bomb").unwrap();
+    assert_eq!(surface.captured_through_seq, Some(0));
+}
+
+#[test]
+fn a_packed_row_over_the_member_limit_is_refused_before_expansion() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let n = 20_000;
+    let row = json!({
+        "type": "text-chunks", "seq0": 1, "time0": 1,
+        "data": {"turn": 1, "step": 0, "index": 0, "dt": vec![0; n - 1], "texts": vec!["a"; n]}
+    })
+    .to_string()
+        + "\n";
+    let path = write_log(
+        &root,
+        "_no-cwd",
+        "packed",
+        &format!(
+            "{}{}{row}{}",
+            header_line("packed", 1, None),
+            turn_start(0),
+            turn_end(n as u64 + 1)
+        ),
+    );
+    // Within the default limit it expands to its members.
+    let (events, _) = reader::read_all(&path, LogFormat::Plain).unwrap();
+    assert_eq!(events.len(), n + 2);
+    let limited = Limits {
+        max_packed_members: 10_000,
+        ..Limits::default()
+    };
+    let store = store_with(&root, limited);
+    match store.read_surface("packed") {
+        Err(QueryError::Corrupt { line, reason, .. }) => {
+            assert_eq!(line, 3);
+            assert!(reason.contains("20000 members"), "{reason}");
+        }
+        other => panic!("expected corruption, got {other:?}"),
+    }
+}
+
+#[test]
+fn special_files_as_index_or_log_are_skipped_never_opened_for_a_blocking_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    write_log(&root, "_no-cwd", "ok", &simple_log("ok", "fine"));
+    let fifo_dir = root.join("_no-cwd").join("fifo");
+    fs::create_dir_all(&fifo_dir).unwrap();
+    mkfifo(&fifo_dir.join("session.jsonl"));
+    let cache = tmp.path().join("cache");
+    fs::create_dir_all(&cache).unwrap();
+    mkfifo(&cache.join(INDEX_FILE));
+    let root2 = root.clone();
+    let (ids, title, warnings, fifo_read) = guarded(move || {
+        let store = store_with(&root2, Limits::default());
+        let ids: Vec<String> = store
+            .list_sessions()
+            .unwrap()
+            .iter()
+            .map(|h| h.id.clone())
+            .collect();
+        let title = store.read_title("ok").unwrap();
+        let fifo_read = store.read_title("fifo").map_err(|e| e.to_string());
+        (ids, title, store.listing_warnings(), fifo_read)
+    });
+    assert_eq!(ids, ["ok"]);
+    assert_eq!(title.as_deref(), Some("fine"));
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("FIFO") && w.contains("fifo")),
+        "{warnings:?}"
+    );
+    assert!(fifo_read.is_err_and(|e| e.contains("FIFO")));
+
+    // An index linked to /dev/zero is refused as a link, before any read.
+    fs::remove_file(cache.join(INDEX_FILE)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", cache.join(INDEX_FILE)).unwrap();
+    let root3 = root.clone();
+    let ids = guarded(move || {
+        store_with(&root3, Limits::default())
+            .list_sessions()
+            .unwrap()
+            .len()
+    });
+    assert_eq!(ids, 1);
+}
+
+#[test]
+fn links_below_the_root_are_never_followed_read_or_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let outside = tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let victim = outside.join("victim.jsonl");
+    let victim_text = simple_log("linked", "outside title");
+    fs::write(&victim, &victim_text).unwrap();
+
+    // A link in place of session.jsonl.
+    let dir = root.join("_no-cwd").join("linked");
+    fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("session.jsonl")).unwrap();
+    // A link in place of a session directory.
+    let real_dir = outside.join("sdir");
+    fs::create_dir_all(&real_dir).unwrap();
+    fs::write(
+        real_dir.join("session.jsonl"),
+        simple_log("sdir", "outside dir"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&real_dir, root.join("_no-cwd").join("sdir")).unwrap();
+    // A link in place of a project directory.
+    let real_project = outside.join("project");
+    fs::create_dir_all(&real_project).unwrap();
+    std::os::unix::fs::symlink(&real_project, root.join("--evil--")).unwrap();
+
+    let store = store_with(&root, Limits::default());
+    assert!(store.list_sessions().unwrap().is_empty());
+    let warnings = store.listing_warnings();
+    for name in ["linked", "sdir", "--evil--"] {
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains(name) && w.contains("symbolic link")),
+            "{name}: {warnings:?}"
+        );
+    }
+    assert!(store.read_title("linked").is_err());
+    assert!(store.read_surface("sdir").is_err());
+    assert!(store.open_writer("linked", None).is_err());
+    assert!(store.open_writer("sdir", None).is_err());
+    // Creating a session whose project dir is the link fails and writes nothing outside.
+    let header = SessionHeader::new("new", 5, Some("/evil".into()));
+    let mut w = store.open_writer("new", Some(header)).unwrap();
+    let err = w
+        .append(vec![NewEvent::plain(EventData::TurnStart {
+            turn: 1,
+            trigger: json!({"kind": "user"}),
+            extra: serde_json::Map::default(),
+        })])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert_eq!(fs::read_dir(&real_project).unwrap().count(), 0);
+    assert_eq!(fs::read_to_string(&victim).unwrap(), victim_text);
+}
+
+#[test]
+fn one_id_under_two_projects_is_an_error_naming_both_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let a = write_log(&root, "--p1--", "dup", &simple_log("dup", "one"));
+    let b = write_log(&root, "--p2--", "dup", &simple_log("dup", "two"));
+    let store = store_with(&root, Limits::default());
+    assert_eq!(store.list_sessions().unwrap().len(), 1);
+    let warnings = store.listing_warnings();
+    let names_both =
+        |s: &str| s.contains(&*a.to_string_lossy()) && s.contains(&*b.to_string_lossy());
+    assert!(warnings.iter().any(|w| names_both(w)), "{warnings:?}");
+    for err in [
+        store.read_title("dup").unwrap_err().to_string(),
+        store.read_surface("dup").unwrap_err().to_string(),
+        store.open_writer("dup", None).unwrap_err().to_string(),
+    ] {
+        assert!(names_both(&err), "{err}");
+    }
+}
+
+#[test]
+fn concurrent_creators_of_one_id_leave_exactly_one_log() {
+    for round in 0..10 {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("store");
+        let barrier = Arc::new(Barrier::new(2));
+        let handles: Vec<_> = ["/w/p1", "/w/p2"]
+            .into_iter()
+            .map(|cwd| {
+                let root = root.clone();
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    let store = SessionStore::with_options(&root, None, false, Limits::default());
+                    let header = SessionHeader::new("dup", 1, Some(cwd.into()));
+                    let mut w = store.open_writer("dup", Some(header))?;
+                    barrier.wait();
+                    w.append(vec![NewEvent::plain(EventData::TurnStart {
+                        turn: 1,
+                        trigger: json!({"kind": "user"}),
+                        extra: serde_json::Map::default(),
+                    })])
+                    .map(drop)
+                })
+            })
+            .collect();
+        let results: Vec<Result<(), StoreError>> =
+            handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let ok = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(ok, 1, "round {round}: {results:?}");
+        assert!(
+            results
+                .iter()
+                .any(|r| matches!(r, Err(StoreError::Busy { .. }))),
+            "round {round}: {results:?}"
+        );
+        let store = SessionStore::with_options(&root, None, false, Limits::default());
+        assert!(store.locate("dup").unwrap().is_some(), "round {round}");
+        let logs = fs::read_dir(&root)
+            .unwrap()
+            .filter(|p| p.as_ref().unwrap().path().join("dup").exists())
+            .count();
+        assert_eq!(logs, 1, "round {round}");
+    }
+}
+
+/// Set a file's mtime back to `meta`'s (the ctime still moves).
+fn restore_mtime(path: &Path, meta: &fs::Metadata) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(meta.modified().unwrap())
+        .unwrap();
+}
+
+#[test]
+fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let alpha = write_log(&root, "--p--", "alpha", &simple_log("alpha", "Alpha"));
+    write_log(&root, "--p--", "beta", &simple_log("beta", "Beta"));
+    let cache = tmp.path().join("cache");
+    let index = cache.join(INDEX_FILE);
+    let view = |root: &Path| {
+        let store = store_with(root, Limits::default());
+        let list = store.list_sessions().unwrap();
+        list.iter()
+            .map(|h| {
+                (
+                    h.id.clone(),
+                    h.cwd.clone(),
+                    h.created_at,
+                    store.read_title(&h.id).unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = view(&root);
+    assert_eq!(want.len(), 2);
+    assert!(index.exists());
+
+    // A header record claiming another id, with stamps that match, is dropped.
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    for project in record["projects"].as_array_mut().unwrap() {
+        for session in project["sessions"].as_array_mut().unwrap() {
+            if session["name"] == "alpha" {
+                session["header"]["id"] = json!("beta");
+            }
+        }
+    }
+    fs::write(&index, record.to_string()).unwrap();
+    assert_eq!(view(&root), want);
+
+    // A title record with a spoofed title and a wrong length but the same inode.
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    for t in record["titles"].as_array_mut().unwrap() {
+        t["title"] = json!("spoofed");
+        t["stamp"]["len"] = json!(1);
+        t["resume"] = json!([1, 0, 1]);
+    }
+    fs::write(&index, record.to_string()).unwrap();
+    assert_eq!(view(&root), want);
+
+    // The header rewritten in place (same inode, same length, mtime set back).
+    let meta = fs::metadata(&alpha).unwrap();
+    let text = fs::read_to_string(&alpha).unwrap();
+    let edited = text.replacen("\"createdAt\":1", "\"createdAt\":9", 1);
+    assert_eq!(edited.len(), text.len());
+    fs::File::options()
+        .write(true)
+        .open(&alpha)
+        .unwrap()
+        .write_all(edited.as_bytes())
+        .unwrap();
+    restore_mtime(&alpha, &meta);
+    let now = view(&root);
+    assert_eq!(now.first().map(|r| (r.0.as_str(), r.2)), Some(("alpha", 9)));
+
+    // An index owned by another user, or writable by others, is ignored.
+    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    for t in record["titles"].as_array_mut().unwrap() {
+        t["title"] = json!("foreign");
+    }
+    let foreign = record.to_string();
+    fs::write(&index, &foreign).unwrap();
+    fs::set_permissions(&index, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+    let store = SessionStore::with_options(&root, Some(cache.clone()), false, Limits::default());
+    store.list_sessions().unwrap();
+    assert_eq!(store.read_title("beta").unwrap().as_deref(), Some("Beta"));
+}

@@ -1,0 +1,106 @@
+//! A minimal host: a static list of people as the popup's source. Type `@`, pick someone
+//! with Up/Down and Tab or Enter, then Enter prints the text and exits (Esc or Ctrl+C quit).
+//!
+//! `cargo run -p ratatui-mention --example embed_mention`
+
+use std::io;
+
+use crossterm::event::{
+    self, DisableBracketedPaste, EnableBracketedPaste, Event, KeyCode, KeyModifiers,
+};
+use crossterm::execute;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::Line;
+use ratatui::{DefaultTerminal, Frame};
+use ratatui_mention::{
+    DetailPart, Keep, MentionConfig, MentionInput, MentionInputState, MentionItem, Outcome,
+    PopupLabels,
+};
+
+/// The source: `(handle, name, team)`.
+const PEOPLE: &[(&str, &str, &str)] = &[
+    ("ada", "Ada Lovelace", "analytical engines"),
+    ("grace", "Grace Hopper", "compilers"),
+    ("alan", "Alan Turing", "computability"),
+    ("edsger", "Edsger Dijkstra", "structured programming"),
+    ("barbara", "Barbara Liskov", "abstraction"),
+    ("ken", "Ken Thompson", "unix"),
+    ("dennis", "Dennis Ritchie", "c"),
+    ("margaret", "Margaret Hamilton", "apollo software"),
+    ("donald", "Donald Knuth", "typesetting"),
+    ("frances", "Frances Allen", "optimizing compilers"),
+];
+
+fn main() -> io::Result<()> {
+    let mut terminal = ratatui::init();
+    execute!(io::stdout(), EnableBracketedPaste)?;
+    let result = run(&mut terminal);
+    execute!(io::stdout(), DisableBracketedPaste)?;
+    ratatui::restore();
+    if let Some(text) = result? {
+        println!("{text}");
+    }
+    Ok(())
+}
+
+/// The event loop: the host owns it, the widget only answers events.
+fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
+    let config = MentionConfig::default()
+        .with_uri_scheme("user:")
+        .with_placeholder("Write a note · @ mentions a person · Esc quits")
+        .with_labels(PopupLabels {
+            title: " @ people ".into(),
+            no_match: "nobody by that name".into(),
+            ..PopupLabels::default()
+        });
+    let mut state = MentionInputState::new(config);
+    loop {
+        terminal.draw(|frame| draw(frame, &mut state))?;
+        let event = event::read()?;
+        match state.handle_event(&event) {
+            Outcome::Submit(text) => return Ok(Some(text)),
+            Outcome::Query { id, text, .. } => state.set_results(id, matching(&text)),
+            Outcome::Ignored if is_quit(&event) => return Ok(None),
+            _ => {}
+        }
+    }
+}
+
+fn is_quit(event: &Event) -> bool {
+    let Event::Key(key) = event else {
+        return false;
+    };
+    key.code == KeyCode::Esc
+        || (key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL))
+}
+
+/// The people whose handle or name contains `query` (case-insensitive), as popup rows.
+fn matching(query: &str) -> Vec<MentionItem> {
+    let query = query.to_lowercase();
+    PEOPLE
+        .iter()
+        .filter(|(handle, name, _)| handle.contains(&query) || name.to_lowercase().contains(&query))
+        .map(|(handle, name, team)| {
+            MentionItem::new(*handle, *name, format!("@[{name}](user:{handle})"))
+                .with_kind("Person")
+                .with_detail(vec![
+                    DetailPart::new(format!("@{handle}"), Keep::Start),
+                    DetailPart::new(*team, Keep::End),
+                ])
+        })
+        .collect()
+}
+
+fn draw(frame: &mut Frame, state: &mut MentionInputState) {
+    let height = state.desired_height(frame.area().width);
+    let [top, bottom] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(height)]).areas(frame.area());
+    frame.render_widget(
+        Line::from("embed_mention: a ratatui host with a static list of people"),
+        top,
+    );
+    frame.render_stateful_widget(MentionInput, bottom, state);
+    if let Some(at) = state.cursor_position() {
+        frame.set_cursor_position(at);
+    }
+}

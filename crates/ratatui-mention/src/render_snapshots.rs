@@ -1,0 +1,422 @@
+//! Snapshot tests of the widget over ratatui's `TestBackend`: every user-visible state of the
+//! composer and the `@` popup, configured as the dsh-refs app does, reviewed as `.snap` files.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use pretty_assertions::assert_eq;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier};
+use ratatui::widgets::StatefulWidget;
+
+use crate::{
+    ActivePopup, DetailPart, Keep, MentionConfig, MentionInput, MentionInputState, MentionItem,
+    Outcome, PopupLabels,
+};
+
+/// The app's labels and placeholder (the snapshots predate the widget crate).
+fn app_config() -> MentionConfig {
+    MentionConfig::default()
+        .with_history_size(10)
+        .with_placeholder("Ask anything · @ references a session")
+        .with_labels(PopupLabels {
+            title: " @ sessions ".into(),
+            type_to_filter: "type to filter sessions".into(),
+            searching: "searching…".into(),
+            failed: "could not list sessions".into(),
+            no_match: "no matching sessions".into(),
+        })
+}
+
+fn pane() -> MentionInputState {
+    MentionInputState::new(app_config())
+}
+
+fn mention_style() -> ratatui::style::Style {
+    app_config().styles().mention
+}
+
+/// A row as the app builds it for a session: `id · cwd · created`.
+fn session(id: &str, label: &str, cwd: Option<&str>, created: &str) -> MentionItem {
+    MentionItem::new(
+        id,
+        label,
+        format!("@[{label}](dsh-session:{})", uri_body(id)),
+    )
+    .with_kind("Session")
+    .with_detail(vec![
+        DetailPart::new(id, Keep::Start),
+        DetailPart::new(cwd.unwrap_or("(no cwd)"), Keep::End),
+        DetailPart::new(created, Keep::Whole),
+    ])
+}
+
+/// The URI body dsh-refs writes for `id`: base64url (no padding) of the JSON string.
+fn uri_body(id: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let json = format!("\"{id}\"");
+    let mut out = String::new();
+    for chunk in json.as_bytes().chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(ALPHABET[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+fn type_str(pane: &mut MentionInputState, text: &str) -> Outcome {
+    let mut last = Outcome::Ignored;
+    for c in text.chars() {
+        last = pane.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
+    }
+    last
+}
+
+fn query_id(pane: &MentionInputState) -> u64 {
+    match pane.active_popup() {
+        ActivePopup::Mention(popup) => popup.query_id(),
+        ActivePopup::None => panic!("popup closed"),
+    }
+}
+
+/// Rows `s-00`, `s-01`, … created an hour apart from 2026-11-20 09:30; every third has no cwd.
+fn rows(labels: &[&str]) -> Vec<MentionItem> {
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, label)| {
+            let cwd = (i % 3 != 1).then(|| format!("/home/ana/project-{}", i % 3));
+            let created = format!("2026-11-20 {:02}:30", 9 + i);
+            session(&format!("s-{i:02}"), label, cwd.as_deref(), &created)
+        })
+        .collect()
+}
+
+/// Draws the pane at the bottom of a `width`×`height` screen, as the app lays it out.
+fn draw(
+    pane: &mut MentionInputState,
+    width: u16,
+    height: u16,
+) -> (Terminal<TestBackend>, Option<Position>) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let mut caret = None;
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            let h = pane.desired_height(area.width).min(area.height);
+            let pane_area = Rect {
+                y: area.bottom() - h,
+                height: h,
+                ..area
+            };
+            frame.render_stateful_widget(MentionInput, pane_area, pane);
+            caret = pane.cursor_position();
+            if let Some(p) = caret {
+                frame.set_cursor_position(p);
+            }
+        })
+        .unwrap();
+    (terminal, caret)
+}
+
+fn screen(pane: &mut MentionInputState, width: u16, height: u16) -> String {
+    let (terminal, caret) = draw(pane, width, height);
+    format!("{}caret: {caret:?}\n", terminal.backend())
+}
+
+fn buffer(pane: &mut MentionInputState, width: u16, height: u16) -> Buffer {
+    draw(pane, width, height).0.backend().buffer().clone()
+}
+
+/// The screen text with a line of `^` under the cells `is_marked` picks (one mark per cell
+/// of each drawn symbol, so wide chars keep the columns aligned).
+fn marked(buf: &Buffer, is_marked: impl Fn(&ratatui::buffer::Cell) -> bool) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut marks = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let cell = &buf[(x, y)];
+            let width = unicode_width::UnicodeWidthStr::width(cell.symbol()).max(1);
+            skip = width - 1;
+            line.push_str(cell.symbol());
+            let mark = if is_marked(cell) { '^' } else { ' ' };
+            marks.extend(std::iter::repeat_n(mark, width));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+        if !marks.trim().is_empty() {
+            out.push_str(marks.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn is_match_highlight(cell: &ratatui::buffer::Cell) -> bool {
+    cell.fg == Color::Yellow && cell.modifier.contains(Modifier::UNDERLINED)
+}
+
+#[test]
+fn empty_composer() {
+    insta::assert_snapshot!(screen(&mut pane(), 60, 4));
+}
+
+#[test]
+fn popup_no_query() {
+    let mut pane = pane();
+    type_str(&mut pane, "see @");
+    insta::assert_snapshot!(screen(&mut pane, 60, 8));
+}
+
+#[test]
+fn popup_searching() {
+    let mut pane = pane();
+    type_str(&mut pane, "@fo");
+    insta::assert_snapshot!(screen(&mut pane, 60, 8));
+}
+
+#[test]
+fn popup_results_with_matches_highlighted() {
+    let mut pane = pane();
+    type_str(&mut pane, "@fo");
+    let id = query_id(&pane);
+    pane.set_results(
+        id,
+        rows(&["Fix overflow", "Food planning", "Notes \u{1b}[31m"]),
+    );
+    insta::assert_snapshot!(screen(&mut pane, 80, 12));
+    insta::assert_snapshot!(
+        "popup_results_highlights",
+        marked(&buffer(&mut pane, 80, 12), is_match_highlight)
+    );
+}
+
+#[test]
+fn popup_no_match() {
+    let mut pane = pane();
+    type_str(&mut pane, "@zzz");
+    pane.set_results(query_id(&pane), Vec::new());
+    insta::assert_snapshot!(screen(&mut pane, 60, 8));
+}
+
+#[test]
+fn popup_error() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    pane.set_failed(query_id(&pane), "store busy\n\u{7}");
+    insta::assert_snapshot!(screen(&mut pane, 60, 8));
+}
+
+#[test]
+fn popup_scrolled_to_keep_selection_visible() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    let labels: Vec<String> = (0..12).map(|i| format!("Session number {i}")).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+    pane.set_results(query_id(&pane), rows(&labels));
+    // Up from the first row wraps to the last one, which must scroll into view.
+    pane.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+    assert_eq!(
+        pane.popup_height(),
+        18,
+        "eight rows of two lines plus the border"
+    );
+    insta::assert_snapshot!(screen(&mut pane, 70, 24));
+}
+
+#[test]
+fn popup_narrow_60_columns() {
+    let mut pane = pane();
+    type_str(&mut pane, "please compare with @plan");
+    pane.set_results(
+        query_id(&pane),
+        vec![session(
+            "2026-11-20T09-30-00-very-long-session-identifier",
+            "Planning the very long migration of the billing service",
+            Some("/home/ana/src/github.com/example/billing-service"),
+            "2026-11-20 09:30",
+        )],
+    );
+    insta::assert_snapshot!(screen(&mut pane, 60, 15));
+}
+
+#[test]
+fn popup_cjk_labels() {
+    let mut pane = pane();
+    type_str(&mut pane, "对比 @会话");
+    pane.set_results(
+        query_id(&pane),
+        rows(&["会话记录整理", "中文会话：数据库迁移", "日本語のセッション"]),
+    );
+    insta::assert_snapshot!(screen(&mut pane, 60, 12));
+    insta::assert_snapshot!(
+        "popup_cjk_labels_highlights",
+        marked(&buffer(&mut pane, 60, 12), is_match_highlight)
+    );
+}
+
+#[test]
+fn popup_shrinks_to_a_small_area() {
+    let mut pane = pane();
+    type_str(&mut pane, "@");
+    pane.set_results(query_id(&pane), rows(&["One", "Two", "Three", "Four"]));
+    for _ in 0..2 {
+        pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    }
+    // The app gives the pane only 8 rows at 60x15: composer 3, popup 5 (two candidates).
+    let mut terminal = Terminal::new(TestBackend::new(60, 8)).unwrap();
+    terminal
+        .draw(|frame| {
+            let area = frame.area();
+            frame.render_stateful_widget(MentionInput, area, &mut pane);
+        })
+        .unwrap();
+    insta::assert_snapshot!(terminal.backend().to_string());
+}
+
+#[test]
+fn mention_highlighted_in_composer() {
+    let mut pane = pane();
+    type_str(&mut pane, "compare @bil");
+    pane.set_results(query_id(&pane), rows(&["Billing 账单"]));
+    pane.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+    type_str(&mut pane, "with this");
+    let buf = buffer(&mut pane, 40, 6);
+    insta::assert_snapshot!(marked(&buf, |cell| cell.fg == mention_style().fg.unwrap()));
+}
+
+#[test]
+fn caret_follows_wide_chars_and_wrapping() {
+    let mut pane = pane();
+    type_str(&mut pane, "漢字😀a");
+    let (_, caret) = draw(&mut pane, 40, 3);
+    // Border column 0, then 2+2+2+1 cells.
+    assert_eq!(caret, Some(Position::new(8, 1)));
+    // At 12 columns (10 inside the border) the text wraps; the caret ends on row two.
+    type_str(&mut pane, " 会话记录");
+    assert_eq!(pane.desired_height(12), 4);
+    let (terminal, caret) = draw(&mut pane, 12, 4);
+    insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
+    // Row one holds `漢字😀a 会` (10 cells), row two `话记录`: caret after 6 cells.
+    assert_eq!(caret, Some(Position::new(7, 2)));
+}
+
+#[test]
+fn up_walks_wrapped_rows_before_history() {
+    let mut pane = pane();
+    pane.push_history("older entry");
+    pane.handle_paste(&"x".repeat(50));
+    // 20 columns inside the border: the one logical line shows as three rows.
+    let (_, caret) = draw(&mut pane, 22, 5);
+    assert_eq!(caret, Some(Position::new(11, 3)));
+    let up = || KeyEvent::new(KeyCode::Up, KeyModifiers::NONE);
+    assert_eq!(pane.handle_key(up()), Outcome::Changed);
+    assert_eq!(draw(&mut pane, 22, 5).1, Some(Position::new(11, 2)));
+    pane.handle_key(up());
+    assert_eq!(draw(&mut pane, 22, 5).1, Some(Position::new(11, 1)));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "still the draft on the first row"
+    );
+    pane.handle_key(up());
+    assert_eq!(pane.draft(), "older entry");
+    pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(
+        pane.draft(),
+        "x".repeat(50),
+        "Down past the newest gives the draft back"
+    );
+}
+
+/// One step of a random editing session.
+#[derive(Debug, Clone)]
+enum Step {
+    Key(KeyCode, KeyModifiers),
+    Paste(String),
+    Answer(usize),
+    Restore(String),
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    let chars = prop::sample::select(vec![
+        'a', '@', ' ', '[', ']', '(', ')', '\\', '漢', '😀', '\u{3000}', 'İ',
+    ]);
+    let keys = prop::sample::select(vec![
+        (KeyCode::Backspace, KeyModifiers::NONE),
+        (KeyCode::Delete, KeyModifiers::NONE),
+        (KeyCode::Left, KeyModifiers::NONE),
+        (KeyCode::Right, KeyModifiers::NONE),
+        (KeyCode::Up, KeyModifiers::NONE),
+        (KeyCode::Down, KeyModifiers::NONE),
+        (KeyCode::Home, KeyModifiers::NONE),
+        (KeyCode::End, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::NONE),
+        (KeyCode::Enter, KeyModifiers::SHIFT),
+        (KeyCode::Tab, KeyModifiers::NONE),
+        (KeyCode::Esc, KeyModifiers::NONE),
+        (KeyCode::Char('u'), KeyModifiers::CONTROL),
+        (KeyCode::Char('r'), KeyModifiers::CONTROL),
+        (KeyCode::Char('w'), KeyModifiers::CONTROL),
+        (KeyCode::Char('d'), KeyModifiers::CONTROL),
+        (KeyCode::Char('y'), KeyModifiers::CONTROL),
+    ]);
+    prop_oneof![
+        4 => chars.prop_map(|c| Step::Key(KeyCode::Char(c), KeyModifiers::NONE)),
+        4 => keys.prop_map(|(k, m)| Step::Key(k, m)),
+        1 => "[@a \\[\\]()\r\n\t\u{1b}漢]{0,12}".prop_map(Step::Paste),
+        1 => (0usize..12).prop_map(Step::Answer),
+        1 => Just(Step::Paste("@[A b](dsh-session:IkEi)".to_string())),
+        1 => "[@a \n漢]{0,8}".prop_map(Step::Restore),
+    ]
+}
+
+proptest::proptest! {
+    /// Random keys, pastes and answers never panic, and the caret is always inside the
+    /// composer's area whatever size the app gives the pane.
+    #[test]
+    fn random_sessions_never_panic(
+        steps in proptest::collection::vec(step(), 1..40),
+        width in 1u16..50,
+        height in 1u16..16,
+    ) {
+        let mut pane = pane();
+        for step in steps {
+            match step {
+                Step::Key(code, modifiers) => {
+                    pane.handle_key(KeyEvent::new(code, modifiers));
+                }
+                Step::Paste(text) => {
+                    pane.handle_paste(&text);
+                }
+                Step::Answer(n) => {
+                    if let ActivePopup::Mention(popup) = pane.active_popup() {
+                        let id = popup.query_id();
+                        let labels: Vec<String> = (0..n).map(|i| format!("S]{i}\\")).collect();
+                        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                        pane.set_results(id, rows(&labels));
+                    }
+                }
+                Step::Restore(text) => pane.restore_draft(&text),
+            }
+            let area = Rect::new(0, 0, width, height);
+            let mut buf = Buffer::empty(area);
+            MentionInput.render(area, &mut buf, &mut pane);
+            if let Some(caret) = pane.cursor_position() {
+                proptest::prop_assert!(area.contains(caret), "{caret:?} outside {area:?}");
+            }
+        }
+    }
+}

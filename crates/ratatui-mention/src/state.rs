@@ -1,0 +1,808 @@
+//! The state a host keeps: the composer plus at most one popup. Events go in, outcomes come
+//! out ([`Outcome`]); popup visibility is recomputed from text, caret and the dismissed token
+//! after every key and paste.
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+
+use crate::composer::Composer;
+use crate::config::MentionConfig;
+use crate::item::MentionItem;
+use crate::key_map::Action;
+use crate::mention_popup::{MentionPopup, QueryId};
+use crate::mention_token::mention_token_at;
+use crate::paste::normalize_paste;
+use crate::untrusted::visible_controls_line;
+
+/// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
+/// also means "redraw".
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// Not the widget's event (an unbound key with no editing meaning, Esc with no popup
+    /// open, a key release, a mouse event): the host may use it.
+    Ignored,
+    /// Taken, but nothing on screen changed (Up at the oldest history entry, Enter on a
+    /// blank draft).
+    Consumed,
+    /// Something on screen changed.
+    Changed,
+    /// The token's query changed: the host answers with [`MentionInputState::set_results`]
+    /// (or [`MentionInputState::set_failed`]) for `id`, preferably off the UI thread; an
+    /// earlier query still running may be cancelled, its answer would be dropped.
+    #[non_exhaustive]
+    Query { id: QueryId, text: String },
+    /// The selected item replaced the token (its insert text and one space went in).
+    #[non_exhaustive]
+    Inserted { key: String, text: String },
+    /// Enter on a non-blank draft with no popup open: the draft, as typed. It stays in the
+    /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
+    Submit(String),
+}
+
+/// The one popup the widget may show.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ActivePopup {
+    None,
+    Mention(MentionPopup),
+}
+
+/// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
+#[derive(Debug, Clone)]
+pub struct MentionInputState {
+    config: MentionConfig,
+    composer: Composer,
+    popup: ActivePopup,
+    /// Char index of the `@` whose popup the user closed with Esc.
+    dismissed_token: Option<usize>,
+    last_query_id: QueryId,
+    /// Where the last render put the caret.
+    cursor: Option<Position>,
+}
+
+impl Default for MentionInputState {
+    fn default() -> Self {
+        Self::new(MentionConfig::default())
+    }
+}
+
+impl MentionInputState {
+    /// An empty widget state with `config`.
+    pub fn new(config: MentionConfig) -> Self {
+        Self {
+            composer: Composer::new(&config),
+            config,
+            popup: ActivePopup::None,
+            dismissed_token: None,
+            last_query_id: 0,
+            cursor: None,
+        }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &MentionConfig {
+        &self.config
+    }
+
+    /// Handles one terminal event: keys (presses and repeats) and pastes; anything else is
+    /// [`Outcome::Ignored`].
+    pub fn handle_event(&mut self, event: &Event) -> Outcome {
+        match event {
+            Event::Key(key) => self.handle_key(*key),
+            Event::Paste(text) => self.handle_paste(text),
+            Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(_, _) => {
+                Outcome::Ignored
+            }
+        }
+    }
+
+    /// Handles one key: popup keys first, then the composer.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
+        if key.kind == KeyEventKind::Release {
+            return Outcome::Ignored;
+        }
+        let action = self.config.key_map.classify(&key);
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            match action {
+                Some(Action::Up | Action::PopupPrev) => {
+                    popup.move_up();
+                    return Outcome::Changed;
+                }
+                Some(Action::Down | Action::PopupNext) => {
+                    popup.move_down();
+                    return Outcome::Changed;
+                }
+                Some(Action::Complete | Action::Submit) => return self.insert_selected(),
+                Some(Action::Escape) => {
+                    self.dismissed_token = Some(popup.token().start_char);
+                    self.popup = ActivePopup::None;
+                    return Outcome::Changed;
+                }
+                Some(Action::Newline | Action::DeleteBackward | Action::DeleteForward) | None => {}
+            }
+        }
+        let result = match action {
+            Some(Action::Submit) => return self.submit(),
+            Some(Action::Escape) => return Outcome::Ignored,
+            Some(Action::DeleteForward) => changed(self.composer.delete_forward()),
+            Some(Action::DeleteBackward) => changed(self.composer.delete_backward()),
+            Some(Action::Newline) => {
+                self.composer.insert_newline();
+                Outcome::Changed
+            }
+            Some(Action::Up) => changed(self.composer.move_up_or_history()),
+            Some(Action::Down) => changed(self.composer.move_down_or_history()),
+            None if is_altgr_char(&key) => {
+                if let KeyCode::Char(c) = key.code {
+                    self.composer.insert_str(c.encode_utf8(&mut [0; 4]));
+                }
+                Outcome::Changed
+            }
+            Some(Action::PopupPrev | Action::PopupNext | Action::Complete) | None => {
+                if !self.composer.input(key) {
+                    return Outcome::Ignored;
+                }
+                Outcome::Changed
+            }
+        };
+        self.sync_popup(result)
+    }
+
+    /// Inserts pasted text (normalised: line endings, tabs, no controls); a paste never
+    /// submits.
+    pub fn handle_paste(&mut self, text: &str) -> Outcome {
+        let text = normalize_paste(text);
+        if text.is_empty() {
+            return Outcome::Consumed;
+        }
+        self.composer.insert_str(&text);
+        self.sync_popup(Outcome::Changed)
+    }
+
+    /// Delivers the rows answering query `id`; answers to stale queries are dropped, and
+    /// the rows on show stay until the newest query is answered.
+    pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_results(id, rows);
+        }
+    }
+
+    /// Delivers the failure of query `id` (shown in the popup, sanitized); stale ids are
+    /// dropped.
+    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_failed(id, message.into());
+        }
+    }
+
+    /// The draft, as typed (mentions in their canonical text).
+    pub fn draft(&self) -> String {
+        self.composer.text()
+    }
+
+    /// Whether the draft holds no text at all.
+    pub fn is_empty(&self) -> bool {
+        self.composer.is_empty()
+    }
+
+    /// Puts `text` into the composer (e.g. after a failed or cancelled submit), caret at
+    /// the end. The popup stays closed for a token under the caret until the user moves
+    /// elsewhere.
+    pub fn restore_draft(&mut self, text: &str) {
+        self.composer.set_text(text);
+        self.popup = ActivePopup::None;
+        self.dismissed_token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        )
+        .map(|t| t.start_char);
+    }
+
+    /// Clears the draft if it still equals `submitted`; returns whether it did.
+    pub fn clear_if_unchanged(&mut self, submitted: &str) -> bool {
+        if self.composer.text() != submitted {
+            return false;
+        }
+        self.clear();
+        true
+    }
+
+    /// Records a submitted text in the input history (Up brings it back).
+    pub fn push_history(&mut self, text: &str) {
+        self.composer.push_history(text);
+    }
+
+    /// Moves the draft into history (Up brings it back) and clears the composer. Returns
+    /// false when there was nothing to clear.
+    pub fn clear_draft_to_history(&mut self) -> bool {
+        if self.composer.is_empty() {
+            return false;
+        }
+        let draft = self.composer.text();
+        self.composer.push_history(&draft);
+        self.clear();
+        true
+    }
+
+    /// Whether a popup is open (Esc goes to it first).
+    pub fn popup_active(&self) -> bool {
+        matches!(self.popup, ActivePopup::Mention(_))
+    }
+
+    /// The popup on show, if any.
+    pub fn active_popup(&self) -> &ActivePopup {
+        &self.popup
+    }
+
+    /// Where the last render placed the caret, for the terminal cursor (`None` when hidden).
+    pub fn cursor_position(&self) -> Option<Position> {
+        self.cursor
+    }
+
+    /// Rows the widget wants at `width`: composer plus popup.
+    pub fn desired_height(&self, width: u16) -> u16 {
+        self.composer
+            .desired_height(width)
+            .saturating_add(self.popup_height())
+    }
+
+    /// Rows the popup wants (0 when none is open).
+    pub fn popup_height(&self) -> u16 {
+        match &self.popup {
+            ActivePopup::Mention(popup) => popup.desired_height(),
+            ActivePopup::None => 0,
+        }
+    }
+
+    /// Draws the popup (above) and the composer (at the bottom) inside `area` and records
+    /// the caret's screen position.
+    pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer) {
+        let composer_height = self.composer.desired_height(area.width).min(area.height);
+        let composer_area = Rect {
+            y: area.y + (area.height - composer_height),
+            height: composer_height,
+            ..area
+        };
+        let popup_height = self.popup_height().min(area.height - composer_height);
+        if let ActivePopup::Mention(popup) = &self.popup
+            && popup_height > 0
+        {
+            let popup_area = Rect {
+                y: composer_area.y - popup_height,
+                height: popup_height,
+                ..area
+            };
+            popup.render(popup_area, buf, &self.config.styles, &self.config.labels);
+        }
+        self.cursor = self.composer.render(composer_area, buf);
+    }
+
+    fn clear(&mut self) {
+        self.composer.set_text("");
+        self.popup = ActivePopup::None;
+        self.dismissed_token = None;
+    }
+
+    fn submit(&mut self) -> Outcome {
+        let text = self.composer.text();
+        if text.trim().is_empty() {
+            Outcome::Consumed
+        } else {
+            Outcome::Submit(text)
+        }
+    }
+
+    /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space.
+    fn insert_selected(&mut self) -> Outcome {
+        let ActivePopup::Mention(popup) = &self.popup else {
+            return Outcome::Consumed;
+        };
+        let Some(row) = popup.selected() else {
+            return Outcome::Consumed;
+        };
+        // The host formats the text; control characters still never go into the draft raw.
+        let text = visible_controls_line(row.insert_text()).into_owned();
+        let key = row.key().to_string();
+        let token = popup.token().start_char..popup.token().end_char;
+        self.composer.insert_mention(token, &text);
+        self.popup = ActivePopup::None;
+        // The caret now follows the inserted space, and the token ended at whitespace or
+        // the end of the text, so no token (and no query) is under it.
+        let _ = self.sync_popup(Outcome::Changed);
+        Outcome::Inserted { key, text }
+    }
+
+    /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
+    /// as [`Outcome::Query`] in place of `result`.
+    fn sync_popup(&mut self, result: Outcome) -> Outcome {
+        let token = mention_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            &self.config.uri_scheme,
+        );
+        let Some(token) = token else {
+            self.popup = ActivePopup::None;
+            self.dismissed_token = None;
+            return result;
+        };
+        if self.dismissed_token == Some(token.start_char) {
+            self.popup = ActivePopup::None;
+            return result;
+        }
+        self.dismissed_token = None;
+        if let ActivePopup::Mention(popup) = &mut self.popup
+            && popup.token().start_char == token.start_char
+        {
+            if popup.token().query == token.query {
+                popup.update_token(token, None);
+                return result;
+            }
+            self.last_query_id += 1;
+            let text = token.query.clone();
+            popup.update_token(token, Some(self.last_query_id));
+            return Outcome::Query {
+                id: self.last_query_id,
+                text,
+            };
+        }
+        self.last_query_id += 1;
+        let text = token.query.clone();
+        self.popup = ActivePopup::Mention(MentionPopup::new(
+            token,
+            self.last_query_id,
+            self.config.max_visible_rows,
+        ));
+        Outcome::Query {
+            id: self.last_query_id,
+            text,
+        }
+    }
+}
+
+/// `AltGr` arrives as Ctrl+Alt on some platforms (`@` is AltGr+Q on German layouts); the
+/// textarea would drop such chars, so they are typed as text.
+fn is_altgr_char(key: &KeyEvent) -> bool {
+    matches!(key.code, KeyCode::Char(_))
+        && key
+            .modifiers
+            .contains(KeyModifiers::CONTROL | KeyModifiers::ALT)
+}
+
+fn changed(did: bool) -> Outcome {
+    if did {
+        Outcome::Changed
+    } else {
+        Outcome::Consumed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn new_pane() -> MentionInputState {
+        MentionInputState::new(MentionConfig::default().with_history_size(10))
+    }
+
+    fn type_str(pane: &mut MentionInputState, text: &str) -> Vec<Outcome> {
+        text.chars()
+            .map(|c| pane.handle_key(key(KeyCode::Char(c))))
+            .collect()
+    }
+
+    /// A row inserting the mention dsh-refs writes for a one-letter id (`ImEi` is `"a"`).
+    fn row(id: &str, label: &str) -> MentionItem {
+        let body = match id {
+            "a" => "ImEi",
+            "b" => "ImIi",
+            "c" => "ImMi",
+            _ => "InMxIg",
+        };
+        MentionItem::new(id, label, format!("@[{label}](dsh-session:{body})"))
+    }
+
+    fn query(id: u64, text: &str) -> Outcome {
+        Outcome::Query {
+            id,
+            text: text.to_string(),
+        }
+    }
+
+    fn inserted(key: &str, text: &str) -> Outcome {
+        Outcome::Inserted {
+            key: key.to_string(),
+            text: text.to_string(),
+        }
+    }
+
+    /// A pane with `@fo` typed and three rows answered.
+    fn pane_with_rows() -> MentionInputState {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@fo");
+        pane.set_results(3, vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]);
+        pane
+    }
+
+    fn selected_id(pane: &MentionInputState) -> Option<String> {
+        match pane.active_popup() {
+            ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
+            ActivePopup::None => None,
+        }
+    }
+
+    #[test]
+    fn typing_an_at_token_queries_each_change() {
+        let mut pane = new_pane();
+        let results = type_str(&mut pane, "hi @fo");
+        assert_eq!(
+            results,
+            [
+                Outcome::Changed,
+                Outcome::Changed,
+                Outcome::Changed,
+                query(1, ""),
+                query(2, "f"),
+                query(3, "fo"),
+            ]
+        );
+        assert!(pane.popup_active());
+        // Moving the caret inside the token keeps the query: no new request.
+        assert_eq!(pane.handle_key(key(KeyCode::Left)), Outcome::Changed);
+        assert!(pane.popup_active());
+        // Backspace shortens the query.
+        assert_eq!(pane.handle_key(key(KeyCode::End)), Outcome::Changed);
+        assert_eq!(pane.handle_key(key(KeyCode::Backspace)), query(4, "f"));
+    }
+
+    #[test]
+    fn shifted_and_altgr_at_signs_open_the_popup() {
+        let mut pane = new_pane();
+        let shifted = KeyEvent::new(KeyCode::Char('@'), KeyModifiers::SHIFT);
+        assert_eq!(pane.handle_key(shifted), query(1, ""));
+        pane.handle_key(key(KeyCode::Char(' ')));
+        let altgr = KeyEvent::new(
+            KeyCode::Char('@'),
+            KeyModifiers::CONTROL | KeyModifiers::ALT,
+        );
+        assert_eq!(pane.handle_key(altgr), query(2, ""));
+        assert_eq!(pane.draft(), "@ @");
+    }
+
+    #[test]
+    fn foo_at_bar_never_opens() {
+        let mut pane = new_pane();
+        let results = type_str(&mut pane, "foo@bar");
+        assert!(
+            results.iter().all(|r| *r == Outcome::Changed),
+            "{results:?}"
+        );
+        assert!(!pane.popup_active());
+    }
+
+    #[test]
+    fn stale_answers_are_dropped_and_old_rows_stay() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@f");
+        pane.set_results(1, vec![row("old", "Old")]);
+        assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
+        pane.set_results(2, vec![row("a", "Foo")]);
+        assert_eq!(selected_id(&pane).as_deref(), Some("a"));
+        assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
+        assert_eq!(
+            selected_id(&pane).as_deref(),
+            Some("a"),
+            "old rows stay while in flight"
+        );
+        pane.set_results(2, vec![row("x", "X")]);
+        assert_eq!(
+            selected_id(&pane).as_deref(),
+            Some("a"),
+            "id 2 is stale now"
+        );
+        pane.set_results(3, Vec::new());
+        assert_eq!(selected_id(&pane), None);
+        // Answers after the popup closed go nowhere.
+        pane.handle_key(key(KeyCode::Char(' ')));
+        pane.set_results(3, vec![row("late", "Late")]);
+        assert!(!pane.popup_active());
+    }
+
+    #[test]
+    fn selection_moves_and_wraps() {
+        let mut pane = pane_with_rows();
+        assert_eq!(selected_id(&pane).as_deref(), Some("a"));
+        let steps = [
+            (key(KeyCode::Down), "b"),
+            (ctrl('n'), "c"),
+            (key(KeyCode::Down), "a"),
+            (key(KeyCode::Up), "c"),
+            (ctrl('p'), "b"),
+        ];
+        for (k, want) in steps {
+            assert_eq!(pane.handle_key(k), Outcome::Changed);
+            assert_eq!(selected_id(&pane).as_deref(), Some(want), "{k:?}");
+        }
+        assert_eq!(pane.draft(), "@fo", "moving never edits the draft");
+    }
+
+    #[test]
+    fn enter_inserts_mention_and_does_not_submit() {
+        let mut pane = pane_with_rows();
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            inserted("b", "@[Food](dsh-session:ImIi)")
+        );
+        assert_eq!(pane.draft(), "@[Food](dsh-session:ImIi) ");
+        assert!(!pane.popup_active());
+        type_str(&mut pane, "why?");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("@[Food](dsh-session:ImIi) why?".to_string())
+        );
+    }
+
+    #[test]
+    fn inserted_text_shows_control_characters_visibly() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@x");
+        let id = match pane.active_popup() {
+            ActivePopup::Mention(p) => p.query_id(),
+            ActivePopup::None => unreachable!(),
+        };
+        pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
+        // A careless host's raw controls still never reach the draft.
+        let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", want));
+        assert_eq!(pane.draft(), format!("{want} "));
+        assert!(!pane.draft().chars().any(crate::untrusted::is_control));
+    }
+
+    #[test]
+    fn tab_replaces_the_whole_token_mid_text() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "ask @foo now");
+        for _ in 0.." now".len() + 2 {
+            pane.handle_key(key(KeyCode::Left));
+        }
+        assert!(pane.popup_active(), "caret inside @foo");
+        let id = match pane.active_popup() {
+            ActivePopup::Mention(p) => p.query_id(),
+            ActivePopup::None => unreachable!(),
+        };
+        let mention = "@[a\\]b](dsh-session:InMxIg)";
+        pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
+        assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", mention));
+        assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
+    }
+
+    #[test]
+    fn enter_with_popup_but_no_rows_does_nothing() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@zz");
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+        pane.set_results(3, Vec::new());
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+        assert_eq!(pane.draft(), "@zz");
+    }
+
+    #[test]
+    fn backspace_after_mention_removes_it_and_undo_restores() {
+        let mut pane = pane_with_rows();
+        pane.handle_key(key(KeyCode::Enter));
+        let with_mention = pane.draft();
+        assert_eq!(pane.handle_key(key(KeyCode::Backspace)), Outcome::Changed);
+        assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
+        pane.handle_key(key(KeyCode::Backspace));
+        assert_eq!(pane.draft(), "", "then the whole mention");
+        pane.handle_key(ctrl('u'));
+        assert_eq!(
+            pane.draft(),
+            "@[Foo](dsh-session:ImEi)",
+            "undo brings it back"
+        );
+        assert!(
+            !pane.popup_active(),
+            "a finished mention never opens the popup"
+        );
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), with_mention, "and the space");
+    }
+
+    #[test]
+    fn delete_before_mention_removes_it() {
+        let mut pane = new_pane();
+        pane.handle_paste("x @[A](dsh-session:IkEi) y");
+        for _ in 0.."@[A](dsh-session:IkEi) y".chars().count() {
+            pane.handle_key(key(KeyCode::Left));
+        }
+        pane.handle_key(key(KeyCode::Delete));
+        assert_eq!(pane.draft(), "x  y");
+    }
+
+    #[test]
+    fn esc_closes_and_stays_closed_for_that_token() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@se");
+        assert_eq!(pane.handle_key(key(KeyCode::Esc)), Outcome::Changed);
+        assert!(!pane.popup_active());
+        assert_eq!(type_str(&mut pane, "x"), [Outcome::Changed]);
+        assert!(!pane.popup_active(), "still the dismissed token");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("@sex".into())
+        );
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Esc)),
+            Outcome::Ignored,
+            "no popup: the host's Esc"
+        );
+        assert_eq!(type_str(&mut pane, " @"), [Outcome::Changed, query(4, "")]);
+        assert!(pane.popup_active(), "a new token opens again");
+    }
+
+    #[test]
+    fn paste_normalises_and_never_submits() {
+        let mut pane = new_pane();
+        assert_eq!(
+            pane.handle_paste("one\r\ntwo\rthree\u{1b}[2J\n"),
+            Outcome::Changed
+        );
+        assert_eq!(pane.draft(), "one\ntwo\nthree[2J\n");
+        assert_eq!(pane.handle_paste("\u{7}"), Outcome::Consumed);
+        assert_eq!(pane.handle_paste("@ses"), query(1, "ses"));
+    }
+
+    #[test]
+    fn newline_keys_do_not_submit() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "a");
+        pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+        type_str(&mut pane, "b");
+        pane.handle_key(ctrl('j'));
+        type_str(&mut pane, "c");
+        pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+        assert_eq!(pane.draft(), "a\nb\nc\n");
+    }
+
+    #[test]
+    fn submit_rules() {
+        let mut pane = new_pane();
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Consumed,
+            "empty"
+        );
+        type_str(&mut pane, "  ");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Consumed,
+            "blank"
+        );
+        pane.restore_draft("/title New name");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("/title New name".into()),
+            "commands are the host's business"
+        );
+        pane.restore_draft("hello");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Submit("hello".into())
+        );
+        assert_eq!(pane.draft(), "hello", "the app clears after dispatch");
+        assert!(!pane.clear_if_unchanged("other"));
+        assert!(pane.clear_if_unchanged("hello"));
+        assert_eq!(pane.draft(), "");
+    }
+
+    #[test]
+    fn ctrl_c_and_ctrl_d_are_left_to_the_host() {
+        let mut pane = new_pane();
+        assert_eq!(
+            pane.handle_key(ctrl('d')),
+            Outcome::Consumed,
+            "nothing to delete"
+        );
+        type_str(&mut pane, "ab");
+        pane.handle_key(key(KeyCode::Left));
+        assert_eq!(pane.handle_key(ctrl('d')), Outcome::Changed);
+        assert_eq!(pane.draft(), "a", "Ctrl+D deletes forward on a draft");
+        assert_eq!(pane.handle_key(ctrl('c')), Outcome::Ignored);
+        assert_eq!(pane.handle_key(key(KeyCode::F(5))), Outcome::Ignored);
+        assert_eq!(pane.draft(), "a");
+        assert!(pane.clear_draft_to_history());
+        assert_eq!(pane.draft(), "");
+        assert!(!pane.clear_draft_to_history(), "nothing left to clear");
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), Outcome::Changed);
+        assert_eq!(pane.draft(), "a", "Up brings the cleared draft back");
+    }
+
+    #[test]
+    fn history_browses_at_edges_and_keeps_the_draft() {
+        let mut pane = new_pane();
+        pane.push_history("first\nsecond line");
+        pane.push_history("@[X](dsh-session:IngiXQ) hi");
+        type_str(&mut pane, "draft");
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "first\nsecond line");
+        // Caret at the end (second line): Up moves to the first line, not further back.
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "first\nsecond line");
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Up)),
+            Outcome::Consumed,
+            "oldest"
+        );
+        pane.handle_key(key(KeyCode::Down));
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        pane.handle_key(key(KeyCode::Down));
+        assert_eq!(pane.draft(), "draft");
+    }
+
+    #[test]
+    fn desired_height_follows_edits() {
+        let mut pane = new_pane();
+        assert_eq!(pane.desired_height(20), 3, "one row plus border");
+        pane.handle_paste("a\nb\nc");
+        assert_eq!(pane.desired_height(20), 5);
+        pane.handle_key(ctrl('u'));
+        assert_eq!(pane.draft(), "");
+        assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
+        pane.handle_paste(&"x".repeat(100));
+        assert_eq!(pane.desired_height(20), 8, "100 chars wrap to 6 rows of 18");
+        assert_eq!(pane.desired_height(60), 4, "and to 2 rows of 58");
+        pane.handle_paste(&"\n".repeat(20));
+        assert_eq!(pane.desired_height(20), 10, "capped at 8 text rows");
+        pane.handle_paste(" @");
+        assert_eq!(
+            pane.desired_height(20),
+            10 + 3,
+            "plus the popup's message row"
+        );
+    }
+
+    #[test]
+    fn release_events_are_ignored() {
+        let mut pane = new_pane();
+        let mut k = key(KeyCode::Char('x'));
+        k.kind = KeyEventKind::Release;
+        assert_eq!(pane.handle_key(k), Outcome::Ignored);
+        assert_eq!(pane.handle_event(&Event::Key(k)), Outcome::Ignored);
+        assert_eq!(pane.handle_event(&Event::FocusLost), Outcome::Ignored);
+        assert_eq!(pane.draft(), "");
+    }
+
+    #[test]
+    fn restore_draft_keeps_popup_closed_until_edit_elsewhere() {
+        let mut pane = new_pane();
+        pane.restore_draft("look at @ses");
+        assert!(!pane.popup_active());
+        assert_eq!(pane.draft(), "look at @ses");
+        assert_eq!(type_str(&mut pane, " @"), [Outcome::Changed, query(1, "")]);
+    }
+
+    #[test]
+    fn failed_listing_is_shown_not_fatal() {
+        let mut pane = new_pane();
+        type_str(&mut pane, "@");
+        pane.set_failed(1, "disk\u{7} busy");
+        assert!(pane.popup_active());
+        assert_eq!(pane.handle_key(key(KeyCode::Enter)), Outcome::Consumed);
+    }
+}
