@@ -232,9 +232,12 @@ fn is_kind(kind: &'static str) -> impl Fn(&AgentEvent) -> bool {
 fn shape(events: &[Event]) -> Vec<String> {
     events
         .iter()
-        .map(|e| match e.message() {
-            Some(m) => format!("{} {}", e.kind(), m.joined_text()),
-            None => e.kind().to_owned(),
+        .map(|e| match (&e.data, e.message()) {
+            (_, Some(m)) => format!("{} {}", e.kind(), m.joined_text()),
+            (EventData::AssistantChunk { chunk, .. }, None) => {
+                format!("{} {}", e.kind(), chunk["type"].as_str().unwrap_or("?"))
+            }
+            (_, None) => e.kind().to_owned(),
         })
         .collect()
 }
@@ -243,7 +246,7 @@ fn shape(events: &[Event]) -> Vec<String> {
 fn shape_no_chunks(events: &[Event]) -> Vec<String> {
     shape(events)
         .into_iter()
-        .filter(|s| s != "assistant/chunk")
+        .filter(|s| !s.starts_with("assistant/chunk"))
         .collect()
 }
 
@@ -352,13 +355,52 @@ async fn allowing_hook_logs_contexts_before_the_rewritten_prompt_and_a_fallback_
             "user/message rewritten",
             "session/title",
             "step/start",
-            "assistant/chunk",
-            "assistant/chunk",
-            "assistant/chunk",
+            "assistant/chunk block-start",
+            "assistant/chunk reasoning-delta",
+            "assistant/chunk block-end",
+            "assistant/chunk block-start",
+            "assistant/chunk text-delta",
+            "assistant/chunk text-delta",
+            "assistant/chunk block-end",
+            "assistant/chunk usage",
+            "assistant/chunk finish",
             "assistant/message hello",
             "step/end",
             "turn/end",
         ]
+    );
+    // dsh's line shapes: a message trigger with the prompt's source, steps from 1, bare
+    // UUID message ids, chunks in dsh's vocabulary.
+    let EventData::TurnStart { trigger, .. } = &log[0].data else {
+        panic!("turn/start expected")
+    };
+    assert_eq!(
+        trigger,
+        &json!({"kind": "message", "source": {"kind": "user"}})
+    );
+    let EventData::StepStart { step, .. } = &log[4].data else {
+        panic!("step/start expected")
+    };
+    assert_eq!(*step, 1);
+    let id = &log[2].message().unwrap().id;
+    assert!(uuid::Uuid::parse_str(id).is_ok() && id.len() == 36, "{id}");
+    let chunks: Vec<&Value> = log
+        .iter()
+        .filter_map(|e| match &e.data {
+            EventData::AssistantChunk { chunk, step, .. } => {
+                assert_eq!(*step, 1);
+                Some(chunk)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        chunks[6],
+        &json!({"type": "block-end", "index": 1, "block": {"type": "text", "text": "hello"}})
+    );
+    assert_eq!(
+        chunks[7],
+        &json!({"type": "usage", "usage": {"inputTokens": 7, "outputTokens": 3}})
     );
     let EventData::SessionTitle(title) = &log[3].data else {
         panic!("title expected")
@@ -371,7 +413,7 @@ async fn allowing_hook_logs_contexts_before_the_rewritten_prompt_and_a_fallback_
         ),
         ("rewritten", vec![2], "fallback")
     );
-    let EventData::AssistantMessage { message, usage, .. } = &log[8].data else {
+    let EventData::AssistantMessage { message, usage, .. } = &log[14].data else {
         panic!()
     };
     assert_eq!(
@@ -379,7 +421,7 @@ async fn allowing_hook_logs_contexts_before_the_rewritten_prompt_and_a_fallback_
         json!({"kind": "model", "provider": "scripted", "model": "test-1"})
     );
     assert_eq!(usage, &Some(json!({"inputTokens": 7, "outputTokens": 3})));
-    let EventData::TurnEnd { reason, .. } = &log[10].data else {
+    let EventData::TurnEnd { reason, .. } = &log[16].data else {
         panic!()
     };
     assert_eq!(reason.kind, "completed");
@@ -652,13 +694,14 @@ async fn cancel_aborts_the_turn_and_discards_queued_and_staged_with_one_event() 
             "user/message long task",
             "session/title",
             "step/start",
-            "assistant/chunk",
+            "assistant/chunk block-start",
+            "assistant/chunk text-delta",
             "step/end",
             "turn/end",
             "message/discarded",
         ]
     );
-    let EventData::TurnEnd { reason, .. } = &log[6].data else {
+    let EventData::TurnEnd { reason, .. } = &log[7].data else {
         panic!()
     };
     assert_eq!(reason.kind, "aborted");
@@ -739,7 +782,7 @@ async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_ma
         .snapshot_events()
         .iter()
         .filter_map(|e| match &e.data {
-            EventData::SessionTitle(t) => Some((t.title.clone(), t.source.kind.clone())),
+            EventData::SessionTitle(t) => Some((t.title.clone(), t.source.kind.to_string())),
             _ => None,
         })
         .collect();

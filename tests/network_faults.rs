@@ -368,7 +368,7 @@ async fn until_turn_end(
 
 fn turn_end_kind(events: &[Event]) -> String {
     match events.last().map(|e| &e.data) {
-        Some(EventData::TurnEnd { reason, .. }) => reason.kind.clone(),
+        Some(EventData::TurnEnd { reason, .. }) => reason.kind.to_string(),
         other => panic!("turn/end expected, got {other:?}"),
     }
 }

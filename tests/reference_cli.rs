@@ -507,3 +507,84 @@ fn usage_errors_exit_two_and_help_explains_prepare() {
     );
     assert!(help.contains("exit status is 1"));
 }
+
+/// Write a raw dsh-written log (header line with `id_json`, then `lines`) into `dir_name`.
+fn write_raw(fx: &Fixture, dir_name: &str, id_json: &str, lines: &[String]) {
+    let dir = fx.store().join("_no-cwd").join(dir_name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = format!(
+        r#"{{"type":"session","version":0,"id":{id_json},"createdAt":5,"delegationDepth":0}}"#
+    ) + "\n";
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(dir.join("session.jsonl"), text).unwrap();
+}
+
+#[test]
+fn lone_surrogates_from_dsh_read_as_replacement_characters_but_not_as_ids() {
+    let fx = Fixture::new();
+    let user = |seq: u64, text: &str| {
+        format!(
+            r#"{{"type":"user/message","seq":{seq},"time":1,"data":{{"id":"m{seq}","role":"user","content":[{{"type":"text","text":"{text}"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#
+        )
+    };
+    let title = r#"{"type":"session/title","seq":1,"time":1,"data":{"title":"Cut \ud83d title","messageSeqs":[],"source":{"kind":"manual"}}}"#;
+    let end =
+        r#"{"type":"turn/end","seq":2,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}"#;
+    write_raw(
+        &fx,
+        "cut",
+        r#""cut""#,
+        &[user(0, r"half an emoji: \ud83d!"), title.into(), end.into()],
+    );
+    write_raw(
+        &fx,
+        "lone~D800",
+        r#""lone\ud800""#,
+        &[user(0, "hi"), end.replace("\"seq\":2", "\"seq\":1")],
+    );
+
+    // The title is the candidate's label, with U+FFFD; the lone-surrogate id is no candidate.
+    let out = fx.run(&["candidates", "--session", "target", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let label = "Cut \u{FFFD} title";
+    assert_eq!(
+        stdout_json(&out),
+        json!([{"sessionId": "cut", "label": label, "createdAt": 5,
+                "mention": format_mention("cut", Some(label)), "origin": "dsh"}])
+    );
+
+    // Its whole conversation is referenced, the text carrying U+FFFD.
+    let text = format!("see {}", format_mention("cut", Some(label)));
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let prompt = stdout_json(&out)["context"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(prompt.contains("half an emoji: \u{FFFD}!"), "{prompt}");
+
+    // A URI whose id holds a lone surrogate stays invalid.
+    let payload = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        r#""lone\ud800""#,
+    );
+    let out = fx.run(&[
+        "prepare",
+        "--session",
+        "target",
+        "--json",
+        &format!("see dsh-session:{payload}"),
+    ]);
+    expect_error(&out, "SESSION_REFERENCE_INVALID_REFERENCE");
+}

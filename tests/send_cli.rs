@@ -284,3 +284,119 @@ fn a_session_over_the_context_window_is_sent_trimmed_with_a_warning() {
         .count();
     assert_eq!(users, 2);
 }
+/// Every log file under `root`, relative.
+fn log_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path.strip_prefix(root).unwrap().to_owned());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The zstd frames of a file, decoded.
+fn zstd_frames(data: &[u8]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let size = zstd::zstd_safe::find_frame_compressed_size(&data[at..]).unwrap();
+        let plain = zstd::stream::decode_all(&data[at..at + size]).unwrap();
+        out.push(String::from_utf8(plain).unwrap());
+        at += size;
+    }
+    out
+}
+
+/// dsh's golden session, installed as dsh writes it by default: zstd, a header frame, one
+/// frame per write batch.
+fn install_dsh_zstd_session(root: &Path) -> PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-store/tests/fixtures/dsh");
+    let text = std::fs::read_to_string(fixture.join("session.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let frame = |lines: &[&str]| {
+        let plain: String = lines.iter().flat_map(|l| [*l, "\n"]).collect();
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        enc.include_checksum(true).unwrap();
+        std::io::Write::write_all(&mut enc, plain.as_bytes()).unwrap();
+        enc.finish().unwrap()
+    };
+    let mut bytes = frame(&lines[..1]);
+    bytes.extend(frame(&lines[1..16]));
+    bytes.extend(frame(&lines[16..]));
+    let dir = dsh_store::paths::session_dir(root, Some("/home/dev/proj"), "dsh-golden-1").unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(dsh_store::paths::ZSTD_LOG_FILE);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn send_into_a_dsh_zstd_store_keeps_it_a_zstd_store() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\n");
+    let path = install_dsh_zstd_session(&fx.store_root());
+    let before = std::fs::read(&path).unwrap();
+
+    // Continuing dsh's own session appends one frame in dsh's layout.
+    assert_ok(&fx.send("dsh-golden-1", "and after that?"));
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    let frames = zstd_frames(&after);
+    assert!(frames.len() > 3, "the turn added frames");
+    let appended: String = frames[3..].concat();
+    assert!(appended.contains(r#""trigger":{"kind":"message","source":{"kind":"user"}}"#));
+    assert!(appended.contains(r#""type":"text-chunks""#), "{appended}");
+    assert!(appended.contains(r#""step":1"#));
+    let log = fx.log("dsh-golden-1");
+    assert_eq!(log.len() as u64, log.last().unwrap().seq + 1);
+    assert!(shape(&log).contains(&"user/message and after that?".to_owned()));
+
+    // A new session in that store is zstd too: header frame first, nothing plain anywhere.
+    assert_ok(&fx.send("fresh", "hello"));
+    let files = log_files(&fx.store_root());
+    assert!(
+        files
+            .iter()
+            .all(|f| f.to_string_lossy().ends_with("session.jsonl.zstd")),
+        "{files:?}"
+    );
+    assert_eq!(files.len(), 2);
+    let fresh = zstd_frames(&fx.raw_log("fresh"));
+    assert_eq!(fresh[0].lines().count(), 1);
+    assert!(fresh[0].starts_with(r#"{"type":"session""#));
+}
+
+#[test]
+fn send_into_a_store_with_both_encodings_is_refused() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\n");
+    install_dsh_zstd_session(&fx.store_root());
+    assert_ok(&fx.send("zstd-first", "hi"));
+    // Another tool drops a plain log beside them.
+    let dir = dsh_store::paths::session_dir(&fx.store_root(), None, "plain-one").unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join(dsh_store::paths::LOG_FILE),
+        r#"{"type":"session","version":0,"id":"plain-one","createdAt":1,"delegationDepth":0}
+"#,
+    )
+    .unwrap();
+    let before = log_files(&fx.store_root());
+    let raw = fx.raw_log("dsh-golden-1");
+    for session in ["dsh-golden-1", "plain-one", "brand-new"] {
+        let out = fx.send(session, "more");
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("SESSION_OPEN_FAILED"), "{stderr}");
+        assert!(stderr.contains("both plain and zstd"), "{stderr}");
+        assert_eq!(stdout, "");
+    }
+    assert_eq!(log_files(&fx.store_root()), before, "nothing was written");
+    assert_eq!(fx.raw_log("dsh-golden-1"), raw);
+}

@@ -455,7 +455,7 @@ fn a_provider_failure_in_the_app_keeps_the_message_in_the_log_and_in_history() {
         .collect();
     assert_eq!(direct, ["please keep this question"]);
     match events.last().map(|e| &e.data) {
-        Some(EventData::TurnEnd { reason, .. }) => assert_eq!(reason.kind, "error"),
+        Some(EventData::TurnEnd { reason, .. }) => assert_eq!(reason.kind.as_str(), "error"),
         other => panic!("turn/end expected, got {other:?}"),
     }
 }

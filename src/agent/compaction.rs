@@ -33,7 +33,7 @@ pub(crate) async fn compact(shared: &Shared, token: &CancellationToken) -> Resul
     shared.log.append(vec![start], true).await?;
 
     let summary = match stream_reply(shared, summarize_request(messages), token, None).await {
-        Ok(reply) if !reply.text.trim().is_empty() => reply.text.trim().to_owned(),
+        Ok(reply) if !reply.text().trim().is_empty() => reply.text().trim().to_owned(),
         Ok(_) => return abandon(shared, AgentError::EmptySummary).await,
         Err(e) => return abandon(shared, e).await,
     };

@@ -9,7 +9,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::error::AgentError;
 use super::handle::AgentEvent;
-use dsh_store::event::{EventData, TitleData, TitleSource};
+use dsh_store::event::{EventData, TitleData, TitleSource, TitleSourceKind};
 use dsh_store::{Event, Message, SurfaceOp};
 use dsh_store::{FoldError, SurfaceFolder};
 use dsh_store::{NewEvent, SessionWriter};
@@ -228,12 +228,16 @@ pub(crate) fn other(kind: &str, data: Value) -> EventData {
 }
 
 /// `session/title` from `source` kind (`fallback` / `manual`).
-pub(crate) fn title_event(title: String, message_seqs: Vec<u64>, source: &str) -> NewEvent {
+pub(crate) fn title_event(
+    title: String,
+    message_seqs: Vec<u64>,
+    source: TitleSourceKind,
+) -> NewEvent {
     plain(EventData::SessionTitle(TitleData {
         title,
         message_seqs,
         source: TitleSource {
-            kind: source.to_owned(),
+            kind: source,
             extra: serde_json::Map::new(),
         },
         extra: serde_json::Map::new(),

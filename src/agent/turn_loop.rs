@@ -17,10 +17,12 @@ use super::error::AgentError;
 use super::handle::{AgentEvent, Shared};
 use super::hooks::{Admission, PromptSubmit};
 use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
+use super::reply_blocks::ReplyBlocks;
 use super::session_log::{appended, discard_event, plain, title_event};
 use super::title::fallback_title;
 use crate::llm::{ChatRequest, StreamEvent, Usage};
-use dsh_store::event::{EventData, TurnEndReason};
+use dsh_store::chunk::{self, BlockType};
+use dsh_store::event::{EventData, TitleSourceKind, TurnEndKind, TurnEndReason};
 use dsh_store::{ContentBlock, Event, Message, Role, Source};
 
 /// Run until the last handle is gone and no work is left.
@@ -149,10 +151,10 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
         Err(e) => {
             shared.inbox().close_window_requeue_staged();
             if matches!(e, AgentError::Cancelled) {
-                end_reason("aborted", None)
+                end_reason(TurnEndKind::Aborted, None)
             } else {
                 report(shared, &e);
-                end_reason("error", Some(&e))
+                end_reason(TurnEndKind::Error, Some(&e))
             }
         }
     };
@@ -167,16 +169,13 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
     }
 }
 
-fn end_reason(kind: &str, error: Option<&AgentError>) -> TurnEndReason {
+fn end_reason(kind: TurnEndKind, error: Option<&AgentError>) -> TurnEndReason {
     let mut extra = serde_json::Map::new();
     if let Some(e) = error {
         extra.insert("code".into(), Value::String(e.code()));
         extra.insert("message".into(), Value::String(e.to_string()));
     }
-    TurnEndReason {
-        kind: kind.to_owned(),
-        extra,
-    }
+    TurnEndReason { kind, extra }
 }
 
 /// Log the turn's opening and run steps until nothing is staged. Returns the `turn/end`
@@ -188,9 +187,12 @@ async fn run_steps(
     contexts: Vec<Message>,
     token: &CancellationToken,
 ) -> Result<TurnEndReason, AgentError> {
+    // dsh's trigger shape: the turn was started by a message, with that message's source.
+    let trigger =
+        json!({"kind": "message", "source": message.source.clone().unwrap_or_else(Source::user)});
     let mut opening = vec![plain(EventData::TurnStart {
         turn,
-        trigger: json!({"kind": "user"}),
+        trigger,
         extra: serde_json::Map::new(),
     })];
     opening.extend(
@@ -202,7 +204,8 @@ async fn run_steps(
     let logged = shared.log.append(opening, true).await?;
     write_fallback_title(shared, &logged).await?;
 
-    let mut step: u64 = 0;
+    // Steps count from 1, as dsh numbers them.
+    let mut step: u64 = 1;
     loop {
         let staged = shared.inbox().take_staged();
         if !staged.is_empty() {
@@ -223,7 +226,7 @@ async fn run_steps(
         }
         run_step(shared, turn, step, token).await?;
         if shared.inbox().close_window_if_drained() {
-            return Ok(end_reason("completed", None));
+            return Ok(end_reason(TurnEndKind::Completed, None));
         }
         step = step.saturating_add(1);
     }
@@ -299,25 +302,25 @@ async fn run_step(
 /// What a provider stream produced.
 #[derive(Debug, Default)]
 pub(crate) struct Reply {
-    pub(crate) text: String,
-    pub(crate) reasoning: String,
+    pub(crate) blocks: ReplyBlocks,
     pub(crate) usage: Option<Usage>,
 }
 
 impl Reply {
-    /// Reasoning (if any) then text, as the assistant message's content.
+    /// The reply's text (reasoning left out).
+    pub(crate) fn text(&self) -> String {
+        self.blocks.text()
+    }
+
+    /// The assistant message's content.
     fn content(self) -> Vec<ContentBlock> {
-        let mut content = Vec::with_capacity(2);
-        if !self.reasoning.is_empty() {
-            content.push(ContentBlock::reasoning(self.reasoning));
-        }
-        content.push(ContentBlock::text(self.text));
-        content
+        self.blocks.content()
     }
 }
 
-/// Stream one provider reply. With `chunks = Some((turn, step))` each delta is logged as an
-/// `assistant/chunk` (buffered). Cancellation wins promptly over a stalled stream.
+/// Stream one provider reply. With `chunks = Some((turn, step))` the stream is logged as
+/// `assistant/chunk` events (buffered) in dsh's chunk vocabulary: blocks with their deltas,
+/// then `usage` and `finish`. Cancellation wins promptly over a stalled stream.
 pub(crate) async fn stream_reply(
     shared: &Shared,
     request: ChatRequest,
@@ -332,8 +335,16 @@ pub(crate) async fn stream_reply(
             () = token.cancelled() => return Err(AgentError::Cancelled),
             next = stream.next() => next,
         };
-        let (kind, delta) = match next {
-            None => return Ok(reply),
+        let logged = match next {
+            None => {
+                let mut end: Vec<Value> = reply.blocks.close().into_iter().collect();
+                if let Some(u) = reply.usage {
+                    end.push(chunk::usage(u.input_tokens, u.output_tokens));
+                }
+                end.push(chunk::finish_stop());
+                log_chunks(shared, chunks, end).await?;
+                return Ok(reply);
+            }
             Some(Err(e)) if token.is_cancelled() => {
                 drop(e);
                 return Err(AgentError::Cancelled);
@@ -343,25 +354,39 @@ pub(crate) async fn stream_reply(
                 reply.usage = Some(u);
                 continue;
             }
-            Some(Ok(StreamEvent::Text(t))) => {
-                reply.text.push_str(&t);
-                ("text", t)
-            }
-            Some(Ok(StreamEvent::Reasoning(t))) => {
-                reply.reasoning.push_str(&t);
-                ("reasoning", t)
-            }
+            Some(Ok(StreamEvent::Text(t))) => reply.blocks.push(BlockType::Text, &t),
+            Some(Ok(StreamEvent::Reasoning(t))) => reply.blocks.push(BlockType::Reasoning, &t),
         };
-        if let Some((turn, step)) = chunks {
-            let chunk = plain(EventData::AssistantChunk {
+        log_chunks(shared, chunks, logged).await?;
+    }
+}
+
+/// Log stream chunks of step `(turn, step)` as buffered `assistant/chunk` events (nothing
+/// when the reply is not logged).
+async fn log_chunks(
+    shared: &Shared,
+    at: Option<(u64, u64)>,
+    chunks: Vec<Value>,
+) -> Result<(), AgentError> {
+    let Some((turn, step)) = at else {
+        return Ok(());
+    };
+    if chunks.is_empty() {
+        return Ok(());
+    }
+    let batch = chunks
+        .into_iter()
+        .map(|chunk| {
+            plain(EventData::AssistantChunk {
                 turn,
                 step,
-                chunk: json!({"type": kind, "text": delta}),
+                chunk,
                 extra: serde_json::Map::new(),
-            });
-            shared.log.append(vec![chunk], false).await?;
-        }
-    }
+            })
+        })
+        .collect();
+    shared.log.append(batch, false).await?;
+    Ok(())
 }
 
 /// After the session's first direct user message, write its fallback title.
@@ -384,7 +409,10 @@ async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), A
     if let Some(title) = fallback_title(&text) {
         shared
             .log
-            .append(vec![title_event(title, vec![seq], "fallback")], false)
+            .append(
+                vec![title_event(title, vec![seq], TitleSourceKind::Fallback)],
+                false,
+            )
             .await?;
     }
     Ok(())
@@ -394,7 +422,10 @@ async fn write_manual_title(shared: &Shared, title: &str) -> Result<(), AgentErr
     let clean = super::title::clean_title(title).ok_or(AgentError::EmptyTitle)?;
     shared
         .log
-        .append(vec![title_event(clean, Vec::new(), "manual")], true)
+        .append(
+            vec![title_event(clean, Vec::new(), TitleSourceKind::Manual)],
+            true,
+        )
         .await?;
     Ok(())
 }

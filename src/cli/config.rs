@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use dsh_store::encoding::Compression;
+
 /// Which model provider to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -74,10 +76,12 @@ impl Default for TuiSection {
     }
 }
 
-/// `[store]`: reading limits of the session store.
+/// `[store]`: the encoding written and the reading limits of the session store.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreSection {
+    /// Encoding of the logs written: `auto` (what the store already uses), `none`, `zstd`.
+    pub compression: Compression,
     /// Longest log line read (bytes); a longer one is damage (corruption or torn tail).
     pub max_line_bytes: u64,
 }
@@ -85,6 +89,7 @@ pub struct StoreSection {
 impl Default for StoreSection {
     fn default() -> Self {
         StoreSection {
+            compression: Compression::Auto,
             max_line_bytes: dsh_store::reader::DEFAULT_MAX_LINE_BYTES,
         }
     }
@@ -277,6 +282,7 @@ mod tests {
         assert_eq!(config.references.max_references, Some(3));
         assert_eq!(config.search, SearchSection::default());
         assert!(config.search.enabled);
+        assert_eq!(config.store, StoreSection::default());
         assert_eq!(config.sources, SourcesSection::default());
     }
 

@@ -42,8 +42,9 @@ pub struct Service {
 /// The store, the sources and the reference service over them.
 pub fn open_service(ctx: &Context) -> Result<Service, ReferenceError> {
     let config = reference_config(&ctx.config.references)?;
-    let store =
-        SessionStore::with_persisted_index(&ctx.store_root).with_limits(ctx.config.store.limits());
+    let store = SessionStore::with_persisted_index(&ctx.store_root)
+        .with_limits(ctx.config.store.limits())
+        .with_compression(ctx.config.store.compression);
     let sources = open_sources(ctx, &store);
     let query: Arc<dyn SessionQuery> = Arc::clone(&sources) as Arc<dyn SessionQuery>;
     Ok(Service {

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
-use dsh_store::event::now_ms;
+use dsh_store::chunk::{TextDelta, text_delta};
+use dsh_store::event::{TurnEndKind, now_ms};
 use dsh_store::{EventData, SessionHeader};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
@@ -130,10 +131,12 @@ async fn follow_turn(
         };
         match event {
             AgentEvent::Appended(e) => match &e.data {
-                EventData::AssistantChunk { chunk, .. }
-                    if chunk.get("type").and_then(|t| t.as_str()) == Some("text") =>
-                {
-                    if let Some(text) = chunk.get("text").and_then(|t| t.as_str()) {
+                EventData::AssistantChunk { chunk, .. } => {
+                    if let Some(TextDelta {
+                        reasoning: false,
+                        text,
+                    }) = text_delta(chunk)
+                    {
                         let shown = visible_controls(text);
                         if !shown.is_empty() {
                             ends_with_newline = shown.ends_with('\n');
@@ -145,9 +148,9 @@ async fn follow_turn(
                     }
                 }
                 EventData::TurnEnd { reason, .. } => {
-                    break match reason.kind.as_str() {
-                        "completed" => Outcome::Completed,
-                        "aborted" => Outcome::Failed {
+                    break match reason.kind {
+                        TurnEndKind::Completed => Outcome::Completed,
+                        TurnEndKind::Aborted => Outcome::Failed {
                             code: "AGENT_CANCELLED".into(),
                             message: "the turn was cancelled".into(),
                         },

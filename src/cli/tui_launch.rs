@@ -181,7 +181,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<ExitCode, String> {
     let root = demo_dir
         .as_ref()
         .map_or_else(|| ctx.store_root.clone(), |d| d.path().to_path_buf());
-    let store = SessionStore::with_persisted_index(root).with_limits(ctx.config.store.limits());
+    let store = SessionStore::with_persisted_index(root)
+        .with_limits(ctx.config.store.limits())
+        .with_compression(ctx.config.store.compression);
     let sources = open_sources(ctx, &store);
     let refs = reference_service(ctx, &sources)?;
     let provider = match offline_delay_override()? {

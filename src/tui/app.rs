@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::app_event::{AppEvent, AppEventSender};
-use super::app_keys::{AppAction, app_help_rows, classify_app_key, composer_help};
+use super::app_keys::{AppAction, classify_app_key, help_rows};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
@@ -818,11 +818,7 @@ fn help_text() -> String {
         let _ = writeln!(out, "  {usage:<14} {help}");
     }
     out.push_str("Keys\n");
-    for binding in composer_config(0).key_map().bindings() {
-        let (label, help) = (binding.label(), composer_help(binding.action));
-        let _ = writeln!(out, "  {label:<14} {help}");
-    }
-    for (label, help) in app_help_rows() {
+    for (label, help) in help_rows(composer_config(0).key_map()) {
         let _ = writeln!(out, "  {label:<14} {help}");
     }
     out.trim_end().to_owned()

@@ -3,7 +3,7 @@
 //! [`composer_help`] words them for this app.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_mention::Action;
+use ratatui_mention::{Action, KeyMap};
 
 /// What an app-level key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,8 +33,8 @@ impl AppAction {
             AppAction::Interrupt => {
                 "cancel the reply, else clear the draft (Up restores), else quit"
             }
-            AppAction::QuitIfEmpty => "quit when the draft is empty",
-            AppAction::Escape => "cancel preparing, else cancel the reply",
+            AppAction::QuitIfEmpty => "quit when the draft is empty, else delete forwards",
+            AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
         }
     }
 }
@@ -116,17 +116,62 @@ pub fn composer_help(action: Action) -> &'static str {
     }
 }
 
-/// `(key label, help text)` rows for `/help`.
-pub fn app_help_rows() -> Vec<(&'static str, &'static str)> {
-    APP_BINDINGS
-        .iter()
-        .map(|(_, _, label, action)| (*label, action.help()))
-        .collect()
+/// Every key for `/help`, one row per key: the widget's in its table order (a key the app
+/// also binds shows the app's row there, which tells both meanings), then the app's others.
+pub fn help_rows(widget: &KeyMap) -> Vec<(String, &'static str)> {
+    let app_row = |code: KeyCode, modifiers: KeyModifiers| {
+        APP_BINDINGS
+            .iter()
+            .position(|(c, m, _, _)| *c == code && *m == modifiers)
+    };
+    let mut rows = Vec::new();
+    let mut shown = Vec::new();
+    for binding in widget.bindings() {
+        match app_row(binding.code, binding.modifiers) {
+            Some(index) => {
+                shown.push(index);
+                let (_, _, label, action) = APP_BINDINGS[index];
+                rows.push((label.to_string(), action.help()));
+            }
+            None => rows.push((binding.label(), composer_help(binding.action))),
+        }
+    }
+    for (index, (_, _, label, action)) in APP_BINDINGS.iter().enumerate() {
+        if !shown.contains(&index) {
+            rows.push(((*label).to_string(), action.help()));
+        }
+    }
+    rows
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_lists_every_key_once_with_both_meanings() {
+        let rows = help_rows(&KeyMap::default());
+        let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
+        let mut unique = labels.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), labels.len(), "{labels:?}");
+        assert_eq!(
+            labels.len(),
+            KeyMap::default().bindings().len() + APP_BINDINGS.len() - 2
+        );
+        let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
+        assert_eq!(
+            help("Esc"),
+            Some("close @ popup, else cancel preparing, else cancel the reply")
+        );
+        assert_eq!(
+            help("Ctrl+D"),
+            Some("quit when the draft is empty, else delete forwards")
+        );
+        assert_eq!(help("Tab"), Some("insert the selected session"));
+        assert_eq!(help("PgUp"), Some(AppAction::PageUp.help()));
+    }
 
     #[test]
     fn every_documented_binding_classifies_to_its_action() {

@@ -259,6 +259,53 @@ async fn ctrl_c_clears_the_draft_then_quits() {
     assert!(h.app.should_quit());
 }
 
+#[tokio::test(start_paused = true)]
+async fn app_keys_are_routed_around_the_widget() {
+    let mut h = harness(true);
+    // Ctrl+D: a delete on a draft (the widget's), quit only on an empty one (the app's).
+    type_text(&mut h.app, "ab");
+    h.app.handle_terminal_event(key(KeyCode::Left));
+    h.app.handle_terminal_event(ctrl('d'));
+    assert_eq!(h.app.draft(), "a");
+    assert!(!h.app.should_quit());
+    // Esc with the popup open closes it and leaves a preparation alone.
+    h.app.handle_terminal_event(ctrl('c'));
+    h.app
+        .handle_terminal_event(TermEvent::Paste(alpha_mention()));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    type_text(&mut h.app, " @al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(!h.app.input.popup_active());
+    assert_eq!(h.app.phase(), Phase::Preparing, "Esc went to the popup");
+    // Enter while preparing submits nothing more; the next Esc is the app's.
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.phase(), Phase::Preparing);
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert_eq!(h.app.phase(), Phase::Idle);
+    // Ctrl+C reaches the app even with the popup open.
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "@al");
+    assert!(h.app.input.popup_active());
+    h.app.handle_terminal_event(ctrl('c'));
+    assert_eq!(h.app.draft(), "", "cleared into history");
+    h.app.handle_terminal_event(ctrl('d'));
+    assert!(h.app.should_quit());
+}
+
+#[tokio::test]
+async fn a_command_may_follow_leading_whitespace() {
+    let mut h = harness(true);
+    type_text(&mut h.app, "  /bogus");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(
+        notices(&h.app),
+        vec!["unknown command /bogus (try /help)".to_owned()]
+    );
+    assert_eq!(logged_kinds(&h.app), Vec::<String>::new(), "nothing sent");
+}
+
 #[tokio::test]
 async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
     let mut h = harness(true);

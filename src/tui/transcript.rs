@@ -6,7 +6,8 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use super::markdown::render_markdown_hanging;
-use dsh_store::event::kind;
+use dsh_store::chunk::{TextDelta, text_delta};
+use dsh_store::event::{TurnEndKind, kind};
 use dsh_store::{ContentBlock, Event, EventData, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
@@ -159,9 +160,9 @@ impl Transcript {
             }
             EventData::TurnEnd { reason, .. } => {
                 self.end_live();
-                match reason.kind.as_str() {
-                    "completed" => {}
-                    "aborted" | "interrupted" => {
+                match &reason.kind {
+                    TurnEndKind::Completed => {}
+                    TurnEndKind::Aborted | TurnEndKind::Interrupted => {
                         self.push_notice(NoticeKind::Info, "turn interrupted");
                     }
                     other => {
@@ -223,7 +224,11 @@ impl Transcript {
     }
 
     fn apply_chunk(&mut self, chunk: &Value) {
-        let Some((is_reasoning, delta)) = chunk_delta(chunk) else {
+        let Some(TextDelta {
+            reasoning: is_reasoning,
+            text: delta,
+        }) = text_delta(chunk)
+        else {
             return;
         };
         let index = if let Some(i) = self.live {
@@ -374,26 +379,6 @@ fn reference_summary(entry: &Value) -> ReferenceSummary {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         session_id,
-    }
-}
-
-/// The text delta of a streaming chunk and whether it is reasoning. Accepts a bare string
-/// or an object `{type?, text | delta}` whose type names reasoning for reasoning deltas.
-fn chunk_delta(chunk: &Value) -> Option<(bool, &str)> {
-    match chunk {
-        Value::String(s) => Some((false, s)),
-        Value::Object(map) => {
-            let text = map
-                .get("text")
-                .or_else(|| map.get("delta"))
-                .and_then(Value::as_str)?;
-            let kind = map.get("type").and_then(Value::as_str).unwrap_or("text");
-            if kind.contains("tool") {
-                return None;
-            }
-            Some((kind.contains("reasoning"), text))
-        }
-        _ => None,
     }
 }
 

@@ -107,7 +107,11 @@ impl SessionQuery for FakeStore {
             .iter()
             .map(|s| s.header.clone())
             .collect();
-        headers.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(a.id.cmp(&b.id)));
+        headers.sort_by(|a, b| {
+            b.created_at
+                .cmp(&a.created_at)
+                .then_with(|| dsh_store::id_order::compare_ids(&a.id, &b.id))
+        });
         Ok(Arc::new(headers))
     }
 

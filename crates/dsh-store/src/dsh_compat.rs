@@ -1,5 +1,6 @@
-//! Reading what dsh writes beyond plain JSONL (docs/session-store.md: on-disk layout): `session.jsonl.zstd` logs made
-//! of concatenated zstd frames, and packed chunk rows.
+//! What dsh writes beyond plain JSONL (docs/session-store.md: on-disk layout): packed chunk
+//! rows, read and written the way dsh's backend does, and `session.jsonl.zstd` logs made of
+//! concatenated zstd frames.
 //!
 //! A packed row stores a run of `assistant/chunk` delta events in one line:
 //! `{"type":"text-chunks"|"reasoning-chunks"|"tool-call-chunks","seq0","time0","data":{...}}`
@@ -25,6 +26,220 @@ pub fn is_packed_row(kind: &str) -> bool {
     PACKED_ROW_TYPES.contains(&kind)
 }
 
+/// Which of the three packed rows, with the delta chunk type its members expand to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    Text,
+    Reasoning,
+    ToolCall,
+}
+
+impl RowKind {
+    fn of_row(kind: &str) -> Option<Self> {
+        match kind {
+            "text-chunks" => Some(RowKind::Text),
+            "reasoning-chunks" => Some(RowKind::Reasoning),
+            "tool-call-chunks" => Some(RowKind::ToolCall),
+            _ => None,
+        }
+    }
+
+    fn of_delta(kind: &str) -> Option<Self> {
+        match kind {
+            "text-delta" => Some(RowKind::Text),
+            "reasoning-delta" => Some(RowKind::Reasoning),
+            "tool-call-delta" => Some(RowKind::ToolCall),
+            _ => None,
+        }
+    }
+
+    fn row_type(self) -> &'static str {
+        match self {
+            RowKind::Text => "text-chunks",
+            RowKind::Reasoning => "reasoning-chunks",
+            RowKind::ToolCall => "tool-call-chunks",
+        }
+    }
+
+    fn delta_type(self) -> &'static str {
+        match self {
+            RowKind::Text => "text-delta",
+            RowKind::Reasoning => "reasoning-delta",
+            RowKind::ToolCall => "tool-call-delta",
+        }
+    }
+
+    /// The member array of the row's data, and the chunk field each member becomes.
+    fn member_keys(self) -> (&'static str, &'static str) {
+        match self {
+            RowKind::ToolCall => ("args", "argumentsDelta"),
+            RowKind::Text | RowKind::Reasoning => ("texts", "text"),
+        }
+    }
+}
+
+/// The validated fields of one packed row.
+struct PackedRow<'a> {
+    kind: RowKind,
+    seq0: u64,
+    time0: i64,
+    turn: u64,
+    step: u64,
+    index: &'a Value,
+    gaps: Vec<i64>,
+    members: Vec<&'a str>,
+    /// Tool-call rows: the call id and, when the members carried one, its name.
+    tool: Option<(&'a str, Option<&'a str>)>,
+}
+
+impl<'a> PackedRow<'a> {
+    fn parse(
+        row_type: &str,
+        seq0: Option<u64>,
+        time0: Option<i64>,
+        data: &'a Value,
+    ) -> Result<Self, String> {
+        let kind = RowKind::of_row(row_type).ok_or_else(|| format!("{row_type} is not a row"))?;
+        let seq0 = seq0.ok_or_else(|| format!("{row_type} row without integer seq0"))?;
+        let time0 = time0.ok_or_else(|| format!("{row_type} row without integer time0"))?;
+        let data = data
+            .as_object()
+            .ok_or_else(|| format!("{row_type} row data is not an object"))?;
+        let int = |key: &str| {
+            data.get(key)
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("{row_type} row without integer data.{key}"))
+        };
+        let (turn, step) = (int("turn")?, int("step")?);
+        let index = data
+            .get("index")
+            .ok_or_else(|| format!("{row_type} row without data.index"))?;
+        let members = Self::members(row_type, kind, data)?;
+        let gaps = Self::gaps(row_type, data, members.len())?;
+        let tool = match kind {
+            RowKind::ToolCall => Some(Self::tool_identity(row_type, data)?),
+            RowKind::Text | RowKind::Reasoning => None,
+        };
+        Ok(PackedRow {
+            kind,
+            seq0,
+            time0,
+            turn,
+            step,
+            index,
+            gaps,
+            members,
+            tool,
+        })
+    }
+
+    fn members(
+        row_type: &str,
+        kind: RowKind,
+        data: &'a Map<String, Value>,
+    ) -> Result<Vec<&'a str>, String> {
+        let (key, _) = kind.member_keys();
+        let members: Vec<&str> = data
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("{row_type} row without data.{key} array"))?
+            .iter()
+            .map(|m| {
+                m.as_str()
+                    .ok_or_else(|| format!("{row_type} row member is not a string"))
+            })
+            .collect::<Result<_, _>>()?;
+        if members.is_empty() {
+            return Err(format!("{row_type} row has no members"));
+        }
+        Ok(members)
+    }
+
+    /// `dt`: the time gaps between neighbouring members, one fewer than the members.
+    fn gaps(row_type: &str, data: &Map<String, Value>, members: usize) -> Result<Vec<i64>, String> {
+        let Some(Value::Array(items)) = data.get("dt") else {
+            return Err(format!("{row_type} row without data.dt array"));
+        };
+        let gaps: Vec<i64> = items
+            .iter()
+            .map(|d| {
+                d.as_i64()
+                    .ok_or_else(|| format!("{row_type} row dt entry is not an integer"))
+            })
+            .collect::<Result<_, _>>()?;
+        if gaps.len() + 1 != members {
+            return Err(format!(
+                "{row_type} row has {members} members but {} dt gaps",
+                gaps.len()
+            ));
+        }
+        Ok(gaps)
+    }
+
+    fn tool_identity(
+        row_type: &str,
+        data: &'a Map<String, Value>,
+    ) -> Result<(&'a str, Option<&'a str>), String> {
+        let id = data
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("{row_type} row without string data.id"))?;
+        let name = match data.get("name") {
+            None => None,
+            Some(Value::String(n)) => Some(n.as_str()),
+            Some(_) => return Err(format!("{row_type} row data.name is not a string")),
+        };
+        Ok((id, name))
+    }
+
+    /// The chunk of member `text`.
+    fn chunk(&self, text: &str) -> Value {
+        let mut chunk = Map::new();
+        chunk.insert("type".into(), Value::String(self.kind.delta_type().into()));
+        chunk.insert("index".into(), self.index.clone());
+        if let Some((id, name)) = self.tool {
+            chunk.insert("id".into(), Value::String(id.into()));
+            if let Some(name) = name {
+                chunk.insert("name".into(), Value::String(name.into()));
+            }
+        }
+        let (_, key) = self.kind.member_keys();
+        chunk.insert(key.into(), Value::String(text.into()));
+        Value::Object(chunk)
+    }
+
+    fn expand(&self) -> Result<Vec<Event>, String> {
+        let row_type = self.kind.row_type();
+        let mut events = Vec::with_capacity(self.members.len());
+        let mut time = self.time0;
+        let mut seq = self.seq0;
+        for (k, member) in self.members.iter().enumerate() {
+            if k > 0 {
+                let gap = self.gaps.get(k - 1).copied().unwrap_or(0);
+                time = time
+                    .checked_add(gap)
+                    .ok_or_else(|| format!("{row_type} row time overflows"))?;
+                seq = seq
+                    .checked_add(1)
+                    .ok_or_else(|| format!("{row_type} row seq overflows"))?;
+            }
+            events.push(Event {
+                seq,
+                time,
+                data: EventData::AssistantChunk {
+                    turn: self.turn,
+                    step: self.step,
+                    chunk: self.chunk(member),
+                    extra: Map::new(),
+                },
+                surface_op: None,
+                source_event_seqs: None,
+            });
+        }
+        Ok(events)
+    }
+}
+
 /// Expand one packed row into its `assistant/chunk` events.
 pub fn expand_packed_row(
     kind: &str,
@@ -32,118 +247,161 @@ pub fn expand_packed_row(
     time0: Option<i64>,
     data: &Value,
 ) -> Result<Vec<Event>, String> {
-    let seq0 = seq0.ok_or_else(|| format!("{kind} row without integer seq0"))?;
-    let time0 = time0.ok_or_else(|| format!("{kind} row without integer time0"))?;
-    let data = data
-        .as_object()
-        .ok_or_else(|| format!("{kind} row data is not an object"))?;
-    let int = |key: &str| {
-        data.get(key)
-            .and_then(Value::as_u64)
-            .ok_or_else(|| format!("{kind} row without integer data.{key}"))
-    };
-    let turn = int("turn")?;
-    let step = int("step")?;
-    let index = data
-        .get("index")
-        .cloned()
-        .ok_or_else(|| format!("{kind} row without data.index"))?;
-    let members_key = if kind == "tool-call-chunks" {
-        "args"
-    } else {
-        "texts"
-    };
-    let members: Vec<&str> = data
-        .get(members_key)
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{kind} row without data.{members_key} array"))?
-        .iter()
-        .map(|m| {
-            m.as_str()
-                .ok_or_else(|| format!("{kind} row member is not a string"))
-        })
-        .collect::<Result<_, _>>()?;
-    if members.is_empty() {
-        return Err(format!("{kind} row has no members"));
-    }
-    let gaps: Vec<i64> = match data.get("dt") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|d| {
-                d.as_i64()
-                    .ok_or_else(|| format!("{kind} row dt entry is not an integer"))
-            })
-            .collect::<Result<_, _>>()?,
-        _ => return Err(format!("{kind} row without data.dt array")),
-    };
-    if gaps.len() + 1 != members.len() {
-        return Err(format!(
-            "{kind} row has {} members but {} dt gaps",
-            members.len(),
-            gaps.len()
-        ));
-    }
-    let tool = if kind == "tool-call-chunks" {
-        let id = data
-            .get("id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("{kind} row without string data.id"))?;
-        let name = match data.get("name") {
-            None => None,
-            Some(Value::String(n)) => Some(n.as_str()),
-            Some(_) => return Err(format!("{kind} row data.name is not a string")),
+    PackedRow::parse(kind, seq0, time0, data)?.expand()
+}
+
+/// Fewest members dsh packs into one row (its `MIN_RUN`): shorter runs stay one event per
+/// line, because a row's envelope would cost about as much as the lines it replaces.
+pub const MIN_PACKED_RUN: usize = 3;
+
+/// A delta chunk event dsh's encoder would pack: an `assistant/chunk` with nothing but
+/// `{turn, step, chunk}` and a chunk of exactly `{type, index, text}` (text/reasoning) or
+/// `{type, index, id, name?, argumentsDelta}` (tool call). Anything else stays verbatim.
+struct Packable<'a> {
+    event: &'a Event,
+    kind: RowKind,
+    turn: u64,
+    step: u64,
+    chunk: &'a Map<String, Value>,
+}
+
+impl<'a> Packable<'a> {
+    fn of(event: &'a Event) -> Option<Self> {
+        let EventData::AssistantChunk {
+            turn,
+            step,
+            chunk: Value::Object(chunk),
+            extra,
+        } = &event.data
+        else {
+            return None;
         };
-        Some((id, name))
-    } else {
-        None
-    };
-    let delta_type = match kind {
-        "text-chunks" => "text-delta",
-        "reasoning-chunks" => "reasoning-delta",
-        _ => "tool-call-delta",
-    };
-    let mut events = Vec::with_capacity(members.len());
-    let mut time = time0;
-    for (k, member) in members.into_iter().enumerate() {
-        if k > 0 {
-            let gap = gaps.get(k - 1).copied().unwrap_or(0);
-            time = time
-                .checked_add(gap)
-                .ok_or_else(|| format!("{kind} row time overflows"))?;
+        if !extra.is_empty() || event.surface_op.is_some() || event.source_event_seqs.is_some() {
+            return None;
         }
-        let seq = u64::try_from(k)
-            .ok()
-            .and_then(|k| seq0.checked_add(k))
-            .ok_or_else(|| format!("{kind} row seq overflows"))?;
-        let mut chunk = Map::new();
-        chunk.insert("type".into(), Value::String(delta_type.into()));
-        chunk.insert("index".into(), index.clone());
-        match tool {
-            Some((id, name)) => {
-                chunk.insert("id".into(), Value::String(id.into()));
-                if let Some(name) = name {
-                    chunk.insert("name".into(), Value::String(name.into()));
-                }
-                chunk.insert("argumentsDelta".into(), Value::String(member.into()));
-            }
-            None => {
-                chunk.insert("text".into(), Value::String(member.into()));
-            }
+        let kind = RowKind::of_delta(chunk.get("type")?.as_str()?)?;
+        if !chunk.get("index")?.is_number() {
+            return None;
         }
-        events.push(Event {
-            seq,
-            time,
-            data: EventData::AssistantChunk {
-                turn,
-                step,
-                chunk: Value::Object(chunk),
-                extra: Map::new(),
-            },
-            surface_op: None,
-            source_event_seqs: None,
-        });
+        let exact = |keys: &[&str]| {
+            chunk.len() == keys.len()
+                && keys
+                    .iter()
+                    .all(|k| *k == "index" || chunk.get(*k).is_some_and(Value::is_string))
+        };
+        let shaped = match kind {
+            RowKind::Text | RowKind::Reasoning => exact(&["type", "index", "text"]),
+            RowKind::ToolCall => {
+                exact(&["type", "index", "id", "argumentsDelta"])
+                    || exact(&["type", "index", "id", "name", "argumentsDelta"])
+            }
+        };
+        shaped.then_some(Packable {
+            event,
+            kind,
+            turn: *turn,
+            step: *step,
+            chunk,
+        })
     }
-    Ok(events)
+
+    /// Whether `next` extends a run ending in `self`: same kind and block, the very next
+    /// seq, and (tool calls) the same call id and name.
+    fn continued_by(&self, next: &Packable<'_>) -> bool {
+        let same = |key: &str| self.chunk.get(key) == next.chunk.get(key);
+        next.kind == self.kind
+            && Some(next.event.seq) == self.event.seq.checked_add(1)
+            && next.event.time.checked_sub(self.event.time).is_some()
+            && next.turn == self.turn
+            && next.step == self.step
+            && same("index")
+            && (self.kind != RowKind::ToolCall || (same("id") && same("name")))
+    }
+}
+
+/// The row for a run of at least [`MIN_PACKED_RUN`] packable events, as dsh builds it:
+/// `{type, seq0, time0, data:{turn, step, index, dt, texts}}` or, for tool calls,
+/// `{…, data:{turn, step, index, dt, id, name?, args}}`.
+fn packed_row(run: &[Packable<'_>]) -> Option<Value> {
+    let first = run.first()?;
+    let dt: Vec<Value> = run
+        .windows(2)
+        .map(|w| Value::from(w[1].event.time.saturating_sub(w[0].event.time)))
+        .collect();
+    let (array_key, field) = first.kind.member_keys();
+    let members: Vec<Value> = run
+        .iter()
+        .map(|p| p.chunk.get(field).cloned().unwrap_or(Value::Null))
+        .collect();
+    let mut data = Map::new();
+    data.insert("turn".into(), first.turn.into());
+    data.insert("step".into(), first.step.into());
+    data.insert("index".into(), first.chunk.get("index")?.clone());
+    data.insert("dt".into(), Value::Array(dt));
+    if first.kind == RowKind::ToolCall {
+        data.insert("id".into(), first.chunk.get("id")?.clone());
+        if let Some(name) = first.chunk.get("name") {
+            data.insert("name".into(), name.clone());
+        }
+    }
+    data.insert(array_key.into(), Value::Array(members));
+    let mut row = Map::new();
+    row.insert("type".into(), Value::String(first.kind.row_type().into()));
+    row.insert("seq0".into(), first.event.seq.into());
+    row.insert("time0".into(), first.event.time.into());
+    row.insert("data".into(), Value::Object(data));
+    Some(Value::Object(row))
+}
+
+/// One line of a batch as dsh's backend (`packChunks` on) stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredLine {
+    /// Event `i` of the batch, on its own line.
+    Event(usize),
+    /// Events `start..end` of the batch, packed into one row.
+    Row { start: usize, end: usize },
+}
+
+/// Group a batch the way dsh's `packChunkRuns` does: every run of at least
+/// [`MIN_PACKED_RUN`] consecutive packable delta chunks of one block becomes a row, every
+/// other event stays on its own line, in order.
+pub fn pack_batch(events: &[Event]) -> Vec<StoredLine> {
+    let mut out = Vec::with_capacity(events.len());
+    let mut run: Vec<(usize, Packable<'_>)> = Vec::new();
+    let flush = |run: &mut Vec<(usize, Packable<'_>)>, out: &mut Vec<StoredLine>| {
+        match (run.first(), run.last()) {
+            (Some((start, _)), Some((last, _))) if run.len() >= MIN_PACKED_RUN => {
+                out.push(StoredLine::Row {
+                    start: *start,
+                    end: last + 1,
+                });
+            }
+            _ => out.extend(run.iter().map(|(i, _)| StoredLine::Event(*i))),
+        }
+        run.clear();
+    };
+    for (i, event) in events.iter().enumerate() {
+        let Some(packable) = Packable::of(event) else {
+            flush(&mut run, &mut out);
+            out.push(StoredLine::Event(i));
+            continue;
+        };
+        if !run
+            .last()
+            .is_some_and(|(_, last)| last.continued_by(&packable))
+        {
+            flush(&mut run, &mut out);
+        }
+        run.push((i, packable));
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// The JSON of a packed row over `events` (a run [`pack_batch`] found).
+pub fn row_value(events: &[Event]) -> Option<Value> {
+    let run: Option<Vec<Packable<'_>>> = events.iter().map(Packable::of).collect();
+    packed_row(&run?)
 }
 
 /// Decoder of one frame of a shared in-memory `.zstd` log.
@@ -165,23 +423,9 @@ pub struct ZstdFrames {
 impl ZstdFrames {
     /// Split `data` into its complete frames.
     pub fn new(data: Vec<u8>) -> Self {
-        let data: Arc<[u8]> = data.into();
-        let mut frames = Vec::new();
-        let mut at = 0usize;
-        while let Some(rest) = data.get(at..) {
-            if rest.is_empty() {
-                break;
-            }
-            match zstd::zstd_safe::find_frame_compressed_size(rest) {
-                Ok(size) if size > 0 && size <= rest.len() => {
-                    frames.push((at, at + size));
-                    at += size;
-                }
-                _ => break,
-            }
-        }
+        let frames = frame_spans(&data);
         ZstdFrames {
-            data,
+            data: data.into(),
             frames,
             next_frame: 0,
             current: None,
@@ -233,6 +477,109 @@ impl Read for ZstdFrames {
             }
         }
     }
+}
+
+/// zstd level of the frames this project writes (zstd's own default).
+const FRAME_LEVEL: i32 = 3;
+
+/// One checksummed zstd frame holding `plaintext`, as dsh writes each batch.
+pub fn encode_frame(plaintext: &[u8]) -> io::Result<Vec<u8>> {
+    let mut encoder = zstd::stream::write::Encoder::new(Vec::new(), FRAME_LEVEL)?;
+    encoder.include_checksum(true)?;
+    encoder.set_pledged_src_size(Some(plaintext.len() as u64))?;
+    encoder.include_contentsize(true)?;
+    io::Write::write_all(&mut encoder, plaintext)?;
+    encoder.finish()
+}
+
+/// A whole `.zstd` log decoded frame by frame, for a writer that must know where each
+/// frame ends in both the file and the plaintext.
+#[derive(Debug, Default)]
+pub struct DecodedFrames {
+    /// The plaintext of every decodable frame, concatenated.
+    pub plaintext: Vec<u8>,
+    /// For each decoded frame: its end in the file and in `plaintext`.
+    pub ends: Vec<(u64, u64)>,
+}
+
+impl DecodedFrames {
+    /// Decode `data`. A truncated or undecodable final frame (a torn write) is left out;
+    /// an undecodable frame before the last one is corruption: the error names the frame
+    /// and the 1-based line where its plaintext would start.
+    pub fn decode(data: &[u8]) -> Result<Self, FrameError> {
+        let mut out = DecodedFrames::default();
+        let spans = frame_spans(data);
+        for (k, &(start, end)) in spans.iter().enumerate() {
+            let frame = data.get(start..end).unwrap_or_default();
+            match zstd::stream::decode_all(frame) {
+                Ok(plain) => {
+                    out.plaintext.extend_from_slice(&plain);
+                    out.ends.push((end as u64, out.plaintext.len() as u64));
+                }
+                Err(_) if k + 1 == spans.len() => break,
+                Err(source) => {
+                    // Lines decoded so far: one fewer than the pieces between newlines.
+                    let lines = out.plaintext.split(|&b| b == b'\n').count();
+                    return Err(FrameError {
+                        frame: k,
+                        line: lines as u64,
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Where to cut the file so it holds exactly the first `plain_len` plaintext bytes:
+    /// the file offset of the last frame boundary at or before it, and the plaintext
+    /// after that boundary that must be written again as a new frame (empty when
+    /// `plain_len` is itself a boundary).
+    pub fn cut_at(&self, plain_len: u64) -> (u64, &[u8]) {
+        let (file_end, plain_end) = self
+            .ends
+            .iter()
+            .rev()
+            .find(|&&(_, plain_end)| plain_end <= plain_len)
+            .copied()
+            .unwrap_or((0, 0));
+        let rest = usize::try_from(plain_end)
+            .ok()
+            .zip(usize::try_from(plain_len).ok())
+            .and_then(|(from, to)| self.plaintext.get(from..to))
+            .unwrap_or_default();
+        (file_end, rest)
+    }
+}
+
+/// A complete zstd frame before the last one that cannot be decoded.
+#[derive(Debug, thiserror::Error)]
+#[error("zstd frame {frame} cannot be decoded: {source}")]
+pub struct FrameError {
+    /// 0-based index of the frame.
+    pub frame: usize,
+    /// 1-based line of the log where the frame's plaintext would start.
+    pub line: u64,
+    pub source: io::Error,
+}
+
+/// The `(start, end)` byte spans of the complete frames at the start of `data`.
+fn frame_spans(data: &[u8]) -> Vec<(usize, usize)> {
+    let mut frames = Vec::new();
+    let mut at = 0usize;
+    while let Some(rest) = data.get(at..) {
+        if rest.is_empty() {
+            break;
+        }
+        match zstd::zstd_safe::find_frame_compressed_size(rest) {
+            Ok(size) if size > 0 && size <= rest.len() => {
+                frames.push((at, at + size));
+                at += size;
+            }
+            _ => break,
+        }
+    }
+    frames
 }
 
 #[cfg(test)]
@@ -345,5 +692,147 @@ mod tests {
         let mut out = Vec::new();
         ZstdFrames::new(tail).read_to_end(&mut out).unwrap();
         assert!(out.starts_with(b"line one\n"));
+    }
+
+    #[test]
+    fn decoded_frames_know_their_boundaries() {
+        let a = encode_frame(b"h\n").unwrap();
+        let b = encode_frame(b"one\ntwo\n").unwrap();
+        assert_eq!(a[4] & 0x04, 0x04, "checksummed");
+        let mut data = a.clone();
+        data.extend_from_slice(&b);
+        let frames = DecodedFrames::decode(&data).unwrap();
+        assert_eq!(frames.plaintext, b"h\none\ntwo\n");
+        let (a_end, b_end) = (a.len() as u64, data.len() as u64);
+        assert_eq!(frames.ends, vec![(a_end, 2), (b_end, 10)]);
+        assert_eq!(frames.cut_at(10), (b_end, &b""[..]));
+        assert_eq!(frames.cut_at(2), (a_end, &b""[..]));
+        // Inside the second frame: cut after the first, keep "one\n" to write again.
+        assert_eq!(frames.cut_at(6), (a_end, &b"one\n"[..]));
+
+        // A torn last frame is left out; a damaged middle one names its line.
+        let mut torn = data.clone();
+        torn.extend_from_slice(&b[..b.len() / 2]);
+        assert_eq!(DecodedFrames::decode(&torn).unwrap().ends.len(), 2);
+        let mut damaged = a.clone();
+        let mut bad = b.clone();
+        if let Some(last) = bad.last_mut() {
+            *last ^= 0xFF;
+        }
+        damaged.extend_from_slice(&bad);
+        damaged.extend_from_slice(&a);
+        let err = DecodedFrames::decode(&damaged).unwrap_err();
+        assert_eq!((err.frame, err.line), (1, 2));
+    }
+
+    fn chunk_event(seq: u64, step: u64, chunk: Value) -> Event {
+        Event {
+            seq,
+            time: 100 + i64::try_from(seq).unwrap(),
+            data: EventData::AssistantChunk {
+                turn: 1,
+                step,
+                chunk,
+                extra: Map::new(),
+            },
+            surface_op: None,
+            source_event_seqs: None,
+        }
+    }
+
+    #[test]
+    fn packing_follows_dsh_run_rules() {
+        let text = |i: u64| json!({"type": "text-delta", "index": i, "text": "t"});
+        let tool = |name: Option<&str>| match name {
+            Some(n) => {
+                json!({"type": "tool-call-delta", "index": 0, "id": "c", "name": n, "argumentsDelta": "a"})
+            }
+            None => {
+                json!({"type": "tool-call-delta", "index": 0, "id": "c", "argumentsDelta": "a"})
+            }
+        };
+        let row = |start, end| StoredLine::Row { start, end };
+        let cases: Vec<(&str, Vec<Value>, Vec<StoredLine>)> = vec![
+            (
+                "three pack",
+                vec![text(0), text(0), text(0)],
+                vec![row(0, 3)],
+            ),
+            (
+                "two stay lines",
+                vec![text(0), text(0)],
+                vec![StoredLine::Event(0), StoredLine::Event(1)],
+            ),
+            (
+                "a block change splits runs",
+                vec![text(0), text(0), text(0), text(1), text(1), text(1)],
+                vec![row(0, 3), row(3, 6)],
+            ),
+            (
+                "a boundary chunk splits runs",
+                vec![
+                    text(0),
+                    text(0),
+                    json!({"type": "usage", "usage": {}}),
+                    text(0),
+                    text(0),
+                    text(0),
+                ],
+                vec![
+                    StoredLine::Event(0),
+                    StoredLine::Event(1),
+                    StoredLine::Event(2),
+                    row(3, 6),
+                ],
+            ),
+            (
+                "an extra key is stored verbatim",
+                vec![
+                    text(0),
+                    json!({"type": "text-delta", "index": 0, "text": "t", "x": 1}),
+                    text(0),
+                    text(0),
+                    text(0),
+                ],
+                vec![StoredLine::Event(0), StoredLine::Event(1), row(2, 5)],
+            ),
+            (
+                "tool calls pack only with one name",
+                vec![
+                    tool(Some("a")),
+                    tool(Some("a")),
+                    tool(Some("a")),
+                    tool(None),
+                    tool(None),
+                ],
+                vec![row(0, 3), StoredLine::Event(3), StoredLine::Event(4)],
+            ),
+        ];
+        for (name, chunks, want) in cases {
+            let events: Vec<Event> = (0u64..)
+                .zip(chunks)
+                .map(|(seq, c)| chunk_event(seq, 1, c))
+                .collect();
+            assert_eq!(pack_batch(&events), want, "{name}");
+        }
+        // A gap in seqs or a step change ends a run too.
+        let mut events: Vec<Event> = (0..3).map(|s| chunk_event(s, 1, text(0))).collect();
+        events.push(chunk_event(9, 1, text(0)));
+        events.push(chunk_event(10, 2, text(0)));
+        assert_eq!(
+            pack_batch(&events),
+            vec![row(0, 3), StoredLine::Event(3), StoredLine::Event(4)]
+        );
+        // The row reads back as exactly its events.
+        let value = row_value(&events[..3]).unwrap();
+        let back = expand_packed_row(
+            "text-chunks",
+            value["seq0"].as_u64(),
+            value["time0"].as_i64(),
+            &value["data"],
+        )
+        .unwrap();
+        assert_eq!(back, events[..3]);
+        assert_eq!(value["data"]["dt"], json!([1, 1]));
     }
 }

@@ -14,9 +14,28 @@ pub enum StoreError {
     /// Another writer (this or another process) holds the session's lock.
     #[error("session {id:?} is busy: another writer has it open ({path})", path = path.display())]
     Busy { id: String, path: PathBuf },
-    /// dsh's compressed logs are read only.
-    #[error("session {id:?} is a compressed dsh log and cannot be written ({path})", path = path.display())]
-    ReadOnly { id: String, path: PathBuf },
+    /// The store holds logs of both encodings; dsh would refuse it, and writing either
+    /// encoding would keep it that way.
+    #[error(
+        "the store {root} holds both plain and zstd session logs (e.g. {plain} and {zstd}); \
+         dsh refuses such a store, so it is not written: move one kind elsewhere",
+        root = root.display(), plain = plain.display(), zstd = zstd.display()
+    )]
+    MixedEncoding {
+        root: PathBuf,
+        plain: PathBuf,
+        zstd: PathBuf,
+    },
+    /// `store.compression` names one encoding but the store already uses the other.
+    #[error(
+        "store.compression = \"{setting}\" but the store already holds {path}, a log of the \
+         other encoding; writing would give it two encodings (use \"auto\" or a separate store)",
+        path = path.display()
+    )]
+    EncodingMismatch {
+        setting: &'static str,
+        path: PathBuf,
+    },
     /// The batch would make the log invalid; nothing was written.
     #[error("invalid event for session {id:?}: {reason}")]
     InvalidEvent { id: String, reason: String },

@@ -7,6 +7,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+pub use super::kinds::{TitleSourceKind, TurnEndKind};
+
 /// Event type names the project reads and writes.
 pub mod kind {
     pub const TURN_START: &str = "turn/start";
@@ -222,9 +224,9 @@ impl Message {
     }
 }
 
-/// A fresh message id (`msg-` + UUID v4).
+/// A fresh message id: a bare UUID v4, as dsh writes them.
 pub fn new_message_id() -> String {
-    format!("msg-{}", uuid::Uuid::new_v4())
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// How a surface event changes the folded surface (docs/session-store.md: surface folding).
@@ -270,7 +272,7 @@ impl<'de> Deserialize<'de> for SurfaceOp {
 /// `turn/end` reason `{kind, ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnEndReason {
-    pub kind: String,
+    pub kind: TurnEndKind,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -289,7 +291,7 @@ pub struct TitleData {
 /// Where a title came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TitleSource {
-    pub kind: String,
+    pub kind: TitleSourceKind,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -501,125 +503,119 @@ impl Event {
     /// Parse an event's payload from its `type` and `data` (docs/session-store.md: events). Unknown types are
     /// kept as [`EventData::Other`]; a known type with a malformed payload is an error.
     pub fn parse_data(kind: &str, data: Value) -> Result<EventData, serde_json::Error> {
-        fn take_u64(m: &mut Map<String, Value>, key: &str) -> Result<u64, serde_json::Error> {
-            match m.remove(key) {
-                Some(v) => v.as_u64().ok_or_else(|| {
-                    serde_json::Error::custom(format!("`{key}` must be a non-negative integer"))
-                }),
-                None => Err(serde_json::Error::custom(format!("missing `{key}`"))),
-            }
-        }
-        fn take<T: serde::de::DeserializeOwned>(
-            m: &mut Map<String, Value>,
-            key: &str,
-        ) -> Result<T, serde_json::Error> {
-            match m.remove(key) {
-                Some(v) => serde_json::from_value(v),
-                None => Err(serde_json::Error::custom(format!("missing `{key}`"))),
-            }
-        }
-        fn object(data: Value) -> Result<Map<String, Value>, serde_json::Error> {
-            match data {
-                Value::Object(m) => Ok(m),
-                other => Err(serde_json::Error::custom(format!(
-                    "event data must be an object, got {other}"
-                ))),
-            }
-        }
         Ok(match kind {
+            kind::USER_MESSAGE => EventData::UserMessage(serde_json::from_value(data)?),
+            kind::SESSION_TITLE => EventData::SessionTitle(serde_json::from_value(data)?),
             kind::TURN_START => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let trigger = m.remove("trigger").unwrap_or(Value::Null);
+                let mut p = Payload::of(data)?;
                 EventData::TurnStart {
-                    turn,
-                    trigger,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    trigger: p.value("trigger"),
+                    extra: p.rest(),
                 }
             }
             kind::TURN_END => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let reason = take(&mut m, "reason")?;
+                let mut p = Payload::of(data)?;
                 EventData::TurnEnd {
-                    turn,
-                    reason,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    reason: p.take("reason")?,
+                    extra: p.rest(),
                 }
             }
             kind::STEP_START | kind::STEP_END => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let step = take_u64(&mut m, "step")?;
+                let mut p = Payload::of(data)?;
+                let (turn, step) = (p.u64("turn")?, p.u64("step")?);
+                let extra = p.rest();
                 if kind == kind::STEP_START {
-                    EventData::StepStart {
-                        turn,
-                        step,
-                        extra: m,
-                    }
+                    EventData::StepStart { turn, step, extra }
                 } else {
-                    EventData::StepEnd {
-                        turn,
-                        step,
-                        extra: m,
-                    }
+                    EventData::StepEnd { turn, step, extra }
                 }
             }
-            kind::USER_MESSAGE => EventData::UserMessage(serde_json::from_value(data)?),
             kind::STEERING_MESSAGE => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let message = take(&mut m, "message")?;
+                let mut p = Payload::of(data)?;
                 EventData::SteeringMessage {
-                    turn,
-                    message,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    message: p.take("message")?,
+                    extra: p.rest(),
                 }
             }
             kind::ASSISTANT_CHUNK => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let step = take_u64(&mut m, "step")?;
-                let chunk = m.remove("chunk").unwrap_or(Value::Null);
+                let mut p = Payload::of(data)?;
                 EventData::AssistantChunk {
-                    turn,
-                    step,
-                    chunk,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    step: p.u64("step")?,
+                    chunk: p.value("chunk"),
+                    extra: p.rest(),
                 }
             }
             kind::ASSISTANT_MESSAGE => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let step = take_u64(&mut m, "step")?;
-                let message = take(&mut m, "message")?;
-                let usage = m.remove("usage");
+                let mut p = Payload::of(data)?;
                 EventData::AssistantMessage {
-                    turn,
-                    step,
-                    message,
-                    usage,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    step: p.u64("step")?,
+                    message: p.take("message")?,
+                    usage: p.0.remove("usage"),
+                    extra: p.rest(),
                 }
             }
             kind::TOOL_RESULT => {
-                let mut m = object(data)?;
-                let turn = take_u64(&mut m, "turn")?;
-                let step = take_u64(&mut m, "step")?;
-                let message = take(&mut m, "message")?;
+                let mut p = Payload::of(data)?;
                 EventData::ToolResult {
-                    turn,
-                    step,
-                    message,
-                    extra: m,
+                    turn: p.u64("turn")?,
+                    step: p.u64("step")?,
+                    message: p.take("message")?,
+                    extra: p.rest(),
                 }
             }
-            kind::SESSION_TITLE => EventData::SessionTitle(serde_json::from_value(data)?),
             other => EventData::Other {
                 kind: other.to_owned(),
                 data,
             },
         })
+    }
+}
+
+/// The `data` object of an event being parsed: known fields are taken out one by one,
+/// whatever is left is the event's `extra`.
+struct Payload(Map<String, Value>);
+
+impl Payload {
+    fn of(data: Value) -> Result<Self, serde_json::Error> {
+        match data {
+            Value::Object(m) => Ok(Payload(m)),
+            other => Err(serde_json::Error::custom(format!(
+                "event data must be an object, got {other}"
+            ))),
+        }
+    }
+
+    /// A required non-negative integer field.
+    fn u64(&mut self, key: &str) -> Result<u64, serde_json::Error> {
+        match self.0.remove(key) {
+            Some(v) => v.as_u64().ok_or_else(|| {
+                serde_json::Error::custom(format!("`{key}` must be a non-negative integer"))
+            }),
+            None => Err(serde_json::Error::custom(format!("missing `{key}`"))),
+        }
+    }
+
+    /// A required typed field.
+    fn take<T: serde::de::DeserializeOwned>(&mut self, key: &str) -> Result<T, serde_json::Error> {
+        match self.0.remove(key) {
+            Some(v) => serde_json::from_value(v),
+            None => Err(serde_json::Error::custom(format!("missing `{key}`"))),
+        }
+    }
+
+    /// An optional untyped field (`null` when absent).
+    fn value(&mut self, key: &str) -> Value {
+        self.0.remove(key).unwrap_or(Value::Null)
+    }
+
+    /// Every field not taken.
+    fn rest(self) -> Map<String, Value> {
+        self.0
     }
 }
 

@@ -3,6 +3,8 @@
 //! `append` pushes an event's seq; `replace {start, end}` swaps the inclusive span for the
 //! event's own seq. A log that breaks these rules is corrupt; the error names the seq.
 
+use std::collections::HashMap;
+
 use super::event::{Event, SurfaceOp};
 
 /// Why a log cannot be folded.
@@ -110,6 +112,56 @@ pub fn fold_surface(events: &[Event]) -> Result<Vec<usize>, FoldError> {
         .iter()
         .filter_map(|&s| usize::try_from(s).ok())
         .collect())
+}
+
+/// A folder for streaming readers that also keeps one value per event still on the
+/// surface (the event itself, or where its line is), dropping values a replace removed.
+#[derive(Debug)]
+pub struct KeepingFolder<T> {
+    folder: SurfaceFolder,
+    kept: HashMap<u64, T>,
+    removed: Vec<u64>,
+}
+
+impl<T> Default for KeepingFolder<T> {
+    fn default() -> Self {
+        KeepingFolder {
+            folder: SurfaceFolder::new(),
+            kept: HashMap::new(),
+            removed: Vec::new(),
+        }
+    }
+}
+
+impl<T> KeepingFolder<T> {
+    /// Fold one event. Returns whether it is a surface event (then [`keep`](Self::keep) its
+    /// value); the values of the events it replaced are already dropped.
+    pub fn fold(&mut self, event: &Event) -> Result<bool, FoldError> {
+        if event.surface_op.is_none() {
+            return Ok(false);
+        }
+        self.removed.clear();
+        self.folder.push_collecting(event, &mut self.removed)?;
+        for seq in &self.removed {
+            self.kept.remove(seq);
+        }
+        Ok(true)
+    }
+
+    /// Keep the value of the surface event `seq` just folded.
+    pub fn keep(&mut self, seq: u64, value: T) {
+        self.kept.insert(seq, value);
+    }
+
+    /// The seqs the last folded event replaced.
+    pub fn removed(&self) -> &[u64] {
+        &self.removed
+    }
+
+    /// The surface seqs and the values kept for them.
+    pub fn finish(self) -> (Vec<u64>, HashMap<u64, T>) {
+        (self.folder.surface, self.kept)
+    }
 }
 
 #[cfg(test)]

@@ -2,13 +2,18 @@
 //! and the read-side session query.
 
 pub mod cache;
+pub mod chunk;
 mod create_lock;
 pub mod dsh_compat;
+pub mod encoding;
 pub mod error;
 pub mod event;
 pub mod fold;
+pub mod id_order;
 pub mod index_file;
+pub mod kinds;
 pub mod listing;
+pub mod lone_surrogates;
 pub mod nofollow;
 pub mod paths;
 pub mod query;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::event::SessionHeader;
+use super::id_order::compare_ids;
 use super::index_file::{
     FileTime, ProjectRecord, SessionRecord, StampRecord, format_of, name_of, plain_name,
 };
@@ -74,12 +75,12 @@ impl Stamp {
     }
 }
 
-/// The order of `list_sessions`: newest `createdAt` first, ties by id. Other sources merged
+/// The order of `list_sessions`: newest `createdAt` first, ties by id as dsh orders them. Other sources merged
 /// into one listing (another tool's sessions) use it too, so ties sort the same everywhere.
 pub fn newest_first(a: &SessionHeader, b: &SessionHeader) -> std::cmp::Ordering {
     b.created_at
         .cmp(&a.created_at)
-        .then_with(|| a.id.as_bytes().cmp(b.id.as_bytes()))
+        .then_with(|| compare_ids(&a.id, &b.id))
 }
 
 /// The log of one session directory: the plain file if present, else the `.zstd` one.
@@ -353,7 +354,8 @@ impl HeaderIndex {
         out
     }
 
-    /// Bring the index up to date and return every header, newest first, ties by id bytes.
+    /// Bring the index up to date and return every header, newest first, ties ordered like dsh
+    /// (see [`compare_ids`]).
     pub fn refresh(&mut self, root: &Path) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         let io_err = |path: &Path, source| QueryError::Io {
             path: path.to_owned(),

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
+use super::lone_surrogates;
 use super::query::QueryError;
 
 /// Longest header line accepted (bytes).
@@ -117,7 +118,7 @@ fn io_err(path: &Path, source: io::Error) -> QueryError {
 
 /// Parse a header line (without its `\n`).
 pub fn parse_header(path: &Path, line: &[u8]) -> Result<SessionHeader, QueryError> {
-    let header: SessionHeader = serde_json::from_slice(line)
+    let header: SessionHeader = serde_json::from_slice(&lone_surrogates::repair(line))
         .map_err(|e| corrupt(path, 1, format!("invalid header line: {e}")))?;
     if header.kind != "session" {
         return Err(corrupt(
@@ -472,7 +473,7 @@ fn turn_end_follows(
 
 fn is_turn_end(line: &[u8]) -> bool {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
-    match serde_json::from_slice::<RawRecord>(body) {
+    match serde_json::from_slice::<RawRecord>(&lone_surrogates::repair(body)) {
         Ok(raw) if raw.kind == kind::TURN_END && raw.seq.is_some() && raw.time.is_some() => {
             Event::parse_data(kind::TURN_END, raw.data).is_ok()
         }
@@ -492,8 +493,8 @@ pub(crate) fn decode_line_limited(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
-    let raw: RawRecord =
-        serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
+    let raw: RawRecord = serde_json::from_slice(&lone_surrogates::repair(body))
+        .map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
         if raw.seq0 != Some(next_seq) {
             return Err(format!(

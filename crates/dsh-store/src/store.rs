@@ -13,16 +13,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::encoding::{self, Compression};
 use super::error::StoreError;
-use super::event::{EventData, SessionHeader};
-use super::fold::SurfaceFolder;
+use super::event::{Event, EventData, SessionHeader};
+use super::fold::KeepingFolder;
 use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
 use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, UNTERMINATED};
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
-use super::writer::{self, SessionWriter};
+use super::writer::SessionWriter;
 use super::{cache, nofollow};
 
 pub use super::listing::LogLocation;
@@ -50,6 +51,8 @@ struct Inner {
     recent_titles: Mutex<HashMap<String, RecentTitle>>,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
+    /// `store.compression`: which encoding writers use.
+    compression: Compression,
 }
 
 impl Inner {
@@ -211,12 +214,14 @@ impl SessionStore {
     #[must_use]
     pub fn with_limits(self, limits: Limits) -> Self {
         let inner = &self.inner;
+        let compression = inner.compression;
         Self::build(
             inner.root.clone(),
             inner.index_dir.clone(),
             inner.persist,
             limits,
         )
+        .with_compression(compression)
     }
 
     /// The reading limits in force.
@@ -242,8 +247,26 @@ impl SessionStore {
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: Mutex::new(HashMap::new()),
                 persist,
+                compression: Compression::Auto,
             }),
         }
+    }
+
+    /// The same store with `store.compression` set (default [`Compression::Auto`]), with
+    /// fresh caches; clones made before keep their own setting.
+    #[must_use]
+    pub fn with_compression(self, compression: Compression) -> Self {
+        let inner = &self.inner;
+        let mut store = Self::build(
+            inner.root.clone(),
+            inner.index_dir.clone(),
+            inner.persist,
+            inner.limits,
+        );
+        if let Some(fresh) = Arc::get_mut(&mut store.inner) {
+            fresh.compression = compression;
+        }
+        store
     }
 
     /// The store's root directory.
@@ -273,15 +296,12 @@ impl SessionStore {
         id: &str,
         create: Option<SessionHeader>,
     ) -> Result<SessionWriter, StoreError> {
+        let format = encoding::write_format(self.root(), self.inner.compression)?;
         match self.locate(id)? {
-            Some(loc) if !writer::writable(loc.format) => Err(StoreError::ReadOnly {
-                id: id.to_owned(),
-                path: loc.path,
-            }),
             Some(loc) => {
                 nofollow::check_below(self.root(), &loc.path)
                     .map_err(|e| StoreError::io(&loc.path, e))?;
-                SessionWriter::open_existing(loc.path, id, &self.inner.limits)
+                SessionWriter::open_existing(loc.path, loc.format, id, &self.inner.limits)
             }
             None => match create {
                 None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
@@ -308,7 +328,12 @@ impl SessionStore {
                         .into());
                     }
                     let dir = paths::session_dir(self.root(), header.cwd.as_deref(), id)?;
-                    Ok(SessionWriter::pending(header, self.root().to_owned(), dir))
+                    Ok(SessionWriter::pending(
+                        header,
+                        self.root().to_owned(),
+                        dir,
+                        format,
+                    ))
                 }
             },
         }
@@ -353,7 +378,7 @@ impl SessionStore {
         cached: Option<CachedTitle>,
     ) -> Result<CachedTitle, QueryError> {
         let mut title = None;
-        let mut on_event = |event: super::event::Event, _line: u64| {
+        let mut on_event = |event: Event, _line: u64| {
             if let EventData::SessionTitle(t) = event.data {
                 title = Some(t.title);
             }
@@ -398,6 +423,20 @@ impl SessionStore {
             title,
         })
     }
+}
+
+/// Fold one scanned event; a log that breaks the folding rules is corrupt at `line`.
+fn fold_at<T>(
+    folder: &mut KeepingFolder<T>,
+    path: &Path,
+    event: &Event,
+    line: u64,
+) -> Result<bool, QueryError> {
+    folder.fold(event).map_err(|e| QueryError::Corrupt {
+        path: path.to_owned(),
+        line,
+        reason: e.to_string(),
+    })
 }
 
 /// The root resolved once (links in its own path are fine); as given if it does not exist.
@@ -503,35 +542,18 @@ impl SessionQuery for SessionStore {
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
         let (loc, _) = self.find(id)?;
-        let mut folder = SurfaceFolder::new();
-        let mut kept = HashMap::new();
-        let mut removed = Vec::new();
+        let mut folder = KeepingFolder::default();
         let limits = self.inner.limits;
         let summary =
             reader::scan_log_limited(&loc.path, loc.format, &limits, &mut |event, line| {
-                if event.surface_op.is_none() {
-                    return Ok(());
+                if fold_at(&mut folder, &loc.path, &event, line)? {
+                    folder.keep(event.seq, event);
                 }
-                removed.clear();
-                folder
-                    .push_collecting(&event, &mut removed)
-                    .map_err(|e| QueryError::Corrupt {
-                        path: loc.path.clone(),
-                        line,
-                        reason: e.to_string(),
-                    })?;
-                for seq in &removed {
-                    kept.remove(seq);
-                }
-                kept.insert(event.seq, event);
                 Ok(())
             })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
-        let events = folder
-            .surface()
-            .iter()
-            .filter_map(|seq| kept.remove(seq))
-            .collect();
+        let (surface, mut kept) = folder.finish();
+        let events = surface.iter().filter_map(|seq| kept.remove(seq)).collect();
         Ok(Surface {
             session: summary.header,
             captured_through_seq: summary.next_seq.checked_sub(1),
@@ -553,34 +575,21 @@ impl SessionQuery for SessionStore {
             }
             LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
         };
-        let mut folder = SurfaceFolder::new();
-        let mut lines: HashMap<u64, LinePos> = HashMap::new();
-        let mut removed = Vec::new();
+        let mut folder = KeepingFolder::<LinePos>::default();
         let summary =
             reader::scan_at_limited(&loc.path, src, &self.inner.limits, &mut |event, pos| {
-                if event.surface_op.is_none() {
-                    return Ok(());
+                if fold_at(&mut folder, &loc.path, &event, pos.line)? {
+                    folder.keep(event.seq, pos);
+                    visitor.visit(&event, folder.removed());
                 }
-                removed.clear();
-                folder
-                    .push_collecting(&event, &mut removed)
-                    .map_err(|e| QueryError::Corrupt {
-                        path: loc.path.clone(),
-                        line: pos.line,
-                        reason: e.to_string(),
-                    })?;
-                for seq in &removed {
-                    lines.remove(seq);
-                }
-                lines.insert(event.seq, pos);
-                visitor.visit(&event, &removed);
                 Ok(())
             })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
+        let (surface, lines) = folder.finish();
         Ok(SurfaceScan::from_log(
             summary.header,
             summary.next_seq.checked_sub(1),
-            folder.surface().to_vec(),
+            surface,
             (loc.path, loc.format, file),
             lines,
         ))

@@ -1,18 +1,21 @@
 //! The single writer of a session (docs/session-store.md: on-disk layout): create-on-first-event published atomically,
-//! batched appends with fsync, torn-tail repair on open, and an advisory lock.
+//! batched appends with fsync, torn-tail repair on open, and an advisory lock. Plain and zstd
+//! logs alike: each flushed batch is written the way dsh's backend writes it (chunk runs
+//! packed into rows; for zstd, one checksummed frame per batch after a header-only frame).
 //!
 //! The lock is `flock`-style on the log file itself (`File::try_lock`), held for the
 //! writer's lifetime; a second writer, in this process or another, gets
 //! [`StoreError::Busy`]. Readers never lock.
 
 use std::fs::{self, File};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::dsh_compat::{self, DecodedFrames, StoredLine};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::fold::SurfaceFolder;
-use super::paths::LOG_FILE;
+use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
 use super::reader::{self, LogFormat};
 
@@ -45,7 +48,7 @@ impl NewEvent {
 }
 
 enum State {
-    /// Nothing on disk yet: the first append publishes the file into `dir`.
+    /// Nothing on disk yet: the first flush publishes the file into `dir`.
     Pending { dir: PathBuf, root: PathBuf },
     /// The locked, published log; `len` is its length.
     Open { file: File, len: u64, dirty: bool },
@@ -53,12 +56,72 @@ enum State {
     Poisoned,
 }
 
-/// The one writer of a session. Dropping it syncs buffered appends and releases the lock.
+/// Buffered appends above this many bytes of JSON are written (not fsynced) right away, so
+/// a long unsynced stream holds bounded memory.
+const MAX_PENDING_BYTES: usize = 4 << 20;
+
+/// Events appended but not yet written, with their JSON lines (each `\n`-terminated) in one
+/// buffer. They are written together, as one batch, by the next flush.
+#[derive(Debug, Default)]
+struct PendingBatch {
+    events: Vec<Event>,
+    /// End of each event's line in `lines`.
+    ends: Vec<usize>,
+    lines: Vec<u8>,
+}
+
+impl PendingBatch {
+    fn line(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).and_then(|p| self.ends.get(p)).copied();
+        let end = self.ends.get(i).copied().unwrap_or(0);
+        self.lines.get(start.unwrap_or(0)..end).unwrap_or_default()
+    }
+
+    /// The batch as log lines, chunk runs packed into rows the way dsh's backend packs them.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.lines.len());
+        for stored in dsh_compat::pack_batch(&self.events) {
+            match stored {
+                StoredLine::Event(i) => out.extend_from_slice(self.line(i)),
+                StoredLine::Row { start, end } => {
+                    let run = self.events.get(start..end).unwrap_or_default();
+                    match packed_line(run) {
+                        Some(row) => out.extend_from_slice(&row),
+                        None => (start..end).for_each(|i| out.extend_from_slice(self.line(i))),
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn clear(&mut self) {
+        self.events.clear();
+        self.ends.clear();
+        self.lines.clear();
+    }
+}
+
+/// The packed row line of `run`, only if it reads back as exactly `run`.
+fn packed_line(run: &[Event]) -> Option<Vec<u8>> {
+    let first = run.first()?.seq;
+    let mut line = serde_json::to_vec(&dsh_compat::row_value(run)?).ok()?;
+    let back = reader::decode_line(&line, first).ok()?;
+    (back == run).then(|| {
+        line.push(b'\n');
+        line
+    })
+}
+
+/// The one writer of a session. Dropping it writes and syncs buffered appends and releases
+/// the lock.
 pub struct SessionWriter {
     header: SessionHeader,
     path: PathBuf,
+    format: LogFormat,
     events: Vec<Event>,
     folder: SurfaceFolder,
+    pending: PendingBatch,
     state: State,
 }
 
@@ -67,80 +130,91 @@ impl std::fmt::Debug for SessionWriter {
         f.debug_struct("SessionWriter")
             .field("id", &self.header.id)
             .field("path", &self.path)
+            .field("format", &self.format)
             .field("events", &self.events.len())
             .finish_non_exhaustive()
     }
 }
 
+/// What opening an existing log found: its events and where its readable part ends.
+struct Loaded {
+    header: SessionHeader,
+    events: Vec<Event>,
+    folder: SurfaceFolder,
+    /// Length the file must be cut to, and bytes (a new zstd frame) to write after the cut.
+    keep_len: u64,
+    rewrite: Vec<u8>,
+    torn_line: Option<u64>,
+}
+
 impl SessionWriter {
-    /// Open an existing plain log: lock it, truncate a torn tail, load its events.
+    /// Open an existing log of either encoding: lock it, cut a torn tail, load its events.
     pub(crate) fn open_existing(
         path: PathBuf,
+        format: LogFormat,
         id: &str,
         limits: &reader::Limits,
     ) -> Result<Self, StoreError> {
         let mut file =
             super::nofollow::open_regular_rw(&path).map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &path, id)?;
-        let mut events = Vec::new();
-        let mut folder = SurfaceFolder::new();
-        let mut fold_failure = None;
-        let summary = reader::scan_limited(
-            &path,
-            std::io::BufReader::with_capacity(256 * 1024, &file),
-            limits,
-            &mut |event, line| {
-                if let Err(e) = folder.push(&event) {
-                    fold_failure.get_or_insert((line, e));
-                }
-                events.push(event);
-                Ok(())
-            },
-        )?;
-        if let Some((line, e)) = fold_failure {
-            return Err(QueryError::Corrupt {
-                path,
-                line,
-                reason: e.to_string(),
-            }
-            .into());
-        }
-        reader::check_header_id(&path, &summary.header, id)?;
+        let loaded = match format {
+            LogFormat::Plain => load_plain(&path, &file, limits)?,
+            LogFormat::Zstd => load_zstd(&path, &mut file, limits)?,
+        };
+        reader::check_header_id(&path, &loaded.header, id)?;
         let file_len = file
             .seek(SeekFrom::End(0))
             .map_err(|e| StoreError::io(&path, e))?;
-        if summary.readable_len < file_len {
+        if loaded.keep_len < file_len || !loaded.rewrite.is_empty() {
             tracing::warn!(
                 path = %path.display(),
-                line = summary.torn_tail.as_ref().map(|t| t.line),
+                line = loaded.torn_line,
                 "truncating torn tail of session log"
             );
-            file.set_len(summary.readable_len)
+            file.set_len(loaded.keep_len)
+                .and_then(|()| file.seek(SeekFrom::Start(loaded.keep_len)).map(drop))
+                .and_then(|()| file.write_all(&loaded.rewrite))
                 .and_then(|()| file.sync_all())
                 .map_err(|e| StoreError::io(&path, e))?;
         }
-        file.seek(SeekFrom::Start(summary.readable_len))
+        let len = loaded.keep_len + loaded.rewrite.len() as u64;
+        file.seek(SeekFrom::Start(len))
             .map_err(|e| StoreError::io(&path, e))?;
         Ok(SessionWriter {
-            header: summary.header,
+            header: loaded.header,
             path,
-            events,
-            folder,
+            format,
+            events: loaded.events,
+            folder: loaded.folder,
+            pending: PendingBatch::default(),
             state: State::Open {
                 file,
-                len: summary.readable_len,
+                len,
                 dirty: false,
             },
         })
     }
 
-    /// A writer for a session that does not exist yet (nothing on disk until the first append).
-    pub(crate) fn pending(header: SessionHeader, root: PathBuf, dir: PathBuf) -> Self {
+    /// A writer for a session that does not exist yet (nothing on disk until the first
+    /// flush), writing `format`.
+    pub(crate) fn pending(
+        header: SessionHeader,
+        root: PathBuf,
+        dir: PathBuf,
+        format: LogFormat,
+    ) -> Self {
+        let name = match format {
+            LogFormat::Plain => LOG_FILE,
+            LogFormat::Zstd => ZSTD_LOG_FILE,
+        };
         SessionWriter {
-            path: dir.join(LOG_FILE),
+            path: dir.join(name),
             header,
+            format,
             events: Vec::new(),
             folder: SurfaceFolder::new(),
+            pending: PendingBatch::default(),
             state: State::Pending { dir, root },
         }
     }
@@ -160,7 +234,12 @@ impl SessionWriter {
         &self.path
     }
 
-    /// Everything in the log so far.
+    /// The encoding this writer writes.
+    pub fn format(&self) -> LogFormat {
+        self.format
+    }
+
+    /// Everything in the log so far (buffered appends included).
     pub fn events(&self) -> &[Event] {
         &self.events
     }
@@ -170,20 +249,26 @@ impl SessionWriter {
         self.folder.surface()
     }
 
-    /// Append a batch and fsync: durable when this returns `Ok`.
+    /// Append a batch and write it, with everything buffered before it, as one batch
+    /// (one zstd frame), then fsync: durable when this returns `Ok`. A failed write leaves
+    /// the file as it was and the events queued: the next sync writes them again, so an
+    /// `Err` batch must not be appended a second time.
     pub fn append(&mut self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
-        let events = self.write_batch(batch)?;
+        let events = self.queue(batch)?;
         self.sync()?;
         Ok(events)
     }
 
-    /// Append a batch without fsync (streaming chunks); [`sync`](Self::sync) makes it durable.
+    /// Append a batch without writing it yet (streaming chunks): it is written with the next
+    /// [`sync`](Self::sync) or [`append`](Self::append), so what lands in one flush is one
+    /// write batch, packed and framed as dsh does.
     pub fn append_buffered(&mut self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
-        self.write_batch(batch)
+        self.queue(batch)
     }
 
-    /// Flush and fsync buffered appends.
+    /// Write buffered appends and fsync them.
     pub fn sync(&mut self) -> Result<(), StoreError> {
+        self.flush()?;
         match &mut self.state {
             State::Open { file, dirty, .. } => {
                 if *dirty {
@@ -194,22 +279,61 @@ impl SessionWriter {
                 Ok(())
             }
             State::Pending { .. } => Ok(()),
-            State::Poisoned => Err(StoreError::Poisoned {
-                id: self.header.id.clone(),
-            }),
+            State::Poisoned => Err(self.poisoned()),
         }
     }
 
-    fn write_batch(&mut self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
+    fn poisoned(&self) -> StoreError {
+        StoreError::Poisoned {
+            id: self.header.id.clone(),
+        }
+    }
+
+    /// Assign seqs and times, validate, and add the batch to the pending batch.
+    fn queue(&mut self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
         if matches!(self.state, State::Poisoned) {
-            return Err(StoreError::Poisoned {
-                id: self.header.id.clone(),
-            });
+            return Err(self.poisoned());
         }
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        if self.pending.lines.len() > MAX_PENDING_BYTES {
+            // Bounded memory: a batch is only queued once what is pending could be written.
+            self.flush()?;
+        }
         let id = self.header.id.clone();
+        let events = self.stamp(batch)?;
+        // Validate surface ops on a copy so a bad batch changes nothing.
+        let mut folder = None;
+        if events.iter().any(|e| e.surface_op.is_some()) {
+            let mut scratch = self.folder.clone();
+            for e in &events {
+                scratch.push(e).map_err(|err| StoreError::fold(&id, &err))?;
+            }
+            folder = Some(scratch);
+        }
+        let mut lines = Vec::new();
+        let mut ends = Vec::with_capacity(events.len());
+        for e in &events {
+            append_line(&mut lines, e, &id)?;
+            ends.push(lines.len());
+        }
+        let base = self.pending.lines.len();
+        self.pending.lines.extend_from_slice(&lines);
+        self.pending
+            .ends
+            .extend(ends.into_iter().map(|end| base + end));
+        self.pending.events.extend(events.iter().cloned());
+        if let Some(f) = folder {
+            self.folder = f;
+        }
+        self.events.extend(events.iter().cloned());
+        Ok(events)
+    }
+
+    /// The batch as events with the next seqs and non-decreasing times.
+    fn stamp(&self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
+        let id = &self.header.id;
         let mut time = self
             .events
             .last()
@@ -226,62 +350,45 @@ impl SessionWriter {
             };
             if Event::is_surface_type(event.kind()) && event.surface_op.is_none() {
                 return Err(StoreError::InvalidEvent {
-                    id,
+                    id: id.clone(),
                     reason: format!("`{}` event needs a surfaceOp", event.kind()),
                 });
             }
             if event.kind().is_empty() {
                 return Err(StoreError::InvalidEvent {
-                    id,
+                    id: id.clone(),
                     reason: "event type must not be empty".into(),
                 });
             }
             events.push(event);
             time = time.max(now_ms());
         }
-        // Validate surface ops on a copy so a bad batch changes nothing.
-        let mut folder = None;
-        if events.iter().any(|e| e.surface_op.is_some()) {
-            let mut scratch = self.folder.clone();
-            for e in &events {
-                scratch.push(e).map_err(|err| StoreError::fold(&id, &err))?;
-            }
-            folder = Some(scratch);
-        }
-        let mut bytes = Vec::new();
-        for e in &events {
-            let start = bytes.len();
-            serde_json::to_writer(&mut bytes, e).map_err(|err| StoreError::InvalidEvent {
-                id: id.clone(),
-                reason: err.to_string(),
-            })?;
-            // Never write a line the reader would reject (e.g. a known type with a foreign
-            // payload, or a type that reads as a packed row).
-            let line = bytes.get(start..).unwrap_or_default();
-            match reader::decode_line(line, e.seq) {
-                Ok(back) if back.len() == 1 => {}
-                Ok(_) => {
-                    return Err(StoreError::InvalidEvent {
-                        id,
-                        reason: format!("`{}` reads back as a packed row", e.kind()),
-                    });
-                }
-                Err(reason) => return Err(StoreError::InvalidEvent { id, reason }),
-            }
-            bytes.push(b'\n');
-        }
-        self.write_bytes(&bytes)?;
-        if let Some(f) = folder {
-            self.folder = f;
-        }
-        self.events.extend(events.iter().cloned());
         Ok(events)
+    }
+
+    /// Write the pending batch: packed lines, as one zstd frame for a zstd log. On failure
+    /// the pending events stay pending (a retry writes them again).
+    fn flush(&mut self) -> Result<(), StoreError> {
+        if self.pending.events.is_empty() {
+            return Ok(());
+        }
+        let lines = self.pending.encode();
+        let bytes = match self.format {
+            LogFormat::Plain => lines,
+            LogFormat::Zstd => {
+                dsh_compat::encode_frame(&lines).map_err(|e| StoreError::io(&self.path, e))?
+            }
+        };
+        self.write_bytes(&bytes)?;
+        self.pending.clear();
+        Ok(())
     }
 
     fn write_bytes(&mut self, bytes: &[u8]) -> Result<(), StoreError> {
         match &mut self.state {
             State::Pending { dir, root } => {
-                let (file, len) = publish(&self.header, root, dir, &self.path, bytes)?;
+                let header = header_bytes(&self.header, self.format)?;
+                let (file, len) = publish(&self.header.id, root, dir, &self.path, &header, bytes)?;
                 self.state = State::Open {
                     file,
                     len,
@@ -296,7 +403,7 @@ impl SessionWriter {
                     Ok(())
                 }
                 Err(e) => {
-                    // Undo a partial line so the log stays readable; if that fails too,
+                    // Undo a partial write so the log stays readable; if that fails too,
                     // refuse further appends rather than write after garbage.
                     let undo = file
                         .set_len(*len)
@@ -307,22 +414,133 @@ impl SessionWriter {
                     Err(StoreError::io(&self.path, e))
                 }
             },
-            State::Poisoned => Err(StoreError::Poisoned {
-                id: self.header.id.clone(),
-            }),
+            State::Poisoned => Err(self.poisoned()),
         }
     }
 }
 
 impl Drop for SessionWriter {
     fn drop(&mut self) {
-        if let State::Open {
-            file, dirty: true, ..
-        } = &mut self.state
-        {
-            let _ = file.sync_data();
+        if let Err(e) = self.sync() {
+            tracing::warn!(path = %self.path.display(), error = %e, "buffered session events not written");
         }
     }
+}
+
+/// Serialize one event as a `\n`-terminated line, refusing a line the reader would reject
+/// (e.g. a known type with a foreign payload, or a type that reads as a packed row).
+fn append_line(out: &mut Vec<u8>, event: &Event, id: &str) -> Result<(), StoreError> {
+    let invalid = |reason: String| StoreError::InvalidEvent {
+        id: id.to_owned(),
+        reason,
+    };
+    let start = out.len();
+    serde_json::to_writer(&mut *out, event).map_err(|err| invalid(err.to_string()))?;
+    let line = out.get(start..).unwrap_or_default();
+    match reader::decode_line(line, event.seq) {
+        Ok(back) if back.len() == 1 => {}
+        Ok(_) => {
+            return Err(invalid(format!(
+                "`{}` reads back as a packed row",
+                event.kind()
+            )));
+        }
+        Err(reason) => return Err(invalid(reason)),
+    }
+    out.push(b'\n');
+    Ok(())
+}
+
+/// The header as it starts a new log: its line, alone in the first frame of a zstd log
+/// (dsh reads the header frame on its own when listing).
+fn header_bytes(header: &SessionHeader, format: LogFormat) -> Result<Vec<u8>, StoreError> {
+    let mut line = serde_json::to_vec(header).map_err(|e| StoreError::InvalidEvent {
+        id: header.id.clone(),
+        reason: e.to_string(),
+    })?;
+    line.push(b'\n');
+    match format {
+        LogFormat::Plain => Ok(line),
+        LogFormat::Zstd => dsh_compat::encode_frame(&line).map_err(|e| {
+            StoreError::Query(QueryError::Io {
+                path: PathBuf::from(ZSTD_LOG_FILE),
+                source: e,
+            })
+        }),
+    }
+}
+
+/// Scan a plain log: its events, and the length of its readable prefix.
+fn load_plain(path: &Path, file: &File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
+    let (events, folder, summary) = scan_events(
+        path,
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        limits,
+    )?;
+    Ok(Loaded {
+        header: summary.header,
+        events,
+        folder,
+        keep_len: summary.readable_len,
+        rewrite: Vec::new(),
+        torn_line: summary.torn_tail.map(|t| t.line),
+    })
+}
+
+/// Decode a zstd log frame by frame and scan it: the cut keeps whole frames; when the
+/// readable part ends inside a frame, that frame's readable lines are written again as a
+/// new frame.
+fn load_zstd(path: &Path, file: &mut File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
+    let mut data = Vec::new();
+    file.read_to_end(&mut data)
+        .map_err(|e| StoreError::io(path, e))?;
+    let frames = DecodedFrames::decode(&data).map_err(|e| QueryError::Corrupt {
+        path: path.to_owned(),
+        line: e.line,
+        reason: e.to_string(),
+    })?;
+    let (events, folder, summary) = scan_events(path, frames.plaintext.as_slice(), limits)?;
+    let (keep_len, rest) = frames.cut_at(summary.readable_len);
+    let rewrite = if rest.is_empty() {
+        Vec::new()
+    } else {
+        dsh_compat::encode_frame(rest).map_err(|e| StoreError::io(path, e))?
+    };
+    Ok(Loaded {
+        header: summary.header,
+        events,
+        folder,
+        keep_len,
+        rewrite,
+        torn_line: summary.torn_tail.map(|t| t.line),
+    })
+}
+
+/// Every readable event of a log, folded; a log that breaks the folding rules is corrupt.
+fn scan_events(
+    path: &Path,
+    src: impl std::io::BufRead,
+    limits: &reader::Limits,
+) -> Result<(Vec<Event>, SurfaceFolder, reader::ScanSummary), StoreError> {
+    let mut events = Vec::new();
+    let mut folder = SurfaceFolder::new();
+    let mut fold_failure = None;
+    let summary = reader::scan_limited(path, src, limits, &mut |event, line| {
+        if let Err(e) = folder.push(&event) {
+            fold_failure.get_or_insert((line, e));
+        }
+        events.push(event);
+        Ok(())
+    })?;
+    if let Some((line, e)) = fold_failure {
+        return Err(QueryError::Corrupt {
+            path: path.to_owned(),
+            line,
+            reason: e.to_string(),
+        }
+        .into());
+    }
+    Ok((events, folder, summary))
 }
 
 fn lock(file: &File, path: &Path, id: &str) -> Result<(), StoreError> {
@@ -339,40 +557,40 @@ fn lock(file: &File, path: &Path, id: &str) -> Result<(), StoreError> {
 /// Write header + first batch to a temp file, fsync, lock, hard-link it into place without
 /// overwriting, and fsync the directories. Returns the locked handle and the file length.
 fn publish(
-    header: &SessionHeader,
+    id: &str,
     root: &Path,
     dir: &Path,
     path: &Path,
+    header: &[u8],
     batch: &[u8],
 ) -> Result<(File, u64), StoreError> {
     let project = dir.parent().unwrap_or(root);
     let created_root = !root.exists();
     // Held until the log is published: no other creator can add this id anywhere meanwhile.
-    let _creating = super::create_lock::lock_for_create(root, dir, &header.id)?;
+    let _creating = super::create_lock::lock_for_create(root, dir, id)?;
     let created_project = !project.exists();
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    let mut bytes = serde_json::to_vec(header).map_err(|e| StoreError::InvalidEvent {
-        id: header.id.clone(),
-        reason: e.to_string(),
-    })?;
-    bytes.push(b'\n');
-    bytes.extend_from_slice(batch);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or(LOG_FILE);
     let tmp = dir.join(format!(
-        ".{LOG_FILE}.{}-{:016x}.tmp",
+        ".{name}.{}-{:016x}.tmp",
         std::process::id(),
         fastrand::u64(..)
     ));
     let result = (|| {
         let mut file = File::create_new(&tmp).map_err(|e| StoreError::io(&tmp, e))?;
-        file.write_all(&bytes)
+        file.write_all(header)
+            .and_then(|()| file.write_all(batch))
             .and_then(|()| file.sync_all())
             .map_err(|e| StoreError::io(&tmp, e))?;
-        lock(&file, path, &header.id)?;
+        lock(&file, path, id)?;
         match fs::hard_link(&tmp, path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 return Err(StoreError::Busy {
-                    id: header.id.clone(),
+                    id: id.to_owned(),
                     path: path.to_owned(),
                 });
             }
@@ -389,7 +607,7 @@ fn publish(
     if created_root || created_project {
         sync_dir(root)?;
     }
-    Ok((file, bytes.len() as u64))
+    Ok((file, (header.len() + batch.len()) as u64))
 }
 
 fn sync_dir(dir: &Path) -> Result<(), StoreError> {
@@ -404,9 +622,4 @@ fn sync_dir(dir: &Path) -> Result<(), StoreError> {
         let _ = dir;
         Ok(())
     }
-}
-
-/// Whether a log format can be written.
-pub(crate) fn writable(format: LogFormat) -> bool {
-    matches!(format, LogFormat::Plain)
 }

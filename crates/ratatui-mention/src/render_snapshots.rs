@@ -211,6 +211,72 @@ fn popup_no_match() {
 }
 
 #[test]
+fn texts_styles_and_keys_come_from_the_configuration() {
+    use crate::{Action, Binding, KeyMap, MentionStyles};
+    let styles = MentionStyles {
+        matched: ratatui::style::Style::new().fg(Color::Magenta),
+        ..MentionStyles::default()
+    };
+    let config = MentionConfig::default()
+        .with_placeholder("Say something")
+        .with_styles(styles)
+        .with_key_map(
+            KeyMap::default()
+                .without(KeyCode::Tab, KeyModifiers::NONE)
+                .with(Binding::new(
+                    KeyCode::Right,
+                    KeyModifiers::ALT,
+                    Action::Complete,
+                )),
+        )
+        .with_labels(PopupLabels {
+            title: " @ people ".into(),
+            no_match: "nobody".into(),
+            ..PopupLabels::default()
+        });
+    let mut pane = MentionInputState::new(config);
+    assert!(screen(&mut pane, 40, 3).contains("Say something"));
+    type_str(&mut pane, "@zz");
+    pane.set_results(query_id(&pane), Vec::new());
+    let text = screen(&mut pane, 40, 8);
+    assert!(
+        text.contains(" @ people ") && text.contains("nobody"),
+        "{text}"
+    );
+    type_str(&mut pane, " @a");
+    pane.set_results(
+        query_id(&pane),
+        vec![MentionItem::new("a", "Ada", "@[Ada](user:a)")],
+    );
+    let buf = buffer(&mut pane, 40, 8);
+    assert!(
+        buf.content()
+            .iter()
+            .any(|cell| cell.fg == Color::Magenta && cell.symbol() == "A"),
+        "the configured match style"
+    );
+    let tab = KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE);
+    assert_eq!(
+        pane.handle_key(tab),
+        Outcome::Changed,
+        "Tab is a plain edit now"
+    );
+    assert!(pane.draft().starts_with("@zz @a "), "{:?}", pane.draft());
+    assert!(!pane.draft().contains("user:"), "nothing inserted");
+    // The configured key completes instead.
+    pane.handle_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    pane.handle_key(KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE));
+    let id = query_id(&pane);
+    pane.set_results(id, vec![MentionItem::new("a", "Ada", "@[Ada](user:a)")]);
+    let alt_right = KeyEvent::new(KeyCode::Right, KeyModifiers::ALT);
+    assert!(matches!(
+        pane.handle_key(alt_right),
+        Outcome::Inserted { .. }
+    ));
+    assert_eq!(pane.draft(), "@zz @[Ada](user:a) ");
+}
+
+#[test]
 fn popup_error() {
     let mut pane = pane();
     type_str(&mut pane, "@");
