@@ -19,6 +19,7 @@ mod fixtures;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -27,6 +28,7 @@ use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionR
 use dsh_refs::tui::session_items::{DisplayZone, composer_state, results_page, session_item};
 use dsh_refs::tui::session_picker::SessionPicker;
 use dsh_refs::tui::session_preview::estimate_lines;
+use dsh_search::{Cancel, IndexOptions, SessionIndex};
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -94,6 +96,53 @@ fn keystroke_to_frame(c: &mut Criterion) {
                 .expect("draw");
         });
     });
+    // The same while the full-text index of this store is built from nothing, over and over,
+    // on background threads (as the app does at launch; docs/search.md).
+    let stop = Arc::new(AtomicBool::new(false));
+    let indexer = {
+        let (stop, root) = (Arc::clone(&stop), tmp.path().to_owned());
+        std::thread::spawn(move || {
+            let mut builds = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                let dir = tempfile::tempdir().expect("index dir");
+                let options = IndexOptions {
+                    index_dir: Some(dir.path().to_owned()),
+                };
+                let index = SessionIndex::open(&root, &options).expect("open index");
+                let cancel = Cancel::new();
+                let _ = index.refresh(&cancel, &mut |_| {
+                    if stop.load(Ordering::Relaxed) {
+                        cancel.cancel();
+                    }
+                });
+                builds += 1;
+            }
+            builds
+        })
+    };
+    c.bench_function("keystroke_to_frame_10k_while_indexing", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('t')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    if let Some(at) = pane.cursor_position() {
+                        frame.set_cursor_position(at);
+                    }
+                })
+                .expect("draw");
+        });
+    });
+    stop.store(true, Ordering::Relaxed);
+    let builds = indexer.join().expect("indexer thread");
+    eprintln!("index builds started during the measurement: {builds}");
     // The popup handling a full 10 000-row answer (a limit that large), arrow key + frame.
     let many: Vec<Candidate> = (0..10_000)
         .map(|i| Candidate {

@@ -150,6 +150,25 @@ impl Default for SourcesSection {
     }
 }
 
+/// `[search]`: the full-text session index (docs/search.md).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchSection {
+    /// Keep a full-text index of the store and offer `search`.
+    pub enabled: bool,
+    /// Where the index lives (default: the platform cache dir, one per store root).
+    pub index_dir: Option<PathBuf>,
+}
+
+impl Default for SearchSection {
+    fn default() -> Self {
+        SearchSection {
+            enabled: true,
+            index_dir: None,
+        }
+    }
+}
+
 /// The whole file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -159,6 +178,7 @@ pub struct Config {
     pub tui: TuiSection,
     pub store: StoreSection,
     pub sources: SourcesSection,
+    pub search: SearchSection,
 }
 
 /// A configuration file that could not be used.
@@ -214,6 +234,13 @@ impl Config {
                 "key `model.base_url`: must start with http:// or https://".into(),
             ));
         }
+        if let Some(dir) = &config.search.index_dir
+            && !dir.is_absolute()
+        {
+            return Err(invalid(
+                "key `search.index_dir`: must be an absolute path".into(),
+            ));
+        }
         Ok(config)
     }
 
@@ -242,6 +269,8 @@ mod tests {
         let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
         assert_eq!(config.model, ModelSection::default());
         assert_eq!(config.references.max_references, Some(3));
+        assert_eq!(config.search, SearchSection::default());
+        assert!(config.search.enabled);
         assert_eq!(config.store, StoreSection::default());
         assert_eq!(config.sources, SourcesSection::default());
     }
@@ -275,6 +304,8 @@ mod tests {
             ("[sources]\nclaude_code = 3\n", "claude_code"),
             ("[sources]\ncodex = \"\"\n", "codex"),
             ("[sources]\ncursor = false\n", "cursor"),
+            ("[search]\nindex_dir = \"rel/dir\"\n", "search.index_dir"),
+            ("[search]\nenabled = \"yes\"\n", "enabled"),
         ];
         for (text, key) in cases {
             let err = Config::parse(text, p).unwrap_err().to_string();

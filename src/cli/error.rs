@@ -49,6 +49,9 @@ pub enum CliError {
     Output(#[source] std::io::Error),
     #[error("cannot encode the JSON output: {0}")]
     Json(#[from] serde_json::Error),
+    /// The full-text index failed, or the query is invalid (a usage error).
+    #[error(transparent)]
+    Search(#[from] dsh_search::SearchError),
     /// An operating-system step of the launch (runtime, temp dir, current dir, demo copy).
     #[error("{what}: {source}")]
     Io {
@@ -95,6 +98,7 @@ impl CliError {
             CliError::Turn { code, .. } => code,
             CliError::Output(_) => "CLI_OUTPUT_FAILED",
             CliError::Json(_) => "CLI_JSON_FAILED",
+            CliError::Search(e) => e.code().as_str(),
             CliError::Io { .. } => "CLI_IO_FAILED",
             CliError::DemoMissing { .. } => "CLI_DEMO_MISSING",
             CliError::NotATerminal => "CLI_NOT_A_TERMINAL",
@@ -112,7 +116,8 @@ impl CliError {
     pub fn exit_status(&self) -> u8 {
         match self {
             CliError::Output(_) if self.is_closed_pipe() => 0,
-            CliError::Usage(_) => 2,
+            CliError::Usage(_)
+            | CliError::Search(dsh_search::SearchError::InvalidQuery { .. }) => 2,
             _ => 1,
         }
     }

@@ -11,6 +11,7 @@ pub mod output;
 pub mod prepare;
 pub mod provider_setup;
 pub mod reference_service;
+pub mod search;
 pub mod send;
 pub mod sessions;
 pub mod tui_launch;
@@ -121,6 +122,32 @@ Exit status 0 when the turn completes (also when stdout is closed early: the tur
 finishes and is logged), 1 with CODE: message on stderr when it fails, 2 for usage errors."
     )]
     Send(SendArgs),
+    /// Find sessions by what was said in them (full-text index).
+    #[command(
+        long_about = "Find sessions by what was said in them: their conversation (your messages, \
+steering, assistant replies, compact summaries; not tool output or reasoning), id, cwd and \
+latest title. Every word must occur in the session; \"a quoted phrase\" must occur as written; \
+the last word also matches as a prefix unless followed by a space. Case and accents are \
+ignored; CJK text is found by any two or more consecutive characters. Sessions are ranked by \
+relevance with a boost for recent activity.
+
+The index lives in the platform cache dir (never in the store) and is brought up to date \
+first; on a terminal a progress bar shows a long first build. No match prints [] with --json \
+and exits 0. An invalid query (for example an unbalanced quote) exits 2."
+    )]
+    Search(SearchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// Words, "quoted phrases"; all must occur in a session.
+    pub query: String,
+    /// At most N sessions.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub limit: u32,
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -239,7 +266,8 @@ impl Cli {
             Some(
                 Command::Sessions(SessionsArgs { json: true })
                 | Command::Candidates(CandidatesArgs { json: true, .. })
-                | Command::Prepare(PrepareArgs { json: true, .. }),
+                | Command::Prepare(PrepareArgs { json: true, .. })
+                | Command::Search(SearchArgs { json: true, .. }),
             ) => JsonErrors::Object,
             Some(Command::Send(SendArgs { json: true, .. })) => JsonErrors::Line,
             _ => JsonErrors::None,
@@ -326,6 +354,7 @@ fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),
         Some(Command::Prepare(args)) => prepare::run(&ctx, args),
         Some(Command::Send(args)) => send::run(&ctx, args),
+        Some(Command::Search(args)) => search::run(&ctx, args),
         None => tui_launch::run(&ctx, cli),
     }
 }

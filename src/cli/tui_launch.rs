@@ -13,6 +13,7 @@ use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
 use dsh_foreign::SessionSources;
+use dsh_search::IndexOptions;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
 
@@ -136,6 +137,21 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
     let writer = open_session(&store, &sources, cli, ctx.is_demo())?;
+    // The demo's index lives in a temporary directory of its own, not in the cache dir.
+    let demo_index = if ctx.is_demo() {
+        Some(
+            tempfile::TempDir::new()
+                .map_err(|e| CliError::io("cannot make a temporary directory", e))?,
+        )
+    } else {
+        None
+    };
+    let search_options = ctx.config.search.enabled.then(|| IndexOptions {
+        index_dir: demo_index
+            .as_ref()
+            .map(|d| d.path().to_owned())
+            .or_else(|| ctx.config.search.index_dir.clone()),
+    });
     let hint_store = store.clone();
     // Sent inputs, kept for Up across runs (outside the store: it holds only session logs).
     let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
@@ -150,6 +166,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             app.use_history_file(path, history_size);
         }
         app.set_sources(sources);
+        if let Some(options) = search_options {
+            app.start_search_indexing(options);
+        }
         quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())

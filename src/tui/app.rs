@@ -29,6 +29,7 @@ use super::commands::{COMMANDS, SlashCommand, parse_command};
 use super::error::TuiError;
 use super::header::Header;
 use super::history_file::HistoryFile;
+use super::search_indexing::{IndexingEvent, SearchIndexing};
 use super::session_items::{DisplayZone, composer_config, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
 use super::session_preview::{PreviewRequest, estimate_lines};
@@ -41,6 +42,7 @@ use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{
     AgentRef, Candidate, ErrorCode, ListingScope, ReferenceConfig, SessionReferences, parse_text,
 };
+use dsh_search::{IndexOptions, Progress, SessionIndex};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
 use ratatui::widgets::StatefulWidget;
@@ -115,6 +117,10 @@ pub struct App {
     dirty: bool,
     should_quit: bool,
     frames_drawn: u64,
+    /// The full-text index being kept up to date in the background, if enabled.
+    search: Option<SearchIndexing>,
+    /// Progress of a running index update, for the status line.
+    indexing: Option<Progress>,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -177,6 +183,8 @@ impl App {
             dirty: true,
             should_quit: false,
             frames_drawn: 0,
+            search: None,
+            indexing: None,
         };
         app.load_transcript();
         app.forward_agent_events(agent_rx);
@@ -235,6 +243,26 @@ impl App {
             self.known_cwds
                 .insert(row.session_id.clone(), row.cwd.clone());
         }
+    }
+
+    /// Start keeping the full-text index of the store up to date in the background (its
+    /// progress shows in the status line).
+    pub fn start_search_indexing(&mut self, options: IndexOptions) {
+        self.search = Some(SearchIndexing::start(
+            self.store.root().to_owned(),
+            options,
+            self.tx.clone(),
+        ));
+    }
+
+    /// The full-text index, once open (for the `@` popup and the resume picker).
+    pub fn search_index(&self) -> Option<Arc<SessionIndex>> {
+        self.search.as_ref().and_then(SearchIndexing::index)
+    }
+
+    /// Progress of a running index update, as the status line shows it.
+    pub fn indexing_progress(&self) -> Option<Progress> {
+        self.indexing
     }
 
     /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
@@ -677,8 +705,40 @@ impl App {
                 }
                 self.request_preview();
             }
+            AppEvent::SearchIndexing(event) => self.on_indexing(event),
         }
         self.dirty = true;
+    }
+
+    fn on_indexing(&mut self, event: IndexingEvent) {
+        match event {
+            IndexingEvent::Progress(p) => self.indexing = (p.done < p.total).then_some(p),
+            IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
+            IndexingEvent::Finished(result) => {
+                self.indexing = None;
+                if let Err(e) = result {
+                    self.chat
+                        .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
+                }
+            }
+        }
+    }
+
+    /// After a turn: bring the open session's entry in the full-text index up to date, off
+    /// the UI thread (skipped while a full update runs or before the index is open).
+    fn reindex_open_session(&self) {
+        let Some(index) = self.search_index() else {
+            return;
+        };
+        if self.indexing.is_some() {
+            return;
+        }
+        let id = self.session_id.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = index.refresh_sessions(&[&id]) {
+                tracing::debug!(session = %id, error = %e, "search index not updated");
+            }
+        });
     }
 
     fn on_agent_event(&mut self, event: AgentEvent) {
@@ -702,6 +762,7 @@ impl App {
                             self.submit_flow
                                 .give_back_unlogged(&mut self.input, &mut self.chat);
                         }
+                        self.reindex_open_session();
                     }
                     AgentStatus::Running => {
                         self.turn_started.get_or_insert_with(Instant::now);
@@ -1026,6 +1087,7 @@ impl App {
             tokens: self.chat.transcript().tokens(),
             queued: self.queued,
             elapsed: self.turn_started.map(|t| t.elapsed()),
+            indexing: self.indexing,
         }
         .render(status_area, buf);
         MentionInput.render(pane_area, buf, &mut self.input);

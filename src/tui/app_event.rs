@@ -7,6 +7,7 @@ use tokio::sync::mpsc;
 use std::sync::Arc;
 
 use super::session_preview::PreviewRequest;
+use super::search_indexing::IndexingEvent;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
 use dsh_reference::{CandidatePage, ReferenceError, ReferenceEstimate};
@@ -46,6 +47,8 @@ pub enum AppEvent {
         id: String,
         result: Result<SessionWriter, StoreError>,
     },
+    /// The background full-text indexing made progress, finished, or has a notice.
+    SearchIndexing(IndexingEvent),
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

@@ -1095,3 +1095,43 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
     });
     assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
 }
+
+#[tokio::test]
+async fn background_indexing_shows_progress_then_the_index_is_searchable() {
+    let mut h = harness(true);
+    let index_dir = tempfile::TempDir::new().unwrap();
+    h.app.start_search_indexing(IndexOptions {
+        index_dir: Some(index_dir.path().to_owned()),
+    });
+    let mut saw_progress = false;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), h.app.rx.recv())
+            .await
+            .expect("indexing reports")
+            .expect("bus open");
+        let finished = matches!(
+            event,
+            AppEvent::SearchIndexing(IndexingEvent::Finished(Ok(_)))
+        );
+        h.app.handle_app_event(event);
+        if let Some(p) = h.app.indexing_progress() {
+            saw_progress = true;
+            let terminal = screen(&mut h.app, 100, 20);
+            let text = format!("{}", terminal.backend());
+            assert!(
+                text.contains(&format!("indexing {} / {} sessions", p.done, p.total)),
+                "{text}"
+            );
+        }
+        if finished {
+            break;
+        }
+    }
+    assert!(saw_progress, "progress was shown while indexing");
+    assert_eq!(h.app.indexing_progress(), None);
+    let terminal = screen(&mut h.app, 100, 20);
+    assert!(!format!("{}", terminal.backend()).contains("indexing"));
+    let index = h.app.search_index().expect("index open");
+    let hits = index.search("alpha", 5).unwrap();
+    assert_eq!(hits[0].session_id, "s-alpha");
+}

@@ -11,6 +11,7 @@ pub mod error;
 pub mod header;
 pub mod history_file;
 pub mod markdown;
+pub mod search_indexing;
 pub mod session_items;
 pub mod session_picker;
 pub mod session_preview;

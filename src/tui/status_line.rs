@@ -12,6 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::transcript::TokenTotals;
+use dsh_search::Progress;
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::{display_width, truncate_to_width};
 
@@ -59,6 +60,8 @@ pub struct StatusLine<'a> {
     pub queued: usize,
     /// Time since the running turn started; `None` when no turn runs.
     pub elapsed: Option<Duration>,
+    /// A full-text index update running in the background: `indexing 3 400 / 10 000 sessions`.
+    pub indexing: Option<Progress>,
 }
 
 /// `7s`, `1m 05s`, `1h 02m`.
@@ -79,6 +82,19 @@ pub fn format_count(n: u64) -> String {
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
         _ => format!("{:.1}M", n as f64 / 1_000_000.0),
     }
+}
+
+/// `10000` → `10 000`: exact counts, grouped by three.
+pub fn grouped_count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 impl Widget for StatusLine<'_> {
@@ -115,6 +131,16 @@ impl Widget for StatusLine<'_> {
                 Style::new().fg(Color::Black).bg(Color::Yellow),
             ));
         }
+        if let Some(p) = self.indexing {
+            left.push(Span::styled(
+                format!(
+                    " · indexing {} / {} sessions",
+                    grouped_count(p.done),
+                    grouped_count(p.total)
+                ),
+                dim,
+            ));
+        }
         let about = if self.tokens.estimated { "~" } else { "" };
         let right = format!(
             "{} · {about}{} in / {about}{} out ",
@@ -143,6 +169,32 @@ mod tests {
         for (secs, want) in [(0, "0s"), (59, "59s"), (65, "1m 05s"), (3725, "1h 02m")] {
             assert_eq!(format_elapsed(Duration::from_secs(secs)), want);
         }
+    }
+
+    #[test]
+    fn indexing_progress_is_shown_with_grouped_counts() {
+        let area = Rect::new(0, 0, 80, 1);
+        let mut buf = Buffer::empty(area);
+        StatusLine {
+            phase: Phase::Idle,
+            spinner_frame: 0,
+            model: "m",
+            tokens: TokenTotals::default(),
+            queued: 0,
+            elapsed: None,
+            indexing: Some(Progress {
+                done: 3400,
+                total: 10_000,
+            }),
+        }
+        .render(area, &mut buf);
+        let row: String = (0..80).map(|x| buf[(x, 0)].symbol().to_owned()).collect();
+        assert!(
+            row.contains("idle · indexing 3 400 / 10 000 sessions"),
+            "{row}"
+        );
+        assert_eq!(grouped_count(999), "999");
+        assert_eq!(grouped_count(1_234_567), "1 234 567");
     }
 
     #[test]

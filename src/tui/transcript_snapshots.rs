@@ -149,6 +149,7 @@ fn status(transcript: &Transcript, phase: Phase, elapsed: Option<Duration>) -> S
                 tokens: transcript.tokens(),
                 queued: 0,
                 elapsed,
+                indexing: None,
             }
             .render(area, buf);
         })

@@ -1,0 +1,405 @@
+//! Bringing the index up to date with the store: new logs read whole, grown logs continued
+//! from where their read stopped (whole again after a compaction), removed or replaced logs
+//! dropped. One writer at a time across processes (tantivy's writer lock); a second one
+//! skips and searches what is committed.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+
+use dsh_store::SessionHeader;
+use dsh_store::reader::{LogFormat, ScanPos};
+use tantivy::collector::TopDocs;
+use tantivy::query::TermQuery;
+use tantivy::schema::{IndexRecordOption, Value as _};
+use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, Term};
+
+use crate::error::SearchError;
+use crate::file_check;
+use crate::log_state::{Change, LogState};
+use crate::schema::Fields;
+use crate::session_doc;
+use crate::session_index::{Cancel, Progress, SessionIndex, lock};
+use crate::session_text::{self, Continued, SessionText};
+use crate::store_logs::{self, LogFile};
+
+/// Sessions written between commits, so a long first build is searchable (and resumable)
+/// as it goes.
+const COMMIT_EVERY: usize = 2000;
+/// Memory the writer may buffer before it writes a segment (all its threads together).
+const WRITER_MEMORY: usize = 64 << 20;
+/// Documents waiting between the log readers and the writer, at most.
+const QUEUE: usize = 16;
+
+/// What an update did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RefreshOutcome {
+    /// Logs read whole.
+    pub indexed: usize,
+    /// Logs continued from where they were.
+    pub appended: usize,
+    /// Logs gone from the store, dropped from the index.
+    pub removed: usize,
+    pub unchanged: usize,
+    /// Logs that could not be read (left out until they change).
+    pub failed: usize,
+    /// Another process was updating: nothing was done.
+    pub busy: bool,
+    /// Stopped early by the cancel token (what was done is committed).
+    pub cancelled: bool,
+}
+
+enum Work<'a> {
+    Whole(&'a LogFile),
+    Continue(&'a LogFile, ScanPos, DocAddress),
+}
+
+impl Work<'_> {
+    fn log(&self) -> &LogFile {
+        match self {
+            Work::Whole(log) | Work::Continue(log, ..) => log,
+        }
+    }
+}
+
+/// A document ready to replace its log's old one.
+struct Ready {
+    rel: String,
+    doc: TantivyDocument,
+    appended: bool,
+    failed: bool,
+}
+
+impl SessionIndex {
+    /// Bring the index up to date with the store, calling `progress` after every session
+    /// (`done` counts unchanged ones too). Returns at once with `busy` when another process
+    /// is updating. Never writes to the store.
+    pub fn refresh(
+        &self,
+        cancel: &Cancel,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RefreshOutcome, SearchError> {
+        match self.refresh_once(None, cancel, progress) {
+            Err(SearchError::Engine(e)) if is_damage(&e) => {
+                self.rebuild(&format!("was damaged ({e})"))?;
+                self.refresh_once(None, cancel, progress)
+            }
+            other => other,
+        }
+    }
+
+    /// Bring only the sessions `ids` up to date (for a process that knows what it just
+    /// wrote, e.g. the app after a turn): no listing of the whole store. An id without a
+    /// log is skipped (a full [`refresh`](Self::refresh) drops removed logs).
+    pub fn refresh_sessions(&self, ids: &[&str]) -> Result<RefreshOutcome, SearchError> {
+        let store = dsh_store::SessionStore::new(&self.root);
+        let mut logs = Vec::with_capacity(ids.len());
+        for id in ids {
+            let Some(loc) = store.locate(id)? else {
+                continue;
+            };
+            let Ok(rel) = loc.path.strip_prefix(&self.root) else {
+                continue;
+            };
+            let parts: Option<Vec<&str>> =
+                rel.components().map(|c| c.as_os_str().to_str()).collect();
+            let Some(rel) = parts.map(|p| p.join("/")) else {
+                continue;
+            };
+            if let Some((abs, stamp)) = store_logs::stat(&self.root, &rel) {
+                logs.push(LogFile {
+                    rel,
+                    abs,
+                    format: loc.format,
+                    stamp,
+                });
+            }
+        }
+        self.refresh_once(Some(logs), &Cancel::new(), &mut |_| {})
+    }
+
+    /// Update every log of the store (`only: None`) or just the logs `only`.
+    fn refresh_once(
+        &self,
+        only: Option<Vec<LogFile>>,
+        cancel: &Cancel,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<RefreshOutcome, SearchError> {
+        let engine = self.engine();
+        let threads = thread::available_parallelism().map_or(1, |n| n.get().min(2));
+        let mut writer: IndexWriter<TantivyDocument> =
+            match engine.index.writer_with_num_threads(threads, WRITER_MEMORY) {
+                Ok(w) => w,
+                Err(TantivyError::LockFailure(..)) => {
+                    lock(&self.status).busy_elsewhere = true;
+                    return Ok(RefreshOutcome {
+                        busy: true,
+                        ..RefreshOutcome::default()
+                    });
+                }
+                Err(e) => return Err(e.into()),
+            };
+        lock(&self.status).busy_elsewhere = false;
+        engine.reader.reload()?;
+        let searcher = engine.reader.searcher();
+        let whole_store = only.is_none();
+        let (logs, known) = match only {
+            None => (store_logs::list(&self.root)?, known_logs(&searcher)?),
+            Some(logs) => {
+                let known = known_of(&searcher, engine.fields, &logs)?;
+                (logs, known)
+            }
+        };
+        let mut outcome = RefreshOutcome::default();
+        let mut work = Vec::new();
+        let listed: HashSet<&str> = logs.iter().map(|l| l.rel.as_str()).collect();
+        for log in &logs {
+            match known.get(&log.rel) {
+                None => work.push(Work::Whole(log)),
+                Some((state, address)) => match state.change(&log.stamp, log.format) {
+                    Change::Unchanged => outcome.unchanged += 1,
+                    Change::Grew(pos) => work.push(Work::Continue(log, pos, *address)),
+                    Change::Other => work.push(Work::Whole(log)),
+                },
+            }
+        }
+        for rel in known
+            .keys()
+            .filter(|k: &&String| whole_store && !listed.contains(String::as_str(k)))
+        {
+            writer.delete_term(Term::from_field_text(engine.fields.path, rel));
+            outcome.removed += 1;
+        }
+        let mut done = Progress {
+            done: outcome.unchanged,
+            total: logs.len(),
+        };
+        if work.is_empty() && outcome.removed == 0 {
+            // Nothing changed: no commit (and no fsync) at all.
+            progress(done);
+            return Ok(outcome);
+        }
+        self.set_progress(true, done);
+        progress(done);
+        let fields = engine.fields;
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = mpsc::sync_channel::<Ready>(QUEUE);
+        let mut failure = None;
+        thread::scope(|scope| {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (work, next, searcher) = (&work, &next, &searcher);
+                scope.spawn(move || {
+                    while !cancel.is_cancelled() {
+                        let Some(item) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
+                        if tx.send(prepare(&fields, searcher, item)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut since_commit = 0;
+            for ready in &rx {
+                writer.delete_term(Term::from_field_text(fields.path, &ready.rel));
+                if let Err(e) = writer.add_document(ready.doc) {
+                    failure = Some(e);
+                    break;
+                }
+                match (ready.appended, ready.failed) {
+                    (_, true) => outcome.failed += 1,
+                    (true, false) => outcome.appended += 1,
+                    (false, false) => outcome.indexed += 1,
+                }
+                since_commit += 1;
+                if since_commit >= COMMIT_EVERY {
+                    since_commit = 0;
+                    if let Err(e) = writer.commit().and_then(|_| engine.reader.reload()) {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+                done.done += 1;
+                self.set_progress(true, done);
+                progress(done);
+                if cancel.is_cancelled() {
+                    break;
+                }
+            }
+            // Unblock readers still sending.
+            drop(rx);
+        });
+        let result = match failure {
+            Some(e) => Err(e.into()),
+            None => writer
+                .commit()
+                .and_then(|_| {
+                    if outcome.indexed + outcome.appended > COMMIT_EVERY {
+                        writer.wait_merging_threads()
+                    } else {
+                        Ok(())
+                    }
+                })
+                .and_then(|()| engine.reader.reload())
+                .map_err(SearchError::from),
+        };
+        if result.is_ok()
+            && let Some(dir) = &engine.dir
+        {
+            file_check::trust_current(&engine.index, dir);
+        }
+        outcome.cancelled = cancel.is_cancelled();
+        self.set_progress(false, done);
+        result.map(|()| outcome)
+    }
+
+    fn set_progress(&self, updating: bool, progress: Progress) {
+        let mut status = lock(&self.status);
+        status.updating = updating;
+        status.progress = progress;
+    }
+}
+
+/// Whether an engine error means the index files cannot be trusted.
+fn is_damage(e: &TantivyError) -> bool {
+    matches!(
+        e,
+        TantivyError::DataCorruption(_)
+            | TantivyError::OpenReadError(_)
+            | TantivyError::OpenDirectoryError(_)
+            | TantivyError::IncompatibleIndex(_)
+    )
+}
+
+/// Every indexed log's state and document, by key.
+fn known_logs(searcher: &Searcher) -> Result<HashMap<String, (LogState, DocAddress)>, SearchError> {
+    let mut out = HashMap::new();
+    let mut buf = Vec::new();
+    for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+        let Some(states) = segment.fast_fields().bytes("state")? else {
+            continue;
+        };
+        let segment_ord = u32::try_from(ordinal).unwrap_or(u32::MAX);
+        for doc in segment.doc_ids_alive() {
+            let Some(ord) = states.term_ords(doc).next() else {
+                continue;
+            };
+            buf.clear();
+            if !states
+                .ord_to_bytes(ord, &mut buf)
+                .map_err(TantivyError::from)?
+            {
+                continue;
+            }
+            if let Some(state) = LogState::from_bytes(&buf) {
+                out.insert(
+                    state.path.clone(),
+                    (state, DocAddress::new(segment_ord, doc)),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The indexed state and document of just `logs`, looked up by key.
+fn known_of(
+    searcher: &Searcher,
+    fields: Fields,
+    logs: &[LogFile],
+) -> Result<HashMap<String, (LogState, DocAddress)>, SearchError> {
+    let mut out = HashMap::new();
+    for log in logs {
+        let query = TermQuery::new(
+            Term::from_field_text(fields.path, &log.rel),
+            IndexRecordOption::Basic,
+        );
+        let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
+        let Some((_, address)) = top.first() else {
+            continue;
+        };
+        let doc: TantivyDocument = searcher.doc(*address)?;
+        if let Some(state) = doc
+            .get_first(fields.state)
+            .and_then(|v| v.as_bytes())
+            .and_then(LogState::from_bytes)
+        {
+            out.insert(log.rel.clone(), (state, *address));
+        }
+    }
+    Ok(out)
+}
+
+/// Read one log (whole or continued) into its new document.
+fn prepare(fields: &Fields, searcher: &Searcher, work: &Work<'_>) -> Ready {
+    let log = work.log();
+    if let Work::Continue(_, pos, address) = work
+        && let Some(ready) = continued(fields, searcher, log, *pos, *address)
+    {
+        return ready;
+    }
+    match session_text::read_whole(&log.abs, log.format) {
+        Ok(text) => {
+            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false);
+            Ready {
+                rel: log.rel.clone(),
+                doc: session_doc::document(fields, &log.rel, &text, &state),
+                appended: false,
+                failed: false,
+            }
+        }
+        Err(e) => {
+            tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
+            let state = LogState::new(&log.rel, &log.stamp, log.format, None, true);
+            Ready {
+                rel: log.rel.clone(),
+                doc: session_doc::failed_document(fields, &log.rel, &state),
+                appended: false,
+                failed: true,
+            }
+        }
+    }
+}
+
+/// The old document with what the log gained since, or `None` to read it whole.
+fn continued(
+    fields: &Fields,
+    searcher: &Searcher,
+    log: &LogFile,
+    pos: ScanPos,
+    address: DocAddress,
+) -> Option<Ready> {
+    if log.format != LogFormat::Plain {
+        return None;
+    }
+    let Continued::Appended {
+        messages,
+        title,
+        resume,
+        last_time,
+    } = session_text::read_continued(&log.abs, pos).ok()?
+    else {
+        return None;
+    };
+    let old: TantivyDocument = searcher.doc(address).ok()?;
+    let stored = session_doc::stored(fields, &old)?;
+    let mut all = stored.messages;
+    all.extend(messages);
+    let text = SessionText {
+        header: SessionHeader::new(stored.id, stored.created_at, stored.cwd),
+        title: title.or(stored.title),
+        messages: all,
+        resume,
+        last_time: last_time.unwrap_or(stored.last_time),
+    };
+    let state = LogState::new(&log.rel, &log.stamp, log.format, resume, false);
+    Some(Ready {
+        rel: log.rel.clone(),
+        doc: session_doc::document(fields, &log.rel, &text, &state),
+        appended: true,
+        failed: false,
+    })
+}

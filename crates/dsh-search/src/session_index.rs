@@ -1,0 +1,312 @@
+//! [`SessionIndex`]: the full-text index of one store — open it, keep it up to date
+//! ([`SessionIndex::refresh`], in `index_update`), search it with every hit checked against
+//! the store.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use tantivy::collector::TopDocs;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
+
+use crate::cache_location;
+use crate::engine::{self, Engine};
+use crate::error::SearchError;
+use crate::log_state::{Change, LogState};
+use crate::query_plan;
+use crate::query_syntax::{self, ParsedQuery};
+use crate::session_doc::{self, StoredSession};
+use crate::session_text;
+use crate::snippets::{self, Snippet};
+use crate::store_logs;
+use crate::text_analysis;
+
+/// Snippets per hit at most.
+const SNIPPETS_PER_HIT: usize = 3;
+/// How much a session active right now gains over an old one (a factor of `1 + RECENCY`).
+const RECENCY: f32 = 0.5;
+/// Age at which the recency gain has halved, in days.
+const RECENCY_HALF_LIFE_DAYS: f32 = 30.0;
+
+/// Where the index lives.
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    /// The index directory; `None` for the default under the platform cache dir.
+    pub index_dir: Option<PathBuf>,
+}
+
+/// A way to stop a running update or search early; cheap to clone and to check.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Ask the operations holding this token to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Progress of an update: `done` of `total` sessions are in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Progress {
+    pub done: usize,
+    pub total: usize,
+}
+
+/// What the index is doing, for a status line.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IndexStatus {
+    /// An update is running in this process.
+    pub updating: bool,
+    pub progress: Progress,
+    /// Another process holds the writer lock: this one searches what is committed.
+    pub busy_elsewhere: bool,
+    /// Something the user should know (index rebuilt, kept in memory only).
+    pub notice: Option<String>,
+}
+
+/// One session found by a search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    pub session_id: String,
+    /// Latest title, else the id.
+    pub label: String,
+    /// The session's title, when it has one.
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+    /// Header `createdAt`, Unix ms.
+    pub created_at: i64,
+    /// BM25 with the recency boost; higher is better.
+    pub score: f32,
+    pub snippets: Vec<Snippet>,
+}
+
+/// The full-text index of one store.
+pub struct SessionIndex {
+    pub(crate) root: PathBuf,
+    engine: RwLock<Arc<Engine>>,
+    pub(crate) status: Mutex<IndexStatus>,
+    pub(crate) analyzer: TextAnalyzer,
+}
+
+impl std::fmt::Debug for SessionIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionIndex")
+            .field("root", &self.root)
+            .field("engine", &self.engine)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SessionIndex {
+    /// Open (or create) the index of the store at `store_root`. A damaged index or one of
+    /// another format is rebuilt from nothing; when no directory can be used the index is
+    /// kept in memory. Either way [`status`](Self::status) carries a notice. Nothing is
+    /// written to the store.
+    pub fn open(store_root: &Path, options: &IndexOptions) -> Result<SessionIndex, SearchError> {
+        let dir = options
+            .index_dir
+            .clone()
+            .or_else(|| cache_location::default_index_dir(store_root));
+        let (engine, notice) = match dir {
+            Some(dir) => match engine::open_dir(&dir) {
+                Ok(opened) => opened,
+                Err(e) => (
+                    engine::in_memory()?,
+                    Some(format!("{e}; using an in-memory index for this run")),
+                ),
+            },
+            None => (
+                engine::in_memory()?,
+                Some("no cache directory; using an in-memory index for this run".into()),
+            ),
+        };
+        Ok(SessionIndex {
+            root: store_root.to_owned(),
+            engine: RwLock::new(Arc::new(engine)),
+            status: Mutex::new(IndexStatus {
+                notice,
+                ..IndexStatus::default()
+            }),
+            analyzer: text_analysis::analyzer(),
+        })
+    }
+
+    /// The store root this index covers.
+    pub fn store_root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The index directory (`None` when in memory).
+    pub fn index_dir(&self) -> Option<PathBuf> {
+        self.engine().dir.clone()
+    }
+
+    /// What the index is doing right now.
+    pub fn status(&self) -> IndexStatus {
+        lock(&self.status).clone()
+    }
+
+    pub(crate) fn engine(&self) -> Arc<Engine> {
+        self.engine
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Throw the index away and start an empty one in the same place (after damage found
+    /// while using it), with a notice.
+    pub(crate) fn rebuild(&self, why: &str) -> Result<(), SearchError> {
+        let old = self.engine();
+        let fresh = match &old.dir {
+            Some(dir) => {
+                engine::wipe(dir)?;
+                engine::open_dir(dir)?.0
+            }
+            None => engine::in_memory()?,
+        };
+        *self.engine.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(fresh);
+        lock(&self.status).notice = Some(format!("search index {why}; rebuilding it"));
+        Ok(())
+    }
+
+    /// Sessions matching `query`, best first, at most `limit` (see the crate docs for the
+    /// query language). An empty query finds nothing.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, SearchError> {
+        self.search_cancellable(query, limit, &Cancel::new())
+    }
+
+    /// [`search`](Self::search) that stops with [`SearchError::Cancelled`] once `cancel` is
+    /// set (checked between hits).
+    pub fn search_cancellable(
+        &self,
+        query: &str,
+        limit: usize,
+        cancel: &Cancel,
+    ) -> Result<Vec<SearchHit>, SearchError> {
+        let mut analyzer = self.analyzer.clone();
+        let parsed = query_syntax::parse(&mut analyzer, query)?;
+        if parsed.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let engine = self.engine();
+        engine.reader.reload()?;
+        let searcher = engine.reader.searcher();
+        let plan = query_plan::build(&engine.fields, &parsed);
+        let now = dsh_store::event::now_ms();
+        // Some hits may turn out stale; ask for a few more than needed.
+        let wanted = limit.saturating_mul(2).saturating_add(4);
+        let top = searcher.search(
+            &plan,
+            &TopDocs::with_limit(wanted).tweak_score(move |segment: &SegmentReader| {
+                let times = segment
+                    .fast_fields()
+                    .i64("time")
+                    .ok()
+                    .map(|c| c.first_or_default_col(0));
+                move |doc: DocId, score: Score| {
+                    let time = times.as_ref().map_or(0, |c| c.get_val(doc));
+                    score * recency_factor(now, time)
+                }
+            }),
+        )?;
+        let mut hits = Vec::with_capacity(limit.min(top.len()));
+        for (score, address) in top {
+            if cancel.is_cancelled() {
+                return Err(SearchError::Cancelled);
+            }
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let Some(stored) = session_doc::stored(&engine.fields, &doc) else {
+                continue;
+            };
+            if let Some(hit) = self.checked_hit(&mut analyzer, &parsed, stored, score) {
+                hits.push(hit);
+                if hits.len() == limit {
+                    break;
+                }
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The hit for `stored` as the store has it now: as indexed when its log is unchanged,
+    /// read afresh (and matched again) when it changed, dropped when it is gone.
+    fn checked_hit(
+        &self,
+        analyzer: &mut TextAnalyzer,
+        parsed: &ParsedQuery,
+        stored: StoredSession,
+        score: f32,
+    ) -> Option<SearchHit> {
+        let state = stored.state.as_ref()?;
+        let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
+        let format = if state.zstd {
+            dsh_store::reader::LogFormat::Zstd
+        } else {
+            dsh_store::reader::LogFormat::Plain
+        };
+        let current = if state.change(&stamp, format) == Change::Unchanged {
+            stored
+        } else {
+            fresh(&abs, format, &stored.path)?
+        };
+        let meta = [
+            Some(current.id.as_str()),
+            current.cwd.as_deref(),
+            current.title.as_deref(),
+        ];
+        let texts = current
+            .messages
+            .iter()
+            .map(|m| m.text.as_str())
+            .chain(meta.into_iter().flatten());
+        if !snippets::all_clauses_match(analyzer, parsed, texts) {
+            return None;
+        }
+        let snippets = snippets::snippets(analyzer, parsed, &current.messages, SNIPPETS_PER_HIT);
+        Some(SearchHit {
+            label: current.title.clone().unwrap_or_else(|| current.id.clone()),
+            session_id: current.id,
+            title: current.title,
+            cwd: current.cwd,
+            created_at: current.created_at,
+            score,
+            snippets,
+        })
+    }
+}
+
+/// A changed log read again, as a stored session would hold it.
+fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<StoredSession> {
+    let text = session_text::read_whole(abs, format).ok()?;
+    Some(StoredSession {
+        path: rel.to_owned(),
+        id: text.header.id.clone(),
+        cwd: text.header.cwd.clone(),
+        title: text.title,
+        created_at: text.header.created_at,
+        last_time: text.last_time,
+        messages: text.messages,
+        state: None::<LogState>,
+    })
+}
+
+/// `1 + RECENCY` for a session active now, halving its gain every half-life.
+fn recency_factor(now_ms: i64, time_ms: i64) -> f32 {
+    // Whole days are precise enough for a boost (and fit an f32 exactly).
+    let days = (now_ms.saturating_sub(time_ms)).max(0) / 86_400_000;
+    let age_days = f32::from(u16::try_from(days).unwrap_or(u16::MAX));
+    1.0 + RECENCY * 0.5f32.powf(age_days / RECENCY_HALF_LIFE_DAYS)
+}

@@ -1,0 +1,472 @@
+//! The session index end to end over real logs: projection parity, text handling,
+//! incremental updates, stale hits, damage, concurrent use.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap,
+    clippy::case_sensitive_file_extension_comparisons
+)] // test code
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use dsh_search::{Cancel, IndexOptions, SearchError, SessionIndex};
+use pretty_assertions::assert_eq;
+use support::Log;
+
+fn open(root: &Path, index_dir: &Path) -> SessionIndex {
+    SessionIndex::open(
+        root,
+        &IndexOptions {
+            index_dir: Some(index_dir.to_owned()),
+        },
+    )
+    .unwrap()
+}
+
+fn refresh(index: &SessionIndex) -> dsh_search::RefreshOutcome {
+    index.refresh(&Cancel::new(), &mut |_| {}).unwrap()
+}
+
+fn ids(index: &SessionIndex, q: &str) -> Vec<String> {
+    let mut ids: Vec<String> = index
+        .search(q, 50)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.session_id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+struct Fixture {
+    store: tempfile::TempDir,
+    cache: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        Fixture {
+            store: tempfile::tempdir().unwrap(),
+            cache: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn root(&self) -> &Path {
+        self.store.path()
+    }
+    fn index(&self) -> SessionIndex {
+        open(self.store.path(), &self.cache.path().join("search"))
+    }
+}
+
+#[test]
+fn projection_parity_only_what_a_snapshot_carries_is_found() {
+    let fx = Fixture::new();
+    let mut log = Log::create(fx.root(), "s1", "/src/app", 1);
+    let shadowed = log.user("shadowedword before compaction");
+    log.assistant("assistantword in a reply", "reasoningword thought");
+    log.tool_result("toolword output");
+    log.plugin("pluginword goal text");
+    log.reference_context("snapshotword earlier context");
+    log.steering("steeringword mid turn");
+    let last = log.user("userword direct");
+    let _ = last;
+    log.compact(shadowed, shadowed, "checkpointword summary");
+    log.title("Title words");
+    let index = fx.index();
+    let outcome = refresh(&index);
+    assert_eq!(outcome.indexed, 1);
+    let found = |w: &str| !ids(&index, &format!("{w} ")).is_empty();
+    for word in [
+        "assistantword",
+        "steeringword",
+        "userword",
+        "checkpointword",
+        "title",
+        "s1",
+        "app",
+    ] {
+        assert!(found(word), "{word} should be found");
+    }
+    for word in [
+        "shadowedword",
+        "reasoningword",
+        "toolword",
+        "pluginword",
+        "snapshotword",
+    ] {
+        assert!(!found(word), "{word} must not be found");
+    }
+    let hit = &index.search("userword", 5).unwrap()[0];
+    assert_eq!(hit.label, "Title words");
+    assert_eq!(hit.cwd.as_deref(), Some("/src/app"));
+    assert_eq!(hit.snippets.len(), 1);
+    assert_eq!(hit.snippets[0].role.as_str(), "user");
+    assert_eq!(hit.snippets[0].seq, 6);
+}
+
+#[test]
+fn text_handling_table() {
+    let fx = Fixture::new();
+    let sessions = [
+        (
+            "latin",
+            "We chose Kafka over Redis for the CAFÉ queue, naïvely.",
+        ),
+        ("cjk", "结账页面简体中文本地化 done"),
+        ("kana", "カタカナのテスト"),
+        ("hostile", "\u{1b}[2J<script>\u{202e}evilword\u{7}</script>"),
+        ("redis", "Only redis here, no streaming broker"),
+    ];
+    for (id, text) in sessions {
+        let mut log = Log::create(fx.root(), id, "/w", 1);
+        log.user(text);
+    }
+    let index = fx.index();
+    refresh(&index);
+    let cases: &[(&str, &[&str])] = &[
+        ("kafka", &["latin"]),
+        ("KAFKA ", &["latin"]),
+        ("kaf", &["latin"]),
+        ("kaf ", &[]),
+        ("cafe", &["latin"]),
+        ("Café", &["latin"]),
+        ("naive", &["latin"]),
+        ("redis", &["latin", "redis"]),
+        ("kafka redis", &["latin"]),
+        ("redis broker", &["redis"]),
+        ("\"kafka over redis\"", &["latin"]),
+        ("\"redis over kafka\"", &[]),
+        ("结账", &["cjk"]),
+        ("页面简体", &["cjk"]),
+        ("面简体中 ", &["cjk"]),
+        ("页结 ", &[]),
+        ("カタカナ", &["kana"]),
+        ("evilword", &["hostile"]),
+        ("script", &["hostile"]),
+        ("nothinglikethis", &[]),
+    ];
+    for (q, want) in cases {
+        assert_eq!(ids(&index, q), *want, "{q:?}");
+    }
+    let hostile = &index.search("evilword", 1).unwrap()[0].snippets[0];
+    assert!(
+        hostile.text.contains('\u{1b}'),
+        "text is data, made visible by the display"
+    );
+    let r = hostile.highlights[0].clone();
+    assert_eq!(&hostile.text[r], "evilword");
+}
+
+#[test]
+fn invalid_and_empty_queries() {
+    let fx = Fixture::new();
+    let index = fx.index();
+    assert!(matches!(
+        index.search("\"unbalanced", 5),
+        Err(SearchError::InvalidQuery { .. })
+    ));
+    assert_eq!(index.search("", 5).unwrap(), vec![]);
+    assert_eq!(index.search("...", 5).unwrap(), vec![]);
+}
+
+#[test]
+fn ranking_prefers_more_matches_then_recent_sessions() {
+    let fx = Fixture::new();
+    let mut a = Log::create(fx.root(), "many", "/w", 1);
+    a.user("kafka kafka kafka kafka partitions");
+    let mut b = Log::create(fx.root(), "once", "/w", 1);
+    b.user("kafka once, and a lot of other words to make this longer than the other one");
+    let index = fx.index();
+    refresh(&index);
+    let hits = index.search("kafka", 5).unwrap();
+    assert_eq!(hits[0].session_id, "many");
+    assert!(hits[0].score > hits[1].score);
+}
+
+#[test]
+fn incremental_append_compaction_delete_and_replace() {
+    let fx = Fixture::new();
+    let mut grow = Log::create(fx.root(), "grow", "/w", 1);
+    let first = grow.user("alpha beginning");
+    let mut gone = Log::create(fx.root(), "gone", "/w", 1);
+    gone.user("deletedword");
+    let mut swap = Log::create(fx.root(), "swap", "/w", 1);
+    swap.user("oldcontent");
+    let index = fx.index();
+    assert_eq!(refresh(&index).indexed, 3);
+    assert_eq!(refresh(&index).unchanged, 3);
+
+    // Append: continued from where the read stopped.
+    for i in 0..100 {
+        grow.user(&format!("appended{i} bravo"));
+    }
+    let outcome = refresh(&index);
+    assert_eq!(
+        (outcome.appended, outcome.indexed, outcome.unchanged),
+        (1, 0, 2)
+    );
+    assert_eq!(ids(&index, "appended99 "), vec!["grow"]);
+    assert_eq!(ids(&index, "alpha bravo"), vec!["grow"]);
+
+    // Compaction: the shadowed text disappears.
+    grow.compact(first, first, "summaryword");
+    let outcome = refresh(&index);
+    assert_eq!(outcome.indexed, 1, "a surface change reads the log whole");
+    assert_eq!(ids(&index, "alpha "), Vec::<String>::new());
+    assert_eq!(ids(&index, "summaryword"), vec!["grow"]);
+    assert_eq!(ids(&index, "appended5 "), vec!["grow"]);
+
+    // Delete and replace (another file renamed over the log).
+    fs::remove_dir_all(gone.path.parent().unwrap()).unwrap();
+    let tmp = swap.path.with_extension("new");
+    let header = fs::read_to_string(&swap.path).unwrap();
+    let header = header.lines().next().unwrap();
+    let line = r#"{"type":"user/message","seq":0,"time":5,"data":{"id":"x","role":"user","content":[{"type":"text","text":"newcontent"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#;
+    fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
+    fs::rename(&tmp, &swap.path).unwrap();
+    let outcome = refresh(&index);
+    assert_eq!((outcome.removed, outcome.indexed), (1, 1));
+    assert_eq!(ids(&index, "deletedword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "oldcontent"), Vec::<String>::new());
+    assert_eq!(ids(&index, "newcontent"), vec!["swap"]);
+}
+
+#[test]
+fn hits_are_checked_against_the_store_before_an_update() {
+    let fx = Fixture::new();
+    let mut a = Log::create(fx.root(), "a", "/w", 1);
+    let early = a.user("fleetingword");
+    a.user("stays");
+    let mut b = Log::create(fx.root(), "b", "/w", 1);
+    b.user("fleetingword too");
+    let index = fx.index();
+    refresh(&index);
+    assert_eq!(ids(&index, "fleetingword"), vec!["a", "b"]);
+    // Without a refresh: a's text is shadowed by a compaction, b's log removed.
+    a.compact(early, early, "summary");
+    fs::remove_file(&b.path).unwrap();
+    assert_eq!(ids(&index, "fleetingword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "stays"), vec!["a"]);
+}
+
+#[test]
+fn torn_tail_and_corrupt_logs() {
+    let fx = Fixture::new();
+    let mut a = Log::create(fx.root(), "torn", "/w", 1);
+    a.user("readable");
+    // A line still being written.
+    let mut f = fs::OpenOptions::new().append(true).open(&a.path).unwrap();
+    use std::io::Write;
+    f.write_all(br#"{"type":"user/message","seq":1,"time":1,"data":{"id":"x","role":"user","content":[{"type":"text","text":"halfwritten"#).unwrap();
+    let bad = Log::create(fx.root(), "bad", "/w", 1);
+    fs::write(&bad.path, "not json\n").unwrap();
+    let index = fx.index();
+    let outcome = refresh(&index);
+    assert_eq!((outcome.indexed, outcome.failed), (1, 1));
+    assert_eq!(ids(&index, "readable"), vec!["torn"]);
+    assert_eq!(ids(&index, "halfwritten"), Vec::<String>::new());
+    // The line is finished: the read continues where it stopped.
+    f.write_all(b" now\"}],\"source\":{\"kind\":\"user\"}},\"surfaceOp\":\"append\"}\n")
+        .unwrap();
+    let outcome = refresh(&index);
+    assert_eq!((outcome.appended, outcome.unchanged), (1, 1), "{outcome:?}");
+    assert_eq!(ids(&index, "halfwritten"), vec!["torn"]);
+}
+
+#[test]
+fn zstd_logs_are_indexed() {
+    let fx = Fixture::new();
+    let log = Log::create(fx.root(), "z", "/w", 1);
+    let mut tmp = Log {
+        path: log.path.clone(),
+        seq: 0,
+    };
+    tmp.user("compressedword");
+    let text = fs::read(&log.path).unwrap();
+    fs::write(
+        log.path.with_extension("jsonl.zstd"),
+        zstd::encode_all(&text[..], 3).unwrap(),
+    )
+    .unwrap();
+    fs::remove_file(&log.path).unwrap();
+    let index = fx.index();
+    refresh(&index);
+    assert_eq!(ids(&index, "compressedword"), vec!["z"]);
+}
+
+#[test]
+fn damaged_index_is_rebuilt_with_a_notice() {
+    let fx = Fixture::new();
+    let mut log = Log::create(fx.root(), "s", "/w", 1);
+    log.user("survivor");
+    let dir = fx.cache.path().join("search");
+    {
+        let index = fx.index();
+        refresh(&index);
+        assert_eq!(index.status().notice, None);
+    }
+    fs::write(dir.join("meta.json"), b"{ not json").unwrap();
+    let index = fx.index();
+    let notice = index.status().notice.unwrap();
+    assert!(notice.contains("rebuilding"), "{notice}");
+    assert_eq!(
+        ids(&index, "survivor"),
+        Vec::<String>::new(),
+        "nothing trusted from the damaged index"
+    );
+    refresh(&index);
+    assert_eq!(ids(&index, "survivor"), vec!["s"]);
+    drop(index);
+
+    // Damaged segment files.
+    for entry in fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".idx") || name.ends_with(".store") || name.ends_with(".fast") {
+            fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let index = fx.index();
+    assert!(index.status().notice.is_some());
+    refresh(&index);
+    assert_eq!(ids(&index, "survivor"), vec!["s"]);
+
+    // Another format.
+    drop(index);
+    fs::write(dir.join("dsh-search-format"), "dsh-search 0").unwrap();
+    let index = fx.index();
+    assert!(index.status().notice.unwrap().contains("another format"));
+}
+
+#[test]
+fn nothing_is_written_to_the_store() {
+    let fx = Fixture::new();
+    let mut log = Log::create(fx.root(), "s", "/w", 1);
+    log.user("word");
+    let before = tree(fx.root());
+    let index = fx.index();
+    refresh(&index);
+    index.search("word", 5).unwrap();
+    drop(index);
+    assert_eq!(tree(fx.root()), before);
+}
+
+fn tree(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        out.push(path.display().to_string());
+        if path.is_dir() {
+            out.extend(tree(&path));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn one_writer_at_a_time_readers_never_blocked() {
+    let fx = Fixture::new();
+    for i in 0..300 {
+        let mut log = Log::create(fx.root(), &format!("s{i:03}"), "/w", 1);
+        for j in 0..20 {
+            log.user(&format!(
+                "common word{j} session{i} lorem ipsum dolor sit amet"
+            ));
+        }
+    }
+    let writer = fx.index();
+    let second = fx.index();
+    let reader = fx.index();
+    std::thread::scope(|s| {
+        let w = s.spawn(|| refresh(&writer));
+        // Searches run (and may see partial results) while the first build runs.
+        let mut searched = 0;
+        while !w.is_finished() {
+            let _ = reader.search("common", 10).unwrap();
+            searched += 1;
+        }
+        let first = w.join().unwrap();
+        assert_eq!(first.indexed, 300);
+        assert!(searched > 0);
+    });
+    // While a writer exists, another one skips.
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let writer = &writer;
+        s.spawn(move || {
+            writer
+                .refresh(&Cancel::new(), &mut |_| {
+                    let _ = tx.send(());
+                    let _ = go_rx.recv();
+                })
+                .unwrap()
+        });
+        rx.recv().unwrap();
+        let busy = second.refresh(&Cancel::new(), &mut |_| {}).unwrap();
+        assert!(busy.busy);
+        assert!(second.status().busy_elsewhere);
+        assert_eq!(reader.search("session7 ", 10).unwrap().len(), 1);
+        drop(go_tx);
+    });
+    assert_eq!(ids(&reader, "session42 common").len(), 1);
+}
+
+#[test]
+fn cancel_stops_an_update_and_keeps_what_was_done() {
+    let fx = Fixture::new();
+    for i in 0..50 {
+        let mut log = Log::create(fx.root(), &format!("s{i:02}"), "/w", 1);
+        log.user("text");
+    }
+    let index = fx.index();
+    let cancel = Cancel::new();
+    let mut seen = 0;
+    let outcome = index
+        .refresh(&cancel, &mut |p| {
+            seen = p.done;
+            if p.done >= 5 {
+                cancel.cancel();
+            }
+        })
+        .unwrap();
+    assert!(outcome.cancelled);
+    assert!(outcome.indexed < 50, "{outcome:?}");
+    let rest = refresh(&index);
+    assert_eq!(rest.indexed + outcome.indexed, 50);
+    assert!(seen >= 5);
+}
+
+#[test]
+fn one_session_updated_without_listing_the_store() {
+    let fx = Fixture::new();
+    let mut a = Log::create(fx.root(), "a", "/w", 1);
+    a.user("first");
+    let mut b = Log::create(fx.root(), "b", "/w", 1);
+    b.user("other");
+    let index = fx.index();
+    refresh(&index);
+    a.user("secondword");
+    b.user("notyet");
+    let outcome = index.refresh_sessions(&["a", "missing"]).unwrap();
+    assert_eq!(
+        (outcome.appended, outcome.indexed, outcome.removed),
+        (1, 0, 0)
+    );
+    assert_eq!(ids(&index, "secondword"), vec!["a"]);
+    // b changed too but was not asked for: its hit is still checked against the store.
+    assert_eq!(
+        ids(&index, "notyet"),
+        Vec::<String>::new(),
+        "not indexed yet"
+    );
+    assert_eq!(refresh(&index).appended, 1);
+    assert_eq!(ids(&index, "notyet"), vec!["b"]);
+    // Nothing to do: nothing written.
+    let outcome = index.refresh_sessions(&["a", "b"]).unwrap();
+    assert_eq!(outcome.unchanged, 2);
+}

@@ -1,0 +1,233 @@
+//! `dsh-refs search QUERY [--limit N] [--json]` (docs/search.md): sessions ranked by what was
+//! said in them, from the full-text index (brought up to date first, with a progress bar on
+//! a terminal and nothing on a pipe).
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use crate::cli::json_escape::escape_json_controls;
+use dsh_reference::format_mention;
+use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
+use ratatui_mention::untrusted::visible_controls_line;
+use serde_json::{Map, Value, json};
+
+use super::error::CliError;
+use super::output::{local_time, write_stdout};
+use super::{Context, SearchArgs};
+use crate::tui::status_line::grouped_count;
+
+/// Least time between two redraws of the progress bar.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+/// Run the subcommand.
+pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
+    if !ctx.config.search.enabled {
+        return Err(CliError::Usage(
+            "search is disabled in the config ([search] enabled = false)".into(),
+        ));
+    }
+    let mut analyzer = dsh_search::text_analysis::analyzer();
+    match dsh_search::query_syntax::parse(&mut analyzer, &args.query) {
+        Ok(q) if q.is_empty() => {
+            return Err(invalid_query("nothing to search for"));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(CliError::Search(e)),
+    }
+    let options = IndexOptions {
+        index_dir: ctx.config.search.index_dir.clone(),
+    };
+    let index = SessionIndex::open(&ctx.store_root, &options)?;
+    if let Some(notice) = index.status().notice {
+        eprintln!("dsh-refs: {}", visible_controls_line(&notice));
+    }
+    let outcome = update(&index)?;
+    if outcome.busy {
+        eprintln!(
+            "dsh-refs: another process is updating the search index; searching what it has so far"
+        );
+    }
+    let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
+    let hits = match index.search(&args.query, limit) {
+        Ok(hits) => hits,
+        Err(e) => return Err(CliError::Search(e)),
+    };
+    let out = if args.json {
+        let text = serde_json::to_string_pretty(&json_hits(&hits))?;
+        format!("{}\n", escape_json_controls(&text))
+    } else {
+        human_hits(&hits, std::io::stdout().is_terminal())
+    };
+    write_stdout(&out)
+}
+
+/// Bring the index up to date, drawing a progress bar on stderr when it is a terminal.
+fn update(index: &SessionIndex) -> Result<dsh_search::RefreshOutcome, CliError> {
+    let terminal = std::io::stderr().is_terminal();
+    let mut last_draw: Option<Instant> = None;
+    let mut drawn = false;
+    let started = Instant::now();
+    let outcome = index
+        .refresh(&Cancel::new(), &mut |p| {
+            // Only a build that takes a while is worth a bar.
+            if !terminal || started.elapsed() < Duration::from_millis(200) {
+                return;
+            }
+            if last_draw.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) && p.done < p.total {
+                return;
+            }
+            last_draw = Some(Instant::now());
+            drawn = true;
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r{}", progress_bar(p.done, p.total, 30));
+            let _ = err.flush();
+        })?;
+    if drawn {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+    }
+    Ok(outcome)
+}
+
+/// `indexing 3 400 / 10 000 sessions [#####.....]`.
+pub fn progress_bar(done: usize, total: usize, width: usize) -> String {
+    let filled = (done * width)
+        .checked_div(total)
+        .unwrap_or(width)
+        .min(width);
+    format!(
+        "indexing {} / {} sessions [{}{}]",
+        grouped_count(done),
+        grouped_count(total),
+        "#".repeat(filled),
+        ".".repeat(width - filled)
+    )
+}
+
+/// An invalid query: a usage error (exit 2) with the search layer's code.
+fn invalid_query(reason: &str) -> CliError {
+    CliError::Search(SearchError::InvalidQuery {
+        reason: reason.to_owned(),
+    })
+}
+
+/// `[{sessionId, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}]`.
+fn json_hits(hits: &[SearchHit]) -> Value {
+    Value::Array(
+        hits.iter()
+            .map(|h| {
+                let mut m = Map::new();
+                m.insert("sessionId".into(), h.session_id.clone().into());
+                m.insert("label".into(), h.label.clone().into());
+                if let Some(cwd) = &h.cwd {
+                    m.insert("cwd".into(), cwd.clone().into());
+                }
+                m.insert("createdAt".into(), h.created_at.into());
+                m.insert(
+                    "mention".into(),
+                    format_mention(&h.session_id, Some(&h.label)).into(),
+                );
+                m.insert("score".into(), f64::from(h.score).into());
+                let snippets = h
+                    .snippets
+                    .iter()
+                    .map(|s| json!({"role": s.role.as_str(), "seq": s.seq, "text": s.text}))
+                    .collect();
+                m.insert("snippets".into(), Value::Array(snippets));
+                Value::Object(m)
+            })
+            .collect(),
+    )
+}
+
+/// One block per hit: label, then id · cwd · created, then the best snippet with the
+/// matches in bold on a terminal.
+fn human_hits(hits: &[SearchHit], colour: bool) -> String {
+    if hits.is_empty() {
+        return "no matching sessions\n".to_owned();
+    }
+    let mut out = String::new();
+    for h in hits {
+        let cwd = h.cwd.as_deref().unwrap_or("(no cwd)");
+        let _ = writeln!(
+            out,
+            "{}\n  {} · {} · {}",
+            visible_line(&h.label),
+            visible_line(&h.session_id),
+            visible_line(cwd),
+            local_time(h.created_at),
+        );
+        if let Some(s) = h.snippets.first() {
+            let _ = writeln!(
+                out,
+                "  {} #{}: {}",
+                s.role.as_str(),
+                s.seq,
+                highlighted(s, colour)
+            );
+        }
+    }
+    out
+}
+
+/// The snippet with its matches marked (bold on a terminal, plain otherwise), every piece
+/// made safe to print.
+fn highlighted(s: &Snippet, colour: bool) -> String {
+    let mut out = String::with_capacity(s.text.len() + 16);
+    let mut at = 0;
+    for r in &s.highlights {
+        let (Some(before), Some(hit)) = (s.text.get(at..r.start), s.text.get(r.clone())) else {
+            continue;
+        };
+        out.push_str(&visible_line(before));
+        if colour {
+            out.push_str("\x1b[1;4m");
+        }
+        out.push_str(&visible_line(hit));
+        if colour {
+            out.push_str("\x1b[0m");
+        }
+        at = r.end;
+    }
+    out.push_str(&visible_line(s.text.get(at..).unwrap_or("")));
+    out
+}
+
+/// One line of untrusted text for the terminal: controls as `\xNN`, bidi and other
+/// invisible formatting characters as `\u{XXXX}`.
+fn visible_line(text: &str) -> std::borrow::Cow<'_, str> {
+    visible_controls_line(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dsh_reference::TurnRole;
+
+    #[test]
+    fn counts_and_bar() {
+        assert_eq!(
+            progress_bar(3400, 10_000, 10),
+            "indexing 3 400 / 10 000 sessions [###.......]"
+        );
+        assert_eq!(progress_bar(0, 0, 4), "indexing 0 / 0 sessions [####]");
+    }
+
+    #[test]
+    fn hostile_snippets_are_shown_with_controls_visible() {
+        let s = Snippet {
+            role: TurnRole::User,
+            seq: 3,
+            time: 0,
+            text: "\u{1b}[2J<b>\u{202e}evil\u{7}".into(),
+            highlights: std::iter::once(10..14).collect(),
+        };
+        assert_eq!(highlighted(&s, false), "\\x1B[2J<b>\\u{202E}evil\\x07");
+        assert_eq!(
+            highlighted(&s, true),
+            "\\x1B[2J<b>\\u{202E}\u{1b}[1;4mevil\u{1b}[0m\\x07"
+        );
+    }
+}

@@ -1,0 +1,230 @@
+//! `dsh-refs search` as a user runs it: the real binary on a temporary store, a fresh cache
+//! dir (no index yet), JSON and human output, errors, several processes at once.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap,
+    clippy::case_sensitive_file_extension_comparisons
+)] // test code
+
+#[path = "../crates/dsh-search/tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use dsh_reference::format_mention;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use support::Log;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let fx = Fixture {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(fx.store()).unwrap();
+        fx.config("");
+        fx
+    }
+    fn store(&self) -> PathBuf {
+        self.dir.path().join("store")
+    }
+    fn cache(&self) -> PathBuf {
+        self.dir.path().join("cache")
+    }
+    fn config(&self, text: &str) {
+        std::fs::write(self.dir.path().join("config.toml"), text).unwrap();
+    }
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
+        c.arg("--store")
+            .arg(self.store())
+            .arg("--config")
+            .arg(self.dir.path().join("config.toml"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("DSH_REFS_STORE")
+            .env_remove("DSH_REFS_CONFIG")
+            .env("XDG_CACHE_HOME", self.cache())
+            .env("HOME", self.dir.path());
+        c
+    }
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+fn without_scores(mut v: Value) -> Value {
+    for hit in v.as_array_mut().unwrap() {
+        let score = hit.as_object_mut().unwrap().remove("score").unwrap();
+        assert!(score.as_f64().unwrap() > 0.0, "{score}");
+    }
+    v
+}
+
+fn tree(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(tree(&path));
+        }
+        out.push(path);
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn json_hits_on_a_fresh_machine() {
+    let fx = Fixture::new();
+    let mut kafka = Log::create(&fx.store(), "s-kafka", "/src/queue", 1_700_000_000_000);
+    kafka.user("Should we use Kafka or Redis for the job queue?");
+    kafka.assistant("We chose Kafka over Redis: replay matters.", "weighing");
+    kafka.title("Queue choice");
+    let mut cjk = Log::create(&fx.store(), "s-cjk", "/src/web", 1_700_000_000_001);
+    cjk.user("把结账页面简体中文本地化");
+    let before = tree(&fx.store());
+
+    let out = fx.run(&["search", "--json", "kafka redis"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no progress bar on a pipe");
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        without_scores(got),
+        json!([{
+            "sessionId": "s-kafka",
+            "label": "Queue choice",
+            "cwd": "/src/queue",
+            "createdAt": 1_700_000_000_000i64,
+            "mention": format_mention("s-kafka", Some("Queue choice")),
+            "snippets": [
+                {"role": "user", "seq": 0, "text": "Should we use Kafka or Redis for the job queue?"},
+                {"role": "assistant", "seq": 1, "text": "We chose Kafka over Redis: replay matters."},
+            ],
+        }])
+    );
+    // The index went to the cache dir, nothing into the store.
+    assert_eq!(tree(&fx.store()), before);
+    assert!(fx.cache().join("dsh-refs").is_dir());
+
+    let out = fx.run(&["search", "--json", "结账"]);
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(got[0]["sessionId"], "s-cjk");
+    assert_eq!(got[0]["snippets"][0]["text"], "把结账页面简体中文本地化");
+
+    let out = fx.run(&["search", "--json", "kaf"]);
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(got[0]["sessionId"], "s-kafka", "the last word is a prefix");
+}
+
+#[test]
+fn no_match_and_invalid_queries() {
+    let fx = Fixture::new();
+    let mut log = Log::create(&fx.store(), "s", "/w", 1);
+    log.user("hello");
+    let out = fx.run(&["search", "--json", "nowhere"]);
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "[]\n");
+    let out = fx.run(&["search", "nowhere"]);
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "no matching sessions\n");
+
+    let out = fx.run(&["search", "\"unbalanced"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unbalanced quote"),
+        "{}",
+        stderr(&out)
+    );
+    let out = fx.run(&["search", "--json", "\"unbalanced"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(err["error"]["code"], "SEARCH_INVALID_QUERY");
+    for args in [&["search", "  "][..], &["search", "--limit", "0", "x"][..]] {
+        let out = fx.run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    fx.config("[search]\nenabled = false\n");
+    let out = fx.run(&["search", "hello"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("disabled"));
+}
+
+#[test]
+fn human_output_shows_hostile_text_with_controls_visible() {
+    let fx = Fixture::new();
+    let index_dir = fx.dir.path().join("own-index");
+    fx.config(&format!(
+        "[search]\nindex_dir = {:?}\n",
+        index_dir.display().to_string()
+    ));
+    let mut log = Log::create(&fx.store(), "s-evil", "/w", 1);
+    log.user("\u{1b}[2J\u{202e}<b>evilword</b>\u{7}");
+    log.title("bad\u{1b}]0;title\u{7}");
+    let out = fx.run(&["search", "evilword"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("\\x1B[2J\\u{202E}<b>evilword</b>\\x07"),
+        "{text}"
+    );
+    assert!(text.contains("bad\\x1B]0;title\\x07"), "{text}");
+    assert!(text.contains("  user #0: "), "{text}");
+    assert!(
+        index_dir.join("meta.json").is_file(),
+        "config index_dir used"
+    );
+}
+
+#[test]
+fn several_processes_search_while_one_indexes() {
+    let fx = Fixture::new();
+    for i in 0..400 {
+        let mut log = Log::create(&fx.store(), &format!("s{i:03}"), "/w", i);
+        for j in 0..10 {
+            log.user(&format!(
+                "shared topic{j} number{i} with some filler words to index"
+            ));
+        }
+    }
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            fx.command(&["search", "--json", "--limit", "1000", "shared"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        // Whoever indexed sees everything; the others see what was committed so far.
+        assert!(hits.as_array().unwrap().len() <= 400);
+    }
+    let out = fx.run(&["search", "--json", "--limit", "1000", "shared number7 "]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 1);
+    let out = fx.run(&["search", "--json", "--limit", "1000", "shared"]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 400);
+}
