@@ -116,8 +116,9 @@ impl CliError {
     pub fn exit_status(&self) -> u8 {
         match self {
             CliError::Output(_) if self.is_closed_pipe() => 0,
-            CliError::Usage(_)
-            | CliError::Search(dsh_search::SearchError::InvalidQuery { .. }) => 2,
+            CliError::Usage(_) | CliError::Search(dsh_search::SearchError::InvalidQuery { .. }) => {
+                2
+            }
             _ => 1,
         }
     }

@@ -68,21 +68,20 @@ fn update(index: &SessionIndex) -> Result<dsh_search::RefreshOutcome, CliError> 
     let mut last_draw: Option<Instant> = None;
     let mut drawn = false;
     let started = Instant::now();
-    let outcome = index
-        .refresh(&Cancel::new(), &mut |p| {
-            // Only a build that takes a while is worth a bar.
-            if !terminal || started.elapsed() < Duration::from_millis(200) {
-                return;
-            }
-            if last_draw.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) && p.done < p.total {
-                return;
-            }
-            last_draw = Some(Instant::now());
-            drawn = true;
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r{}", progress_bar(p.done, p.total, 30));
-            let _ = err.flush();
-        })?;
+    let outcome = index.refresh(&Cancel::new(), &mut |p| {
+        // Only a build that takes a while is worth a bar.
+        if !terminal || started.elapsed() < Duration::from_millis(200) {
+            return;
+        }
+        if last_draw.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) && p.done < p.total {
+            return;
+        }
+        last_draw = Some(Instant::now());
+        drawn = true;
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r{}", progress_bar(p.done, p.total, 30));
+        let _ = err.flush();
+    })?;
     if drawn {
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[2K");

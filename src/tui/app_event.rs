@@ -6,8 +6,8 @@ use tokio::sync::mpsc;
 
 use std::sync::Arc;
 
-use super::session_preview::PreviewRequest;
 use super::search_indexing::IndexingEvent;
+use super::session_preview::PreviewRequest;
 use crate::agent::AgentEvent;
 use crate::agent::submit::{Submission, SubmitError};
 use dsh_reference::{CandidatePage, ReferenceError, ReferenceEstimate};
