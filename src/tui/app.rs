@@ -1112,6 +1112,8 @@ impl App {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
         } else if self.quit_armed() {
             " Ctrl+C again to quit"
+        } else if self.input.edit_refused() {
+            " not typed: an unclosed @[ would join the mention after it (paste @[…] whole)"
         } else if self.input.command_popup_active() {
             " ↑↓ move · Tab complete · Enter run · Esc close"
         } else if self.input.popup_active() {

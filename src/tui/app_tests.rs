@@ -1135,3 +1135,26 @@ async fn background_indexing_shows_progress_then_the_index_is_searchable() {
     let hits = index.search("alpha", 5).unwrap();
     assert_eq!(hits[0].session_id, "s-alpha");
 }
+
+#[tokio::test]
+async fn an_unclosed_bracket_before_a_mention_is_refused_with_a_hint() {
+    let mut h = harness(true);
+    let mention = dsh_reference::format_mention("s-alpha", Some("Alpha login bug"));
+    h.app
+        .handle_terminal_event(TermEvent::Paste(format!("{mention} why?")));
+    h.app.handle_terminal_event(key(KeyCode::Home));
+    type_text(&mut h.app, "@[");
+    // The `[` would have made one longer mention: the draft keeps the chip as it was.
+    assert_eq!(h.app.draft(), format!("@{mention} why?"));
+    let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+    assert!(
+        shown.contains("unclosed @[ would join the mention"),
+        "{shown}"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Right));
+    let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+    assert!(
+        !shown.contains("unclosed @["),
+        "a move clears the hint: {shown}"
+    );
+}

@@ -42,6 +42,8 @@ pub struct Draft {
     revision: u64,
     /// Bumped by every change of the text (the key of the layout cache).
     text_revision: u64,
+    /// The last edit would have changed a chip beside it and was not made.
+    refused: bool,
 }
 
 impl Default for Draft {
@@ -63,6 +65,7 @@ impl Draft {
             yank: String::new(),
             revision: 0,
             text_revision: 0,
+            refused: false,
         }
     }
 
@@ -221,17 +224,26 @@ impl Draft {
 
     /// The one place the text changes: snapshot for undo, replace, re-scan chips, snap caret.
     fn edit(&mut self, range: Range<usize>, insert: &str, coalesce: Option<Coalesce>) {
+        let start = range.start.min(self.text.len());
+        let end = range.end.clamp(start, self.text.len());
+        let mut text = self.text.clone();
+        text.replace_range(start..end, insert);
+        let chips = chip_spans(&text, &self.scheme);
+        // An edit next to a chip must not change it (`@[` typed right before one would
+        // make the grammar read one longer mention): such an edit is refused.
+        self.refused = !self.keeps_other_chips(start..end, insert.len(), &text, &chips);
+        if self.refused {
+            return;
+        }
         let extends = coalesce.is_some() && self.last_edit == coalesce.map(|k| (k, self.caret));
         if !extends {
             self.undo.push(Snapshot {
-                text: self.text.clone(),
+                text: std::mem::take(&mut self.text),
                 caret: self.caret,
             });
         }
-        let start = range.start.min(self.text.len());
-        let end = range.end.clamp(start, self.text.len());
-        self.text.replace_range(start..end, insert);
-        self.chips = chip_spans(&self.text, &self.scheme);
+        self.text = text;
+        self.chips = chips;
         self.caret = start + insert.len();
         self.snap_caret();
         self.last_edit = coalesce.map(|k| (k, self.caret));
@@ -239,10 +251,39 @@ impl Draft {
         self.text_revision += 1;
     }
 
+    /// Whether every chip outside the replaced `range` is still a chip with the same text
+    /// after the edit (shifted by the length change).
+    fn keeps_other_chips(
+        &self,
+        range: Range<usize>,
+        inserted: usize,
+        text: &str,
+        chips: &[Range<usize>],
+    ) -> bool {
+        let shift = |at: usize| at - (range.end - range.start) + inserted;
+        self.chips
+            .iter()
+            .filter(|c| c.end <= range.start || c.start >= range.end)
+            .all(|c| {
+                let moved = if c.start >= range.end {
+                    shift(c.start)..shift(c.end)
+                } else {
+                    c.clone()
+                };
+                chips.contains(&moved) && text.get(moved.clone()) == self.text.get(c.clone())
+            })
+    }
+
+    /// Whether the last edit was refused because it would have changed a chip next to it.
+    pub fn last_edit_refused(&self) -> bool {
+        self.refused
+    }
+
     // ----- caret ------------------------------------------------------------------------
 
     /// Moves the caret to `pos`, moved forward to the next unit boundary if it is not one.
     pub fn set_caret(&mut self, pos: usize) {
+        self.refused = false;
         self.caret = pos.min(self.text.len());
         self.snap_caret();
         self.last_edit = None;
@@ -287,6 +328,7 @@ impl Draft {
 
     fn move_to(&mut self, to: Option<usize>) -> bool {
         self.last_edit = None;
+        self.refused = false;
         match to {
             Some(to) if to != self.caret => {
                 self.caret = to;

@@ -117,6 +117,45 @@ fn typing_next_to_chips_stays_outside() {
 }
 
 #[test]
+fn an_edit_that_would_change_a_chip_beside_it_is_refused() {
+    let typed = |spec: &str, s: &str| {
+        let mut d = draft(spec);
+        let mut refused = Vec::new();
+        for c in s.chars() {
+            d.insert(&c.to_string());
+            refused.push(d.last_edit_refused());
+        }
+        (show(&d), refused)
+    };
+    // `@[` right before a chip would read as one longer mention with label `@[Alpha`.
+    assert_eq!(typed("|{A}", "@["), ("@|{A}".into(), vec![false, true]));
+    assert_eq!(
+        typed("x |{A}", "@[ "),
+        ("x @ |{A}".into(), vec![false, true, false])
+    );
+    // A label may hold spaces and `@[`: an unclosed `@[` anywhere before the chip joins it.
+    assert_eq!(typed("| {A}", "@["), ("@| {A}".into(), vec![false, true]));
+    // A closed one is plain text: pasted whole, the chip stays.
+    let mut d = draft("|{A}");
+    d.insert("@[x] ");
+    assert_eq!(
+        (show(&d), d.last_edit_refused()),
+        ("@[x] |{A}".into(), false)
+    );
+    // Deleting the `]` that keeps them apart is refused the same way.
+    let mut d = draft("@[x|]{A}");
+    d.delete_forward();
+    assert_eq!((show(&d), d.last_edit_refused()), ("@[x|]{A}".into(), true));
+    d.move_left();
+    assert!(!d.last_edit_refused(), "a caret move clears the refusal");
+    // Pasting it whole is refused too; the chip's text never changes.
+    let mut d = draft("|{A}");
+    d.insert("see @[");
+    assert_eq!(show(&d), "|{A}");
+    assert!(d.last_edit_refused());
+}
+
+#[test]
 fn pasted_and_recalled_mentions_become_chips() {
     let mut d = Draft::default();
     d.insert(&format!("look {A} and {B}"));

@@ -366,6 +366,12 @@ impl MentionInputState {
         draft.text().get(chip).map(str::to_owned)
     }
 
+    /// Whether the last key or paste was not applied because it would have changed the
+    /// mention beside the caret (a host says why).
+    pub fn edit_refused(&self) -> bool {
+        self.composer.draft().last_edit_refused()
+    }
+
     /// Whether a popup is open (Esc goes to it first).
     pub fn popup_active(&self) -> bool {
         matches!(
