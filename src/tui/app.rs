@@ -3,7 +3,7 @@
 //! one frame is drawn after each burst. Nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io;
 use std::sync::Arc;
@@ -108,6 +108,8 @@ pub struct App {
     history_file: Option<HistoryFile>,
     /// Working directories of sessions seen in listings, for the hint of a mention.
     known_cwds: HashMap<String, Option<String>>,
+    /// Sessions whose cwd was looked up for a chip's hint (each at most once).
+    cwd_lookups: HashSet<String>,
     /// Until when a second Ctrl+C on an empty draft quits.
     quit_armed_until: Option<Instant>,
     spinner_frame: usize,
@@ -176,6 +178,7 @@ impl App {
             screen: (0, 0),
             history_file: None,
             known_cwds: HashMap::new(),
+            cwd_lookups: HashSet::new(),
             quit_armed_until: None,
             spinner_frame: 0,
             turn_started: None,
@@ -484,12 +487,14 @@ impl App {
                     return;
                 }
                 self.handle_key(key);
+                self.look_up_chip_cwd();
             }
             TermEvent::Paste(text) => {
                 if self.picker.is_none() {
                     let outcome = self.input.handle_paste(&text);
                     self.handle_outcome(outcome);
                 }
+                self.look_up_chip_cwd();
                 self.dirty = true;
             }
             TermEvent::Mouse(mouse) => match mouse.kind {
@@ -696,6 +701,9 @@ impl App {
                 }
             }
             AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
+            AppEvent::ChipCwd { session_id, cwd } => {
+                self.known_cwds.insert(session_id, cwd);
+            }
             AppEvent::SessionsListed { query_id, result } => {
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_page(
@@ -1132,6 +1140,44 @@ impl App {
 
     /// What the mention at the caret refers to: ` @label · id · cwd` (the cwd when a
     /// listing showed it), untrusted text made visible.
+    /// Looks up, off the UI thread, the cwd of the session the chip at the caret names when
+    /// no listing has shown it yet (a recalled or pasted mention); the hint then shows it.
+    fn look_up_chip_cwd(&mut self) {
+        let Some(mention) = self.input.mention_at_caret() else {
+            return;
+        };
+        let Some(id) = parse_text(&mention)
+            .ok()
+            .and_then(|p| p.references.into_iter().next())
+            .map(|r| r.session_id)
+        else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        if self.known_cwds.contains_key(&id) || !self.cwd_lookups.insert(id.clone()) {
+            return;
+        }
+        let query: Arc<dyn dsh_store::SessionQuery> = match &self.sources {
+            Some(sources) => Arc::clone(sources) as Arc<dyn dsh_store::SessionQuery>,
+            None => Arc::new(self.store.clone()),
+        };
+        let tx = self.tx.clone();
+        runtime.spawn_blocking(move || {
+            let cwd = query
+                .list_sessions()
+                .ok()
+                .and_then(|list| list.iter().find(|h| h.id == id).map(|h| h.cwd.clone()));
+            if let Some(cwd) = cwd {
+                tx.send(AppEvent::ChipCwd {
+                    session_id: id,
+                    cwd,
+                });
+            }
+        });
+    }
+
     fn chip_hint(&self) -> Option<String> {
         let mention = self.input.mention_at_caret()?;
         let parsed = parse_text(&mention).ok()?;

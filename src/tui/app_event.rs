@@ -37,6 +37,12 @@ pub enum AppEvent {
         prepare_id: u64,
         result: Result<Submission, SubmitError>,
     },
+    /// The working directory of a session a chip names (for the hint line), looked up
+    /// because no listing had shown it.
+    ChipCwd {
+        session_id: String,
+        cwd: Option<String>,
+    },
     /// Rows for the `/resume` picker's listing `query_id`.
     SessionsListed {
         query_id: u64,

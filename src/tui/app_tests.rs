@@ -1158,3 +1158,16 @@ async fn an_unclosed_bracket_before_a_mention_is_refused_with_a_hint() {
         "a move clears the hint: {shown}"
     );
 }
+
+#[tokio::test]
+async fn a_pasted_mention_of_an_unlisted_session_shows_its_cwd_in_the_hint() {
+    let mut h = harness(true);
+    let mention = dsh_reference::format_mention("s-alpha", Some("Alpha login bug"));
+    h.app.handle_terminal_event(TermEvent::Paste(mention));
+    pump_until(&mut h.app, |app| app.known_cwds.contains_key("s-alpha")).await;
+    let shown = format!("{}", screen(&mut h.app, 120, 20).backend());
+    assert!(
+        shown.contains(&format!(" @Alpha login bug · s-alpha · {CWD}")),
+        "{shown}"
+    );
+}
