@@ -227,27 +227,6 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn truncation_table() {
-        let cases = [
-            ("short", 10, "short", "short"),
-            ("exactly10!", 10, "exactly10!", "exactly10!"),
-            ("/home/ana/src/billing", 10, "/home/ana…", "…c/billing"),
-            ("会话记录整理", 7, "会话记…", "…录整理"),
-            ("abc", 0, "", ""),
-        ];
-        for (text, cells, end, start) in cases {
-            assert_eq!(truncate_to_width(text, cells), end, "end {text:?} {cells}");
-            assert_eq!(
-                truncate_start_to_width(text, cells),
-                start,
-                "start {text:?} {cells}"
-            );
-            assert!(truncate_to_width(text, cells).width() <= cells);
-            assert!(truncate_start_to_width(text, cells).width() <= cells);
-        }
-    }
-
-    #[test]
     fn room_is_shared_between_id_and_cwd() {
         let cases = [
             ((40, 10, 10), (10, 10)),
