@@ -166,24 +166,13 @@ pub fn scan_meta(
     );
     let mut result = Ok(());
     loop {
-        let (at, record) = match lines.next_line() {
+        let (at, record) = match lines.next_record::<MetaRecord>() {
             Err(e) => {
                 result = Err(e);
                 break;
             }
             Ok(None) => break,
-            Ok(Some((at, body))) => (at, parse_line::<MetaRecord>(body)),
-        };
-        let record = match record {
-            Parsed::Record(r) => r,
-            Parsed::Other => continue,
-            Parsed::NotJson(reason) => {
-                if let Err(e) = lines.damaged(at, format!("not JSON: {reason}")) {
-                    result = Err(e);
-                    break;
-                }
-                continue;
-            }
+            Ok(Some(found)) => found,
         };
         if record.kind.as_deref() == Some("summary") {
             if let Some(s) = record.summary.filter(|s| !s.trim().is_empty()) {

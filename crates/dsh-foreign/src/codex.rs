@@ -157,7 +157,7 @@ pub fn scan_meta(
     );
     let mut damaged = false;
     while !(meta.first_user_seen && meta.native_id.is_some()) {
-        let (at, parsed) = match lines.next_line() {
+        let line = match lines.next_record::<Line>() {
             Err(e @ QueryError::Io { .. }) => return Err(e),
             Err(e) => {
                 tracing::warn!(error = %e, "Codex rollout damaged; listed with what was read");
@@ -165,19 +165,7 @@ pub fn scan_meta(
                 break;
             }
             Ok(None) => break,
-            Ok(Some((at, body))) => (at, parse_line::<Line>(body)),
-        };
-        let line = match parsed {
-            Parsed::Record(l) => l,
-            Parsed::Other => continue,
-            Parsed::NotJson(reason) => {
-                if let Err(e) = lines.damaged(at, format!("not JSON: {reason}")) {
-                    tracing::warn!(error = %e, "Codex rollout damaged; listed with what was read");
-                    damaged = true;
-                    break;
-                }
-                continue;
-            }
+            Ok(Some((_, line))) => line,
         };
         let Some(payload) = line.payload else {
             continue;

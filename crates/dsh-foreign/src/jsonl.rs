@@ -149,6 +149,21 @@ impl<R: BufRead> JsonlLines<R> {
         }
     }
 
+    /// The next line whose JSON has the shape `T`, with its position: lines of another
+    /// shape are skipped, a non-JSON line goes through the damage rule ([`Self::damaged`]).
+    pub fn next_record<T: DeserializeOwned>(&mut self) -> Result<Option<(LineAt, T)>, QueryError> {
+        loop {
+            let Some((at, body)) = self.next_line()? else {
+                return Ok(None);
+            };
+            match parse_line::<T>(body) {
+                Parsed::Record(record) => return Ok(Some((at, record))),
+                Parsed::Other => {}
+                Parsed::NotJson(reason) => self.damaged(at, format!("not JSON: {reason}"))?,
+            }
+        }
+    }
+
     /// Report damage on the line `at` (already read): corruption when anything follows it,
     /// else the torn tail that ends the file.
     pub fn damaged(&mut self, at: LineAt, reason: String) -> Result<(), QueryError> {
@@ -265,19 +280,10 @@ pub fn for_each_record<T: DeserializeOwned, R: BufRead>(
     lines: &mut JsonlLines<R>,
     on_record: &mut dyn FnMut(LineAt, T) -> Result<(), QueryError>,
 ) -> Result<(), QueryError> {
-    loop {
-        let parsed = match lines.next_line()? {
-            None => return Ok(()),
-            Some((at, body)) => (at, parse_line::<T>(body)),
-        };
-        match parsed {
-            (at, Parsed::Record(record)) => on_record(at, record)?,
-            (_, Parsed::Other) => {}
-            (at, Parsed::NotJson(reason)) => {
-                lines.damaged(at, format!("not JSON: {reason}"))?;
-            }
-        }
+    while let Some((at, record)) = lines.next_record::<T>()? {
+        on_record(at, record)?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
