@@ -99,6 +99,12 @@ pub fn log_in(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String>
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}; skipped", dir.display())),
     }
+    log_in_listed(dir)
+}
+
+/// [`log_in`] for a directory its project's listing just showed to be a directory (not a
+/// link): one `lstat` of the log instead of two.
+fn log_in_listed(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String> {
     for (name, format) in [
         (LOG_FILE, LogFormat::Plain),
         (ZSTD_LOG_FILE, LogFormat::Zstd),
@@ -114,10 +120,40 @@ pub fn log_in(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String>
                 ));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            // The directory itself is gone or no longer one: not a session (any more).
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Ok(None),
             Err(e) => return Err(format!("{}: {e}; skipped", path.display())),
         }
     }
     Ok(None)
+}
+
+/// The entries of one directory: its subdirectories sorted by name, and its entries that
+/// are links or special files as warnings (never followed). One pass, no `stat` per entry
+/// where the file system reports entry types.
+fn list_dir(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<String>)> {
+    let mut subdirs = Vec::new();
+    let mut odd = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            subdirs.push(entry.path());
+        } else if !kind.is_file()
+            && let Ok(meta) = fs::symlink_metadata(entry.path())
+        {
+            odd.push(format!(
+                "{} is {}, not a directory of the store; skipped",
+                entry.path().display(),
+                nofollow::describe(&meta)
+            ));
+        }
+    }
+    subdirs.sort();
+    odd.sort();
+    Ok((subdirs, odd))
 }
 
 /// Subdirectories of `dir`, sorted by name (entries that are links are not directories).
@@ -133,29 +169,6 @@ pub fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Entries of `dir` that are symbolic links or special files, as warnings (a link in place
-/// of a project or session directory is never followed).
-fn odd_entries(dir: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let meta = fs::symlink_metadata(e.path()).ok()?;
-            (!meta.is_dir() && !meta.is_file()).then(|| {
-                format!(
-                    "{} is {}, not a directory of the store; skipped",
-                    e.path().display(),
-                    nofollow::describe(&meta)
-                )
-            })
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 /// A directory mtime that can vouch for an unchanged directory next time.
 fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
     let mtime = meta.modified().ok()?;
@@ -165,8 +178,6 @@ fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
 
 #[derive(Debug, Default)]
 struct SessionEntry {
-    /// Trusted mtime of the session directory when last examined.
-    dir_mtime: Option<SystemTime>,
     log: Option<(LogLocation, Stamp)>,
     header: Option<SessionHeader>,
     /// Why this directory is not listed (unreadable, a link, a bad header), as a warning.
@@ -189,7 +200,8 @@ pub struct HeaderIndex {
     root_mtime: Option<SystemTime>,
     projects: BTreeMap<PathBuf, ProjectEntry>,
     last: Option<Arc<Vec<SessionHeader>>>,
-    by_id: HashMap<String, LogLocation>,
+    /// Every listed log by session id, with its stamp as of the last check.
+    by_id: HashMap<String, (LogLocation, Stamp)>,
     /// Ids with logs under two projects: the first two paths found (reads refuse them).
     duplicates: HashMap<String, (PathBuf, PathBuf)>,
     /// Links at the root level, as warnings.
@@ -239,7 +251,7 @@ impl HeaderIndex {
                 };
                 sessions.push(SessionRecord {
                     name,
-                    dir_mtime: entry.dir_mtime.and_then(FileTime::from_system),
+                    dir_mtime: None,
                     log,
                     header: entry.header.clone(),
                 });
@@ -301,7 +313,6 @@ impl HeaderIndex {
                 project.sessions.insert(
                     dir.join(&session.name),
                     SessionEntry {
-                        dir_mtime: None,
                         header,
                         log,
                         skipped: None,
@@ -315,12 +326,25 @@ impl HeaderIndex {
 
     /// Logs of every listed session, as of the last refresh.
     pub fn locations(&self) -> impl Iterator<Item = &LogLocation> {
-        self.by_id.values()
+        self.by_id.values().map(|(loc, _)| loc)
     }
 
     /// The log of a listed session, as of the last refresh.
     pub fn location_of(&self, id: &str) -> Option<&LogLocation> {
-        self.by_id.get(id)
+        self.by_id.get(id).map(|(loc, _)| loc)
+    }
+
+    /// The log of a listed session and its stamp, if every log was stat-ed less than
+    /// `max_age` ago (so the stamp is that fresh).
+    /// Also returns when that check began.
+    pub fn checked_stamp(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Option<(&LogLocation, Stamp, Instant)> {
+        let checked = self.logs_checked.filter(|t| t.elapsed() < max_age)?;
+        let (loc, stamp) = self.by_id.get(id)?;
+        Some((loc, *stamp, checked))
     }
 
     /// The two logs of an id found under two projects by the last refresh.
@@ -374,7 +398,7 @@ impl HeaderIndex {
         let mut changed = self.last.is_none();
         let root_mtime = root_meta.modified().ok();
         if self.root_mtime.is_none() || self.root_mtime != root_mtime {
-            let names = sorted_subdirs(root).map_err(|e| io_err(root, e))?;
+            let (names, odd) = list_dir(root).map_err(|e| io_err(root, e))?;
             // Relisting the root alone is not worth persisting (writing the index file
             // itself changes the root's mtime); a different set of projects is.
             self.touched |= !names.iter().eq(self.projects.keys());
@@ -385,7 +409,7 @@ impl HeaderIndex {
             }
             self.projects = projects;
             self.root_mtime = trusted_mtime(&root_meta);
-            self.odd = odd_entries(root);
+            self.odd = odd;
             changed = true;
         }
         let check_logs = self
@@ -394,28 +418,41 @@ impl HeaderIndex {
         if check_logs {
             self.logs_checked = Some(Instant::now());
         }
+        let mut restamped = false;
         for (project_dir, project) in &mut self.projects {
             let (project_changed, read) = refresh_project(project_dir, project, check_logs);
             changed |= project_changed;
             self.touched |= read;
+            restamped |= read;
         }
         if !changed && let Some(last) = &self.last {
+            if restamped {
+                // Same sessions, but some log changed: keep the stamps current.
+                for entry in self.projects.values().flat_map(|p| p.sessions.values()) {
+                    if let (Some(h), Some((loc, stamp))) = (&entry.header, &entry.log)
+                        && let Some(known) = self.by_id.get_mut(&h.id)
+                        && known.0 == *loc
+                    {
+                        known.1 = *stamp;
+                    }
+                }
+            }
             return Ok(Arc::clone(last));
         }
-        let mut by_id: HashMap<String, LogLocation> = HashMap::new();
+        let mut by_id: HashMap<String, (LogLocation, Stamp)> = HashMap::new();
         let mut duplicates = HashMap::new();
         let mut headers = Vec::new();
         for project in self.projects.values() {
             for entry in project.sessions.values() {
-                let (Some(h), Some((loc, _))) = (&entry.header, &entry.log) else {
+                let (Some(h), Some((loc, stamp))) = (&entry.header, &entry.log) else {
                     continue;
                 };
-                if let Some(first) = by_id.get(&h.id) {
+                if let Some((first, _)) = by_id.get(&h.id) {
                     duplicates
                         .entry(h.id.clone())
                         .or_insert_with(|| (first.path.clone(), loc.path.clone()));
                 } else {
-                    by_id.insert(h.id.clone(), loc.clone());
+                    by_id.insert(h.id.clone(), (loc.clone(), *stamp));
                     headers.push(h.clone());
                 }
             }
@@ -456,8 +493,8 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
     let rescan = project.mtime.is_none() || project.mtime != meta.modified().ok();
     if rescan {
         read = true;
-        match sorted_subdirs(dir) {
-            Ok(names) => {
+        match list_dir(dir) {
+            Ok((names, odd)) => {
                 let mut sessions = BTreeMap::new();
                 for name in names {
                     let entry = project.sessions.remove(&name).unwrap_or_default();
@@ -466,7 +503,7 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
                 changed |= !project.sessions.is_empty();
                 project.sessions = sessions;
                 project.skipped = None;
-                project.odd = odd_entries(dir);
+                project.odd = odd;
             }
             Err(e) => {
                 project.sessions.clear();
@@ -495,13 +532,10 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
 /// Revalidate one session directory by a stat of its log; returns whether its header may
 /// have changed, and sets `read` when more than metadata was read.
 fn refresh_session(dir: &Path, entry: &mut SessionEntry, read: &mut bool) -> bool {
-    let dir_meta = fs::symlink_metadata(dir).ok();
-    entry.dir_mtime = dir_meta.as_ref().and_then(trusted_mtime);
-    let found = match log_in(dir) {
+    let found = match log_in_listed(dir) {
         Ok(found) => found,
         Err(warning) => {
             // Never settled: looked at again next time (permissions may come back).
-            entry.dir_mtime = None;
             entry.skipped = Some(warning);
             None
         }

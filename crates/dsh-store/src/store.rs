@@ -81,7 +81,7 @@ impl Inner {
                         stamp,
                         format,
                         resume: None,
-                        title: t.title,
+                        title: t.title.map(Arc::from),
                     },
                 );
             }
@@ -122,7 +122,7 @@ impl Inner {
                 log,
                 stamp,
                 resume: cached.resume.map(index_file::resume_record),
-                title: cached.title.clone(),
+                title: cached.title.as_deref().map(str::to_owned),
             });
         }
         IndexRecord::new(root_mtime, projects, records)
@@ -164,7 +164,7 @@ struct CachedTitle {
     format: LogFormat,
     /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
     resume: Option<ScanPos>,
-    title: Option<String>,
+    title: Option<Arc<str>>,
 }
 
 /// A session's latest title and when it was last revalidated.
@@ -406,7 +406,7 @@ impl SessionStore {
                 stamp,
                 format: loc.format,
                 resume,
-                title: title.or(c.title),
+                title: title.map(Arc::from).or(c.title),
             });
         }
         let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
@@ -420,8 +420,43 @@ impl SessionStore {
             stamp,
             format: loc.format,
             resume,
-            title,
+            title: title.map(Arc::from),
         })
+    }
+
+    /// The title of a listed session whose log every listing stat-ed less than `max_age`
+    /// ago, if the title cache holds it for that very stamp: no syscall. `None`: ask
+    /// [`read_title`](SessionQuery::read_title).
+    /// Also returns when that check began (the title is as fresh as that).
+    fn title_from_last_check(&self, id: &str, max_age: Duration) -> Option<RecentTitle> {
+        // Lock order: headers, then titles (nothing holds titles while taking headers).
+        let headers = lock(&self.inner.headers);
+        if headers.duplicate_of(id).is_some() {
+            return None;
+        }
+        let (loc, stamp, checked) = headers.checked_stamp(id, max_age)?;
+        let titles = lock(&self.inner.titles);
+        let cached = titles.get(&loc.path)?;
+        (cached.stamp == stamp && cached.format == loc.format)
+            .then(|| (cached.title.clone(), checked))
+    }
+
+    /// [`read_title`](SessionQuery::read_title) as a shared string.
+    fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
+        let (loc, meta) = self.find(id)?;
+        let stamp = Stamp::of(&meta);
+        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        if let Some(c) = &cached
+            && c.stamp == stamp
+            && c.format == loc.format
+        {
+            return Ok(c.title.clone());
+        }
+        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
+        self.inner.titles_dirty.store(true, Ordering::Relaxed);
+        let title = fresh.title.clone();
+        lock(&self.inner.titles).insert(loc.path, fresh);
+        Ok(title)
     }
 }
 
@@ -492,20 +527,7 @@ impl SessionQuery for SessionStore {
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
-        let (loc, meta) = self.find(id)?;
-        let stamp = Stamp::of(&meta);
-        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
-        if let Some(c) = &cached
-            && c.stamp == stamp
-            && c.format == loc.format
-        {
-            return Ok(c.title.clone());
-        }
-        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
-        self.inner.titles_dirty.store(true, Ordering::Relaxed);
-        let title = fresh.title.clone();
-        lock(&self.inner.titles).insert(loc.path, fresh);
-        Ok(title)
+        Ok(self.read_title_shared(id)?.as_deref().map(str::to_owned))
     }
 
     fn read_title_recent(
@@ -519,12 +541,13 @@ impl SessionQuery for SessionStore {
             return Ok(title.clone());
         }
         let checked = Instant::now();
-        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+        let title = self.read_title_shared(id)?;
         lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
         Ok(title)
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
+        self.inner.ensure_loaded();
         let now = Instant::now();
         let mut recent = lock(&self.inner.recent_titles);
         f(&mut |id: &str| {
@@ -533,8 +556,13 @@ impl SessionQuery for SessionStore {
             {
                 return Ok(title.clone());
             }
+            // The listing's own check of every log is recent enough: no stat needed.
+            if let Some((title, checked)) = self.title_from_last_check(id, max_age) {
+                recent.insert(id.to_owned(), (title.clone(), checked));
+                return Ok(title);
+            }
             let checked = Instant::now();
-            let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
+            let title = self.read_title_shared(id)?;
             recent.insert(id.to_owned(), (title.clone(), checked));
             Ok(title)
         });
