@@ -7,7 +7,8 @@
 //! right after the first frame, and again in a second round after WAIT_MS (default 1500) of
 //! idle, when the listing started in the background has arrived. The header/title index is
 //! kept in `STORE.probe-cache` (run `dsh-refs --store STORE candidates` with
-//! `XDG_CACHE_HOME` set to it once for a warm start). Prints every run and the medians.
+//! `XDG_CACHE_HOME` set to it once for a warm start). Full-text search indexing is off
+//! unless `DSH_PROBE_SEARCH` is set. Prints every run and the medians.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // probe code: a failure should stop it
 #![allow(clippy::cast_precision_loss)] // milliseconds for printing
 
@@ -20,6 +21,10 @@ use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 const ROWS: u16 = 36;
 const COLS: u16 = 120;
+/// The offline provider; `DSH_PROBE_SEARCH=1` keeps the full-text indexing the app starts
+/// (on a large store it reads every log in the background and competes for the cores).
+const CONFIG: &str = "[model]\nprovider = \"offline\"\n";
+const CONFIG_NO_SEARCH: &str = "[model]\nprovider = \"offline\"\n[search]\nenabled = false\n";
 /// Longest wait for anything before a run is reported as failed.
 const GIVE_UP: Duration = Duration::from_secs(30);
 
@@ -59,7 +64,8 @@ fn run_once(bin: &Path, store: &Path, scratch: &Path, idle_before_key: Duration)
         })
         .unwrap();
     let config = scratch.join("config.toml");
-    std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
+    let search = std::env::var_os("DSH_PROBE_SEARCH").is_some();
+    std::fs::write(&config, if search { CONFIG } else { CONFIG_NO_SEARCH }).unwrap();
     let project = scratch.join("project");
     std::fs::create_dir_all(&project).unwrap();
     let mut cmd = CommandBuilder::new(bin);

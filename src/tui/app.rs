@@ -248,6 +248,19 @@ impl App {
         }
     }
 
+    /// List the sessions and read their titles in the background, so the first `@` popup
+    /// or `/resume` answers from memory; the first frame never waits for it.
+    pub fn warm_listing(&self) {
+        let Some(refs) = self.refs.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
+                tracing::debug!(error = %e.message, "listing not warmed");
+            }
+        });
+    }
+
     /// Start keeping the full-text index of the store up to date in the background (its
     /// progress shows in the status line).
     pub fn start_search_indexing(&mut self, options: IndexOptions) {

@@ -40,6 +40,8 @@ pub struct CandidateView {
     starts: Vec<usize>,
     /// When the titles were read.
     built: Instant,
+    /// How long reading them took.
+    cost: Duration,
 }
 
 /// Append `text` lowercased (exactly `str::to_lowercase`, ASCII without a copy).
@@ -93,6 +95,7 @@ impl CandidateView {
             folded,
             starts,
             built,
+            cost: built.elapsed(),
         })
     }
 
@@ -271,6 +274,9 @@ impl CandidateView {
 /// an older one is rebuilt before answering.
 const STALE_LIMIT: Duration = Duration::from_secs(10);
 
+/// A view is rebuilt no sooner than this many times the time its build took.
+const REBUILD_SPACING: u32 = 10;
+
 /// The newest [`CandidateView`] of a service, shared by its clones.
 #[derive(Debug, Default)]
 pub struct ViewCache {
@@ -309,14 +315,22 @@ impl ViewCache {
             && Arc::ptr_eq(view.sessions(), sessions)
         {
             let age = view.built().elapsed();
-            if age < max_age {
+            // Rebuilt at most once per ten times its own cost, so a large store is never
+            // re-read continuously.
+            if age < max_age.max(view.cost * REBUILD_SPACING) {
                 return Some(view);
             }
             if age < STALE_LIMIT && self.refresh_in_background(query, max_age) {
                 return Some(view);
             }
         }
-        let view = Arc::new(build_view(query.as_ref(), sessions, max_age, cancelled)?);
+        let view = Arc::new(build_view(
+            query.as_ref(),
+            sessions,
+            max_age,
+            false,
+            cancelled,
+        )?);
         self.store(&view);
         Some(view)
     }
@@ -337,7 +351,7 @@ impl ViewCache {
         let (cache, query) = (Arc::clone(self), Arc::clone(query));
         runtime.spawn_blocking(move || {
             if let Ok(sessions) = query.list_sessions()
-                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, || false)
+                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, true, || false)
             {
                 cache.store(&Arc::new(view));
             }
@@ -347,13 +361,23 @@ impl ViewCache {
     }
 }
 
-/// A view of `sessions` with titles at most `max_age` old.
+/// A view of `sessions` with titles at most `max_age` old. In the `background`, titles are
+/// looked up one by one, so listings answered meanwhile are never held up by the store's
+/// title lock.
 fn build_view(
     query: &dyn SessionQuery,
     sessions: &Arc<Vec<SessionHeader>>,
     max_age: Duration,
+    background: bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<CandidateView> {
+    if background {
+        return CandidateView::build(
+            Arc::clone(sessions),
+            |id| query.read_title_recent(id, max_age),
+            cancelled,
+        );
+    }
     let mut view = None;
     query.with_recent_titles(max_age, &mut |read_title| {
         view = CandidateView::build(Arc::clone(sessions), &mut *read_title, &cancelled);

@@ -153,6 +153,20 @@ impl SessionReferences {
         .await?
     }
 
+    /// List the sessions and read every title into the folded view, so the first `@` or
+    /// `/resume` listing answers from memory (the app runs this in the background at start).
+    pub async fn warm_listing(&self, cancel: &CancellationToken) -> Result<(), ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            views.view(&store, &sessions, TITLE_MAX_AGE, || token.is_cancelled());
+            Ok(())
+        })
+        .await?
+    }
+
     /// Up to `limit` exact matches of `query` in `scope` (like [`list_candidates`]), the
     /// number of all exact matches, and the closest fuzzy matches when there is none.
     /// `limit` defaults to `candidate_limit`; `0` is invalid.

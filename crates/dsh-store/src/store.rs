@@ -167,6 +167,9 @@ struct CachedTitle {
     title: Option<Arc<str>>,
 }
 
+/// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
+const SWEEP_CHUNK: usize = 1024;
+
 /// A session's latest title and when it was last revalidated.
 type RecentTitle = (Option<Arc<str>>, Instant);
 
@@ -441,6 +444,27 @@ impl SessionStore {
             .then(|| (cached.title.clone(), checked))
     }
 
+    /// Run the header index's periodic stat of every log on a thread of its own, a chunk
+    /// per hold of the lock, so a listing never waits for it (docs/session-store.md:
+    /// caches). The thread holds the store only while it works on a chunk.
+    fn sweep_in_background(&self) {
+        let store = Arc::downgrade(&self.inner);
+        let run = move || {
+            while let Some(inner) = store.upgrade() {
+                if lock(&inner.headers).sweep_step(SWEEP_CHUNK) {
+                    return;
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("dsh-store-sweep".into())
+            .spawn(run)
+        {
+            tracing::debug!(error = %e, "no sweep thread; checking every log now");
+            while !lock(&self.inner.headers).sweep_step(SWEEP_CHUNK) {}
+        }
+    }
+
     /// [`read_title`](SessionQuery::read_title) as a shared string.
     fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
         let (loc, meta) = self.find(id)?;
@@ -523,7 +547,15 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         self.inner.ensure_loaded();
-        lock(&self.inner.headers).refresh(self.root())
+        let (list, sweep) = {
+            let mut headers = lock(&self.inner.headers);
+            let list = headers.refresh_deferring(self.root())?;
+            (list, headers.take_sweep_wanted())
+        };
+        if sweep {
+            self.sweep_in_background();
+        }
+        Ok(list)
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
