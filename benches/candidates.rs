@@ -24,15 +24,14 @@ use tokio_util::sync::CancellationToken;
 
 fn list_candidates(c: &mut Criterion) {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let (root, name) = match std::env::var_os("DSH_CANDIDATES_BENCH_STORE") {
-        Some(store) => (std::path::PathBuf::from(store), "list_candidates_store"),
-        None => {
-            fixtures::write_many_sessions(tmp.path(), 10_000);
-            // Directory mtimes younger than 2 s are not trusted by the listing (same-tick
-            // changes would not show); a warm store is one nobody changed in the last moments.
-            std::thread::sleep(std::time::Duration::from_millis(2_100));
-            (tmp.path().to_owned(), "list_candidates_10k")
-        }
+    let (root, name) = if let Some(store) = std::env::var_os("DSH_CANDIDATES_BENCH_STORE") {
+        (std::path::PathBuf::from(store), "list_candidates_store")
+    } else {
+        fixtures::write_many_sessions(tmp.path(), 10_000);
+        // Directory mtimes younger than 2 s are not trusted by the listing (same-tick
+        // changes would not show); a warm store is one nobody changed in the last moments.
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        (tmp.path().to_owned(), "list_candidates_10k")
     };
     // The index lives in a cache directory of the bench's own.
     let cache = tmp.path().join("cache");

@@ -2,9 +2,9 @@
 //! feeds its output to a VT100 parser and times (1) start to the first drawn frame and
 //! (2) the `@` key to the first candidate rows in the popup.
 //!
-//! `startup_probe BIN STORE [RUNS] [WAIT_MS]`: BIN is `target/release/dsh-refs`, STORE a
+//! `startup_probe BIN STORE [RUNS] [WAIT_MS]`: `BIN` is `target/release/dsh-refs`, STORE a
 //! store such as `prepare_big many` writes (its titles start with `topic`). `@` is typed
-//! right after the first frame, and again in a second round after WAIT_MS (default 1500) of
+//! right after the first frame, and again in a second round after `WAIT_MS` (default 1500) of
 //! idle, when the listing started in the background has arrived. The header/title index is
 //! kept in `STORE.probe-cache` (run `dsh-refs --store STORE candidates` with
 //! `XDG_CACHE_HOME` set to it once for a warm start). Full-text search indexing is off

@@ -66,7 +66,7 @@ impl CandidateView {
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
         for (n, header) in sessions.iter().enumerate() {
-            if n % 1024 == 0 && cancelled() {
+            if n.is_multiple_of(1024) && cancelled() {
                 return None;
             }
             let title = match read_title(&header.id) {
@@ -224,7 +224,7 @@ impl CandidateView {
         let mut seen = 0usize;
         self.for_each_match(&needle, |position| {
             seen += 1;
-            if seen % 4096 == 0 && cancelled() {
+            if seen.is_multiple_of(4096) && cancelled() {
                 interrupted = true;
                 return false;
             }
@@ -467,7 +467,10 @@ mod tests {
                 .map(|(n, (id, cwd, answer))| {
                     // Ids are unique in a listing.
                     let id = format!("{id}#{n}");
-                    (SessionHeader::new(id, 100 - n as i64, cwd), answer)
+                    (
+                        SessionHeader::new(id, 100 - i64::try_from(n).unwrap(), cwd),
+                        answer,
+                    )
                 })
                 .collect()
         })

@@ -816,7 +816,7 @@ mod tests {
                 root,
                 if n % 2 == 0 { "--p--" } else { "--q--" },
                 id,
-                n as i64,
+                i64::try_from(n).unwrap(),
             );
         }
         backdate(root);
