@@ -429,3 +429,39 @@ fn a_damaged_foreign_log_is_reported_like_a_damaged_dsh_log() {
             .any(|r| r["sessionId"] == CLAUDE_MAIN)
     );
 }
+
+#[test]
+fn the_foreign_line_limit_is_the_configured_store_limit() {
+    let fx = Fixture::new();
+    let path = fx
+        .claude()
+        .join("projects/-home-dev-shop/5f1c2d3e-0000-4000-8000-000000000001.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    // A valid record off the chain, 10 000 bytes long, as line 3.
+    let long = json!({"type": "user", "uuid": "off-chain", "parentUuid": null,
+        "message": {"role": "user", "content": "x".repeat(10_000)}});
+    lines.insert(2, long.to_string());
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mention = format!("see {}", format_mention(CLAUDE_MAIN, None));
+    let sources = format!(
+        "[sources]\nclaude_code = {:?}\ncodex = {:?}\n",
+        fx.claude().display().to_string(),
+        fx.codex().display().to_string()
+    );
+    // Under the default limit (16 MiB) the line is read (and is off the chain).
+    let v = ok_json(&fx.run(&["prepare", "--session", "target", "--json", &mention]));
+    assert!(v["context"]["content"][0]["text"].is_string());
+    // Lowered in the config, the same line is damage before the end: corruption named by
+    // file and line, as for a dsh log.
+    fx.config(&format!("[store]\nmax_line_bytes = 4096\n{sources}"));
+    let out = fx.run(&["prepare", "--session", "target", "--json", &mention]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "SESSION_REFERENCE_READ_FAILED");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(":3: corrupt session log") && message.contains("4096"),
+        "{message}"
+    );
+}

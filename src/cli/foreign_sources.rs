@@ -43,8 +43,9 @@ fn index_file(origin: Origin, logs: &Path) -> Option<PathBuf> {
     Some(index_path(&dirs.cache_dir().join("foreign"), origin, logs))
 }
 
-/// The foreign sources this run reads.
-pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
+/// The foreign sources this run reads, with the dsh store's line limit `max_line_bytes`
+/// (`store.max_line_bytes`), so a foreign log is bounded exactly like a dsh log.
+pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource> {
     if !ctx.foreign_sources {
         return Vec::new();
     }
@@ -60,7 +61,7 @@ pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
                 origin,
                 index_file: index_file(origin, &root),
                 root,
-                max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+                max_line_bytes,
                 clean_title: plain_fallback_title,
             }))
         })
@@ -70,7 +71,8 @@ pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
 /// The dsh store and this run's foreign sources as one query.
 pub fn open_sources(ctx: &Context, store: &SessionStore) -> Arc<SessionSources> {
     let dsh: Arc<dyn SessionQuery> = Arc::new(store.clone());
-    Arc::new(SessionSources::new(dsh, foreign_sources(ctx)))
+    let foreign = foreign_sources(ctx, store.limits().max_line_bytes);
+    Arc::new(SessionSources::new(dsh, foreign))
 }
 
 /// The refusal for writing to (resuming, sending to) a foreign session, if `id` is one.

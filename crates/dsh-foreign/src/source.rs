@@ -7,11 +7,13 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use dsh_store::listing::newest_first;
 use dsh_store::query::TitleLookup;
-use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
+use dsh_store::{
+    QueryError, RecentTitles, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor,
+};
 
 use super::log_meta::{LogMeta, TitleCleaner};
 use super::origin::Origin;
@@ -66,11 +68,8 @@ struct Inner {
     config: SourceConfig,
     state: Mutex<State>,
     loaded: OnceLock<()>,
-    recent: Mutex<HashMap<String, RecentTitle>>,
+    recent: RecentTitles,
 }
-
-/// A session's title and when it was last revalidated.
-type RecentTitle = (Option<Arc<str>>, Instant);
 
 #[derive(Debug, Default)]
 struct State {
@@ -132,7 +131,7 @@ impl ForeignSource {
                 config,
                 state: Mutex::new(State::default()),
                 loaded: OnceLock::new(),
-                recent: Mutex::new(HashMap::new()),
+                recent: RecentTitles::new(),
             }),
         }
     }
@@ -483,19 +482,13 @@ impl SessionQuery for ForeignSource {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        if let Some((title, checked)) = lock(&self.inner.recent).get(id)
-            && checked.elapsed() < max_age
-        {
-            return Ok(title.clone());
-        }
-        let checked = Instant::now();
-        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
-        lock(&self.inner.recent).insert(id.to_owned(), (title.clone(), checked));
-        Ok(title)
+        self.inner.recent.get(id, max_age, |id| self.read_title(id))
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
-        f(&mut |id: &str| self.read_title_recent(id, max_age));
+        self.inner
+            .recent
+            .with_lookup(max_age, &|id| self.read_title(id), f);
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
