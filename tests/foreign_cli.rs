@@ -353,6 +353,27 @@ fn prepare_one_of_each_gives_only_the_visible_conversations() {
     let refs = context["source"]["references"].as_array().unwrap();
     assert_eq!(refs[1]["sessionId"], CLAUDE_MAIN);
     assert_eq!(refs[2]["compacted"], true);
+    // Where each comes from is listed beside the snapshot, not inside it.
+    assert_eq!(
+        v["references"],
+        json!([
+            {"sessionId": "dsh-shop", "origin": "dsh"},
+            {"sessionId": CLAUDE_MAIN, "origin": "claude-code"},
+            {"sessionId": CODEX_COMPACT, "origin": "codex"}
+        ])
+    );
+    let human = fx.run(&["prepare", "--session", "target", &text]);
+    let human = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        human.contains(&format!(
+            "claude ({CLAUDE_MAIN}) · 7 of 7 messages · from Claude Code"
+        )),
+        "{human}"
+    );
+    assert!(
+        human.contains("dsh (dsh-shop) · 2 of 2 messages\n"),
+        "{human}"
+    );
     // Sending the same message logs the snapshot in the dsh session only.
     let sent = fx.run(&["send", "--session", "target", &text]);
     assert!(
@@ -463,5 +484,43 @@ fn the_foreign_line_limit_is_the_configured_store_limit() {
     assert!(
         message.contains(":3: corrupt session log") && message.contains("4096"),
         "{message}"
+    );
+}
+
+#[test]
+fn a_dsh_session_with_a_namespaced_id_is_listed_as_a_dsh_session() {
+    let fx = Fixture::new();
+    // A dsh session deliberately named like the Codex rollout: the dsh store wins.
+    fx.write(
+        CODEX_MAIN,
+        Some("/home/dev/shop"),
+        1_800_000_000_000,
+        vec![user("my own dsh session")],
+    );
+    let v = ok_json(&fx.run(&["sessions", "--json"]));
+    let row = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == CODEX_MAIN)
+        .unwrap();
+    assert_eq!(row["origin"], "dsh", "{row}");
+    let c = ok_json(&fx.run(&["candidates", "--session", "target", "--json"]));
+    let row = c
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == CODEX_MAIN)
+        .unwrap();
+    assert_eq!(row["origin"], "dsh", "{row}");
+    let human = String::from_utf8(fx.run(&["sessions"]).stdout).unwrap();
+    let line = human.lines().find(|l| l.contains(CODEX_MAIN)).unwrap();
+    assert!(!line.contains("[codex]"), "{line}");
+    // And it can be written to: it is not read-only.
+    let sent = fx.run(&["send", "--session", CODEX_MAIN, "hello again"]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
     );
 }

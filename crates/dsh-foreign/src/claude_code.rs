@@ -375,7 +375,8 @@ mod tests {
     fn chain_of(records: &[serde_json::Value]) -> Vec<u64> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
-        let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+        let lines: Vec<String> = records.iter().map(ToString::to_string).collect();
+        let text = lines.join("\n") + "\n";
         std::fs::write(&path, text).unwrap();
         let file = File::open(&path).unwrap();
         chain_lines(&path, &file, 1 << 20).unwrap().0

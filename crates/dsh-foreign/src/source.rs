@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use dsh_store::listing::newest_first;
+use dsh_store::listing::{Stamp, newest_first};
 use dsh_store::query::TitleLookup;
 use dsh_store::{
     QueryError, RecentTitles, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor,
@@ -42,11 +42,11 @@ impl SourceConfig {
     /// The logs directory for a configured path: `<path>/projects` (Claude Code) or
     /// `<path>/sessions` (Codex) when that exists, so both the tool's home and the logs
     /// directory itself are accepted.
-    pub fn logs_dir(origin: Origin, configured: &Path) -> PathBuf {
+    pub fn logs_dir(origin: &Origin, configured: &Path) -> PathBuf {
         let sub = match origin {
             Origin::ClaudeCode => "projects",
             Origin::Codex => "sessions",
-            Origin::Dsh => return configured.to_owned(),
+            Origin::Dsh | Origin::Other(_) => return configured.to_owned(),
         };
         let nested = configured.join(sub);
         if nested.is_dir() {
@@ -137,8 +137,8 @@ impl ForeignSource {
     }
 
     /// The tool this source reads.
-    pub fn origin(&self) -> Origin {
-        self.inner.config.origin
+    pub fn origin(&self) -> &Origin {
+        &self.inner.config.origin
     }
 
     /// The logs directory.
@@ -198,7 +198,7 @@ impl ForeignSource {
     fn leaf_dirs(&self) -> Result<Vec<PathBuf>, QueryError> {
         let root = self.root();
         let top = subdirs(root).map_err(|e| io_err(root, e))?;
-        if self.origin() != Origin::Codex {
+        if *self.origin() != Origin::Codex {
             return Ok(top);
         }
         let mut days = Vec::new();
@@ -230,7 +230,7 @@ impl ForeignSource {
         match self.origin() {
             Origin::ClaudeCode => !stem.is_empty() && !stem.starts_with("agent-"),
             Origin::Codex => stem.starts_with("rollout-"),
-            Origin::Dsh => false,
+            Origin::Dsh | Origin::Other(_) => false,
         }
     }
 
@@ -248,7 +248,7 @@ impl ForeignSource {
             Origin::Codex => {
                 codex::scan_meta(path, meta, config.max_line_bytes, config.clean_title)
             }
-            Origin::Dsh => Ok(LogMeta::default()),
+            Origin::Dsh | Origin::Other(_) => Ok(LogMeta::default()),
         };
         result.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "unreadable foreign log; skipped");
@@ -366,7 +366,7 @@ impl ForeignSource {
 
     /// A listed session's log and its current listing facts (revalidated by metadata).
     fn locate(&self, id: &str) -> Result<(PathBuf, LogMeta), QueryError> {
-        if Origin::split_id(id).map(|(o, _)| o) != Some(self.origin()) {
+        if Origin::split_id(id).map(|(o, _)| o).as_ref() != Some(self.origin()) {
             return Err(QueryError::NotFound { id: id.to_owned() });
         }
         if self.path_of(id).is_none() {
@@ -457,7 +457,7 @@ impl Drop for Inner {
             return;
         }
         let index = SourceIndex::new(
-            self.config.origin,
+            &self.config.origin,
             &self.config.root,
             ForeignSource::snapshot(state, &self.config.root),
         );
@@ -489,6 +489,12 @@ impl SessionQuery for ForeignSource {
         self.inner
             .recent
             .with_lookup(max_age, &|id| self.read_title(id), f);
+    }
+
+    fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
+        let (path, _) = self.locate(id)?;
+        let meta = fs::metadata(&path).map_err(|e| io_err(&path, e))?;
+        Ok(Some(Stamp::of(&meta)))
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {

@@ -9,10 +9,13 @@ use std::time::{Duration, Instant};
 
 use super::query::{QueryError, TitleLookup};
 
+/// A session's title and the instant it was read.
+type Remembered = (Option<Arc<str>>, Instant);
+
 /// Titles by session id, each with the instant it was read.
 #[derive(Debug, Default)]
 pub struct RecentTitles {
-    memo: Mutex<HashMap<String, (Option<Arc<str>>, Instant)>>,
+    memo: Mutex<HashMap<String, Remembered>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -22,7 +25,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// The memo's answer for `id` if it was revalidated less than `max_age` before `now`, else
 /// `read`'s answer, remembered as of the moment the read started.
 fn answer(
-    memo: &mut HashMap<String, (Option<Arc<str>>, Instant)>,
+    memo: &mut HashMap<String, Remembered>,
     id: &str,
     now: Instant,
     max_age: Duration,
