@@ -524,3 +524,45 @@ fn a_dsh_session_with_a_namespaced_id_is_listed_as_a_dsh_session() {
         String::from_utf8_lossy(&sent.stderr)
     );
 }
+
+#[test]
+fn no_command_writes_anything_under_the_foreign_roots() {
+    let fx = Fixture::new();
+    // Found the way a user's are: in the default directories under HOME.
+    fx.config("");
+    let roots = [fx.claude(), fx.codex()];
+    let before: Vec<_> = roots.iter().map(|r| tree(r)).collect();
+    let mention = format!(
+        "compare {} and {}",
+        format_mention(CLAUDE_MAIN, Some("claude")),
+        format_mention(CODEX_MAIN, Some("codex"))
+    );
+    let runs: [&[&str]; 8] = [
+        &["sessions"],
+        &["sessions", "--json"],
+        &["candidates", "--session", "target", "--query", "cart"],
+        &["candidates", "--session", CLAUDE_MAIN, "--json"],
+        &["prepare", "--session", "target", "--json", &mention],
+        &["send", "--session", "target", &mention],
+        &["search", "cart"],
+        &["send", "--session", CLAUDE_MAIN, "refused"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let out = fx.run(args);
+        // Everything succeeds but the refused send to a read-only session.
+        assert_eq!(
+            out.status.success(),
+            i != 7,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after: Vec<_> = roots.iter().map(|r| tree(r)).collect();
+        assert!(after == before, "{args:?} changed a foreign directory");
+    }
+    // The listing caches went to the cache dir, not next to the logs.
+    let cached: Vec<String> = fs::read_dir(fx.dir.path().join("cache/dsh-refs/foreign"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(cached.len(), 2, "{cached:?}");
+}
