@@ -11,7 +11,7 @@ use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::encoding::{self, Compression};
 use super::error::StoreError;
@@ -22,6 +22,7 @@ use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
 use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::recent_titles::RecentTitles;
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
 use super::writer::SessionWriter;
 use super::{cache, nofollow};
@@ -48,7 +49,7 @@ struct Inner {
     /// A title was scanned since the index file was read.
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
-    recent_titles: Mutex<HashMap<String, RecentTitle>>,
+    recent_titles: RecentTitles,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
     /// `store.compression`: which encoding writers use.
@@ -170,9 +171,6 @@ struct CachedTitle {
 /// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
 const SWEEP_CHUNK: usize = 1024;
 
-/// A session's latest title and when it was last revalidated.
-type RecentTitle = (Option<Arc<str>>, Instant);
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -248,7 +246,7 @@ impl SessionStore {
                 titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
-                recent_titles: Mutex::new(HashMap::new()),
+                recent_titles: RecentTitles::new(),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -430,18 +428,21 @@ impl SessionStore {
     /// The title of a listed session whose log every listing stat-ed less than `max_age`
     /// ago, if the title cache holds it for that very stamp: no syscall. `None`: ask
     /// [`read_title`](SessionQuery::read_title).
-    /// Also returns when that check began (the title is as fresh as that).
-    fn title_from_last_check(&self, id: &str, max_age: Duration) -> Option<RecentTitle> {
+    fn title_from_last_check(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Option<Result<Option<String>, QueryError>> {
         // Lock order: headers, then titles (nothing holds titles while taking headers).
         let headers = lock(&self.inner.headers);
         if headers.duplicate_of(id).is_some() {
             return None;
         }
-        let (loc, stamp, checked) = headers.checked_stamp(id, max_age)?;
+        let (loc, stamp, _) = headers.checked_stamp(id, max_age)?;
         let titles = lock(&self.inner.titles);
         let cached = titles.get(&loc.path)?;
         (cached.stamp == stamp && cached.format == loc.format)
-            .then(|| (cached.title.clone(), checked))
+            .then(|| Ok(cached.title.as_deref().map(str::to_owned)))
     }
 
     /// Run the header index's periodic stat of every log on a thread of its own, a chunk
@@ -567,37 +568,20 @@ impl SessionQuery for SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
-            && checked.elapsed() < max_age
-        {
-            return Ok(title.clone());
-        }
-        let checked = Instant::now();
-        let title = self.read_title_shared(id)?;
-        lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
-        Ok(title)
+        self.inner
+            .recent_titles
+            .get(id, max_age, |id| self.read_title(id))
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         self.inner.ensure_loaded();
-        let now = Instant::now();
-        let mut recent = lock(&self.inner.recent_titles);
-        f(&mut |id: &str| {
-            if let Some((title, checked)) = recent.get(id)
-                && now.saturating_duration_since(*checked) < max_age
-            {
-                return Ok(title.clone());
-            }
-            // The listing's own check of every log is recent enough: no stat needed.
-            if let Some((title, checked)) = self.title_from_last_check(id, max_age) {
-                recent.insert(id.to_owned(), (title.clone(), checked));
-                return Ok(title);
-            }
-            let checked = Instant::now();
-            let title = self.read_title_shared(id)?;
-            recent.insert(id.to_owned(), (title.clone(), checked));
-            Ok(title)
-        });
+        // A title the listing's own check of its log vouches for needs no stat. The memo
+        // then remembers it as of this lookup, so it may be up to twice `max_age` old.
+        let read = |id: &str| {
+            self.title_from_last_check(id, max_age)
+                .unwrap_or_else(|| self.read_title(id))
+        };
+        self.inner.recent_titles.with_lookup(max_age, &read, f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
