@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod chunk;
+pub mod compact_surface;
 mod create_lock;
 pub mod dsh_compat;
 pub mod encoding;
@@ -27,5 +28,5 @@ pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, So
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use store::SessionStore;
-pub use surface_scan::{EventReread, SurfaceScan, SurfaceVisitor};
+pub use surface_scan::{EventAt, EventReread, SurfaceOrder, SurfaceScan, SurfaceVisitor};
 pub use writer::{NewEvent, SessionWriter};

@@ -171,13 +171,22 @@ pub fn open_file(path: &Path) -> Result<File, QueryError> {
 
 /// Open a log for a streaming scan.
 pub fn open_log(path: &Path, format: LogFormat) -> Result<Box<dyn BufRead + Send>, QueryError> {
-    let mut file = open_file(path)?;
+    let file = open_file(path)?;
+    open_stream(path, file, format)
+}
+
+/// A line source over the already open log `file` (for a `.zstd` log: decompressed as it is
+/// read, never held whole).
+pub fn open_stream(
+    path: &Path,
+    file: File,
+    format: LogFormat,
+) -> Result<Box<dyn BufRead + Send>, QueryError> {
     Ok(match format {
         LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
-            let mut data = Vec::new();
-            file.read_to_end(&mut data).map_err(|e| io_err(path, e))?;
-            Box::new(BufReader::with_capacity(256 * 1024, ZstdFrames::new(data)))
+            let frames = ZstdFrames::from_file(file).map_err(|e| io_err(path, e))?;
+            Box::new(BufReader::with_capacity(256 * 1024, frames))
         }
     })
 }
