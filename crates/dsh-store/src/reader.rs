@@ -438,7 +438,7 @@ fn read_line(
         if chunk.is_empty() {
             return Ok(read);
         }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(at) => (at + 1, true),
             None => (chunk.len(), false),
         };
