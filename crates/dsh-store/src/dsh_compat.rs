@@ -883,6 +883,59 @@ mod tests {
     }
 
     #[test]
+    fn frames_stream_from_a_file_across_blocks_skippable_frames_and_a_torn_end() {
+        // A frame of many blocks (over 128 KiB, incompressible in parts), a skippable
+        // frame, a small frame, then a frame cut short.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let big: Vec<u8> = (0..600_000)
+            .map(|i| {
+                if i % 97 == 0 {
+                    b'\n'
+                } else {
+                    rng.alphanumeric() as u8
+                }
+            })
+            .collect();
+        let mut data = zstd::encode_all(&big[..], 3).unwrap();
+        data.extend_from_slice(&0x184D_2A53u32.to_le_bytes());
+        data.extend_from_slice(&5u32.to_le_bytes());
+        data.extend_from_slice(b"12345");
+        data.extend(encode_frame(b"tail line\n").unwrap());
+        let whole_len = data.len();
+        let cut = encode_frame(b"never seen\n").unwrap();
+        data.extend_from_slice(&cut[..cut.len() - 3]);
+        let mut want = big.clone();
+        want.extend_from_slice(b"tail line\n");
+        for bytes in [data.clone(), data[..whole_len].to_vec()] {
+            let file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut &file, &bytes).unwrap();
+            let mut out = Vec::new();
+            ZstdFrames::from_file(file)
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            assert!(out == want, "{} bytes read", out.len());
+            let mut out = Vec::new();
+            ZstdFrames::new(bytes).read_to_end(&mut out).unwrap();
+            assert!(out == want);
+        }
+        // Walking agrees with zstd's own frame size on every frame.
+        let spans: Vec<u64> = frame_spans(&data[..whole_len])
+            .iter()
+            .map(|(a, b)| (b - a) as u64)
+            .collect();
+        let data = Compressed::Memory(data.into());
+        let mut at = 0u64;
+        let mut sizes = Vec::new();
+        while let FrameAt::Complete { end, .. } = walk_frame(&data, at, whole_len as u64).unwrap() {
+            sizes.push(end - at);
+            at = end;
+        }
+        assert_eq!(at, whole_len as u64);
+        assert_eq!(sizes, spans);
+    }
+
+    #[test]
     fn decoded_frames_know_their_boundaries() {
         let a = encode_frame(b"h\n").unwrap();
         let b = encode_frame(b"one\ntwo\n").unwrap();

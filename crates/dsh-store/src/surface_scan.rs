@@ -159,13 +159,6 @@ impl SurfaceScan {
         }
     }
 
-    fn on_surface(&self, seq: u64) -> bool {
-        match &self.order {
-            Order::Seqs(seqs) => seqs.contains(&seq),
-            Order::Compact(c) => c.contains(seq),
-        }
-    }
-
     /// Read the surface events `seqs` again, returned in the order asked. A seq that is not
     /// on the surface, or a line that no longer holds its event, is an error. For a store
     /// log this reads the log again; [`reread_at`](Self::reread_at) seeks instead.
@@ -177,12 +170,10 @@ impl SurfaceScan {
     /// Read the surface events `wanted` again by where their lines are (as the visitor was
     /// told), returned in the order asked. Same errors as [`reread`](Self::reread).
     pub fn reread_at(&mut self, wanted: &[(u64, EventAt)]) -> Result<Vec<Event>, QueryError> {
-        if let Some(&(seq, _)) = wanted.iter().find(|(s, _)| !self.on_surface(*s)) {
-            let path = match &self.events {
-                EventSource::Log(log) => log.path.clone(),
-                _ => PathBuf::new(),
-            };
-            return Err(not_on_surface(&path, seq));
+        if let (EventSource::Log(log), Order::Compact(surface)) = (&self.events, &self.order)
+            && let Some(&(seq, _)) = wanted.iter().find(|(s, _)| !surface.contains(*s))
+        {
+            return Err(not_on_surface(&log.path, seq));
         }
         match &mut self.events {
             EventSource::External(source) => {
