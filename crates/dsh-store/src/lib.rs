@@ -15,6 +15,7 @@ pub mod index_file;
 pub mod kinds;
 pub mod listing;
 pub mod lone_surrogates;
+mod message_line;
 pub mod nofollow;
 pub mod paths;
 pub mod query;

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
 use super::lone_surrogates;
+use super::message_line;
 use super::query::QueryError;
 
 /// Longest header line accepted (bytes).
@@ -502,8 +503,22 @@ pub(crate) fn decode_line_limited(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
-    let raw: RawRecord = serde_json::from_slice(&lone_surrogates::repair(body))
-        .map_err(|e| format!("unparsable line: {e}"))?;
+    let body = lone_surrogates::repair(body);
+    if let Some(event) = message_line::decode(&body, next_seq) {
+        return Ok(vec![event]);
+    }
+    decode_exact(&body, next_seq, limits)
+}
+
+/// [`decode_line_limited`] without the fast path for message lines: the reference decoder,
+/// on a line already repaired of lone surrogates.
+pub(crate) fn decode_exact(
+    body: &[u8],
+    next_seq: u64,
+    limits: &Limits,
+) -> Result<Vec<Event>, String> {
+    let raw: RawRecord =
+        serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
         if raw.seq0 != Some(next_seq) {
             return Err(format!(
