@@ -99,6 +99,19 @@ impl RetentionWindow {
         self.tracked.len()
     }
 
+    /// The seqs of the held items (surface order) and of the counted ones (ascending).
+    pub fn seen_seqs(&self) -> Vec<u64> {
+        let mut seqs: Vec<u64> = self.tracked.iter().map(|t| t.seq).collect();
+        for (w, &word) in self.dropped_bits.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                seqs.push(w as u64 * 64 + u64::from(bits.trailing_zeros()));
+                bits &= bits - 1;
+            }
+        }
+        seqs
+    }
+
     /// The counted items, and the held ones in surface order: `(seq, where, sizes)`.
     pub fn finish(self) -> (DroppedPrefix, Vec<(u64, EventAt, ItemSize)>) {
         let held = self
@@ -131,6 +144,15 @@ impl RetentionWindow {
         }
     }
 
+    fn clear_dropped(&mut self, seq: u64) {
+        let word = usize::try_from(seq / 64)
+            .ok()
+            .and_then(|w| self.dropped_bits.get_mut(w));
+        if let Some(w) = word {
+            *w &= !(1 << (seq % 64));
+        }
+    }
+
     fn recount_lead(&mut self) {
         self.lead = self
             .tracked
@@ -149,6 +171,7 @@ impl RetentionWindow {
                 hits.insert(seq);
             } else if self.is_dropped(seq) {
                 dropped_gone += 1;
+                self.clear_dropped(seq);
             }
         }
         if !hits.is_empty() {
@@ -263,7 +286,9 @@ pub fn read_source(
     let mut scan = store
         .scan_surface(&session_id, &mut window)
         .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
-    if window.inexact() {
+    // A source that took items off its surface without telling the visitor (a foreign log's
+    // compaction that leaves nothing) shows as held or counted items no longer on it.
+    if window.inexact() || !scan.all_on_surface(&window.seen_seqs()) {
         window = RetentionWindow::new(budget);
         scan.rescan(&mut window)
             .map_err(|e| ReferenceError::read_failed(&session_id, e))?;

@@ -373,6 +373,12 @@ fn bounded_window_matches_the_whole_surface_path() {
                 continue;
             }
             exact += 1;
+            // The store tells every removal: nothing held or counted is off the surface
+            // (else `read_source` would read the log twice for nothing).
+            assert!(
+                scan.all_on_surface(&window.seen_seqs()),
+                "seed {seed} budget {budget}"
+            );
             // Held: checkpoints, plus droppable items whose newer ones fit the budget.
             let surface = plain.read_surface(&id).unwrap();
             let checkpoints = project_surface(&surface.events)
@@ -410,5 +416,86 @@ proptest::proptest! {
         let want = whole(&plain, "p", budget);
         proptest::prop_assert_eq!(streamed(&plain, "p", budget), want.clone());
         proptest::prop_assert_eq!(streamed(&SessionStore::new(zstd_root.path()), "p", budget), want);
+    }
+}
+
+/// A source whose scan shows events a compaction later took off without saying so (as a
+/// foreign log's compaction that leaves nothing does): the result is still the whole-surface
+/// one.
+#[test]
+fn a_source_that_removes_items_silently_still_gives_the_whole_surface_result() {
+    use dsh_store::{Event, EventReread, Surface, SurfaceScan, SurfaceVisitor};
+    use std::sync::Arc;
+
+    #[derive(Debug)]
+    struct Fixed(Vec<Event>);
+    impl EventReread for Fixed {
+        fn reread(&mut self, seqs: &[u64]) -> Result<Vec<Event>, QueryError> {
+            seqs.iter()
+                .map(|s| {
+                    self.0
+                        .iter()
+                        .find(|e| e.seq == *s)
+                        .cloned()
+                        .ok_or(QueryError::NotFound { id: s.to_string() })
+                })
+                .collect()
+        }
+    }
+    struct Silent {
+        all: Vec<Event>,
+        kept: Vec<Event>,
+    }
+    impl SessionQuery for Silent {
+        fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+            Ok(Arc::new(Vec::new()))
+        }
+        fn read_title(&self, _: &str) -> Result<Option<String>, QueryError> {
+            Ok(None)
+        }
+        fn read_surface(&self, _: &str) -> Result<Surface, QueryError> {
+            Ok(Surface {
+                session: SessionHeader::new("s", 1, None),
+                captured_through_seq: Some(self.all.len() as u64 - 1),
+                events: self.kept.clone(),
+            })
+        }
+        fn scan_surface(
+            &self,
+            _: &str,
+            visitor: &mut dyn SurfaceVisitor,
+        ) -> Result<SurfaceScan, QueryError> {
+            for event in &self.all {
+                visitor.visit(event, &[]);
+            }
+            Ok(SurfaceScan::from_reread(
+                SessionHeader::new("s", 1, None),
+                Some(self.all.len() as u64 - 1),
+                self.kept.iter().map(|e| e.seq).collect(),
+                Box::new(Fixed(self.kept.clone())),
+            ))
+        }
+    }
+    let message = |seq: u64, text: &str| -> Event {
+        serde_json::from_value(json!({"type": "user/message", "seq": seq, "time": 0, "data": {"id": format!("m{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "surfaceOp": "append"})).unwrap()
+    };
+    let all: Vec<Event> = (0..40).map(|s| message(s, &"old ".repeat(30))).collect();
+    let kept: Vec<Event> = all[30..].to_vec();
+    let silent = Silent { all, kept };
+    for budget in [300, 2_000, 1_000_000] {
+        let surface = silent.read_surface("s").unwrap();
+        let header = SourceHeader {
+            session_id: "s".into(),
+            label: "L".into(),
+            cwd: None,
+            captured_through_seq: surface.captured_through_seq,
+        };
+        let want = retain_source(header, project_surface(&surface.events), budget)
+            .map(|r| format!("{:?}", (r.data, r.stats, r.serialized_bytes)))
+            .map_err(|e| e.code);
+        let got = read_source(&silent, "s".into(), "L".into(), budget)
+            .map(|r| format!("{:?}", (r.data, r.stats, r.serialized_bytes)))
+            .map_err(|e| e.code);
+        assert_eq!(got, want, "budget {budget}");
     }
 }

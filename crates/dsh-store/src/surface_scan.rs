@@ -159,6 +159,18 @@ impl SurfaceScan {
         }
     }
 
+    /// Whether every seq of `seqs` is on the final surface (a visitor that was not told of
+    /// a removal can check what it kept).
+    pub fn all_on_surface(&self, seqs: &[u64]) -> bool {
+        match &self.order {
+            Order::Compact(c) => seqs.iter().all(|&s| c.contains(s)),
+            Order::Seqs(surface) => {
+                let on: std::collections::HashSet<u64> = surface.iter().copied().collect();
+                seqs.iter().all(|s| on.contains(s))
+            }
+        }
+    }
+
     /// Read the surface events `seqs` again, returned in the order asked. A seq that is not
     /// on the surface, or a line that no longer holds its event, is an error. For a store
     /// log this reads the log again; [`reread_at`](Self::reread_at) seeks instead.
