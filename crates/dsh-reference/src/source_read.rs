@@ -99,17 +99,19 @@ impl RetentionWindow {
         self.tracked.len()
     }
 
-    /// The seqs of the held items (surface order) and of the counted ones (ascending).
-    pub fn seen_seqs(&self) -> Vec<u64> {
-        let mut seqs: Vec<u64> = self.tracked.iter().map(|t| t.seq).collect();
-        for (w, &word) in self.dropped_bits.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                seqs.push(w as u64 * 64 + u64::from(bits.trailing_zeros()));
-                bits &= bits - 1;
-            }
-        }
-        seqs
+    /// Whether every held and every counted item passes `on_surface`.
+    pub fn all_seen_on(&self, on_surface: &dyn Fn(u64) -> bool) -> bool {
+        self.tracked.iter().all(|t| on_surface(t.seq))
+            && self.dropped_bits.iter().enumerate().all(|(w, &word)| {
+                let mut bits = word;
+                while bits != 0 {
+                    if !on_surface(w as u64 * 64 + u64::from(bits.trailing_zeros())) {
+                        return false;
+                    }
+                    bits &= bits - 1;
+                }
+                true
+            })
     }
 
     /// The counted items, and the held ones in surface order: `(seq, where, sizes)`.
@@ -288,7 +290,7 @@ pub fn read_source(
         .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
     // A source that took items off its surface without telling the visitor (a foreign log's
     // compaction that leaves nothing) shows as held or counted items no longer on it.
-    if window.inexact() || !scan.all_on_surface(&window.seen_seqs()) {
+    if window.inexact() || !window.all_seen_on(&*scan.on_surface()) {
         window = RetentionWindow::new(budget);
         scan.rescan(&mut window)
             .map_err(|e| ReferenceError::read_failed(&session_id, e))?;

@@ -376,7 +376,7 @@ fn bounded_window_matches_the_whole_surface_path() {
             // The store tells every removal: nothing held or counted is off the surface
             // (else `read_source` would read the log twice for nothing).
             assert!(
-                scan.all_on_surface(&window.seen_seqs()),
+                window.all_seen_on(&*scan.on_surface()),
                 "seed {seed} budget {budget}"
             );
             // Held: checkpoints, plus droppable items whose newer ones fit the budget.

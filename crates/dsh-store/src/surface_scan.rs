@@ -159,14 +159,14 @@ impl SurfaceScan {
         }
     }
 
-    /// Whether every seq of `seqs` is on the final surface (a visitor that was not told of
-    /// a removal can check what it kept).
-    pub fn all_on_surface(&self, seqs: &[u64]) -> bool {
+    /// A membership test for the final surface (a visitor that was not told of a removal can
+    /// check what it kept).
+    pub fn on_surface(&self) -> Box<dyn Fn(u64) -> bool + '_> {
         match &self.order {
-            Order::Compact(c) => seqs.iter().all(|&s| c.contains(s)),
+            Order::Compact(c) => Box::new(|s| c.contains(s)),
             Order::Seqs(surface) => {
                 let on: std::collections::HashSet<u64> = surface.iter().copied().collect();
-                seqs.iter().all(|s| on.contains(s))
+                Box::new(move |s| on.contains(&s))
             }
         }
     }
