@@ -14,6 +14,7 @@ use serde_json::json;
 use super::*;
 use crate::agent::AgentEvent;
 use crate::llm::OfflineProvider;
+use crate::tui::conversation_hits::{HitsAnswer, HitsTarget};
 use crate::tui::transcript::HistoryCell;
 use dsh_reference::{ReferenceConfig, format_mention};
 use dsh_store::SessionQuery;
@@ -1170,4 +1171,147 @@ async fn a_pasted_mention_of_an_unlisted_session_shows_its_cwd_in_the_hint() {
         shown.contains(&format!(" @Alpha login bug · s-alpha · {CWD}")),
         "{shown}"
     );
+}
+
+/// Starts background indexing into a temp dir and waits (blocking, bounded) until the
+/// index is open and complete.
+fn indexed(h: &mut Harness) -> tempfile::TempDir {
+    let index_dir = tempfile::TempDir::new().unwrap();
+    h.app.start_search_indexing(IndexOptions {
+        index_dir: Some(index_dir.path().to_owned()),
+    });
+    for _ in 0..2000 {
+        if let Some(index) = h.app.search_index()
+            && !index.status().updating
+            && index.search("login", 1).is_ok_and(|hits| !hits.is_empty())
+        {
+            return index_dir;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("index not built");
+}
+
+fn hit_row(id: &str, label: &str, text: &str) -> super::super::conversation_hits::ConversationHit {
+    super::super::conversation_hits::ConversationHit {
+        candidate: dsh_reference::Candidate {
+            session_id: id.into(),
+            label: label.into(),
+            cwd: None,
+            created_at: 0,
+        },
+        snippet: Some(ratatui_mention::ItemSnippet {
+            role: "user".into(),
+            text: text.into(),
+            highlights: Vec::new(),
+        }),
+    }
+}
+
+fn hits_event(target: HitsTarget, query_id: u64, label: &str) -> AppEvent {
+    AppEvent::ConversationHits {
+        target,
+        query_id,
+        answer: HitsAnswer::Found(vec![hit_row(&format!("s-{label}"), label, "said it")]),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn conversation_hits_of_a_superseded_query_are_cancelled_and_dropped_in_both_pickers() {
+    let mut h = harness(true);
+    let _index = indexed(&mut h);
+    screen(&mut h.app, 80, 24);
+    // The `@` popup.
+    type_text(&mut h.app, "@lo");
+    let first = h.app.popup_hits_cancel.clone().expect("a search runs");
+    let older = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    type_text(&mut h.app, "g");
+    let newest = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    assert!(first.is_cancelled(), "the superseded search is cancelled");
+    assert!(!h.app.popup_hits_cancel.as_ref().unwrap().is_cancelled());
+    h.app
+        .handle_app_event(hits_event(HitsTarget::Popup, newest, "Newest hit"));
+    tokio::time::advance(Duration::from_secs(5)).await;
+    h.app
+        .handle_app_event(hits_event(HitsTarget::Popup, older, "Stale hit"));
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("Newest hit"), "{shown}");
+    assert!(!shown.contains("Stale hit"), "{shown}");
+    // A longer query keeps the hits on show until its own answer comes.
+    type_text(&mut h.app, "i");
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(
+        shown.contains("Newest hit"),
+        "kept while the longer query runs: {shown}"
+    );
+    // Esc closes the popup; `/resume` follows the same rules.
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    h.app.handle_terminal_event(ctrl('u'));
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert!(h.app.picker.is_some());
+    type_text(&mut h.app, "lo");
+    let first = h.app.picker_hits_cancel.clone().expect("a search runs");
+    let older = h.app.picker.as_ref().unwrap().query_id();
+    type_text(&mut h.app, "g");
+    let newest = h.app.picker.as_ref().unwrap().query_id();
+    assert!(first.is_cancelled(), "the superseded search is cancelled");
+    h.app
+        .handle_app_event(hits_event(HitsTarget::Picker, newest, "Newest resume hit"));
+    tokio::time::advance(Duration::from_secs(5)).await;
+    h.app
+        .handle_app_event(hits_event(HitsTarget::Picker, older, "Stale resume hit"));
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("Newest resume hit"), "{shown}");
+    assert!(!shown.contains("Stale resume hit"), "{shown}");
+    // Closing the picker cancels its search.
+    let running = h.app.picker_hits_cancel.clone().unwrap();
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(running.is_cancelled());
+}
+
+#[tokio::test]
+async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
+    let mut h = harness(true);
+    let _index = indexed(&mut h);
+    screen(&mut h.app, 100, 30);
+    // "expired" is only in s-alpha's conversation, not in its id, cwd or title.
+    type_text(&mut h.app, "@expired");
+    pump_until(&mut h.app, |app| match app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.hits().is_some_and(|h| !h.rows.is_empty()),
+        _ => false,
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 100, 30).backend());
+    assert!(shown.contains("in conversations"), "{shown}");
+    assert!(shown.contains("assistant: The token expired."), "{shown}");
+    // Nothing matches exactly: nothing is selected, Tab takes the first offered row.
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(
+        h.app.draft(),
+        format!("{} ", format_mention("s-alpha", Some("Alpha login bug")))
+    );
+    // The same word in `/resume`.
+    h.app.handle_terminal_event(ctrl('u'));
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    type_text(&mut h.app, "expired");
+    pump_until(&mut h.app, |app| {
+        app.picker.as_ref().is_some_and(|p| {
+            p.list()
+                .sections()
+                .iter()
+                .any(|s| s.rows.iter().any(|r| r.session_id == "s-alpha"))
+        })
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Down));
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
 }
