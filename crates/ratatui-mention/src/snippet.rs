@@ -23,12 +23,13 @@ pub struct ItemSnippet {
 
 /// Indent of the snippet line, like a detail line's.
 const INDENT: &str = "    ";
-/// When the first match would start further right than this share of the room, the text
-/// is cut at the front so the match is on show.
+/// When the text does not fit and its first match would start further right than this
+/// share of the room, the text is cut at the front so the match is on show.
 const LEAD_SHARE: usize = 3;
 
-/// `    <role>: <text>` in `width` cells, the highlighted ranges in `hit` over `base`; the
-/// front is cut (`…`) when the first match would otherwise start far right.
+/// `    <role>: <text>` in `width` cells, the highlighted ranges in `hit` over `base`; a text
+/// too long is cut at the end, and at the front (`…`) when its first match would otherwise
+/// start far right.
 pub fn snippet_line(snippet: &ItemSnippet, width: u16, base: Style, hit: Style) -> Line<'static> {
     let width = usize::from(width);
     let role = format!("{}: ", visible_controls_line(&snippet.role));
@@ -41,7 +42,8 @@ pub fn snippet_line(snippet: &ItemSnippet, width: u16, base: Style, hit: Style) 
         .map(|(text, _)| text.width())
         .sum();
     let has_hit = runs.iter().any(|(_, is_hit)| *is_hit);
-    if has_hit && room > 0 && before_hit > room / LEAD_SHARE {
+    let fits = runs.iter().map(|(t, _)| t.width()).sum::<usize>() <= room;
+    if has_hit && !fits && before_hit > room / LEAD_SHARE {
         // Keep about a quarter of the room before the first match.
         let keep = (room / 4).max(1);
         if let Some((first, _)) = runs.first_mut().filter(|(_, is_hit)| !is_hit) {
@@ -148,6 +150,15 @@ mod tests {
             r"    user: we chose [kafka]\x1B[2J over [redis]"
         );
         assert!(!line.to_string().contains('\u{1b}'));
+        // A late match in a text that fits is shown whole.
+        let s = snippet(
+            "Why does login fail after the upgrade?",
+            std::iter::once(30..37).collect(),
+        );
+        assert_eq!(
+            marked(&snippet_line(&s, 60, Style::new(), HIT)),
+            "    user: Why does login fail after the [upgrade]?"
+        );
     }
 
     #[test]
