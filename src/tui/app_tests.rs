@@ -1315,3 +1315,104 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
 }
+
+/// The preview's numbers, as drawn, are what `prepare` then builds for the same mention —
+/// for a session that fits the budget and for one that is truncated.
+#[tokio::test]
+async fn the_previews_size_estimate_is_what_prepare_builds() {
+    for (budget, truncated) in [(65_536_i64, false), (3_000, true)] {
+        let dir = tempfile::TempDir::new().unwrap();
+        let store = SessionStore::new(dir.path());
+        let header = SessionHeader::new("s-long", 1_700_000_000_000, Some(CWD.to_owned()));
+        let mut writer = store.open_writer("s-long", Some(header)).unwrap();
+        let mut events: Vec<NewEvent> = (0..80)
+            .map(|i| {
+                let text = format!("step {i}: {}", "<tag> \"quoted\" 漢字 ".repeat(i % 9 + 1));
+                if i % 2 == 0 {
+                    NewEvent::appended(EventData::UserMessage(Message::user_text(&text)))
+                } else {
+                    NewEvent::appended(EventData::AssistantMessage {
+                        turn: 1,
+                        step: 0,
+                        message: Message::new(
+                            Role::Assistant,
+                            vec![ContentBlock::text(&text)],
+                            Source::model("offline", "offline-echo"),
+                        ),
+                        usage: None,
+                        extra: serde_json::Map::new(),
+                    })
+                }
+            })
+            .collect();
+        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
+            title: "Long design thread".into(),
+            message_seqs: vec![0],
+            source: TitleSource {
+                kind: "manual".into(),
+                extra: serde_json::Map::new(),
+            },
+            extra: serde_json::Map::new(),
+        })));
+        writer.append(events).unwrap();
+        drop(writer);
+        let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
+        let refs = SessionReferences::new(query, ReferenceConfig::new(3, 50, budget).unwrap());
+        let header = SessionHeader::new("s-test", 1_700_000_000_500, Some(CWD.to_owned()));
+        let writer = store.open_writer("s-test", Some(header)).unwrap();
+        let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
+        let options = AppOptions {
+            history_size: 50,
+            show_reasoning: false,
+        };
+        let mut app = App::new(store, Some(refs.clone()), provider, writer, options);
+        screen(&mut app, 140, 40);
+        type_text(&mut app, "@long");
+        pump_until(&mut app, |app| app.preview_in_flight.is_some()).await;
+        pump_until(&mut app, |app| app.preview_in_flight.is_none()).await;
+        let shown = format!("{}", screen(&mut app, 140, 40).backend());
+
+        let agent = AgentRef {
+            session_id: "s-test".into(),
+            cwd: Some(CWD.into()),
+        };
+        let reference = dsh_reference::Reference {
+            session_id: "s-long".into(),
+            label: Some("Long design thread".into()),
+        };
+        let prepared = refs
+            .prepare(
+                &agent,
+                &[ContentBlock::text("see")],
+                &[reference],
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        let context = prepared.context.unwrap();
+        let prompt = context.joined_text();
+        let bytes = dsh_reference::prompt::serialized_sources(&prompt)
+            .unwrap()
+            .len()
+            - 2;
+        let entry = serde_json::to_value(&context.source).unwrap()["references"][0].clone();
+        let want = format!(
+            "{} of {} messages kept · {} of {} KiB",
+            entry["retainedMessages"],
+            entry["originalMessages"],
+            dsh_reference::estimate::kib(bytes),
+            dsh_reference::estimate::kib(usize::try_from(budget).unwrap())
+        );
+        assert!(
+            shown.contains(&want),
+            "budget {budget}: want {want:?} in\n{shown}"
+        );
+        assert_eq!(entry["truncated"], json!(truncated), "budget {budget}");
+        let verdict = if truncated {
+            "· truncated"
+        } else {
+            "· not truncated"
+        };
+        assert!(shown.contains(verdict), "budget {budget}: {shown}");
+    }
+}
