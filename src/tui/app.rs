@@ -687,10 +687,10 @@ impl App {
         let Some(search) = self.search.as_ref() else {
             return;
         };
-        let query = query.trim();
+        // Untrimmed: a trailing space ends the last word (no prefix match).
         let index = search.index();
-        let (Some(index), false) = (index.as_ref(), query.is_empty()) else {
-            let title = if query.is_empty() {
+        let (Some(index), false) = (index.as_ref(), query.trim().is_empty()) else {
+            let title = if query.trim().is_empty() {
                 String::new()
             } else {
                 self.hits_await_index = true;

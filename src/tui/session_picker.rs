@@ -150,11 +150,16 @@ impl SessionPicker {
     fn hits_section(&self, listed: &[Candidate]) -> Option<Section<Candidate>> {
         let (title, rows) = self.hits.as_ref()?;
         let listed: HashSet<&str> = listed.iter().map(|c| c.session_id.as_str()).collect();
-        let rows = rows
+        let shown: Vec<Candidate> = rows
             .iter()
             .filter(|r| !listed.contains(r.session_id.as_str()))
             .cloned()
             .collect();
+        if shown.is_empty() && !rows.is_empty() {
+            // Every hit is listed already: nothing to add.
+            return None;
+        }
+        let rows = shown;
         let title = (!title.is_empty()).then(|| title.clone());
         Some(Section::complete(SectionKind::Offered, title, rows))
     }

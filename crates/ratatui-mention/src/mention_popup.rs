@@ -224,12 +224,16 @@ impl MentionPopup {
     fn hits_section(&self, listed: &[MentionItem]) -> Option<Section<MentionItem>> {
         let hits = self.hits.as_ref()?;
         let listed: std::collections::HashSet<&str> = listed.iter().map(MentionItem::key).collect();
-        let rows = hits
+        let rows: Vec<MentionItem> = hits
             .rows
             .iter()
             .filter(|r| !listed.contains(r.key()))
             .cloned()
             .collect();
+        if rows.is_empty() && !hits.rows.is_empty() {
+            // Every hit is listed already: nothing to add.
+            return None;
+        }
         let title = (!hits.title.is_empty()).then(|| hits.title.clone());
         Some(Section::complete(SectionKind::Offered, title, rows))
     }

@@ -761,3 +761,20 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
         pane.draft()
     );
 }
+
+#[test]
+fn hits_that_are_all_listed_already_add_no_section() {
+    let mut pane = pane();
+    type_str(&mut pane, "@kafka");
+    let id = query_id(&pane);
+    pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
+    pane.set_hits(
+        id,
+        hits(
+            "in conversations",
+            vec![hit("s-00", "Kafka vs Redis", "user", "kafka", "kafka")],
+        ),
+    );
+    let shown = screen(&mut pane, 70, 10);
+    assert!(!shown.contains("in conversations"), "{shown}");
+}
