@@ -367,7 +367,7 @@ impl SessionPicker {
         let width = usize::from(inner.width);
         let filter = if self.query.is_empty() {
             Line::styled(
-                "  type to filter by title, id or cwd",
+                "  type to filter by title, id, cwd or what was said",
                 dim.add_modifier(Modifier::ITALIC),
             )
         } else {
