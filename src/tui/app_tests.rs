@@ -1416,3 +1416,49 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
         assert!(shown.contains(verdict), "budget {budget}: {shown}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_conversation_section_shows_index_progress_and_searches_again_when_done() {
+    let mut h = harness(true);
+    let _index = indexed(&mut h);
+    screen(&mut h.app, 80, 24);
+    let progress =
+        |done, total| AppEvent::SearchIndexing(IndexingEvent::Progress(Progress { done, total }));
+    h.app.handle_app_event(progress(3_400, 10_000));
+    type_text(&mut h.app, "@qqq");
+    let id = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    h.app.handle_app_event(AppEvent::ConversationHits {
+        target: HitsTarget::Popup,
+        query_id: id,
+        answer: HitsAnswer::Found(Vec::new()),
+    });
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(
+        shown.contains("in conversations · index building 3 400 / 10 000"),
+        "{shown}"
+    );
+    h.app.handle_app_event(progress(9_000, 10_000));
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("index building 9 000 / 10 000"), "{shown}");
+    let before = h.app.popup_hits_cancel.clone().unwrap();
+    h.app
+        .handle_app_event(AppEvent::SearchIndexing(IndexingEvent::Finished(Err(
+            "stopped".into(),
+        ))));
+    assert!(
+        before.is_cancelled(),
+        "searched again once the index is done"
+    );
+    assert!(!h.app.popup_hits_cancel.as_ref().unwrap().is_cancelled());
+    // Nothing found in the complete index: the section goes.
+    h.app.handle_app_event(AppEvent::ConversationHits {
+        target: HitsTarget::Popup,
+        query_id: id,
+        answer: HitsAnswer::Found(Vec::new()),
+    });
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(!shown.contains("in conversations"), "{shown}");
+}
