@@ -28,7 +28,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
 use dsh_refs::tui::conversation_hits::{HITS_LIMIT, popup_rows, section_title, to_rows};
-use dsh_refs::tui::session_items::{DisplayZone, composer_state, results_page, session_item};
+use dsh_refs::tui::session_items::{
+    DisplayZone, all_dsh, composer_state, results_page, session_item,
+};
 use dsh_refs::tui::session_picker::SessionPicker;
 use dsh_refs::tui::session_preview::estimate_lines;
 use dsh_search::{Cancel, IndexOptions, SessionIndex};
@@ -67,7 +69,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         if let Outcome::Query { id, text, .. } = result {
             match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc);
+                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
                     pane.set_page(id, page);
                 }
                 Err(e) => pane.set_failed(id, e.to_string()),
@@ -156,7 +158,12 @@ fn keystroke_to_frame(c: &mut Criterion) {
         })
         .collect();
     if let Outcome::Query { id, .. } = pane.handle_key(key('x')) {
-        pane.set_results(id, many.iter().map(|c| session_item(c, utc)).collect());
+        pane.set_results(
+            id,
+            many.iter()
+                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc))
+                .collect(),
+        );
     }
     c.bench_function("arrow_key_to_frame_10k_rows", |b| {
         let mut down = true;
@@ -203,7 +210,7 @@ fn preview_and_resume(c: &mut Criterion) {
         if let Some((id, text, limit)) = asked {
             match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc);
+                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
                     pane.set_page(id, page);
                 }
                 Err(e) => pane.set_failed(id, e.to_string()),
@@ -397,7 +404,7 @@ fn preview_and_resume(c: &mut Criterion) {
                 if let Some((id, _)) = query_of(&result) {
                     let (page, hits) = &answers[usize::from(!typed)];
                     if let Some(page) = page {
-                        let page = results_page(page, &pane.draft(), utc);
+                        let page = results_page(page, &pane.draft(), utc, &all_dsh);
                         pane.set_page(id, page);
                     }
                     let rows = popup_rows(hits, &pane.draft(), utc);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use std::collections::HashSet;
 
+use dsh_foreign::Origin;
 use dsh_reference::{Candidate, parse_text};
 use dsh_search::{Cancel, ErrorCode, Progress, SearchHit, SessionIndex};
 use ratatui_mention::ItemSnippet;
@@ -92,7 +93,8 @@ pub fn popup_rows(hits: &[ConversationHit], draft: &str, zone: DisplayZone) -> V
         .unwrap_or_default();
     hits.iter()
         .map(|h| {
-            let item = session_item(&h.candidate, zone)
+            // The index covers the dsh store only: every hit is a dsh session.
+            let item = session_item(&h.candidate, &Origin::Dsh, zone)
                 .with_mark(mentioned.contains(&h.candidate.session_id));
             match &h.snippet {
                 Some(snippet) => item.with_snippet(snippet.clone()),

@@ -13,9 +13,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use super::conversation_hits::ConversationHit;
-use super::session_items::CLOSEST_TITLE;
+use super::session_items::{CLOSEST_TITLE, OriginOf};
 use super::session_preview::{PreviewRequest, PreviewState};
 use super::session_rows::{DisplayZone, ROW_HEIGHT, RowContext, position_label, render_list};
+use dsh_foreign::Origin;
 use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
 use ratatui_mention::ItemSnippet;
 use ratatui_mention::key_map::{Action, KeyMap};
@@ -61,6 +62,8 @@ pub struct SessionPicker {
     more_id: Option<u64>,
     listing: Listing,
     list: SectionedList<Candidate>,
+    /// Where the listed foreign sessions come from (their badges); dsh rows are absent.
+    origins: HashMap<String, Origin>,
     preview: PreviewState,
     preview_enabled: bool,
     zone: DisplayZone,
@@ -104,6 +107,7 @@ impl SessionPicker {
             more_id: None,
             listing: Listing::Waiting,
             list: SectionedList::new(ROW_HEIGHT),
+            origins: HashMap::new(),
             preview: PreviewState::default(),
             preview_enabled: true,
             zone,
@@ -238,6 +242,22 @@ impl SessionPicker {
             }
         }
         true
+    }
+
+    /// Asks `origin_of` (the sources) where each listed row comes from, for its badge.
+    pub fn set_origins(&mut self, origin_of: &OriginOf<'_>) {
+        self.origins = self
+            .list
+            .sections()
+            .iter()
+            .flat_map(|section| &section.rows)
+            .filter_map(|row| {
+                let origin = origin_of(&row.session_id);
+                origin
+                    .is_foreign()
+                    .then(|| (row.session_id.clone(), origin))
+            })
+            .collect();
     }
 
     /// Handles one key; `next_id` gives a fresh listing id when one is needed.
@@ -437,6 +457,7 @@ impl SessionPicker {
             mentioned: &none,
             current: Some(&self.current),
             snippets: Some((self.page_sections, &self.snippets)),
+            origins: &self.origins,
         };
         render_list(&self.list, rows_area, buf, &ctx);
         if let (Some(preview_area), Some(row)) = (preview_area, self.list.selected_row()) {

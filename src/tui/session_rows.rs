@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 pub use super::session_items::{DisplayZone, format_created};
+use dsh_foreign::Origin;
 use dsh_reference::Candidate;
 use dsh_reference::closest::FuzzyQuery;
 use ratatui_mention::ItemSnippet;
@@ -36,6 +37,8 @@ pub struct RowContext<'a> {
     /// The section of conversation hits and each hit's matching line (drawn in place of
     /// the detail line).
     pub snippets: Option<(usize, &'a HashMap<String, ItemSnippet>)>,
+    /// Where the foreign rows come from (their badge); a row not in it is a dsh session.
+    pub origins: &'a HashMap<String, Origin>,
 }
 
 /// Draws the layout of `list` into `area`: section titles and two-line rows.
@@ -80,7 +83,11 @@ pub fn render_list(
                 };
                 let mentioned = ctx.mentioned.contains(&row.session_id);
                 let open = ctx.current == Some(row.session_id.as_str());
-                let badge = dsh_foreign::Origin::of_id(&row.session_id).badge();
+                let badge = ctx
+                    .origins
+                    .get(&row.session_id)
+                    .and_then(Origin::badge)
+                    .map(|b| visible_controls_line(b).into_owned());
                 let marks = RowMarks {
                     selected,
                     mentioned,
@@ -110,13 +117,13 @@ pub fn render_list(
 }
 
 /// What decorates one row besides its label.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct RowMarks {
     selected: bool,
     mentioned: bool,
     open: bool,
     /// Origin badge of another tool's (read-only) session: `claude`, `codex`.
-    badge: Option<&'static str>,
+    badge: Option<String>,
 }
 
 /// `› [badge] <label>` with the chars at `hits` highlighted, `✓` when already mentioned and
@@ -126,7 +133,7 @@ fn label_line(label: &str, hits: &[usize], marks: &RowMarks, width: u16) -> Line
         selected,
         mentioned,
         open,
-        badge,
+        ref badge,
     } = *marks;
     let base = if selected {
         Style::new().add_modifier(Modifier::BOLD)
@@ -144,7 +151,10 @@ fn label_line(label: &str, hits: &[usize], marks: &RowMarks, width: u16) -> Line
         Span::raw("  ")
     };
     let mut spans = vec![marker];
-    let badge = badge.map(|b| format!("[{b}] ")).unwrap_or_default();
+    let badge = badge
+        .as_ref()
+        .map(|b| format!("[{b}] "))
+        .unwrap_or_default();
     let badge_cells = badge.width();
     if !badge.is_empty() {
         spans.push(Span::styled(badge, Style::new().fg(Color::Magenta)));
