@@ -783,11 +783,11 @@ impl App {
         if !finished && !index_opened {
             return;
         }
+        // Every open picker, also one whose search found nothing: it may have run before
+        // the first sessions were committed.
         if let ratatui_mention::ActivePopup::Mention(popup) = self.input.active_popup() {
             let (id, query) = (popup.query_id(), popup.token().query.clone());
-            if popup.hits().is_some() {
-                self.search_conversations(HitsTarget::Popup, id, &query);
-            }
+            self.search_conversations(HitsTarget::Popup, id, &query);
         }
         if let Some(picker) = self.picker.as_ref() {
             let (id, query) = (picker.query_id(), picker.query().to_owned());

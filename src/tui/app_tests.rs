@@ -1462,3 +1462,29 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
     let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
     assert!(!shown.contains("in conversations"), "{shown}");
 }
+
+/// A search that ran before the index had committed anything found nothing and removed
+/// the section; the index finishing must still search again (the e2e run caught this).
+#[tokio::test(start_paused = true)]
+async fn a_search_that_found_nothing_before_the_index_was_built_runs_again() {
+    let mut h = harness(true);
+    let _index = indexed(&mut h);
+    screen(&mut h.app, 80, 24);
+    type_text(&mut h.app, "@expired");
+    let id = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.query_id(),
+        _ => panic!("popup closed"),
+    };
+    h.app.handle_app_event(AppEvent::ConversationHits {
+        target: HitsTarget::Popup,
+        query_id: id,
+        answer: HitsAnswer::Found(Vec::new()),
+    });
+    let first = h.app.popup_hits_cancel.clone().unwrap();
+    h.app
+        .handle_app_event(AppEvent::SearchIndexing(IndexingEvent::Finished(Err(
+            "stopped".into(),
+        ))));
+    assert!(first.is_cancelled(), "searched again");
+    assert!(h.app.popup_hits_cancel.is_some());
+}
