@@ -11,6 +11,7 @@ use std::thread;
 use dsh_store::SessionHeader;
 use dsh_store::reader::{LogFormat, ScanPos};
 use tantivy::collector::TopDocs;
+use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, Term};
@@ -18,19 +19,23 @@ use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, 
 use crate::error::SearchError;
 use crate::file_check;
 use crate::log_state::{Change, LogState};
+use crate::merge_plan::BoundedMerges;
 use crate::schema::Fields;
 use crate::session_doc;
 use crate::session_index::{Cancel, Progress, SessionIndex, lock};
 use crate::session_text::{self, Continued, SessionText};
 use crate::store_logs::{self, LogFile};
+use crate::write_queue::{self, QueueBudget, Queued};
 
 /// Sessions written between commits, so a long first build is searchable (and resumable)
 /// as it goes.
 const COMMIT_EVERY: usize = 2000;
 /// Memory the writer may buffer before it writes a segment (all its threads together).
 const WRITER_MEMORY: usize = 64 << 20;
-/// Documents waiting between the log readers and the writer, at most.
-const QUEUE: usize = 16;
+/// Documents read ahead of the writer, at most.
+const QUEUE: usize = 4;
+/// Bytes of documents queued inside the writer, not yet indexed, at most.
+const WRITER_QUEUE_BYTES: usize = 16 << 20;
 
 /// What an update did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -128,19 +133,25 @@ impl SessionIndex {
     ) -> Result<RefreshOutcome, SearchError> {
         let engine = self.engine();
         let threads = thread::available_parallelism().map_or(1, |n| n.get().min(2));
-        let mut writer: IndexWriter<TantivyDocument> =
-            match engine.index.writer_with_num_threads(threads, WRITER_MEMORY) {
-                Ok(w) => w,
-                Err(TantivyError::LockFailure(..)) => {
-                    lock(&self.status).busy_elsewhere = true;
-                    return Ok(RefreshOutcome {
-                        busy: true,
-                        ..RefreshOutcome::default()
-                    });
-                }
-                Err(e) => return Err(e.into()),
-            };
+        let options = IndexWriterOptions::builder()
+            .memory_budget_per_thread(WRITER_MEMORY / threads)
+            .num_worker_threads(threads)
+            // One merge at a time: its inputs bound the mapped files merging adds.
+            .num_merge_threads(1)
+            .build();
+        let mut writer: IndexWriter<Queued> = match engine.index.writer_with_options(options) {
+            Ok(w) => w,
+            Err(TantivyError::LockFailure(..)) => {
+                lock(&self.status).busy_elsewhere = true;
+                return Ok(RefreshOutcome {
+                    busy: true,
+                    ..RefreshOutcome::default()
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         lock(&self.status).busy_elsewhere = false;
+        writer.set_merge_policy(Box::new(BoundedMerges::new(engine.dir.clone())));
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
         let whole_store = only.is_none();
@@ -203,9 +214,12 @@ impl SessionIndex {
             }
             drop(tx);
             let mut since_commit = 0;
+            let budget = QueueBudget::new(WRITER_QUEUE_BYTES);
             for ready in &rx {
                 writer.delete_term(Term::from_field_text(fields.path, &ready.rel));
-                if let Err(e) = writer.add_document(ready.doc) {
+                let bytes = write_queue::doc_bytes(&ready.doc);
+                let queued = budget.admit(ready.doc, bytes, &|| cancel.is_cancelled());
+                if let Err(e) = writer.add_document(queued) {
                     failure = Some(e);
                     break;
                 }

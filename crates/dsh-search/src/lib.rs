@@ -49,6 +49,7 @@ pub mod error;
 mod file_check;
 mod index_update;
 mod log_state;
+mod merge_plan;
 mod query_plan;
 pub mod query_syntax;
 mod schema;
@@ -58,6 +59,7 @@ pub mod session_text;
 pub mod snippets;
 mod store_logs;
 pub mod text_analysis;
+mod write_queue;
 
 pub use error::{ErrorCode, SearchError};
 pub use index_update::RefreshOutcome;
