@@ -204,7 +204,7 @@ impl SessionIndex {
         let engine = self.engine();
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
-        let plan = query_plan::build(&engine.fields, &parsed);
+        let plan = query_plan::build(&searcher, &engine.fields, &parsed);
         let now = dsh_store::event::now_ms();
         // Some hits may turn out stale; ask for a few more than needed.
         let wanted = limit.saturating_mul(2).saturating_add(4);

@@ -160,6 +160,34 @@ fn text_handling_table() {
     assert_eq!(&hostile.text[r], "evilword");
 }
 
+/// A short prefix expands to the words that occur in the most sessions, not to the first
+/// ones alphabetically; a one-letter last word is no prefix (docs/search.md, queries).
+#[test]
+fn short_prefixes_expand_to_frequent_words() {
+    let fx = Fixture::new();
+    // 200 rare words sorting before `kafka`, all in one session.
+    let rare: Vec<String> = (0..200).map(|i| format!("kaa{i:03}")).collect();
+    Log::create(fx.root(), "rare", "/w", 1).user(&rare.join(" "));
+    for id in ["k1", "k2", "k3"] {
+        Log::create(fx.root(), id, "/w", 1).user("we chose kafka for the queue");
+    }
+    Log::create(fx.root(), "other", "/w", 1).user("redis only, and the letter k alone");
+    let index = fx.index();
+    refresh(&index);
+    for q in ["ka", "kaf", "kafk"] {
+        let found = ids(&index, q);
+        for id in ["k1", "k2", "k3"] {
+            assert!(found.contains(&id.to_owned()), "{q:?}: {found:?}");
+        }
+    }
+    assert_eq!(ids(&index, "kaa1"), ["rare"]);
+    // One letter alone: the word itself, not every word starting with it.
+    assert_eq!(ids(&index, "k"), ["other"]);
+    // After other words it waits for the next keystroke: the results stay.
+    assert_eq!(ids(&index, "queue k"), ["k1", "k2", "k3"]);
+    assert_eq!(ids(&index, "queue k "), Vec::<String>::new());
+}
+
 #[test]
 fn invalid_and_empty_queries() {
     let fx = Fixture::new();
