@@ -575,7 +575,13 @@ impl App {
                     Submitted::Ignored | Submitted::Refused => {}
                 }
             }
-            Outcome::Query { id, text, .. } => self.query_candidates(id, text, None),
+            Outcome::Query { id, text, .. } => {
+                // The popup is in use: index what other processes wrote meanwhile.
+                if let Some(search) = &self.search {
+                    search.recheck();
+                }
+                self.query_candidates(id, text, None);
+            }
             Outcome::More {
                 id, text, limit, ..
             } => self.query_candidates(id, text, Some(limit)),

@@ -94,6 +94,22 @@ impl SessionIndex {
         }
     }
 
+    /// A cheap change check, then [`refresh`](Self::refresh) only if something changed: the
+    /// store is listed (directory reads and one `stat` per log) and compared with the
+    /// listing of the last complete update; `None` when every log is as it was. For a
+    /// process that keeps the index open while others write to the store.
+    pub fn refresh_if_changed(
+        &self,
+        cancel: &Cancel,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Option<RefreshOutcome>, SearchError> {
+        let logs = store_logs::list(&self.root)?;
+        if lock(&self.last_listing).as_deref() == Some(listing_of(&logs).as_slice()) {
+            return Ok(None);
+        }
+        self.refresh(cancel, progress).map(Some)
+    }
+
     /// Bring only the sessions `ids` up to date (for a process that knows what it just
     /// wrote, e.g. the app after a turn): no listing of the whole store. An id without a
     /// log is skipped (a full [`refresh`](Self::refresh) drops removed logs).
@@ -188,6 +204,9 @@ impl SessionIndex {
         };
         if work.is_empty() && outcome.removed == 0 {
             // Nothing changed: no commit (and no fsync) at all.
+            if whole_store {
+                *lock(&self.last_listing) = Some(listing_of(&logs));
+            }
             progress(done);
             return Ok(outcome);
         }
@@ -267,6 +286,9 @@ impl SessionIndex {
         }
         outcome.cancelled = cancel.is_cancelled();
         self.set_progress(false, done);
+        if whole_store && result.is_ok() && !outcome.cancelled {
+            *lock(&self.last_listing) = Some(listing_of(&logs));
+        }
         result.map(|()| outcome)
     }
 
@@ -275,6 +297,11 @@ impl SessionIndex {
         status.updating = updating;
         status.progress = progress;
     }
+}
+
+/// The keys and stamps of `logs`, for a change check.
+fn listing_of(logs: &[LogFile]) -> Vec<(String, dsh_store::listing::Stamp)> {
+    logs.iter().map(|l| (l.rel.clone(), l.stamp)).collect()
 }
 
 /// Whether an engine error means the index files cannot be trusted.

@@ -94,6 +94,9 @@ pub struct SessionIndex {
     engine: RwLock<Arc<Engine>>,
     pub(crate) status: Mutex<IndexStatus>,
     pub(crate) analyzer: TextAnalyzer,
+    /// Every log and its stamp as of the last complete update of the whole store, so a
+    /// change check ([`SessionIndex::refresh_if_changed`]) needs no index access.
+    pub(crate) last_listing: Mutex<Option<Vec<(String, dsh_store::listing::Stamp)>>>,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -141,6 +144,7 @@ impl SessionIndex {
                 ..IndexStatus::default()
             }),
             analyzer: text_analysis::analyzer(),
+            last_listing: Mutex::new(None),
         })
     }
 

@@ -188,6 +188,52 @@ fn short_prefixes_expand_to_frequent_words() {
     assert_eq!(ids(&index, "queue k "), Vec::<String>::new());
 }
 
+/// The change check costs one listing and finds what another writer appended, added or
+/// removed; with nothing changed it does no update at all.
+#[test]
+fn change_check_finds_other_writers_changes() {
+    let fx = Fixture::new();
+    let mut log = Log::create(fx.root(), "s1", "/w", 1);
+    log.user("first words");
+    let index = fx.index();
+    // Before any complete update there is nothing to compare with: it updates.
+    let first = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(first.map(|o| o.indexed), Some(1));
+    assert_eq!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap(),
+        None
+    );
+    log.user("then a walrus appeared");
+    let grown = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(grown.map(|o| o.appended), Some(1));
+    assert_eq!(ids(&index, "walrus"), ["s1"]);
+    Log::create(fx.root(), "s2", "/w", 2).user("a walrus again");
+    assert!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(ids(&index, "walrus"), ["s1", "s2"]);
+    fs::remove_file(&log.path).unwrap();
+    let removed = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(removed.map(|o| o.removed), Some(1));
+    assert_eq!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap(),
+        None
+    );
+}
+
 #[test]
 fn invalid_and_empty_queries() {
     let fx = Fixture::new();
