@@ -249,11 +249,18 @@ impl App {
     }
 
     /// Start keeping the full-text index of the store up to date in the background (its
-    /// progress shows in the status line).
+    /// progress shows in the status line); the foreign sources set by
+    /// [`set_sources`](Self::set_sources) before are indexed too.
     pub fn start_search_indexing(&mut self, options: IndexOptions) {
+        let foreign = self
+            .sources
+            .as_ref()
+            .map(|s| s.foreign().to_vec())
+            .unwrap_or_default();
         self.search = Some(SearchIndexing::start(
             self.store.root().to_owned(),
             options,
+            foreign,
             self.tx.clone(),
         ));
     }

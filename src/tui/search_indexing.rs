@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use dsh_foreign::ForeignSource;
 use dsh_search::{Cancel, IndexOptions, Progress, RefreshOutcome, SessionIndex};
 
 use super::app_event::{AppEvent, AppEventSender};
@@ -75,16 +76,12 @@ impl Wake {
 
 impl SearchIndexing {
     /// Open the index of `store_root` and bring it up to date on a new thread.
-    pub fn start(store_root: PathBuf, options: IndexOptions, tx: AppEventSender) -> SearchIndexing {
-        Self::start_with(store_root, options, tx, RECHECK_EVERY)
-    }
-
-    /// [`start`](Self::start) with another interval between change checks (tests).
-    pub fn start_with(
+    /// Sessions of the `foreign` sources are indexed too.
+    pub fn start(
         store_root: PathBuf,
         options: IndexOptions,
+        foreign: Vec<ForeignSource>,
         tx: AppEventSender,
-        recheck_every: Duration,
     ) -> SearchIndexing {
         let cancel = Cancel::new();
         let index = Arc::new(OnceLock::new());
@@ -94,10 +91,10 @@ impl SearchIndexing {
         let spawned = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
-                let Some(index) = open(&store_root, &options, &slot, &tx) else {
+                let Some(index) = open(&store_root, &options, foreign, &slot, &tx) else {
                     return;
                 };
-                keep_up(&index, &thread_cancel, &thread_wake, &tx, recheck_every);
+                keep_up(&index, &thread_cancel, &thread_wake, &tx, RECHECK_EVERY);
             });
         if let Err(e) = spawned {
             tracing::warn!(error = %e, "search indexing thread not started");
@@ -137,12 +134,13 @@ impl Drop for SearchIndexing {
 fn open(
     root: &std::path::Path,
     options: &IndexOptions,
+    foreign: Vec<ForeignSource>,
     slot: &OnceLock<Arc<SessionIndex>>,
     tx: &AppEventSender,
 ) -> Option<Arc<SessionIndex>> {
     let send = |event| tx.send(AppEvent::SearchIndexing(event));
     let index = match SessionIndex::open(root, options) {
-        Ok(index) => Arc::new(index),
+        Ok(index) => Arc::new(index.with_foreign_sources(foreign)),
         Err(e) => {
             send(IndexingEvent::Notice(format!(
                 "full-text search unavailable: {e}"

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
+use dsh_foreign::Origin;
 use dsh_store::SessionHeader;
 use dsh_store::reader::{LogFormat, ScanPos};
 use tantivy::collector::TopDocs;
@@ -18,6 +19,7 @@ use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, 
 
 use crate::error::SearchError;
 use crate::file_check;
+use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
 use crate::merge_plan::BoundedMerges;
 use crate::schema::Fields;
@@ -103,7 +105,7 @@ impl SessionIndex {
         cancel: &Cancel,
         progress: &mut dyn FnMut(Progress),
     ) -> Result<Option<RefreshOutcome>, SearchError> {
-        let logs = store_logs::list(&self.root)?;
+        let (logs, _) = self.list_all()?;
         if lock(&self.last_listing).as_deref() == Some(listing_of(&logs).as_slice()) {
             return Ok(None);
         }
@@ -134,6 +136,8 @@ impl SessionIndex {
                     abs,
                     format: loc.format,
                     stamp,
+                    origin: Origin::Dsh,
+                    id: None,
                 });
             }
         }
@@ -171,11 +175,14 @@ impl SessionIndex {
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
         let whole_store = only.is_none();
-        let (logs, known) = match only {
-            None => (store_logs::list(&self.root)?, known_logs(&searcher)?),
+        let (logs, known, unlisted) = match only {
+            None => {
+                let (logs, unlisted) = self.list_all()?;
+                (logs, known_logs(&searcher)?, unlisted)
+            }
             Some(logs) => {
                 let known = known_of(&searcher, engine.fields, &logs)?;
-                (logs, known)
+                (logs, known, HashSet::new())
             }
         };
         let mut outcome = RefreshOutcome::default();
@@ -191,9 +198,15 @@ impl SessionIndex {
                 },
             }
         }
+        // A source that could not be listed keeps its sessions until it can be.
         for rel in known
-            .keys()
-            .filter(|k: &&String| whole_store && !listed.contains(String::as_str(k)))
+            .iter()
+            .filter(|(k, (state, _)): &(&String, _)| {
+                whole_store
+                    && !listed.contains(String::as_str(k))
+                    && !state.origin().is_some_and(|o| unlisted.contains(&o))
+            })
+            .map(|(k, _)| k)
         {
             writer.delete_term(Term::from_field_text(engine.fields.path, rel));
             outcome.removed += 1;
@@ -225,7 +238,10 @@ impl SessionIndex {
                         let Some(item) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        if tx.send(prepare(&fields, searcher, item)).is_err() {
+                        if tx
+                            .send(prepare(&fields, searcher, &self.foreign, item))
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -296,6 +312,34 @@ impl SessionIndex {
         let mut status = lock(&self.status);
         status.updating = updating;
         status.progress = progress;
+    }
+}
+
+impl SessionIndex {
+    /// Every log of the store and of the foreign sources, and the foreign origins whose
+    /// listing failed.
+    fn list_all(&self) -> Result<(Vec<LogFile>, HashSet<Origin>), SearchError> {
+        let mut logs = store_logs::list(&self.root)?;
+        let (foreign, unlisted) = foreign_logs::list(&self.foreign);
+        // A dsh session with a foreign session's id wins (docs/foreign-sources.md): compare
+        // the store's session directory names with the foreign ids encoded the same way.
+        let dsh_dirs: HashSet<&str> = if foreign.is_empty() {
+            HashSet::new()
+        } else {
+            logs.iter()
+                .filter_map(|l| l.rel.split('/').nth(1))
+                .collect()
+        };
+        let shown: Vec<LogFile> = foreign
+            .into_iter()
+            .filter(|l| {
+                l.id.as_deref()
+                    .and_then(|id| dsh_store::paths::encode_session_id(id).ok())
+                    .is_none_or(|dir| !dsh_dirs.contains(dir.as_str()))
+            })
+            .collect();
+        logs.extend(shown);
+        Ok((logs, unlisted))
     }
 }
 
@@ -375,16 +419,27 @@ fn known_of(
 }
 
 /// Read one log (whole or continued) into its new document.
-fn prepare(fields: &Fields, searcher: &Searcher, work: &Work<'_>) -> Ready {
+fn prepare(
+    fields: &Fields,
+    searcher: &Searcher,
+    foreign: &[dsh_foreign::ForeignSource],
+    work: &Work<'_>,
+) -> Ready {
     let log = work.log();
     if let Work::Continue(_, pos, address) = work
+        && log.origin == Origin::Dsh
         && let Some(ready) = continued(fields, searcher, log, *pos, *address)
     {
         return ready;
     }
-    match session_text::read_whole(&log.abs, log.format) {
+    let read = match (&log.id, foreign.iter().find(|s| s.origin() == log.origin)) {
+        (Some(id), Some(source)) if log.origin != Origin::Dsh => foreign_logs::read(source, id),
+        _ => session_text::read_whole(&log.abs, log.format),
+    };
+    match read {
         Ok(text) => {
-            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false);
+            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false)
+                .of_origin(log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::document(fields, &log.rel, &text, &state),
@@ -394,7 +449,8 @@ fn prepare(fields: &Fields, searcher: &Searcher, work: &Work<'_>) -> Ready {
         }
         Err(e) => {
             tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
-            let state = LogState::new(&log.rel, &log.stamp, log.format, None, true);
+            let state =
+                LogState::new(&log.rel, &log.stamp, log.format, None, true).of_origin(log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::failed_document(fields, &log.rel, &state),

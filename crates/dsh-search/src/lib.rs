@@ -47,6 +47,7 @@ pub mod cache_location;
 mod engine;
 pub mod error;
 mod file_check;
+mod foreign_logs;
 mod index_update;
 mod log_state;
 mod merge_plan;
@@ -61,6 +62,7 @@ mod store_logs;
 pub mod text_analysis;
 mod write_queue;
 
+pub use dsh_foreign::Origin;
 pub use error::{ErrorCode, SearchError};
 pub use index_update::RefreshOutcome;
 pub use session_index::{Cancel, IndexOptions, IndexStatus, Progress, SearchHit, SessionIndex};

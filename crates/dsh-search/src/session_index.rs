@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use dsh_foreign::{ForeignSource, Origin};
 use tantivy::collector::TopDocs;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
@@ -13,6 +14,7 @@ use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
 use crate::cache_location;
 use crate::engine::{self, Engine};
 use crate::error::SearchError;
+use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
 use crate::query_plan;
 use crate::query_syntax::{self, ParsedQuery};
@@ -86,6 +88,8 @@ pub struct SearchHit {
     /// BM25 with the recency boost; higher is better.
     pub score: f32,
     pub snippets: Vec<Snippet>,
+    /// The tool the session comes from (dsh, or a read-only foreign source).
+    pub origin: Origin,
 }
 
 /// The full-text index of one store.
@@ -97,6 +101,8 @@ pub struct SessionIndex {
     /// Every log and its stamp as of the last complete update of the whole store, so a
     /// change check ([`SessionIndex::refresh_if_changed`]) needs no index access.
     pub(crate) last_listing: Mutex<Option<Vec<(String, dsh_store::listing::Stamp)>>>,
+    /// Other tools' sessions indexed beside the store's.
+    pub(crate) foreign: Vec<ForeignSource>,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -145,7 +151,17 @@ impl SessionIndex {
             }),
             analyzer: text_analysis::analyzer(),
             last_listing: Mutex::new(None),
+            foreign: Vec::new(),
         })
+    }
+
+    /// Index these foreign sources' sessions too (docs/foreign-sources.md): listed and
+    /// stamped like the store's logs, read whole when they change, found with their origin.
+    /// Sessions of a source left out are dropped from the index at the next update.
+    #[must_use]
+    pub fn with_foreign_sources(mut self, sources: Vec<ForeignSource>) -> SessionIndex {
+        self.foreign = sources;
+        self
     }
 
     /// The store root this index covers.
@@ -255,16 +271,30 @@ impl SessionIndex {
         score: f32,
     ) -> Option<SearchHit> {
         let state = stored.state.as_ref()?;
-        let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
+        let origin = state.origin()?;
         let format = if state.zstd {
             dsh_store::reader::LogFormat::Zstd
         } else {
             dsh_store::reader::LogFormat::Plain
         };
-        let current = if state.change(&stamp, format) == Change::Unchanged {
-            stored
+        let current = if origin == Origin::Dsh {
+            let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
+            if state.change(&stamp, format) == Change::Unchanged {
+                stored
+            } else {
+                fresh(&abs, format, &stored.path)?
+            }
         } else {
-            fresh(&abs, format, &stored.path)?
+            // Only the sources this index was given are searched.
+            let source = self.foreign.iter().find(|s| s.origin() == origin)?;
+            let path = foreign_logs::path_of_key(origin, &stored.path)?;
+            let stamp = foreign_logs::stat(Path::new(path))?;
+            if state.change(&stamp, format) == Change::Unchanged {
+                stored
+            } else {
+                let text = foreign_logs::read(source, &stored.id).ok()?;
+                stored_of(&stored.path, text)
+            }
         };
         let meta = [
             Some(current.id.as_str()),
@@ -288,6 +318,7 @@ impl SessionIndex {
             created_at: current.created_at,
             score,
             snippets,
+            origin,
         })
     }
 }
@@ -295,7 +326,12 @@ impl SessionIndex {
 /// A changed log read again, as a stored session would hold it.
 fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<StoredSession> {
     let text = session_text::read_whole(abs, format).ok()?;
-    Some(StoredSession {
+    Some(stored_of(rel, text))
+}
+
+/// `text` read from the log keyed `rel`, as a stored session would hold it.
+fn stored_of(rel: &str, text: session_text::SessionText) -> StoredSession {
+    StoredSession {
         path: rel.to_owned(),
         id: text.header.id.clone(),
         cwd: text.header.cwd.clone(),
@@ -304,7 +340,7 @@ fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<
         last_time: text.last_time,
         messages: text.messages,
         state: None::<LogState>,
-    })
+    }
 }
 
 /// `1 + RECENCY` for a session active now, halving its gain every half-life.
