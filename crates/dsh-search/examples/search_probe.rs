@@ -196,6 +196,13 @@ fn main() {
                 started.elapsed(),
                 nothing.unchanged
             );
+            // What an idle app pays per change check: one listing, no index access.
+            let started = Instant::now();
+            let checked = index
+                .refresh_if_changed(&Cancel::new(), &mut |_| {})
+                .unwrap();
+            assert_eq!(checked, None, "nothing changed");
+            println!("change check with nothing changed: {:?}", started.elapsed());
             // The update of just the session that grew (what the app does after a turn).
             let marker = format!("grownagain{}", std::process::id());
             grow(&marker);

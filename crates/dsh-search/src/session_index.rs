@@ -277,12 +277,12 @@ impl SessionIndex {
         } else {
             dsh_store::reader::LogFormat::Plain
         };
-        let current = if origin == Origin::Dsh {
+        let (current, changed) = if origin == Origin::Dsh {
             let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
             if state.change(&stamp, format) == Change::Unchanged {
-                stored
+                (stored, false)
             } else {
-                fresh(&abs, format, &stored.path)?
+                (fresh(&abs, format, &stored.path)?, true)
             }
         } else {
             // Only the sources this index was given are searched.
@@ -290,24 +290,27 @@ impl SessionIndex {
             let path = foreign_logs::path_of_key(origin, &stored.path)?;
             let stamp = foreign_logs::stat(Path::new(path))?;
             if state.change(&stamp, format) == Change::Unchanged {
-                stored
+                (stored, false)
             } else {
                 let text = foreign_logs::read(source, &stored.id).ok()?;
-                stored_of(&stored.path, text)
+                (stored_of(&stored.path, text), true)
             }
         };
-        let meta = [
-            Some(current.id.as_str()),
-            current.cwd.as_deref(),
-            current.title.as_deref(),
-        ];
-        let texts = current
-            .messages
-            .iter()
-            .map(|m| m.text.as_str())
-            .chain(meta.into_iter().flatten());
-        if !snippets::all_clauses_match(analyzer, parsed, texts) {
-            return None;
+        // An unchanged log matched in the index as it is; a changed one must match again.
+        if changed {
+            let meta = [
+                Some(current.id.as_str()),
+                current.cwd.as_deref(),
+                current.title.as_deref(),
+            ];
+            let texts = current
+                .messages
+                .iter()
+                .map(|m| m.text.as_str())
+                .chain(meta.into_iter().flatten());
+            if !snippets::all_clauses_match(analyzer, parsed, texts) {
+                return None;
+            }
         }
         let snippets = snippets::snippets(analyzer, parsed, &current.messages, SNIPPETS_PER_HIT);
         Some(SearchHit {
