@@ -582,13 +582,7 @@ impl App {
                     Submitted::Ignored | Submitted::Refused => {}
                 }
             }
-            Outcome::Query { id, text, .. } => {
-                // The popup is in use: index what other processes wrote meanwhile.
-                if let Some(search) = &self.search {
-                    search.recheck();
-                }
-                self.query_candidates(id, text, None);
-            }
+            Outcome::Query { id, text, .. } => self.query_candidates(id, text, None),
             Outcome::More {
                 id, text, limit, ..
             } => self.query_candidates(id, text, Some(limit)),
@@ -641,6 +635,10 @@ impl App {
     // ----- candidates -------------------------------------------------------------------
 
     fn query_candidates(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        // The popup is in use: index what other processes wrote meanwhile (coalesced).
+        if let Some(search) = &self.search {
+            search.recheck();
+        }
         if let Some(previous) = self.candidate_cancel.take() {
             previous.cancel();
         }
