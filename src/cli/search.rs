@@ -38,8 +38,9 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
     };
-    let index = SessionIndex::open(&ctx.store_root, &options)?
-        .with_foreign_sources(super::foreign_sources::foreign_sources(ctx));
+    let index = SessionIndex::open(&ctx.store_root, &options)?.with_foreign_sources(
+        super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes),
+    );
     if let Some(notice) = index.status().notice {
         eprintln!("dsh-refs: {}", visible_controls_line(&notice));
     }
@@ -152,10 +153,11 @@ fn human_hits(hits: &[SearchHit], colour: bool) -> String {
     let mut out = String::new();
     for h in hits {
         let cwd = h.cwd.as_deref().unwrap_or("(no cwd)");
+        // A badge of an origin this version does not know is another tool's text: made safe.
         let badge = h
             .origin
             .badge()
-            .map(|b| format!("[{b}] "))
+            .map(|b| format!("[{}] ", visible_line(b)))
             .unwrap_or_default();
         let _ = writeln!(
             out,

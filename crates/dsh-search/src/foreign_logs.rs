@@ -16,12 +16,12 @@ use crate::session_text::{self, IndexedMessage, SessionText};
 use crate::store_logs::LogFile;
 
 /// The index key of a foreign log.
-pub fn key(origin: Origin, path: &Path) -> String {
+pub fn key(origin: &Origin, path: &Path) -> String {
     format!("{}:{}", origin.as_str(), path.display())
 }
 
 /// The log path a foreign key names.
-pub fn path_of_key(origin: Origin, key: &str) -> Option<&str> {
+pub fn path_of_key<'k>(origin: &Origin, key: &'k str) -> Option<&'k str> {
     key.strip_prefix(origin.as_str())?.strip_prefix(':')
 }
 
@@ -42,7 +42,7 @@ pub fn list(sources: &[ForeignSource]) -> (Vec<LogFile>, HashSet<Origin>) {
             Ok(h) => h,
             Err(e) => {
                 tracing::warn!(origin = %source.origin(), error = %e, "foreign sessions not indexed");
-                failed.insert(source.origin());
+                failed.insert(source.origin().clone());
                 continue;
             }
         };
@@ -58,7 +58,7 @@ pub fn list(sources: &[ForeignSource]) -> (Vec<LogFile>, HashSet<Origin>) {
                 abs: path,
                 format: LogFormat::Plain,
                 stamp,
-                origin: source.origin(),
+                origin: source.origin().clone(),
                 id: Some(header.id.clone()),
             });
         }

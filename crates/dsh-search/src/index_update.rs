@@ -204,7 +204,7 @@ impl SessionIndex {
             .filter(|(k, (state, _)): &(&String, _)| {
                 whole_store
                     && !listed.contains(String::as_str(k))
-                    && !state.origin().is_some_and(|o| unlisted.contains(&o))
+                    && !unlisted.contains(&state.origin())
             })
             .map(|(k, _)| k)
         {
@@ -432,14 +432,14 @@ fn prepare(
     {
         return ready;
     }
-    let read = match (&log.id, foreign.iter().find(|s| s.origin() == log.origin)) {
+    let read = match (&log.id, foreign.iter().find(|s| *s.origin() == log.origin)) {
         (Some(id), Some(source)) if log.origin != Origin::Dsh => foreign_logs::read(source, id),
         _ => session_text::read_whole(&log.abs, log.format),
     };
     match read {
         Ok(text) => {
             let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false)
-                .of_origin(log.origin);
+                .of_origin(&log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::document(fields, &log.rel, &text, &state),
@@ -450,7 +450,7 @@ fn prepare(
         Err(e) => {
             tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
             let state =
-                LogState::new(&log.rel, &log.stamp, log.format, None, true).of_origin(log.origin);
+                LogState::new(&log.rel, &log.stamp, log.format, None, true).of_origin(&log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::failed_document(fields, &log.rel, &state),

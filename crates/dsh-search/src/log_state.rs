@@ -68,19 +68,17 @@ impl LogState {
     }
 
     /// The same state, of a log of the foreign source `origin`.
-    pub fn of_origin(mut self, origin: dsh_foreign::Origin) -> Self {
-        self.origin = (origin != dsh_foreign::Origin::Dsh).then(|| origin.as_str().to_owned());
+    pub fn of_origin(mut self, origin: &dsh_foreign::Origin) -> Self {
+        self.origin = origin.is_foreign().then(|| origin.as_str().to_owned());
         self
     }
 
-    /// The origin of the log: dsh unless a foreign source is recorded; `None` for one this
-    /// version does not know.
-    pub fn origin(&self) -> Option<dsh_foreign::Origin> {
+    /// The origin of the log: dsh unless a foreign source is recorded (one this version does
+    /// not know is `Origin::Other`, which no source of this index serves).
+    pub fn origin(&self) -> dsh_foreign::Origin {
         match self.origin.as_deref() {
-            None => Some(dsh_foreign::Origin::Dsh),
-            Some(name) => dsh_foreign::Origin::FOREIGN
-                .into_iter()
-                .find(|o| o.as_str() == name),
+            None => dsh_foreign::Origin::Dsh,
+            Some(name) => dsh_foreign::Origin::parse(name),
         }
     }
 

@@ -271,7 +271,7 @@ impl SessionIndex {
         score: f32,
     ) -> Option<SearchHit> {
         let state = stored.state.as_ref()?;
-        let origin = state.origin()?;
+        let origin = state.origin();
         let format = if state.zstd {
             dsh_store::reader::LogFormat::Zstd
         } else {
@@ -286,8 +286,8 @@ impl SessionIndex {
             }
         } else {
             // Only the sources this index was given are searched.
-            let source = self.foreign.iter().find(|s| s.origin() == origin)?;
-            let path = foreign_logs::path_of_key(origin, &stored.path)?;
+            let source = self.foreign.iter().find(|s| *s.origin() == origin)?;
+            let path = foreign_logs::path_of_key(&origin, &stored.path)?;
             let stamp = foreign_logs::stat(Path::new(path))?;
             if state.change(&stamp, format) == Change::Unchanged {
                 (stored, false)

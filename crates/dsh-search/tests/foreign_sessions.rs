@@ -50,8 +50,8 @@ fn sources(dir: &Path) -> Vec<ForeignSource> {
         .into_iter()
         .map(|(origin, sub)| {
             ForeignSource::new(SourceConfig {
+                root: SourceConfig::logs_dir(&origin, &dir.join(sub)),
                 origin,
-                root: SourceConfig::logs_dir(origin, &dir.join(sub)),
                 max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
                 clean_title: clean,
                 index_file: None,
