@@ -213,7 +213,7 @@ pub fn read(
         fn visit(&mut self, _: &Event, _: &[u64]) {}
     }
     let mut scan = scan(origin, path, header, max_line_bytes, &mut Nothing)?;
-    let seqs = scan.surface.clone();
+    let seqs = scan.surface_seqs();
     let events = scan.reread(&seqs)?;
     Ok(Surface {
         session: scan.session,

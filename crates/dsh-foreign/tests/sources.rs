@@ -248,7 +248,7 @@ fn streaming_scans_match_whole_reads_and_reread_kept_items() {
         let mut seen = Seen::default();
         let mut scan = src.scan_surface(id, &mut seen).unwrap();
         let seqs: Vec<u64> = whole.events.iter().map(|e| e.seq).collect();
-        assert_eq!(scan.surface, seqs, "{id}");
+        assert_eq!(scan.surface_seqs(), seqs, "{id}");
         assert_eq!(
             scan.captured_through_seq, whole.captured_through_seq,
             "{id}"
@@ -459,7 +459,7 @@ fn composite_merges_routes_and_lets_a_dsh_session_win() {
         sources
             .scan_surface(CLAUDE_COMPACT, &mut seen)
             .unwrap()
-            .surface
+            .surface_seqs()
             .len(),
         3
     );

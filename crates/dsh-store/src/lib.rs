@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod chunk;
+pub mod compact_surface;
 mod create_lock;
 pub mod dsh_compat;
 pub mod encoding;
@@ -14,6 +15,7 @@ pub mod index_file;
 pub mod kinds;
 pub mod listing;
 pub mod lone_surrogates;
+mod message_line;
 pub mod nofollow;
 pub mod paths;
 pub mod query;
@@ -29,5 +31,5 @@ pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::RecentTitles;
 pub use store::SessionStore;
-pub use surface_scan::{EventReread, SurfaceScan, SurfaceVisitor};
+pub use surface_scan::{EventAt, EventReread, SurfaceOrder, SurfaceScan, SurfaceVisitor};
 pub use writer::{NewEvent, SessionWriter};

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use super::compact_surface::CompactSurface;
 use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader};
@@ -21,9 +22,9 @@ use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
-use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, UNTERMINATED};
+use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
 use super::recent_titles::RecentTitles;
-use super::surface_scan::{SurfaceScan, SurfaceVisitor};
+use super::surface_scan::{self, SurfaceScan, SurfaceVisitor};
 use super::writer::SessionWriter;
 use super::{cache, nofollow};
 
@@ -555,30 +556,33 @@ impl SessionQuery for SessionStore {
     ) -> Result<SurfaceScan, QueryError> {
         let (loc, _) = self.find(id)?;
         let file = reader::open_file(&loc.path)?;
-        let src: Box<dyn std::io::BufRead> = match loc.format {
-            LogFormat::Plain => {
-                let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
-                Box::new(BufReader::with_capacity(256 * 1024, reading))
-            }
-            LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
-        };
-        let mut folder = KeepingFolder::<LinePos>::default();
-        let summary =
-            reader::scan_at_limited(&loc.path, src, &self.inner.limits, &mut |event, pos| {
-                if fold_at(&mut folder, &loc.path, &event, pos.line)? {
-                    folder.keep(event.seq, pos);
-                    visitor.visit(&event, folder.removed());
-                }
-                Ok(())
-            })?;
+        let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
+        let src = reader::open_stream(&loc.path, reading, loc.format)?;
+        let mut surface = CompactSurface::new();
+        let mut removed = Vec::new();
+        let limits = self.inner.limits;
+        let summary = reader::scan_at_limited(&loc.path, src, &limits, &mut |event, pos| {
+            surface_scan::fold_and_visit(
+                &loc.path,
+                &mut surface,
+                &mut removed,
+                &event,
+                pos,
+                visitor,
+            )
+        })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
-        let (surface, lines) = folder.finish();
+        let end = ScanPos {
+            readable_len: summary.readable_len,
+            next_seq: summary.next_seq,
+            line: summary.lines,
+        };
         Ok(SurfaceScan::from_log(
             summary.header,
-            summary.next_seq.checked_sub(1),
             surface,
             (loc.path, loc.format, file),
-            lines,
+            limits,
+            end,
         ))
     }
 }
