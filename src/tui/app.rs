@@ -274,11 +274,18 @@ impl App {
     }
 
     /// Start keeping the full-text index of the store up to date in the background (its
-    /// progress shows in the status line).
+    /// progress shows in the status line); the foreign sources set by
+    /// [`set_sources`](Self::set_sources) before are indexed too.
     pub fn start_search_indexing(&mut self, options: IndexOptions) {
+        let foreign = self
+            .sources
+            .as_ref()
+            .map(|s| s.foreign().to_vec())
+            .unwrap_or_default();
         self.search = Some(SearchIndexing::start(
             self.store.root().to_owned(),
             options,
+            foreign,
             self.tx.clone(),
         ));
     }
@@ -669,6 +676,10 @@ impl App {
     // ----- candidates -------------------------------------------------------------------
 
     fn query_candidates(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        // The popup is in use: index what other processes wrote meanwhile (coalesced).
+        if let Some(search) = &self.search {
+            search.recheck();
+        }
         if let Some(previous) = self.candidate_cancel.take() {
             previous.cancel();
         }
