@@ -1250,6 +1250,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> super::super::conversation_hits
             text: text.into(),
             highlights: Vec::new(),
         }),
+        origin: dsh_foreign::Origin::Dsh,
     }
 }
 
