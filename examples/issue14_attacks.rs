@@ -278,7 +278,7 @@ fn main() {
         if mounted {
             let store = tiny.join("store");
             fs::create_dir_all(&store).unwrap();
-            let big = "x".repeat(200_000);
+            let big = "x".repeat(100_000);
             let r = ctx.run(&store, &strs(&send("full", "/tmp/p", &big)), false);
             let ok = r.code == Some(1) && r.stderr.contains("No space left");
             ctx.row(
@@ -588,7 +588,11 @@ fn main() {
         .set_modified(meta.modified().unwrap())
         .unwrap();
     let r = ctx.run(&store, &["sessions", "--json"], false);
-    let ok = r.stdout.contains("\"createdAt\":7");
+    let listed: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    let ok = listed.as_array().is_some_and(|l| {
+        l.iter()
+            .any(|s| s["sessionId"] == "alpha" && s["createdAt"] == 7)
+    });
     ctx.row(
         "6 header rewritten in place, mtime set back",
         Some(&r),
