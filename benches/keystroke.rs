@@ -25,7 +25,9 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::session_items::{DisplayZone, composer_state, results_page, session_item};
+use dsh_refs::tui::session_items::{
+    DisplayZone, all_dsh, composer_state, results_page, session_item,
+};
 use dsh_refs::tui::session_picker::SessionPicker;
 use dsh_refs::tui::session_preview::estimate_lines;
 use dsh_search::{Cancel, IndexOptions, SessionIndex};
@@ -64,7 +66,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         if let Outcome::Query { id, text, .. } = result {
             match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc);
+                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
                     pane.set_page(id, page);
                 }
                 Err(e) => pane.set_failed(id, e.to_string()),
@@ -153,7 +155,12 @@ fn keystroke_to_frame(c: &mut Criterion) {
         })
         .collect();
     if let Outcome::Query { id, .. } = pane.handle_key(key('x')) {
-        pane.set_results(id, many.iter().map(|c| session_item(c, utc)).collect());
+        pane.set_results(
+            id,
+            many.iter()
+                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc))
+                .collect(),
+        );
     }
     c.bench_function("arrow_key_to_frame_10k_rows", |b| {
         let mut down = true;
@@ -200,7 +207,7 @@ fn preview_and_resume(c: &mut Criterion) {
         if let Some((id, text, limit)) = asked {
             match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc);
+                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
                     pane.set_page(id, page);
                 }
                 Err(e) => pane.set_failed(id, e.to_string()),

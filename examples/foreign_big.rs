@@ -3,8 +3,9 @@
 //! `foreign_big many DIR [COUNT]` writes COUNT Claude Code sessions (`DIR/claude/projects`, 50
 //! project dirs) and COUNT Codex rollouts (`DIR/codex/sessions/YYYY/MM/DD`), default 5 000
 //! each, plus `DIR/config.toml` pointing at them.
-//! `foreign_big big DIR [MB]` writes one Claude Code log, one Codex rollout and one dsh log
-//! of about MB megabytes each (default 100) with the same messages, plus `DIR/config.toml`.
+//! `foreign_big big DIR [MB [TEXT]]` writes one Claude Code log, one Codex rollout and one dsh
+//! log of about MB megabytes each (default 100) with the same messages of TEXT bytes (default
+//! 600), plus `DIR/config.toml`.
 //! Then time `dsh-refs --store DIR/store --config DIR/config.toml …` (commands printed).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
@@ -171,7 +172,7 @@ fn write_config(dir: &Path) {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let (Some(mode), Some(dir)) = (args.get(1), args.get(2)) else {
-        return Err("usage: foreign_big many|big DIR [COUNT|MB]".into());
+        return Err("usage: foreign_big many DIR [COUNT] | big DIR [MB [TEXT]]".into());
     };
     let dir = Path::new(dir);
     let base_ms = 1_750_000_000_000i64;
@@ -213,7 +214,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         "big" => {
             let mb: usize = args.get(3).map(|c| c.parse()).transpose()?.unwrap_or(100);
-            let text = 600;
+            // Bytes of text per record: smaller means more records per megabyte (the Claude
+            // Code link index grows with the record count).
+            let text: usize = args.get(4).map(|c| c.parse()).transpose()?.unwrap_or(600);
             // Each turn of either format is about 6 records of ~text bytes plus envelopes.
             let turns = mb * 1_000_000 / (6 * text + 2000);
             write_claude(
@@ -232,8 +235,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     "claude/projects/-home-dev-big/5f1c2d3e-0000-4000-8000-00000000b1b1.jsonl",
                 ))?
                 .len();
-            // A dsh log of about the same size.
-            let messages = claude_len / 1000;
+            // A dsh log of about the same size: bytes per message measured on a sample.
+            let sample_root = dir.join("sample-store");
+            let sample = fixtures::write_long_session(&sample_root, "sample", 200, text);
+            let per_message = (fs::metadata(&sample)?.len() / 200).max(1);
+            fs::remove_dir_all(&sample_root)?;
+            let messages = claude_len / per_message;
             let path =
                 fixtures::write_long_session(&dir.join("store"), "big-session", messages, text);
             write_config(dir);

@@ -52,7 +52,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         if let Outcome::Query { id, text, .. } = state.handle_event(&key) {
             match runtime.block_on(refs.list_candidates(&me, &text, None, &cancel)) {
                 Ok(rows) => {
-                    let items = rows.iter().map(|c| session_item(c, DisplayZone::Local));
+                    let items = rows
+                        .iter()
+                        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local));
                     state.set_results(id, items.collect());
                 }
                 Err(e) => state.set_failed(id, format!("{}: {}", e.code, e.message)),

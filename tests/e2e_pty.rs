@@ -36,6 +36,27 @@ struct Session {
 
 impl Session {
     fn start(store: &Path, config: &Path, cwd: &Path, env: &[(&str, &str)]) -> Session {
+        Session::launch(store, config, cwd, env, false)
+    }
+
+    /// Like [`start`](Self::start), but reading the foreign sources `config` and `env`
+    /// (HOME) name.
+    fn start_with_foreign(
+        store: &Path,
+        config: &Path,
+        cwd: &Path,
+        env: &[(&str, &str)],
+    ) -> Session {
+        Session::launch(store, config, cwd, env, true)
+    }
+
+    fn launch(
+        store: &Path,
+        config: &Path,
+        cwd: &Path,
+        env: &[(&str, &str)],
+        foreign: bool,
+    ) -> Session {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: ROWS,
@@ -54,7 +75,9 @@ impl Session {
         cmd.arg("--config");
         cmd.arg(config);
         // Never list the machine's own Claude Code / Codex sessions.
-        cmd.arg("--no-foreign-sources");
+        if !foreign {
+            cmd.arg("--no-foreign-sources");
+        }
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         // Keep the app's log file (platform data dir) inside the test's temporary directory.
@@ -427,5 +450,168 @@ fn sigterm_leaves_the_terminal_restored() {
     assert!(
         !app.screen.lock().unwrap().screen().alternate_screen(),
         "still on the alternate screen after exit"
+    );
+}
+
+/// Every path under `root` with its bytes (empty for directories) and mtime.
+fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(path) = stack.pop() {
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        let bytes = if meta.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap() {
+                stack.push(entry.unwrap().path());
+            }
+            Vec::new()
+        } else {
+            std::fs::read(&path).unwrap()
+        };
+        out.insert(path, (bytes, meta.modified().unwrap()));
+    }
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The conversation of each session in a logged snapshot, by session id.
+fn snapshot_conversations(context: &Value) -> Vec<(String, Value)> {
+    let prompt = context["data"]["content"][0]["text"].as_str().unwrap();
+    let sources: Value =
+        serde_json::from_str(dsh_reference::prompt::serialized_sources(prompt).unwrap()).unwrap();
+    sources
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["sessionId"].as_str().unwrap().to_owned(),
+                s["conversation"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
+    const CLAUDE: &str = "claude-code:5f1c2d3e-0000-4000-8000-000000000001";
+    const CODEX: &str = "codex:0199a1b2-c3d4-7e5f-8a9b-000000000001";
+    let fx = fixture();
+    let home = fx.store.parent().unwrap().join("home");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    copy_tree(&fixtures.join("claude"), &home.join(".claude"));
+    copy_tree(&fixtures.join("codex"), &home.join(".codex"));
+    let before = (tree(&home.join(".claude")), tree(&home.join(".codex")));
+    let cache = fx.store.parent().unwrap().join("cache");
+    let (home_s, cache_s) = (home.display().to_string(), cache.display().to_string());
+    let env = [
+        ("HOME", home_s.as_str()),
+        ("XDG_CACHE_HOME", cache_s.as_str()),
+    ];
+    let mut app = Session::start_with_foreign(&fx.store, &fx.config, &fx.project, &env);
+    app.wait_for_text("@ reference a session");
+    // The popup lists all three kinds; other tools' sessions carry their badge.
+    app.type_text("@");
+    app.wait_for("all three kinds in the popup", |s| {
+        s.contains("Alpha login bug") && s.contains("[claude]") && s.contains("[codex]")
+    });
+    app.type_text("checkout");
+    app.wait_for("the Claude Code session", |s| {
+        s.contains("[claude]") && s.contains("Fix checkout crash") && !s.contains("Alpha login bug")
+    });
+    app.send("\t");
+    app.wait_for_text("@Fix checkout crash on empty cart ");
+    app.type_text("@kafka");
+    app.wait_for("the Codex session", |s| {
+        s.contains("[codex]") && s.contains("Add a Kafka consumer") && !s.contains("[claude]")
+    });
+    app.send("\t");
+    app.wait_for_text("@Add a Kafka consumer for order events ");
+    app.type_text("@alph");
+    app.wait_for("the dsh session", |s| {
+        s.contains("Alpha login bug") && !s.contains("[codex]")
+    });
+    app.send("\t");
+    app.type_text("compare");
+    app.send("\r");
+    // The card names each session and where it comes from.
+    app.wait_for("the reference card", |s| {
+        // Each row: `Label (id) · N messages · size · from Tool` (wrapped at 100 columns).
+        s.contains(&format!("({CLAUDE}) · 7 messages"))
+            && s.contains(&format!("({CODEX}) · 4 messages"))
+            && s.contains("B · from Claude Code")
+            && s.contains("B · from Codex CLI")
+            && s.contains("Alpha login bug (s-alpha) · 2 messages")
+            && s.matches(" · from ").count() == 2
+    });
+    app.wait_for("the reply to finish", |s| {
+        s.contains("● idle") && s.contains("• ")
+    });
+    // /resume lists a foreign session and refuses to open it.
+    app.type_text("/resume");
+    app.send("\r");
+    app.wait_for_text("Resume a session");
+    app.type_text("kafka");
+    app.wait_for("the Codex row", |s| {
+        s.contains("[codex] Add a Kafka consumer")
+    });
+    app.send("\r");
+    app.wait_for_text("read-only session from Codex CLI — reference it with @");
+    app.send("\x04");
+    app.wait_exit();
+
+    // The snapshot holds only each session's visible conversation.
+    let log = new_session_log(&fx.store);
+    let context = log
+        .iter()
+        .find(|e| {
+            e["type"] == "user/message"
+                && source_kind(e, "").as_deref() == Some("session-reference")
+        })
+        .unwrap();
+    let conversations = snapshot_conversations(context);
+    let ids: Vec<&str> = conversations.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, [CLAUDE, CODEX, "s-alpha"]);
+    assert_eq!(
+        conversations[1].1,
+        serde_json::json!([
+            {"role": "user", "text": "Add a Kafka consumer for order events"},
+            {"role": "assistant", "text": "Added consumer/order_events.rs subscribed to the orders topic."},
+            {"role": "user", "text": "请把结账页面做简体中文本地化"},
+            {"role": "assistant", "text": "完成：结账页面已本地化。"}
+        ])
+    );
+    let claude = conversations[0].1.as_array().unwrap();
+    assert_eq!(claude.len(), 7);
+    assert_eq!(
+        claude[0]["text"],
+        "The checkout page crashes on 結帳 — can you find why?"
+    );
+    let all = serde_json::to_string(&conversations).unwrap();
+    for hidden in [
+        "SECRET-THINKING",
+        "TOOL-OUTPUT",
+        "SIDECHAIN",
+        "EDITED-AWAY",
+        "INJECTED-INSTRUCTIONS",
+        "TORN-TAIL",
+    ] {
+        assert!(!all.contains(hidden), "{hidden} leaked");
+    }
+    // Nothing was written under the foreign roots.
+    assert!(
+        (tree(&home.join(".claude")), tree(&home.join(".codex"))) == before,
+        "a foreign directory changed"
     );
 }

@@ -353,6 +353,27 @@ fn prepare_one_of_each_gives_only_the_visible_conversations() {
     let refs = context["source"]["references"].as_array().unwrap();
     assert_eq!(refs[1]["sessionId"], CLAUDE_MAIN);
     assert_eq!(refs[2]["compacted"], true);
+    // Where each comes from is listed beside the snapshot, not inside it.
+    assert_eq!(
+        v["references"],
+        json!([
+            {"sessionId": "dsh-shop", "origin": "dsh"},
+            {"sessionId": CLAUDE_MAIN, "origin": "claude-code"},
+            {"sessionId": CODEX_COMPACT, "origin": "codex"}
+        ])
+    );
+    let human = fx.run(&["prepare", "--session", "target", &text]);
+    let human = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        human.contains(&format!(
+            "claude ({CLAUDE_MAIN}) · 7 of 7 messages · from Claude Code"
+        )),
+        "{human}"
+    );
+    assert!(
+        human.contains("dsh (dsh-shop) · 2 of 2 messages\n"),
+        "{human}"
+    );
     // Sending the same message logs the snapshot in the dsh session only.
     let sent = fx.run(&["send", "--session", "target", &text]);
     assert!(
@@ -428,4 +449,120 @@ fn a_damaged_foreign_log_is_reported_like_a_damaged_dsh_log() {
             .iter()
             .any(|r| r["sessionId"] == CLAUDE_MAIN)
     );
+}
+
+#[test]
+fn the_foreign_line_limit_is_the_configured_store_limit() {
+    let fx = Fixture::new();
+    let path = fx
+        .claude()
+        .join("projects/-home-dev-shop/5f1c2d3e-0000-4000-8000-000000000001.jsonl");
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    // A valid record off the chain, 10 000 bytes long, as line 3.
+    let long = json!({"type": "user", "uuid": "off-chain", "parentUuid": null,
+        "message": {"role": "user", "content": "x".repeat(10_000)}});
+    lines.insert(2, long.to_string());
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mention = format!("see {}", format_mention(CLAUDE_MAIN, None));
+    let sources = format!(
+        "[sources]\nclaude_code = {:?}\ncodex = {:?}\n",
+        fx.claude().display().to_string(),
+        fx.codex().display().to_string()
+    );
+    // Under the default limit (16 MiB) the line is read (and is off the chain).
+    let v = ok_json(&fx.run(&["prepare", "--session", "target", "--json", &mention]));
+    assert!(v["context"]["content"][0]["text"].is_string());
+    // Lowered in the config, the same line is damage before the end: corruption named by
+    // file and line, as for a dsh log.
+    fx.config(&format!("[store]\nmax_line_bytes = 4096\n{sources}"));
+    let out = fx.run(&["prepare", "--session", "target", "--json", &mention]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "SESSION_REFERENCE_READ_FAILED");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(":3: corrupt session log") && message.contains("4096"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_dsh_session_with_a_namespaced_id_is_listed_as_a_dsh_session() {
+    let fx = Fixture::new();
+    // A dsh session deliberately named like the Codex rollout: the dsh store wins.
+    fx.write(
+        CODEX_MAIN,
+        Some("/home/dev/shop"),
+        1_800_000_000_000,
+        vec![user("my own dsh session")],
+    );
+    let v = ok_json(&fx.run(&["sessions", "--json"]));
+    let row = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == CODEX_MAIN)
+        .unwrap();
+    assert_eq!(row["origin"], "dsh", "{row}");
+    let c = ok_json(&fx.run(&["candidates", "--session", "target", "--json"]));
+    let row = c
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == CODEX_MAIN)
+        .unwrap();
+    assert_eq!(row["origin"], "dsh", "{row}");
+    let human = String::from_utf8(fx.run(&["sessions"]).stdout).unwrap();
+    let line = human.lines().find(|l| l.contains(CODEX_MAIN)).unwrap();
+    assert!(!line.contains("[codex]"), "{line}");
+    // And it can be written to: it is not read-only.
+    let sent = fx.run(&["send", "--session", CODEX_MAIN, "hello again"]);
+    assert!(
+        sent.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sent.stderr)
+    );
+}
+
+#[test]
+fn no_command_writes_anything_under_the_foreign_roots() {
+    let fx = Fixture::new();
+    // Found the way a user's are: in the default directories under HOME.
+    fx.config("");
+    let roots = [fx.claude(), fx.codex()];
+    let before: Vec<_> = roots.iter().map(|r| tree(r)).collect();
+    let mention = format!(
+        "compare {} and {}",
+        format_mention(CLAUDE_MAIN, Some("claude")),
+        format_mention(CODEX_MAIN, Some("codex"))
+    );
+    let runs: [&[&str]; 8] = [
+        &["sessions"],
+        &["sessions", "--json"],
+        &["candidates", "--session", "target", "--query", "cart"],
+        &["candidates", "--session", CLAUDE_MAIN, "--json"],
+        &["prepare", "--session", "target", "--json", &mention],
+        &["send", "--session", "target", &mention],
+        &["search", "cart"],
+        &["send", "--session", CLAUDE_MAIN, "refused"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let out = fx.run(args);
+        // Everything succeeds but the refused send to a read-only session.
+        assert_eq!(
+            out.status.success(),
+            i != 7,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after: Vec<_> = roots.iter().map(|r| tree(r)).collect();
+        assert!(after == before, "{args:?} changed a foreign directory");
+    }
+    // The listing caches went to the cache dir, not next to the logs.
+    let cached: Vec<String> = fs::read_dir(fx.dir.path().join("cache/dsh-refs/foreign"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(cached.len(), 2, "{cached:?}");
 }

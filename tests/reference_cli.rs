@@ -244,7 +244,7 @@ fn prepare_without_mentions_has_a_null_context() {
     assert!(out.status.success());
     assert_eq!(
         stdout_json(&out),
-        json!({"content": [{"type": "text", "text": "plain text"}], "context": null})
+        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": []})
     );
 }
 

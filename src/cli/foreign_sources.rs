@@ -14,7 +14,7 @@ use super::config::SourceSetting;
 use crate::agent::title::plain_fallback_title;
 
 /// The tool's default home directory: `~/.claude`; `$CODEX_HOME`, else `~/.codex`.
-fn default_home(origin: Origin) -> Option<PathBuf> {
+fn default_home(origin: &Origin) -> Option<PathBuf> {
     let home = || directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
     match origin {
         Origin::ClaudeCode => home().map(|h| h.join(".claude")),
@@ -22,13 +22,13 @@ fn default_home(origin: Origin) -> Option<PathBuf> {
             Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
             _ => home().map(|h| h.join(".codex")),
         },
-        Origin::Dsh => None,
+        Origin::Dsh | Origin::Other(_) => None,
     }
 }
 
 /// The logs directory a setting names: off → none; default → the tool's directory when it
 /// exists; a path → that path (a missing one lists nothing).
-pub fn logs_dir(origin: Origin, setting: &SourceSetting) -> Option<PathBuf> {
+pub fn logs_dir(origin: &Origin, setting: &SourceSetting) -> Option<PathBuf> {
     let configured = match setting {
         SourceSetting::Off => return None,
         SourceSetting::Path(path) => path.clone(),
@@ -38,13 +38,14 @@ pub fn logs_dir(origin: Origin, setting: &SourceSetting) -> Option<PathBuf> {
 }
 
 /// Where a source's listing cache is kept: the platform cache dir, never the tool's dir.
-fn index_file(origin: Origin, logs: &Path) -> Option<PathBuf> {
+fn index_file(origin: &Origin, logs: &Path) -> Option<PathBuf> {
     let dirs = directories::ProjectDirs::from("", "", "dsh-refs")?;
     Some(index_path(&dirs.cache_dir().join("foreign"), origin, logs))
 }
 
-/// The foreign sources this run reads.
-pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
+/// The foreign sources this run reads, with the dsh store's line limit `max_line_bytes`
+/// (`store.max_line_bytes`), so a foreign log is bounded exactly like a dsh log.
+pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource> {
     if !ctx.foreign_sources {
         return Vec::new();
     }
@@ -55,12 +56,12 @@ pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
     settings
         .into_iter()
         .filter_map(|(origin, setting)| {
-            let root = logs_dir(origin, setting)?;
+            let root = logs_dir(&origin, setting)?;
             Some(ForeignSource::new(SourceConfig {
+                index_file: index_file(&origin, &root),
                 origin,
-                index_file: index_file(origin, &root),
                 root,
-                max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+                max_line_bytes,
                 clean_title: plain_fallback_title,
             }))
         })
@@ -70,20 +71,13 @@ pub fn foreign_sources(ctx: &Context) -> Vec<ForeignSource> {
 /// The dsh store and this run's foreign sources as one query.
 pub fn open_sources(ctx: &Context, store: &SessionStore) -> Arc<SessionSources> {
     let dsh: Arc<dyn SessionQuery> = Arc::new(store.clone());
-    Arc::new(SessionSources::new(dsh, foreign_sources(ctx)))
+    let foreign = foreign_sources(ctx, store.limits().max_line_bytes);
+    Arc::new(SessionSources::new(dsh, foreign))
 }
 
 /// The refusal for writing to (resuming, sending to) a foreign session, if `id` is one.
 pub fn read_only_refusal(sources: &SessionSources, id: &str) -> Option<String> {
-    // The origin is known once the sessions are listed.
-    let _ = sources.list_sessions();
-    match sources.origin(id) {
-        Origin::Dsh => None,
-        origin => Some(format!(
-            "read-only session from {} — reference it with @",
-            origin.tool_name()
-        )),
-    }
+    sources.origin(id).read_only_refusal()
 }
 
 #[cfg(test)]
@@ -93,16 +87,16 @@ mod tests {
     #[test]
     fn settings_pick_directories() {
         let tmp = tempfile::tempdir().unwrap();
-        assert_eq!(logs_dir(Origin::Codex, &SourceSetting::Off), None);
+        assert_eq!(logs_dir(&Origin::Codex, &SourceSetting::Off), None);
         let home = tmp.path().join("codex-home");
         std::fs::create_dir_all(home.join("sessions")).unwrap();
         assert_eq!(
-            logs_dir(Origin::Codex, &SourceSetting::Path(home.clone())),
+            logs_dir(&Origin::Codex, &SourceSetting::Path(home.clone())),
             Some(home.join("sessions"))
         );
         let direct = tmp.path().join("projects-only");
         assert_eq!(
-            logs_dir(Origin::ClaudeCode, &SourceSetting::Path(direct.clone())),
+            logs_dir(&Origin::ClaudeCode, &SourceSetting::Path(direct.clone())),
             Some(direct)
         );
     }

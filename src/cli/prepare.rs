@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
+use dsh_foreign::Origin;
 use dsh_reference::{Prepared, parse_text};
 use dsh_store::{ContentBlock, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
@@ -21,26 +22,51 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     let service = open_service(ctx)?;
     let parsed = parse_text(&args.text)?;
     let agent = target_agent(&service, &args.session);
-    let refs = service.refs;
+    let refs = service.refs.clone();
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
         refs.prepare(&agent, &content, &parsed.references, &cancel)
             .await
     })?;
     let prepared = result?;
+    let origin_of = |id: &str| service.sources.origin(id);
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_output(&prepared)?)?;
+        let text = serde_json::to_string_pretty(&json_output(&prepared, &origin_of)?)?;
         format!("{}\n", escape_json_controls(&text))
     } else {
-        human_output(&prepared)
+        human_output(&prepared, &origin_of)
     };
     write_stdout(&out)
 }
 
-/// `{"content": [blocks], "context": null | {"id", "source", "content"}}`.
-fn json_output(prepared: &Prepared) -> Result<Value, CliError> {
+/// Where a referenced session comes from (the sources' answer).
+type OriginOf<'a> = dyn Fn(&str) -> Origin + 'a;
+
+/// The provenance entries of the context message (one per referenced session).
+fn provenance(context: &Message) -> &[Value] {
+    context
+        .source
+        .as_ref()
+        .and_then(|s| s.0.get("references"))
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+}
+
+/// `{"content": [blocks], "context": null | {"id", "source", "content"}, "references":
+/// [{"sessionId", "origin"}]}`: the context keeps the snapshot's own shape; where each
+/// referenced session comes from is listed beside it.
+fn json_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> Result<Value, CliError> {
     let mut out = Map::new();
     out.insert("content".into(), serde_json::to_value(&prepared.content)?);
+    let references: Vec<Value> = prepared
+        .context
+        .as_ref()
+        .map(provenance)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.get("sessionId").and_then(Value::as_str))
+        .map(|id| serde_json::json!({"sessionId": id, "origin": origin_of(id).as_str()}))
+        .collect();
     let context = match &prepared.context {
         None => Value::Null,
         Some(message) => {
@@ -55,12 +81,13 @@ fn json_output(prepared: &Prepared) -> Result<Value, CliError> {
         }
     };
     out.insert("context".into(), context);
+    out.insert("references".into(), Value::Array(references));
     Ok(Value::Object(out))
 }
 
 /// The readable message, one summary line per referenced session, then the exact context
 /// text (controls made visible).
-fn human_output(prepared: &Prepared) -> String {
+fn human_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> String {
     let message: Vec<&str> = prepared
         .content
         .iter()
@@ -71,7 +98,7 @@ fn human_output(prepared: &Prepared) -> String {
         None => out.push_str("\nNo referenced sessions.\n"),
         Some(context) => {
             out.push_str("\nReferenced sessions:\n");
-            for line in reference_lines(context) {
+            for line in reference_lines(context, origin_of) {
                 let _ = writeln!(out, "  {line}");
             }
             let _ = write!(
@@ -85,15 +112,9 @@ fn human_output(prepared: &Prepared) -> String {
     out
 }
 
-/// `Label (id) · N messages[ · truncated]` per provenance entry.
-fn reference_lines(context: &Message) -> Vec<String> {
-    let entries = context
-        .source
-        .as_ref()
-        .and_then(|s| s.0.get("references"))
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    entries
+/// `Label (id) · N of M messages[ · truncated][ · from Claude Code]` per provenance entry.
+fn reference_lines(context: &Message, origin_of: &OriginOf<'_>) -> Vec<String> {
+    provenance(context)
         .iter()
         .map(|e| {
             let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
@@ -112,6 +133,14 @@ fn reference_lines(context: &Message) -> Vec<String> {
             );
             if e.get("truncated").and_then(Value::as_bool) == Some(true) {
                 line.push_str(" · truncated");
+            }
+            let origin = origin_of(text("sessionId"));
+            if origin.is_foreign() {
+                let _ = write!(
+                    line,
+                    " · from {}",
+                    visible_controls_line(origin.tool_name())
+                );
             }
             line
         })
@@ -143,15 +172,19 @@ mod tests {
             context: None,
         };
         assert_eq!(
-            json_output(&none).unwrap(),
-            json!({"content": [{"type": "text", "text": "hi"}], "context": null})
+            json_output(&none, &|_| Origin::Dsh).unwrap(),
+            json!({"content": [{"type": "text", "text": "hi"}], "context": null, "references": []})
         );
         let ctx = context();
         let some = Prepared {
             content: vec![ContentBlock::text("hi")],
             context: Some(ctx.clone()),
         };
-        let v = json_output(&some).unwrap();
+        let v = json_output(&some, &|_| Origin::ClaudeCode).unwrap();
+        assert_eq!(
+            v["references"],
+            json!([{"sessionId": "a", "origin": "claude-code"}])
+        );
         assert_eq!(v["context"]["id"], json!(ctx.id));
         assert_eq!(v["context"]["source"]["kind"], "session-reference");
         assert_eq!(
@@ -164,10 +197,13 @@ mod tests {
 
     #[test]
     fn human_output_summarizes_and_shows_controls_visibly() {
-        let text = human_output(&Prepared {
-            content: vec![ContentBlock::text("see @Build")],
-            context: Some(context()),
-        });
+        let text = human_output(
+            &Prepared {
+                content: vec![ContentBlock::text("see @Build")],
+                context: Some(context()),
+            },
+            &|_| Origin::Dsh,
+        );
         assert!(
             text.contains("Build\\x07 (a) · 2 of 4 messages · truncated"),
             "{text}"

@@ -152,7 +152,7 @@ mod tests {
         Row {
             header: SessionHeader::new(id, 0, cwd.map(str::to_owned)),
             title: title.map(str::to_owned),
-            origin: Origin::of_id(id),
+            origin: Origin::Dsh,
         }
     }
 
@@ -181,8 +181,14 @@ mod tests {
         assert!(table.contains("s\\x1B[2J"));
         assert!(table.contains("/tmp/\\x9Bx"));
         assert!(table.contains("(untitled)") && table.contains("(no cwd)"));
-        let foreign = human_table(&[row("codex:r1", Some("Kafka"), None)]);
+        // The badge is the row's origin, whatever the id looks like.
+        let codex = Row {
+            origin: Origin::Codex,
+            ..row("r1", Some("Kafka"), None)
+        };
+        let foreign = human_table(&[codex, row("codex:mine", Some("Mine"), None)]);
         assert!(foreign.contains("[codex] Kafka"), "{foreign}");
+        assert!(!foreign.contains("[codex] Mine"), "{foreign}");
         let widths: Vec<usize> = table
             .lines()
             .map(|l| {

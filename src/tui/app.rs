@@ -271,7 +271,15 @@ impl App {
     /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
     /// to open them: they are read-only.
     pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
+        self.chat.set_sessions(Arc::clone(&sources));
         self.sources = Some(sources);
+    }
+
+    /// Where session `id` comes from, as the sources listed it (dsh without foreign sources).
+    fn origin(&self, id: &str) -> Origin {
+        self.sources
+            .as_ref()
+            .map_or(Origin::Dsh, |sources| sources.origin(id))
     }
 
     /// A sender on the app's event bus.
@@ -673,7 +681,10 @@ impl App {
                 match result {
                     Ok(page) => {
                         self.remember_cwds(&page.rows);
-                        let page = results_page(&page, &self.input.draft(), self.zone);
+                        let page =
+                            results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
+                                self.origin(id)
+                            });
                         self.input.set_page(query_id, page);
                     }
                     Err(e) => self
@@ -709,11 +720,15 @@ impl App {
                 self.known_cwds.insert(session_id, cwd);
             }
             AppEvent::SessionsListed { query_id, result } => {
+                let sources = self.sources.clone();
                 if let Some(picker) = self.picker.as_mut() {
                     picker.set_page(
                         query_id,
                         result.map_err(|e| format!("{}: {}", e.code.as_str(), e.message)),
                     );
+                    if let Some(sources) = sources {
+                        picker.set_origins(&|id: &str| sources.origin(id));
+                    }
                 }
                 self.request_preview();
             }
@@ -963,18 +978,13 @@ impl App {
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
         }
-        if let Some(sources) = &self.sources {
-            let origin = sources.origin(id);
-            if origin != Origin::Dsh {
-                self.chat.push_notice(
-                    NoticeKind::Error,
-                    format!(
-                        "read-only session from {} — reference it with @",
-                        origin.tool_name()
-                    ),
-                );
-                return;
-            }
+        if let Some(refusal) = self
+            .sources
+            .as_ref()
+            .and_then(|s| s.origin(id).read_only_refusal())
+        {
+            self.chat.push_notice(NoticeKind::Error, refusal);
+            return;
         }
         self.open_session(id.to_owned(), None);
     }
@@ -1024,6 +1034,9 @@ impl App {
         self.agent_status = AgentStatus::Idle;
         self.queued = 0;
         self.chat = ChatView::new(self.chat.options());
+        if let Some(sources) = &self.sources {
+            self.chat.set_sessions(Arc::clone(sources));
+        }
         self.load_transcript();
         self.forward_agent_events(agent_rx);
     }

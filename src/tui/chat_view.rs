@@ -55,6 +55,11 @@ impl ChatView {
         &self.transcript
     }
 
+    /// Tell where referenced sessions come from with `sessions` (the cards name it).
+    pub fn set_sessions(&mut self, sessions: std::sync::Arc<dsh_foreign::SessionSources>) {
+        self.transcript.set_sessions(sessions);
+    }
+
     /// Fold one log event in.
     pub fn apply(&mut self, event: &Event) {
         self.transcript.apply(event);

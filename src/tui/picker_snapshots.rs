@@ -17,7 +17,7 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use ratatui::widgets::StatefulWidget;
 
-use super::session_items::{DisplayZone, composer_state, results_page};
+use super::session_items::{DisplayZone, all_dsh, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
 use super::session_preview::estimate_lines;
 use dsh_reference::estimate::PreviewTurn;
@@ -65,7 +65,7 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
 
 /// Answers query `id` as the app does (marks from the current draft).
 fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
-    let page = results_page(&page, &pane.draft(), utc());
+    let page = results_page(&page, &pane.draft(), utc(), &all_dsh);
     pane.set_page(id, page);
 }
 

@@ -5,6 +5,7 @@
 use chrono::{FixedOffset, Local, TimeZone};
 use std::collections::HashSet;
 
+use dsh_foreign::Origin;
 use dsh_reference::{Candidate, CandidatePage, format_mention, parse_text};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::{
@@ -58,13 +59,30 @@ pub fn composer_state(history_size: usize) -> MentionInputState {
     MentionInputState::new(composer_config(history_size))
 }
 
+/// Where a listed session comes from: the sources' answer (`SessionSources::origin`).
+pub type OriginOf<'a> = dyn Fn(&str) -> Origin + 'a;
+
+/// Every session is a dsh one (no foreign sources are read).
+pub fn all_dsh(_: &str) -> Origin {
+    Origin::Dsh
+}
+
 /// A listing answer as the popup's page: the exact matches with their total, the closest
-/// matches offered under their own title, and a `✓` on sessions `draft` already mentions.
-pub fn results_page(page: &CandidatePage, draft: &str, zone: DisplayZone) -> ResultsPage {
+/// matches offered under their own title, a `✓` on sessions `draft` already mentions, and
+/// each row's origin badge from `origin_of`.
+pub fn results_page(
+    page: &CandidatePage,
+    draft: &str,
+    zone: DisplayZone,
+    origin_of: &OriginOf<'_>,
+) -> ResultsPage {
     let mentioned: HashSet<String> = parse_text(draft)
         .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
         .unwrap_or_default();
-    let item = |c: &Candidate| session_item(c, zone).with_mark(mentioned.contains(&c.session_id));
+    let item = |c: &Candidate| {
+        session_item(c, &origin_of(&c.session_id), zone)
+            .with_mark(mentioned.contains(&c.session_id))
+    };
     let closest: Vec<MentionItem> = page.closest.iter().map(|c| item(&c.candidate)).collect();
     ResultsPage {
         rows: page.rows.iter().map(item).collect(),
@@ -82,8 +100,8 @@ pub fn results_page(page: &CandidatePage, draft: &str, zone: DisplayZone) -> Res
 
 /// `candidate` as a popup row: `<label>` over `<id> · <cwd> · <created>` (the popup's title
 /// already says these are sessions); a pick inserts its canonical mention. Another tool's
-/// (read-only) session, named by its id's namespace, carries its badge as the row's kind.
-pub fn session_item(candidate: &Candidate, zone: DisplayZone) -> MentionItem {
+/// (read-only) session carries its origin's badge as the row's kind.
+pub fn session_item(candidate: &Candidate, origin: &Origin, zone: DisplayZone) -> MentionItem {
     // The label is an untrusted title: its control characters go into the draft as
     // visible `\xNN`, never as raw bytes hidden inside the user's own message.
     let label = visible_controls_line(&candidate.label);
@@ -94,7 +112,8 @@ pub fn session_item(candidate: &Candidate, zone: DisplayZone) -> MentionItem {
             DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
             DetailPart::new(format_created(candidate.created_at, zone), Keep::Whole),
         ]);
-    match dsh_foreign::Origin::of_id(&candidate.session_id).badge() {
+    // The widget shows a row's kind with its controls made visible, like its label.
+    match origin.badge() {
         Some(badge) => item.with_kind(format!("[{badge}]")),
         None => item,
     }
@@ -142,7 +161,7 @@ mod tests {
     #[test]
     fn a_session_becomes_a_row_inserting_its_mention() {
         let utc = DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap());
-        let item = session_item(&candidate("s1", "a]b", None), utc);
+        let item = session_item(&candidate("s1", "a]b", None), &Origin::Dsh, utc);
         let want = MentionItem::new("s1", "a]b", "@[a\\]b](dsh-session:InMxIg)").with_detail(vec![
             DetailPart::new("s1", Keep::Start),
             DetailPart::new("(no cwd)", Keep::End),
@@ -152,17 +171,38 @@ mod tests {
     }
 
     #[test]
-    fn foreign_sessions_carry_their_badge() {
+    fn rows_carry_their_sources_badge_not_the_ids_spelling() {
         let utc = DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap());
-        let kinds: Vec<String> = [
-            candidate("claude-code:u1", "Fix", None),
-            candidate("codex:r1", "Kafka", None),
-            candidate("s-1", "Plain", None),
-        ]
-        .iter()
-        .map(|c| session_item(c, utc).kind().to_owned())
-        .collect();
-        assert_eq!(kinds, ["[claude]", "[codex]", ""]);
+        let rows = [
+            (candidate("u1", "Fix", None), Origin::ClaudeCode),
+            (candidate("r1", "Kafka", None), Origin::Codex),
+            (
+                candidate("claude-code:dsh-named", "Plain", None),
+                Origin::Dsh,
+            ),
+            (
+                candidate("g1", "Other", None),
+                Origin::parse("gem\u{1b}[2Jini"),
+            ),
+        ];
+        let kinds: Vec<String> = rows
+            .iter()
+            .map(|(c, origin)| session_item(c, origin, utc).kind().to_owned())
+            .collect();
+        assert_eq!(kinds, ["[claude]", "[codex]", "", "[gem\u{1b}[2Jini]"]);
+        let page = CandidatePage {
+            rows: rows.iter().map(|(c, _)| c.clone()).collect(),
+            total: 4,
+            closest: Vec::new(),
+        };
+        let origin_of = |id: &str| {
+            rows.iter()
+                .find(|(c, _)| c.session_id == id)
+                .map_or(Origin::Dsh, |(_, o)| o.clone())
+        };
+        let page = results_page(&page, "", utc, &origin_of);
+        let kinds: Vec<&str> = page.rows.iter().map(MentionItem::kind).collect();
+        assert_eq!(kinds, ["[claude]", "[codex]", "", "[gem\u{1b}[2Jini]"]);
     }
 
     #[test]
@@ -177,7 +217,7 @@ mod tests {
             _ => unreachable!(),
         };
         let row = candidate("s1", "\u{1b}[31mred\u{7}", Some("/work"));
-        state.set_results(id, vec![session_item(&row, utc)]);
+        state.set_results(id, vec![session_item(&row, &Origin::Dsh, utc)]);
         let outcome = state.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         assert!(matches!(outcome, Outcome::Inserted { .. }), "{outcome:?}");
         assert_eq!(state.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");

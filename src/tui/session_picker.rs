@@ -2,7 +2,7 @@
 //! closest matches), a count, paging and fetching more, the same preview, Enter to open
 //! and Esc to close.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -12,9 +12,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
-use super::session_items::CLOSEST_TITLE;
+use super::session_items::{CLOSEST_TITLE, OriginOf};
 use super::session_preview::{PreviewRequest, PreviewState};
 use super::session_rows::{DisplayZone, ROW_HEIGHT, RowContext, position_label, render_list};
+use dsh_foreign::Origin;
 use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
 use ratatui_mention::key_map::{Action, KeyMap};
 use ratatui_mention::preview::{self, Placement, PreviewPane};
@@ -59,6 +60,8 @@ pub struct SessionPicker {
     more_id: Option<u64>,
     listing: Listing,
     list: SectionedList<Candidate>,
+    /// Where the listed foreign sessions come from (their badges); dsh rows are absent.
+    origins: HashMap<String, Origin>,
     preview: PreviewState,
     preview_enabled: bool,
     zone: DisplayZone,
@@ -95,6 +98,7 @@ impl SessionPicker {
             more_id: None,
             listing: Listing::Waiting,
             list: SectionedList::new(ROW_HEIGHT),
+            origins: HashMap::new(),
             preview: PreviewState::default(),
             preview_enabled: true,
             zone,
@@ -145,6 +149,22 @@ impl SessionPicker {
             }
         }
         true
+    }
+
+    /// Asks `origin_of` (the sources) where each listed row comes from, for its badge.
+    pub fn set_origins(&mut self, origin_of: &OriginOf<'_>) {
+        self.origins = self
+            .list
+            .sections()
+            .iter()
+            .flat_map(|section| &section.rows)
+            .filter_map(|row| {
+                let origin = origin_of(&row.session_id);
+                origin
+                    .is_foreign()
+                    .then(|| (row.session_id.clone(), origin))
+            })
+            .collect();
     }
 
     /// Handles one key; `next_id` gives a fresh listing id when one is needed.
@@ -330,6 +350,7 @@ impl SessionPicker {
             zone: self.zone,
             mentioned: &none,
             current: Some(&self.current),
+            origins: &self.origins,
         };
         render_list(&self.list, rows_area, buf, &ctx);
         if let (Some(preview_area), Some(row)) = (preview_area, self.list.selected_row()) {

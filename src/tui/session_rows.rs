@@ -2,7 +2,7 @@
 //! the query's matches highlighted and a dim `✓` on sessions already mentioned, a dim
 //! detail line `<id> · <cwd> · <created>`, and section titles.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 pub use super::session_items::{DisplayZone, format_created};
+use dsh_foreign::Origin;
 use dsh_reference::Candidate;
 use dsh_reference::closest::FuzzyQuery;
 use ratatui_mention::sections::{Placed, SectionKind, SectionedList};
@@ -31,6 +32,8 @@ pub struct RowContext<'a> {
     pub mentioned: &'a HashSet<String>,
     /// The session open in the app (marked `(open)` in `/resume`).
     pub current: Option<&'a str>,
+    /// Where the foreign rows come from (their badge); a row not in it is a dsh session.
+    pub origins: &'a HashMap<String, Origin>,
 }
 
 /// Draws the layout of `list` into `area`: section titles and two-line rows.
@@ -75,7 +78,11 @@ pub fn render_list(
                 };
                 let mentioned = ctx.mentioned.contains(&row.session_id);
                 let open = ctx.current == Some(row.session_id.as_str());
-                let badge = dsh_foreign::Origin::of_id(&row.session_id).badge();
+                let badge = ctx
+                    .origins
+                    .get(&row.session_id)
+                    .and_then(Origin::badge)
+                    .map(|b| visible_controls_line(b).into_owned());
                 let marks = RowMarks {
                     selected,
                     mentioned,
@@ -94,13 +101,13 @@ pub fn render_list(
 }
 
 /// What decorates one row besides its label.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct RowMarks {
     selected: bool,
     mentioned: bool,
     open: bool,
     /// Origin badge of another tool's (read-only) session: `claude`, `codex`.
-    badge: Option<&'static str>,
+    badge: Option<String>,
 }
 
 /// `› [badge] <label>` with the chars at `hits` highlighted, `✓` when already mentioned and
@@ -110,7 +117,7 @@ fn label_line(label: &str, hits: &[usize], marks: &RowMarks, width: u16) -> Line
         selected,
         mentioned,
         open,
-        badge,
+        ref badge,
     } = *marks;
     let base = if selected {
         Style::new().add_modifier(Modifier::BOLD)
@@ -128,7 +135,10 @@ fn label_line(label: &str, hits: &[usize], marks: &RowMarks, width: u16) -> Line
         Span::raw("  ")
     };
     let mut spans = vec![marker];
-    let badge = badge.map(|b| format!("[{b}] ")).unwrap_or_default();
+    let badge = badge
+        .as_ref()
+        .map(|b| format!("[{b}] "))
+        .unwrap_or_default();
     let badge_cells = badge.width();
     if !badge.is_empty() {
         spans.push(Span::styled(badge, Style::new().fg(Color::Magenta)));

@@ -1,9 +1,12 @@
 //! Transcript cells derived from session log events. Finished cells never change; one live
 //! assistant cell grows from `assistant/chunk`s until its `assistant/message` arrives.
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 pub use super::transcript_render::render_cell;
+use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{ReferenceEntry, SnapshotSource, decode_snapshot};
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, kind};
@@ -25,6 +28,8 @@ pub enum HistoryCell {
     /// the readable view) and the exact snapshot text the model received.
     ReferenceCard {
         references: Vec<ReferenceEntry>,
+        /// Per reference, where the session comes from (as the sources know it).
+        origins: Vec<Origin>,
         sources: Vec<SnapshotSource>,
         snapshot: String,
     },
@@ -116,6 +121,8 @@ pub struct Transcript {
     step: Option<StepEstimate>,
     /// Bumped on every change, so renderers can cache.
     revision: u64,
+    /// The session sources, which tell where a referenced session comes from.
+    sessions: Option<Arc<SessionSources>>,
 }
 
 impl Transcript {
@@ -203,12 +210,57 @@ impl Transcript {
         }
     }
 
+    /// Use `sessions` to tell where referenced sessions come from; the cards already
+    /// there are updated.
+    pub fn set_sessions(&mut self, sessions: Arc<SessionSources>) {
+        self.sessions = Some(sessions);
+        for index in 0..self.cells.len() {
+            let Some(HistoryCell::ReferenceCard {
+                references,
+                origins,
+                ..
+            }) = self.cells.get(index)
+            else {
+                continue;
+            };
+            let fresh = self.origins_of(references);
+            if fresh != *origins {
+                if let Some(HistoryCell::ReferenceCard { origins, .. }) = self.cells.get_mut(index)
+                {
+                    *origins = fresh;
+                }
+                self.touch(index);
+            }
+        }
+    }
+
+    /// Where each referenced session comes from (dsh when no sources are known).
+    fn origins_of(&self, references: &[ReferenceEntry]) -> Vec<Origin> {
+        references
+            .iter()
+            .map(|r| {
+                self.sessions
+                    .as_ref()
+                    .map_or(Origin::Dsh, |s| s.origin(&r.session_id))
+            })
+            .collect()
+    }
+
     /// Fold one log event into the transcript.
     pub fn apply(&mut self, event: &Event) {
         match &event.data {
             EventData::UserMessage(message) => {
                 self.count_conversation(message);
-                self.push(user_message_cell(message));
+                let mut cell = user_message_cell(message);
+                if let HistoryCell::ReferenceCard {
+                    references,
+                    origins,
+                    ..
+                } = &mut cell
+                {
+                    *origins = self.origins_of(references);
+                }
+                self.push(cell);
             }
             EventData::SteeringMessage { message, .. } => {
                 self.count_conversation(message);
@@ -437,6 +489,7 @@ fn user_message_cell(message: &Message) -> HistoryCell {
         let snapshot = message.joined_text();
         return HistoryCell::ReferenceCard {
             references: ReferenceEntry::decode_all(source),
+            origins: Vec::new(),
             sources: decode_snapshot(&snapshot).unwrap_or_default(),
             snapshot,
         };
@@ -515,27 +568,68 @@ mod tests {
         )
     }
 
+    /// Sources over an empty dsh store holding `dsh_ids`, and a Claude Code dir with one
+    /// session, `5f1c`.
+    fn sessions_with_claude(dir: &std::path::Path, dsh_ids: &[&str]) -> Arc<SessionSources> {
+        let store = dsh_store::SessionStore::new(dir.join("store"));
+        for id in dsh_ids {
+            let header = dsh_store::SessionHeader::new(*id, 1, None);
+            store.open_writer(id, Some(header)).unwrap();
+        }
+        let projects = dir.join("claude/projects/-w");
+        std::fs::create_dir_all(&projects).unwrap();
+        std::fs::write(
+            projects.join("5f1c.jsonl"),
+            "{\"type\":\"user\",\"uuid\":\"a\",\"timestamp\":\"2025-01-01T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+        )
+        .unwrap();
+        let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+            origin: Origin::ClaudeCode,
+            root: dir.join("claude/projects"),
+            max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+            clean_title: |t| Some(t.to_owned()),
+            index_file: None,
+        });
+        Arc::new(SessionSources::new(Arc::new(store), vec![claude]))
+    }
+
+    fn card_rows(t: &Transcript) -> Vec<String> {
+        render_cell(&t.cells()[0], 100, RenderOptions::default())
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect()
+    }
+
     #[test]
-    fn a_card_names_a_foreign_origin() {
+    fn a_card_names_the_origin_its_sources_know() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = sessions_with_claude(dir.path(), &["claude-code:dsh-named"]);
         let mut message = context_message();
         message.source = Some(Source::session_reference(json!([
             {"sessionId": "claude-code:5f1c", "label": "Fix", "originalMessages": 2, "retainedMessages": 2, "truncated": false},
-            {"sessionId": "codex:0199", "label": "Kafka", "originalMessages": 1, "retainedMessages": 1, "truncated": false}
+            {"sessionId": "codex:0199", "label": "Kafka", "originalMessages": 1, "retainedMessages": 1, "truncated": false},
+            {"sessionId": "claude-code:dsh-named", "label": "Mine", "originalMessages": 1, "retainedMessages": 1, "truncated": false}
         ])));
+        let want = [
+            "⧉ Referenced sessions",
+            "  Fix (claude-code:5f1c) · 2 messages · from Claude Code",
+            // No Codex source is read: nothing says where it came from.
+            "  Kafka (codex:0199) · 1 message",
+            // A dsh session whose id merely looks like a Claude Code one.
+            "  Mine (claude-code:dsh-named) · 1 message",
+        ];
         let mut t = Transcript::default();
-        t.apply(&ev(0, EventData::UserMessage(message)));
-        let lines: Vec<String> = render_cell(&t.cells()[0], 100, RenderOptions::default())
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect();
-        assert_eq!(
-            lines[..3],
-            [
-                "⧉ Referenced sessions",
-                "  Fix (claude-code:5f1c) · 2 messages · from Claude Code",
-                "  Kafka (codex:0199) · 1 message · from Codex CLI",
-            ]
-        );
+        t.set_sessions(Arc::clone(&sessions));
+        t.apply(&ev(0, EventData::UserMessage(message.clone())));
+        assert_eq!(card_rows(&t)[..4], want);
+        // Cards logged before the sources were known are updated when they are.
+        let mut late = Transcript::default();
+        late.apply(&ev(0, EventData::UserMessage(message)));
+        assert_eq!(card_rows(&late)[1], "  Fix (claude-code:5f1c) · 2 messages");
+        let before = late.cell_version(0);
+        late.set_sessions(sessions);
+        assert_eq!(card_rows(&late)[..4], want);
+        assert!(late.cell_version(0) > before, "re-rendered");
     }
 
     #[test]
@@ -546,6 +640,7 @@ mod tests {
             references,
             sources,
             snapshot,
+            ..
         } = &t.cells()[0]
         else {
             panic!("not a card: {:?}", t.cells());

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown_hanging;
 use super::transcript::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use dsh_foreign::Origin;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 use ratatui_mention::wrap::{wrap_line_hanging, wrap_lines};
@@ -31,9 +32,10 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
         HistoryCell::User { text, steering } => user_lines(text, *steering, body_width, options),
         HistoryCell::ReferenceCard {
             references,
+            origins,
             sources,
             snapshot,
-        } => card_lines(references, sources, snapshot, body_width, options),
+        } => card_lines(references, origins, sources, snapshot, body_width, options),
         HistoryCell::Assistant {
             text,
             reasoning,
@@ -190,7 +192,7 @@ pub fn format_bytes(bytes: usize) -> String {
 }
 
 /// One card row: `Label (id) · 188 of 400 messages · 63.9 KiB · truncated`.
-fn card_row(entry: &ReferenceEntry, source: Option<&SnapshotSource>) -> String {
+fn card_row(entry: &ReferenceEntry, origin: &Origin, source: Option<&SnapshotSource>) -> String {
     let mut row = format!(
         "{} ({}) · {}",
         visible_controls_line(&entry.label),
@@ -203,16 +205,15 @@ fn card_row(entry: &ReferenceEntry, source: Option<&SnapshotSource>) -> String {
     if entry.truncated {
         row.push_str(" · truncated");
     }
-    // Another tool's session is named by its id's namespace.
-    let origin = dsh_foreign::Origin::of_id(&entry.session_id);
-    if origin != dsh_foreign::Origin::Dsh {
-        let _ = write!(row, " · from {}", origin.tool_name());
+    if origin.is_foreign() {
+        let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
     }
     row
 }
 
 fn card_lines(
     references: &[ReferenceEntry],
+    origins: &[Origin],
     sources: &[SnapshotSource],
     snapshot: &str,
     body_width: u16,
@@ -222,7 +223,8 @@ fn card_lines(
     let mut lines = vec![Line::styled("Referenced sessions", card_style)];
     for (i, entry) in references.iter().enumerate() {
         let source = sources.get(i).filter(|s| s.session_id == entry.session_id);
-        lines.push(Line::styled(card_row(entry, source), card_style));
+        let origin = origins.get(i).unwrap_or(&Origin::Dsh);
+        lines.push(Line::styled(card_row(entry, origin, source), card_style));
     }
     let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
     match options.snapshots {

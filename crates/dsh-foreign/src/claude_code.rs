@@ -9,8 +9,9 @@
 //! root (a `compact_boundary` record without a parent), so the chain stops there, and the
 //! compaction summary that follows it becomes a checkpoint.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fs::File;
+use std::hash::{BuildHasher, RandomState};
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
@@ -240,11 +241,89 @@ pub fn read_line_at(path: &Path, at: LineAt, max_line_bytes: u64) -> Result<Vec<
     Ok(buf)
 }
 
-/// One record of the tree: its parent's uuid and whether it can end the conversation.
-struct Node {
-    parent: Option<String>,
-    line: u64,
-    main_line: bool,
+/// The link index of one log: for each record with a `uuid`, its parent and its line, kept
+/// compact (16 bytes per record plus about 20 in the uuid map) so memory stays a small
+/// fraction of the log whatever its records hold. A uuid is kept as a 64-bit hash keyed
+/// per process: two uuids of one log share a hash with odds of about n²/2⁶⁴, and the key
+/// is unknown to whoever wrote the log.
+struct LinkIndex {
+    hasher: RandomState,
+    /// Per record, in log order: the parent's hash ([`NO_PARENT`] for a root) and the
+    /// line, with [`SIDECHAIN`] set for a sidechain record (it cannot end the chain).
+    nodes: Vec<(u64, u64)>,
+    /// Record index by uuid hash (the last record with a uuid wins).
+    by_uuid: HashMap<u64, u32>,
+}
+
+/// The parent hash of a record without a parent (a hash is never 0: its low bit is set).
+const NO_PARENT: u64 = 0;
+/// Marks a sidechain record's line number.
+const SIDECHAIN: u64 = 1 << 63;
+
+impl LinkIndex {
+    fn new() -> Self {
+        LinkIndex {
+            hasher: RandomState::new(),
+            nodes: Vec::new(),
+            by_uuid: HashMap::new(),
+        }
+    }
+
+    fn hash(&self, uuid: &str) -> u64 {
+        self.hasher.hash_one(uuid) | 1
+    }
+
+    fn add(&mut self, path: &Path, record: LinkRecord, line: u64) -> Result<(), QueryError> {
+        let Some(uuid) = record.uuid else {
+            return Ok(());
+        };
+        let index = u32::try_from(self.nodes.len()).map_err(|_| QueryError::Corrupt {
+            path: path.to_owned(),
+            line,
+            reason: "more linked records than a log can hold".into(),
+        })?;
+        let parent = record
+            .parent_uuid
+            .as_deref()
+            .map_or(NO_PARENT, |p| self.hash(p));
+        let flag = if record.is_sidechain == Some(true) {
+            SIDECHAIN
+        } else {
+            0
+        };
+        self.by_uuid.insert(self.hash(&uuid), index);
+        self.nodes.push((parent, line | flag));
+        Ok(())
+    }
+
+    /// The lines of the chain that ends at the last main-line record, ascending.
+    fn chain(&self) -> Vec<u64> {
+        let mut chain = Vec::new();
+        // One bit per record: a parent loop ends the chain at its first repeat.
+        let mut seen = vec![0u64; self.nodes.len().div_ceil(64)];
+        let mut at = self.nodes.iter().rposition(|(_, l)| l & SIDECHAIN == 0);
+        while let Some(i) = at {
+            let Some(word) = seen.get_mut(i / 64) else {
+                break;
+            };
+            let bit = 1u64 << (i % 64);
+            if *word & bit != 0 {
+                break;
+            }
+            *word |= bit;
+            let Some(&(parent, line)) = self.nodes.get(i) else {
+                break;
+            };
+            chain.push(line & !SIDECHAIN);
+            at = (parent != NO_PARENT)
+                .then(|| self.by_uuid.get(&parent))
+                .flatten()
+                .and_then(|&p| usize::try_from(p).ok());
+        }
+        // Log order (a parent written after its child is still read in place).
+        chain.sort_unstable();
+        chain
+    }
 }
 
 /// The lines (1-based) of the visible chain, ascending: from the root (or the last
@@ -266,33 +345,10 @@ pub fn chain_lines(
         0,
         1,
     );
-    let mut nodes: Vec<Node> = Vec::new();
-    let mut by_uuid: HashMap<String, usize> = HashMap::new();
-    for_each_record::<LinkRecord, _>(&mut lines, &mut |at, r| {
-        if let Some(uuid) = r.uuid {
-            by_uuid.insert(uuid, nodes.len());
-            nodes.push(Node {
-                parent: r.parent_uuid,
-                line: at.number,
-                main_line: r.is_sidechain != Some(true),
-            });
-        }
-        Ok(())
-    })?;
+    let mut index = LinkIndex::new();
+    for_each_record::<LinkRecord, _>(&mut lines, &mut |at, r| index.add(path, r, at.number))?;
     let last_line = lines.next_number().saturating_sub(1);
-    let mut chain = Vec::new();
-    let mut seen = HashSet::new();
-    let mut at = nodes.iter().rposition(|n| n.main_line);
-    while let Some(i) = at {
-        if !seen.insert(i) {
-            break;
-        }
-        let Some(node) = nodes.get(i) else { break };
-        chain.push(node.line);
-        at = node.parent.as_ref().and_then(|p| by_uuid.get(p).copied());
-    }
-    chain.reverse();
-    Ok((chain, last_line))
+    Ok((index.chain(), last_line))
 }
 
 /// The surface event of the chain record at `line`, numbered `seq`, if it shows anything.
@@ -309,5 +365,84 @@ fn io_err(path: &Path, source: std::io::Error) -> QueryError {
     QueryError::Io {
         path: path.to_owned(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain_of(records: &[serde_json::Value]) -> Vec<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let lines: Vec<String> = records.iter().map(ToString::to_string).collect();
+        let text = lines.join("\n") + "\n";
+        std::fs::write(&path, text).unwrap();
+        let file = File::open(&path).unwrap();
+        chain_lines(&path, &file, 1 << 20).unwrap().0
+    }
+
+    fn rec(uuid: &str, parent: Option<&str>) -> serde_json::Value {
+        serde_json::json!({"type": "user", "uuid": uuid, "parentUuid": parent})
+    }
+
+    #[test]
+    fn the_chain_follows_parents_from_the_last_main_line_record() {
+        let side = serde_json::json!({"uuid": "s", "parentUuid": "b", "isSidechain": true});
+        let cases: Vec<(&str, Vec<serde_json::Value>, Vec<u64>)> = vec![
+            (
+                "linear",
+                vec![rec("a", None), rec("b", Some("a")), rec("c", Some("b"))],
+                vec![1, 2, 3],
+            ),
+            (
+                "an edited message branches off",
+                vec![
+                    rec("a", None),
+                    rec("b", Some("a")),
+                    rec("b2", Some("a")),
+                    rec("c2", Some("b2")),
+                ],
+                vec![1, 3, 4],
+            ),
+            (
+                "a sidechain record last does not end it",
+                vec![rec("a", None), rec("b", Some("a")), side],
+                vec![1, 2],
+            ),
+            (
+                "a compaction is a new root",
+                vec![rec("a", None), rec("k", None), rec("c", Some("k"))],
+                vec![2, 3],
+            ),
+            (
+                "a missing parent ends it",
+                vec![rec("a", None), rec("c", Some("gone"))],
+                vec![2],
+            ),
+            (
+                "a parent loop ends at the first repeat",
+                vec![
+                    rec("a", Some("c")),
+                    rec("b", Some("a")),
+                    rec("c", Some("b")),
+                ],
+                vec![1, 2, 3],
+            ),
+            (
+                "a parent later in the file",
+                vec![rec("b", Some("a")), rec("a", None), rec("c", Some("b"))],
+                vec![1, 2, 3],
+            ),
+            (
+                "no uuids",
+                vec![serde_json::json!({"type": "summary"})],
+                vec![],
+            ),
+        ];
+        for (name, records, want) in cases {
+            let got = chain_of(&records);
+            assert_eq!(got, want, "{name}");
+        }
     }
 }

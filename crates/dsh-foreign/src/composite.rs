@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use dsh_store::listing::newest_first;
+use dsh_store::listing::{Stamp, newest_first};
 use dsh_store::query::TitleLookup;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
 
@@ -61,16 +61,26 @@ impl SessionSources {
         &self.foreign
     }
 
-    /// Where a session comes from, as of the last listing: a foreign origin for a listed
-    /// foreign session, else dsh.
+    /// Where a session comes from: the origin of the source that listed it. An id without a
+    /// foreign namespace can only be a dsh session; a namespaced one not listed yet is looked
+    /// up the way a read is routed (the dsh store first, then the namespace's source). An id
+    /// no source has is a dsh id (a session not written yet).
     pub fn origin(&self, id: &str) -> Origin {
         if let Some(origin) = lock(&self.merged).origins.get(id) {
-            return *origin;
+            return origin.clone();
         }
-        Origin::Dsh
+        let Some(source) = Origin::split_id(id).and_then(|(o, _)| self.source_for(&o)) else {
+            return Origin::Dsh;
+        };
+        match self.dsh.log_stamp(id) {
+            Err(QueryError::NotFound { .. }) if source.log_stamp(id).is_ok() => {
+                source.origin().clone()
+            }
+            _ => Origin::Dsh,
+        }
     }
 
-    fn source_for(&self, origin: Origin) -> Option<&ForeignSource> {
+    fn source_for(&self, origin: &Origin) -> Option<&ForeignSource> {
         self.foreign.iter().find(|s| s.origin() == origin)
     }
 
@@ -81,13 +91,13 @@ impl SessionSources {
         id: &str,
         read: impl Fn(&dyn SessionQuery) -> Result<T, QueryError>,
     ) -> Result<T, QueryError> {
-        let listed = lock(&self.merged).origins.get(id).copied();
-        if let Some(source) = listed.and_then(|o| self.source_for(o)) {
+        let listed = lock(&self.merged).origins.get(id).cloned();
+        if let Some(source) = listed.and_then(|o| self.source_for(&o)) {
             return read(source);
         }
         match read(self.dsh.as_ref()) {
             Err(QueryError::NotFound { .. }) => {
-                match Origin::split_id(id).and_then(|(o, _)| self.source_for(o)) {
+                match Origin::split_id(id).and_then(|(o, _)| self.source_for(&o)) {
                     Some(source) => read(source),
                     None => Err(QueryError::NotFound { id: id.to_owned() }),
                 }
@@ -130,7 +140,7 @@ impl SessionQuery for SessionSources {
                 if dsh_ids.contains(header.id.as_str()) || origins.contains_key(&header.id) {
                     continue;
                 }
-                origins.insert(header.id.clone(), source.origin());
+                origins.insert(header.id.clone(), source.origin().clone());
                 all.push(header.clone());
             }
         }
@@ -160,12 +170,16 @@ impl SessionQuery for SessionSources {
         let origins = Arc::clone(&lock(&self.merged).origins);
         self.dsh.with_recent_titles(max_age, &mut |dsh_lookup| {
             f(
-                &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(*o)) {
+                &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(o)) {
                     Some(source) => source.read_title_recent(id, max_age),
                     None => dsh_lookup(id),
                 },
             );
         });
+    }
+
+    fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
+        self.route(id, |q| q.log_stamp(id))
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
@@ -178,11 +192,11 @@ impl SessionQuery for SessionSources {
         visitor: &mut dyn SurfaceVisitor,
     ) -> Result<SurfaceScan, QueryError> {
         // A visitor can only be lent once, so the route is decided before reading.
-        let listed = lock(&self.merged).origins.get(id).copied();
-        if let Some(source) = listed.and_then(|o| self.source_for(o)) {
+        let listed = lock(&self.merged).origins.get(id).cloned();
+        if let Some(source) = listed.and_then(|o| self.source_for(&o)) {
             return source.scan_surface(id, visitor);
         }
-        let namespaced = Origin::split_id(id).and_then(|(o, _)| self.source_for(o));
+        let namespaced = Origin::split_id(id).and_then(|(o, _)| self.source_for(&o));
         match namespaced {
             Some(source) => match self.dsh.read_title(id) {
                 Err(QueryError::NotFound { .. }) => source.scan_surface(id, visitor),

@@ -12,8 +12,9 @@ use serde::de::DeserializeOwned;
 
 use dsh_store::QueryError;
 
-/// The longest line read (bytes, without its `\n`): the dsh reader's default limit.
-pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
+/// The dsh reader's default line limit; a source is given the store's limit in force
+/// (`store.max_line_bytes`), this is only the default of that setting.
+pub use dsh_store::reader::DEFAULT_MAX_LINE_BYTES;
 
 /// One complete line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

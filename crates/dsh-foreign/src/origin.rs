@@ -1,8 +1,11 @@
 //! Which tool a listed session comes from, and how each origin is spelled in ids, JSON and
-//! on screen.
+//! on screen. A source names its origin; the composite carries it with every session it
+//! lists (`SessionSources::origin`), so no badge is ever guessed from an id's spelling.
+
+use std::sync::Arc;
 
 /// The tool that wrote a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Origin {
     /// A session of the dsh store (ours or dsh's).
     Dsh,
@@ -10,69 +13,97 @@ pub enum Origin {
     ClaudeCode,
     /// A Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex,
+    /// An origin this build has no source for, by its JSON spelling: what an `"origin"`
+    /// written by another version (an index, a JSON listing) reads back as. Shown by that
+    /// name, never read from.
+    Other(Arc<str>),
 }
 
 impl Origin {
-    /// Every foreign origin, in the order their sources are consulted.
+    /// Every foreign origin this build reads, in the order their sources are consulted.
     pub const FOREIGN: [Origin; 2] = [Origin::ClaudeCode, Origin::Codex];
 
+    /// The origin a JSON spelling names (the inverse of [`as_str`](Self::as_str)); an
+    /// unknown spelling is [`Origin::Other`].
+    pub fn parse(name: &str) -> Origin {
+        match name {
+            "dsh" => Origin::Dsh,
+            "claude-code" => Origin::ClaudeCode,
+            "codex" => Origin::Codex,
+            other => Origin::Other(Arc::from(other)),
+        }
+    }
+
     /// The JSON spelling of the `"origin"` key: `dsh`, `claude-code`, `codex`.
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             Origin::Dsh => "dsh",
             Origin::ClaudeCode => "claude-code",
             Origin::Codex => "codex",
+            Origin::Other(name) => name,
         }
     }
 
-    /// The short badge shown next to a listed session (`None` for dsh sessions).
-    pub fn badge(self) -> Option<&'static str> {
+    /// Whether this is another tool's (read-only) session.
+    pub fn is_foreign(&self) -> bool {
+        *self != Origin::Dsh
+    }
+
+    /// The short badge shown next to a listed session (`None` for dsh sessions). An
+    /// [`Origin::Other`] name is untrusted text: show it through the usual escaping.
+    pub fn badge(&self) -> Option<&str> {
         match self {
             Origin::Dsh => None,
             Origin::ClaudeCode => Some("claude"),
             Origin::Codex => Some("codex"),
+            Origin::Other(name) => Some(name),
         }
     }
 
     /// The tool's name in messages ("read-only session from Claude Code").
-    pub fn tool_name(self) -> &'static str {
+    pub fn tool_name(&self) -> &str {
         match self {
             Origin::Dsh => "dsh",
             Origin::ClaudeCode => "Claude Code",
             Origin::Codex => "Codex CLI",
+            Origin::Other(name) => name,
         }
     }
 
-    /// The namespace prefix of a foreign session id, colon included.
-    pub fn id_prefix(self) -> Option<&'static str> {
+    /// The refusal for writing to (resuming, sending to) a session of this origin, `None`
+    /// for a dsh session.
+    pub fn read_only_refusal(&self) -> Option<String> {
+        self.is_foreign().then(|| {
+            format!(
+                "read-only session from {} — reference it with @",
+                self.tool_name()
+            )
+        })
+    }
+
+    /// The namespace prefix of a foreign session id this build reads, colon included.
+    pub fn id_prefix(&self) -> Option<&'static str> {
         match self {
-            Origin::Dsh => None,
+            Origin::Dsh | Origin::Other(_) => None,
             Origin::ClaudeCode => Some("claude-code:"),
             Origin::Codex => Some("codex:"),
         }
     }
 
     /// The namespaced id of a foreign session whose own id is `native`.
-    pub fn namespaced(self, native: &str) -> String {
+    pub fn namespaced(&self, native: &str) -> String {
         format!("{}{native}", self.id_prefix().unwrap_or(""))
     }
 
-    /// The origin an id's namespace names, and the tool's own id; `None` for ids without a
-    /// foreign namespace (which can only be dsh sessions). A dsh session may still carry a
-    /// namespaced id: listing decides (a dsh session with the id wins).
+    /// The source an id's namespace routes to, and the tool's own id; `None` for ids
+    /// without a foreign namespace. For routing reads only: a dsh session may carry a
+    /// namespaced id, so what a session *is* comes from the listing
+    /// (`SessionSources::origin`), never from this.
     pub fn split_id(id: &str) -> Option<(Origin, &str)> {
         Origin::FOREIGN.into_iter().find_map(|origin| {
-            let prefix = origin.id_prefix()?;
-            id.strip_prefix(prefix)
-                .filter(|rest| !rest.is_empty())
-                .map(|rest| (origin, rest))
+            let rest = id.strip_prefix(origin.id_prefix()?)?;
+            (!rest.is_empty()).then_some((origin, rest))
         })
-    }
-
-    /// The origin named by an id's namespace (dsh when it has none). Used where only the id
-    /// is at hand, such as a logged snapshot's reference card.
-    pub fn of_id(id: &str) -> Origin {
-        Origin::split_id(id).map_or(Origin::Dsh, |(origin, _)| origin)
     }
 }
 
@@ -99,21 +130,34 @@ mod tests {
         assert_eq!(Origin::split_id("codex:"), None);
         assert_eq!(Origin::split_id("claude:abc"), None);
         assert_eq!(Origin::split_id("s-1"), None);
-        assert_eq!(Origin::of_id("codex:x"), Origin::Codex);
-        assert_eq!(Origin::of_id("x"), Origin::Dsh);
         for origin in Origin::FOREIGN {
             let id = origin.namespaced("n");
             assert_eq!(Origin::split_id(&id), Some((origin, "n")));
         }
+        assert_eq!(Origin::Other("gemini".into()).namespaced("n"), "n");
     }
 
     #[test]
-    fn spellings() {
+    fn spellings_round_trip_and_unknown_ones_are_kept() {
+        let known = [Origin::Dsh, Origin::ClaudeCode, Origin::Codex];
         assert_eq!(
-            [Origin::Dsh, Origin::ClaudeCode, Origin::Codex].map(Origin::as_str),
+            known.clone().map(|o| o.as_str().to_owned()),
             ["dsh", "claude-code", "codex"]
         );
+        for origin in known {
+            assert_eq!(Origin::parse(origin.as_str()), origin);
+        }
+        let other = Origin::parse("gemini-cli");
+        assert_eq!(other, Origin::Other("gemini-cli".into()));
+        assert_eq!(other.as_str(), "gemini-cli");
+        assert_eq!(other.badge(), Some("gemini-cli"));
+        assert!(other.is_foreign());
         assert_eq!(Origin::ClaudeCode.badge(), Some("claude"));
         assert_eq!(Origin::Dsh.badge(), None);
+        assert_eq!(Origin::Dsh.read_only_refusal(), None);
+        assert_eq!(
+            Origin::ClaudeCode.read_only_refusal().as_deref(),
+            Some("read-only session from Claude Code — reference it with @")
+        );
     }
 }

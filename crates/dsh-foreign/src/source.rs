@@ -7,11 +7,13 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
-use dsh_store::listing::newest_first;
+use dsh_store::listing::{Stamp, newest_first};
 use dsh_store::query::TitleLookup;
-use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
+use dsh_store::{
+    QueryError, RecentTitles, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor,
+};
 
 use super::log_meta::{LogMeta, TitleCleaner};
 use super::origin::Origin;
@@ -40,11 +42,11 @@ impl SourceConfig {
     /// The logs directory for a configured path: `<path>/projects` (Claude Code) or
     /// `<path>/sessions` (Codex) when that exists, so both the tool's home and the logs
     /// directory itself are accepted.
-    pub fn logs_dir(origin: Origin, configured: &Path) -> PathBuf {
+    pub fn logs_dir(origin: &Origin, configured: &Path) -> PathBuf {
         let sub = match origin {
             Origin::ClaudeCode => "projects",
             Origin::Codex => "sessions",
-            Origin::Dsh => return configured.to_owned(),
+            Origin::Dsh | Origin::Other(_) => return configured.to_owned(),
         };
         let nested = configured.join(sub);
         if nested.is_dir() {
@@ -66,11 +68,8 @@ struct Inner {
     config: SourceConfig,
     state: Mutex<State>,
     loaded: OnceLock<()>,
-    recent: Mutex<HashMap<String, RecentTitle>>,
+    recent: RecentTitles,
 }
-
-/// A session's title and when it was last revalidated.
-type RecentTitle = (Option<Arc<str>>, Instant);
 
 #[derive(Debug, Default)]
 struct State {
@@ -132,14 +131,14 @@ impl ForeignSource {
                 config,
                 state: Mutex::new(State::default()),
                 loaded: OnceLock::new(),
-                recent: Mutex::new(HashMap::new()),
+                recent: RecentTitles::new(),
             }),
         }
     }
 
     /// The tool this source reads.
-    pub fn origin(&self) -> Origin {
-        self.inner.config.origin
+    pub fn origin(&self) -> &Origin {
+        &self.inner.config.origin
     }
 
     /// The logs directory.
@@ -199,7 +198,7 @@ impl ForeignSource {
     fn leaf_dirs(&self) -> Result<Vec<PathBuf>, QueryError> {
         let root = self.root();
         let top = subdirs(root).map_err(|e| io_err(root, e))?;
-        if self.origin() != Origin::Codex {
+        if *self.origin() != Origin::Codex {
             return Ok(top);
         }
         let mut days = Vec::new();
@@ -231,7 +230,7 @@ impl ForeignSource {
         match self.origin() {
             Origin::ClaudeCode => !stem.is_empty() && !stem.starts_with("agent-"),
             Origin::Codex => stem.starts_with("rollout-"),
-            Origin::Dsh => false,
+            Origin::Dsh | Origin::Other(_) => false,
         }
     }
 
@@ -249,7 +248,7 @@ impl ForeignSource {
             Origin::Codex => {
                 codex::scan_meta(path, meta, config.max_line_bytes, config.clean_title)
             }
-            Origin::Dsh => Ok(LogMeta::default()),
+            Origin::Dsh | Origin::Other(_) => Ok(LogMeta::default()),
         };
         result.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "unreadable foreign log; skipped");
@@ -367,7 +366,7 @@ impl ForeignSource {
 
     /// A listed session's log and its current listing facts (revalidated by metadata).
     fn locate(&self, id: &str) -> Result<(PathBuf, LogMeta), QueryError> {
-        if Origin::split_id(id).map(|(o, _)| o) != Some(self.origin()) {
+        if Origin::split_id(id).map(|(o, _)| o).as_ref() != Some(self.origin()) {
             return Err(QueryError::NotFound { id: id.to_owned() });
         }
         if self.path_of(id).is_none() {
@@ -458,7 +457,7 @@ impl Drop for Inner {
             return;
         }
         let index = SourceIndex::new(
-            self.config.origin,
+            &self.config.origin,
             &self.config.root,
             ForeignSource::snapshot(state, &self.config.root),
         );
@@ -483,19 +482,19 @@ impl SessionQuery for ForeignSource {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        if let Some((title, checked)) = lock(&self.inner.recent).get(id)
-            && checked.elapsed() < max_age
-        {
-            return Ok(title.clone());
-        }
-        let checked = Instant::now();
-        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
-        lock(&self.inner.recent).insert(id.to_owned(), (title.clone(), checked));
-        Ok(title)
+        self.inner.recent.get(id, max_age, |id| self.read_title(id))
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
-        f(&mut |id: &str| self.read_title_recent(id, max_age));
+        self.inner
+            .recent
+            .with_lookup(max_age, &|id| self.read_title(id), f);
+    }
+
+    fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
+        let (path, _) = self.locate(id)?;
+        let meta = fs::metadata(&path).map_err(|e| io_err(&path, e))?;
+        Ok(Some(Stamp::of(&meta)))
     }
 
     fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {

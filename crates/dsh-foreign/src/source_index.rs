@@ -96,7 +96,7 @@ pub struct SourceIndex {
 }
 
 impl SourceIndex {
-    pub fn new(origin: Origin, root: &Path, dirs: Vec<DirRecord>) -> Self {
+    pub fn new(origin: &Origin, root: &Path, dirs: Vec<DirRecord>) -> Self {
         SourceIndex {
             version: VERSION,
             origin: origin.as_str().to_owned(),
@@ -107,18 +107,24 @@ impl SourceIndex {
 }
 
 /// The cache file for a source root under `cache_dir`: one per origin and root.
-pub fn index_path(cache_dir: &Path, origin: Origin, root: &Path) -> PathBuf {
+pub fn index_path(cache_dir: &Path, origin: &Origin, root: &Path) -> PathBuf {
     // FNV-1a: stable across builds, unlike std's hasher.
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in root.to_string_lossy().as_bytes() {
         hash ^= u64::from(*b);
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-    cache_dir.join(format!("{}-{hash:016x}.json", origin.as_str()))
+    // Only safe file-name characters of the origin's name (an `Other` name is anything).
+    let name: String = origin
+        .as_str()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    cache_dir.join(format!("{name}-{hash:016x}.json"))
 }
 
 /// The stored cache of `origin` at `root`, if the file exists, parses and matches.
-pub fn load(file: &Path, origin: Origin, root: &Path) -> Option<SourceIndex> {
+pub fn load(file: &Path, origin: &Origin, root: &Path) -> Option<SourceIndex> {
     let text = fs::read(file).ok()?;
     let index: SourceIndex = serde_json::from_slice(&text).ok()?;
     (index.version == VERSION
@@ -161,9 +167,9 @@ mod tests {
     fn round_trip_and_mismatches_are_ignored() {
         let tmp = tempfile::tempdir().unwrap();
         let root = Path::new("/logs/projects");
-        let file = index_path(tmp.path(), Origin::ClaudeCode, root);
+        let file = index_path(tmp.path(), &Origin::ClaudeCode, root);
         let index = SourceIndex::new(
-            Origin::ClaudeCode,
+            &Origin::ClaudeCode,
             root,
             vec![DirRecord {
                 dir: "-x".into(),
@@ -180,14 +186,14 @@ mod tests {
             }],
         );
         save(&file, &index).unwrap();
-        assert_eq!(load(&file, Origin::ClaudeCode, root), Some(index));
-        assert_eq!(load(&file, Origin::Codex, root), None);
-        assert_eq!(load(&file, Origin::ClaudeCode, Path::new("/other")), None);
+        assert_eq!(load(&file, &Origin::ClaudeCode, root), Some(index));
+        assert_eq!(load(&file, &Origin::Codex, root), None);
+        assert_eq!(load(&file, &Origin::ClaudeCode, Path::new("/other")), None);
         fs::write(&file, "{not json").unwrap();
-        assert_eq!(load(&file, Origin::ClaudeCode, root), None);
+        assert_eq!(load(&file, &Origin::ClaudeCode, root), None);
         assert_ne!(
-            index_path(tmp.path(), Origin::ClaudeCode, root),
-            index_path(tmp.path(), Origin::ClaudeCode, Path::new("/logs/x"))
+            index_path(tmp.path(), &Origin::ClaudeCode, root),
+            index_path(tmp.path(), &Origin::ClaudeCode, Path::new("/logs/x"))
         );
     }
 

@@ -61,7 +61,7 @@ impl EventReread for LineReread {
                 changed(&self.path, at.line.number, "line is no longer terminated")
             })?;
             let first_seq = seq.saturating_sub(at.sub as u64);
-            let event = decode_items(self.origin, body, first_seq)
+            let event = decode_items(&self.origin, body, first_seq)
                 .unwrap_or_default()
                 .into_iter()
                 .nth(at.sub)
@@ -81,12 +81,13 @@ impl EventReread for LineReread {
 
 /// The events of one line, numbered from `seq`, each with whether it replaces the surface
 /// so far; `Err` (the reason) when the line is not JSON.
-fn decode_items(origin: Origin, body: &[u8], seq: u64) -> Result<Vec<(bool, Event)>, String> {
+fn decode_items(origin: &Origin, body: &[u8], seq: u64) -> Result<Vec<(bool, Event)>, String> {
     match origin {
         Origin::ClaudeCode => Ok(claude_code::decode_chain_line(body, seq)
             .map(|e| vec![(false, e)])
             .unwrap_or_default()),
-        Origin::Codex | Origin::Dsh => {
+        Origin::Dsh | Origin::Other(_) => Ok(Vec::new()),
+        Origin::Codex => {
             let (items, time) = codex::decode_line(body)?;
             let (replace, items) = match items {
                 LineItems::None => return Ok(Vec::new()),
@@ -125,7 +126,7 @@ fn placeholder(seq: u64) -> Event {
 
 /// Stream the surface of the log at `path` (of `origin`) to `visitor`.
 pub fn scan(
-    origin: Origin,
+    origin: &Origin,
     path: &Path,
     header: SessionHeader,
     max_line_bytes: u64,
@@ -134,7 +135,7 @@ pub fn scan(
     let file = open_regular(path)?;
     let wanted = match origin {
         Origin::ClaudeCode => Some(claude_code::chain_lines(path, &file, max_line_bytes)?.0),
-        Origin::Codex | Origin::Dsh => None,
+        Origin::Codex | Origin::Dsh | Origin::Other(_) => None,
     };
     // A clone shares the file position, which the first pass moved: start again.
     let mut reading = file.try_clone().map_err(|e| io_err(path, e))?;
@@ -192,7 +193,7 @@ pub fn scan(
         next_seq.checked_sub(1),
         surface,
         Box::new(LineReread {
-            origin,
+            origin: origin.clone(),
             path: path.to_owned(),
             file,
             items,
@@ -202,7 +203,7 @@ pub fn scan(
 
 /// The whole surface in memory (`read_surface`).
 pub fn read(
-    origin: Origin,
+    origin: &Origin,
     path: &Path,
     header: SessionHeader,
     max_line_bytes: u64,
@@ -212,7 +213,7 @@ pub fn read(
         fn visit(&mut self, _: &Event, _: &[u64]) {}
     }
     let mut scan = scan(origin, path, header, max_line_bytes, &mut Nothing)?;
-    let seqs = scan.surface.clone();
+    let seqs = scan.surface_seqs();
     let events = scan.reread(&seqs)?;
     Ok(Surface {
         session: scan.session,

@@ -32,8 +32,8 @@ fn clean(text: &str) -> Option<String> {
 
 fn source(origin: Origin, configured: &Path, index_file: Option<PathBuf>) -> ForeignSource {
     ForeignSource::new(SourceConfig {
+        root: SourceConfig::logs_dir(&origin, configured),
         origin,
-        root: SourceConfig::logs_dir(origin, configured),
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: clean,
         index_file,
@@ -248,7 +248,7 @@ fn streaming_scans_match_whole_reads_and_reread_kept_items() {
         let mut seen = Seen::default();
         let mut scan = src.scan_surface(id, &mut seen).unwrap();
         let seqs: Vec<u64> = whole.events.iter().map(|e| e.seq).collect();
-        assert_eq!(scan.surface, seqs, "{id}");
+        assert_eq!(scan.surface_seqs(), seqs, "{id}");
         assert_eq!(
             scan.captured_through_seq, whole.captured_through_seq,
             "{id}"
@@ -406,6 +406,15 @@ fn composite_merges_routes_and_lets_a_dsh_session_win() {
             ),
         ],
     );
+    // Before any listing the origin is found the way reads are routed.
+    assert_eq!(sources.origin(CLAUDE_MAIN), Origin::ClaudeCode);
+    assert_eq!(
+        sources.origin(CODEX_MAIN),
+        Origin::Dsh,
+        "the dsh session wins"
+    );
+    assert_eq!(sources.origin("claude-code:not-there"), Origin::Dsh);
+    assert_eq!(sources.origin("dsh-new"), Origin::Dsh);
     let list = sources.list_sessions().unwrap();
     assert_eq!(
         ids(&list),
@@ -423,6 +432,15 @@ fn composite_merges_routes_and_lets_a_dsh_session_win() {
     assert_eq!(sources.origin(CLAUDE_MAIN), Origin::ClaudeCode);
     assert_eq!(sources.origin("dsh-new"), Origin::Dsh);
     assert!(Arc::ptr_eq(&list, &sources.list_sessions().unwrap()));
+    // Stamps pass through for every origin (caches keyed by them work across sources).
+    for id in ["dsh-new", CODEX_MAIN, CLAUDE_MAIN] {
+        assert!(sources.log_stamp(id).unwrap().is_some(), "{id}");
+    }
+    assert_eq!(
+        sources.log_stamp(CODEX_MAIN).unwrap(),
+        store.log_stamp(CODEX_MAIN).unwrap(),
+        "the dsh session's own stamp"
+    );
     let shadowed = sources.read_surface(CODEX_MAIN).unwrap();
     assert_eq!(
         items(&shadowed.events),
@@ -441,7 +459,7 @@ fn composite_merges_routes_and_lets_a_dsh_session_win() {
         sources
             .scan_surface(CLAUDE_COMPACT, &mut seen)
             .unwrap()
-            .surface
+            .surface_seqs()
             .len(),
         3
     );

@@ -113,6 +113,30 @@ pub fn plan_drops(
     sizes: &[ItemSize],
     budget: usize,
 ) -> Result<DropPlan, ReferenceError> {
+    plan_drops_after(header, DroppedPrefix::default(), sizes, budget)
+}
+
+/// Droppable items older than every planned one that step 1 is known to drop anyway: a
+/// streaming reader forgets them as it goes (see [`plan_drops_after`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DroppedPrefix {
+    /// How many.
+    pub messages: usize,
+    /// UTF-8 bytes of their texts.
+    pub text_bytes: u64,
+}
+
+/// [`plan_drops`] over the items `sizes` that follow `prefix`: the result is what planning
+/// all items would give, provided step 1 drops every item of `prefix` (each is a droppable
+/// item older than all droppable items of `sizes`, whose droppable items newer than it
+/// already exceed the budget), since those are dropped first and dropping one removes its
+/// serialized size and one comma from the total.
+pub fn plan_drops_after(
+    header: &SourceHeader,
+    prefix: DroppedPrefix,
+    sizes: &[ItemSize],
+    budget: usize,
+) -> Result<DropPlan, ReferenceError> {
     let fixed = source_fixed_len(
         &header.session_id,
         &header.label,
@@ -122,8 +146,8 @@ pub fn plan_drops(
     let mut total =
         fixed + sizes.iter().map(|s| s.serialized).sum::<usize>() + sizes.len().saturating_sub(1);
     let mut dropped = vec![false; sizes.len()];
-    let mut omitted_messages = 0;
-    let mut omitted_bytes: u64 = 0;
+    let mut omitted_messages = prefix.messages;
+    let mut omitted_bytes: u64 = prefix.text_bytes;
     let newest = sizes.len().saturating_sub(1);
     let mut next = 0;
     while total > budget {
@@ -161,7 +185,7 @@ pub fn plan_drops(
         kept,
         total,
         compacted: sizes.iter().any(|s| s.checkpoint),
-        original_messages: sizes.len(),
+        original_messages: prefix.messages + sizes.len(),
         omitted_messages,
         omitted_bytes,
     })

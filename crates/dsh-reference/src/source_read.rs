@@ -1,16 +1,19 @@
 //! Reading one referenced source for `prepare` (docs/references.md (prepare, steps 3–4)) without holding its log:
-//! a streaming surface scan records only the sizes of projected items, retention step 1 is
-//! planned on those sizes, and only the items it keeps are read again for their text.
+//! a streaming surface scan keeps only the sizes of the projected items retention can still
+//! keep ([`RetentionWindow`]), step 1 is planned on those sizes, and only the items it keeps
+//! are read again for their text.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::error::ReferenceError;
 use super::projection::project_event;
-use super::retention::{ItemSize, RetainedSource, SourceHeader, finish_retention, plan_drops};
-use dsh_store::{Event, QueryError, SessionQuery, SurfaceVisitor};
+use super::retention::{
+    DroppedPrefix, ItemSize, RetainedSource, SourceHeader, finish_retention, plan_drops_after,
+};
+use dsh_store::{Event, EventAt, QueryError, SessionQuery, SurfaceOrder, SurfaceVisitor};
 
-/// Sizes of the projected items of a surface being scanned, by seq; items a replace took off
-/// the surface are forgotten at once.
+/// Sizes of every projected item of a surface being scanned, by seq (memory grows with the
+/// surface: for tests and small sources); items a replace took off are forgotten at once.
 #[derive(Debug, Default)]
 pub struct ProjectedSizes {
     sizes: HashMap<u64, ItemSize>,
@@ -37,6 +40,242 @@ impl ProjectedSizes {
     }
 }
 
+/// One projected item a [`RetentionWindow`] still holds: its seq, where its line is, its
+/// sizes.
+#[derive(Debug, Clone, Copy)]
+struct Tracked {
+    seq: u64,
+    at: EventAt,
+    size: ItemSize,
+}
+
+/// What retention can still keep of a surface being scanned, in memory bounded by the
+/// budget (docs/performance.md: streaming prepare): every checkpoint, and the newest
+/// droppable items as long as the droppable items newer than one of them fit the budget.
+/// An older droppable item is then certain to be dropped by step 1 (the total stays above
+/// the budget while it is present) and is only counted ([`DroppedPrefix`]).
+///
+/// A replace can take newer items off the surface, after which a counted item might fit
+/// again, or remove some counted items whose sizes are gone: the window then reports itself
+/// [`inexact`](Self::inexact) and the caller repeats the scan with the final order known
+/// ([`SurfaceScan::rescan`]), where nothing is removed any more.
+#[derive(Debug)]
+pub struct RetentionWindow {
+    budget: usize,
+    /// Checkpoints and droppable items not counted away, in surface order.
+    tracked: VecDeque<Tracked>,
+    /// Σ (serialized + 1) over the tracked droppable items.
+    sum: usize,
+    /// Number of checkpoints at the front of `tracked`.
+    lead: usize,
+    /// The counted items still on the surface.
+    dropped: DroppedPrefix,
+    /// Bit per seq: counted away.
+    dropped_bits: Vec<u64>,
+    inexact: bool,
+}
+
+impl RetentionWindow {
+    /// An empty window for `budget` bytes.
+    pub fn new(budget: usize) -> Self {
+        RetentionWindow {
+            budget,
+            tracked: VecDeque::new(),
+            sum: 0,
+            lead: 0,
+            dropped: DroppedPrefix::default(),
+            dropped_bits: Vec::new(),
+            inexact: false,
+        }
+    }
+
+    /// Whether a replace made the window unsure (see the type's doc).
+    pub fn inexact(&self) -> bool {
+        self.inexact
+    }
+
+    /// Number of items held (checkpoints and droppable items not counted away).
+    pub fn held(&self) -> usize {
+        self.tracked.len()
+    }
+
+    /// Whether every held and every counted item passes `on_surface`.
+    pub fn all_seen_on(&self, on_surface: &dyn Fn(u64) -> bool) -> bool {
+        self.tracked.iter().all(|t| on_surface(t.seq))
+            && self.dropped_bits.iter().enumerate().all(|(w, &word)| {
+                let mut bits = word;
+                while bits != 0 {
+                    if !on_surface(w as u64 * 64 + u64::from(bits.trailing_zeros())) {
+                        return false;
+                    }
+                    bits &= bits - 1;
+                }
+                true
+            })
+    }
+
+    /// The counted items, and the held ones in surface order: `(seq, where, sizes)`.
+    pub fn finish(self) -> (DroppedPrefix, Vec<(u64, EventAt, ItemSize)>) {
+        let held = self
+            .tracked
+            .into_iter()
+            .map(|t| (t.seq, t.at, t.size))
+            .collect();
+        (self.dropped, held)
+    }
+
+    fn is_dropped(&self, seq: u64) -> bool {
+        let word = usize::try_from(seq / 64)
+            .ok()
+            .and_then(|w| self.dropped_bits.get(w));
+        word.is_some_and(|w| w >> (seq % 64) & 1 == 1)
+    }
+
+    fn count_dropped(&mut self, t: Tracked) {
+        self.dropped.messages += 1;
+        self.dropped.text_bytes += t.size.text_len as u64;
+        let Ok(word) = usize::try_from(t.seq / 64) else {
+            self.inexact = true;
+            return;
+        };
+        if self.dropped_bits.len() <= word {
+            self.dropped_bits.resize(word + 1, 0);
+        }
+        if let Some(w) = self.dropped_bits.get_mut(word) {
+            *w |= 1 << (t.seq % 64);
+        }
+    }
+
+    fn clear_dropped(&mut self, seq: u64) {
+        let word = usize::try_from(seq / 64)
+            .ok()
+            .and_then(|w| self.dropped_bits.get_mut(w));
+        if let Some(w) = word {
+            *w &= !(1 << (seq % 64));
+        }
+    }
+
+    fn recount_lead(&mut self) {
+        self.lead = self
+            .tracked
+            .iter()
+            .position(|t| !t.size.checkpoint)
+            .unwrap_or(self.tracked.len());
+    }
+
+    /// Take the seqs a replace removed off the window.
+    fn remove(&mut self, removed: &[u64]) {
+        let held: HashSet<u64> = self.tracked.iter().map(|t| t.seq).collect();
+        let mut hits = HashSet::new();
+        let mut dropped_gone = 0usize;
+        for &seq in removed {
+            if held.contains(&seq) {
+                hits.insert(seq);
+            } else if self.is_dropped(seq) {
+                dropped_gone += 1;
+                self.clear_dropped(seq);
+            }
+        }
+        if !hits.is_empty() {
+            self.tracked.retain(|t| !hits.contains(&t.seq));
+            self.sum = self
+                .tracked
+                .iter()
+                .filter(|t| !t.size.checkpoint)
+                .map(|t| t.size.serialized + 1)
+                .sum();
+            self.recount_lead();
+        }
+        if dropped_gone > 0 {
+            self.dropped.messages = self.dropped.messages.saturating_sub(dropped_gone);
+            if self.dropped.messages == 0 {
+                self.dropped.text_bytes = 0;
+            } else {
+                // Which of them went, and their sizes, is not known.
+                self.inexact = true;
+            }
+        }
+        if self.dropped.messages > 0 && self.sum <= self.budget {
+            // A counted item might fit again.
+            self.inexact = true;
+        }
+    }
+
+    fn insert(&mut self, t: Tracked, order: Option<&dyn SurfaceOrder>) {
+        let index = match order {
+            Some(order)
+                if !self
+                    .tracked
+                    .back()
+                    .is_none_or(|last| order.precedes(last.seq, t.seq)) =>
+            {
+                self.tracked
+                    .partition_point(|x| order.precedes(x.seq, t.seq))
+            }
+            _ => self.tracked.len(),
+        };
+        if t.size.checkpoint {
+            if index <= self.lead {
+                self.lead += 1;
+            }
+            self.tracked.insert(index, t);
+            return;
+        }
+        if index <= self.lead && self.dropped.messages > 0 {
+            // Older than every held droppable item, whose sizes already exceed the budget.
+            self.count_dropped(t);
+            return;
+        }
+        self.tracked.insert(index, t);
+        self.sum += t.size.serialized + 1;
+        self.lead = self.lead.min(index);
+        while let Some(&oldest) = self.tracked.get(self.lead) {
+            if self.sum - (oldest.size.serialized + 1) <= self.budget {
+                break;
+            }
+            self.tracked.remove(self.lead);
+            self.sum -= oldest.size.serialized + 1;
+            self.count_dropped(oldest);
+            while self
+                .tracked
+                .get(self.lead)
+                .is_some_and(|x| x.size.checkpoint)
+            {
+                self.lead += 1;
+            }
+        }
+    }
+}
+
+impl SurfaceVisitor for RetentionWindow {
+    fn visit(&mut self, event: &Event, removed: &[u64]) {
+        self.visit_at(event, removed, EventAt::default(), None);
+    }
+
+    fn visit_at(
+        &mut self,
+        event: &Event,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        if !removed.is_empty() {
+            self.remove(removed);
+        }
+        if let Some(item) = project_event(event) {
+            let size = ItemSize::of(&item);
+            self.insert(
+                Tracked {
+                    seq: event.seq,
+                    at,
+                    size,
+                },
+                order,
+            );
+        }
+    }
+}
+
 /// Read, project and retain the source `session_id` under `label` within `budget` bytes.
 /// Errors: `READ_FAILED` (with the store's cause) or `BUDGET_EXCEEDED`.
 pub fn read_source(
@@ -45,26 +284,33 @@ pub fn read_source(
     label: String,
     budget: usize,
 ) -> Result<RetainedSource, ReferenceError> {
-    let mut sizes = ProjectedSizes::default();
+    let mut window = RetentionWindow::new(budget);
     let mut scan = store
-        .scan_surface(&session_id, &mut sizes)
+        .scan_surface(&session_id, &mut window)
         .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
-    let (seqs, item_sizes) = sizes.in_order(&scan.surface);
-    drop(sizes);
+    // A source that took items off its surface without telling the visitor (a foreign log's
+    // compaction that leaves nothing) shows as held or counted items no longer on it.
+    if window.inexact() || !window.all_seen_on(&*scan.on_surface()) {
+        window = RetentionWindow::new(budget);
+        scan.rescan(&mut window)
+            .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
+    }
+    let (dropped, held) = window.finish();
+    let item_sizes: Vec<ItemSize> = held.iter().map(|h| h.2).collect();
     let header = SourceHeader {
         session_id,
         label,
         cwd: scan.session.cwd.clone(),
         captured_through_seq: scan.captured_through_seq,
     };
-    let plan = plan_drops(&header, &item_sizes, budget)?;
-    let kept_seqs: Vec<u64> = plan
+    let plan = plan_drops_after(&header, dropped, &item_sizes, budget)?;
+    let wanted: Vec<(u64, EventAt)> = plan
         .kept
         .iter()
-        .filter_map(|&i| seqs.get(i).copied())
+        .filter_map(|&i| held.get(i).map(|h| (h.0, h.1)))
         .collect();
     let events = scan
-        .reread(&kept_seqs)
+        .reread_at(&wanted)
         .map_err(|e| ReferenceError::read_failed(&header.session_id, e))?;
     let mut items = Vec::with_capacity(events.len());
     for (event, &i) in events.iter().zip(&plan.kept) {

@@ -11,7 +11,8 @@
 //! `{type:"tool-call-delta", index, id, name?, argumentsDelta}`. A malformed row is an
 //! unparsable line, never silently dropped.
 
-use std::io::{self, Read};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -404,44 +405,231 @@ pub fn row_value(events: &[Event]) -> Option<Value> {
     packed_row(&run?)
 }
 
-/// Decoder of one frame of a shared in-memory `.zstd` log.
-type FrameDecoder =
-    zstd::stream::read::Decoder<'static, io::BufReader<io::Take<io::Cursor<Arc<[u8]>>>>>;
-
-/// A reader over the concatenated zstd frames of a whole `.zstd` log held in memory.
-///
-/// Frame boundaries are found up front: a truncated final frame (a torn write) simply ends
-/// the stream, so its partial line becomes a torn tail; a complete frame that fails to
-/// decode is an `InvalidData` error (corruption) unless it is the last one.
-pub struct ZstdFrames {
-    data: Arc<[u8]>,
-    frames: Vec<(usize, usize)>,
-    next_frame: usize,
-    current: Option<FrameDecoder>,
+/// The compressed bytes of a `.zstd` log: in memory, or an open file read by offset so
+/// nothing but the frame being decoded is buffered.
+#[derive(Debug, Clone)]
+enum Compressed {
+    Memory(Arc<[u8]>),
+    File(Arc<File>),
 }
 
-impl ZstdFrames {
-    /// Split `data` into its complete frames.
-    pub fn new(data: Vec<u8>) -> Self {
-        let frames = frame_spans(&data);
-        ZstdFrames {
-            data: data.into(),
-            frames,
-            next_frame: 0,
-            current: None,
+impl Compressed {
+    /// Read up to `buf.len()` bytes at `at` (fewer only at the end).
+    fn read_at(&self, at: u64, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Compressed::Memory(data) => {
+                let from = usize::try_from(at).unwrap_or(usize::MAX).min(data.len());
+                let src = data.get(from..).unwrap_or_default();
+                let n = src.len().min(buf.len());
+                buf.get_mut(..n)
+                    .unwrap_or_default()
+                    .copy_from_slice(src.get(..n).unwrap_or_default());
+                Ok(n)
+            }
+            Compressed::File(file) => {
+                let mut file: &File = file;
+                file.seek(SeekFrom::Start(at))?;
+                let mut filled = 0;
+                while filled < buf.len() {
+                    match file.read(buf.get_mut(filled..).unwrap_or_default()) {
+                        Ok(0) => break,
+                        Ok(n) => filled += n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                Ok(filled)
+            }
         }
     }
 
-    fn open_next(&mut self) -> io::Result<bool> {
-        let Some(&(start, end)) = self.frames.get(self.next_frame) else {
-            return Ok(false);
+    /// Exactly `buf.len()` bytes at `at`, or `false` when the data ends first.
+    fn read_exact_at(&self, at: u64, buf: &mut [u8]) -> io::Result<bool> {
+        Ok(self.read_at(at, buf)? == buf.len())
+    }
+}
+
+/// One byte range of the compressed data, read sequentially (the input of one frame's
+/// decoder).
+struct Region {
+    data: Compressed,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for Region {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let want = buf.len().min(room);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self
+            .data
+            .read_at(self.pos, buf.get_mut(..want).unwrap_or_default())?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Decoder of one frame.
+type FrameDecoder = zstd::stream::read::Decoder<'static, io::BufReader<Region>>;
+
+/// What is at an offset where a frame should start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FrameAt {
+    /// A frame whose structure is complete, ending at this offset; `skippable` frames
+    /// carry no log data.
+    Complete { end: u64, skippable: bool },
+    /// Nothing usable: end of data, a frame cut short, or bytes that are no frame.
+    End,
+}
+
+/// zstd's frame magic and the skippable-frame magic range (RFC 8878).
+const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+
+/// Walk the frame starting at `at` through its header and block headers only (a few bytes
+/// each), to find where it ends without buffering it.
+fn walk_frame(data: &Compressed, at: u64, len: u64) -> io::Result<FrameAt> {
+    let mut word = [0u8; 4];
+    if at >= len || !data.read_exact_at(at, &mut word)? {
+        return Ok(FrameAt::End);
+    }
+    let magic = u32::from_le_bytes(word);
+    let complete = |end: u64, skippable| {
+        Ok(if end <= len {
+            FrameAt::Complete { end, skippable }
+        } else {
+            FrameAt::End
+        })
+    };
+    if magic & 0xFFFF_FFF0 == SKIPPABLE_MAGIC {
+        if !data.read_exact_at(at + 4, &mut word)? {
+            return Ok(FrameAt::End);
+        }
+        return complete(at + 8 + u64::from(u32::from_le_bytes(word)), true);
+    }
+    if magic != ZSTD_MAGIC {
+        return Ok(FrameAt::End);
+    }
+    let mut byte = [0u8; 1];
+    if !data.read_exact_at(at + 4, &mut byte)? {
+        return Ok(FrameAt::End);
+    }
+    let d = byte[0];
+    if d & 0x08 != 0 {
+        return Ok(FrameAt::End); // reserved bit set: not a frame
+    }
+    let single_segment = d & 0x20 != 0;
+    let fcs = match d >> 6 {
+        0 => u64::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let dict_id = [0u64, 1, 2, 4][usize::from(d & 3)];
+    let mut pos = at + 5 + u64::from(!single_segment) + dict_id + fcs;
+    let mut header = [0u8; 3];
+    loop {
+        if !data.read_exact_at(pos, &mut header)? {
+            return Ok(FrameAt::End);
+        }
+        let h = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
+        let size = u64::from(h >> 3);
+        let content = match (h >> 1) & 3 {
+            0 | 2 => size,
+            1 => 1,
+            _ => return Ok(FrameAt::End), // reserved block type
         };
-        self.next_frame += 1;
-        let mut cursor = io::Cursor::new(Arc::clone(&self.data));
-        cursor.set_position(start as u64);
-        let decoder = zstd::stream::read::Decoder::new(cursor.take((end - start) as u64))?;
-        self.current = Some(decoder.single_frame());
-        Ok(true)
+        pos += 3 + content;
+        if pos > len {
+            return Ok(FrameAt::End);
+        }
+        if h & 1 == 1 {
+            break;
+        }
+    }
+    if d & 0x04 != 0 {
+        pos += 4;
+    }
+    complete(pos, false)
+}
+
+/// A reader over the concatenated zstd frames of a `.zstd` log, in memory or streamed from
+/// an open file (then only one frame's decoder state is held, whatever the log's size).
+///
+/// Each frame's end is found by walking its block headers before it is decoded: a frame cut
+/// short (a torn write) simply ends the stream, so its partial line becomes a torn tail; a
+/// complete frame that fails to decode is an `InvalidData` error (corruption) unless it is
+/// the last one. Bytes after the length the file had when it was opened are not read, so a
+/// log growing meanwhile is read as the prefix it was.
+pub struct ZstdFrames {
+    data: Compressed,
+    len: u64,
+    /// Where the next frame starts.
+    next: u64,
+    /// The frame being decoded and whether it is the last complete one.
+    current: Option<(FrameDecoder, bool)>,
+    /// Frames opened so far (for error messages).
+    frames: usize,
+    done: bool,
+}
+
+impl ZstdFrames {
+    /// Frames of a whole log held in memory.
+    pub fn new(data: Vec<u8>) -> Self {
+        let len = data.len() as u64;
+        Self::over(Compressed::Memory(data.into()), len)
+    }
+
+    /// Frames of the open log `file`, read by offset up to its current length.
+    pub fn from_file(file: File) -> io::Result<Self> {
+        let len = file.metadata()?.len();
+        Ok(Self::over(Compressed::File(Arc::new(file)), len))
+    }
+
+    fn over(data: Compressed, len: u64) -> Self {
+        ZstdFrames {
+            data,
+            len,
+            next: 0,
+            current: None,
+            frames: 0,
+            done: false,
+        }
+    }
+
+    /// Open the next frame with data; `false` at the end of the stream.
+    fn open_next(&mut self) -> io::Result<bool> {
+        loop {
+            if self.done {
+                return Ok(false);
+            }
+            match walk_frame(&self.data, self.next, self.len)? {
+                FrameAt::End => {
+                    self.done = true;
+                    return Ok(false);
+                }
+                FrameAt::Complete { end, skippable } => {
+                    let start = self.next;
+                    self.next = end;
+                    self.frames += 1;
+                    if skippable {
+                        continue;
+                    }
+                    let last = matches!(walk_frame(&self.data, end, self.len)?, FrameAt::End);
+                    let region = Region {
+                        data: self.data.clone(),
+                        pos: start,
+                        end,
+                    };
+                    let decoder = zstd::stream::read::Decoder::new(region)?.single_frame();
+                    self.current = Some((decoder, last));
+                    return Ok(true);
+                }
+            }
+        }
     }
 }
 
@@ -451,27 +639,27 @@ impl Read for ZstdFrames {
             return Ok(0);
         }
         loop {
-            let Some(decoder) = self.current.as_mut() else {
+            let Some((decoder, last)) = self.current.as_mut() else {
                 if !self.open_next()? {
                     return Ok(0);
                 }
                 continue;
             };
+            let last = *last;
             match decoder.read(buf) {
                 Ok(0) => self.current = None,
                 Ok(n) => return Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    let last = self.next_frame >= self.frames.len();
                     self.current = None;
                     if last {
                         // A damaged final frame is a torn tail: end the stream here.
-                        self.next_frame = self.frames.len();
+                        self.done = true;
                         return Ok(0);
                     }
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
-                        format!("zstd frame {} cannot be decoded: {e}", self.next_frame),
+                        format!("zstd frame {} cannot be decoded: {e}", self.frames),
                     ));
                 }
             }
@@ -692,6 +880,59 @@ mod tests {
         let mut out = Vec::new();
         ZstdFrames::new(tail).read_to_end(&mut out).unwrap();
         assert!(out.starts_with(b"line one\n"));
+    }
+
+    #[test]
+    fn frames_stream_from_a_file_across_blocks_skippable_frames_and_a_torn_end() {
+        // A frame of many blocks (over 128 KiB, incompressible in parts), a skippable
+        // frame, a small frame, then a frame cut short.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let big: Vec<u8> = (0..600_000)
+            .map(|i| {
+                if i % 97 == 0 {
+                    b'\n'
+                } else {
+                    rng.alphanumeric() as u8
+                }
+            })
+            .collect();
+        let mut data = zstd::encode_all(&big[..], 3).unwrap();
+        data.extend_from_slice(&0x184D_2A53u32.to_le_bytes());
+        data.extend_from_slice(&5u32.to_le_bytes());
+        data.extend_from_slice(b"12345");
+        data.extend(encode_frame(b"tail line\n").unwrap());
+        let whole_len = data.len();
+        let cut = encode_frame(b"never seen\n").unwrap();
+        data.extend_from_slice(&cut[..cut.len() - 3]);
+        let mut want = big.clone();
+        want.extend_from_slice(b"tail line\n");
+        for bytes in [data.clone(), data[..whole_len].to_vec()] {
+            let file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut &file, &bytes).unwrap();
+            let mut out = Vec::new();
+            ZstdFrames::from_file(file)
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            assert!(out == want, "{} bytes read", out.len());
+            let mut out = Vec::new();
+            ZstdFrames::new(bytes).read_to_end(&mut out).unwrap();
+            assert!(out == want);
+        }
+        // Walking agrees with zstd's own frame size on every frame.
+        let spans: Vec<u64> = frame_spans(&data[..whole_len])
+            .iter()
+            .map(|(a, b)| (b - a) as u64)
+            .collect();
+        let data = Compressed::Memory(data.into());
+        let mut at = 0u64;
+        let mut sizes = Vec::new();
+        while let FrameAt::Complete { end, .. } = walk_frame(&data, at, whole_len as u64).unwrap() {
+            sizes.push(end - at);
+            at = end;
+        }
+        assert_eq!(at, whole_len as u64);
+        assert_eq!(sizes, spans);
     }
 
     #[test]

@@ -52,8 +52,8 @@ pub fn repair(line: &[u8]) -> Cow<'_, [u8]> {
 
 /// Cheap pre-check: a surrogate escape starts `\ud` or `\uD`.
 fn may_hold_surrogate(line: &[u8]) -> bool {
-    line.windows(3)
-        .any(|w| w[0] == b'\\' && w[1] == b'u' && (w[2] | 0x20) == b'd')
+    memchr::memmem::find_iter(line, b"\\u")
+        .any(|at| line.get(at + 2).is_some_and(|&b| (b | 0x20) == b'd'))
 }
 
 /// The code unit of a `\uXXXX` escape starting at `at`, if there is one.

@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
 use super::lone_surrogates;
+use super::message_line;
 use super::query::QueryError;
 
 /// Longest header line accepted (bytes).
@@ -171,13 +172,22 @@ pub fn open_file(path: &Path) -> Result<File, QueryError> {
 
 /// Open a log for a streaming scan.
 pub fn open_log(path: &Path, format: LogFormat) -> Result<Box<dyn BufRead + Send>, QueryError> {
-    let mut file = open_file(path)?;
+    let file = open_file(path)?;
+    open_stream(path, file, format)
+}
+
+/// A line source over the already open log `file` (for a `.zstd` log: decompressed as it is
+/// read, never held whole).
+pub fn open_stream(
+    path: &Path,
+    file: File,
+    format: LogFormat,
+) -> Result<Box<dyn BufRead + Send>, QueryError> {
     Ok(match format {
         LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
-            let mut data = Vec::new();
-            file.read_to_end(&mut data).map_err(|e| io_err(path, e))?;
-            Box::new(BufReader::with_capacity(256 * 1024, ZstdFrames::new(data)))
+            let frames = ZstdFrames::from_file(file).map_err(|e| io_err(path, e))?;
+            Box::new(BufReader::with_capacity(256 * 1024, frames))
         }
     })
 }
@@ -429,7 +439,7 @@ fn read_line(
         if chunk.is_empty() {
             return Ok(read);
         }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(at) => (at + 1, true),
             None => (chunk.len(), false),
         };
@@ -493,8 +503,22 @@ pub(crate) fn decode_line_limited(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
-    let raw: RawRecord = serde_json::from_slice(&lone_surrogates::repair(body))
-        .map_err(|e| format!("unparsable line: {e}"))?;
+    let body = lone_surrogates::repair(body);
+    if let Some(event) = message_line::decode(&body, next_seq) {
+        return Ok(vec![event]);
+    }
+    decode_exact(&body, next_seq, limits)
+}
+
+/// [`decode_line_limited`] without the fast path for message lines: the reference decoder,
+/// on a line already repaired of lone surrogates.
+pub(crate) fn decode_exact(
+    body: &[u8],
+    next_seq: u64,
+    limits: &Limits,
+) -> Result<Vec<Event>, String> {
+    let raw: RawRecord =
+        serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
         if raw.seq0 != Some(next_seq) {
             return Err(format!(

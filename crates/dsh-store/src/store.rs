@@ -11,8 +11,9 @@ use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::compact_surface::CompactSurface;
 use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader};
@@ -21,8 +22,9 @@ use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
 use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
-use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, UNTERMINATED};
-use super::surface_scan::{SurfaceScan, SurfaceVisitor};
+use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
+use super::recent_titles::RecentTitles;
+use super::surface_scan::{self, SurfaceScan, SurfaceVisitor};
 use super::writer::SessionWriter;
 use super::{cache, nofollow};
 
@@ -48,7 +50,7 @@ struct Inner {
     /// A title was scanned since the index file was read.
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
-    recent_titles: Mutex<HashMap<String, RecentTitle>>,
+    recent_titles: RecentTitles,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
     /// `store.compression`: which encoding writers use.
@@ -167,9 +169,6 @@ struct CachedTitle {
     title: Option<String>,
 }
 
-/// A session's latest title and when it was last revalidated.
-type RecentTitle = (Option<Arc<str>>, Instant);
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -245,7 +244,7 @@ impl SessionStore {
                 titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
-                recent_titles: Mutex::new(HashMap::new()),
+                recent_titles: RecentTitles::new(),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -525,31 +524,15 @@ impl SessionQuery for SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        if let Some((title, checked)) = lock(&self.inner.recent_titles).get(id)
-            && checked.elapsed() < max_age
-        {
-            return Ok(title.clone());
-        }
-        let checked = Instant::now();
-        let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
-        lock(&self.inner.recent_titles).insert(id.to_owned(), (title.clone(), checked));
-        Ok(title)
+        self.inner
+            .recent_titles
+            .get(id, max_age, |id| self.read_title(id))
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
-        let now = Instant::now();
-        let mut recent = lock(&self.inner.recent_titles);
-        f(&mut |id: &str| {
-            if let Some((title, checked)) = recent.get(id)
-                && now.saturating_duration_since(*checked) < max_age
-            {
-                return Ok(title.clone());
-            }
-            let checked = Instant::now();
-            let title: Option<Arc<str>> = self.read_title(id)?.map(Arc::from);
-            recent.insert(id.to_owned(), (title.clone(), checked));
-            Ok(title)
-        });
+        self.inner
+            .recent_titles
+            .with_lookup(max_age, &|id| self.read_title(id), f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
@@ -585,30 +568,33 @@ impl SessionQuery for SessionStore {
     ) -> Result<SurfaceScan, QueryError> {
         let (loc, _) = self.find(id)?;
         let file = reader::open_file(&loc.path)?;
-        let src: Box<dyn std::io::BufRead> = match loc.format {
-            LogFormat::Plain => {
-                let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
-                Box::new(BufReader::with_capacity(256 * 1024, reading))
-            }
-            LogFormat::Zstd => reader::open_log(&loc.path, loc.format)?,
-        };
-        let mut folder = KeepingFolder::<LinePos>::default();
-        let summary =
-            reader::scan_at_limited(&loc.path, src, &self.inner.limits, &mut |event, pos| {
-                if fold_at(&mut folder, &loc.path, &event, pos.line)? {
-                    folder.keep(event.seq, pos);
-                    visitor.visit(&event, folder.removed());
-                }
-                Ok(())
-            })?;
+        let reading = file.try_clone().map_err(|e| io_err(&loc.path, e))?;
+        let src = reader::open_stream(&loc.path, reading, loc.format)?;
+        let mut surface = CompactSurface::new();
+        let mut removed = Vec::new();
+        let limits = self.inner.limits;
+        let summary = reader::scan_at_limited(&loc.path, src, &limits, &mut |event, pos| {
+            surface_scan::fold_and_visit(
+                &loc.path,
+                &mut surface,
+                &mut removed,
+                &event,
+                pos,
+                visitor,
+            )
+        })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;
-        let (surface, lines) = folder.finish();
+        let end = ScanPos {
+            readable_len: summary.readable_len,
+            next_seq: summary.next_seq,
+            line: summary.lines,
+        };
         Ok(SurfaceScan::from_log(
             summary.header,
-            summary.next_seq.checked_sub(1),
             surface,
             (loc.path, loc.format, file),
-            lines,
+            limits,
+            end,
         ))
     }
 }

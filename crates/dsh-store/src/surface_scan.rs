@@ -1,21 +1,63 @@
 //! Streaming surface reads (docs/session-store.md: session query; docs/performance.md): fold a log line by line, show each surface event
-//! to a visitor once and keep nothing of it but where its line is, then read again only the
-//! few events the caller still needs. Memory follows the surface's length, not the log's size.
+//! to a visitor once, keep of the surface only a bit per event (a [`CompactSurface`]), then
+//! read again only the few events the caller kept the line position of. Memory follows
+//! neither the log's size nor its number of messages.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use super::compact_surface::{CompactSurface, Placed, SurfacePositions};
 use super::event::{Event, SessionHeader};
 use super::query::{QueryError, Surface};
-use super::reader::{self, LinePos, LogFormat};
+use super::reader::{self, Limits, LinePos, LogFormat};
+
+/// Where a visited event's line is, for [`SurfaceScan::reread_at`]; empty for sources that
+/// read events again another way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EventAt(Option<LinePos>);
+
+/// Answers surface-order questions while a replace is being visited.
+pub trait SurfaceOrder {
+    /// Whether surface seq `a` comes before surface seq `b` (false if either is not on it).
+    fn precedes(&self, a: u64, b: u64) -> bool;
+}
 
 /// Sees every surface event of a streaming read, in log order, right after it is folded.
 pub trait SurfaceVisitor {
-    /// `event` joined the surface; `removed` are the seqs its replace took off (in surface
-    /// order), which will never be on the surface again.
+    /// `event` joined the surface at its end; `removed` are the seqs its replace took off
+    /// (in surface order), which will never be on the surface again.
     fn visit(&mut self, event: &Event, removed: &[u64]);
+
+    /// Like [`visit`](Self::visit), also told where the event's line is and, when it is a
+    /// replace that took the place of the removed span instead of joining at the end, how
+    /// surface seqs are ordered (`order`; `None` means: at the end).
+    fn visit_at(
+        &mut self,
+        event: &Event,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        let _ = (at, order);
+        self.visit(event, removed);
+    }
+}
+
+impl SurfaceOrder for CompactSurface {
+    fn precedes(&self, a: u64, b: u64) -> bool {
+        CompactSurface::precedes(self, a, b)
+    }
+}
+
+impl SurfaceOrder for SurfacePositions<'_> {
+    fn precedes(&self, a: u64, b: u64) -> bool {
+        match (self.position(a), self.position(b)) {
+            (Some(pa), Some(pb)) => pa < pb,
+            _ => false,
+        }
+    }
 }
 
 /// The result of a streaming surface read: the header, the final surface order, and a way
@@ -25,9 +67,15 @@ pub struct SurfaceScan {
     pub session: SessionHeader,
     /// Seq of the last event of any type in the log; `None` for an empty log.
     pub captured_through_seq: Option<u64>,
-    /// Current surface seqs in folded (model) order.
-    pub surface: Vec<u64>,
+    order: Order,
     events: EventSource,
+}
+
+/// The final surface of a scan.
+#[derive(Debug)]
+enum Order {
+    Seqs(Vec<u64>),
+    Compact(CompactSurface),
 }
 
 /// Reads chosen surface events again for a [`SurfaceScan`] made by a source other than this
@@ -44,14 +92,21 @@ enum EventSource {
     Memory(HashMap<u64, Event>),
     /// Another source's own way of reading events again.
     External(Box<dyn EventReread>),
-    /// The scanned log, kept open so a file replaced meanwhile cannot be mixed in, and the
-    /// line of every surface event.
-    Log {
-        path: PathBuf,
-        format: LogFormat,
-        file: File,
-        lines: HashMap<u64, LinePos>,
-    },
+    /// The scanned log, kept open so a file replaced meanwhile cannot be mixed in.
+    Log(LogHandle),
+}
+
+/// The open log of a scan and what the scan found in it.
+#[derive(Debug)]
+struct LogHandle {
+    path: PathBuf,
+    format: LogFormat,
+    file: File,
+    limits: Limits,
+    /// Readable bytes of the (decompressed) log the scan used; a second read stops there.
+    readable_len: u64,
+    /// Events the scan read.
+    next_seq: u64,
 }
 
 impl SurfaceScan {
@@ -60,14 +115,14 @@ impl SurfaceScan {
         let mut seqs = Vec::with_capacity(surface.events.len());
         let mut events = HashMap::with_capacity(surface.events.len());
         for event in surface.events {
-            visitor.visit(&event, &[]);
+            visitor.visit_at(&event, &[], EventAt::default(), None);
             seqs.push(event.seq);
             events.insert(event.seq, event);
         }
         SurfaceScan {
             session: surface.session,
             captured_through_seq: surface.captured_through_seq,
-            surface: seqs,
+            order: Order::Seqs(seqs),
             events: EventSource::Memory(events),
         }
     }
@@ -82,73 +137,264 @@ impl SurfaceScan {
         SurfaceScan {
             session,
             captured_through_seq,
-            surface,
+            order: Order::Seqs(surface),
             events: EventSource::External(source),
         }
     }
 
-    /// A scan of the log at `path` whose surface events' lines are `lines`.
-    pub(crate) fn from_log(
-        session: SessionHeader,
-        captured_through_seq: Option<u64>,
-        surface: Vec<u64>,
-        log: (PathBuf, LogFormat, File),
-        lines: HashMap<u64, LinePos>,
-    ) -> Self {
-        let (path, format, file) = log;
-        SurfaceScan {
-            session,
-            captured_through_seq,
-            surface,
-            events: EventSource::Log {
-                path,
-                format,
-                file,
-                lines,
-            },
+    /// The surface seqs in folded (model) order (built on demand: a long surface is not
+    /// held as a list).
+    pub fn surface_seqs(&self) -> Vec<u64> {
+        match &self.order {
+            Order::Seqs(seqs) => seqs.clone(),
+            Order::Compact(c) => c.seqs(),
+        }
+    }
+
+    /// Number of events on the surface.
+    pub fn surface_len(&self) -> usize {
+        match &self.order {
+            Order::Seqs(seqs) => seqs.len(),
+            Order::Compact(c) => c.len(),
+        }
+    }
+
+    /// A membership test for the final surface (a visitor that was not told of a removal can
+    /// check what it kept).
+    pub fn on_surface(&self) -> Box<dyn Fn(u64) -> bool + '_> {
+        match &self.order {
+            Order::Compact(c) => Box::new(|s| c.contains(s)),
+            Order::Seqs(surface) => {
+                let on: std::collections::HashSet<u64> = surface.iter().copied().collect();
+                Box::new(move |s| on.contains(&s))
+            }
         }
     }
 
     /// Read the surface events `seqs` again, returned in the order asked. A seq that is not
-    /// on the surface, or a line that no longer holds its event, is an error.
+    /// on the surface, or a line that no longer holds its event, is an error. For a store
+    /// log this reads the log again; [`reread_at`](Self::reread_at) seeks instead.
     pub fn reread(&mut self, seqs: &[u64]) -> Result<Vec<Event>, QueryError> {
+        let wanted: Vec<(u64, EventAt)> = seqs.iter().map(|&s| (s, EventAt(None))).collect();
+        self.reread_at(&wanted)
+    }
+
+    /// Read the surface events `wanted` again by where their lines are (as the visitor was
+    /// told), returned in the order asked. Same errors as [`reread`](Self::reread).
+    pub fn reread_at(&mut self, wanted: &[(u64, EventAt)]) -> Result<Vec<Event>, QueryError> {
+        if let (EventSource::Log(log), Order::Compact(surface)) = (&self.events, &self.order)
+            && let Some(&(seq, _)) = wanted.iter().find(|(s, _)| !surface.contains(*s))
+        {
+            return Err(not_on_surface(&log.path, seq));
+        }
         match &mut self.events {
-            EventSource::External(source) => source.reread(seqs),
-            EventSource::Memory(events) => seqs
+            EventSource::External(source) => {
+                let seqs: Vec<u64> = wanted.iter().map(|w| w.0).collect();
+                source.reread(&seqs)
+            }
+            EventSource::Memory(events) => wanted
                 .iter()
-                .map(|seq| {
-                    events.get(seq).cloned().ok_or_else(|| QueryError::Corrupt {
-                        path: PathBuf::new(),
-                        line: 0,
-                        reason: format!("event {seq} is not on the scanned surface"),
-                    })
+                .map(|(seq, _)| {
+                    events
+                        .get(seq)
+                        .cloned()
+                        .ok_or_else(|| not_on_surface(Path::new(""), *seq))
                 })
                 .collect(),
-            EventSource::Log {
-                path,
-                format,
-                file,
-                lines,
-            } => {
-                let mut wanted = Vec::with_capacity(seqs.len());
-                for &seq in seqs {
-                    let pos = lines
-                        .get(&seq)
-                        .copied()
-                        .ok_or_else(|| QueryError::Corrupt {
-                            path: path.clone(),
-                            line: 0,
-                            reason: format!("event {seq} is not on the scanned surface"),
-                        })?;
-                    wanted.push((seq, pos));
-                }
-                match format {
-                    LogFormat::Plain => reread_plain(path, file, &wanted),
-                    LogFormat::Zstd => reread_stream(path, *format, &wanted),
+            EventSource::Log(log) => {
+                let located: Option<Vec<(u64, LinePos)>> = wanted
+                    .iter()
+                    .map(|&(seq, EventAt(pos))| pos.map(|p| (seq, p)))
+                    .collect();
+                match (located, log.format) {
+                    (Some(located), LogFormat::Plain) => reread_plain(log, &located),
+                    (Some(located), LogFormat::Zstd) => reread_stream(log, &located),
+                    (None, _) => {
+                        let seqs: Vec<u64> = wanted.iter().map(|w| w.0).collect();
+                        reread_by_scan(log, &seqs)
+                    }
                 }
             }
         }
     }
+
+    /// Read the whole log again through the handle of this scan and show `visitor` only the
+    /// events of the final surface, in log order, each with the final surface's order: for
+    /// a visitor that needs the final order (a second pass). A log that no longer folds to
+    /// the same surface is a read failure.
+    pub fn rescan(&mut self, visitor: &mut dyn SurfaceVisitor) -> Result<(), QueryError> {
+        match (&mut self.events, &self.order) {
+            (EventSource::Log(log), Order::Compact(surface)) => rescan_log(log, surface, visitor),
+            (EventSource::Memory(events), Order::Seqs(seqs)) => {
+                for seq in seqs {
+                    if let Some(event) = events.get(seq) {
+                        visitor.visit_at(event, &[], EventAt::default(), None);
+                    }
+                }
+                Ok(())
+            }
+            (EventSource::External(source), Order::Seqs(seqs)) => {
+                for (seq, event) in seqs.iter().zip(source.reread(seqs)?) {
+                    debug_assert_eq!(*seq, event.seq);
+                    visitor.visit_at(&event, &[], EventAt::default(), None);
+                }
+                Ok(())
+            }
+            (_, _) => Err(QueryError::Corrupt {
+                path: PathBuf::new(),
+                line: 0,
+                reason: "scan cannot be repeated".into(),
+            }),
+        }
+    }
+
+    /// A scan of the open log at `path`, which the streaming read folded to `surface`.
+    pub(crate) fn from_log(
+        session: SessionHeader,
+        surface: CompactSurface,
+        log: (PathBuf, LogFormat, File),
+        limits: Limits,
+        end: reader::ScanPos,
+    ) -> Self {
+        let (path, format, file) = log;
+        SurfaceScan {
+            session,
+            captured_through_seq: end.next_seq.checked_sub(1),
+            order: Order::Compact(surface),
+            events: EventSource::Log(LogHandle {
+                path,
+                format,
+                file,
+                limits,
+                readable_len: end.readable_len,
+                next_seq: end.next_seq,
+            }),
+        }
+    }
+}
+
+/// Fold one scanned event into `surface` and show a surface event to `visitor` with where
+/// its line is; a log that breaks the folding rules is corrupt at its line.
+pub(crate) fn fold_and_visit(
+    path: &Path,
+    surface: &mut CompactSurface,
+    removed: &mut Vec<u64>,
+    event: &Event,
+    pos: LinePos,
+    visitor: &mut dyn SurfaceVisitor,
+) -> Result<(), QueryError> {
+    removed.clear();
+    let placed = surface
+        .push(event, removed)
+        .map_err(|e| QueryError::Corrupt {
+            path: path.to_owned(),
+            line: pos.line,
+            reason: e.to_string(),
+        })?;
+    let at = EventAt(Some(pos));
+    match placed {
+        Placed::Not => {}
+        Placed::End => visitor.visit_at(event, removed, at, None),
+        Placed::Span => visitor.visit_at(event, removed, at, Some(&*surface)),
+    }
+    Ok(())
+}
+
+fn not_on_surface(path: &Path, seq: u64) -> QueryError {
+    QueryError::Corrupt {
+        path: path.to_owned(),
+        line: 0,
+        reason: format!("event {seq} is not on the scanned surface"),
+    }
+}
+
+fn changed(path: &Path, line: u64, why: &str) -> QueryError {
+    QueryError::Corrupt {
+        path: path.to_owned(),
+        line,
+        reason: format!("log changed while being read: {why}"),
+    }
+}
+
+/// The log of `log` from its start again, through the scan's own handle, cut at the
+/// readable length the scan found (a log that grew meanwhile reads as it was).
+fn reopen(log: &LogHandle) -> Result<impl BufRead, QueryError> {
+    let file = log.file.try_clone().map_err(|e| io_err(&log.path, e))?;
+    (&file)
+        .seek(SeekFrom::Start(0))
+        .map_err(|e| io_err(&log.path, e))?;
+    Ok(reader::open_stream(&log.path, file, log.format)?.take(log.readable_len))
+}
+
+/// Scan the log of `log` again from its start; `on_event` sees every event with its line.
+fn scan_again(
+    log: &LogHandle,
+    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+) -> Result<(), QueryError> {
+    let src = reopen(log)?;
+    let summary =
+        reader::scan_at_limited(&log.path, src, &log.limits, on_event).map_err(|e| match e {
+            QueryError::Corrupt { path, line, reason } if !reason.starts_with("log changed") => {
+                changed(&path, line, &reason)
+            }
+            other => other,
+        })?;
+    if summary.readable_len != log.readable_len || summary.next_seq != log.next_seq {
+        return Err(changed(
+            &log.path,
+            summary.lines,
+            "it no longer reads to the same events",
+        ));
+    }
+    Ok(())
+}
+
+fn rescan_log(
+    log: &LogHandle,
+    surface: &CompactSurface,
+    visitor: &mut dyn SurfaceVisitor,
+) -> Result<(), QueryError> {
+    let positions = surface.positions();
+    let mut again = CompactSurface::new();
+    let mut removed = Vec::new();
+    scan_again(log, &mut |event, pos| {
+        removed.clear();
+        again
+            .push(&event, &mut removed)
+            .map_err(|e| changed(&log.path, pos.line, &e.to_string()))?;
+        if surface.contains(event.seq) {
+            visitor.visit_at(&event, &[], EventAt(Some(pos)), Some(&positions));
+        }
+        Ok(())
+    })?;
+    if &again != surface {
+        return Err(changed(
+            &log.path,
+            0,
+            "it no longer folds to the same surface",
+        ));
+    }
+    Ok(())
+}
+
+/// Read the surface events `seqs` by scanning the log again (no line positions known).
+fn reread_by_scan(log: &LogHandle, seqs: &[u64]) -> Result<Vec<Event>, QueryError> {
+    let mut found: HashMap<u64, Event> = HashMap::with_capacity(seqs.len());
+    let wanted: std::collections::HashSet<u64> = seqs.iter().copied().collect();
+    scan_again(log, &mut |event, _| {
+        if wanted.contains(&event.seq) {
+            found.insert(event.seq, event);
+        }
+        Ok(())
+    })?;
+    seqs.iter()
+        .map(|seq| {
+            found
+                .get(seq)
+                .cloned()
+                .ok_or_else(|| changed(&log.path, 0, &format!("event {seq} missing")))
+        })
+        .collect()
 }
 
 fn io_err(path: &Path, source: io::Error) -> QueryError {
@@ -176,11 +422,9 @@ fn decode_again(path: &Path, seq: u64, pos: LinePos, line: &[u8]) -> Result<Even
 }
 
 /// Read lines of a plain log by offset through the open file.
-fn reread_plain(
-    path: &Path,
-    mut file: &File,
-    wanted: &[(u64, LinePos)],
-) -> Result<Vec<Event>, QueryError> {
+fn reread_plain(log: &LogHandle, wanted: &[(u64, LinePos)]) -> Result<Vec<Event>, QueryError> {
+    let path = &log.path;
+    let mut file = &log.file;
     let mut buf = Vec::new();
     let mut out = Vec::with_capacity(wanted.len());
     for &(seq, pos) in wanted {
@@ -195,16 +439,14 @@ fn reread_plain(
     Ok(out)
 }
 
-/// Read lines of a compressed log by (decompressed) offset, decompressing it once more.
-fn reread_stream(
-    path: &Path,
-    format: LogFormat,
-    wanted: &[(u64, LinePos)],
-) -> Result<Vec<Event>, QueryError> {
+/// Read lines of a compressed log by (decompressed) offset, decompressing it once more
+/// through the scan's own handle.
+fn reread_stream(log: &LogHandle, wanted: &[(u64, LinePos)]) -> Result<Vec<Event>, QueryError> {
+    let path = &log.path;
     let mut by_offset: Vec<(u64, LinePos)> = wanted.to_vec();
     by_offset.sort_by_key(|w| w.1.offset);
     by_offset.dedup_by_key(|w| w.1.offset);
-    let mut src = reader::open_log(path, format)?;
+    let mut src = reopen(log)?;
     let mut at = 0u64;
     let mut found: HashMap<u64, Event> = HashMap::with_capacity(by_offset.len());
     let mut buf = Vec::new();
