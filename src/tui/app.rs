@@ -358,13 +358,17 @@ impl App {
 
     /// Shows the session's log, and puts its own typed messages into Up history.
     fn load_transcript(&mut self) {
-        for event in self.agent.snapshot_events() {
-            self.chat.apply(&event);
+        let (chat, input) = (&mut self.chat, &mut self.input);
+        let read = self.agent.for_each_logged_event(&mut |event| {
+            chat.apply(&event);
             if let dsh_store::EventData::UserMessage(message) = &event.data
                 && message.is_direct_user()
             {
-                self.input.push_history(&message.joined_text());
+                input.push_history(&message.joined_text());
             }
+        });
+        if let Err(e) = read {
+            self.chat.push_error(e.code(), e.to_string());
         }
     }
 
