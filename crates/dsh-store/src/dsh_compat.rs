@@ -485,75 +485,18 @@ enum FrameAt {
     End,
 }
 
-/// zstd's frame magic and the skippable-frame magic range (RFC 8878).
-const ZSTD_MAGIC: u32 = 0xFD2F_B528;
-const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
-
-/// Walk the frame starting at `at` through its header and block headers only (a few bytes
-/// each), to find where it ends without buffering it.
+/// Walk the frame starting at `at` through its header and block headers only, to find
+/// where it ends without buffering it.
 fn walk_frame(data: &Compressed, at: u64, len: u64) -> io::Result<FrameAt> {
-    let mut word = [0u8; 4];
-    if at >= len || !data.read_exact_at(at, &mut word)? {
-        return Ok(FrameAt::End);
-    }
-    let magic = u32::from_le_bytes(word);
-    let complete = |end: u64, skippable| {
-        Ok(if end <= len {
-            FrameAt::Complete { end, skippable }
-        } else {
-            FrameAt::End
-        })
-    };
-    if magic & 0xFFFF_FFF0 == SKIPPABLE_MAGIC {
-        if !data.read_exact_at(at + 4, &mut word)? {
-            return Ok(FrameAt::End);
-        }
-        return complete(at + 8 + u64::from(u32::from_le_bytes(word)), true);
-    }
-    if magic != ZSTD_MAGIC {
-        return Ok(FrameAt::End);
-    }
-    let mut byte = [0u8; 1];
-    if !data.read_exact_at(at + 4, &mut byte)? {
-        return Ok(FrameAt::End);
-    }
-    let d = byte[0];
-    if d & 0x08 != 0 {
-        return Ok(FrameAt::End); // reserved bit set: not a frame
-    }
-    let single_segment = d & 0x20 != 0;
-    let fcs = match d >> 6 {
-        0 => u64::from(single_segment),
-        1 => 2,
-        2 => 4,
-        _ => 8,
-    };
-    let dict_id = [0u64, 1, 2, 4][usize::from(d & 3)];
-    let mut pos = at + 5 + u64::from(!single_segment) + dict_id + fcs;
-    let mut header = [0u8; 3];
-    loop {
-        if !data.read_exact_at(pos, &mut header)? {
-            return Ok(FrameAt::End);
-        }
-        let h = u32::from(header[0]) | u32::from(header[1]) << 8 | u32::from(header[2]) << 16;
-        let size = u64::from(h >> 3);
-        let content = match (h >> 1) & 3 {
-            0 | 2 => size,
-            1 => 1,
-            _ => return Ok(FrameAt::End), // reserved block type
-        };
-        pos += 3 + content;
-        if pos > len {
-            return Ok(FrameAt::End);
-        }
-        if h & 1 == 1 {
-            break;
-        }
-    }
-    if d & 0x04 != 0 {
-        pos += 4;
-    }
-    complete(pos, false)
+    let span =
+        super::zstd_frame_walk::walk_frame(|pos, buf| data.read_exact_at(pos, buf), at, len)?;
+    Ok(match span {
+        Some(s) => FrameAt::Complete {
+            end: s.end,
+            skippable: s.skippable,
+        },
+        None => FrameAt::End,
+    })
 }
 
 /// A reader over the concatenated zstd frames of a `.zstd` log, in memory or streamed from

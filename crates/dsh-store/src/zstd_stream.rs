@@ -61,73 +61,15 @@ fn read_exact_at(file: &File, buf: &mut [u8], pos: u64, end: u64) -> io::Result<
     }
 }
 
-const ZSTD_MAGIC: u32 = 0xFD2F_B528;
-const SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
-const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
-
-/// End of the complete frame starting at `start` (zstd frame format: header, then blocks
-/// by their 3-byte headers, then the optional checksum), or `None` when the bytes there are
-/// not a frame or the frame runs past `end`.
+/// End of the complete frame starting at `start`, or `None` when the bytes there are not a
+/// frame or the frame runs past `end`.
 pub(crate) fn frame_end(file: &File, start: u64, end: u64) -> io::Result<Option<u64>> {
-    let mut word = [0u8; 4];
-    if !read_exact_at(file, &mut word, start, end)? {
-        return Ok(None);
-    }
-    let magic = u32::from_le_bytes(word);
-    if magic & SKIPPABLE_MASK == SKIPPABLE_MAGIC {
-        if !read_exact_at(file, &mut word, start + 4, end)? {
-            return Ok(None);
-        }
-        let stop = start + 8 + u64::from(u32::from_le_bytes(word));
-        return Ok((stop <= end).then_some(stop));
-    }
-    if magic != ZSTD_MAGIC {
-        return Ok(None);
-    }
-    let mut fhd = [0u8; 1];
-    if !read_exact_at(file, &mut fhd, start + 4, end)? {
-        return Ok(None);
-    }
-    let fhd = fhd[0];
-    let single_segment = fhd & 0x20 != 0;
-    let checksum = fhd & 0x04 != 0;
-    if fhd & 0x08 != 0 {
-        return Ok(None); // reserved bit
-    }
-    let window = u64::from(!single_segment);
-    let dict = [0u64, 1, 2, 4][usize::from(fhd & 0x03)];
-    let fcs = match fhd >> 6 {
-        0 => u64::from(single_segment),
-        1 => 2,
-        2 => 4,
-        _ => 8,
-    };
-    let mut at = start + 5 + window + dict + fcs;
-    loop {
-        let mut block = [0u8; 3];
-        if !read_exact_at(file, &mut block, at, end)? {
-            return Ok(None);
-        }
-        let header = u32::from(block[0]) | u32::from(block[1]) << 8 | u32::from(block[2]) << 16;
-        let last = header & 1 != 0;
-        let size = u64::from(header >> 3);
-        let content = match (header >> 1) & 0x03 {
-            0 | 2 => size,
-            1 => 1,
-            _ => return Ok(None), // reserved block type
-        };
-        at += 3 + content;
-        if at > end {
-            return Ok(None);
-        }
-        if last {
-            break;
-        }
-    }
-    if checksum {
-        at += 4;
-    }
-    Ok((at <= end).then_some(at))
+    let span = super::zstd_frame_walk::walk_frame(
+        |pos, buf| read_exact_at(file, buf, pos, end),
+        start,
+        end,
+    )?;
+    Ok(span.map(|s| s.end))
 }
 
 /// Where decoded frames end: `(file offset, plaintext offset)` of each boundary still

@@ -1,0 +1,153 @@
+//! Where a zstd frame ends, found from its frame header and block headers alone (a few
+//! bytes each; RFC 8878), so a `.zstd` log is split into frames without buffering one. Both
+//! the read-only reader and the writer's streaming open use it.
+
+use std::io;
+
+/// zstd's frame magic and the skippable-frame magic range.
+const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+const SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
+const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+
+/// A frame whose structure is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FrameSpan {
+    /// Offset just past the frame.
+    pub end: u64,
+    /// A skippable frame: it carries no log data.
+    pub skippable: bool,
+}
+
+/// The complete frame starting at `start`, or `None` when the data ends first, the frame
+/// runs past `len`, or the bytes there are no frame. `read_exact_at(at, buf)` fills `buf`
+/// from offset `at` and says `false` when the data ends first.
+pub(crate) fn walk_frame(
+    mut read_exact_at: impl FnMut(u64, &mut [u8]) -> io::Result<bool>,
+    start: u64,
+    len: u64,
+) -> io::Result<Option<FrameSpan>> {
+    let complete = |end: u64, skippable| (end <= len).then_some(FrameSpan { end, skippable });
+    let mut word = [0u8; 4];
+    if start >= len || !read_exact_at(start, &mut word)? {
+        return Ok(None);
+    }
+    let magic = u32::from_le_bytes(word);
+    if magic & SKIPPABLE_MASK == SKIPPABLE_MAGIC {
+        if !read_exact_at(start + 4, &mut word)? {
+            return Ok(None);
+        }
+        return Ok(complete(
+            start + 8 + u64::from(u32::from_le_bytes(word)),
+            true,
+        ));
+    }
+    if magic != ZSTD_MAGIC {
+        return Ok(None);
+    }
+    let mut descriptor = [0u8; 1];
+    if !read_exact_at(start + 4, &mut descriptor)? {
+        return Ok(None);
+    }
+    let [d] = descriptor;
+    if d & 0x08 != 0 {
+        return Ok(None); // reserved bit set: not a frame
+    }
+    let single_segment = d & 0x20 != 0;
+    let window = u64::from(!single_segment);
+    let dict_id = [0u64, 1, 2, 4][usize::from(d & 0x03)];
+    let content_size = match d >> 6 {
+        0 => u64::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let mut at = start + 5 + window + dict_id + content_size;
+    loop {
+        let mut block = [0u8; 3];
+        if !read_exact_at(at, &mut block)? {
+            return Ok(None);
+        }
+        let header = u32::from(block[0]) | u32::from(block[1]) << 8 | u32::from(block[2]) << 16;
+        let size = u64::from(header >> 3);
+        let content = match (header >> 1) & 0x03 {
+            0 | 2 => size,        // raw or compressed
+            1 => 1,               // RLE: one byte repeated
+            _ => return Ok(None), // reserved block type
+        };
+        at += 3 + content;
+        if at > len {
+            return Ok(None);
+        }
+        if header & 1 == 1 {
+            break;
+        }
+    }
+    if d & 0x04 != 0 {
+        at += 4; // content checksum
+    }
+    Ok(complete(at, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn in_memory(data: &[u8]) -> impl FnMut(u64, &mut [u8]) -> io::Result<bool> + '_ {
+        move |at, buf| {
+            let Some(src) = usize::try_from(at)
+                .ok()
+                .and_then(|at| data.get(at..at + buf.len()))
+            else {
+                return Ok(false);
+            };
+            buf.copy_from_slice(src);
+            Ok(true)
+        }
+    }
+
+    #[test]
+    fn frames_are_found_by_their_headers_and_cut_ones_are_not() {
+        let a = zstd::encode_all(&b"{\"a\":1}\n"[..], 3).unwrap();
+        let b = zstd::encode_all(&vec![b'x'; 300_000][..], 1).unwrap();
+        let mut skip = 0x184D_2A53u32.to_le_bytes().to_vec();
+        skip.extend(3u32.to_le_bytes());
+        skip.extend(b"abc");
+        let data = [a.clone(), skip.clone(), b.clone()].concat();
+        let len = data.len() as u64;
+        let (a_end, skip_end) = (a.len() as u64, (a.len() + skip.len()) as u64);
+        let table = [
+            (
+                0,
+                len,
+                Some(FrameSpan {
+                    end: a_end,
+                    skippable: false,
+                }),
+            ),
+            (
+                a_end,
+                len,
+                Some(FrameSpan {
+                    end: skip_end,
+                    skippable: true,
+                }),
+            ),
+            (
+                skip_end,
+                len,
+                Some(FrameSpan {
+                    end: len,
+                    skippable: false,
+                }),
+            ),
+            (len, len, None),          // nothing left
+            (skip_end, len - 1, None), // the last frame cut short
+            (1, len, None),            // not at a frame start
+        ];
+        for (start, limit, want) in table {
+            let got = walk_frame(in_memory(&data), start, limit).unwrap();
+            assert_eq!(got, want, "frame at {start} of {limit}");
+        }
+    }
+}
