@@ -39,7 +39,7 @@ use super::session_preview::{PreviewRequest, estimate_lines};
 use super::status_line::{Phase, StatusLine};
 use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
 use super::transcript::{NoticeKind, RenderOptions};
-use crate::agent::{Agent, AgentEvent, AgentStatus};
+use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts};
 use crate::llm::Provider;
 use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{
@@ -1166,24 +1166,32 @@ impl App {
     fn open_session(&mut self, id: String, create: Option<SessionHeader>) {
         let store = self.store.clone();
         let tx = self.tx.clone();
+        let provider = Arc::clone(&self.provider);
         tokio::task::spawn_blocking(move || {
             let mut retries = 0;
             let result = loop {
-                match store.open_writer(&id, create.clone()) {
+                // What the agent keeps of the log is gathered here, in the same pass, so
+                // the UI thread never reads the log for it.
+                let mut facts = LogFacts::for_provider(provider.as_ref());
+                match store.open_writer_observing(&id, create.clone(), &mut |e| facts.observe(e)) {
                     Err(StoreError::Busy { .. }) if retries < OPEN_BUSY_RETRIES => {
                         retries += 1;
                         std::thread::sleep(OPEN_BUSY_PAUSE);
                     }
-                    other => break other,
+                    other => break other.map(|writer| (writer, Box::new(facts))),
                 }
             };
             tx.send(AppEvent::SessionOpened { result, id });
         });
     }
 
-    fn on_session_opened(&mut self, id: &str, result: Result<SessionWriter, StoreError>) {
+    fn on_session_opened(
+        &mut self,
+        id: &str,
+        result: Result<(SessionWriter, Box<LogFacts>), StoreError>,
+    ) {
         match result {
-            Ok(writer) => self.switch_to(writer),
+            Ok((writer, facts)) => self.switch_to(writer, *facts),
             Err(e) => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("cannot open session {id}: {e}")),
@@ -1191,7 +1199,7 @@ impl App {
     }
 
     /// Leave the current session (its turn is cancelled) and open `writer`'s.
-    fn switch_to(&mut self, writer: SessionWriter) {
+    fn switch_to(&mut self, writer: SessionWriter, facts: LogFacts) {
         self.cancel_prepare();
         if let Some(cancel) = self.candidate_cancel.take() {
             cancel.cancel();
@@ -1201,7 +1209,7 @@ impl App {
         self.submit_flow.forget_unlogged();
         self.session_id.clone_from(&writer.header().id);
         self.cwd.clone_from(&writer.header().cwd);
-        let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&self.provider));
+        let (agent, agent_rx) = Agent::spawn_with_facts(writer, facts, Arc::clone(&self.provider));
         self.agent = agent;
         self.agent_status = AgentStatus::Idle;
         self.queued = 0;

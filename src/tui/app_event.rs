@@ -10,6 +10,7 @@ use super::conversation_hits::{HitsAnswer, HitsTarget};
 use super::search_indexing::IndexingEvent;
 use super::session_preview::PreviewRequest;
 use crate::agent::AgentEvent;
+use crate::agent::LogFacts;
 use crate::agent::submit::{Submission, SubmitError};
 use dsh_reference::{CandidatePage, ReferenceError, ReferenceEstimate};
 use dsh_store::{SessionWriter, StoreError};
@@ -52,7 +53,8 @@ pub enum AppEvent {
     /// A session for `/new` or `/resume` was opened for writing (or could not be).
     SessionOpened {
         id: String,
-        result: Result<SessionWriter, StoreError>,
+        /// The writer and what the agent keeps of the log, gathered while opening it.
+        result: Result<(SessionWriter, Box<LogFacts>), StoreError>,
     },
     /// Sessions whose conversation holds the query `query_id` of the `@` popup or the
     /// `/resume` picker (stale ones are dropped by the picker).

@@ -795,6 +795,40 @@ async fn help_lists_every_command_and_every_key_of_the_key_map() {
 }
 
 #[tokio::test]
+async fn a_session_opened_in_the_app_continues_its_surface_and_title() {
+    // The agent's view of the log (surface, title, turns) is gathered off the UI thread
+    // while the writer opens; a reply must still see the resumed conversation.
+    let mut h = harness(true);
+    type_text(&mut h.app, "/resume s-alpha");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    type_text(&mut h.app, "and now?");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.agent_status == AgentStatus::Idle && logged_kinds(app).iter().any(|k| k == "turn/end")
+    })
+    .await;
+    let reply = h
+        .app
+        .chat
+        .transcript()
+        .cells()
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            HistoryCell::Assistant { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(reply.contains("Conversation so far: 3 messages"), "{reply}");
+    let titles = logged_kinds(&h.app)
+        .iter()
+        .filter(|k| k.as_str() == "session/title")
+        .count();
+    assert_eq!(titles, 1, "the resumed session keeps its one title");
+}
+
+#[tokio::test]
 async fn a_resumed_sessions_own_messages_are_in_up_history() {
     let mut h = harness(true);
     type_text(&mut h.app, "/resume s-alpha");
