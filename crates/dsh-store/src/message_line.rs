@@ -57,8 +57,15 @@ const ASSISTANT_PREFIX: &[u8] = br#"{"type":"assistant/message","#;
 /// The event of a message line (already repaired of lone surrogates) whose seq must be
 /// `next_seq`, or `None` when the exact decoder must decide.
 pub(crate) fn decode(body: &[u8], next_seq: u64) -> Option<Event> {
+    if !body.starts_with(USER_PREFIX) && !body.starts_with(ASSISTANT_PREFIX) {
+        return None;
+    }
+    // One UTF-8 check of the whole line, then a parse that does not check each string
+    // piece again (the same bytes are accepted: invalid UTF-8 outside a string is a
+    // syntax error either way).
+    let text = simdutf8::basic::from_utf8(body).ok()?;
     if body.starts_with(USER_PREFIX) {
-        let line: Line<Message> = serde_json::from_slice(body).ok()?;
+        let line: Line<Message> = serde_json::from_str(text).ok()?;
         let data = EventData::UserMessage(line.data);
         finish(
             &line.kind,
@@ -70,7 +77,7 @@ pub(crate) fn decode(body: &[u8], next_seq: u64) -> Option<Event> {
             next_seq,
         )
     } else if body.starts_with(ASSISTANT_PREFIX) {
-        let line: Line<AssistantData> = serde_json::from_slice(body).ok()?;
+        let line: Line<AssistantData> = serde_json::from_str(text).ok()?;
         let d = line.data;
         let data = EventData::AssistantMessage {
             turn: d.turn,
