@@ -3,8 +3,10 @@
 //! candidate service (`list_page`: counted, as the app asks), the answer is set and the pane is
 //! drawn into a `TestBackend` terminal. With the preview shown, the selected session's size
 //! estimate is answered too (from the service's cache once warm, as while browsing);
-//! `/resume` is timed from opening to the frame with its first page; and typing / moving at
-//! the end of a 100 KB draft with mention chips.
+//! with the conversation section active as well (the full-text index answering each query,
+//! timed with and without the search, which the app runs off the UI thread); `/resume` is
+//! timed from opening to the frame with its first page; and typing / moving at the end of a
+//! 100 KB draft with mention chips.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 #![allow(
     clippy::cast_possible_truncation,
@@ -25,6 +27,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
+use dsh_refs::tui::conversation_hits::{HITS_LIMIT, popup_rows, section_title, to_rows};
 use dsh_refs::tui::session_items::{
     DisplayZone, all_dsh, composer_state, results_page, session_item,
 };
@@ -34,7 +37,7 @@ use dsh_search::{Cancel, IndexOptions, SessionIndex};
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
+use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, OfferedRows, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -293,6 +296,134 @@ fn preview_and_resume(c: &mut Criterion) {
                 .expect("draw");
         });
     });
+    // The conversation section too: the full-text index of the store, built once, answers
+    // each query (in the app off the UI thread; here before the frame, the worst case: the
+    // frame that shows the new answer).
+    let index_dir = tempfile::tempdir().expect("index dir");
+    let index = SessionIndex::open(
+        tmp.path(),
+        &IndexOptions {
+            index_dir: Some(index_dir.path().to_owned()),
+        },
+    )
+    .expect("open index");
+    index
+        .refresh(&Cancel::new(), &mut |_| {})
+        .expect("build index");
+    let search = |pane: &mut MentionInputState, query: Option<(u64, String)>| {
+        let Some((id, text)) = query else {
+            return;
+        };
+        let hits = index
+            .search_cancellable(&text, HITS_LIMIT, &Cancel::new())
+            .expect("search");
+        let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc);
+        pane.set_hits(
+            id,
+            OfferedRows {
+                title: section_title(true, None),
+                rows,
+            },
+        );
+    };
+    let query_of = |result: &Outcome| match result {
+        Outcome::Query { id, text, .. } => Some((*id, text.clone())),
+        _ => None,
+    };
+    pane.clear_draft_to_history();
+    // `refacto` / `refactor`: exact matches in 625 titles, and in most conversations.
+    for c in "@refacto".chars() {
+        let result = pane.handle_key(key(c));
+        search(&mut pane, query_of(&result));
+        answer(&mut pane, result);
+    }
+    match pane.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => {
+            assert!(
+                p.hits().is_some_and(|h| !h.rows.is_empty()),
+                "conversation hits on show"
+            );
+        }
+        _ => panic!("popup closed"),
+    }
+    let mut typed = false;
+    c.bench_function("keystroke_to_frame_10k_preview_conversations", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('r')
+            };
+            typed = !typed;
+            let result = pane.handle_key(k);
+            search(&mut pane, query_of(&result));
+            answer(&mut pane, result);
+            terminal
+                .draw(|frame| {
+                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                })
+                .expect("draw");
+        });
+    });
+    // The search alone (what runs off the UI thread per keystroke).
+    c.bench_function("conversation_search_10k", |b| {
+        let mut long = false;
+        b.iter(|| {
+            long = !long;
+            let query = if long { "refactor" } else { "refacto" };
+            index
+                .search_cancellable(query, HITS_LIMIT, &Cancel::new())
+                .expect("search")
+        });
+    });
+    // Only the UI thread's part: the key, the answers already computed set, the frame.
+    let answers: Vec<(Option<dsh_reference::CandidatePage>, Vec<_>)> = ["refactor", "refacto"]
+        .iter()
+        .map(|q| {
+            let page = runtime
+                .block_on(refs.list_page(&scope, q, None, &cancel))
+                .ok();
+            let hits = index
+                .search_cancellable(q, HITS_LIMIT, &Cancel::new())
+                .expect("search");
+            (page, to_rows(hits, Some("sess-00001")))
+        })
+        .collect();
+    let mut typed = false;
+    c.bench_function(
+        "keystroke_to_frame_10k_preview_conversations_ui_thread",
+        |b| {
+            b.iter(|| {
+                let k = if typed {
+                    KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+                } else {
+                    key('t')
+                };
+                typed = !typed;
+                let result = pane.handle_key(k);
+                if let Some((id, _)) = query_of(&result) {
+                    let (page, hits) = &answers[usize::from(!typed)];
+                    if let Some(page) = page {
+                        let page = results_page(page, &pane.draft(), utc, &all_dsh);
+                        pane.set_page(id, page);
+                    }
+                    let rows = popup_rows(hits, &pane.draft(), utc);
+                    pane.set_hits(
+                        id,
+                        OfferedRows {
+                            title: section_title(true, None),
+                            rows,
+                        },
+                    );
+                }
+                terminal
+                    .draw(|frame| {
+                        frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    })
+                    .expect("draw");
+            });
+        },
+    );
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {

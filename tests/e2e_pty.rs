@@ -453,6 +453,38 @@ fn sigterm_leaves_the_terminal_restored() {
     );
 }
 
+#[test]
+fn a_session_found_only_by_its_conversation_is_inserted_and_sent() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    // "upgrade" is only in s-alpha's conversation: not its id, cwd or title.
+    app.type_text("@upgrade");
+    let screen = app.wait_for("the conversation hit", |s| {
+        s.contains("in conversations") && s.contains("user: Why does login fail after the upgrade?")
+    });
+    assert!(screen.contains("Alpha login bug"), "{screen}");
+    // Nothing matches exactly, so nothing is selected: Tab inserts the first offered row.
+    app.send("\t");
+    app.wait_for_text("│@Alpha login bug ");
+    app.type_text("what changed?");
+    app.wait_for_text("│@Alpha login bug what changed?");
+    app.send("\r");
+    app.wait_for_text("Alpha login bug (s-alpha) · 2 messages · ");
+    app.wait_for("the reply to finish", |s| {
+        s.contains("● idle") && s.contains("• ")
+    });
+    app.send("\x04");
+    app.wait_exit();
+
+    let log = new_session_log(&fx.store);
+    let context = assert_context_then(&log, "user/message");
+    let text = log[context + 1]["data"]["content"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(text, "@Alpha login bug what changed?");
+}
+
 /// Every path under `root` with its bytes (empty for directories) and mtime.
 fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
     let mut out = std::collections::BTreeMap::new();

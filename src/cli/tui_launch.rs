@@ -166,6 +166,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             app.use_history_file(path, history_size);
         }
         app.set_sources(sources);
+        app.warm_listing();
         if let Some(options) = search_options {
             app.start_search_indexing(options);
         }

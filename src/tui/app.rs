@@ -26,6 +26,9 @@ use super::app_event::{AppEvent, AppEventSender};
 use super::app_keys::{AppAction, classify_app_key, help_rows};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
+use super::conversation_hits::{
+    self, CONVERSATIONS_TITLE, HitsAnswer, HitsQuery, HitsTarget, popup_rows, section_title,
+};
 use super::error::TuiError;
 use super::header::Header;
 use super::history_file::HistoryFile;
@@ -42,13 +45,13 @@ use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{
     AgentRef, Candidate, ErrorCode, ListingScope, ReferenceConfig, SessionReferences, parse_text,
 };
-use dsh_search::{IndexOptions, Progress, SessionIndex};
+use dsh_search::{Cancel, IndexOptions, Progress, SessionIndex};
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
 use ratatui::widgets::StatefulWidget;
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
-use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, Outcome};
+use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, OfferedRows, Outcome};
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -123,6 +126,12 @@ pub struct App {
     search: Option<SearchIndexing>,
     /// Progress of a running index update, for the status line.
     indexing: Option<Progress>,
+    /// The running conversation search of the `@` popup and of `/resume` (a newer query
+    /// cancels the older one).
+    popup_hits_cancel: Option<Cancel>,
+    picker_hits_cancel: Option<Cancel>,
+    /// A picker asked for conversation hits before the index was open: search once it is.
+    hits_await_index: bool,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -188,6 +197,9 @@ impl App {
             frames_drawn: 0,
             search: None,
             indexing: None,
+            popup_hits_cancel: None,
+            picker_hits_cancel: None,
+            hits_await_index: false,
         };
         app.load_transcript();
         app.forward_agent_events(agent_rx);
@@ -246,6 +258,19 @@ impl App {
             self.known_cwds
                 .insert(row.session_id.clone(), row.cwd.clone());
         }
+    }
+
+    /// List the sessions and read their titles in the background, so the first `@` popup
+    /// or `/resume` answers from memory; the first frame never waits for it.
+    pub fn warm_listing(&self) {
+        let Some(refs) = self.refs.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
+                tracing::debug!(error = %e.message, "listing not warmed");
+            }
+        });
     }
 
     /// Start keeping the full-text index of the store up to date in the background (its
@@ -536,7 +561,12 @@ impl App {
                     query_id,
                     query,
                     limit,
-                } => self.list_for_picker(query_id, query, limit),
+                } => {
+                    if limit.is_none() {
+                        self.search_conversations(HitsTarget::Picker, query_id, &query);
+                    }
+                    self.list_for_picker(query_id, query, limit);
+                }
                 PickerOutcome::Close => self.close_picker(),
                 PickerOutcome::Open(id) => {
                     self.close_picker();
@@ -583,7 +613,10 @@ impl App {
                     Submitted::Ignored | Submitted::Refused => {}
                 }
             }
-            Outcome::Query { id, text, .. } => self.query_candidates(id, text, None),
+            Outcome::Query { id, text, .. } => {
+                self.search_conversations(HitsTarget::Popup, id, &text);
+                self.query_candidates(id, text, None);
+            }
             Outcome::More {
                 id, text, limit, ..
             } => self.query_candidates(id, text, Some(limit)),
@@ -659,6 +692,122 @@ impl App {
         });
     }
 
+    // ----- conversation hits ------------------------------------------------------------
+
+    /// Searches conversations for `query` of `target`'s query `query_id`, off the UI thread;
+    /// the target's previous search is cancelled. Without a full-text index there is no
+    /// section; an empty query removes it; an index not open yet says so.
+    fn search_conversations(&mut self, target: HitsTarget, query_id: u64, query: &str) {
+        let slot = match target {
+            HitsTarget::Popup => &mut self.popup_hits_cancel,
+            HitsTarget::Picker => &mut self.picker_hits_cancel,
+        };
+        if let Some(previous) = slot.take() {
+            previous.cancel();
+        }
+        let Some(search) = self.search.as_ref() else {
+            return;
+        };
+        // Untrimmed: a trailing space ends the last word (no prefix match).
+        let index = search.index();
+        let (Some(index), false) = (index.as_ref(), query.trim().is_empty()) else {
+            let title = if query.trim().is_empty() {
+                String::new()
+            } else {
+                self.hits_await_index = true;
+                section_title(false, None)
+            };
+            self.show_hits(target, query_id, &title, Vec::new());
+            return;
+        };
+        let exclude = (target == HitsTarget::Popup).then(|| self.session_id.clone());
+        let cancel = conversation_hits::spawn_search(
+            Arc::clone(index),
+            HitsQuery {
+                target,
+                query_id,
+                query: query.to_owned(),
+                exclude,
+            },
+            self.tx.clone(),
+        );
+        match target {
+            HitsTarget::Popup => self.popup_hits_cancel = Some(cancel),
+            HitsTarget::Picker => self.picker_hits_cancel = Some(cancel),
+        }
+    }
+
+    /// Shows `hits` (under `title`) in `target`'s section for query `query_id`.
+    fn show_hits(
+        &mut self,
+        target: HitsTarget,
+        query_id: u64,
+        title: &str,
+        hits: Vec<conversation_hits::ConversationHit>,
+    ) {
+        match target {
+            HitsTarget::Popup => {
+                let rows = popup_rows(&hits, &self.input.draft(), self.zone);
+                self.input.set_hits(
+                    query_id,
+                    OfferedRows {
+                        title: title.to_owned(),
+                        rows,
+                    },
+                );
+            }
+            HitsTarget::Picker => {
+                if let Some(picker) = self.picker.as_mut() {
+                    picker.set_hits(query_id, title, hits);
+                }
+            }
+        }
+    }
+
+    fn on_conversation_hits(&mut self, target: HitsTarget, query_id: u64, answer: HitsAnswer) {
+        let building = section_title(true, self.indexing);
+        match answer {
+            // Nothing found: the section shows only while the index is still building.
+            HitsAnswer::Found(hits) if hits.is_empty() && self.indexing.is_none() => {
+                self.show_hits(target, query_id, "", Vec::new());
+            }
+            HitsAnswer::Found(hits) => self.show_hits(target, query_id, &building, hits),
+            HitsAnswer::Unsearchable => self.show_hits(target, query_id, "", Vec::new()),
+            HitsAnswer::Failed(message) => {
+                let title = format!(
+                    "{CONVERSATIONS_TITLE} · search failed: {}",
+                    visible_controls_line(&message)
+                );
+                self.show_hits(target, query_id, &title, Vec::new());
+            }
+        }
+        self.request_preview();
+    }
+
+    /// The index moved on: section titles follow its progress, and once it is complete the
+    /// open pickers search again (their hits came from a partial index).
+    fn refresh_hits_sections(&mut self, finished: bool) {
+        let title = section_title(true, self.indexing);
+        self.input.set_hits_title(&title);
+        if let Some(picker) = self.picker.as_mut() {
+            picker.set_hits_title(&title);
+        }
+        let index_opened = std::mem::take(&mut self.hits_await_index);
+        if !finished && !index_opened {
+            return;
+        }
+        // Every open picker, also one whose search found nothing: it may have run before
+        // the first sessions were committed.
+        if let ratatui_mention::ActivePopup::Mention(popup) = self.input.active_popup() {
+            let (id, query) = (popup.query_id(), popup.token().query.clone());
+            self.search_conversations(HitsTarget::Popup, id, &query);
+        }
+        if let Some(picker) = self.picker.as_ref() {
+            let (id, query) = (picker.query_id(), picker.query().to_owned());
+            self.search_conversations(HitsTarget::Picker, id, &query);
+        }
+    }
+
     // ----- app events -------------------------------------------------------------------
 
     /// Handle one event from the bus.
@@ -729,16 +878,25 @@ impl App {
                 self.request_preview();
             }
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
+            AppEvent::ConversationHits {
+                target,
+                query_id,
+                answer,
+            } => self.on_conversation_hits(target, query_id, answer),
         }
         self.dirty = true;
     }
 
     fn on_indexing(&mut self, event: IndexingEvent) {
         match event {
-            IndexingEvent::Progress(p) => self.indexing = (p.done < p.total).then_some(p),
+            IndexingEvent::Progress(p) => {
+                self.indexing = (p.done < p.total).then_some(p);
+                self.refresh_hits_sections(false);
+            }
             IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
             IndexingEvent::Finished(result) => {
                 self.indexing = None;
+                self.refresh_hits_sections(true);
                 if let Err(e) = result {
                     self.chat
                         .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
@@ -874,6 +1032,9 @@ impl App {
     fn close_picker(&mut self) {
         self.picker = None;
         if let Some(cancel) = self.picker_cancel.take() {
+            cancel.cancel();
+        }
+        if let Some(cancel) = self.picker_hits_cancel.take() {
             cancel.cancel();
         }
     }

@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 
 use std::sync::Arc;
 
+use super::conversation_hits::{HitsAnswer, HitsTarget};
 use super::search_indexing::IndexingEvent;
 use super::session_preview::PreviewRequest;
 use crate::agent::AgentEvent;
@@ -52,6 +53,13 @@ pub enum AppEvent {
     SessionOpened {
         id: String,
         result: Result<SessionWriter, StoreError>,
+    },
+    /// Sessions whose conversation holds the query `query_id` of the `@` popup or the
+    /// `/resume` picker (stale ones are dropped by the picker).
+    ConversationHits {
+        target: HitsTarget,
+        query_id: u64,
+        answer: HitsAnswer,
     },
     /// The background full-text indexing made progress, finished, or has a notice.
     SearchIndexing(IndexingEvent),

@@ -7,6 +7,7 @@ pub mod app_event;
 pub mod app_keys;
 pub mod chat_view;
 pub mod commands;
+pub mod conversation_hits;
 pub mod error;
 pub mod header;
 pub mod history_file;

@@ -17,6 +17,7 @@ use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
 use ratatui::widgets::StatefulWidget;
 
+use super::conversation_hits::{ConversationHit, popup_rows};
 use super::session_items::{DisplayZone, all_dsh, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
 use super::session_preview::estimate_lines;
@@ -516,4 +517,112 @@ fn resume_preview_on_a_wide_screen() {
         "hidden: nothing to compute"
     );
     insta::assert_snapshot!("resume_preview_wide", picker_screen(&picker, 120, 20));
+}
+
+// ----- in conversations -----------------------------------------------------------------
+
+/// A conversation hit on `word` inside `text`.
+fn conversation_hit(i: usize, label: &str, text: &str, word: &str) -> ConversationHit {
+    let start = text.find(word).unwrap();
+    ConversationHit {
+        candidate: candidate(i, label),
+        snippet: Some(ratatui_mention::ItemSnippet {
+            role: "assistant".into(),
+            text: text.into(),
+            highlights: std::iter::once(start..start + word.len()).collect(),
+        }),
+    }
+}
+
+#[test]
+fn resume_lists_conversation_hits_with_snippets_and_opens_them() {
+    let mut next = 1;
+    let mut picker = SessionPicker::loading("s-0000", 1, utc());
+    picker.set_page(1, Ok(numbered(0, 5, 5)));
+    for c in "zebra".chars() {
+        picker_key(&mut picker, &mut next, KeyCode::Char(c));
+    }
+    let id = picker.query_id();
+    // An older filter's hits arrive late: dropped.
+    assert!(!picker.set_hits(
+        id - 1,
+        "in conversations",
+        vec![conversation_hit(7, "Old", "zebr", "zebr")]
+    ));
+    assert!(picker.set_hits(
+        id,
+        "in conversations",
+        vec![conversation_hit(
+            4,
+            "Planning offsite",
+            "the \u{1b}[31mzebra crossing by the office is closed",
+            "zebra"
+        )]
+    ));
+    picker.set_page(id, Ok(CandidatePage::default()));
+    let shown = picker_screen(&picker, 70, 12);
+    assert!(
+        shown.contains("assistant: the \\x1B[31mzebra crossing"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("resume_conversation_hits", shown);
+    assert_eq!(
+        picker_key(&mut picker, &mut next, KeyCode::Enter),
+        PickerOutcome::Continue,
+        "nothing selected: Enter opens nothing"
+    );
+    picker_key(&mut picker, &mut next, KeyCode::Down);
+    assert_eq!(
+        picker_key(&mut picker, &mut next, KeyCode::Enter),
+        PickerOutcome::Open("s-0004".into())
+    );
+}
+
+#[test]
+fn resume_conversation_section_while_the_index_builds() {
+    let mut next = 1;
+    let mut picker = SessionPicker::loading("s-0000", 1, utc());
+    picker.set_page(1, Ok(numbered(0, 5, 5)));
+    picker_key(&mut picker, &mut next, KeyCode::Char('q'));
+    let id = picker.query_id();
+    picker.set_page(id, Ok(CandidatePage::default()));
+    picker.set_hits(
+        id,
+        "in conversations · index building 3 400 / 10 000",
+        Vec::new(),
+    );
+    insta::assert_snapshot!("resume_index_building", picker_screen(&picker, 70, 8));
+    picker.set_hits_title("in conversations · index building 9 000 / 10 000");
+    assert!(picker_screen(&picker, 70, 8).contains("9 000 / 10 000"));
+}
+
+#[test]
+fn popup_conversation_hits_through_the_app_rows() {
+    let mut pane = composer_state(10);
+    type_str(&mut pane, "@zebra");
+    let id = query_id(&pane);
+    answer(&mut pane, id, CandidatePage::default());
+    let hits = [conversation_hit(
+        4,
+        "Planning offsite",
+        "the zebra crossing by the office is closed",
+        "zebra",
+    )];
+    pane.set_hits(
+        id,
+        ratatui_mention::OfferedRows {
+            title: "in conversations".into(),
+            rows: popup_rows(&hits, &pane.draft(), utc()),
+        },
+    );
+    insta::assert_snapshot!("popup_conversation_hits_app", screen(&mut pane, 70, 10));
+    // Tab inserts the first offered row's canonical mention.
+    pane.handle_key(key(KeyCode::Tab));
+    assert_eq!(
+        pane.draft(),
+        format!(
+            "{} ",
+            dsh_reference::format_mention("s-0004", Some("Planning offsite"))
+        )
+    );
 }

@@ -1,6 +1,6 @@
 //! The `/resume` session picker: type to filter (the `@` popup's matching: exact, then
-//! closest matches), a count, paging and fetching more, the same preview, Enter to open
-//! and Esc to close.
+//! closest matches, then sessions whose conversation holds the query), a count, paging and
+//! fetching more, the same preview, Enter to open and Esc to close.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -12,11 +12,13 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
+use super::conversation_hits::ConversationHit;
 use super::session_items::{CLOSEST_TITLE, OriginOf};
 use super::session_preview::{PreviewRequest, PreviewState};
 use super::session_rows::{DisplayZone, ROW_HEIGHT, RowContext, position_label, render_list};
 use dsh_foreign::Origin;
 use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
+use ratatui_mention::ItemSnippet;
 use ratatui_mention::key_map::{Action, KeyMap};
 use ratatui_mention::preview::{self, Placement, PreviewPane};
 use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList};
@@ -67,6 +69,13 @@ pub struct SessionPicker {
     zone: DisplayZone,
     /// The widget's default key map: the picker moves with the same keys as the popup.
     keys: KeyMap,
+    /// Sessions found in conversations for the newest filter that answered them, and the
+    /// section's title (see [`SessionPicker::set_hits`]).
+    hits: Option<(String, Vec<Candidate>)>,
+    /// The matching line of each conversation hit, by session id.
+    snippets: HashMap<String, ItemSnippet>,
+    /// How many sections the listing's page takes (the hits section comes after them).
+    page_sections: usize,
 }
 
 /// The sections of one listing answer: the exact matches, then the closest ones.
@@ -103,7 +112,82 @@ impl SessionPicker {
             preview_enabled: true,
             zone,
             keys: KeyMap::default(),
+            hits: None,
+            snippets: HashMap::new(),
+            page_sections: 0,
         }
+    }
+
+    /// The id of the newest filter's listing (conversation hits for any other are stale).
+    pub fn query_id(&self) -> u64 {
+        self.query_id
+    }
+
+    /// Takes the conversation hits for filter `query_id` under `title` (a title with no
+    /// rows still shows, e.g. "index building"; neither removes the section); rows the
+    /// exact matches list are left out. Returns false for an older filter's answer.
+    pub fn set_hits(&mut self, query_id: u64, title: &str, hits: Vec<ConversationHit>) -> bool {
+        if query_id != self.query_id {
+            return false;
+        }
+        self.snippets = hits
+            .iter()
+            .filter_map(|h| Some((h.candidate.session_id.clone(), h.snippet.clone()?)))
+            .collect();
+        let rows: Vec<Candidate> = hits.into_iter().map(|h| h.candidate).collect();
+        self.hits = (!title.is_empty() || !rows.is_empty()).then(|| (title.to_owned(), rows));
+        self.place_hits();
+        true
+    }
+
+    /// Changes only the conversation section's title (e.g. progress), keeping its rows and
+    /// the selection.
+    pub fn set_hits_title(&mut self, title: &str) {
+        if let Some((t, _)) = self.hits.as_mut() {
+            title.clone_into(t);
+            self.list
+                .set_title(self.page_sections, Some(title.to_owned()));
+        }
+    }
+
+    /// The conversation section, without rows among `listed`.
+    fn hits_section(&self, listed: &[Candidate]) -> Option<Section<Candidate>> {
+        let (title, rows) = self.hits.as_ref()?;
+        let listed: HashSet<&str> = listed.iter().map(|c| c.session_id.as_str()).collect();
+        let shown: Vec<Candidate> = rows
+            .iter()
+            .filter(|r| !listed.contains(r.session_id.as_str()))
+            .cloned()
+            .collect();
+        if shown.is_empty() && !rows.is_empty() {
+            // Every hit is listed already: nothing to add.
+            return None;
+        }
+        let rows = shown;
+        let title = (!title.is_empty()).then(|| title.clone());
+        Some(Section::complete(SectionKind::Offered, title, rows))
+    }
+
+    /// Puts the conversation section after the page's sections.
+    fn place_hits(&mut self) {
+        if self.page_sections == 0 {
+            self.list.set_sections(vec![Section::complete(
+                SectionKind::Exact,
+                None,
+                Vec::new(),
+            )]);
+            self.page_sections = 1;
+        }
+        let listed = self
+            .list
+            .sections()
+            .first()
+            .map(|s| s.rows.clone())
+            .unwrap_or_default();
+        let section = self
+            .hits_section(&listed)
+            .unwrap_or_else(|| Section::complete(SectionKind::Offered, None, Vec::new()));
+        self.list.replace_section(self.page_sections, section);
     }
 
     /// The filter typed so far.
@@ -141,11 +225,20 @@ impl SessionPicker {
         match page {
             Ok(page) => {
                 self.listing = Listing::Answered;
-                self.list.set_sections(sections_of(page));
+                let mut sections = sections_of(page);
+                self.page_sections = sections.len();
+                if let Some(hits) = self.hits_section(&sections[0].rows) {
+                    sections.push(hits);
+                }
+                self.list.set_sections(sections);
             }
             Err(message) => {
                 self.listing = Listing::Failed(message);
                 self.list.set_sections(Vec::new());
+                self.page_sections = 0;
+                if self.hits.is_some() {
+                    self.place_hits();
+                }
             }
         }
         true
@@ -294,7 +387,7 @@ impl SessionPicker {
         let width = usize::from(inner.width);
         let filter = if self.query.is_empty() {
             Line::styled(
-                "  type to filter by title, id or cwd",
+                "  type to filter by title, id, cwd or what was said",
                 dim.add_modifier(Modifier::ITALIC),
             )
         } else {
@@ -342,6 +435,19 @@ impl SessionPicker {
                 &Line::styled(text, style),
                 rows_area.width,
             );
+            // Titles of sections with no rows yet (e.g. "index building") follow.
+            let titles = self
+                .list
+                .sections()
+                .iter()
+                .filter_map(|s| s.title.as_deref());
+            for (y, title) in (1..rows_area.height).zip(titles) {
+                let line = Line::styled(
+                    truncate_to_width(&format!("  {}", visible_controls_line(title)), width),
+                    dim.add_modifier(Modifier::ITALIC),
+                );
+                buf.set_line(rows_area.x, rows_area.y + y, &line, rows_area.width);
+            }
             return;
         }
         let none = HashSet::new();
@@ -350,6 +456,7 @@ impl SessionPicker {
             zone: self.zone,
             mentioned: &none,
             current: Some(&self.current),
+            snippets: Some((self.page_sections, &self.snippets)),
             origins: &self.origins,
         };
         render_list(&self.list, rows_area, buf, &ctx);

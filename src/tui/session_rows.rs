@@ -16,7 +16,9 @@ pub use super::session_items::{DisplayZone, format_created};
 use dsh_foreign::Origin;
 use dsh_reference::Candidate;
 use dsh_reference::closest::FuzzyQuery;
+use ratatui_mention::ItemSnippet;
 use ratatui_mention::sections::{Placed, SectionKind, SectionedList};
+use ratatui_mention::snippet::snippet_line;
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::{truncate_start_to_width, truncate_to_width};
 
@@ -32,6 +34,9 @@ pub struct RowContext<'a> {
     pub mentioned: &'a HashSet<String>,
     /// The session open in the app (marked `(open)` in `/resume`).
     pub current: Option<&'a str>,
+    /// The section of conversation hits and each hit's matching line (drawn in place of
+    /// the detail line).
+    pub snippets: Option<(usize, &'a HashMap<String, ItemSnippet>)>,
     /// Where the foreign rows come from (their badge); a row not in it is a dsh session.
     pub origins: &'a HashMap<String, Origin>,
 }
@@ -92,8 +97,19 @@ pub fn render_list(
                 let line = label_line(&label, &hits, &marks, area.width);
                 buf.set_line(area.x, area.y + y, &line, area.width);
                 if y + 1 < area.height {
-                    let detail = detail_line(row, ctx.zone, area.width);
-                    buf.set_line(area.x, area.y + y + 1, &detail, area.width);
+                    let snippet = ctx
+                        .snippets
+                        .filter(|(index, _)| *index == at.section)
+                        .and_then(|(_, by_id)| by_id.get(&row.session_id));
+                    let second = match snippet {
+                        Some(snippet) => {
+                            let dim = Style::new().fg(Color::DarkGray);
+                            let hit = dim.fg(Color::Yellow).add_modifier(Modifier::UNDERLINED);
+                            snippet_line(snippet, area.width, dim, hit)
+                        }
+                        None => detail_line(row, ctx.zone, area.width),
+                    };
+                    buf.set_line(area.x, area.y + y + 1, &second, area.width);
                 }
             }
         }

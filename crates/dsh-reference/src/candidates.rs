@@ -81,7 +81,8 @@ impl<'a> Scope<'a> {
         }
     }
 
-    fn group(&self, cwd: Option<&str>) -> usize {
+    /// The rank group of a session with `cwd`: 0 is shown first.
+    pub(crate) fn rank(&self, cwd: Option<&str>) -> usize {
         match self.rank_by_cwd {
             Some(agent_cwd) => group(agent_cwd, cwd),
             None => 0,
@@ -146,11 +147,15 @@ fn select<T: AsRef<str>>(
         if scope.exclude == Some(header.id.as_str()) {
             continue;
         }
-        let g = scope.group(header.cwd.as_deref());
+        let g = scope.rank(header.cwd.as_deref());
         // Sessions in this group or a better one already fill the limit: only counting
         // is left to do, or nothing at all.
         let full = groups.iter().take(g + 1).map(Vec::len).sum::<usize>() >= limit;
         if full && !count_all {
+            // Once the best group is full, no later session can be shown.
+            if groups[0].len() >= limit {
+                break;
+            }
             continue;
         }
         let cheap_match = needle.is_empty()
@@ -220,6 +225,25 @@ pub fn select_closest<T: AsRef<str>>(
     mut read_title: impl FnMut(&str) -> Result<Option<T>, QueryError>,
     cancelled: impl Fn() -> bool,
 ) -> Vec<ClosestMatch> {
+    closest_by(
+        sessions,
+        scope,
+        query,
+        limit,
+        |_, id| read_title(id),
+        cancelled,
+    )
+}
+
+/// [`select_closest`] with the title looked up by listing position and id.
+pub(crate) fn closest_by<T: AsRef<str>>(
+    sessions: &[SessionHeader],
+    scope: Scope<'_>,
+    query: &str,
+    limit: usize,
+    mut read_title: impl FnMut(usize, &str) -> Result<Option<T>, QueryError>,
+    cancelled: impl Fn() -> bool,
+) -> Vec<ClosestMatch> {
     let fuzzy = FuzzyQuery::new(query);
     if fuzzy.is_empty() || limit == 0 {
         return Vec::new();
@@ -233,7 +257,7 @@ pub fn select_closest<T: AsRef<str>>(
         if scope.exclude == Some(header.id.as_str()) {
             continue;
         }
-        let title = match read_title(&header.id) {
+        let title = match read_title(position, &header.id) {
             Ok(t) => t,
             Err(QueryError::NotFound { .. }) => continue,
             Err(_) => None,

@@ -1,6 +1,7 @@
 //! The session-reference layer (docs/references.md): URIs and mentions, candidate listing, and the
 //! bounded, read-only snapshot context prepared for a message that references other sessions.
 
+pub mod candidate_view;
 pub mod candidates;
 pub mod closest;
 pub mod config;

@@ -7,8 +7,10 @@ use std::time::Duration;
 use futures_util::future::try_join_all;
 use tokio_util::sync::CancellationToken;
 
+use super::candidate_view::ViewCache;
 use super::candidates::{
-    Candidate, ClosestMatch, Scope, Selection, select_candidates, select_closest, select_counted,
+    Candidate, ClosestMatch, Scope, Selection, closest_by, select_candidates, select_closest,
+    select_counted,
 };
 use super::config::ReferenceConfig;
 use super::error::{ErrorCode, ReferenceError};
@@ -65,6 +67,8 @@ pub struct SessionReferences {
     query: Arc<dyn SessionQuery>,
     config: ReferenceConfig,
     estimates: Arc<EstimateCache>,
+    /// Titles of the latest listing, folded for filtering (rebuilt as they age).
+    views: Arc<ViewCache>,
 }
 
 impl std::fmt::Debug for SessionReferences {
@@ -88,6 +92,7 @@ impl SessionReferences {
             query,
             config,
             estimates: Arc::new(EstimateCache::default()),
+            views: Arc::new(ViewCache::default()),
         }
     }
 
@@ -115,11 +120,22 @@ impl SessionReferences {
             })?,
         };
         let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
         let agent = agent.clone();
         let query = query.to_owned();
         let token = cancel.clone();
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            // A filter consults every title: answered from the folded view. Without one,
+            // only the shown rows' titles are read.
+            if !query.is_empty() {
+                let scope = Scope::agent(&agent.session_id, agent.cwd.as_deref());
+                let cancelled = || token.is_cancelled();
+                return Ok(views
+                    .view(&store, &sessions, TITLE_MAX_AGE, cancelled)
+                    .map(|view| view.select(scope, &query, limit, false, cancelled).rows)
+                    .unwrap_or_default());
+            }
             let mut selected = Vec::new();
             store.with_recent_titles(TITLE_MAX_AGE, &mut |read_title| {
                 selected = select_candidates(
@@ -133,6 +149,20 @@ impl SessionReferences {
                 );
             });
             Ok(selected)
+        })
+        .await?
+    }
+
+    /// List the sessions and read every title into the folded view, so the first `@` or
+    /// `/resume` listing answers from memory (the app runs this in the background at start).
+    pub async fn warm_listing(&self, cancel: &CancellationToken) -> Result<(), ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            views.view(&store, &sessions, TITLE_MAX_AGE, || token.is_cancelled());
+            Ok(())
         })
         .await?
     }
@@ -159,6 +189,7 @@ impl SessionReferences {
             Some(n) => n,
         };
         let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
         let scope = scope.clone();
         let query = query.to_owned();
         let token = cancel.clone();
@@ -168,6 +199,30 @@ impl SessionReferences {
                 ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
                 ListingScope::All => Scope::all(),
             };
+            if !query.is_empty() {
+                let cancelled = || token.is_cancelled();
+                let Some(view) = views.view(&store, &sessions, TITLE_MAX_AGE, cancelled) else {
+                    return Ok(CandidatePage::default());
+                };
+                let Selection { rows, total } = view.select(scope, &query, limit, true, cancelled);
+                let closest = if total == 0 {
+                    closest_by(
+                        view.sessions(),
+                        scope,
+                        &query,
+                        CLOSEST_LIMIT,
+                        |position, _| view.title_at(position),
+                        cancelled,
+                    )
+                } else {
+                    Vec::new()
+                };
+                return Ok(CandidatePage {
+                    rows,
+                    total,
+                    closest,
+                });
+            }
             let mut page = CandidatePage::default();
             store.with_recent_titles(TITLE_MAX_AGE, &mut |read_title| {
                 let Selection { rows, total } =

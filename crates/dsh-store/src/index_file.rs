@@ -205,16 +205,13 @@ pub fn load(dir: &Path) -> Option<IndexRecord> {
     if meta.len() > MAX_INDEX_BYTES {
         return unusable(&path, "larger than the index size limit");
     }
-    let mut bytes = Vec::new();
-    if file
-        .take(MAX_INDEX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-        || bytes.len() as u64 > MAX_INDEX_BYTES
-    {
-        return unusable(&path, "unreadable or over the size limit");
+    // Parsed as it is read (never held whole); a file grown past the limit meanwhile is
+    // cut there, which no valid index survives.
+    let reader = std::io::BufReader::with_capacity(256 * 1024, file.take(MAX_INDEX_BYTES));
+    match serde_json::from_reader::<_, IndexRecord>(reader) {
+        Ok(index) if index.version == VERSION => Some(index),
+        Ok(_) | Err(_) => unusable(&path, "unreadable, damaged or of another version"),
     }
-    parse(&bytes).or_else(|| unusable(&path, "damaged or of another version"))
 }
 
 /// Parse index file bytes; `None` when damaged or of another version.
@@ -229,12 +226,16 @@ pub fn parse(bytes: &[u8]) -> Option<IndexRecord> {
 /// if needed. Refuses a `dir` that is a symbolic link.
 pub fn save(dir: &Path, index: &IndexRecord) -> std::io::Result<()> {
     create_private_dir(dir)?;
-    let bytes = serde_json::to_vec(index).map_err(std::io::Error::other)?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".index.")
         .suffix(".tmp")
         .tempfile_in(dir)?;
-    tmp.write_all(&bytes)?;
+    {
+        // Serialized as it is written, never held whole.
+        let mut out = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+        serde_json::to_writer(&mut out, index).map_err(std::io::Error::other)?;
+        out.flush()?;
+    }
     tmp.persist(dir.join(INDEX_FILE))
         .map_err(|e| e.error)
         .map(|_| ())

@@ -1,15 +1,17 @@
 //! The cached index of session headers behind `list_sessions` (docs/session-store.md: session query).
 //!
 //! Revalidation is by file metadata at every level: the root's and each project directory's
-//! mtime say whether their entries changed; a session directory is re-examined when its
-//! project changed or it had no usable log, and a log whose `(len, mtime)` changed is read
-//! again (first line only). A directory whose mtime is too recent to be trusted (a change in
-//! the same clock tick would not show) is simply re-read next time, so a warm call on an
-//! unchanged store costs one `stat` per project directory.
+//! mtime say whether their entries changed, and every log is stat-ed (one `lstat` each) and
+//! read again (first line only) when its stamp changed — inline on the first listing, later
+//! in steps on a background sweep ([`HeaderIndex::sweep_step`]). A directory whose mtime is
+//! too recent to be trusted (a change in the same clock tick would not show) is simply
+//! re-read next time, so a warm call on an unchanged store costs one `stat` per project
+//! directory.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -99,6 +101,12 @@ pub fn log_in(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String>
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}; skipped", dir.display())),
     }
+    log_in_listed(dir)
+}
+
+/// [`log_in`] for a directory its project's listing just showed to be a directory (not a
+/// link): one `lstat` of the log instead of two.
+fn log_in_listed(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String> {
     for (name, format) in [
         (LOG_FILE, LogFormat::Plain),
         (ZSTD_LOG_FILE, LogFormat::Zstd),
@@ -114,10 +122,40 @@ pub fn log_in(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, String>
                 ));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            // The directory itself is gone or no longer one: not a session (any more).
+            Err(e) if e.kind() == io::ErrorKind::NotADirectory => return Ok(None),
             Err(e) => return Err(format!("{}: {e}; skipped", path.display())),
         }
     }
     Ok(None)
+}
+
+/// The entries of one directory: its subdirectories sorted by name, and its entries that
+/// are links or special files as warnings (never followed). One pass, no `stat` per entry
+/// where the file system reports entry types.
+fn list_dir(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<String>)> {
+    let mut subdirs = Vec::new();
+    let mut odd = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            subdirs.push(entry.path());
+        } else if !kind.is_file()
+            && let Ok(meta) = fs::symlink_metadata(entry.path())
+        {
+            odd.push(format!(
+                "{} is {}, not a directory of the store; skipped",
+                entry.path().display(),
+                nofollow::describe(&meta)
+            ));
+        }
+    }
+    subdirs.sort();
+    odd.sort();
+    Ok((subdirs, odd))
 }
 
 /// Subdirectories of `dir`, sorted by name (entries that are links are not directories).
@@ -133,29 +171,6 @@ pub fn sorted_subdirs(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Entries of `dir` that are symbolic links or special files, as warnings (a link in place
-/// of a project or session directory is never followed).
-fn odd_entries(dir: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let meta = fs::symlink_metadata(e.path()).ok()?;
-            (!meta.is_dir() && !meta.is_file()).then(|| {
-                format!(
-                    "{} is {}, not a directory of the store; skipped",
-                    e.path().display(),
-                    nofollow::describe(&meta)
-                )
-            })
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 /// A directory mtime that can vouch for an unchanged directory next time.
 fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
     let mtime = meta.modified().ok()?;
@@ -165,8 +180,6 @@ fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
 
 #[derive(Debug, Default)]
 struct SessionEntry {
-    /// Trusted mtime of the session directory when last examined.
-    dir_mtime: Option<SystemTime>,
     log: Option<(LogLocation, Stamp)>,
     header: Option<SessionHeader>,
     /// Why this directory is not listed (unreadable, a link, a bad header), as a warning.
@@ -181,6 +194,8 @@ struct ProjectEntry {
     skipped: Option<String>,
     /// Links among its entries, as warnings.
     odd: Vec<String>,
+    /// When every log of this project was last stat-ed (the check began).
+    logs_checked: Option<Instant>,
 }
 
 /// The header index; one per store, behind a mutex.
@@ -189,7 +204,8 @@ pub struct HeaderIndex {
     root_mtime: Option<SystemTime>,
     projects: BTreeMap<PathBuf, ProjectEntry>,
     last: Option<Arc<Vec<SessionHeader>>>,
-    by_id: HashMap<String, LogLocation>,
+    /// Every listed log by session id, with its stamp as of the last check.
+    by_id: HashMap<String, (LogLocation, Stamp)>,
     /// Ids with logs under two projects: the first two paths found (reads refuse them).
     duplicates: HashMap<String, (PathBuf, PathBuf)>,
     /// Links at the root level, as warnings.
@@ -198,6 +214,26 @@ pub struct HeaderIndex {
     touched: bool,
     /// When every log was last stat-ed.
     logs_checked: Option<Instant>,
+    /// A stat of every log running in steps on another thread.
+    sweep: Option<Sweep>,
+    /// A sweep was started and needs a thread.
+    sweep_wanted: bool,
+    /// A sweep found a change the listing does not show yet.
+    stale: bool,
+    /// Time the last sweep spent stat-ing (the sum of its steps).
+    sweep_cost: Duration,
+}
+
+/// Progress of a background stat of every log ([`HeaderIndex::sweep_step`]).
+#[derive(Debug)]
+struct Sweep {
+    started: Instant,
+    /// The last session directory checked; the next step starts after it.
+    after: Option<PathBuf>,
+    changed: bool,
+    read: bool,
+    /// Time spent in its steps so far.
+    cost: Duration,
 }
 
 impl HeaderIndex {
@@ -239,7 +275,7 @@ impl HeaderIndex {
                 };
                 sessions.push(SessionRecord {
                     name,
-                    dir_mtime: entry.dir_mtime.and_then(FileTime::from_system),
+                    dir_mtime: None,
                     log,
                     header: entry.header.clone(),
                 });
@@ -301,7 +337,6 @@ impl HeaderIndex {
                 project.sessions.insert(
                     dir.join(&session.name),
                     SessionEntry {
-                        dir_mtime: None,
                         header,
                         log,
                         skipped: None,
@@ -315,12 +350,31 @@ impl HeaderIndex {
 
     /// Logs of every listed session, as of the last refresh.
     pub fn locations(&self) -> impl Iterator<Item = &LogLocation> {
-        self.by_id.values()
+        self.by_id.values().map(|(loc, _)| loc)
     }
 
     /// The log of a listed session, as of the last refresh.
     pub fn location_of(&self, id: &str) -> Option<&LogLocation> {
-        self.by_id.get(id)
+        self.by_id.get(id).map(|(loc, _)| loc)
+    }
+
+    /// The log of a listed session and its stamp, if every log was stat-ed less than
+    /// `max_age` ago (so the stamp is that fresh).
+    /// Also returns when that check began (per project: a check of 100 000 logs can take
+    /// longer than `max_age` as a whole).
+    pub fn checked_stamp(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Option<(&LogLocation, Stamp, Instant)> {
+        let (loc, stamp) = self.by_id.get(id)?;
+        let project = loc.path.parent()?.parent()?;
+        let checked = self
+            .projects
+            .get(project)?
+            .logs_checked
+            .filter(|t| t.elapsed() < max_age)?;
+        Some((loc, *stamp, checked))
     }
 
     /// The two logs of an id found under two projects by the last refresh.
@@ -357,6 +411,99 @@ impl HeaderIndex {
     /// Bring the index up to date and return every header, newest first, ties ordered like dsh
     /// (see [`compare_ids`]).
     pub fn refresh(&mut self, root: &Path) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.refresh_with(root, false)
+    }
+
+    /// Like [`refresh`](Self::refresh), but once there is a listing, the periodic stat of
+    /// every log is left to [`sweep_step`](Self::sweep_step) calls on another thread (see
+    /// [`take_sweep_wanted`](Self::take_sweep_wanted)): directories are still checked, so
+    /// sessions added or removed show at once; a log rewritten in place shows once the sweep
+    /// has reached it.
+    pub fn refresh_deferring(
+        &mut self,
+        root: &Path,
+    ) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.refresh_with(root, true)
+    }
+
+    /// Whether a background sweep was started by the last refresh and needs a thread to
+    /// run it; resets the flag.
+    pub fn take_sweep_wanted(&mut self) -> bool {
+        std::mem::take(&mut self.sweep_wanted)
+    }
+
+    /// Stat up to `budget` logs of the running sweep; true when it is over (or none runs).
+    /// Changes it finds show in the next refresh.
+    pub fn sweep_step(&mut self, budget: usize) -> bool {
+        let step_started = Instant::now();
+        let Some(sweep) = self.sweep.as_mut() else {
+            return true;
+        };
+        let (mut changed, mut read) = (false, false);
+        let mut left = budget;
+        let mut last_seen = None;
+        let after = sweep.after.clone();
+        let from_project = after.as_deref().and_then(Path::parent).map(Path::to_owned);
+        let projects = match &from_project {
+            Some(p) => self.projects.range_mut(p.clone()..),
+            None => self.projects.range_mut::<PathBuf, _>(..),
+        };
+        'projects: for (project_dir, project) in projects {
+            let sessions = match &after {
+                Some(a) if Some(project_dir) == from_project.as_ref() => project
+                    .sessions
+                    .range_mut::<PathBuf, _>((Bound::Excluded(a.clone()), Bound::Unbounded)),
+                _ => project.sessions.range_mut::<PathBuf, _>(..),
+            };
+            for (session_dir, entry) in sessions {
+                if left == 0 {
+                    break 'projects;
+                }
+                left -= 1;
+                changed |= refresh_session(session_dir, entry, &mut read);
+                last_seen = Some(session_dir.clone());
+            }
+        }
+        sweep.changed |= changed;
+        sweep.read |= read;
+        sweep.cost += step_started.elapsed();
+        if left == 0 && last_seen.is_some() {
+            sweep.after = last_seen;
+            return false;
+        }
+        let done = self.sweep.take();
+        if let Some(done) = done {
+            self.logs_checked = Some(done.started);
+            self.sweep_cost = done.cost;
+            for project in self.projects.values_mut() {
+                project.logs_checked = Some(done.started);
+            }
+            self.stale |= done.changed;
+            self.touched |= done.read;
+            if done.read && !done.changed {
+                self.restamp();
+            }
+        }
+        true
+    }
+
+    /// Bring every listed log's stamp in `by_id` up to date (same sessions, some log changed).
+    fn restamp(&mut self) {
+        for entry in self.projects.values().flat_map(|p| p.sessions.values()) {
+            if let (Some(h), Some((loc, stamp))) = (&entry.header, &entry.log)
+                && let Some(known) = self.by_id.get_mut(&h.id)
+                && known.0 == *loc
+            {
+                known.1 = *stamp;
+            }
+        }
+    }
+
+    fn refresh_with(
+        &mut self,
+        root: &Path,
+        defer_sweep: bool,
+    ) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         let io_err = |path: &Path, source| QueryError::Io {
             path: path.to_owned(),
             source,
@@ -374,7 +521,7 @@ impl HeaderIndex {
         let mut changed = self.last.is_none();
         let root_mtime = root_meta.modified().ok();
         if self.root_mtime.is_none() || self.root_mtime != root_mtime {
-            let names = sorted_subdirs(root).map_err(|e| io_err(root, e))?;
+            let (names, odd) = list_dir(root).map_err(|e| io_err(root, e))?;
             // Relisting the root alone is not worth persisting (writing the index file
             // itself changes the root's mtime); a different set of projects is.
             self.touched |= !names.iter().eq(self.projects.keys());
@@ -385,37 +532,57 @@ impl HeaderIndex {
             }
             self.projects = projects;
             self.root_mtime = trusted_mtime(&root_meta);
-            self.odd = odd_entries(root);
+            self.odd = odd;
             changed = true;
         }
-        let check_logs = self
-            .logs_checked
-            .is_none_or(|t| t.elapsed() >= LOGS_CHECKED_FOR);
+        // A sweep is due once a second, but never sooner than ten times its own cost after
+        // the last one, so a very large store is not stat-ed continuously.
+        let period = LOGS_CHECKED_FOR.max(self.sweep_cost * 10);
+        let due = self.logs_checked.is_none_or(|t| t.elapsed() >= period);
+        let check_logs = due && !(defer_sweep && self.last.is_some());
         if check_logs {
             self.logs_checked = Some(Instant::now());
+            // Checked here and now: a sweep still running adds nothing.
+            self.sweep = None;
+        } else if due && self.sweep.is_none() {
+            self.sweep = Some(Sweep {
+                started: Instant::now(),
+                after: None,
+                changed: false,
+                read: false,
+                cost: Duration::ZERO,
+            });
+            self.sweep_wanted = true;
         }
+        changed |= std::mem::take(&mut self.stale);
+        let mut restamped = false;
         for (project_dir, project) in &mut self.projects {
             let (project_changed, read) = refresh_project(project_dir, project, check_logs);
             changed |= project_changed;
             self.touched |= read;
+            restamped |= read;
         }
-        if !changed && let Some(last) = &self.last {
-            return Ok(Arc::clone(last));
+        if !changed && let Some(last) = self.last.clone() {
+            if restamped {
+                // Same sessions, but some log changed: keep the stamps current.
+                self.restamp();
+            }
+            return Ok(last);
         }
-        let mut by_id: HashMap<String, LogLocation> = HashMap::new();
+        let mut by_id: HashMap<String, (LogLocation, Stamp)> = HashMap::new();
         let mut duplicates = HashMap::new();
         let mut headers = Vec::new();
         for project in self.projects.values() {
             for entry in project.sessions.values() {
-                let (Some(h), Some((loc, _))) = (&entry.header, &entry.log) else {
+                let (Some(h), Some((loc, stamp))) = (&entry.header, &entry.log) else {
                     continue;
                 };
-                if let Some(first) = by_id.get(&h.id) {
+                if let Some((first, _)) = by_id.get(&h.id) {
                     duplicates
                         .entry(h.id.clone())
                         .or_insert_with(|| (first.path.clone(), loc.path.clone()));
                 } else {
-                    by_id.insert(h.id.clone(), loc.clone());
+                    by_id.insert(h.id.clone(), (loc.clone(), *stamp));
                     headers.push(h.clone());
                 }
             }
@@ -455,9 +622,15 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
     let mut changed = false;
     let rescan = project.mtime.is_none() || project.mtime != meta.modified().ok();
     if rescan {
-        read = true;
-        match sorted_subdirs(dir) {
-            Ok(names) => {
+        match list_dir(dir) {
+            // The same session directories as before (a fresh process relisting what its
+            // index knew): nothing to rebuild, nothing new to persist.
+            Ok((names, odd)) if names.iter().eq(project.sessions.keys()) => {
+                project.skipped = None;
+                project.odd = odd;
+            }
+            Ok((names, odd)) => {
+                read = true;
                 let mut sessions = BTreeMap::new();
                 for name in names {
                     let entry = project.sessions.remove(&name).unwrap_or_default();
@@ -466,7 +639,7 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
                 changed |= !project.sessions.is_empty();
                 project.sessions = sessions;
                 project.skipped = None;
-                project.odd = odd_entries(dir);
+                project.odd = odd;
             }
             Err(e) => {
                 project.sessions.clear();
@@ -479,6 +652,9 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
             }
         }
         project.mtime = trusted_mtime(&meta);
+    }
+    if rescan || check_logs {
+        project.logs_checked = Some(Instant::now());
     }
     for (session_dir, entry) in &mut project.sessions {
         // Every log is stat-ed (at most once per `LOGS_CHECKED_FOR` when nothing else
@@ -495,13 +671,10 @@ fn refresh_project(dir: &Path, project: &mut ProjectEntry, check_logs: bool) -> 
 /// Revalidate one session directory by a stat of its log; returns whether its header may
 /// have changed, and sets `read` when more than metadata was read.
 fn refresh_session(dir: &Path, entry: &mut SessionEntry, read: &mut bool) -> bool {
-    let dir_meta = fs::symlink_metadata(dir).ok();
-    entry.dir_mtime = dir_meta.as_ref().and_then(trusted_mtime);
-    let found = match log_in(dir) {
+    let found = match log_in_listed(dir) {
         Ok(found) => found,
         Err(warning) => {
             // Never settled: looked at again next time (permissions may come back).
-            entry.dir_mtime = None;
             entry.skipped = Some(warning);
             None
         }
@@ -632,6 +805,58 @@ mod tests {
         assert_eq!(index.location_of("b"), None);
         let gone = root.join("gone");
         assert!(index.refresh(&gone).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_deferred_sweep_notices_a_log_rewritten_in_place_in_steps() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for (n, id) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+            write_session(
+                root,
+                if n % 2 == 0 { "--p--" } else { "--q--" },
+                id,
+                i64::try_from(n).unwrap(),
+            );
+        }
+        backdate(root);
+        let mut index = HeaderIndex::default();
+        let first = index.refresh_deferring(root).unwrap();
+        assert_eq!(ids(&first), vec!["e", "d", "c", "b", "a"]);
+        assert!(
+            !index.take_sweep_wanted(),
+            "the first listing checks every log itself"
+        );
+        // Rewritten in place: no directory changes.
+        write_session(root, "--p--", "a", 9);
+        let again = index.refresh_deferring(root).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "logs are not re-checked within a second"
+        );
+        index.logs_checked = Instant::now().checked_sub(Duration::from_secs(2));
+        let stale = index.refresh_deferring(root).unwrap();
+        assert!(
+            Arc::ptr_eq(&first, &stale),
+            "the check is left to the sweep"
+        );
+        assert!(index.take_sweep_wanted());
+        assert!(!index.take_sweep_wanted(), "one sweep at a time");
+        let mut steps = 1;
+        while !index.sweep_step(2) {
+            steps += 1;
+            assert!(
+                index.refresh_deferring(root).is_ok(),
+                "listings go on meanwhile"
+            );
+        }
+        assert_eq!(steps, 3, "five logs, two per step");
+        assert_eq!(
+            ids(&index.refresh_deferring(root).unwrap()),
+            vec!["a", "e", "d", "c", "b"]
+        );
+        assert!(!index.take_sweep_wanted());
+        assert!(index.sweep_step(2), "no sweep running");
     }
 
     #[test]

@@ -83,7 +83,7 @@ impl Inner {
                         stamp,
                         format,
                         resume: None,
-                        title: t.title,
+                        title: t.title.map(Arc::from),
                     },
                 );
             }
@@ -124,7 +124,7 @@ impl Inner {
                 log,
                 stamp,
                 resume: cached.resume.map(index_file::resume_record),
-                title: cached.title.clone(),
+                title: cached.title.as_deref().map(str::to_owned),
             });
         }
         IndexRecord::new(root_mtime, projects, records)
@@ -166,8 +166,11 @@ struct CachedTitle {
     format: LogFormat,
     /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
     resume: Option<ScanPos>,
-    title: Option<String>,
+    title: Option<Arc<str>>,
 }
+
+/// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
+const SWEEP_CHUNK: usize = 1024;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -405,7 +408,7 @@ impl SessionStore {
                 stamp,
                 format: loc.format,
                 resume,
-                title: title.or(c.title),
+                title: title.map(Arc::from).or(c.title),
             });
         }
         let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
@@ -419,8 +422,67 @@ impl SessionStore {
             stamp,
             format: loc.format,
             resume,
-            title,
+            title: title.map(Arc::from),
         })
+    }
+
+    /// The title of a listed session whose log every listing stat-ed less than `max_age`
+    /// ago, if the title cache holds it for that very stamp: no syscall. `None`: ask
+    /// [`read_title`](SessionQuery::read_title).
+    fn title_from_last_check(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Option<Result<Option<String>, QueryError>> {
+        // Lock order: headers, then titles (nothing holds titles while taking headers).
+        let headers = lock(&self.inner.headers);
+        if headers.duplicate_of(id).is_some() {
+            return None;
+        }
+        let (loc, stamp, _) = headers.checked_stamp(id, max_age)?;
+        let titles = lock(&self.inner.titles);
+        let cached = titles.get(&loc.path)?;
+        (cached.stamp == stamp && cached.format == loc.format)
+            .then(|| Ok(cached.title.as_deref().map(str::to_owned)))
+    }
+
+    /// Run the header index's periodic stat of every log on a thread of its own, a chunk
+    /// per hold of the lock, so a listing never waits for it (docs/session-store.md:
+    /// caches). The thread holds the store only while it works on a chunk.
+    fn sweep_in_background(&self) {
+        let store = Arc::downgrade(&self.inner);
+        let run = move || {
+            while let Some(inner) = store.upgrade() {
+                if lock(&inner.headers).sweep_step(SWEEP_CHUNK) {
+                    return;
+                }
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("dsh-store-sweep".into())
+            .spawn(run)
+        {
+            tracing::debug!(error = %e, "no sweep thread; checking every log now");
+            while !lock(&self.inner.headers).sweep_step(SWEEP_CHUNK) {}
+        }
+    }
+
+    /// [`read_title`](SessionQuery::read_title) as a shared string.
+    fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
+        let (loc, meta) = self.find(id)?;
+        let stamp = Stamp::of(&meta);
+        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        if let Some(c) = &cached
+            && c.stamp == stamp
+            && c.format == loc.format
+        {
+            return Ok(c.title.clone());
+        }
+        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
+        self.inner.titles_dirty.store(true, Ordering::Relaxed);
+        let title = fresh.title.clone();
+        lock(&self.inner.titles).insert(loc.path, fresh);
+        Ok(title)
     }
 }
 
@@ -487,24 +549,19 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         self.inner.ensure_loaded();
-        lock(&self.inner.headers).refresh(self.root())
+        let (list, sweep) = {
+            let mut headers = lock(&self.inner.headers);
+            let list = headers.refresh_deferring(self.root())?;
+            (list, headers.take_sweep_wanted())
+        };
+        if sweep {
+            self.sweep_in_background();
+        }
+        Ok(list)
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
-        let (loc, meta) = self.find(id)?;
-        let stamp = Stamp::of(&meta);
-        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
-        if let Some(c) = &cached
-            && c.stamp == stamp
-            && c.format == loc.format
-        {
-            return Ok(c.title.clone());
-        }
-        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
-        self.inner.titles_dirty.store(true, Ordering::Relaxed);
-        let title = fresh.title.clone();
-        lock(&self.inner.titles).insert(loc.path, fresh);
-        Ok(title)
+        Ok(self.read_title_shared(id)?.as_deref().map(str::to_owned))
     }
 
     fn read_title_recent(
@@ -518,9 +575,14 @@ impl SessionQuery for SessionStore {
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
-        self.inner
-            .recent_titles
-            .with_lookup(max_age, &|id| self.read_title(id), f);
+        self.inner.ensure_loaded();
+        // A title the listing's own check of its log vouches for needs no stat. The memo
+        // then remembers it as of this lookup, so it may be up to twice `max_age` old.
+        let read = |id: &str| {
+            self.title_from_last_check(id, max_age)
+                .unwrap_or_else(|| self.read_title(id))
+        };
+        self.inner.recent_titles.with_lookup(max_age, &read, f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {

@@ -315,3 +315,35 @@ fn a_listing_lookup_answers_like_read_title_recent() {
         .collect();
     assert_eq!(again, vec![Some("first".into()), Some("second".into())]);
 }
+
+#[test]
+fn titles_of_a_listing_just_checked_are_served_without_another_stat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let path = write_session(root, "a", Some("/p"), 1, "alpha");
+    write_session(root, "b", None, 2, "beta");
+    backdate(root);
+    // A first process reads the titles into the index.
+    assert_eq!(
+        fresh_view(root),
+        view(&[("b", Some("beta")), ("a", Some("alpha"))])
+    );
+    let store = own_store(root);
+    store.list_sessions().unwrap();
+    // The log disappears right after the listing stat-ed it: within the age, the title
+    // the listing vouched for answers; a zero age checks the log again.
+    fs::remove_file(&path).unwrap();
+    let mut within = None;
+    store.with_recent_titles(Duration::from_secs(3600), &mut |read| {
+        within = Some(read("a").map(|t| t.map(|t| t.to_string())));
+    });
+    assert_eq!(within.unwrap().unwrap().as_deref(), Some("alpha"));
+    let mut zero = None;
+    store.with_recent_titles(Duration::ZERO, &mut |read| {
+        zero = Some(read("a").map(|t| t.map(|t| t.to_string())));
+    });
+    assert!(
+        matches!(zero, Some(Err(QueryError::NotFound { .. }))),
+        "{zero:?}"
+    );
+}

@@ -2,6 +2,8 @@
 //! can fill it. The widget sanitizes every field for display; the host formats the text a
 //! pick inserts.
 
+use crate::snippet::ItemSnippet;
+
 /// How a detail part is cut when the detail line is too narrow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep {
@@ -41,6 +43,7 @@ pub struct MentionItem {
     detail: Vec<DetailPart>,
     insert_text: String,
     marked: bool,
+    snippet: Option<ItemSnippet>,
 }
 
 impl MentionItem {
@@ -57,6 +60,7 @@ impl MentionItem {
             detail: Vec::new(),
             insert_text: insert_text.into(),
             marked: false,
+            snippet: None,
         }
     }
 
@@ -79,6 +83,19 @@ impl MentionItem {
     pub fn with_mark(mut self, marked: bool) -> Self {
         self.marked = marked;
         self
+    }
+
+    /// Shows where the item matched (e.g. a line of a conversation) in place of the
+    /// detail line.
+    #[must_use]
+    pub fn with_snippet(mut self, snippet: ItemSnippet) -> Self {
+        self.snippet = Some(snippet);
+        self
+    }
+
+    /// Where the item matched, if the host said.
+    pub fn snippet(&self) -> Option<&ItemSnippet> {
+        self.snippet.as_ref()
     }
 
     /// Whether the item is marked.

@@ -17,6 +17,7 @@ use crate::item::{Keep, MentionItem};
 use crate::mention_token::MentionToken;
 use crate::preview::{self, Placement, PreviewPane};
 use crate::sections::{Fetch, Placed, Section, SectionKind, SectionedList};
+use crate::snippet::snippet_line;
 use crate::untrusted::visible_controls_line;
 use crate::wrap::{truncate_start_to_width, truncate_to_width};
 
@@ -87,6 +88,11 @@ pub struct MentionPopup {
     /// The item whose preview was asked for, and the preview once it came.
     preview_asked: Option<String>,
     preview: Option<ItemPreview>,
+    /// Rows found elsewhere for the newest query that answered them (see
+    /// [`MentionPopup::set_hits`]), drawn as the last section.
+    hits: Option<OfferedRows>,
+    /// How many sections the listing's page takes (the hits section comes after them).
+    page_sections: usize,
 }
 
 fn sections_of(page: ResultsPage) -> Vec<Section<MentionItem>> {
@@ -122,6 +128,8 @@ impl MentionPopup {
             max_visible_rows: max_visible_rows.max(1),
             preview_asked: None,
             preview: None,
+            hits: None,
+            page_sections: 0,
         }
     }
 
@@ -172,8 +180,79 @@ impl MentionPopup {
         }
         self.in_flight = false;
         self.listing = Listing::Answered;
-        self.list.set_sections(sections_of(page));
+        let mut sections = sections_of(page);
+        self.page_sections = sections.len();
+        if let Some(hits) = self.hits_section(&sections[0].rows) {
+            sections.push(hits);
+        }
+        self.list.set_sections(sections);
         true
+    }
+
+    /// Takes rows found elsewhere for `query_id` (e.g. sessions whose conversation holds
+    /// the query), shown as the last section under `hits.title`, never selected when they
+    /// arrive; rows the matches already list are left out. A title with no rows still shows
+    /// (e.g. "index building"); no title and no rows removes the section. The rows on show
+    /// stay until the newest query answers; returns false (and changes nothing) for an
+    /// older query's answer.
+    pub fn set_hits(&mut self, query_id: QueryId, hits: OfferedRows) -> bool {
+        if query_id != self.query_id {
+            return false;
+        }
+        self.hits = (!hits.title.is_empty() || !hits.rows.is_empty()).then_some(hits);
+        self.place_hits();
+        true
+    }
+
+    /// Changes only the title of the hits section on show (e.g. a progress count), keeping
+    /// its rows and the selection.
+    pub fn set_hits_title(&mut self, title: impl Into<String>) {
+        let Some(hits) = self.hits.as_mut() else {
+            return;
+        };
+        hits.title = title.into();
+        let title = hits.title.clone();
+        self.list.set_title(self.page_sections, Some(title));
+    }
+
+    /// The hits on show, as the host gave them.
+    pub fn hits(&self) -> Option<&OfferedRows> {
+        self.hits.as_ref()
+    }
+
+    /// The hits section, without rows already among `listed`.
+    fn hits_section(&self, listed: &[MentionItem]) -> Option<Section<MentionItem>> {
+        let hits = self.hits.as_ref()?;
+        let listed: std::collections::HashSet<&str> = listed.iter().map(MentionItem::key).collect();
+        let rows: Vec<MentionItem> = hits
+            .rows
+            .iter()
+            .filter(|r| !listed.contains(r.key()))
+            .cloned()
+            .collect();
+        if rows.is_empty() && !hits.rows.is_empty() {
+            // Every hit is listed already: nothing to add.
+            return None;
+        }
+        let title = (!hits.title.is_empty()).then(|| hits.title.clone());
+        Some(Section::complete(SectionKind::Offered, title, rows))
+    }
+
+    /// Puts the hits section after the page's sections (an empty matches section first
+    /// when no page is on show, so the matches stay the first section).
+    fn place_hits(&mut self) {
+        if self.page_sections == 0 {
+            self.list.set_sections(vec![Section::complete(
+                SectionKind::Exact,
+                None,
+                Vec::new(),
+            )]);
+            self.page_sections = 1;
+        }
+        let section = self
+            .hits_section(self.rows())
+            .unwrap_or_else(|| Section::complete(SectionKind::Offered, None, Vec::new()));
+        self.list.replace_section(self.page_sections, section);
     }
 
     /// Takes the failure of `query_id` (shown in place of rows); false if stale.
@@ -189,6 +268,10 @@ impl MentionPopup {
         self.in_flight = false;
         self.listing = Listing::Failed(message);
         self.list.set_sections(Vec::new());
+        self.page_sections = 0;
+        if self.hits.is_some() {
+            self.place_hits();
+        }
         true
     }
 
@@ -288,7 +371,7 @@ impl MentionPopup {
     /// or one message, plus the border.
     pub fn desired_height(&self) -> u16 {
         let body = if self.list.is_empty() {
-            1
+            1 + self.list.height()
         } else {
             let rows = self.list.row_count();
             let titles = self.list.height() - rows * usize::from(ROW_HEIGHT);
@@ -379,6 +462,19 @@ impl MentionPopup {
                 styles.message,
             );
             buf.set_line(inner.x, inner.y, &line, inner.width);
+            // Titles of sections with no rows yet (e.g. "index building") follow.
+            let titles = self
+                .list
+                .sections()
+                .iter()
+                .filter_map(|s| s.title.as_deref());
+            for (y, title) in (1..inner.height).zip(titles) {
+                let line = Line::styled(
+                    format!("  {}", visible_controls_line(title)),
+                    styles.message,
+                );
+                buf.set_line(inner.x, inner.y + y, &line, inner.width);
+            }
             return;
         }
         let matcher = SkimMatcherV2::default().ignore_case();
@@ -412,12 +508,16 @@ impl MentionPopup {
                         self.label_line(row, selected, exact, &matcher, inner.width, styles);
                     buf.set_line(inner.x, inner.y + y, &label, inner.width);
                     if y + 1 < inner.height {
-                        buf.set_line(
-                            inner.x,
-                            inner.y + y + 1,
-                            &detail_line(row, inner.width, styles.detail),
-                            inner.width,
-                        );
+                        let second = match row.snippet() {
+                            Some(snippet) => snippet_line(
+                                snippet,
+                                inner.width,
+                                styles.detail,
+                                styles.detail.patch(styles.matched),
+                            ),
+                            None => detail_line(row, inner.width, styles.detail),
+                        };
+                        buf.set_line(inner.x, inner.y + y + 1, &second, inner.width);
                     }
                 }
             }

@@ -589,3 +589,192 @@ fn command_popup() {
     pane.handle_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE));
     insta::assert_snapshot!("command_popup_filtered", shown(&mut pane, 44, 11));
 }
+
+/// A conversation hit as the app builds it: the session row with one matching line.
+fn hit(id: &str, label: &str, role: &str, text: &str, word: &str) -> MentionItem {
+    let start = text.find(word).unwrap();
+    session(id, label, Some("/home/ana/project-0"), "2026-11-20 09:30").with_snippet(
+        crate::ItemSnippet {
+            role: role.into(),
+            text: text.into(),
+            highlights: std::iter::once(start..start + word.len()).collect(),
+        },
+    )
+}
+
+fn hits(title: &str, rows: Vec<MentionItem>) -> crate::OfferedRows {
+    crate::OfferedRows {
+        title: title.into(),
+        rows,
+    }
+}
+
+#[test]
+fn popup_conversation_hits_with_snippets() {
+    let mut pane = pane();
+    type_str(&mut pane, "@kafka");
+    let id = query_id(&pane);
+    pane.set_page(
+        id,
+        crate::ResultsPage {
+            rows: rows(&["Kafka vs Redis"]),
+            total: 1,
+            offered: Vec::new(),
+        },
+    );
+    pane.set_hits(
+        id,
+        hits(
+            "in conversations",
+            vec![
+                // Already listed as a match: left out of the section.
+                hit("s-00", "Kafka vs Redis", "user", "kafka", "kafka"),
+                hit(
+                    "s-07",
+                    "Event bus notes",
+                    "assistant",
+                    "so we picked kafka\u{1b}[2J for the event bus, not NATS",
+                    "kafka",
+                ),
+                hit(
+                    "s-08",
+                    "Retro",
+                    "user",
+                    "remember the kafka outage?",
+                    "kafka",
+                ),
+            ],
+        ),
+    );
+    insta::assert_snapshot!(screen(&mut pane, 80, 14));
+    insta::assert_snapshot!(
+        "popup_conversation_hits_highlights",
+        marked(&buffer(&mut pane, 80, 14), is_match_highlight)
+    );
+}
+
+#[test]
+fn popup_conversation_section_while_the_index_builds() {
+    let mut pane = pane();
+    type_str(&mut pane, "@outage");
+    let id = query_id(&pane);
+    pane.set_page(id, crate::ResultsPage::default());
+    pane.set_hits(
+        id,
+        hits(
+            "in conversations · index building 3 400 / 10 000",
+            Vec::new(),
+        ),
+    );
+    insta::assert_snapshot!("popup_index_building_no_rows", screen(&mut pane, 70, 8));
+    pane.set_hits(
+        id,
+        hits(
+            "in conversations · index building 3 400 / 10 000",
+            vec![hit(
+                "s-08",
+                "Retro",
+                "user",
+                "remember the outage?",
+                "outage",
+            )],
+        ),
+    );
+    pane.set_hits_title("in conversations · index building 6 000 / 10 000");
+    insta::assert_snapshot!("popup_index_building_with_rows", screen(&mut pane, 70, 10));
+}
+
+#[test]
+fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
+    let mut pane = pane();
+    type_str(&mut pane, "@ou");
+    let old = query_id(&pane);
+    type_str(&mut pane, "t");
+    let new = query_id(&pane);
+    assert!(new > old);
+    let popup = |pane: &MentionInputState| match pane.active_popup() {
+        ActivePopup::Mention(p) => p.clone(),
+        _ => panic!("popup closed"),
+    };
+    // The newer query's hits arrive before its listing; the older hits come late.
+    pane.set_hits(
+        new,
+        hits(
+            "in conversations",
+            vec![hit("s-08", "Retro", "user", "out", "out")],
+        ),
+    );
+    pane.set_hits(
+        old,
+        hits(
+            "in conversations",
+            vec![hit("s-09", "Stale", "user", "ou", "ou")],
+        ),
+    );
+    let keys = |p: &crate::MentionPopup| -> Vec<String> {
+        p.sections()
+            .iter()
+            .flat_map(|s| s.rows.iter().map(|r| r.key().to_owned()))
+            .collect()
+    };
+    assert_eq!(keys(&popup(&pane)), ["s-08"]);
+    pane.set_page(new, crate::ResultsPage::default());
+    assert_eq!(
+        keys(&popup(&pane)),
+        ["s-08"],
+        "kept when the listing answers"
+    );
+    assert_eq!(
+        popup(&pane).selected(),
+        None,
+        "offered rows are not selected"
+    );
+    // Enter with nothing selected submits the draft; Tab inserts the first offered row.
+    let mut enter = pane.clone();
+    assert_eq!(
+        enter.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
+        Outcome::Submit("@out".into())
+    );
+    let mut tab = pane.clone();
+    assert!(matches!(
+        tab.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
+        Outcome::Inserted { .. }
+    ));
+    assert!(
+        tab.draft().starts_with("@[Retro](dsh-session:"),
+        "{}",
+        tab.draft()
+    );
+    // Down reaches the hit; Enter inserts it.
+    pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    assert_eq!(popup(&pane).selected().map(MentionItem::key), Some("s-08"));
+    pane.set_hits_title("in conversations · index building 1 / 2");
+    assert_eq!(
+        popup(&pane).selected().map(MentionItem::key),
+        Some("s-08"),
+        "a title change keeps the selection"
+    );
+    pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+    assert!(
+        pane.draft().starts_with("@[Retro](dsh-session:"),
+        "{}",
+        pane.draft()
+    );
+}
+
+#[test]
+fn hits_that_are_all_listed_already_add_no_section() {
+    let mut pane = pane();
+    type_str(&mut pane, "@kafka");
+    let id = query_id(&pane);
+    pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
+    pane.set_hits(
+        id,
+        hits(
+            "in conversations",
+            vec![hit("s-00", "Kafka vs Redis", "user", "kafka", "kafka")],
+        ),
+    );
+    let shown = screen(&mut pane, 70, 10);
+    assert!(!shown.contains("in conversations"), "{shown}");
+}

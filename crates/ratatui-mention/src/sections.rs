@@ -140,6 +140,13 @@ impl<T> SectionedList<T> {
         self.scroll_to_selection();
     }
 
+    /// Changes the title of section `index` (rows and selection stay).
+    pub fn set_title(&mut self, index: usize, title: Option<String>) {
+        if let Some(slot) = self.sections.get_mut(index) {
+            slot.title = title;
+        }
+    }
+
     /// The sections on show.
     pub fn sections(&self) -> &[Section<T>] {
         &self.sections

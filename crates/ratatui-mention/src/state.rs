@@ -10,7 +10,7 @@ use crate::composer::Composer;
 use crate::config::{MentionConfig, PopupLabels};
 use crate::item::MentionItem;
 use crate::key_map::{Action, typed_char};
-use crate::mention_popup::{ItemPreview, MentionPopup, QueryId, ResultsPage};
+use crate::mention_popup::{ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage};
 use crate::mention_token::mention_token_at;
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement};
@@ -256,6 +256,23 @@ impl MentionInputState {
     pub fn set_page(&mut self, id: QueryId, page: ResultsPage) {
         if let ActivePopup::Mention(popup) = &mut self.popup {
             popup.set_page(id, page);
+        }
+    }
+
+    /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
+    /// popup's last section and never selected on arrival (see [`MentionPopup::set_hits`]);
+    /// an older query's answer is dropped.
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_hits(id, hits);
+        }
+    }
+
+    /// Changes the title of the popup's hits section (e.g. a progress count), if one is on
+    /// show.
+    pub fn set_hits_title(&mut self, title: &str) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_hits_title(title);
         }
     }
 

@@ -1,0 +1,560 @@
+//! A listing's sessions with their titles, folded once so that every keystroke's filter is a
+//! single substring search over one buffer (docs/performance.md: candidate listing).
+//!
+//! The view answers exactly like the lazy selection in [`candidates`](super::candidates): a
+//! session matches when its id, cwd or latest title contains the query case-insensitively
+//! (`to_lowercase` of each field), ranked by [`Scope`] in listing order.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use memchr::memmem;
+
+use super::candidates::{Candidate, Scope, Selection};
+use dsh_store::{QueryError, SessionHeader, SessionQuery};
+
+/// A session's title as the view saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum TitleState {
+    Titled(Arc<str>),
+    Untitled,
+    /// The log vanished after the listing: not offered.
+    Missing,
+    /// The log cannot be read: offered under its id, never matched by a title.
+    Unreadable,
+}
+
+/// Separates the fields of one session in the folded text; a query holding it is matched
+/// field by field instead.
+const SEPARATOR: u8 = 0;
+
+/// Every session of one listing with its title, and their folded text.
+#[derive(Debug)]
+pub struct CandidateView {
+    sessions: Arc<Vec<SessionHeader>>,
+    titles: Vec<TitleState>,
+    /// `id \0 cwd \0 title \0` of every session, lowercased, in listing order.
+    folded: Vec<u8>,
+    /// Where each session's text starts in `folded`, and its end as the last entry.
+    starts: Vec<usize>,
+    /// When the titles were read.
+    built: Instant,
+    /// How long reading them took.
+    cost: Duration,
+}
+
+/// Append `text` lowercased (exactly `str::to_lowercase`, ASCII without a copy).
+fn push_folded(out: &mut Vec<u8>, text: &str) {
+    if text.is_ascii() {
+        out.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+    } else {
+        out.extend_from_slice(text.to_lowercase().as_bytes());
+    }
+}
+
+impl CandidateView {
+    /// Read every title of `sessions` through `read_title` and fold the texts; `None` when
+    /// `cancelled` fires first.
+    pub fn build(
+        sessions: Arc<Vec<SessionHeader>>,
+        mut read_title: impl FnMut(&str) -> Result<Option<Arc<str>>, QueryError>,
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Self> {
+        let built = Instant::now();
+        let mut titles = Vec::with_capacity(sessions.len());
+        let mut folded = Vec::with_capacity(sessions.len() * 48);
+        let mut starts = Vec::with_capacity(sessions.len() + 1);
+        for (n, header) in sessions.iter().enumerate() {
+            if n.is_multiple_of(1024) && cancelled() {
+                return None;
+            }
+            let title = match read_title(&header.id) {
+                Ok(Some(t)) => TitleState::Titled(t),
+                Ok(None) => TitleState::Untitled,
+                Err(QueryError::NotFound { .. }) => TitleState::Missing,
+                Err(_) => TitleState::Unreadable,
+            };
+            starts.push(folded.len());
+            push_folded(&mut folded, &header.id);
+            folded.push(SEPARATOR);
+            if let Some(cwd) = &header.cwd {
+                push_folded(&mut folded, cwd);
+            }
+            folded.push(SEPARATOR);
+            if let TitleState::Titled(t) = &title {
+                push_folded(&mut folded, t);
+            }
+            folded.push(SEPARATOR);
+            titles.push(title);
+        }
+        starts.push(folded.len());
+        Some(CandidateView {
+            sessions,
+            titles,
+            folded,
+            starts,
+            built,
+            cost: built.elapsed(),
+        })
+    }
+
+    /// The listing this view was built from.
+    pub fn sessions(&self) -> &Arc<Vec<SessionHeader>> {
+        &self.sessions
+    }
+
+    /// When its titles were read.
+    pub fn built(&self) -> Instant {
+        self.built
+    }
+
+    /// The latest title of the session at `position`, as read: `Ok(None)` for an untitled
+    /// one, `Err` naming why it has none to offer (missing or unreadable).
+    pub fn title_at(&self, position: usize) -> Result<Option<Arc<str>>, QueryError> {
+        let id = || {
+            self.sessions
+                .get(position)
+                .map_or_else(String::new, |h| h.id.clone())
+        };
+        match self.titles.get(position) {
+            Some(TitleState::Titled(t)) => Ok(Some(Arc::clone(t))),
+            Some(TitleState::Untitled) => Ok(None),
+            Some(TitleState::Unreadable) => Err(QueryError::Io {
+                path: std::path::PathBuf::from(id()),
+                source: std::io::Error::other("unreadable session log"),
+            }),
+            Some(TitleState::Missing) | None => Err(QueryError::NotFound { id: id() }),
+        }
+    }
+
+    /// Positions of the sessions matching `needle` (already lowercased), in order, handed
+    /// to `visit` until it returns `false`.
+    fn for_each_match(&self, needle: &str, mut visit: impl FnMut(usize) -> bool) {
+        let count = self.sessions.len();
+        if needle.is_empty() {
+            for position in 0..count {
+                if !visit(position) {
+                    return;
+                }
+            }
+            return;
+        }
+        if needle.as_bytes().contains(&SEPARATOR) {
+            // Field by field: a separator in the query must not match between fields.
+            for position in 0..count {
+                if self.fields_contain(position, needle) && !visit(position) {
+                    return;
+                }
+            }
+            return;
+        }
+        let finder = memmem::Finder::new(needle.as_bytes());
+        let mut from = 0;
+        let mut position = 0;
+        while let Some(found) = self.folded.get(from..).and_then(|rest| finder.find(rest)) {
+            let at = from + found;
+            position = self.position_of(at, position);
+            if !visit(position) {
+                return;
+            }
+            // The next match of interest is in a later session.
+            match self.starts.get(position + 1) {
+                Some(&next) => from = next,
+                None => return,
+            }
+        }
+    }
+
+    /// The session whose text holds byte `at`, searching forward from `from` (galloping,
+    /// since matches come in order).
+    fn position_of(&self, at: usize, from: usize) -> usize {
+        let count = self.sessions.len();
+        let mut low = from;
+        let mut step = 1;
+        // Invariant: starts[low] <= at.
+        while low + step < count && self.starts.get(low + step).is_some_and(|&s| s <= at) {
+            low += step;
+            step *= 2;
+        }
+        let high = (low + step).min(count);
+        let within = self
+            .starts
+            .get(low..high)
+            .map_or(1, |window| window.partition_point(|&s| s <= at));
+        low + within.saturating_sub(1)
+    }
+
+    /// Whether any of the session's fields contains `needle`, checked separately (the
+    /// folded text cannot tell a separator from the same byte inside a field).
+    fn fields_contain(&self, position: usize, needle: &str) -> bool {
+        let Some(header) = self.sessions.get(position) else {
+            return false;
+        };
+        let title = match self.titles.get(position) {
+            Some(TitleState::Titled(t)) => Some(t.as_ref()),
+            _ => None,
+        };
+        [Some(header.id.as_str()), header.cwd.as_deref(), title]
+            .into_iter()
+            .flatten()
+            .any(|field| {
+                let mut folded = Vec::with_capacity(field.len());
+                push_folded(&mut folded, field);
+                memmem::find(&folded, needle.as_bytes()).is_some()
+            })
+    }
+
+    /// Up to `limit` matches of `query` in `scope`, ranked (same cwd, no cwd, others, each
+    /// in listing order); `count_all` also counts every match past the limit. Answers
+    /// exactly like [`select_counted`](super::candidates::select_counted) given the same
+    /// titles.
+    pub fn select(
+        &self,
+        scope: Scope<'_>,
+        query: &str,
+        limit: usize,
+        count_all: bool,
+        cancelled: impl Fn() -> bool,
+    ) -> Selection {
+        let needle = query.to_lowercase();
+        let mut groups: [Vec<usize>; 3] = Default::default();
+        let mut total = 0usize;
+        let mut interrupted = false;
+        let mut seen = 0usize;
+        self.for_each_match(&needle, |position| {
+            seen += 1;
+            if seen.is_multiple_of(4096) && cancelled() {
+                interrupted = true;
+                return false;
+            }
+            let Some(header) = self.sessions.get(position) else {
+                return true;
+            };
+            if scope.exclude == Some(header.id.as_str())
+                || matches!(self.titles.get(position), Some(TitleState::Missing))
+            {
+                return true;
+            }
+            let g = scope.rank(header.cwd.as_deref());
+            total += 1;
+            let full = groups.iter().take(g + 1).map(Vec::len).sum::<usize>() >= limit;
+            if !full && let Some(bucket) = groups.get_mut(g) {
+                bucket.push(position);
+            }
+            // Once the best group is full no later session can be shown.
+            count_all || groups[0].len() < limit
+        });
+        if interrupted || cancelled() {
+            return Selection::default();
+        }
+        let rows = groups
+            .into_iter()
+            .flatten()
+            .take(limit)
+            .filter_map(|position| {
+                let header = self.sessions.get(position)?;
+                let label = match self.titles.get(position) {
+                    Some(TitleState::Titled(t)) => t.as_ref().to_owned(),
+                    _ => header.id.clone(),
+                };
+                Some(Candidate {
+                    session_id: header.id.clone(),
+                    label,
+                    cwd: header.cwd.clone(),
+                    created_at: header.created_at,
+                })
+            })
+            .collect();
+        Selection { rows, total }
+    }
+}
+
+/// How old a view may be and still answer while a fresh one is built in the background;
+/// an older one is rebuilt before answering.
+const STALE_LIMIT: Duration = Duration::from_secs(10);
+
+/// A view is rebuilt no sooner than this many times the time its build took.
+const REBUILD_SPACING: u32 = 10;
+
+/// The newest [`CandidateView`] of a service, shared by its clones.
+#[derive(Debug, Default)]
+pub struct ViewCache {
+    current: Mutex<Option<Arc<CandidateView>>>,
+    /// A background rebuild is running.
+    refreshing: AtomicBool,
+}
+
+impl ViewCache {
+    fn current(&self) -> Option<Arc<CandidateView>> {
+        self.current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn store(&self, view: &Arc<CandidateView>) {
+        *self
+            .current
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::clone(view));
+    }
+
+    /// A view of `sessions` (the listing `query` just gave): the cached one while its titles
+    /// are younger than `max_age`; one up to [`STALE_LIMIT`] old while a fresh one is built
+    /// in the background (so a keystroke never waits for every log to be checked again);
+    /// else one built now. `None` when cancelled.
+    pub fn view(
+        self: &Arc<Self>,
+        query: &Arc<dyn SessionQuery>,
+        sessions: &Arc<Vec<SessionHeader>>,
+        max_age: Duration,
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Arc<CandidateView>> {
+        if let Some(view) = self.current()
+            && Arc::ptr_eq(view.sessions(), sessions)
+        {
+            let age = view.built().elapsed();
+            // Rebuilt at most once per ten times its own cost, so a large store is never
+            // re-read continuously.
+            if age < max_age.max(view.cost * REBUILD_SPACING) {
+                return Some(view);
+            }
+            if age < STALE_LIMIT && self.refresh_in_background(query, max_age) {
+                return Some(view);
+            }
+        }
+        let view = Arc::new(build_view(
+            query.as_ref(),
+            sessions,
+            max_age,
+            false,
+            cancelled,
+        )?);
+        self.store(&view);
+        Some(view)
+    }
+
+    /// Start rebuilding the view off the caller's thread (at most one rebuild at a time);
+    /// false when that is not possible here (no async runtime).
+    fn refresh_in_background(
+        self: &Arc<Self>,
+        query: &Arc<dyn SessionQuery>,
+        max_age: Duration,
+    ) -> bool {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return false;
+        };
+        if self.refreshing.swap(true, Ordering::AcqRel) {
+            return true;
+        }
+        let (cache, query) = (Arc::clone(self), Arc::clone(query));
+        runtime.spawn_blocking(move || {
+            if let Ok(sessions) = query.list_sessions()
+                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, true, || false)
+            {
+                cache.store(&Arc::new(view));
+            }
+            cache.refreshing.store(false, Ordering::Release);
+        });
+        true
+    }
+}
+
+/// A view of `sessions` with titles at most `max_age` old. In the `background`, titles are
+/// looked up one by one, so listings answered meanwhile are never held up by the store's
+/// title lock.
+fn build_view(
+    query: &dyn SessionQuery,
+    sessions: &Arc<Vec<SessionHeader>>,
+    max_age: Duration,
+    background: bool,
+    cancelled: impl Fn() -> bool,
+) -> Option<CandidateView> {
+    if background {
+        return CandidateView::build(
+            Arc::clone(sessions),
+            |id| query.read_title_recent(id, max_age),
+            cancelled,
+        );
+    }
+    let mut view = None;
+    query.with_recent_titles(max_age, &mut |read_title| {
+        view = CandidateView::build(Arc::clone(sessions), &mut *read_title, &cancelled);
+    });
+    view
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::candidates::{select_candidates, select_counted};
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    /// Titles as a store would answer: text, none, missing or damaged.
+    #[derive(Debug, Clone)]
+    enum Answer {
+        Title(String),
+        Untitled,
+        Missing,
+        Damaged,
+    }
+
+    fn read(answers: &HashMap<String, Answer>, id: &str) -> Result<Option<Arc<str>>, QueryError> {
+        match answers.get(id) {
+            Some(Answer::Title(t)) => Ok(Some(Arc::from(t.as_str()))),
+            Some(Answer::Untitled) => Ok(None),
+            Some(Answer::Missing) | None => Err(QueryError::NotFound { id: id.into() }),
+            Some(Answer::Damaged) => Err(QueryError::Corrupt {
+                path: id.into(),
+                line: 2,
+                reason: "bad".into(),
+            }),
+        }
+    }
+
+    /// Short strings from an alphabet with case, non-ASCII folding, NUL and the two chars
+    /// whose lowercase holds ASCII.
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just("a"),
+                Just("B"),
+                Just("ab"),
+                Just("Ä"),
+                Just("ä"),
+                Just("\u{130}"),
+                Just("\u{212A}"),
+                Just("k"),
+                Just("i\u{307}"),
+                Just("Σ"),
+                Just("σ"),
+                Just("\0"),
+                Just(" "),
+                Just("/"),
+            ],
+            0..5,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    fn answer() -> impl Strategy<Value = Answer> {
+        prop_oneof![
+            4 => text().prop_map(Answer::Title),
+            1 => Just(Answer::Untitled),
+            1 => Just(Answer::Missing),
+            1 => Just(Answer::Damaged),
+        ]
+    }
+
+    fn sessions() -> impl Strategy<Value = Vec<(SessionHeader, Answer)>> {
+        proptest::collection::vec(
+            (
+                text(),
+                prop_oneof![
+                    Just(None),
+                    Just(Some("/r".to_owned())),
+                    text().prop_map(Some)
+                ],
+                answer(),
+            ),
+            0..24,
+        )
+        .prop_map(|rows| {
+            rows.into_iter()
+                .enumerate()
+                .map(|(n, (id, cwd, answer))| {
+                    // Ids are unique in a listing.
+                    let id = format!("{id}#{n}");
+                    (
+                        SessionHeader::new(id, 100 - i64::try_from(n).unwrap(), cwd),
+                        answer,
+                    )
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The folded view gives the same rows and totals as the lazy selection.
+        #[test]
+        fn the_view_answers_like_the_lazy_selection(
+            rows in sessions(),
+            query in text(),
+            limit in 1usize..6,
+            exclude_first in any::<bool>(),
+            agent_cwd in prop_oneof![Just(None), Just(Some("/r".to_owned())), text().prop_map(Some)],
+        ) {
+            let answers: HashMap<String, Answer> =
+                rows.iter().map(|(h, a)| (h.id.clone(), a.clone())).collect();
+            let headers: Vec<SessionHeader> = rows.into_iter().map(|(h, _)| h).collect();
+            let agent_id = if exclude_first {
+                headers.first().map_or_else(|| "none".to_owned(), |h| h.id.clone())
+            } else {
+                "none".to_owned()
+            };
+            let view = CandidateView::build(
+                Arc::new(headers.clone()),
+                |id| read(&answers, id),
+                || false,
+            )
+            .unwrap();
+            // A session whose log vanished is not offered: the lazy selection over the
+            // sessions still there is the reference.
+            let present: Vec<SessionHeader> = headers
+                .iter()
+                .filter(|h| !matches!(answers.get(&h.id), Some(Answer::Missing)))
+                .cloned()
+                .collect();
+            for scope in [Scope::agent(&agent_id, agent_cwd.as_deref()), Scope::all()] {
+                let lazy = select_counted(&present, scope, &query, limit, |id| read(&answers, id), || false);
+                let folded = view.select(scope, &query, limit, true, || false);
+                prop_assert_eq!(folded, lazy);
+            }
+            let lazy_rows = select_candidates(
+                &present, &agent_id, agent_cwd.as_deref(), &query, limit,
+                |id| read(&answers, id), || false,
+            );
+            let scope = Scope::agent(&agent_id, agent_cwd.as_deref());
+            prop_assert_eq!(view.select(scope, &query, limit, false, || false).rows, lazy_rows);
+        }
+    }
+
+    #[test]
+    fn matches_are_found_across_many_sessions_in_order() {
+        let headers: Vec<SessionHeader> = (0..5000)
+            .map(|i| SessionHeader::new(format!("s-{i}"), 5000 - i, None))
+            .collect();
+        let view = CandidateView::build(
+            Arc::new(headers),
+            |id| Ok(Some(Arc::from(format!("Topic {id}").as_str()))),
+            || false,
+        )
+        .unwrap();
+        let all = view.select(Scope::all(), "TOPIC S-4", 2000, true, || false);
+        assert_eq!(all.total, 1111, "s-4, s-40..49, s-400..499, s-4000..4999");
+        assert_eq!(
+            all.rows.first().map(|c| c.label.as_str()),
+            Some("Topic s-4")
+        );
+        assert_eq!(all.rows.get(1).map(|c| c.session_id.as_str()), Some("s-40"));
+        // A query over a field boundary matches nothing.
+        assert_eq!(
+            view.select(Scope::all(), "s-4\0", 10, true, || false).total,
+            0
+        );
+        assert_eq!(
+            view.select(Scope::all(), "9\0\0topic", 10, true, || false)
+                .total,
+            0
+        );
+        // Cancelled work answers nothing.
+        assert_eq!(
+            view.select(Scope::all(), "topic", 10, true, || true),
+            Selection::default()
+        );
+    }
+}
