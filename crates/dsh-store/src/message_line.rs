@@ -117,7 +117,8 @@ impl<'de> Deserialize<'de> for AssistantData {
                         "turn" => set_once(&mut turn, map.next_value::<u64>()?, "turn")?,
                         "step" => set_once(&mut step, map.next_value::<u64>()?, "step")?,
                         "message" => {
-                            set_once(&mut message, map.next_value::<FastMessage>()?.0, "message")?
+                            let value = map.next_value::<FastMessage>()?.0;
+                            set_once(&mut message, value, "message")?;
                         }
                         "usage" => set_once(&mut usage, map.next_value::<Value>()?, "usage")?,
                         _ => {
