@@ -2,11 +2,13 @@
 //!
 //! `hostile_rss gen DIR [MESSAGES]` writes one store per threat below DIR: a small zstd bomb
 //! (one 2 GiB line without a newline), a zstd log with a 5 000 000-member packed row, a plain
-//! log with a 20 000-member packed row, a plain log with one 256 MiB line, and a session of
-//! MESSAGES tiny user messages (default 500 000).
+//! log with a 20 000-member packed row, a plain log with one 256 MiB line, a session of
+//! MESSAGES tiny user messages (default 500 000), and one of MESSAGES tiny non-surface events.
+//! Names after MESSAGES generate only those stores.
 //! `hostile_rss run DIR BIN` runs `sessions`, `candidates`, `prepare` (and `send` on the big
-//! session) of the release binary BIN on each store under `/usr/bin/time -f %M` and prints
-//! every child's exit status, peak RSS (the kernel's maximum resident set size) and a short stderr.
+//! sessions) of the release binary BIN on each store found under `/usr/bin/time` and prints
+//! every child's exit status, peak RSS (the kernel's maximum resident set size), wall and CPU
+//! (user + system) seconds and a short stderr.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool: a failure should stop it
 #![allow(clippy::cast_precision_loss)] // KiB to MiB for display
 
@@ -126,10 +128,41 @@ fn gen_many(store: &Path, messages: u64) {
     out.flush().unwrap();
 }
 
-const STORES: [&str; 5] = ["bomb", "packed-5m", "packed-20k", "line-256m", "many"];
+fn gen_noise(store: &Path, events: u64) {
+    let dir = session_dir(store, "hostile");
+    let mut out = BufWriter::new(fs::File::create(dir.join("session.jsonl")).unwrap());
+    out.write_all(header("hostile").as_bytes()).unwrap();
+    out.write_all(turn_start(0).as_bytes()).unwrap();
+    for seq in 1..=events {
+        writeln!(
+            out,
+            r#"{{"type":"x/noise","seq":{seq},"time":1,"data":{{"n":{seq}}}}}"#
+        )
+        .unwrap();
+    }
+    writeln!(
+        out,
+        r#"{{"type":"turn/end","seq":{},"time":1,"data":{{"turn":1,"reason":{{"kind":"completed"}}}}}}"#,
+        events + 1
+    )
+    .unwrap();
+    out.flush().unwrap();
+}
 
-fn generate(dir: &Path, messages: u64) {
+const STORES: [&str; 6] = [
+    "bomb",
+    "packed-5m",
+    "packed-20k",
+    "line-256m",
+    "many",
+    "noise",
+];
+
+fn generate(dir: &Path, messages: u64, only: &[String]) {
     for name in STORES {
+        if !only.is_empty() && !only.iter().any(|o| o == name) {
+            continue;
+        }
         let store = dir.join(name);
         let _ = fs::remove_dir_all(&store);
         write_plain_victim(&store);
@@ -138,6 +171,7 @@ fn generate(dir: &Path, messages: u64) {
             "packed-5m" => gen_packed_zstd(&store, 5_000_000),
             "packed-20k" => gen_packed_plain(&store, 20_000),
             "line-256m" => gen_long_line(&store, 256 << 20),
+            "noise" => gen_noise(&store, messages),
             _ => gen_many(&store, messages),
         }
         let bytes: u64 = walk(&store)
@@ -167,24 +201,36 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Run `bin args` under `/usr/bin/time`; (exit code, peak RSS KiB, first stderr line).
-fn measure(bin: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, u64, String) {
+/// What `/usr/bin/time` reported of one child.
+struct Measured {
+    code: Option<i32>,
+    rss_kib: u64,
+    wall: f64,
+    cpu: f64,
+    first_err: String,
+}
+
+/// Run `bin args` under `/usr/bin/time`.
+fn measure(bin: &Path, dir: &Path, args: &[&str]) -> Measured {
     let rss_file = dir.join("rss.txt");
     let out = Command::new("/usr/bin/time")
         .arg("-o")
         .arg(&rss_file)
-        .args(["-f", "%M"])
+        .args(["-f", "%M %e %U %S"])
         .arg(bin)
         .args(args)
         .env("XDG_CACHE_HOME", dir.join("cache"))
         .output()
         .unwrap();
-    let rss = fs::read_to_string(&rss_file)
-        .unwrap_or_default()
+    let report = fs::read_to_string(&rss_file).unwrap_or_default();
+    let fields: Vec<f64> = report
         .lines()
         .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or(0);
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let field = |i: usize| fields.get(i).copied().unwrap_or(0.0);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let first: String = stderr
         .lines()
@@ -193,16 +239,26 @@ fn measure(bin: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, u64, String) 
         .chars()
         .take(110)
         .collect();
-    (out.status.code(), rss, first)
+    Measured {
+        code: out.status.code(),
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // KiB from `time`
+        rss_kib: field(0) as u64,
+        wall: field(1),
+        cpu: field(2) + field(3),
+        first_err: first,
+    }
 }
 
 fn run(dir: &Path, bin: &Path) {
     let mention = dsh_reference::format_mention("hostile", None);
     let prepare_text = format!("look at {mention}");
-    println!("| store | command | exit | peak RSS (MiB) | first stderr line |");
-    println!("|---|---|---|---|---|");
+    println!("| store | command | exit | peak RSS (MiB) | wall s | CPU s | first stderr line |");
+    println!("|---|---|---|---|---|---|---|");
     for name in STORES {
         let store = dir.join(name);
+        if !store.exists() {
+            continue;
+        }
         let store_s = store.to_str().unwrap();
         let mut runs: Vec<(&str, Vec<String>)> = vec![
             ("sessions", vec!["sessions".into()]),
@@ -241,7 +297,7 @@ fn run(dir: &Path, bin: &Path) {
                 ],
             ));
         }
-        if name == "many" {
+        if name == "many" || name == "noise" {
             runs.push((
                 "send",
                 vec![
@@ -257,12 +313,16 @@ fn run(dir: &Path, bin: &Path) {
         for (label, args) in runs {
             let mut all = vec!["--store", store_s];
             all.extend(args.iter().map(String::as_str));
-            let (code, rss, err) = measure(bin, dir, &all);
-            let code = code.map_or_else(|| "signal".to_owned(), |c| c.to_string());
+            let m = measure(bin, dir, &all);
+            let code = m
+                .code
+                .map_or_else(|| "signal".to_owned(), |c| c.to_string());
             println!(
-                "| {name} | {label} | {code} | {:.1} | {} |",
-                rss as f64 / 1024.0,
-                err.replace('|', "\\|")
+                "| {name} | {label} | {code} | {:.1} | {:.1} | {:.1} | {} |",
+                m.rss_kib as f64 / 1024.0,
+                m.wall,
+                m.cpu,
+                m.first_err.replace('|', "\\|")
             );
         }
     }
@@ -273,14 +333,14 @@ fn main() {
     match (args.get(1).map(String::as_str), args.get(2)) {
         (Some("gen"), Some(dir)) => {
             let messages = args.get(3).map_or(500_000, |n| n.parse().unwrap());
-            generate(Path::new(dir), messages);
+            generate(Path::new(dir), messages, args.get(4..).unwrap_or_default());
         }
         (Some("run"), Some(dir)) => {
             let bin = args.get(3).expect("BIN: the release dsh-refs binary");
             run(Path::new(dir), Path::new(bin));
         }
         _ => {
-            eprintln!("usage: hostile_rss gen DIR [MESSAGES] | hostile_rss run DIR BIN");
+            eprintln!("usage: hostile_rss gen DIR [MESSAGES [STORE...]] | hostile_rss run DIR BIN");
             std::process::exit(2);
         }
     }

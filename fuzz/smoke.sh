@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 secs="${1:-20}"
 export RUSTC_BOOTSTRAP=1
 sanitizer="${FUZZ_SANITIZER:-address}"
-targets=(${FUZZ_TARGETS:-decode_uri parse_text jsonl_scan sse_parser retention zstd_scan index_file})
+targets=(${FUZZ_TARGETS:-decode_uri parse_text jsonl_scan sse_parser retention zstd_scan index_file zstd_writer_open})
 nice -n 19 cargo fuzz build -s "$sanitizer"
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"

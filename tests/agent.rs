@@ -937,7 +937,8 @@ async fn a_resumed_session_continues_its_turns_surface_and_title() {
 #[tokio::test]
 async fn a_surface_over_the_context_window_is_sent_as_its_newest_messages_with_a_warning() {
     let fx = fixture();
-    let (provider, _calls) = Scripted::new(vec![]);
+    // The automatic compaction's summary fails: the request is trimmed instead.
+    let (provider, _calls) = Scripted::new(vec![Script::Fail(test_llm_error())]);
     let limited: Arc<dyn Provider> = Arc::new(
         dsh_refs::llm::context_limit::WithContextTokens::new(provider.clone(), 2048),
     );
@@ -956,14 +957,25 @@ async fn a_surface_over_the_context_window_is_sent_as_its_newest_messages_with_a
     let (agent, mut rx) = Agent::spawn(writer, limited);
     agent.followup(user("the newest prompt"));
     let seen = until(&mut rx, is_turn_end).await;
-    let warning = seen.iter().find_map(|e| match e {
-        AgentEvent::Warning { code, message } => Some((*code, message.clone())),
-        _ => None,
-    });
-    let (code, message) = warning.expect("a trimming warning");
+    let warnings: Vec<(&str, String)> = seen
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Warning { code, message } => Some((*code, message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert_eq!(warnings[0].0, "AGENT_COMPACTION_FAILED");
+    assert!(
+        warnings[0].1.contains("LLM_UNAUTHORIZED"),
+        "{}",
+        warnings[0].1
+    );
+    let (code, message) = warnings[1].clone();
     assert_eq!(code, "AGENT_CONTEXT_TRIMMED");
     assert!(message.contains("2048 tokens"), "{message}");
-    let sent = &provider.requests()[0];
+    assert_eq!(provider.requests().len(), 2);
+    let sent = &provider.requests()[1];
     // Budget 2048 - 256 = 1792 tokens: the prompt (10) and the 17 newest older ones (104 each).
     assert_eq!(sent.len(), 18, "{:?}", texts(sent));
     assert_eq!(texts(sent).last().unwrap(), "the newest prompt");
@@ -978,6 +990,116 @@ async fn a_surface_over_the_context_window_is_sent_as_its_newest_messages_with_a
             .count(),
         41
     );
+}
+
+/// 40 user messages of 300 bytes (104 estimated tokens each) in a new session `id`.
+fn forty_messages(fx: &Fixture, id: &str) -> dsh_store::SessionWriter {
+    let header = SessionHeader::new(id, now_ms(), Some("/work/project".into()));
+    let mut writer = fx.store.open_writer(id, Some(header)).unwrap();
+    let batch = (0..40)
+        .map(|i| {
+            dsh_store::NewEvent::appended(EventData::UserMessage(user(&format!(
+                "{i:03} {}",
+                "y".repeat(296)
+            ))))
+        })
+        .collect();
+    writer.append(batch).unwrap();
+    writer
+}
+
+fn limited(provider: Arc<Scripted>, tokens: u64) -> Arc<dyn Provider> {
+    Arc::new(dsh_refs::llm::context_limit::WithContextTokens::new(
+        provider, tokens,
+    ))
+}
+
+#[tokio::test]
+async fn a_surface_over_the_context_window_is_compacted_before_the_first_step() {
+    let fx = fixture();
+    let (provider, _calls) = Scripted::new(vec![Script::Reply(ok_events("short summary"))]);
+    let writer = forty_messages(&fx, "auto");
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), 2048));
+    agent.followup(user("the newest prompt"));
+    let seen = until(&mut rx, is_turn_end).await;
+    assert!(
+        !seen.iter().any(|e| matches!(e, AgentEvent::Warning { .. })),
+        "{seen:?}"
+    );
+    let requests = provider.requests();
+    assert_eq!(requests.len(), 2);
+    // The summary request is a bounded window of what came before the turn.
+    let summary = &requests[0];
+    assert!(dsh_refs::llm::is_summarize_request(&ChatRequest {
+        messages: summary.clone()
+    }));
+    assert_eq!(summary.len(), 17, "{:?}", texts(summary));
+    assert!(texts(summary)[15].starts_with("039 "));
+    assert_eq!(
+        texts(&requests[1]),
+        [
+            "<compacted-summary>\nshort summary\n</compacted-summary>",
+            "the newest prompt"
+        ]
+    );
+    let log = agent.snapshot_events();
+    let kinds: Vec<&str> = log
+        .iter()
+        .skip(40)
+        .map(Event::kind)
+        .filter(|k| *k != "session/title")
+        .collect();
+    assert_eq!(
+        kinds[..7],
+        [
+            "turn/start",
+            "user/message",
+            "compact/start",
+            "compact/summary",
+            "user/message",
+            "compact/end",
+            "step/start"
+        ]
+    );
+    // The next turn sends the checkpoint, the compacted turn and the new prompt.
+    agent.followup(user("and then"));
+    until(&mut rx, is_turn_end).await;
+    assert_eq!(
+        texts(&provider.requests()[2]),
+        [
+            "<compacted-summary>\nshort summary\n</compacted-summary>",
+            "the newest prompt",
+            "ok",
+            "and then"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn older_messages_are_read_again_from_the_log_when_a_replace_shortens_the_window() {
+    let fx = fixture();
+    let mut writer = forty_messages(&fx, "partial");
+    // A replace of messages 20..=39 by one short message (as a partial compaction would):
+    // the kept tail (the newest ~17) is gone, the window must reach back to 0..=19.
+    writer
+        .append(vec![dsh_store::NewEvent {
+            data: EventData::UserMessage(user("short")),
+            surface_op: Some(dsh_store::SurfaceOp::Replace { start: 20, end: 39 }),
+            source_event_seqs: None,
+        }])
+        .unwrap();
+    drop(writer);
+    let writer = fx.store.open_writer("partial", None).unwrap();
+    let (provider, _calls) = Scripted::new(vec![Script::Fail(test_llm_error())]);
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), 2048));
+    agent.followup(user("the newest prompt"));
+    until(&mut rx, is_turn_end).await;
+    let sent = texts(&provider.requests()[1]);
+    // 1792 tokens: the prompt (10), "short" (6) and the 17 newest of 0..=19 (104 each).
+    assert_eq!(sent.len(), 19, "{sent:?}");
+    assert!(sent[0].starts_with("003 "), "{}", sent[0]);
+    assert!(sent[16].starts_with("019 "), "{}", sent[16]);
+    assert_eq!(sent[17..], ["short", "the newest prompt"]);
 }
 
 #[tokio::test]

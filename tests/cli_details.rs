@@ -165,7 +165,8 @@ fn a_closed_stdout_ends_every_subcommand_quietly() {
         .open_writer("s-pipe", None)
         .unwrap();
     let ends: Vec<String> = writer
-        .events()
+        .read_all_events()
+        .unwrap()
         .iter()
         .filter_map(|e| match &e.data {
             EventData::TurnEnd { reason, .. } => Some(reason.kind.as_str().to_owned()),

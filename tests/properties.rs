@@ -412,7 +412,7 @@ proptest! {
         w.sync().unwrap();
         prop_assert_eq!(w.surface(), model.as_slice());
         // An invalid replace is refused and writes nothing.
-        let before = w.events().len();
+        let before = w.next_seq();
         let missing = u64::MAX;
         let refused = w.append(vec![NewEvent {
             data: message_data(0),
@@ -420,7 +420,7 @@ proptest! {
             source_event_seqs: None,
         }]);
         prop_assert!(refused.is_err());
-        prop_assert_eq!(w.events().len(), before);
+        prop_assert_eq!(w.next_seq(), before);
         drop(w);
         if events.is_empty() {
             prop_assert!(!store.exists("fold"));

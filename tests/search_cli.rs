@@ -107,6 +107,7 @@ fn json_hits_on_a_fresh_machine() {
         without_scores(got),
         json!([{
             "sessionId": "s-kafka",
+            "origin": "dsh",
             "label": "Queue choice",
             "cwd": "/src/queue",
             "createdAt": 1_700_000_000_000i64,
@@ -129,6 +130,59 @@ fn json_hits_on_a_fresh_machine() {
     let out = fx.run(&["search", "--json", "kaf"]);
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(got[0]["sessionId"], "s-kafka", "the last word is a prefix");
+}
+
+/// With Claude Code and Codex fixture dirs configured, `search` finds their sessions too,
+/// with an `origin` key and a badge; `--no-foreign-sources` leaves them out.
+#[test]
+fn foreign_sessions_are_searched_with_their_origin() {
+    let fx = Fixture::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    fx.config(&format!(
+        "[sources]\nclaude_code = {:?}\ncodex = {:?}\n",
+        fixtures.join("claude").display().to_string(),
+        fixtures.join("codex").display().to_string()
+    ));
+    Log::create(&fx.store(), "s-dsh", "/src/shop", 1_700_000_000_000)
+        .user("the kafka consumer lags");
+    let out = fx.run(&["search", "--json", "kafka consumer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let mut origins: Vec<(String, String)> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["sessionId"].as_str().unwrap().to_owned(),
+                h["origin"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    origins.sort();
+    assert_eq!(
+        origins,
+        [
+            (
+                "codex:0199a1b2-c3d4-7e5f-8a9b-000000000001".to_owned(),
+                "codex".to_owned()
+            ),
+            ("s-dsh".to_owned(), "dsh".to_owned()),
+        ]
+    );
+    let out = fx.run(&["search", "empty cart"]);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("[claude] Fix checkout crash on empty cart\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("claude-code:5f1c2d3e-0000-4000-8000-000000000001"),
+        "{text}"
+    );
+    let out = fx.run(&["--no-foreign-sources", "search", "--json", "empty cart"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "[]\n");
 }
 
 #[test]

@@ -14,7 +14,10 @@ use std::process::{Command, Output};
 use pretty_assertions::assert_eq;
 
 use dsh_reference::{encode_uri, format_mention};
-use dsh_store::{Event, EventData, SessionStore};
+use dsh_store::{Event, EventData, NewEvent, SessionHeader, SessionQuery, SessionStore, SurfaceOp};
+
+mod common;
+use common::scripted_http::{Server, Step, chunk, delta, end, status, stream_head};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -62,7 +65,11 @@ impl Fixture {
     /// The whole log of `id` (opening the writer proves no one else holds it).
     fn log(&self, id: &str) -> Vec<Event> {
         let store = SessionStore::new(self.store_root());
-        store.open_writer(id, None).unwrap().events().to_vec()
+        store
+            .open_writer(id, None)
+            .unwrap()
+            .read_all_events()
+            .unwrap()
     }
 
     fn raw_log(&self, id: &str) -> Vec<u8> {
@@ -265,25 +272,236 @@ fn empty_text_is_a_usage_error_and_creates_nothing() {
 }
 
 #[test]
-fn a_session_over_the_context_window_is_sent_trimmed_with_a_warning() {
+fn a_session_over_the_context_window_is_compacted_automatically_by_the_offline_model() {
     let fx = Fixture::new("[model]\nprovider = \"offline\"\ncontext_tokens = 1024\n");
     let long = "word ".repeat(600);
     assert_ok(&fx.send("t", &long));
     let out = fx.send("t", &long);
     assert_ok(&out);
     let (_, stderr) = text(&out);
+    assert!(!stderr.contains("AGENT_CONTEXT_TRIMMED"), "{stderr}");
+    let log = fx.log("t");
+    let kinds: Vec<&str> = log.iter().map(Event::kind).collect();
+    let at = kinds
+        .iter()
+        .position(|k| *k == "compact/start")
+        .expect("compacted");
+    assert_eq!(
+        kinds[at..at + 4],
+        [
+            "compact/start",
+            "compact/summary",
+            "user/message",
+            "compact/end"
+        ]
+    );
+    // Nothing is lost from the log; the second prompt stays on the surface after the checkpoint.
+    let users = kinds.iter().filter(|k| **k == "user/message").count();
+    assert_eq!(users, 3);
+    let surface = SessionStore::new(fx.store_root())
+        .read_surface("t")
+        .unwrap();
+    let surface: Vec<String> = surface
+        .events
+        .iter()
+        .filter_map(|e| e.message().map(dsh_store::Message::joined_text))
+        .collect();
+    assert!(surface[0].starts_with("<compacted-summary>"), "{surface:?}");
+    assert_eq!(surface[1], long);
+    assert_eq!(surface.len(), 3, "{surface:?}");
+}
+
+/// 200 user messages of 300 bytes (104 estimated tokens each) in session `big`.
+fn big_session(fx: &Fixture) {
+    let store = SessionStore::new(fx.store_root());
+    let cwd = fx.dir.path().join("proj");
+    let header = SessionHeader::new("big", 1, Some(cwd.to_string_lossy().into_owned()));
+    let mut w = store.open_writer("big", Some(header)).unwrap();
+    let batch = (0..200)
+        .map(|i| {
+            NewEvent::appended(EventData::UserMessage(dsh_store::Message::user_text(
+                format!("{i:03} {}", "y".repeat(296)),
+            )))
+        })
+        .collect();
+    w.append(batch).unwrap();
+}
+
+/// A streamed reply of `text` as the scripted server plays it.
+fn streamed(text: &str) -> Vec<Step> {
+    vec![
+        stream_head(),
+        chunk(delta(text).as_bytes()),
+        chunk(b"data: [DONE]\n\n"),
+        end(),
+    ]
+}
+
+/// `send` on `big` through an OpenAI-compatible server on 127.0.0.1 playing `replies`, with
+/// a 2048-token context window; returns the output and the request bodies.
+fn send_big_through(replies: Vec<Vec<Step>>) -> (Fixture, Output, Vec<serde_json::Value>) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(Server::start(replies));
+    let fx = Fixture::new(&format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"DSH_REFS_TEST_KEY\"\nmax_retries = 0\ntimeout_secs = 10\ncontext_tokens = 2048\n",
+        server.base_url
+    ));
+    big_session(&fx);
+    let out = fx.send_with(
+        "big",
+        "the newest prompt",
+        &[("DSH_REFS_TEST_KEY", "sk-test")],
+    );
+    let bodies = server
+        .requests()
+        .iter()
+        .map(common::scripted_http::Recorded::json)
+        .collect();
+    (fx, out, bodies)
+}
+
+/// The texts of a request body's messages.
+fn body_texts(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Kinds of the events after the 200 written by [`big_session`], titles left out.
+fn turn_shape(log: &[Event]) -> Vec<&str> {
+    log.iter()
+        .skip(200)
+        .map(Event::kind)
+        .filter(|k| *k != "session/title")
+        .collect()
+}
+
+fn find_kind<'a>(log: &'a [Event], kind: &str) -> &'a Event {
+    log.iter().find(|e| e.kind() == kind).unwrap()
+}
+
+/// Budget of a 2048-token window (7/8) at 3 bytes a token: what a request's text may hold.
+const BIG_BUDGET_BYTES: usize = 1792 * 3;
+
+#[test]
+fn send_compacts_a_session_over_the_context_window_as_compact_does_with_bounded_requests() {
+    let (fx, out, bodies) = send_big_through(vec![streamed("the summary"), streamed("answer")]);
+    assert_ok(&out);
+    let (_, stderr) = text(&out);
+    assert!(!stderr.contains("AGENT_CONTEXT_TRIMMED"), "{stderr}");
+    assert_eq!(bodies.len(), 2, "{bodies:?}");
+    // The summary request: the newest messages before the turn that fit, then the instruction.
+    let summary_req = body_texts(&bodies[0]);
     assert!(
-        stderr.contains("dsh-refs: warning: AGENT_CONTEXT_TRIMMED: ")
-            && stderr.contains("1024 tokens"),
+        summary_req.len() > 5 && summary_req.len() < 20,
+        "{}",
+        summary_req.len()
+    );
+    assert!(summary_req[summary_req.len() - 2].starts_with("199 "));
+    assert!(
+        summary_req
+            .last()
+            .unwrap()
+            .starts_with("Summarize the conversation")
+    );
+    let bytes: usize = summary_req.iter().map(String::len).sum();
+    assert!(bytes <= BIG_BUDGET_BYTES, "{bytes}");
+    // The turn's request: the checkpoint, then the prompt.
+    assert_eq!(
+        body_texts(&bodies[1]),
+        [
+            "<compacted-summary>\nthe summary\n</compacted-summary>",
+            "the newest prompt"
+        ]
+    );
+    // Logged as /compact logs it, inside the turn, after the prompt and before the step.
+    let log = fx.log("big");
+    let shape = turn_shape(&log);
+    assert_eq!(
+        shape[..7],
+        [
+            "turn/start",
+            "user/message",
+            "compact/start",
+            "compact/summary",
+            "user/message",
+            "compact/end",
+            "step/start"
+        ]
+    );
+    let start = find_kind(&log, "compact/start");
+    let EventData::Other { data, .. } = &start.data else {
+        panic!("compact/start")
+    };
+    assert_eq!(data["reason"], "auto");
+    let checkpoint = &log[start.seq as usize + 2];
+    assert_eq!(
+        checkpoint.surface_op,
+        Some(SurfaceOp::Replace { start: 0, end: 199 })
+    );
+    // It names the messages it summarized: the ones in the summary request.
+    let sources = checkpoint.source_event_seqs.clone().unwrap();
+    assert_eq!(sources.len(), summary_req.len() - 1);
+    assert_eq!(*sources.last().unwrap(), 199);
+    let surface = SessionStore::new(fx.store_root())
+        .read_surface("big")
+        .unwrap();
+    let seqs: Vec<u64> = surface.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs[..2], [checkpoint.seq, 201]);
+}
+
+#[test]
+fn when_the_summary_fails_send_trims_the_request_with_a_warning() {
+    let (fx, out, bodies) = send_big_through(vec![
+        status(400, r#"{"error":{"message":"no summaries today"}}"#, &[]),
+        streamed("answer"),
+    ]);
+    assert_ok(&out);
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.contains("dsh-refs: warning: AGENT_COMPACTION_FAILED: "),
         "{stderr}"
     );
-    // Nothing is lost from the log.
-    let users = fx
-        .log("t")
-        .iter()
-        .filter(|e| e.kind() == "user/message")
-        .count();
-    assert_eq!(users, 2);
+    assert!(
+        stderr.contains("dsh-refs: warning: AGENT_CONTEXT_TRIMMED: ")
+            && stderr.contains("2048 tokens"),
+        "{stderr}"
+    );
+    assert_eq!(bodies.len(), 2);
+    // Budget 1792 tokens: the prompt (10) and the 17 newest messages (104 each).
+    let sent = body_texts(&bodies[1]);
+    assert_eq!(sent.len(), 18, "{sent:?}");
+    assert!(sent[0].starts_with("183 "), "{}", sent[0]);
+    assert_eq!(sent.last().unwrap(), "the newest prompt");
+    let bytes: usize = sent.iter().map(String::len).sum();
+    assert!(bytes <= BIG_BUDGET_BYTES, "{bytes}");
+    // The failed compaction is logged as a failed /compact is; the surface keeps everything.
+    let log = fx.log("big");
+    assert_eq!(
+        turn_shape(&log)[..5],
+        [
+            "turn/start",
+            "user/message",
+            "compact/start",
+            "compact/end",
+            "step/start"
+        ]
+    );
+    let EventData::Other { data, .. } = &find_kind(&log, "compact/end").data else {
+        panic!("compact/end")
+    };
+    assert_eq!(data["reason"]["kind"], "error");
+    let surface = SessionStore::new(fx.store_root())
+        .read_surface("big")
+        .unwrap();
+    assert_eq!(surface.events.len(), 202);
 }
 /// Every log file under `root`, relative.
 fn log_files(root: &Path) -> Vec<PathBuf> {

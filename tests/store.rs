@@ -91,7 +91,7 @@ fn round_trip_create_on_first_event_and_reopen() {
     w.append_buffered(vec![title("My title")]).unwrap();
     w.sync().unwrap();
     w.append(turn(2, "question two", "answer two")).unwrap();
-    let written = w.events().to_vec();
+    let written = w.read_all_events().unwrap();
     drop(w);
 
     let text = fs::read_to_string(&path).unwrap();
@@ -116,7 +116,7 @@ fn round_trip_create_on_first_event_and_reopen() {
     assert_eq!(*store.list_sessions().unwrap(), vec![header.clone()]);
 
     let again = store.open_writer("s-1", None).unwrap();
-    assert_eq!(again.events(), &written[..]);
+    assert_eq!(again.read_all_events().unwrap(), written);
     assert_eq!(again.header(), &header);
 }
 
@@ -156,7 +156,7 @@ fn replace_folds_on_read_and_invalid_batches_write_nothing() {
         Err(StoreError::InvalidEvent { .. })
     ));
     assert_eq!(fs::metadata(w.path()).unwrap().len(), len_before);
-    assert_eq!(w.events().len(), 5);
+    assert_eq!(w.next_seq(), 5);
     w.append(vec![user("after")]).unwrap();
     let surface = store.read_surface("c").unwrap();
     assert_eq!(texts(&surface), vec!["summary", "after"]);
@@ -188,7 +188,7 @@ fn torn_tail_is_ignored_on_read_and_truncated_on_open() {
     );
 
     let mut w = store.open_writer("torn", None).unwrap();
-    assert_eq!(w.events().len(), 4);
+    assert_eq!(w.next_seq(), 4);
     let repaired = fs::read_to_string(&path).unwrap();
     assert!(!repaired.contains(torn));
     assert!(repaired.ends_with(&format!("{TE3}\n")));
@@ -267,7 +267,7 @@ fn second_writer_is_busy_until_the_first_is_dropped() {
     ));
     drop(a);
     let c = store.open_writer("one", None).unwrap();
-    assert_eq!(c.events().len(), 1);
+    assert_eq!(c.next_seq(), 1);
     assert_eq!(c.header().created_at, 1);
 }
 
@@ -314,10 +314,7 @@ fn reader_racing_a_writer_sees_only_complete_prefixes() {
     }
     let w = writer.join().unwrap();
     let surface = store.read_surface("race").unwrap();
-    assert_eq!(
-        surface.captured_through_seq,
-        Some(w.events().len() as u64 - 1)
-    );
+    assert_eq!(surface.captured_through_seq, Some(w.next_seq() - 1));
     assert_eq!(surface.events.len(), 400);
 }
 
@@ -396,7 +393,7 @@ fn unknown_events_are_kept_byte_for_byte() {
     let path = write_log(tmp.path(), "u", None, 3, &body);
     let original = fs::read(&path).unwrap();
     let mut w = store.open_writer("u", None).unwrap();
-    match &w.events()[4].data {
+    match &w.read_all_events().unwrap()[4].data {
         EventData::Other { kind, data } => {
             assert_eq!(kind, "future/thing");
             assert_eq!(data["n"], json!([true, null]));
@@ -620,7 +617,7 @@ fn append_after_reopen_keeps_appending_durably() {
         // Dropped without sync: the drop syncs, and the line is on disk.
     }
     let mut w = store.open_writer("d", None).unwrap();
-    assert_eq!(w.events().len(), 1);
+    assert_eq!(w.next_seq(), 1);
     w.append(vec![user("more")]).unwrap();
     assert_eq!(
         texts(&store.read_surface("d").unwrap()),
@@ -712,8 +709,8 @@ fn writer_refuses_events_the_reader_would_reject() {
     .unwrap();
     drop(w);
     let again = store.open_writer("v", None).unwrap();
-    assert_eq!(again.events().len(), 2);
-    assert_eq!(again.events()[1].kind(), "x/new\nline");
+    assert_eq!(again.next_seq(), 2);
+    assert_eq!(again.read_all_events().unwrap()[1].kind(), "x/new\nline");
 }
 
 #[test]

@@ -456,8 +456,8 @@ fn a_provider_failure_in_the_app_keeps_the_message_in_the_log_and_in_history() {
     let events = store
         .open_writer(&sessions[0].id, None)
         .unwrap()
-        .events()
-        .to_vec();
+        .read_all_events()
+        .unwrap();
     let direct: Vec<String> = events
         .iter()
         .filter_map(|e| e.message())

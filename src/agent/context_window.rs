@@ -29,24 +29,6 @@ pub(crate) fn estimate_tokens(message: &Message) -> u64 {
     (bytes as u64).div_ceil(BYTES_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
 }
 
-/// From the surface's messages newest first, how many newest ones fit `budget` tokens:
-/// always at least one (the newest: the prompt being answered).
-pub(crate) fn fitting_count<'a>(
-    newest_first: impl Iterator<Item = &'a Message>,
-    budget: u64,
-) -> usize {
-    let mut used: u64 = 0;
-    let mut count = 0;
-    for message in newest_first {
-        used = used.saturating_add(estimate_tokens(message));
-        if used > budget && count > 0 {
-            break;
-        }
-        count += 1;
-    }
-    count
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,15 +38,10 @@ mod tests {
     }
 
     #[test]
-    fn the_newest_messages_that_fit_are_kept_and_never_none() {
-        let msgs = [text(30), text(30), text(30)];
-        // Each message: 30 / 3 + 4 = 14 tokens.
-        assert_eq!(estimate_tokens(&msgs[0]), 14);
-        assert_eq!(fitting_count(msgs.iter().rev(), 100), 3);
-        assert_eq!(fitting_count(msgs.iter().rev(), 28), 2);
-        assert_eq!(fitting_count(msgs.iter().rev(), 27), 1);
-        assert_eq!(fitting_count(msgs.iter().rev(), 0), 1);
-        assert_eq!(fitting_count(std::iter::empty(), 10), 0);
+    fn estimates_follow_bytes_and_the_reply_keeps_an_eighth() {
+        // 30 / 3 + 4 = 14 tokens; 31 bytes round up.
+        assert_eq!(estimate_tokens(&text(30)), 14);
+        assert_eq!(estimate_tokens(&text(31)), 15);
         assert_eq!(input_budget(65_536), 57_344);
     }
 }

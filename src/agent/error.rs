@@ -21,6 +21,8 @@ pub enum AgentError {
     NothingToCompact,
     #[error("a title needs some visible text")]
     EmptyTitle,
+    #[error("the session log cannot be read back: {0}")]
+    LogRead(String),
     #[error("agent background task failed: {0}")]
     Task(String),
     #[error("the {provider} provider cannot switch models")]
@@ -38,6 +40,7 @@ impl AgentError {
             AgentError::EmptySummary => "AGENT_EMPTY_SUMMARY",
             AgentError::NothingToCompact => "AGENT_NOTHING_TO_COMPACT",
             AgentError::EmptyTitle => "AGENT_EMPTY_TITLE",
+            AgentError::LogRead(_) => "AGENT_LOG_READ_FAILED",
             AgentError::Task(_) => "AGENT_TASK_FAILED",
             AgentError::ModelFixed { .. } => "AGENT_MODEL_FIXED",
         }

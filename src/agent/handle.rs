@@ -10,7 +10,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use super::error::AgentError;
 use super::hooks::{HookGuard, HookRegistry, PromptSubmitHook};
 use super::inbox::{AgentStatus, DispatchPath, Inbox, Work};
-use super::session_log::AgentLog;
+use super::session_log::{AgentLog, LogFacts};
 use crate::llm::Provider;
 use dsh_store::SessionWriter;
 use dsh_store::{Event, Message};
@@ -111,12 +111,33 @@ impl std::fmt::Debug for Agent {
 impl Agent {
     /// Start the loop for `writer`'s session on the current tokio runtime. The loop stops
     /// (and releases the writer) after the last handle is dropped and its queue is done.
+    /// The log is read back once (streaming) for what the loop keeps of it.
     pub fn spawn(
         writer: SessionWriter,
         provider: Arc<dyn Provider>,
     ) -> (Agent, UnboundedReceiver<AgentEvent>) {
         let (tx, rx) = unbounded_channel();
-        let log = AgentLog::new(writer, tx);
+        let log = AgentLog::new(writer, provider.as_ref(), tx);
+        Self::start(log, provider, rx)
+    }
+
+    /// [`spawn`](Self::spawn) with `facts` gathered while the writer was opened
+    /// ([`dsh_store::SessionStore::open_writer_observing`]), sparing a second read.
+    pub fn spawn_with_facts(
+        writer: SessionWriter,
+        facts: LogFacts,
+        provider: Arc<dyn Provider>,
+    ) -> (Agent, UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = unbounded_channel();
+        let log = AgentLog::with_facts(writer, facts, tx);
+        Self::start(log, provider, rx)
+    }
+
+    fn start(
+        log: AgentLog,
+        provider: Arc<dyn Provider>,
+        rx: UnboundedReceiver<AgentEvent>,
+    ) -> (Agent, UnboundedReceiver<AgentEvent>) {
         let shared = Arc::new(Shared {
             session_id: log.session_id(),
             cwd: log.cwd(),
@@ -274,8 +295,19 @@ impl Agent {
         self.shared.wake.notify_one();
     }
 
-    /// The log so far (initial render, resume).
+    /// Stream the log so far from disk, in seq order (initial render, resume): nothing of it
+    /// is kept by the agent.
+    pub fn for_each_logged_event(&self, on_event: &mut dyn FnMut(Event)) -> Result<(), AgentError> {
+        self.shared.log.for_each_event(on_event)
+    }
+
+    /// The whole log collected from [`for_each_logged_event`](Self::for_each_logged_event)
+    /// (empty if it cannot be read): memory grows with the log, so for tests and short logs.
     pub fn snapshot_events(&self) -> Vec<Event> {
-        self.shared.log.snapshot()
+        let mut events = Vec::new();
+        if let Err(e) = self.for_each_logged_event(&mut |e| events.push(e)) {
+            tracing::warn!(error = %e, "session log not read back");
+        }
+        events
     }
 }

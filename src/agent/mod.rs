@@ -11,6 +11,7 @@ pub mod inbox;
 mod reply_blocks;
 mod session_log;
 pub mod submit;
+mod surface_tail;
 pub mod title;
 mod turn_loop;
 
@@ -21,4 +22,5 @@ pub use hooks::{
     Admission, HookError, HookFuture, HookGuard, Next, PromptSubmit, PromptSubmitHook,
 };
 pub use inbox::{AgentStatus, DispatchPath};
+pub use session_log::LogFacts;
 pub use submit::{ParsedSubmission, Submission, SubmitError, parse_submission, prepare_submission};

@@ -1,18 +1,25 @@
 //! The agent's single handle on its session log: appends (durable or buffered) run on a
 //! blocking thread, and every appended event is announced on the agent's event channel
-//! in seq order.
+//! in seq order. What a request needs is kept as a bounded tail of the surface; anything
+//! older is read again from the log on demand, never held.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::context_window::input_budget;
 use super::error::AgentError;
 use super::handle::AgentEvent;
+use super::surface_tail::{SurfaceTail, TailEntry};
+use crate::llm::Provider;
 use dsh_store::event::{EventData, TitleData, TitleSource, TitleSourceKind};
 use dsh_store::{Event, Message, SurfaceOp};
-use dsh_store::{FoldError, SurfaceFolder};
 use dsh_store::{NewEvent, SessionWriter};
+
+/// Surface events read again per pass when the tail must reach further back (doubling).
+const REFILL_FIRST: usize = 256;
 
 /// Shared access to the writer; only the agent loop appends.
 pub(crate) struct AgentLog {
@@ -20,57 +27,95 @@ pub(crate) struct AgentLog {
     events: UnboundedSender<AgentEvent>,
 }
 
-/// The writer plus facts kept up to date on every append, so a step costs O(surface)
+/// The writer plus facts kept up to date on every append, so a step costs O(window)
 /// rather than a rescan of the whole log.
 struct LogState {
     writer: SessionWriter,
-    facts: Facts,
+    facts: LogFacts,
 }
 
-impl LogState {
-    fn new(writer: SessionWriter) -> Self {
-        let mut facts = Facts {
-            folder: Ok(SurfaceFolder::new()),
-            has_title: false,
-            last_turn: None,
-        };
-        // Observed in place: the loaded log is never copied.
-        facts.observe(writer.events());
-        LogState { writer, facts }
-    }
-}
-
-/// What [`LogState`] keeps up to date besides the writer.
-struct Facts {
-    /// The folded surface, or the fold error of the log as loaded/appended.
-    folder: Result<SurfaceFolder, FoldError>,
+/// What the agent keeps of a session's log besides the writer: gathered in one pass while
+/// the log is opened ([`dsh_store::SessionStore::open_writer_observing`]) or read back from
+/// the writer, then kept up to date on every append.
+#[derive(Debug)]
+pub struct LogFacts {
+    /// Why the log could not be read back, if it could not (requests then fail).
+    load_error: Option<String>,
     has_title: bool,
     last_turn: Option<u64>,
+    tail: SurfaceTail,
 }
 
-impl Facts {
-    fn observe(&mut self, appended: &[Event]) {
-        for e in appended {
-            if let Ok(folder) = &mut self.folder
-                && let Err(err) = folder.push(e)
-            {
-                self.folder = Err(err);
-            }
-            match e.data {
-                EventData::SessionTitle(_) => self.has_title = true,
-                EventData::TurnStart { turn, .. } => {
-                    self.last_turn = Some(self.last_turn.map_or(turn, |t| t.max(turn)));
-                }
-                _ => {}
-            }
+impl LogFacts {
+    /// Empty facts keeping a surface tail of `provider`'s input budget.
+    pub fn for_provider(provider: &dyn Provider) -> Self {
+        LogFacts {
+            load_error: None,
+            has_title: false,
+            last_turn: None,
+            tail: SurfaceTail::new(input_budget(provider.context_tokens())),
         }
     }
+
+    /// Follow one event of the log (in seq order).
+    pub fn observe(&mut self, e: &Event) {
+        self.tail.observe(e);
+        match e.data {
+            EventData::SessionTitle(_) => self.has_title = true,
+            EventData::TurnStart { turn, .. } => {
+                self.last_turn = Some(self.last_turn.map_or(turn, |t| t.max(turn)));
+            }
+            _ => {}
+        }
+    }
+
+    /// After the whole log was observed: drop a checkpoint the surface lost meanwhile.
+    fn settle(&mut self, writer: &SessionWriter) {
+        let surface = writer.surface();
+        self.tail
+            .drop_checkpoint_unless(|seq| surface.contains(&seq));
+    }
+}
+
+/// A bounded part of the surface for one request.
+#[derive(Debug)]
+pub(crate) struct Window {
+    /// Seqs and messages in model order: the latest checkpoint (when there is one), then
+    /// the newest messages that fit.
+    pub(crate) messages: Vec<(u64, Message)>,
+    /// Surface events left out (older than the window).
+    pub(crate) left_out: usize,
 }
 
 impl AgentLog {
-    pub(crate) fn new(writer: SessionWriter, events: UnboundedSender<AgentEvent>) -> Self {
+    /// Facts read back from `writer`'s log (one streaming pass; a failure is kept and
+    /// fails every request).
+    pub(crate) fn new(
+        writer: SessionWriter,
+        provider: &dyn Provider,
+        events: UnboundedSender<AgentEvent>,
+    ) -> Self {
+        let mut facts = LogFacts::for_provider(provider);
+        let read = writer.read_log(&mut |e| {
+            facts.observe(&e);
+            Ok(())
+        });
+        if let Err(e) = read {
+            facts = LogFacts::for_provider(provider);
+            facts.load_error = Some(e.to_string());
+        }
+        Self::with_facts(writer, facts, events)
+    }
+
+    /// Facts already gathered while `writer` was opened.
+    pub(crate) fn with_facts(
+        writer: SessionWriter,
+        mut facts: LogFacts,
+        events: UnboundedSender<AgentEvent>,
+    ) -> Self {
+        facts.settle(&writer);
         AgentLog {
-            state: Arc::new(Mutex::new(LogState::new(writer))),
+            state: Arc::new(Mutex::new(LogState { writer, facts })),
             events,
         }
     }
@@ -99,7 +144,16 @@ impl AgentLog {
             } else {
                 state.writer.append_buffered(batch)?
             };
-            state.facts.observe(&appended);
+            let LogState { writer, facts } = &mut *state;
+            for e in &appended {
+                facts.observe(e);
+            }
+            if appended
+                .iter()
+                .any(|e| matches!(e.surface_op, Some(SurfaceOp::Replace { .. })))
+            {
+                facts.settle(writer);
+            }
             for e in &appended {
                 let _ = events.send(AgentEvent::Appended(e.clone()));
             }
@@ -124,9 +178,13 @@ impl AgentLog {
         .map_err(|e| AgentError::Task(e.to_string()))?
     }
 
-    /// The whole log so far.
-    pub(crate) fn snapshot(&self) -> Vec<Event> {
-        self.lock().writer.events().to_vec()
+    /// Stream the whole log so far from disk, in seq order (initial render, resume).
+    pub(crate) fn for_each_event(&self, on_event: &mut dyn FnMut(Event)) -> Result<(), AgentError> {
+        self.lock().writer.read_log(&mut |e| {
+            on_event(e);
+            Ok(())
+        })?;
+        Ok(())
     }
 
     pub(crate) fn session_id(&self) -> String {
@@ -137,54 +195,72 @@ impl AgentLog {
         self.lock().writer.header().cwd.clone()
     }
 
-    /// The folded surface: seqs and messages in model order.
-    pub(crate) fn surface(&self) -> Result<Vec<(u64, Message)>, AgentError> {
+    /// The first and last seq of the surface without its newest `keep_newest` events:
+    /// the span a compaction replaces; `None` when that is empty.
+    pub(crate) fn span_before(&self, keep_newest: usize) -> Option<(u64, u64)> {
         let state = self.lock();
-        let folder = state
-            .facts
-            .folder
-            .as_ref()
-            .map_err(|e| AgentError::Fold(e.clone()))?;
-        let events = state.writer.events();
-        Ok(folder
-            .surface()
-            .iter()
-            .filter_map(|&seq| usize::try_from(seq).ok().and_then(|i| events.get(i)))
-            .filter_map(|e| e.message().map(|m| (e.seq, m.clone())))
-            .collect())
+        let surface = state.writer.surface();
+        let end = surface.len().checked_sub(keep_newest)?;
+        let span = surface.get(..end)?;
+        Some((*span.first()?, *span.last()?))
     }
 
-    /// The newest surface messages that fit `budget` tokens (at least one), in model order,
-    /// and how many older ones were left out. Only the kept messages are copied.
-    pub(crate) fn surface_window(&self, budget: u64) -> Result<(Vec<Message>, usize), AgentError> {
-        let state = self.lock();
-        let folder = state
-            .facts
-            .folder
-            .as_ref()
-            .map_err(|e| AgentError::Fold(e.clone()))?;
-        let events = state.writer.events();
-        let message_at = |seq: &u64| {
-            usize::try_from(*seq)
-                .ok()
-                .and_then(|i| events.get(i))
-                .and_then(Event::message)
-        };
-        let total = folder.surface().iter().filter_map(message_at).count();
-        let keep = super::context_window::fitting_count(
-            folder.surface().iter().rev().filter_map(message_at),
-            budget,
-        );
-        let mut kept: Vec<Message> = folder
-            .surface()
-            .iter()
-            .rev()
-            .filter_map(message_at)
-            .take(keep)
-            .cloned()
+    /// The window of the surface (without its newest `skip_newest` events) that fits
+    /// `budget` tokens: the latest compaction checkpoint, then the newest messages that fit
+    /// (at least one). Reads older events again from the log when the tail is too short.
+    pub(crate) fn window(&self, budget: u64, skip_newest: usize) -> Result<Window, AgentError> {
+        let mut state = self.lock();
+        let LogState { writer, facts } = &mut *state;
+        if let Some(e) = &facts.load_error {
+            return Err(AgentError::LogRead(e.clone()));
+        }
+        facts.tail.raise_cap(budget);
+        refill(writer, &mut facts.tail, budget, skip_newest)?;
+        let surface_len = writer.surface().len();
+        let tail = &facts.tail;
+        let candidates: Vec<&TailEntry> = tail
+            .entries()
+            .take(tail.len().saturating_sub(skip_newest))
             .collect();
-        kept.reverse();
-        Ok((kept, total - keep))
+        let considered = surface_len.saturating_sub(skip_newest);
+        // Pinned: the newest checkpoint among the candidates, else the one older than the tail.
+        let pinned_at = candidates.iter().rposition(|e| is_checkpoint(e));
+        let pinned = pinned_at
+            .and_then(|i| candidates.get(i).copied())
+            .or_else(|| tail.checkpoint());
+        let mut used = pinned.map_or(0, |p| p.tokens);
+        let mut chosen: Vec<usize> = Vec::new();
+        for (i, entry) in candidates.iter().enumerate().rev() {
+            if Some(i) == pinned_at {
+                continue;
+            }
+            let next = used.saturating_add(entry.tokens);
+            if next > budget && !chosen.is_empty() {
+                break;
+            }
+            used = next;
+            chosen.push(i);
+        }
+        chosen.extend(pinned_at);
+        chosen.sort_unstable();
+        let mut messages = Vec::with_capacity(chosen.len() + 1);
+        if pinned_at.is_none()
+            && let Some(p) = pinned
+            && let Some(m) = &p.message
+        {
+            messages.push((p.seq, m.clone()));
+        }
+        let in_window = chosen.len() + usize::from(pinned_at.is_none() && pinned.is_some());
+        messages.extend(
+            chosen
+                .iter()
+                .filter_map(|&i| candidates.get(i))
+                .filter_map(|e| e.message.clone().map(|m| (e.seq, m))),
+        );
+        Ok(Window {
+            messages,
+            left_out: considered.saturating_sub(in_window),
+        })
     }
 
     /// Whether any `session/title` was ever written.
@@ -198,6 +274,53 @@ impl AgentLog {
             .facts
             .last_turn
             .map_or(1, |t| t.saturating_add(1))
+    }
+}
+
+fn is_checkpoint(entry: &TailEntry) -> bool {
+    entry
+        .message
+        .as_ref()
+        .and_then(|m| m.source.as_ref())
+        .is_some_and(dsh_store::Source::is_compact_checkpoint)
+}
+
+/// Read older surface events again until the tail (without its newest `skip` events)
+/// holds `budget` tokens or the whole surface: one streaming pass per doubling chunk.
+fn refill(
+    writer: &SessionWriter,
+    tail: &mut SurfaceTail,
+    budget: u64,
+    skip: usize,
+) -> Result<(), AgentError> {
+    let mut chunk = REFILL_FIRST;
+    loop {
+        let surface = writer.surface();
+        let have = tail.len();
+        let older = surface.len().saturating_sub(have);
+        let skipped: u64 = tail.entries().rev().take(skip).map(|e| e.tokens).sum();
+        if older == 0 || tail.tokens().saturating_sub(skipped) >= budget {
+            return Ok(());
+        }
+        let from = older.saturating_sub(chunk);
+        let wanted: Vec<u64> = surface.get(from..older).unwrap_or_default().to_vec();
+        let set: HashSet<u64> = wanted.iter().copied().collect();
+        let mut found: HashMap<u64, Option<Message>> = HashMap::with_capacity(wanted.len());
+        writer.read_log(&mut |e| {
+            if e.surface_op.is_some() && set.contains(&e.seq) {
+                found.insert(e.seq, e.message().cloned());
+            }
+            Ok(())
+        })?;
+        let mut entries = Vec::with_capacity(wanted.len());
+        for seq in wanted {
+            let message = found.remove(&seq).ok_or_else(|| {
+                AgentError::LogRead(format!("surface event {seq} is missing from the log"))
+            })?;
+            entries.push(TailEntry::new(seq, message));
+        }
+        tail.prepend(entries);
+        chunk = chunk.saturating_mul(2);
     }
 }
 

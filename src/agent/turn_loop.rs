@@ -13,6 +13,8 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::compaction::{CompactReason, compact};
+use super::context_window::input_budget;
 use super::error::AgentError;
 use super::handle::{AgentEvent, Shared};
 use super::hooks::{Admission, PromptSubmit};
@@ -50,7 +52,7 @@ async fn run_work(shared: &Shared, work: Work, token: CancellationToken) {
         }
         Work::Compact => {
             shared.log.send(AgentEvent::Status(AgentStatus::Running));
-            match super::compaction::compact(shared, &token).await {
+            match compact(shared, &token, CompactReason::Manual, 0).await {
                 Ok(()) | Err(AgentError::Cancelled) => {}
                 Err(e) => report(shared, &e),
             }
@@ -204,6 +206,8 @@ async fn run_steps(
     opening.push(appended(EventData::UserMessage(message)));
     let logged = shared.log.append(opening, true).await?;
     write_fallback_title(shared, &logged).await?;
+    let own = logged.iter().filter(|e| e.surface_op.is_some()).count();
+    compact_if_over_window(shared, own, token).await?;
 
     // Steps count from 1, as dsh numbers them.
     let mut step: u64 = 1;
@@ -246,8 +250,9 @@ async fn run_step(
     });
     shared.log.append(vec![step_start], false).await?;
     let context_tokens = shared.provider().context_tokens();
-    let budget = super::context_window::input_budget(context_tokens);
-    let (messages, left_out) = shared.log.surface_window(budget)?;
+    let window = shared.log.window(input_budget(context_tokens), 0)?;
+    let left_out = window.left_out;
+    let messages = window.messages.into_iter().map(|(_, m)| m).collect();
     if left_out > 0 {
         shared.log.send(AgentEvent::Warning {
             code: "AGENT_CONTEXT_TRIMMED",
@@ -298,6 +303,40 @@ async fn run_step(
     ];
     shared.log.append(batch, false).await?;
     Ok(())
+}
+
+/// Before a turn's first step: when the surface (with the turn's `own` opening messages)
+/// no longer fits the model's context window, compact everything before the turn through
+/// the `/compact` path. A compaction that cannot be done (nothing before the turn, or the
+/// summary fails) is a warning: the step then trims the request. A failed log write or a
+/// cancel ends the turn.
+async fn compact_if_over_window(
+    shared: &Shared,
+    own: usize,
+    token: &CancellationToken,
+) -> Result<(), AgentError> {
+    let context_tokens = shared.provider().context_tokens();
+    if shared.log.window(input_budget(context_tokens), 0)?.left_out == 0 {
+        return Ok(());
+    }
+    if shared.log.span_before(own).is_none() {
+        return Ok(());
+    }
+    match compact(shared, token, CompactReason::Auto, own).await {
+        Ok(()) => Ok(()),
+        Err(e @ (AgentError::Cancelled | AgentError::Store(_))) => Err(e),
+        Err(e) => {
+            shared.log.send(AgentEvent::Warning {
+                code: "AGENT_COMPACTION_FAILED",
+                message: format!(
+                    "the session no longer fits the model's context window \
+                     ({context_tokens} tokens) and automatic compaction failed: {}: {e}",
+                    e.code()
+                ),
+            });
+            Ok(())
+        }
+    }
 }
 
 /// What a provider stream produced.

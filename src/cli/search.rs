@@ -38,7 +38,9 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
     };
-    let index = SessionIndex::open(&ctx.store_root, &options)?;
+    let index = SessionIndex::open(&ctx.store_root, &options)?.with_foreign_sources(
+        super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes),
+    );
     if let Some(notice) = index.status().notice {
         eprintln!("dsh-refs: {}", visible_controls_line(&notice));
     }
@@ -112,13 +114,14 @@ fn invalid_query(reason: &str) -> CliError {
     })
 }
 
-/// `[{sessionId, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}]`.
+/// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}]`.
 fn json_hits(hits: &[SearchHit]) -> Value {
     Value::Array(
         hits.iter()
             .map(|h| {
                 let mut m = Map::new();
                 m.insert("sessionId".into(), h.session_id.clone().into());
+                m.insert("origin".into(), h.origin.as_str().into());
                 m.insert("label".into(), h.label.clone().into());
                 if let Some(cwd) = &h.cwd {
                     m.insert("cwd".into(), cwd.clone().into());
@@ -141,8 +144,8 @@ fn json_hits(hits: &[SearchHit]) -> Value {
     )
 }
 
-/// One block per hit: label, then id · cwd · created, then the best snippet with the
-/// matches in bold on a terminal.
+/// One block per hit: label (after the origin badge of another tool's session), then
+/// id · cwd · created, then the best snippet with the matches in bold on a terminal.
 fn human_hits(hits: &[SearchHit], colour: bool) -> String {
     if hits.is_empty() {
         return "no matching sessions\n".to_owned();
@@ -150,9 +153,15 @@ fn human_hits(hits: &[SearchHit], colour: bool) -> String {
     let mut out = String::new();
     for h in hits {
         let cwd = h.cwd.as_deref().unwrap_or("(no cwd)");
+        // A badge of an origin this version does not know is another tool's text: made safe.
+        let badge = h
+            .origin
+            .badge()
+            .map(|b| format!("[{}] ", visible_line(b)))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "{}\n  {} · {} · {}",
+            "{badge}{}\n  {} · {} · {}",
             visible_line(&h.label),
             visible_line(&h.session_id),
             visible_line(cwd),

@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, AgentStatus, dispatch, prepare_submission};
+use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts, dispatch, prepare_submission};
 use dsh_reference::AgentRef;
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
@@ -46,8 +46,10 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));
+    // What the agent keeps of the log is gathered while it is opened: one pass.
+    let mut facts = LogFacts::for_provider(provider.as_ref());
     let writer = store
-        .open_writer(&args.session, Some(header))
+        .open_writer_observing(&args.session, Some(header), &mut |e| facts.observe(e))
         .map_err(|source| CliError::OpenSession {
             id: args.session.clone(),
             source,
@@ -61,7 +63,7 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     block_on(|cancel| async move {
         // On an error the writer is dropped unused: nothing reaches the target log.
         let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
-        let (agent, events) = Agent::spawn(writer, provider);
+        let (agent, events) = Agent::spawn_with_facts(writer, facts, provider);
         let message_id = submission.message.id.clone();
         dispatch(&agent, submission.message, submission.context);
         follow_turn(agent, events, &message_id, json_lines, &cancel).await

@@ -274,11 +274,18 @@ impl App {
     }
 
     /// Start keeping the full-text index of the store up to date in the background (its
-    /// progress shows in the status line).
+    /// progress shows in the status line); the foreign sources set by
+    /// [`set_sources`](Self::set_sources) before are indexed too.
     pub fn start_search_indexing(&mut self, options: IndexOptions) {
+        let foreign = self
+            .sources
+            .as_ref()
+            .map(|s| s.foreign().to_vec())
+            .unwrap_or_default();
         self.search = Some(SearchIndexing::start(
             self.store.root().to_owned(),
             options,
+            foreign,
             self.tx.clone(),
         ));
     }
@@ -351,13 +358,17 @@ impl App {
 
     /// Shows the session's log, and puts its own typed messages into Up history.
     fn load_transcript(&mut self) {
-        for event in self.agent.snapshot_events() {
-            self.chat.apply(&event);
+        let (chat, input) = (&mut self.chat, &mut self.input);
+        let read = self.agent.for_each_logged_event(&mut |event| {
+            chat.apply(&event);
             if let dsh_store::EventData::UserMessage(message) = &event.data
                 && message.is_direct_user()
             {
-                self.input.push_history(&message.joined_text());
+                input.push_history(&message.joined_text());
             }
+        });
+        if let Err(e) = read {
+            self.chat.push_error(e.code(), e.to_string());
         }
     }
 
@@ -669,6 +680,10 @@ impl App {
     // ----- candidates -------------------------------------------------------------------
 
     fn query_candidates(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        // The popup is in use: index what other processes wrote meanwhile (coalesced).
+        if let Some(search) = &self.search {
+            search.recheck();
+        }
         if let Some(previous) = self.candidate_cancel.take() {
             previous.cancel();
         }

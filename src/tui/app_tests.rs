@@ -1137,6 +1137,51 @@ async fn background_indexing_shows_progress_then_the_index_is_searchable() {
     assert_eq!(hits[0].session_id, "s-alpha");
 }
 
+/// Another process appends to a log while the app runs: opening the `@` popup has the
+/// indexing thread check the store, and the app's search finds the new word without a
+/// restart.
+#[tokio::test]
+async fn the_app_indexes_what_another_process_wrote() {
+    async fn finished(h: &mut Harness) {
+        loop {
+            let event = tokio::time::timeout(Duration::from_secs(20), h.app.rx.recv())
+                .await
+                .expect("indexing reports")
+                .expect("bus open");
+            let done = matches!(
+                event,
+                AppEvent::SearchIndexing(IndexingEvent::Finished(Ok(_)))
+            );
+            h.app.handle_app_event(event);
+            if done {
+                return;
+            }
+        }
+    }
+    let mut h = harness(true);
+    let index_dir = tempfile::TempDir::new().unwrap();
+    h.app.start_search_indexing(IndexOptions {
+        index_dir: Some(index_dir.path().to_owned()),
+    });
+    finished(&mut h).await;
+    let index = h.app.search_index().expect("index open");
+    assert!(index.search("zebrafish", 5).unwrap().is_empty());
+    // "Another process": a second store handle appends to s-alpha.
+    let other = SessionStore::new(h.app.store.root());
+    let mut writer = other.open_writer("s-alpha", None).unwrap();
+    writer
+        .append(vec![NewEvent::appended(EventData::UserMessage(
+            Message::user_text("what about the zebrafish migration?"),
+        ))])
+        .unwrap();
+    drop(writer);
+    type_text(&mut h.app, "@al");
+    finished(&mut h).await;
+    let hits = index.search("zebrafish", 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].session_id, "s-alpha");
+}
+
 #[tokio::test]
 async fn an_unclosed_bracket_before_a_mention_is_refused_with_a_hint() {
     let mut h = harness(true);
@@ -1205,6 +1250,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> super::super::conversation_hits
             text: text.into(),
             highlights: Vec::new(),
         }),
+        origin: dsh_foreign::Origin::Dsh,
     }
 }
 

@@ -36,6 +36,8 @@ pub enum HitsTarget {
 pub struct ConversationHit {
     pub candidate: Candidate,
     pub snippet: Option<ItemSnippet>,
+    /// The tool the session comes from: a foreign hit carries its badge like a listed row.
+    pub origin: Origin,
 }
 
 /// The answer to one search.
@@ -80,6 +82,7 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
                     created_at: h.created_at,
                 },
                 snippet,
+                origin: h.origin,
             }
         })
         .collect()
@@ -93,8 +96,7 @@ pub fn popup_rows(hits: &[ConversationHit], draft: &str, zone: DisplayZone) -> V
         .unwrap_or_default();
     hits.iter()
         .map(|h| {
-            // The index covers the dsh store only: every hit is a dsh session.
-            let item = session_item(&h.candidate, &Origin::Dsh, zone)
+            let item = session_item(&h.candidate, &h.origin, zone)
                 .with_mark(mentioned.contains(&h.candidate.session_id));
             match &h.snippet {
                 Some(snippet) => item.with_snippet(snippet.clone()),
@@ -149,6 +151,45 @@ pub fn spawn_search(index: Arc<SessionIndex>, q: HitsQuery, tx: AppEventSender) 
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn hit(id: &str, origin: Origin) -> SearchHit {
+        SearchHit {
+            session_id: id.into(),
+            label: format!("{id} label"),
+            title: None,
+            cwd: None,
+            created_at: 0,
+            score: 1.0,
+            snippets: Vec::new(),
+            origin,
+        }
+    }
+
+    #[test]
+    fn hits_keep_their_sources_badge_and_leave_out_the_open_session() {
+        let hits = vec![
+            hit("open", Origin::Dsh),
+            hit("alpha", Origin::Dsh),
+            hit("claude-code:c1", Origin::ClaudeCode),
+            hit("codex:x1", Origin::Codex),
+        ];
+        let rows = to_rows(hits, Some("open"));
+        let zone = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).unwrap());
+        let items = popup_rows(&rows, "", zone);
+        let kinds: Vec<(&str, &str)> = rows
+            .iter()
+            .zip(&items)
+            .map(|(r, i)| (r.candidate.session_id.as_str(), i.kind()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("alpha", ""),
+                ("claude-code:c1", "[claude]"),
+                ("codex:x1", "[codex]")
+            ]
+        );
+    }
 
     #[test]
     fn titles_say_how_far_the_index_is() {

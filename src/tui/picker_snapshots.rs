@@ -531,6 +531,7 @@ fn conversation_hit(i: usize, label: &str, text: &str, word: &str) -> Conversati
             text: text.into(),
             highlights: std::iter::once(start..start + word.len()).collect(),
         }),
+        origin: dsh_foreign::Origin::Dsh,
     }
 }
 

@@ -8,29 +8,36 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
+use dsh_foreign::Origin;
 use dsh_store::SessionHeader;
 use dsh_store::reader::{LogFormat, ScanPos};
 use tantivy::collector::TopDocs;
+use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::TermQuery;
 use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, Term};
 
 use crate::error::SearchError;
 use crate::file_check;
+use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
+use crate::merge_plan::BoundedMerges;
 use crate::schema::Fields;
 use crate::session_doc;
 use crate::session_index::{Cancel, Progress, SessionIndex, lock};
 use crate::session_text::{self, Continued, SessionText};
 use crate::store_logs::{self, LogFile};
+use crate::write_queue::{self, QueueBudget, Queued};
 
 /// Sessions written between commits, so a long first build is searchable (and resumable)
 /// as it goes.
 const COMMIT_EVERY: usize = 2000;
 /// Memory the writer may buffer before it writes a segment (all its threads together).
 const WRITER_MEMORY: usize = 64 << 20;
-/// Documents waiting between the log readers and the writer, at most.
-const QUEUE: usize = 16;
+/// Documents read ahead of the writer, at most.
+const QUEUE: usize = 4;
+/// Bytes of documents queued inside the writer, not yet indexed, at most.
+const WRITER_QUEUE_BYTES: usize = 16 << 20;
 
 /// What an update did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -89,6 +96,22 @@ impl SessionIndex {
         }
     }
 
+    /// A cheap change check, then [`refresh`](Self::refresh) only if something changed: the
+    /// store is listed (directory reads and one `stat` per log) and compared with the
+    /// listing of the last complete update; `None` when every log is as it was. For a
+    /// process that keeps the index open while others write to the store.
+    pub fn refresh_if_changed(
+        &self,
+        cancel: &Cancel,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<Option<RefreshOutcome>, SearchError> {
+        let (logs, _) = self.list_all()?;
+        if lock(&self.last_listing).as_deref() == Some(listing_of(&logs).as_slice()) {
+            return Ok(None);
+        }
+        self.refresh(cancel, progress).map(Some)
+    }
+
     /// Bring only the sessions `ids` up to date (for a process that knows what it just
     /// wrote, e.g. the app after a turn): no listing of the whole store. An id without a
     /// log is skipped (a full [`refresh`](Self::refresh) drops removed logs).
@@ -113,6 +136,8 @@ impl SessionIndex {
                     abs,
                     format: loc.format,
                     stamp,
+                    origin: Origin::Dsh,
+                    id: None,
                 });
             }
         }
@@ -128,27 +153,36 @@ impl SessionIndex {
     ) -> Result<RefreshOutcome, SearchError> {
         let engine = self.engine();
         let threads = thread::available_parallelism().map_or(1, |n| n.get().min(2));
-        let mut writer: IndexWriter<TantivyDocument> =
-            match engine.index.writer_with_num_threads(threads, WRITER_MEMORY) {
-                Ok(w) => w,
-                Err(TantivyError::LockFailure(..)) => {
-                    lock(&self.status).busy_elsewhere = true;
-                    return Ok(RefreshOutcome {
-                        busy: true,
-                        ..RefreshOutcome::default()
-                    });
-                }
-                Err(e) => return Err(e.into()),
-            };
+        let options = IndexWriterOptions::builder()
+            .memory_budget_per_thread(WRITER_MEMORY / threads)
+            .num_worker_threads(threads)
+            // One merge at a time: its inputs bound the mapped files merging adds.
+            .num_merge_threads(1)
+            .build();
+        let mut writer: IndexWriter<Queued> = match engine.index.writer_with_options(options) {
+            Ok(w) => w,
+            Err(TantivyError::LockFailure(..)) => {
+                lock(&self.status).busy_elsewhere = true;
+                return Ok(RefreshOutcome {
+                    busy: true,
+                    ..RefreshOutcome::default()
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         lock(&self.status).busy_elsewhere = false;
+        writer.set_merge_policy(Box::new(BoundedMerges::new(engine.dir.clone())));
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
         let whole_store = only.is_none();
-        let (logs, known) = match only {
-            None => (store_logs::list(&self.root)?, known_logs(&searcher)?),
+        let (logs, known, unlisted) = match only {
+            None => {
+                let (logs, unlisted) = self.list_all()?;
+                (logs, known_logs(&searcher)?, unlisted)
+            }
             Some(logs) => {
                 let known = known_of(&searcher, engine.fields, &logs)?;
-                (logs, known)
+                (logs, known, HashSet::new())
             }
         };
         let mut outcome = RefreshOutcome::default();
@@ -164,9 +198,15 @@ impl SessionIndex {
                 },
             }
         }
+        // A source that could not be listed keeps its sessions until it can be.
         for rel in known
-            .keys()
-            .filter(|k: &&String| whole_store && !listed.contains(String::as_str(k)))
+            .iter()
+            .filter(|(k, (state, _)): &(&String, _)| {
+                whole_store
+                    && !listed.contains(String::as_str(k))
+                    && !unlisted.contains(&state.origin())
+            })
+            .map(|(k, _)| k)
         {
             writer.delete_term(Term::from_field_text(engine.fields.path, rel));
             outcome.removed += 1;
@@ -177,6 +217,9 @@ impl SessionIndex {
         };
         if work.is_empty() && outcome.removed == 0 {
             // Nothing changed: no commit (and no fsync) at all.
+            if whole_store {
+                *lock(&self.last_listing) = Some(listing_of(&logs));
+            }
             progress(done);
             return Ok(outcome);
         }
@@ -195,7 +238,10 @@ impl SessionIndex {
                         let Some(item) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        if tx.send(prepare(&fields, searcher, item)).is_err() {
+                        if tx
+                            .send(prepare(&fields, searcher, &self.foreign, item))
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -203,9 +249,12 @@ impl SessionIndex {
             }
             drop(tx);
             let mut since_commit = 0;
+            let budget = QueueBudget::new(WRITER_QUEUE_BYTES);
             for ready in &rx {
                 writer.delete_term(Term::from_field_text(fields.path, &ready.rel));
-                if let Err(e) = writer.add_document(ready.doc) {
+                let bytes = write_queue::doc_bytes(&ready.doc);
+                let queued = budget.admit(ready.doc, bytes, &|| cancel.is_cancelled());
+                if let Err(e) = writer.add_document(queued) {
                     failure = Some(e);
                     break;
                 }
@@ -253,6 +302,9 @@ impl SessionIndex {
         }
         outcome.cancelled = cancel.is_cancelled();
         self.set_progress(false, done);
+        if whole_store && result.is_ok() && !outcome.cancelled {
+            *lock(&self.last_listing) = Some(listing_of(&logs));
+        }
         result.map(|()| outcome)
     }
 
@@ -261,6 +313,39 @@ impl SessionIndex {
         status.updating = updating;
         status.progress = progress;
     }
+}
+
+impl SessionIndex {
+    /// Every log of the store and of the foreign sources, and the foreign origins whose
+    /// listing failed.
+    fn list_all(&self) -> Result<(Vec<LogFile>, HashSet<Origin>), SearchError> {
+        let mut logs = store_logs::list(&self.root)?;
+        let (foreign, unlisted) = foreign_logs::list(&self.foreign);
+        // A dsh session with a foreign session's id wins (docs/foreign-sources.md): compare
+        // the store's session directory names with the foreign ids encoded the same way.
+        let dsh_dirs: HashSet<&str> = if foreign.is_empty() {
+            HashSet::new()
+        } else {
+            logs.iter()
+                .filter_map(|l| l.rel.split('/').nth(1))
+                .collect()
+        };
+        let shown: Vec<LogFile> = foreign
+            .into_iter()
+            .filter(|l| {
+                l.id.as_deref()
+                    .and_then(|id| dsh_store::paths::encode_session_id(id).ok())
+                    .is_none_or(|dir| !dsh_dirs.contains(dir.as_str()))
+            })
+            .collect();
+        logs.extend(shown);
+        Ok((logs, unlisted))
+    }
+}
+
+/// The keys and stamps of `logs`, for a change check.
+fn listing_of(logs: &[LogFile]) -> Vec<(String, dsh_store::listing::Stamp)> {
+    logs.iter().map(|l| (l.rel.clone(), l.stamp)).collect()
 }
 
 /// Whether an engine error means the index files cannot be trusted.
@@ -334,16 +419,27 @@ fn known_of(
 }
 
 /// Read one log (whole or continued) into its new document.
-fn prepare(fields: &Fields, searcher: &Searcher, work: &Work<'_>) -> Ready {
+fn prepare(
+    fields: &Fields,
+    searcher: &Searcher,
+    foreign: &[dsh_foreign::ForeignSource],
+    work: &Work<'_>,
+) -> Ready {
     let log = work.log();
     if let Work::Continue(_, pos, address) = work
+        && log.origin == Origin::Dsh
         && let Some(ready) = continued(fields, searcher, log, *pos, *address)
     {
         return ready;
     }
-    match session_text::read_whole(&log.abs, log.format) {
+    let read = match (&log.id, foreign.iter().find(|s| *s.origin() == log.origin)) {
+        (Some(id), Some(source)) if log.origin != Origin::Dsh => foreign_logs::read(source, id),
+        _ => session_text::read_whole(&log.abs, log.format),
+    };
+    match read {
         Ok(text) => {
-            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false);
+            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false)
+                .of_origin(&log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::document(fields, &log.rel, &text, &state),
@@ -353,7 +449,8 @@ fn prepare(fields: &Fields, searcher: &Searcher, work: &Work<'_>) -> Ready {
         }
         Err(e) => {
             tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
-            let state = LogState::new(&log.rel, &log.stamp, log.format, None, true);
+            let state =
+                LogState::new(&log.rel, &log.stamp, log.format, None, true).of_origin(&log.origin);
             Ready {
                 rel: log.rel.clone(),
                 doc: session_doc::failed_document(fields, &log.rel, &state),

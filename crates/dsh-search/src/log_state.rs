@@ -23,6 +23,9 @@ pub struct LogState {
     pub resume: Option<(u64, u64, u64)>,
     /// The log could not be read (corrupt): nothing of it is indexed until it changes.
     pub failed: bool,
+    /// The foreign source the log belongs to (`claude-code`, `codex`); absent for dsh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// How a log on disk compares with its recorded state.
@@ -60,6 +63,22 @@ impl LogState {
             zstd: format == LogFormat::Zstd,
             resume: resume.map(|p| (p.readable_len, p.next_seq, p.line)),
             failed,
+            origin: None,
+        }
+    }
+
+    /// The same state, of a log of the foreign source `origin`.
+    pub fn of_origin(mut self, origin: &dsh_foreign::Origin) -> Self {
+        self.origin = origin.is_foreign().then(|| origin.as_str().to_owned());
+        self
+    }
+
+    /// The origin of the log: dsh unless a foreign source is recorded (one this version does
+    /// not know is `Origin::Other`, which no source of this index serves).
+    pub fn origin(&self) -> dsh_foreign::Origin {
+        match self.origin.as_deref() {
+            None => dsh_foreign::Origin::Dsh,
+            Some(name) => dsh_foreign::Origin::parse(name),
         }
     }
 

@@ -1,31 +1,42 @@
 //! A parsed query as a tantivy query: every clause must match the conversation or the
 //! session's id/cwd/title; a clause is a term, a phrase, or (while typing) a prefix.
+//!
+//! A typed word expands to the [`MAX_PREFIX_EXPANSIONS`] indexed words starting with it
+//! that occur in the most sessions (not the first ones alphabetically, which for a short
+//! prefix would be rare words such as `kaa…` rather than `kafka`).
 
-use tantivy::Term;
+use std::collections::HashMap;
+
 use tantivy::query::{
     BooleanQuery, BoostQuery, Occur, PhrasePrefixQuery, PhraseQuery, Query, TermQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{Searcher, Term};
 
 use crate::query_syntax::{Clause, ParsedQuery};
 use crate::schema::Fields;
 
 /// Terms a typed prefix may expand to, at most (per field).
 const MAX_PREFIX_EXPANSIONS: u32 = 64;
+/// Dictionary entries looked at per segment when expanding a prefix, at most.
+const PREFIX_SCAN: usize = 20_000;
 /// Weight of a match in the id, cwd or title over one in the conversation.
 const META_BOOST: f32 = 1.5;
 
 /// The tantivy query for `parsed` (which must not be empty).
-pub fn build(fields: &Fields, parsed: &ParsedQuery) -> Box<dyn Query> {
+pub fn build(searcher: &Searcher, fields: &Fields, parsed: &ParsedQuery) -> Box<dyn Query> {
     let clauses = parsed
         .clauses
         .iter()
         .map(|clause| {
             let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                (Occur::Should, in_field(fields.body, clause)),
+                (Occur::Should, in_field(searcher, fields.body, clause)),
                 (
                     Occur::Should,
-                    Box::new(BoostQuery::new(in_field(fields.meta, clause), META_BOOST)),
+                    Box::new(BoostQuery::new(
+                        in_field(searcher, fields.meta, clause),
+                        META_BOOST,
+                    )),
                 ),
             ]));
             (Occur::Must, either)
@@ -34,7 +45,7 @@ pub fn build(fields: &Fields, parsed: &ParsedQuery) -> Box<dyn Query> {
     Box::new(BooleanQuery::new(clauses))
 }
 
-fn in_field(field: Field, clause: &Clause) -> Box<dyn Query> {
+fn in_field(searcher: &Searcher, field: Field, clause: &Clause) -> Box<dyn Query> {
     let terms: Vec<Term> = clause
         .terms
         .iter()
@@ -43,16 +54,18 @@ fn in_field(field: Field, clause: &Clause) -> Box<dyn Query> {
     match (terms.as_slice(), clause.prefix) {
         ([one], false) => Box::new(TermQuery::new(one.clone(), IndexRecordOption::WithFreqs)),
         ([one], true) => {
-            // The exact word ranks by BM25; longer words starting with it match too.
-            let mut prefix = PhrasePrefixQuery::new(vec![one.clone()]);
-            prefix.set_max_expansions(MAX_PREFIX_EXPANSIONS);
-            Box::new(BooleanQuery::new(vec![
-                (
-                    Occur::Should,
-                    Box::new(TermQuery::new(one.clone(), IndexRecordOption::WithFreqs)),
-                ),
-                (Occur::Should, Box::new(prefix)),
-            ]))
+            // The exact word and its most frequent completions, each ranked by BM25.
+            let words = expansions(searcher, field, one);
+            Box::new(BooleanQuery::new(
+                words
+                    .into_iter()
+                    .map(|t| {
+                        let q: Box<dyn Query> =
+                            Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs));
+                        (Occur::Should, q)
+                    })
+                    .collect(),
+            ))
         }
         (_, false) => Box::new(PhraseQuery::new(terms)),
         (_, true) => {
@@ -60,5 +73,65 @@ fn in_field(field: Field, clause: &Clause) -> Box<dyn Query> {
             prefix.set_max_expansions(MAX_PREFIX_EXPANSIONS);
             Box::new(prefix)
         }
+    }
+}
+
+/// `prefix` itself and the indexed words of `field` starting with it that occur in the most
+/// sessions (summed over segments), at most [`MAX_PREFIX_EXPANSIONS`] in all.
+fn expansions(searcher: &Searcher, field: Field, prefix: &Term) -> Vec<Term> {
+    let start = prefix.serialized_value_bytes();
+    let mut freq: HashMap<Vec<u8>, u64> = HashMap::new();
+    for segment in searcher.segment_readers() {
+        let Ok(inverted) = segment.inverted_index(field) else {
+            continue;
+        };
+        let range = inverted.terms().range().ge(start);
+        let range = match prefix_end(start) {
+            Some(end) => range.lt(end),
+            None => range,
+        };
+        let Ok(mut stream) = range.into_stream() else {
+            continue;
+        };
+        let mut seen = 0;
+        while seen < PREFIX_SCAN && stream.advance() {
+            seen += 1;
+            *freq.entry(stream.key().to_vec()).or_default() += u64::from(stream.value().doc_freq);
+        }
+    }
+    let mut ranked: Vec<(Vec<u8>, u64)> = freq.into_iter().filter(|(k, _)| k != start).collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let keep = usize::try_from(MAX_PREFIX_EXPANSIONS).unwrap_or(usize::MAX) - 1;
+    std::iter::once(prefix.clone())
+        .chain(ranked.into_iter().take(keep).filter_map(|(k, _)| {
+            std::str::from_utf8(&k)
+                .ok()
+                .map(|text| Term::from_field_text(field, text))
+        }))
+        .collect()
+}
+
+/// The smallest byte string above every string starting with `prefix` (`None`: no bound).
+fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < u8::MAX {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::prefix_end;
+
+    #[test]
+    fn prefix_ends() {
+        assert_eq!(prefix_end(b"ka"), Some(b"kb".to_vec()));
+        assert_eq!(prefix_end(&[b'a', 0xff]), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(&[0xff, 0xff]), None);
+        assert_eq!(prefix_end(b""), None);
     }
 }

@@ -1,11 +1,19 @@
 //! The query language: words and `"quoted phrases"`, all of which must occur in a session;
 //! the last bare word matches as a prefix while the query is still being typed (no trailing
 //! space). Words are analyzed like the indexed text, so case, accents and CJK work alike.
+//!
+//! A last word of a single character is too short to be a useful prefix (it would expand
+//! to the first few of thousands of words, alphabetically): after other words it is left
+//! out until the next keystroke, so the results of the words before stay; alone (or as
+//! the end of a phrase) it matches as a whole word.
 
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::error::SearchError;
 use crate::text_analysis;
+
+/// Characters the last word needs before it matches as a prefix.
+pub const MIN_PREFIX_CHARS: usize = 2;
 
 /// One thing a session must contain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,7 +81,15 @@ pub fn parse(analyzer: &mut TextAnalyzer, query: &str) -> Result<ParsedQuery, Se
         && query.ends_with(|c: char| c != '"')
         && let Some(clause) = clauses.get_mut(i)
     {
-        clause.prefix = true;
+        let short = clause
+            .terms
+            .last()
+            .is_some_and(|t| t.chars().count() < MIN_PREFIX_CHARS);
+        if !short {
+            clause.prefix = true;
+        } else if clause.terms.len() == 1 && clauses.len() > 1 {
+            clauses.pop();
+        }
     }
     Ok(ParsedQuery { clauses })
 }
@@ -124,6 +140,24 @@ mod tests {
             ("结账页", vec![clause(&["结账", "账页"], true)]),
             ("CAFÉ", vec![clause(&["cafe"], true)]),
             ("e-mail", vec![clause(&["e", "mail"], true)]),
+            // One letter: not a prefix; after other words, left out while typing.
+            ("k", vec![clause(&["k"], false)]),
+            ("kafka r", vec![clause(&["kafka"], false)]),
+            (
+                "\"chose kafka\" r",
+                vec![clause(&["chose", "kafka"], false)],
+            ),
+            (
+                "kafka r ",
+                vec![clause(&["kafka"], false), clause(&["r"], false)],
+            ),
+            (
+                "kafka re",
+                vec![clause(&["kafka"], false), clause(&["re"], true)],
+            ),
+            ("e-m", vec![clause(&["e", "m"], false)]),
+            ("结", vec![clause(&["结"], false)]),
+            ("结账", vec![clause(&["结账"], true)]),
             ("... ,", vec![]),
             ("", vec![]),
             ("\"\"", vec![]),

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
+use dsh_foreign::{ForeignSource, Origin};
 use tantivy::collector::TopDocs;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
@@ -13,6 +14,7 @@ use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
 use crate::cache_location;
 use crate::engine::{self, Engine};
 use crate::error::SearchError;
+use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
 use crate::query_plan;
 use crate::query_syntax::{self, ParsedQuery};
@@ -86,6 +88,8 @@ pub struct SearchHit {
     /// BM25 with the recency boost; higher is better.
     pub score: f32,
     pub snippets: Vec<Snippet>,
+    /// The tool the session comes from (dsh, or a read-only foreign source).
+    pub origin: Origin,
 }
 
 /// The full-text index of one store.
@@ -94,6 +98,11 @@ pub struct SessionIndex {
     engine: RwLock<Arc<Engine>>,
     pub(crate) status: Mutex<IndexStatus>,
     pub(crate) analyzer: TextAnalyzer,
+    /// Every log and its stamp as of the last complete update of the whole store, so a
+    /// change check ([`SessionIndex::refresh_if_changed`]) needs no index access.
+    pub(crate) last_listing: Mutex<Option<Vec<(String, dsh_store::listing::Stamp)>>>,
+    /// Other tools' sessions indexed beside the store's.
+    pub(crate) foreign: Vec<ForeignSource>,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -141,7 +150,18 @@ impl SessionIndex {
                 ..IndexStatus::default()
             }),
             analyzer: text_analysis::analyzer(),
+            last_listing: Mutex::new(None),
+            foreign: Vec::new(),
         })
+    }
+
+    /// Index these foreign sources' sessions too (docs/foreign-sources.md): listed and
+    /// stamped like the store's logs, read whole when they change, found with their origin.
+    /// Sessions of a source left out are dropped from the index at the next update.
+    #[must_use]
+    pub fn with_foreign_sources(mut self, sources: Vec<ForeignSource>) -> SessionIndex {
+        self.foreign = sources;
+        self
     }
 
     /// The store root this index covers.
@@ -204,7 +224,7 @@ impl SessionIndex {
         let engine = self.engine();
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
-        let plan = query_plan::build(&engine.fields, &parsed);
+        let plan = query_plan::build(&searcher, &engine.fields, &parsed);
         let now = dsh_store::event::now_ms();
         // Some hits may turn out stale; ask for a few more than needed.
         let wanted = limit.saturating_mul(2).saturating_add(4);
@@ -251,29 +271,46 @@ impl SessionIndex {
         score: f32,
     ) -> Option<SearchHit> {
         let state = stored.state.as_ref()?;
-        let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
+        let origin = state.origin();
         let format = if state.zstd {
             dsh_store::reader::LogFormat::Zstd
         } else {
             dsh_store::reader::LogFormat::Plain
         };
-        let current = if state.change(&stamp, format) == Change::Unchanged {
-            stored
+        let (current, changed) = if origin == Origin::Dsh {
+            let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
+            if state.change(&stamp, format) == Change::Unchanged {
+                (stored, false)
+            } else {
+                (fresh(&abs, format, &stored.path)?, true)
+            }
         } else {
-            fresh(&abs, format, &stored.path)?
+            // Only the sources this index was given are searched.
+            let source = self.foreign.iter().find(|s| *s.origin() == origin)?;
+            let path = foreign_logs::path_of_key(&origin, &stored.path)?;
+            let stamp = foreign_logs::stat(Path::new(path))?;
+            if state.change(&stamp, format) == Change::Unchanged {
+                (stored, false)
+            } else {
+                let text = foreign_logs::read(source, &stored.id).ok()?;
+                (stored_of(&stored.path, text), true)
+            }
         };
-        let meta = [
-            Some(current.id.as_str()),
-            current.cwd.as_deref(),
-            current.title.as_deref(),
-        ];
-        let texts = current
-            .messages
-            .iter()
-            .map(|m| m.text.as_str())
-            .chain(meta.into_iter().flatten());
-        if !snippets::all_clauses_match(analyzer, parsed, texts) {
-            return None;
+        // An unchanged log matched in the index as it is; a changed one must match again.
+        if changed {
+            let meta = [
+                Some(current.id.as_str()),
+                current.cwd.as_deref(),
+                current.title.as_deref(),
+            ];
+            let texts = current
+                .messages
+                .iter()
+                .map(|m| m.text.as_str())
+                .chain(meta.into_iter().flatten());
+            if !snippets::all_clauses_match(analyzer, parsed, texts) {
+                return None;
+            }
         }
         let snippets = snippets::snippets(analyzer, parsed, &current.messages, SNIPPETS_PER_HIT);
         Some(SearchHit {
@@ -284,6 +321,7 @@ impl SessionIndex {
             created_at: current.created_at,
             score,
             snippets,
+            origin,
         })
     }
 }
@@ -291,7 +329,12 @@ impl SessionIndex {
 /// A changed log read again, as a stored session would hold it.
 fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<StoredSession> {
     let text = session_text::read_whole(abs, format).ok()?;
-    Some(StoredSession {
+    Some(stored_of(rel, text))
+}
+
+/// `text` read from the log keyed `rel`, as a stored session would hold it.
+fn stored_of(rel: &str, text: session_text::SessionText) -> StoredSession {
+    StoredSession {
         path: rel.to_owned(),
         id: text.header.id.clone(),
         cwd: text.header.cwd.clone(),
@@ -300,7 +343,7 @@ fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<
         last_time: text.last_time,
         messages: text.messages,
         state: None::<LogState>,
-    })
+    }
 }
 
 /// `1 + RECENCY` for a session active now, halving its gain every half-life.

@@ -62,7 +62,7 @@ fn resumable(end: ScanPos, torn: Option<&reader::TornTail>) -> Option<ScanPos> {
     torn.is_none_or(|t| t.reason == UNTERMINATED).then_some(end)
 }
 
-fn message_of(event: &dsh_store::Event) -> Option<IndexedMessage> {
+pub(crate) fn message_of(event: &dsh_store::Event) -> Option<IndexedMessage> {
     let item = project_event(event)?;
     Some(IndexedMessage {
         role: item.role,

@@ -1,6 +1,7 @@
 //! Finding the query in a session's messages again, to show where it matched: the same
 //! analyzer and the same clause rules as the index, over the stored (or freshly read) text.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use dsh_reference::TurnRole;
@@ -8,7 +9,7 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use crate::query_syntax::{Clause, ParsedQuery};
 use crate::session_text::IndexedMessage;
-use crate::text_analysis::{self, Term};
+use crate::text_analysis::Term;
 
 /// Message text scanned per session for snippets at most (bytes); bounds the cost of a hit
 /// on a huge session.
@@ -32,27 +33,55 @@ pub struct Snippet {
     pub highlights: Vec<Range<usize>>,
 }
 
-/// Byte ranges of `text` where each clause matches, as `(clause index, range)`.
+/// Byte ranges of `text` where each clause matches, as `(clause index, range)`, in the
+/// order their last term occurs. Streams the terms, keeping only the last few (as many as
+/// the longest clause has), their buffers reused.
 fn matches_in(
     analyzer: &mut TextAnalyzer,
     clauses: &[Clause],
     text: &str,
 ) -> Vec<(usize, Range<usize>)> {
-    let terms = text_analysis::terms(analyzer, text);
+    let longest = clauses.iter().map(|c| c.terms.len()).max().unwrap_or(0);
     let mut out = Vec::new();
-    for (ci, clause) in clauses.iter().enumerate() {
-        let n = clause.terms.len();
-        if n == 0 || terms.len() < n {
-            continue;
-        }
-        for start in 0..=terms.len() - n {
-            let window = &terms[start..start + n];
+    if longest == 0 {
+        return out;
+    }
+    let mut recent: VecDeque<Term> = VecDeque::with_capacity(longest);
+    let mut stream = analyzer.token_stream(text);
+    while let Some(token) = stream.next() {
+        let mut slot = if recent.len() == longest {
+            recent.pop_front().unwrap_or_else(empty_term)
+        } else {
+            empty_term()
+        };
+        slot.text.clear();
+        slot.text.push_str(&token.text);
+        slot.position = token.position;
+        slot.start = token.offset_from;
+        slot.end = token.offset_to;
+        recent.push_back(slot);
+        let window_all = recent.make_contiguous();
+        for (ci, clause) in clauses.iter().enumerate() {
+            let n = clause.terms.len();
+            if n == 0 || window_all.len() < n {
+                continue;
+            }
+            let window = &window_all[window_all.len() - n..];
             if clause_matches(clause, window) {
                 out.push((ci, window[0].start..window[n - 1].end));
             }
         }
     }
     out
+}
+
+fn empty_term() -> Term {
+    Term {
+        text: String::new(),
+        position: 0,
+        start: 0,
+        end: 0,
+    }
 }
 
 fn clause_matches(clause: &Clause, window: &[Term]) -> bool {
@@ -194,6 +223,7 @@ fn ceil_boundary(text: &str, mut i: usize) -> usize {
 mod tests {
     use super::*;
     use crate::query_syntax::parse;
+    use crate::text_analysis;
     use pretty_assertions::assert_eq;
 
     fn msg(seq: u64, text: &str) -> IndexedMessage {

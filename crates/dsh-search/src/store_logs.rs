@@ -4,18 +4,23 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use dsh_foreign::Origin;
 use dsh_store::QueryError;
 use dsh_store::listing::{Stamp, log_in, sorted_subdirs};
 use dsh_store::reader::LogFormat;
 
-/// One session log in the store.
+/// One session log in the store (or of a foreign source).
 #[derive(Debug, Clone)]
 pub struct LogFile {
-    /// Path relative to the root with `/` separators: the index key.
+    /// The index key: the path relative to the root with `/` separators for a dsh log,
+    /// `<origin>:<path>` for a foreign one.
     pub rel: String,
     pub abs: PathBuf,
     pub format: LogFormat,
     pub stamp: Stamp,
+    pub origin: Origin,
+    /// The namespaced session id of a foreign log (a dsh log's id is in its header).
+    pub id: Option<String>,
 }
 
 fn io_err(path: &Path, source: io::Error) -> QueryError {
@@ -56,6 +61,8 @@ pub fn list(root: &Path) -> Result<Vec<LogFile>, QueryError> {
                 abs: loc.path.clone(),
                 format: loc.format,
                 stamp: Stamp::of(&meta),
+                origin: Origin::Dsh,
+                id: None,
             });
         }
     }

@@ -160,6 +160,80 @@ fn text_handling_table() {
     assert_eq!(&hostile.text[r], "evilword");
 }
 
+/// A short prefix expands to the words that occur in the most sessions, not to the first
+/// ones alphabetically; a one-letter last word is no prefix (docs/search.md, queries).
+#[test]
+fn short_prefixes_expand_to_frequent_words() {
+    let fx = Fixture::new();
+    // 200 rare words sorting before `kafka`, all in one session.
+    let rare: Vec<String> = (0..200).map(|i| format!("kaa{i:03}")).collect();
+    Log::create(fx.root(), "rare", "/w", 1).user(&rare.join(" "));
+    for id in ["k1", "k2", "k3"] {
+        Log::create(fx.root(), id, "/w", 1).user("we chose kafka for the queue");
+    }
+    Log::create(fx.root(), "other", "/w", 1).user("redis only, and the letter k alone");
+    let index = fx.index();
+    refresh(&index);
+    for q in ["ka", "kaf", "kafk"] {
+        let found = ids(&index, q);
+        for id in ["k1", "k2", "k3"] {
+            assert!(found.contains(&id.to_owned()), "{q:?}: {found:?}");
+        }
+    }
+    assert_eq!(ids(&index, "kaa1"), ["rare"]);
+    // One letter alone: the word itself, not every word starting with it.
+    assert_eq!(ids(&index, "k"), ["other"]);
+    // After other words it waits for the next keystroke: the results stay.
+    assert_eq!(ids(&index, "queue k"), ["k1", "k2", "k3"]);
+    assert_eq!(ids(&index, "queue k "), Vec::<String>::new());
+}
+
+/// The change check costs one listing and finds what another writer appended, added or
+/// removed; with nothing changed it does no update at all.
+#[test]
+fn change_check_finds_other_writers_changes() {
+    let fx = Fixture::new();
+    let mut log = Log::create(fx.root(), "s1", "/w", 1);
+    log.user("first words");
+    let index = fx.index();
+    // Before any complete update there is nothing to compare with: it updates.
+    let first = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(first.map(|o| o.indexed), Some(1));
+    assert_eq!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap(),
+        None
+    );
+    log.user("then a walrus appeared");
+    let grown = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(grown.map(|o| o.appended), Some(1));
+    assert_eq!(ids(&index, "walrus"), ["s1"]);
+    Log::create(fx.root(), "s2", "/w", 2).user("a walrus again");
+    assert!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(ids(&index, "walrus"), ["s1", "s2"]);
+    fs::remove_file(&log.path).unwrap();
+    let removed = index
+        .refresh_if_changed(&Cancel::new(), &mut |_| {})
+        .unwrap();
+    assert_eq!(removed.map(|o| o.removed), Some(1));
+    assert_eq!(
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap(),
+        None
+    );
+}
+
 #[test]
 fn invalid_and_empty_queries() {
     let fx = Fixture::new();

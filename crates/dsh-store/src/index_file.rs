@@ -5,7 +5,7 @@
 //! The file is a cache, never a source of truth. It only seeds the in-memory caches: every
 //! project is listed again and every entry is revalidated by a stat of its own log (inode,
 //! length, mtime, ctime), never by a directory mtime; a mismatch is a miss, and a header whose
-//! id does not match its directory is dropped. It is read only if it is a regular file owned
+//! id or cwd does not match its directories is dropped. It is read only if it is a regular file owned
 //! by this user and writable by nobody else, and only up to [`MAX_INDEX_BYTES`]; anything
 //! else is ignored and replaced. Written to a temp file and renamed into place.
 

@@ -24,6 +24,7 @@ pub mod recent_titles;
 pub mod store;
 pub mod surface_scan;
 pub mod writer;
+mod zstd_stream;
 
 pub use error::StoreError;
 pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, Source, SurfaceOp};

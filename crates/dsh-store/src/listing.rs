@@ -327,10 +327,12 @@ impl HeaderIndex {
                     project.mtime = None;
                     continue;
                 }
-                // A stored header must belong to its directory, or it is dropped.
+                // A stored header must belong to its directories (its id to the session's,
+                // its cwd to the project's), or it is dropped.
                 let header = session.header.filter(|h| {
                     log.is_some()
                         && paths::encode_session_id(&h.id).is_ok_and(|enc| enc == session.name)
+                        && paths::project_dir_name(h.cwd.as_deref()) == record.name
                 });
                 // Without a usable header the log is read again.
                 let log = log.filter(|_| header.is_some());

@@ -290,7 +290,7 @@ impl SessionStore {
     }
 
     /// Single writer. Existing session: takes the advisory lock ([`StoreError::Busy`] if held
-    /// elsewhere), truncates a torn tail, loads events. Absent session and `create =
+    /// elsewhere), truncates a torn tail, folds its events. Absent session and `create =
     /// Some(header)`: nothing on disk until the first append, which publishes the file
     /// atomically. Absent and `None`: [`QueryError::NotFound`] (as [`StoreError::Query`]).
     pub fn open_writer(
@@ -298,12 +298,23 @@ impl SessionStore {
         id: &str,
         create: Option<SessionHeader>,
     ) -> Result<SessionWriter, StoreError> {
+        self.open_writer_observing(id, create, &mut |_| {})
+    }
+
+    /// [`open_writer`](Self::open_writer), showing every readable event of an existing log
+    /// to `observe` as it is loaded (one pass; the writer keeps none of them).
+    pub fn open_writer_observing(
+        &self,
+        id: &str,
+        create: Option<SessionHeader>,
+        observe: &mut dyn FnMut(&crate::Event),
+    ) -> Result<SessionWriter, StoreError> {
         let format = encoding::write_format(self.root(), self.inner.compression)?;
         match self.locate(id)? {
             Some(loc) => {
                 nofollow::check_below(self.root(), &loc.path)
                     .map_err(|e| StoreError::io(&loc.path, e))?;
-                SessionWriter::open_existing(loc.path, loc.format, id, &self.inner.limits)
+                SessionWriter::open_existing(loc.path, loc.format, id, &self.inner.limits, observe)
             }
             None => match create {
                 None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
@@ -335,6 +346,7 @@ impl SessionStore {
                         self.root().to_owned(),
                         dir,
                         format,
+                        &self.inner.limits,
                     ))
                 }
             },

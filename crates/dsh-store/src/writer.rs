@@ -3,21 +3,28 @@
 //! logs alike: each flushed batch is written the way dsh's backend writes it (chunk runs
 //! packed into rows; for zstd, one checksummed frame per batch after a header-only frame).
 //!
+//! Memory does not grow with the log: the writer keeps the next seq, the last time, the
+//! folded surface's seqs and the pending batch; [`SessionWriter::read_log`] streams the
+//! events back from disk for whoever needs more.
+//!
 //! The lock is `flock`-style on the log file itself (`File::try_lock`), held for the
 //! writer's lifetime; a second writer, in this process or another, gets
 //! [`StoreError::Busy`]. Readers never lock.
 
+use std::cell::RefCell;
 use std::fs::{self, File};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
-use super::dsh_compat::{self, DecodedFrames, StoredLine};
+use super::dsh_compat::{self, StoredLine};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::fold::SurfaceFolder;
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
 use super::reader::{self, LogFormat};
+use super::zstd_stream::{self, FrameEnds, Frames, ReadAt};
 
 /// An event to append; the writer assigns `seq` and `time`.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,7 +126,11 @@ pub struct SessionWriter {
     header: SessionHeader,
     path: PathBuf,
     format: LogFormat,
-    events: Vec<Event>,
+    limits: reader::Limits,
+    /// Seq the next event gets (= events in the log, buffered ones included).
+    next_seq: u64,
+    /// Time of the last event (`i64::MIN` before the first).
+    last_time: i64,
     folder: SurfaceFolder,
     pending: PendingBatch,
     state: State,
@@ -131,15 +142,16 @@ impl std::fmt::Debug for SessionWriter {
             .field("id", &self.header.id)
             .field("path", &self.path)
             .field("format", &self.format)
-            .field("events", &self.events.len())
+            .field("next_seq", &self.next_seq)
             .finish_non_exhaustive()
     }
 }
 
-/// What opening an existing log found: its events and where its readable part ends.
+/// What opening an existing log found: its fold state and where its readable part ends.
 struct Loaded {
     header: SessionHeader,
-    events: Vec<Event>,
+    next_seq: u64,
+    last_time: i64,
     folder: SurfaceFolder,
     /// Length the file must be cut to, and bytes (a new zstd frame) to write after the cut.
     keep_len: u64,
@@ -148,24 +160,26 @@ struct Loaded {
 }
 
 impl SessionWriter {
-    /// Open an existing log of either encoding: lock it, cut a torn tail, load its events.
+    /// Open an existing log of either encoding: lock it, cut a torn tail, fold its events,
+    /// showing each readable one to `observe` (the only time the loaded events are seen).
     pub(crate) fn open_existing(
         path: PathBuf,
         format: LogFormat,
         id: &str,
         limits: &reader::Limits,
+        observe: &mut dyn FnMut(&Event),
     ) -> Result<Self, StoreError> {
         let mut file =
             super::nofollow::open_regular_rw(&path).map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &path, id)?;
-        let loaded = match format {
-            LogFormat::Plain => load_plain(&path, &file, limits)?,
-            LogFormat::Zstd => load_zstd(&path, &mut file, limits)?,
-        };
-        reader::check_header_id(&path, &loaded.header, id)?;
         let file_len = file
             .seek(SeekFrom::End(0))
             .map_err(|e| StoreError::io(&path, e))?;
+        let loaded = match format {
+            LogFormat::Plain => load_plain(&path, &file, file_len, limits, observe)?,
+            LogFormat::Zstd => load_zstd(&path, &file, file_len, limits, observe)?,
+        };
+        reader::check_header_id(&path, &loaded.header, id)?;
         if loaded.keep_len < file_len || !loaded.rewrite.is_empty() {
             tracing::warn!(
                 path = %path.display(),
@@ -185,7 +199,9 @@ impl SessionWriter {
             header: loaded.header,
             path,
             format,
-            events: loaded.events,
+            limits: *limits,
+            next_seq: loaded.next_seq,
+            last_time: loaded.last_time,
             folder: loaded.folder,
             pending: PendingBatch::default(),
             state: State::Open {
@@ -203,6 +219,7 @@ impl SessionWriter {
         root: PathBuf,
         dir: PathBuf,
         format: LogFormat,
+        limits: &reader::Limits,
     ) -> Self {
         let name = match format {
             LogFormat::Plain => LOG_FILE,
@@ -212,7 +229,9 @@ impl SessionWriter {
             path: dir.join(name),
             header,
             format,
-            events: Vec::new(),
+            limits: *limits,
+            next_seq: 0,
+            last_time: i64::MIN,
             folder: SurfaceFolder::new(),
             pending: PendingBatch::default(),
             state: State::Pending { dir, root },
@@ -239,9 +258,69 @@ impl SessionWriter {
         self.format
     }
 
-    /// Everything in the log so far (buffered appends included).
-    pub fn events(&self) -> &[Event] {
-        &self.events
+    /// How many events the log holds so far (buffered appends included): the next seq.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
+    }
+
+    /// Stream every event of the log so far, in seq order, buffered appends included: the
+    /// written part is read again from disk through the locked handle (never held whole).
+    /// An error from `on_event` stops the read and is returned.
+    pub fn read_log(
+        &self,
+        on_event: &mut dyn FnMut(Event) -> Result<(), QueryError>,
+    ) -> Result<(), StoreError> {
+        let written = self.next_seq - self.pending.events.len() as u64;
+        if let State::Open { file, len, .. } = &self.state {
+            let path = &self.path;
+            let mut seen = 0u64;
+            let mut deliver = |event: Event, _: u64| {
+                seen += 1;
+                on_event(event)
+            };
+            let summary = match self.format {
+                LogFormat::Plain => {
+                    let src =
+                        std::io::BufReader::with_capacity(256 * 1024, ReadAt::new(file, 0, *len));
+                    reader::scan_limited(path, src, &self.limits, &mut deliver)?
+                }
+                LogFormat::Zstd => {
+                    let src = std::io::BufReader::with_capacity(
+                        256 * 1024,
+                        Frames::new(file, 0, *len, Rc::default()),
+                    );
+                    reader::scan_limited(path, src, &self.limits, &mut deliver)?
+                }
+            };
+            if summary.next_seq != written || summary.torn_tail.is_some() {
+                return Err(QueryError::Corrupt {
+                    path: path.clone(),
+                    line: summary.lines,
+                    reason: format!(
+                        "log changed under its writer: {} readable events, {written} written",
+                        summary.next_seq
+                    ),
+                }
+                .into());
+            }
+        } else if written > 0 {
+            return Err(self.poisoned());
+        }
+        for event in &self.pending.events {
+            on_event(event.clone())?;
+        }
+        Ok(())
+    }
+
+    /// Every event of the log so far, collected from [`read_log`](Self::read_log): memory
+    /// grows with the log, so this is for tests and small logs, never a long session.
+    pub fn read_all_events(&self) -> Result<Vec<Event>, StoreError> {
+        let mut events = Vec::new();
+        self.read_log(&mut |e| {
+            events.push(e);
+            Ok(())
+        })?;
+        Ok(events)
     }
 
     /// Current surface seqs (docs/session-store.md: surface folding).
@@ -327,20 +406,19 @@ impl SessionWriter {
         if let Some(f) = folder {
             self.folder = f;
         }
-        self.events.extend(events.iter().cloned());
+        self.next_seq += events.len() as u64;
+        if let Some(last) = events.last() {
+            self.last_time = last.time;
+        }
         Ok(events)
     }
 
     /// The batch as events with the next seqs and non-decreasing times.
     fn stamp(&self, batch: Vec<NewEvent>) -> Result<Vec<Event>, StoreError> {
         let id = &self.header.id;
-        let mut time = self
-            .events
-            .last()
-            .map_or(i64::MIN, |e| e.time)
-            .max(now_ms());
+        let mut time = self.last_time.max(now_ms());
         let mut events = Vec::with_capacity(batch.len());
-        for (next_seq, new) in (self.events.len() as u64..).zip(batch) {
+        for (next_seq, new) in (self.next_seq..).zip(batch) {
             let event = Event {
                 seq: next_seq,
                 time,
@@ -470,66 +548,102 @@ fn header_bytes(header: &SessionHeader, format: LogFormat) -> Result<Vec<u8>, St
     }
 }
 
-/// Scan a plain log: its events, and the length of its readable prefix.
-fn load_plain(path: &Path, file: &File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
-    let (events, folder, summary) = scan_events(
-        path,
-        std::io::BufReader::with_capacity(256 * 1024, file),
-        limits,
-    )?;
+/// Scan a plain log: its fold state, and the length of its readable prefix.
+fn load_plain(
+    path: &Path,
+    file: &File,
+    file_len: u64,
+    limits: &reader::Limits,
+    observe: &mut dyn FnMut(&Event),
+) -> Result<Loaded, StoreError> {
+    let src = std::io::BufReader::with_capacity(256 * 1024, ReadAt::new(file, 0, file_len));
+    let (fold, summary) = scan_events(path, src, limits, observe, &mut |_| {})?;
     Ok(Loaded {
         header: summary.header,
-        events,
-        folder,
+        next_seq: summary.next_seq,
+        last_time: fold.last_time,
+        folder: fold.folder,
         keep_len: summary.readable_len,
         rewrite: Vec::new(),
         torn_line: summary.torn_tail.map(|t| t.line),
     })
 }
 
-/// Decode a zstd log frame by frame and scan it: the cut keeps whole frames; when the
-/// readable part ends inside a frame, that frame's readable lines are written again as a
-/// new frame.
-fn load_zstd(path: &Path, file: &mut File, limits: &reader::Limits) -> Result<Loaded, StoreError> {
-    let mut data = Vec::new();
-    file.read_to_end(&mut data)
-        .map_err(|e| StoreError::io(path, e))?;
-    let frames = DecodedFrames::decode(&data).map_err(|e| QueryError::Corrupt {
-        path: path.to_owned(),
-        line: e.line,
-        reason: e.to_string(),
-    })?;
-    let (events, folder, summary) = scan_events(path, frames.plaintext.as_slice(), limits)?;
-    let (keep_len, rest) = frames.cut_at(summary.readable_len);
-    let rewrite = if rest.is_empty() {
-        Vec::new()
+/// Decode a zstd log frame by frame while scanning it: the cut keeps whole frames; when the
+/// readable part ends inside a frame, that frame's readable lines are written again as a new
+/// frame. Only the frame boundaries after the last readable line are remembered.
+fn load_zstd(
+    path: &Path,
+    file: &File,
+    file_len: u64,
+    limits: &reader::Limits,
+    observe: &mut dyn FnMut(&Event),
+) -> Result<Loaded, StoreError> {
+    let ends: FrameEnds = Rc::new(RefCell::new(vec![(0, 0)]));
+    let src = std::io::BufReader::with_capacity(
+        256 * 1024,
+        Frames::new(file, 0, file_len, Rc::clone(&ends)),
+    );
+    let mut prune = |readable: u64| {
+        let mut ends = ends.borrow_mut();
+        // The cut is the last boundary at or before the readable end, which only grows.
+        let keep_from = ends.iter().rposition(|&(_, plain)| plain <= readable);
+        if let Some(i) = keep_from.filter(|&i| i > 0) {
+            ends.drain(..i);
+        }
+    };
+    let (fold, summary) = scan_events(path, src, limits, observe, &mut prune)?;
+    let (file_end, plain_end) = ends
+        .borrow()
+        .iter()
+        .rev()
+        .find(|&&(_, plain)| plain <= summary.readable_len)
+        .copied()
+        .unwrap_or((0, 0));
+    let rewrite = if plain_end < summary.readable_len {
+        zstd_stream::reframe_prefix(file, file_end, file_len, summary.readable_len - plain_end)
+            .map_err(|e| StoreError::io(path, e))?
     } else {
-        dsh_compat::encode_frame(rest).map_err(|e| StoreError::io(path, e))?
+        Vec::new()
     };
     Ok(Loaded {
         header: summary.header,
-        events,
-        folder,
-        keep_len,
+        next_seq: summary.next_seq,
+        last_time: fold.last_time,
+        folder: fold.folder,
+        keep_len: file_end,
         rewrite,
         torn_line: summary.torn_tail.map(|t| t.line),
     })
 }
 
-/// Every readable event of a log, folded; a log that breaks the folding rules is corrupt.
+/// What folding a whole log leaves the writer.
+struct Folded {
+    folder: SurfaceFolder,
+    last_time: i64,
+}
+
+/// Fold every readable event of a log, showing each to `observe` and the end of its line
+/// to `readable`; a log that breaks the folding rules is corrupt.
 fn scan_events(
     path: &Path,
     src: impl std::io::BufRead,
     limits: &reader::Limits,
-) -> Result<(Vec<Event>, SurfaceFolder, reader::ScanSummary), StoreError> {
-    let mut events = Vec::new();
-    let mut folder = SurfaceFolder::new();
+    observe: &mut dyn FnMut(&Event),
+    readable: &mut dyn FnMut(u64),
+) -> Result<(Folded, reader::ScanSummary), StoreError> {
+    let mut folded = Folded {
+        folder: SurfaceFolder::new(),
+        last_time: i64::MIN,
+    };
     let mut fold_failure = None;
-    let summary = reader::scan_limited(path, src, limits, &mut |event, line| {
-        if let Err(e) = folder.push(&event) {
-            fold_failure.get_or_insert((line, e));
+    let summary = reader::scan_at_limited(path, src, limits, &mut |event, pos| {
+        if let Err(e) = folded.folder.push(&event) {
+            fold_failure.get_or_insert((pos.line, e));
         }
-        events.push(event);
+        folded.last_time = event.time;
+        readable(pos.offset + pos.len);
+        observe(&event);
         Ok(())
     })?;
     if let Some((line, e)) = fold_failure {
@@ -540,7 +654,7 @@ fn scan_events(
         }
         .into());
     }
-    Ok((events, folder, summary))
+    Ok((folded, summary))
 }
 
 fn lock(file: &File, path: &Path, id: &str) -> Result<(), StoreError> {

@@ -113,15 +113,15 @@ fn run_child(root: &Path, compression: Compression) {
     let header = SessionHeader::new(SESSION, 1, Some("/crash/test".into()));
     let mut writer = store.open_writer(SESSION, Some(header)).unwrap();
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "open {}", writer.events().len()).unwrap();
+    writeln!(stdout, "open {}", writer.next_seq()).unwrap();
     stdout.flush().unwrap();
-    let turns = writer
-        .events()
+    let logged = writer.read_all_events().unwrap();
+    let turns = logged
         .iter()
         .filter(|e| matches!(e.data, EventData::TurnStart { .. }));
     let first_turn = turns.count() as u64 + 1;
     for n in first_turn..first_turn + CHILD_MAX_BATCHES {
-        let seq = writer.events().len() as u64;
+        let seq = writer.next_seq();
         let (buffered, durable) = turn_batches(n, seq);
         // One event per call, as the agent streams them.
         for event in buffered {
@@ -347,7 +347,7 @@ fn crash_rounds(name: &str, compression: Compression) {
             );
         }
         let reopened: Vec<Event> = events.iter().map(|(e, _)| e.clone()).collect();
-        assert_eq!(writer.events(), reopened.as_slice());
+        assert_eq!(writer.read_all_events().unwrap(), reopened);
         drop(writer);
         let (again, summary) = read_all(&loc.path, format).unwrap();
         assert!(summary.torn_tail.is_none());
@@ -363,7 +363,7 @@ fn crash_rounds(name: &str, compression: Compression) {
         let surface = store.read_surface(SESSION).unwrap();
         assert_eq!(surface.captured_through_seq, Some(last_len as u64 - 1));
         let mut writer = store.open_writer(SESSION, None).unwrap();
-        let seq = writer.events().len() as u64;
+        let seq = writer.next_seq();
         let (a, b) = turn_batches(seq / 4 + 1, seq);
         writer.append(a.into_iter().chain(b).collect()).unwrap();
         // A second writer is refused while this one is open.

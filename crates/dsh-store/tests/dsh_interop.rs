@@ -488,7 +488,7 @@ fn a_torn_final_frame_is_a_torn_tail_cut_on_the_next_open() {
         let surface = store.read_surface(FIXTURE_ID).unwrap();
         assert_eq!(surface.captured_through_seq, Some(43), "cut {cut}");
         let writer = store.open_writer(FIXTURE_ID, None).unwrap();
-        assert_eq!(writer.events().len(), 44);
+        assert_eq!(writer.next_seq(), 44);
         drop(writer);
         assert_eq!(
             fs::read(&path).unwrap(),

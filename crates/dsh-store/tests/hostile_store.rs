@@ -122,7 +122,7 @@ fn a_line_over_the_limit_is_corruption_mid_log_and_a_torn_tail_at_the_end() {
         Err(StoreError::Query(QueryError::Corrupt { line: 3, .. }))
     ));
     let w = store.open_writer("tail", None).unwrap();
-    assert_eq!(w.events().len(), 1);
+    assert_eq!(w.next_seq(), 1);
     // With the default limit both logs read whole.
     let default = store_with(&root, Limits::default());
     assert!(
@@ -483,4 +483,81 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
     let store = SessionStore::with_options(&root, Some(cache.clone()), false, Limits::default());
     store.list_sessions().unwrap();
     assert_eq!(store.read_title("beta").unwrap().as_deref(), Some("Beta"));
+}
+
+/// Issue 14, point 6: an index record is served only while every stamp field of its own log
+/// (length, mtime, ctime, inode) matches and its header agrees with its directories; each
+/// edit below (spoofed title, edited cwd and createdAt) with one stamp field wrong, and an
+/// edited cwd with every stamp intact, leaves every answer as the logs give it.
+#[test]
+fn index_records_are_misses_unless_their_own_log_and_directories_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let log = |id: &str, created: i64| {
+        format!(
+            "{}{}{}",
+            header_line(id, created, Some("/p")),
+            turn_start(0),
+            title_line(1, &format!("Title of {id}"))
+        )
+    };
+    write_log(&root, "--p--", "alpha", &log("alpha", 1));
+    write_log(&root, "--p--", "beta", &log("beta", 2));
+    let index = tmp.path().join("cache").join(INDEX_FILE);
+    let view = |root: &Path| {
+        let store = store_with(root, Limits::default());
+        let list = store.list_sessions().unwrap();
+        list.iter()
+            .map(|h| {
+                (
+                    h.id.clone(),
+                    h.cwd.clone(),
+                    h.created_at,
+                    store.read_title(&h.id).unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let want = view(&root);
+    assert_eq!(want.len(), 2);
+    // A second view writes the titles it cached too.
+    assert_eq!(view(&root), want);
+    let pristine: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    assert_eq!(
+        pristine["titles"].as_array().unwrap().len(),
+        2,
+        "{pristine}"
+    );
+    let edit = |stamp_field: Option<&str>| {
+        let wrong = |field: &str| match field {
+            "len" => json!(1),
+            "file_id" => json!([1, 1]),
+            _ => json!([1, 0]),
+        };
+        let mut record = pristine.clone();
+        for project in record["projects"].as_array_mut().unwrap() {
+            for session in project["sessions"].as_array_mut().unwrap() {
+                session["header"]["cwd"] = json!("/elsewhere");
+                session["header"]["createdAt"] = json!(99);
+                if let Some(field) = stamp_field {
+                    session["log"][1][field] = wrong(field);
+                }
+            }
+        }
+        for t in record["titles"].as_array_mut().unwrap() {
+            if let Some(field) = stamp_field {
+                t["title"] = json!("spoofed");
+                t["stamp"][field] = wrong(field);
+            }
+        }
+        fs::write(&index, record.to_string()).unwrap();
+    };
+    for field in ["len", "mtime", "ctime", "file_id"] {
+        edit(Some(field));
+        assert_eq!(view(&root), want, "{field} wrong");
+    }
+    // Every stamp intact but the cwd edited: the header no longer fits its project
+    // directory, so it is read again from the log.
+    edit(None);
+    assert_eq!(view(&root), want, "cwd edited");
 }
