@@ -510,6 +510,16 @@ pub(crate) fn decode_line_limited(
     decode_exact(&body, next_seq, limits)
 }
 
+/// The record of a line: one UTF-8 check of the whole line, then a parse that does not
+/// check each string piece again; a line that is not UTF-8 is parsed from its bytes so the
+/// error says where.
+fn parse_record(body: &[u8]) -> serde_json::Result<RawRecord> {
+    match simdutf8::basic::from_utf8(body) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(body),
+    }
+}
+
 /// [`decode_line_limited`] without the fast path for message lines: the reference decoder,
 /// on a line already repaired of lone surrogates.
 pub(crate) fn decode_exact(
@@ -517,8 +527,7 @@ pub(crate) fn decode_exact(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
-    let raw: RawRecord =
-        serde_json::from_slice(body).map_err(|e| format!("unparsable line: {e}"))?;
+    let raw = parse_record(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
         if raw.seq0 != Some(next_seq) {
             return Err(format!(
