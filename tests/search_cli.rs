@@ -270,7 +270,13 @@ fn several_processes_search_while_one_indexes() {
         .collect();
     for child in children {
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            out.status.success(),
+            "{:?}: {} {}",
+            out.status,
+            stderr(&out),
+            stdout(&out)
+        );
         let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
         // Whoever indexed sees everything; the others see what was committed so far.
         assert!(hits.as_array().unwrap().len() <= 400);

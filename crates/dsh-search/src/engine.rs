@@ -82,14 +82,33 @@ pub fn open_dir(dir: &Path) -> Result<(Engine, Option<String>), SearchError> {
             }
         }
     }
+    // The format mark goes in first, and whole (a rename): another process that sees this
+    // index's meta.json must never find the mark missing and wipe a live index.
+    write_format_mark(dir)?;
     let (schema, fields) = schema::build();
     let directory = MmapDirectory::open(dir).map_err(|e| SearchError::unavailable(dir, e))?;
     let index = Index::builder()
         .schema(schema)
         .settings(settings())
         .open_or_create(directory)?;
-    fs::write(dir.join(FORMAT_FILE), FORMAT).map_err(|e| SearchError::unavailable(dir, e))?;
     Ok((prepared(index, fields, Some(dir.to_owned()))?, notice))
+}
+
+/// Write [`FORMAT_FILE`] atomically: a temporary file of this process renamed over it.
+fn write_format_mark(dir: &Path) -> Result<(), SearchError> {
+    let target = dir.join(FORMAT_FILE);
+    if fs::read_to_string(&target).is_ok_and(|f| f == FORMAT) {
+        return Ok(());
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = dir.join(format!(".{FORMAT_FILE}.{}.{n}.tmp", std::process::id()));
+    fs::write(&temp, FORMAT)
+        .and_then(|()| fs::rename(&temp, &target))
+        .map_err(|e| {
+            let _ = fs::remove_file(&temp);
+            SearchError::unavailable(dir, e)
+        })
 }
 
 /// Open an existing index and check that it can be trusted: our format, our schema, every
@@ -128,7 +147,42 @@ pub fn wipe(dir: &Path) -> Result<(), SearchError> {
         } else {
             fs::remove_file(&path)
         };
-        removed.map_err(|e| SearchError::unavailable(&path, e))?;
+        // Another process may be removing the same files (it rebuilds too): gone is fine.
+        match removed {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(SearchError::unavailable(&path, e));
+            }
+            _ => {}
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_opening_a_new_index_at_once_never_wipe_each_other() {
+        // One creator's meta.json appearing before its format mark made another opener
+        // call the index foreign and wipe it under the creator.
+        for round in 0..20 {
+            let tmp = tempfile::tempdir().unwrap();
+            let dir = tmp.path().join("index");
+            let notices: Vec<Option<String>> = std::thread::scope(|s| {
+                let openers: Vec<_> = (0..4)
+                    .map(|_| s.spawn(|| open_dir(&dir).map(|(_, notice)| notice)))
+                    .collect();
+                openers
+                    .into_iter()
+                    .map(|h| h.join().unwrap().unwrap())
+                    .collect()
+            });
+            assert!(
+                notices.iter().all(Option::is_none),
+                "round {round}: {notices:?}"
+            );
+            assert_eq!(fs::read_to_string(dir.join(FORMAT_FILE)).unwrap(), FORMAT);
+        }
+    }
 }
