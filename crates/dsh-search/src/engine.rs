@@ -94,14 +94,16 @@ pub fn open_dir(dir: &Path) -> Result<(Engine, Option<String>), SearchError> {
     Ok((prepared(index, fields, Some(dir.to_owned()))?, notice))
 }
 
+/// Numbers this process's temporary format marks (threads may open at once).
+static TEMP_MARKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Write [`FORMAT_FILE`] atomically: a temporary file of this process renamed over it.
 fn write_format_mark(dir: &Path) -> Result<(), SearchError> {
     let target = dir.join(FORMAT_FILE);
     if fs::read_to_string(&target).is_ok_and(|f| f == FORMAT) {
         return Ok(());
     }
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let n = TEMP_MARKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let temp = dir.join(format!(".{FORMAT_FILE}.{}.{n}.tmp", std::process::id()));
     fs::write(&temp, FORMAT)
         .and_then(|()| fs::rename(&temp, &target))
