@@ -184,12 +184,7 @@ pub fn open_stream(
     format: LogFormat,
 ) -> Result<Box<dyn BufRead + Send>, QueryError> {
     Ok(match format {
-        LogFormat::Plain => {
-            // Read only what the log held when the read began: a line a writer appends
-            // meanwhile must not make a torn tail read as corruption before a later turn/end.
-            let len = file.metadata().map_err(|e| io_err(path, e))?.len();
-            Box::new(BufReader::with_capacity(256 * 1024, file.take(len)))
-        }
+        LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
             let frames = ZstdFrames::from_file(file).map_err(|e| io_err(path, e))?;
             Box::new(BufReader::with_capacity(256 * 1024, frames))
