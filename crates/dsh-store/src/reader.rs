@@ -382,9 +382,12 @@ pub fn scan_events_at_limited(
                 pos.line = line_no;
             }
             Err(reason) => {
-                let complete_turn_end_follows =
-                    (!line.oversized && buf.ends_with(b"\n") && is_turn_end(&buf))
-                        || turn_end_follows(path, &mut src, &mut buf, line_no, limits)?;
+                // An unterminated line ended at end of file: whatever a later read finds
+                // was appended since (a writer at work), so it is a torn tail, never corruption.
+                let at_end = !line.oversized && !buf.ends_with(b"\n");
+                let complete_turn_end_follows = !at_end
+                    && ((!line.oversized && buf.ends_with(b"\n") && is_turn_end(&buf))
+                        || turn_end_follows(path, &mut src, &mut buf, line_no, limits)?);
                 if complete_turn_end_follows {
                     return Err(corrupt(
                         path,
