@@ -21,7 +21,7 @@ use dsh_reference::{Candidate, CandidatePage, ReferenceEstimate};
 use ratatui_mention::ItemSnippet;
 use ratatui_mention::key_map::{Action, KeyMap};
 use ratatui_mention::preview::{self, Placement, PreviewPane};
-use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList};
+use ratatui_mention::sections::{Fetch, Section, SectionKind, SectionedList, offered_section};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
 
@@ -153,41 +153,17 @@ impl SessionPicker {
     /// The conversation section, without rows among `listed`.
     fn hits_section(&self, listed: &[Candidate]) -> Option<Section<Candidate>> {
         let (title, rows) = self.hits.as_ref()?;
-        let listed: HashSet<&str> = listed.iter().map(|c| c.session_id.as_str()).collect();
-        let shown: Vec<Candidate> = rows
-            .iter()
-            .filter(|r| !listed.contains(r.session_id.as_str()))
-            .cloned()
-            .collect();
-        if shown.is_empty() && !rows.is_empty() {
-            // Every hit is listed already: nothing to add.
-            return None;
-        }
-        let rows = shown;
-        let title = (!title.is_empty()).then(|| title.clone());
-        Some(Section::complete(SectionKind::Offered, title, rows))
+        offered_section(title, rows, listed, candidate_key)
     }
 
     /// Puts the conversation section after the page's sections.
     fn place_hits(&mut self) {
-        if self.page_sections == 0 {
-            self.list.set_sections(vec![Section::complete(
-                SectionKind::Exact,
-                None,
-                Vec::new(),
-            )]);
-            self.page_sections = 1;
-        }
-        let listed = self
-            .list
-            .sections()
-            .first()
-            .map(|s| s.rows.clone())
-            .unwrap_or_default();
-        let section = self
-            .hits_section(&listed)
-            .unwrap_or_else(|| Section::complete(SectionKind::Offered, None, Vec::new()));
-        self.list.replace_section(self.page_sections, section);
+        let (title, rows) = self
+            .hits
+            .as_ref()
+            .map_or(("", &[][..]), |(t, r)| (t.as_str(), r.as_slice()));
+        self.list
+            .place_offered(&mut self.page_sections, title, rows, candidate_key);
     }
 
     /// The filter typed so far.
@@ -470,6 +446,11 @@ impl SessionPicker {
             .render(preview_area, buf);
         }
     }
+}
+
+/// A candidate's identity among the picker's rows.
+fn candidate_key(c: &Candidate) -> &str {
+    &c.session_id
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::config::{MentionStyles, PopupLabels};
 use crate::item::{Keep, MentionItem};
 use crate::mention_token::MentionToken;
 use crate::preview::{self, Placement, PreviewPane};
-use crate::sections::{Fetch, Placed, Section, SectionKind, SectionedList};
+use crate::sections::{Fetch, Placed, Section, SectionKind, SectionedList, offered_section};
 use crate::snippet::snippet_line;
 use crate::untrusted::visible_controls_line;
 use crate::wrap::{truncate_start_to_width, truncate_to_width};
@@ -223,36 +223,17 @@ impl MentionPopup {
     /// The hits section, without rows already among `listed`.
     fn hits_section(&self, listed: &[MentionItem]) -> Option<Section<MentionItem>> {
         let hits = self.hits.as_ref()?;
-        let listed: std::collections::HashSet<&str> = listed.iter().map(MentionItem::key).collect();
-        let rows: Vec<MentionItem> = hits
-            .rows
-            .iter()
-            .filter(|r| !listed.contains(r.key()))
-            .cloned()
-            .collect();
-        if rows.is_empty() && !hits.rows.is_empty() {
-            // Every hit is listed already: nothing to add.
-            return None;
-        }
-        let title = (!hits.title.is_empty()).then(|| hits.title.clone());
-        Some(Section::complete(SectionKind::Offered, title, rows))
+        offered_section(&hits.title, &hits.rows, listed, MentionItem::key)
     }
 
-    /// Puts the hits section after the page's sections (an empty matches section first
-    /// when no page is on show, so the matches stay the first section).
+    /// Puts the hits section after the page's sections.
     fn place_hits(&mut self) {
-        if self.page_sections == 0 {
-            self.list.set_sections(vec![Section::complete(
-                SectionKind::Exact,
-                None,
-                Vec::new(),
-            )]);
-            self.page_sections = 1;
-        }
-        let section = self
-            .hits_section(self.rows())
-            .unwrap_or_else(|| Section::complete(SectionKind::Offered, None, Vec::new()));
-        self.list.replace_section(self.page_sections, section);
+        let (title, rows) = self
+            .hits
+            .as_ref()
+            .map_or(("", &[][..]), |h| (h.title.as_str(), h.rows.as_slice()));
+        self.list
+            .place_offered(&mut self.page_sections, title, rows, MentionItem::key);
     }
 
     /// Takes the failure of `query_id` (shown in place of rows); false if stale.

@@ -83,6 +83,54 @@ pub struct SectionedList<T> {
 /// Page size before anything was drawn.
 const DEFAULT_PAGE_ROWS: usize = 8;
 
+/// The section of `offered` rows (titled `title`, untitled when it is empty) without the rows
+/// whose `key` the `listed` rows hold; `None` when every offered row is listed already.
+pub fn offered_section<T: Clone>(
+    title: &str,
+    offered: &[T],
+    listed: &[T],
+    key: impl Fn(&T) -> &str,
+) -> Option<Section<T>> {
+    let listed: std::collections::HashSet<&str> = listed.iter().map(&key).collect();
+    let rows: Vec<T> = offered
+        .iter()
+        .filter(|r| !listed.contains(key(r)))
+        .cloned()
+        .collect();
+    if rows.is_empty() && !offered.is_empty() {
+        // Every offered row is listed already: nothing to add.
+        return None;
+    }
+    let title = (!title.is_empty()).then(|| title.to_owned());
+    Some(Section::complete(SectionKind::Offered, title, rows))
+}
+
+impl<T: Clone> SectionedList<T> {
+    /// Puts [`offered_section`] of `offered` (without the rows the first section lists) after
+    /// the first `*page_sections` sections; with no page on show an empty first section goes
+    /// in, so the matches stay first. Nothing to add leaves an empty untitled section there.
+    pub fn place_offered(
+        &mut self,
+        page_sections: &mut usize,
+        title: &str,
+        offered: &[T],
+        key: impl Fn(&T) -> &str,
+    ) {
+        if *page_sections == 0 {
+            self.set_sections(vec![Section::complete(
+                SectionKind::Exact,
+                None,
+                Vec::new(),
+            )]);
+            *page_sections = 1;
+        }
+        let listed = self.sections.first().map_or(&[][..], |s| s.rows.as_slice());
+        let section = offered_section(title, offered, listed, key)
+            .unwrap_or_else(|| Section::complete(SectionKind::Offered, None, Vec::new()));
+        self.replace_section(*page_sections, section);
+    }
+}
+
 impl<T> SectionedList<T> {
     /// An empty list whose rows are `row_height` lines tall.
     pub fn new(row_height: u16) -> Self {
@@ -447,6 +495,26 @@ enum Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn key<'a>(s: &'a &'static str) -> &'a str {
+        s
+    }
+
+    #[test]
+    fn offered_rows_leave_out_the_listed_ones() {
+        type Want = Option<(Option<&'static str>, Vec<&'static str>)>;
+        let table: [(&str, &[&str], &[&str], Want); 4] = [
+            ("hits", &["a", "b"], &["b"], Some((Some("hits"), vec!["a"]))),
+            ("hits", &["b"], &["b"], None),
+            ("building", &[], &["b"], Some((Some("building"), vec![]))),
+            ("", &["a"], &[], Some((None, vec!["a"]))),
+        ];
+        for (title, offered, listed, want) in table {
+            let got = offered_section(title, offered, listed, key).map(|s| (s.title, s.rows));
+            let want = want.map(|(t, r)| (t.map(str::to_owned), r));
+            assert_eq!(got, want, "{title:?} {offered:?} {listed:?}");
+        }
+    }
 
     fn exact(n: usize, total: usize) -> Section<usize> {
         Section {
