@@ -12,6 +12,8 @@ use super::compact_surface::{CompactSurface, Placed, SurfacePositions};
 use super::event::{Event, SessionHeader};
 use super::query::{QueryError, Surface};
 use super::reader::{self, Limits, LinePos, LogFormat};
+use super::scanned_event::ScannedEvent;
+use super::sized_line::SizedMessage;
 
 /// Where a visited event's line is, for [`SurfaceScan::reread_at`]; empty for sources that
 /// read events again another way.
@@ -42,6 +44,25 @@ pub trait SurfaceVisitor {
     ) {
         let _ = (at, order);
         self.visit(event, removed);
+    }
+
+    /// Whether this visitor is content with [`visit_sized`](Self::visit_sized) for message
+    /// events whose texts a streaming read only measured; otherwise (the default) it is
+    /// shown every event decoded in full.
+    fn takes_sized(&self) -> bool {
+        false
+    }
+
+    /// Like [`visit_at`](Self::visit_at) for a message event known by its sizes only
+    /// (called only when [`takes_sized`](Self::takes_sized) says so).
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        let _ = (message, removed, at, order);
     }
 }
 
@@ -275,27 +296,36 @@ impl SurfaceScan {
 
 /// Fold one scanned event into `surface` and show a surface event to `visitor` with where
 /// its line is; a log that breaks the folding rules is corrupt at its line.
+/// A message the scan only measured is shown as such to a visitor that
+/// [takes sized](SurfaceVisitor::takes_sized) events, and decoded from its line for others.
 pub(crate) fn fold_and_visit(
     path: &Path,
     surface: &mut CompactSurface,
     removed: &mut Vec<u64>,
-    event: &Event,
+    event: &ScannedEvent,
     pos: LinePos,
     visitor: &mut dyn SurfaceVisitor,
 ) -> Result<(), QueryError> {
     removed.clear();
+    let corrupt = |reason: String| QueryError::Corrupt {
+        path: path.to_owned(),
+        line: pos.line,
+        reason,
+    };
     let placed = surface
-        .push(event, removed)
-        .map_err(|e| QueryError::Corrupt {
-            path: path.to_owned(),
-            line: pos.line,
-            reason: e.to_string(),
-        })?;
+        .push_op(event.seq(), event.surface_op(), removed)
+        .map_err(|e| corrupt(e.to_string()))?;
     let at = EventAt(Some(pos));
-    match placed {
-        Placed::Not => {}
-        Placed::End => visitor.visit_at(event, removed, at, None),
-        Placed::Span => visitor.visit_at(event, removed, at, Some(&*surface)),
+    let order: Option<&dyn SurfaceOrder> = match placed {
+        Placed::Not => return Ok(()),
+        Placed::End => None,
+        Placed::Span => Some(&*surface),
+    };
+    match event {
+        ScannedEvent::Sized { message, .. } if visitor.takes_sized() => {
+            visitor.visit_sized(message, removed, at, order);
+        }
+        _ => visitor.visit_at(&*event.to_event().map_err(corrupt)?, removed, at, order),
     }
     Ok(())
 }
