@@ -1,6 +1,7 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+mod bookkeeping_line;
 pub mod cache;
 pub mod chunk;
 pub mod compact_surface;

@@ -1,10 +1,12 @@
 //! The events a streaming surface read hands its visitor (docs/performance.md: streaming
-//! prepare): a message line is only measured ([`SizedMessage`]) when that suffices, and
-//! decoded from the very same line bytes when a visitor needs the whole event.
+//! prepare): a message line is only measured ([`SizedMessage`]) when that suffices, a turn
+//! or step boundary only checked, and either is decoded from the very same line bytes when
+//! a visitor needs the whole event.
 
 use std::borrow::Cow;
 use std::rc::Rc;
 
+use super::bookkeeping_line;
 use super::event::{Event, SurfaceOp};
 use super::lone_surrogates;
 use super::reader::{self, Limits, LineItems, ScanItem};
@@ -23,6 +25,12 @@ pub enum ScannedEvent {
         line: Rc<Vec<u8>>,
         body_len: usize,
     },
+    /// A turn or step boundary (never on the surface) that was only checked.
+    Boundary {
+        seq: u64,
+        line: Rc<Vec<u8>>,
+        body_len: usize,
+    },
 }
 
 impl ScannedEvent {
@@ -31,6 +39,7 @@ impl ScannedEvent {
         match self {
             ScannedEvent::Full(e) => e.seq,
             ScannedEvent::Sized { message, .. } => message.seq,
+            ScannedEvent::Boundary { seq, .. } => *seq,
         }
     }
 
@@ -39,6 +48,7 @@ impl ScannedEvent {
         match self {
             ScannedEvent::Full(e) => e.surface_op,
             ScannedEvent::Sized { message, .. } => Some(message.surface_op),
+            ScannedEvent::Boundary { .. } => None,
         }
     }
 
@@ -49,6 +59,11 @@ impl ScannedEvent {
             ScannedEvent::Full(e) => Ok(Cow::Borrowed(e)),
             ScannedEvent::Sized {
                 message: SizedMessage { seq, .. },
+                line,
+                body_len,
+            }
+            | ScannedEvent::Boundary {
+                seq,
                 line,
                 body_len,
             } => {
@@ -73,16 +88,26 @@ impl ScanItem for ScannedEvent {
         let body = line.get(..body_len).unwrap_or_default();
         // Measured only when it is UTF-8 without lone surrogates (their repair would change
         // the bytes); everything else, and any line the measure is unsure of, is decoded.
-        if sized_line::is_message_line(body)
+        let message = sized_line::is_message_line(body);
+        let boundary = !message && bookkeeping_line::is_boundary_line(body);
+        if (message || boundary)
             && simdutf8::basic::from_utf8(body).is_ok()
             && matches!(lone_surrogates::repair(body), Cow::Borrowed(_))
-            && let Some(message) = sized_line::measure(body, next_seq)
         {
-            return Ok(LineItems::One(ScannedEvent::Sized {
-                message,
-                line: Rc::clone(line),
-                body_len,
-            }));
+            if message && let Some(message) = sized_line::measure(body, next_seq) {
+                return Ok(LineItems::One(ScannedEvent::Sized {
+                    message,
+                    line: Rc::clone(line),
+                    body_len,
+                }));
+            }
+            if boundary && let Some(seq) = bookkeeping_line::check(body, next_seq) {
+                return Ok(LineItems::One(ScannedEvent::Boundary {
+                    seq,
+                    line: Rc::clone(line),
+                    body_len,
+                }));
+            }
         }
         Ok(reader::decode_items(body, next_seq, limits)?.map(ScannedEvent::Full))
     }
