@@ -154,51 +154,34 @@ impl<'a> Scan<'a> {
     /// A string without escapes: its raw bytes.
     pub(crate) fn plain_string(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
-        let rest = self.bytes.get(self.at..)?;
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        let raw = rest.get(..end)?;
-        if *rest.get(end)? != b'"' || has_control(raw) {
+        let start = self.at;
+        let (end, _) = run_end(self.bytes, start)?;
+        if *self.bytes.get(end)? != b'"' {
             return None;
         }
-        self.at += end + 1;
-        Some(raw)
+        self.at = end + 1;
+        self.bytes.get(start..end)
     }
 
     /// Any valid string, measured.
     pub(crate) fn measured_string(&mut self, m: &mut TextMeasure) -> Option<()> {
         self.eat(b'"')?;
         loop {
-            let rest = self.bytes.get(self.at..)?;
-            let end = memchr::memchr2(b'"', b'\\', rest)?;
-            let run = rest.get(..end)?;
-            if has_control(run) {
-                return None;
+            let (end, less_than) = run_end(self.bytes, self.at)?;
+            m.bytes += end - self.at;
+            m.less_than += less_than;
+            self.at = end + 1;
+            match *self.bytes.get(end)? {
+                b'"' => return Some(()),
+                b'\\' => self.escape(m)?,
+                _ => return None,
             }
-            m.bytes += run.len();
-            m.less_than += count_less_than(run);
-            self.at += end + 1;
-            if *rest.get(end)? == b'"' {
-                return Some(());
-            }
-            self.escape(m)?;
         }
     }
 
     /// Any valid string.
     pub(crate) fn skip_string(&mut self) -> Option<()> {
-        self.eat(b'"')?;
-        loop {
-            let rest = self.bytes.get(self.at..)?;
-            let end = memchr::memchr2(b'"', b'\\', rest)?;
-            if has_control(rest.get(..end)?) {
-                return None;
-            }
-            self.at += end + 1;
-            if *rest.get(end)? == b'"' {
-                return Some(());
-            }
-            self.escape(&mut TextMeasure::default())?;
-        }
+        self.measured_string(&mut TextMeasure::default())
     }
 
     /// The escape after a `\` (already consumed), counted into `m`.
@@ -355,16 +338,51 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// Whether `run` holds a byte below 0x20 (never valid raw inside a JSON string).
-fn has_control(run: &[u8]) -> bool {
-    run.iter().fold(0u8, |seen, &b| seen | u8::from(b < 0x20)) != 0
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+/// The high bit of each byte of `t` that is zero (exact: no false positives).
+#[inline]
+fn zero_bytes(t: u64) -> u64 {
+    !(((t & LOW7).wrapping_add(LOW7)) | t | LOW7)
 }
 
-/// Number of `<` in `run`, summed in blocks small enough for a `u16` accumulator.
-fn count_less_than(run: &[u8]) -> usize {
-    run.chunks(u16::MAX as usize)
-        .map(|block| usize::from(block.iter().fold(0u16, |n, &b| n + u16::from(b == b'<'))))
-        .sum()
+/// The high bit of each byte of `x` equal to `c`.
+#[inline]
+fn bytes_equal(x: u64, c: u8) -> u64 {
+    zero_bytes(x ^ (ONES * u64::from(c)))
+}
+
+/// Where the run of plain string bytes from `from` ends — at the first `"`, `\` or byte
+/// below 0x20; `None` if the line ends first — and how many `<` it holds. Eight bytes at a
+/// time.
+#[inline]
+fn run_end(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut at = from;
+    let mut less_than = 0usize;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(word);
+        let x = u64::from_le_bytes(eight);
+        let stop = bytes_equal(x, b'"') | bytes_equal(x, b'\\') | zero_bytes(x & !(ONES * 0x1F));
+        let lt = bytes_equal(x, b'<');
+        if stop != 0 {
+            let first = stop.trailing_zeros() / 8;
+            let before = (1u64 << (first * 8)) - 1;
+            less_than += (lt & before).count_ones() as usize;
+            return Some((at + first as usize, less_than));
+        }
+        less_than += lt.count_ones() as usize;
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return Some((at, less_than));
+        }
+        less_than += usize::from(b == b'<');
+        at += 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -445,6 +463,23 @@ mod tests {
                 let decoded: String = serde_json::from_str(&text).unwrap();
                 proptest::prop_assert_eq!(m, TextMeasure::of(&decoded));
             }
+        }
+
+        /// The eight-bytes-at-a-time run end is the bytewise one, from every start.
+        #[test]
+        fn run_end_is_the_bytewise_scan(
+            bytes in proptest::collection::vec(proptest::sample::select(vec![
+                b'a', b'<', b'"', b'\\', 0x00, 0x1F, 0x20, 0x7F, 0x80, 0xBC, 0xDC, 0xE2, 0xFF,
+            ]), 0..40),
+            from in 0usize..40,
+        ) {
+            let from = from.min(bytes.len());
+            let rest = &bytes[from..];
+            let naive = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .map(|end| (from + end, rest[..end].iter().fold(0, |n, &b| n + usize::from(b == b'<'))));
+            proptest::prop_assert_eq!(run_end(&bytes, from), naive);
         }
 
         /// Any text serde_json writes is accepted and measured exactly.

@@ -8,7 +8,6 @@ use std::rc::Rc;
 
 use super::bookkeeping_line;
 use super::event::{Event, SurfaceOp};
-use super::lone_surrogates;
 use super::reader::{self, Limits, LineItems, ScanItem};
 use super::sized_line::{self, SizedMessage};
 
@@ -86,14 +85,12 @@ impl ScanItem for ScannedEvent {
         limits: &Limits,
     ) -> Result<LineItems<Self>, String> {
         let body = line.get(..body_len).unwrap_or_default();
-        // Measured only when it is UTF-8 without lone surrogates (their repair would change
-        // the bytes); everything else, and any line the measure is unsure of, is decoded.
+        // Measured or checked only when it is UTF-8; everything else, and any line the
+        // scanners are unsure of, is decoded. The scanners refuse every lone surrogate
+        // escape, so a line they accept is one the exact path would not have repaired.
         let message = sized_line::is_message_line(body);
         let boundary = !message && bookkeeping_line::is_boundary_line(body);
-        if (message || boundary)
-            && simdutf8::basic::from_utf8(body).is_ok()
-            && matches!(lone_surrogates::repair(body), Cow::Borrowed(_))
-        {
+        if (message || boundary) && simdutf8::basic::from_utf8(body).is_ok() {
             if message && let Some(message) = sized_line::measure(body, next_seq) {
                 return Ok(LineItems::One(ScannedEvent::Sized {
                     message,
