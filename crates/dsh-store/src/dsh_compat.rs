@@ -532,6 +532,11 @@ impl ZstdFrames {
         Ok(Self::over(Compressed::File(Arc::new(file)), len))
     }
 
+    /// Length of the compressed log read.
+    pub fn compressed_len(&self) -> u64 {
+        self.len
+    }
+
     fn over(data: Compressed, len: u64) -> Self {
         ZstdFrames {
             data,

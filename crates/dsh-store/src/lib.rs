@@ -21,6 +21,7 @@ mod message_line;
 pub mod nofollow;
 pub mod paths;
 pub mod query;
+mod read_ahead;
 pub mod reader;
 pub mod recent_titles;
 pub mod scanned_event;

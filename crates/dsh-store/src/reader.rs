@@ -20,9 +20,14 @@ use super::event::{Event, SessionHeader, SurfaceOp, kind};
 use super::lone_surrogates;
 use super::message_line;
 use super::query::QueryError;
+use super::read_ahead::ReadAhead;
 
 /// Longest header line accepted (bytes).
 const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Compressed size from which a `.zstd` log is decompressed on a thread of its own while
+/// it is scanned (below it, a thread costs more than it saves).
+const READ_AHEAD_FROM: u64 = 1 << 20;
 
 /// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
@@ -188,7 +193,11 @@ pub fn open_stream(
         LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
             let frames = ZstdFrames::from_file(file).map_err(|e| io_err(path, e))?;
-            Box::new(BufReader::with_capacity(256 * 1024, frames))
+            if frames.compressed_len() >= READ_AHEAD_FROM {
+                Box::new(ReadAhead::spawn(frames).map_err(|e| io_err(path, e))?)
+            } else {
+                Box::new(BufReader::with_capacity(256 * 1024, frames))
+            }
         }
     })
 }
