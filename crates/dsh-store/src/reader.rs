@@ -839,6 +839,33 @@ mod tests {
             }
         }
 
+        /// A damaged log scans alike whether its lines are measured and checked (as a
+        /// streaming surface read does) or decoded: the same events, end, torn tail or error.
+        #[test]
+        fn damaged_logs_scan_alike_measured_or_decoded(at in 0usize..2000, byte in proptest::num::u8::ANY, cut in 0usize..2000) {
+            let mut bytes = sample_log().into_bytes();
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
+                *b = byte;
+            }
+            bytes.truncate(len - cut % 200);
+            let mut decoded = Vec::new();
+            let full = scan_at_limited(Path::new("/x"), &bytes[..], &Limits::default(), &mut |e: Event, pos| {
+                decoded.push((e.seq, e.surface_op, pos));
+                Ok(())
+            });
+            let mut scanned = Vec::new();
+            let lean = scan_at_limited(Path::new("/x"), &bytes[..], &Limits::default(), &mut |e: crate::ScannedEvent, pos| {
+                scanned.push((e.seq(), e.surface_op(), pos));
+                Ok(())
+            });
+            proptest::prop_assert_eq!(decoded, scanned);
+            let outcome = |r: Result<ScanSummary, QueryError>| {
+                r.map(|s| (s.readable_len, s.next_seq, s.lines, s.torn_tail)).map_err(|e| e.to_string())
+            };
+            proptest::prop_assert_eq!(outcome(full), outcome(lean));
+        }
+
         #[test]
         fn damaged_bytes_never_panic(at in 0usize..2000, byte in proptest::num::u8::ANY) {
             let mut bytes = sample_log().into_bytes();
