@@ -151,6 +151,7 @@ impl Agent {
                 next: None,
             }),
         });
+        shared.log.check_encoding_soon();
         tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));
         let agent = Agent {
             _lifetime: Arc::new(Lifetime {

@@ -163,6 +163,32 @@ impl AgentLog {
         .map_err(|e| AgentError::Task(e.to_string()))?
     }
 
+    /// Run the writer's store-wide encoding check on a blocking thread, without holding the
+    /// log (it visits every session directory), so a store this session cannot be written to
+    /// is reported before anything is typed rather than at the first send.
+    pub(crate) fn check_encoding_soon(&self) {
+        let Some(due) = self.lock().writer.encoding_check_due() else {
+            return;
+        };
+        let state = Arc::clone(&self.state);
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            let verdict = due.run();
+            let settled = state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .writer
+                .settle_encoding(verdict);
+            if let Err(e) = settled {
+                let e = AgentError::from(e);
+                let _ = events.send(AgentEvent::Error {
+                    code: e.code(),
+                    message: e.to_string(),
+                });
+            }
+        });
+    }
+
     /// Flush and fsync everything buffered.
     pub(crate) async fn sync(&self) -> Result<(), AgentError> {
         let state = Arc::clone(&self.state);

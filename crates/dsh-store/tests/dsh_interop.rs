@@ -501,12 +501,22 @@ fn a_torn_final_frame_is_a_torn_tail_cut_on_the_next_open() {
 #[test]
 fn a_store_holding_both_encodings_is_refused_for_writing() {
     let tmp = tempfile::tempdir().unwrap();
-    install_fixture(tmp.path(), LogFormat::Zstd);
+    let fixture = install_fixture(tmp.path(), LogFormat::Zstd);
+    let fixture_bytes = fs::read(&fixture).unwrap();
     let plain = SessionStore::new(tmp.path()).with_compression(Compression::None);
-    let err = plain
+    // Opening does not visit the store; the check before the first write refuses.
+    let mut writer = plain
         .open_writer("new", Some(SessionHeader::new("new", 1, None)))
-        .unwrap_err();
+        .unwrap();
+    let err = writer.check_encoding().unwrap_err();
     assert!(matches!(err, StoreError::EncodingMismatch { .. }), "{err}");
+    let err = writer.append(turn_events(1, "hi", "hello")).unwrap_err();
+    assert!(matches!(err, StoreError::EncodingMismatch { .. }), "{err}");
+    drop(writer);
+    assert!(
+        !SessionStore::new(tmp.path()).exists("new"),
+        "a refused session is never published"
+    );
     assert!(
         err.to_string().contains("store.compression = \"none\""),
         "{err}"
@@ -521,15 +531,19 @@ fn a_store_holding_both_encodings_is_refused_for_writing() {
             ("other", None),
             ("new", Some(SessionHeader::new("new", 1, None))),
         ] {
-            let err = store.open_writer(id, create).unwrap_err();
+            let mut writer = store.open_writer(id, create).unwrap();
+            let seq = writer.next_seq();
+            let err = writer.append(turn_events(9, "more?", "no")).unwrap_err();
             assert!(matches!(err, StoreError::MixedEncoding { .. }), "{err}");
             let message = err.to_string();
             assert!(message.contains("both plain and zstd"), "{message}");
+            assert_eq!(writer.next_seq(), seq, "{id}: nothing queued");
         }
     }
-    // Reading still works.
+    // Reading still works, and no log was written or published.
     let listed = SessionStore::new(tmp.path()).list_sessions().unwrap();
     assert_eq!(listed.len(), 2);
+    assert_eq!(fs::read(&fixture).unwrap(), fixture_bytes);
 }
 
 #[test]
