@@ -153,6 +153,29 @@ impl App {
         writer: SessionWriter,
         options: AppOptions,
     ) -> App {
+        Self::opened(store, refs, provider, (writer, None), options)
+    }
+
+    /// [`new`](Self::new) on a writer opened with
+    /// [`open_writer_observing`](SessionStore::open_writer_observing) and the agent's `facts`
+    /// gathered in that pass, so the log is not read a second time before the first frame.
+    pub fn with_facts(
+        store: SessionStore,
+        refs: Option<SessionReferences>,
+        provider: Arc<dyn Provider>,
+        (writer, facts): (SessionWriter, LogFacts),
+        options: AppOptions,
+    ) -> App {
+        Self::opened(store, refs, provider, (writer, Some(facts)), options)
+    }
+
+    fn opened(
+        store: SessionStore,
+        refs: Option<SessionReferences>,
+        provider: Arc<dyn Provider>,
+        (writer, facts): (SessionWriter, Option<LogFacts>),
+        options: AppOptions,
+    ) -> App {
         let (tx, rx) = AppEventSender::channel();
         let chat = ChatView::new(RenderOptions {
             expand_reasoning: options.show_reasoning,
@@ -160,7 +183,10 @@ impl App {
         });
         let session_id = writer.header().id.clone();
         let cwd = writer.header().cwd.clone();
-        let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&provider));
+        let (agent, agent_rx) = match facts {
+            Some(facts) => Agent::spawn_with_facts(writer, facts, Arc::clone(&provider)),
+            None => Agent::spawn(writer, Arc::clone(&provider)),
+        };
         let mut app = App {
             tx,
             rx,
