@@ -302,6 +302,13 @@ impl Agent {
         self.shared.log.for_each_event(on_event)
     }
 
+    /// Run `f` with the log held, giving it a reader of the whole log (as
+    /// [`for_each_logged_event`](Self::for_each_logged_event)): nothing is appended until
+    /// `f` returns, so what `f` sends comes before the `Appended` event of any later append.
+    pub fn with_log_held<R>(&self, f: impl FnOnce(super::session_log::LogReader<'_>) -> R) -> R {
+        self.shared.log.holding(f)
+    }
+
     /// The whole log collected from [`for_each_logged_event`](Self::for_each_logged_event)
     /// (empty if it cannot be read): memory grows with the log, so for tests and short logs.
     pub fn snapshot_events(&self) -> Vec<Event> {

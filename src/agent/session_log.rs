@@ -21,6 +21,9 @@ use dsh_store::{NewEvent, SessionWriter};
 /// Surface events read again per pass when the tail must reach further back (doubling).
 const REFILL_FIRST: usize = 256;
 
+/// Reads the whole log, in seq order, into the callback it is given.
+pub type LogReader<'a> = &'a mut dyn FnMut(&mut dyn FnMut(Event)) -> Result<(), AgentError>;
+
 /// Shared access to the writer; only the agent loop appends.
 pub(crate) struct AgentLog {
     state: Arc<Mutex<LogState>>,
@@ -206,11 +209,22 @@ impl AgentLog {
 
     /// Stream the whole log so far from disk, in seq order (initial render, resume).
     pub(crate) fn for_each_event(&self, on_event: &mut dyn FnMut(Event)) -> Result<(), AgentError> {
-        self.lock().writer.read_log(&mut |e| {
-            on_event(e);
-            Ok(())
-        })?;
-        Ok(())
+        self.holding(|read| read(on_event))
+    }
+
+    /// Run `f` with the log held, giving it a reader of the whole log (as
+    /// [`for_each_event`](Self::for_each_event)): nothing can be appended until `f` returns.
+    pub(crate) fn holding<R>(&self, f: impl FnOnce(LogReader<'_>) -> R) -> R {
+        let state = self.lock();
+        f(&mut |on_event| {
+            state
+                .writer
+                .read_log(&mut |e| {
+                    on_event(e);
+                    Ok(())
+                })
+                .map_err(AgentError::from)
+        })
     }
 
     pub(crate) fn session_id(&self) -> String {
