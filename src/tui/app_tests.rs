@@ -859,7 +859,11 @@ async fn a_message_sent_while_the_transcript_loads_is_shown_once_after_it() {
     pump_until(&mut h.app, |app| {
         !app.transcript_loading()
             && app.agent_status == AgentStatus::Idle
-            && logged_kinds(app).iter().filter(|k| *k == "turn/end").count() == 1
+            && logged_kinds(app)
+                .iter()
+                .filter(|k| *k == "turn/end")
+                .count()
+                == 1
     })
     .await;
     let users: Vec<String> = h
