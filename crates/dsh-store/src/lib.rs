@@ -42,4 +42,4 @@ pub use scanned_event::ScannedEvent;
 pub use sized_line::{SizedKind, SizedMessage, SourceClass};
 pub use store::SessionStore;
 pub use surface_scan::{EventAt, EventReread, SurfaceOrder, SurfaceScan, SurfaceVisitor};
-pub use writer::{NewEvent, SessionWriter};
+pub use writer::{DueEncodingCheck, NewEvent, SessionWriter};
