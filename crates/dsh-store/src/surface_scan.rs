@@ -9,6 +9,7 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::compact_surface::{CompactSurface, Placed, SurfacePositions};
+use super::dsh_compat::ZstdFrames;
 use super::event::{Event, SessionHeader};
 use super::query::{QueryError, Surface};
 use super::reader::{self, Limits, LinePos, LogFormat};
@@ -356,6 +357,19 @@ fn reopen(log: &LogHandle) -> Result<impl BufRead, QueryError> {
     Ok(reader::open_stream(&log.path, file, log.format)?.take(log.readable_len))
 }
 
+/// The decompressed log of `log` again, through the scan's own handle, from a frame start
+/// at or before the plaintext offset `target` (returned with it), cut at the readable length.
+fn reopen_from(log: &LogHandle, target: u64) -> Result<(Box<dyn BufRead>, u64), QueryError> {
+    let file = log.file.try_clone().map_err(|e| io_err(&log.path, e))?;
+    let mut frames = ZstdFrames::from_file(file).map_err(|e| io_err(&log.path, e))?;
+    let at = frames
+        .skip_frames_before(target)
+        .map_err(|e| io_err(&log.path, e))?;
+    let rest = log.readable_len.saturating_sub(at);
+    let src = io::BufReader::with_capacity(256 * 1024, frames).take(rest);
+    Ok((Box::new(src), at))
+}
+
 /// Scan the log of `log` again from its start; `on_event` sees every event with its line.
 fn scan_again(
     log: &LogHandle,
@@ -476,8 +490,9 @@ fn reread_stream(log: &LogHandle, wanted: &[(u64, LinePos)]) -> Result<Vec<Event
     let mut by_offset: Vec<(u64, LinePos)> = wanted.to_vec();
     by_offset.sort_by_key(|w| w.1.offset);
     by_offset.dedup_by_key(|w| w.1.offset);
-    let mut src = reopen(log)?;
-    let mut at = 0u64;
+    // Frames wholly before the first wanted line are passed over undecoded.
+    let first = by_offset.first().map_or(0, |w| w.1.offset);
+    let (mut src, mut at) = reopen_from(log, first)?;
     let mut found: HashMap<u64, Event> = HashMap::with_capacity(by_offset.len());
     let mut buf = Vec::new();
     for (seq, pos) in by_offset {
