@@ -901,10 +901,13 @@ impl App {
         let building = section_title(true, self.indexing);
         match answer {
             // Nothing found: the section shows only while the index is still building.
-            HitsAnswer::Found(hits) if hits.is_empty() && self.indexing.is_none() => {
+            HitsAnswer::Found { hits, .. } if hits.is_empty() && self.indexing.is_none() => {
                 self.show_hits(target, query_id, "", Vec::new());
             }
-            HitsAnswer::Found(hits) => self.show_hits(target, query_id, &building, hits),
+            HitsAnswer::Found { hits, more } => {
+                let title = conversation_hits::hits_title(&building, more);
+                self.show_hits(target, query_id, &title, hits);
+            }
             HitsAnswer::Unsearchable => self.show_hits(target, query_id, "", Vec::new()),
             HitsAnswer::Failed(message) => {
                 let title = format!(

@@ -1356,8 +1356,39 @@ fn hits_event(target: HitsTarget, query_id: u64, label: &str) -> AppEvent {
     AppEvent::ConversationHits {
         target,
         query_id,
-        answer: HitsAnswer::Found(vec![hit_row(&format!("s-{label}"), label, "said it")]),
+        answer: HitsAnswer::Found {
+            hits: vec![hit_row(&format!("s-{label}"), label, "said it")],
+            more: false,
+        },
     }
+}
+
+/// More sessions hold the words than the section shows: its title says only the best are
+/// shown and that a longer query narrows them; with few, it does not.
+#[tokio::test]
+async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() {
+    let mut h = harness(true).await;
+    for n in 0..25 {
+        seed(
+            &h.app.store,
+            &format!("s-many-{n:02}"),
+            &format!("Thread {n}"),
+        );
+    }
+    let _index = indexed(&mut h);
+    type_text(&mut h.app, "@login");
+    pump_until(&mut h.app, |app| {
+        matches!(app.input.active_popup(), ratatui_mention::ActivePopup::Mention(p) if p.hits().is_some_and(|h| !h.rows.is_empty()))
+    })
+    .await;
+    let title = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.hits().map(|h| h.title.clone()),
+        _ => None,
+    };
+    assert_eq!(
+        title.as_deref(),
+        Some("in conversations · best 20, type more to narrow")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -1580,7 +1611,10 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
     assert!(
@@ -1604,7 +1638,10 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
     assert!(!shown.contains("in conversations"), "{shown}");
@@ -1625,7 +1662,10 @@ async fn a_search_that_found_nothing_before_the_index_was_built_runs_again() {
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let first = h.app.popup_hits_cancel.clone().unwrap();
     h.app
