@@ -598,7 +598,10 @@ impl ZstdFrames {
                         pos: start,
                         end,
                     };
-                    if last && !super::zstd_frame_walk::decodes_whole(region())? {
+                    if last
+                        && super::zstd_frame_walk::check_whole(start, end)
+                        && !super::zstd_frame_walk::decodes_whole(region())?
+                    {
                         // A damaged last frame is a torn tail: none of it is read.
                         self.done = true;
                         return Ok(false);

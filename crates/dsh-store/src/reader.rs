@@ -27,7 +27,7 @@ const MAX_HEADER_BYTES: u64 = 1 << 20;
 
 /// Compressed size from which a `.zstd` log is decompressed on a thread of its own while
 /// it is scanned (below it, a thread costs more than it saves).
-const READ_AHEAD_FROM: u64 = 1 << 20;
+pub(crate) const READ_AHEAD_FROM: u64 = 1 << 20;
 
 /// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;

@@ -366,6 +366,12 @@ fn reopen_from(log: &LogHandle, target: u64) -> Result<(Box<dyn BufRead>, u64), 
         .skip_frames_before(target)
         .map_err(|e| io_err(&log.path, e))?;
     let rest = log.readable_len.saturating_sub(at);
+    // A large log is decompressed on a second thread here too, as in the first pass.
+    if frames.compressed_len() >= reader::READ_AHEAD_FROM {
+        let ahead =
+            super::read_ahead::ReadAhead::spawn(frames).map_err(|e| io_err(&log.path, e))?;
+        return Ok((Box::new(ahead.take(rest)), at));
+    }
     let src = io::BufReader::with_capacity(256 * 1024, frames).take(rest);
     Ok((Box::new(src), at))
 }

@@ -112,6 +112,17 @@ pub(crate) fn walk_frame(
     Ok(complete(at, false, declared))
 }
 
+/// Last frames up to this many compressed bytes are checked whole before they are read
+/// ([`decodes_whole`]). A torn write is one write batch (this project's are at most a few
+/// MiB of lines, dsh's smaller); a larger last frame is a log compressed in one piece,
+/// where checking first would decompress it twice, and it is streamed like the others.
+pub(crate) const WHOLE_CHECK_MAX: u64 = 8 << 20;
+
+/// Whether a last frame spanning `start..end` is small enough to check whole first.
+pub(crate) fn check_whole(start: u64, end: u64) -> bool {
+    end.saturating_sub(start) <= WHOLE_CHECK_MAX
+}
+
 /// Whether the one frame `src` holds decodes whole, its checksum included. A damaged last
 /// frame is a torn tail that must give no bytes at all — a streaming decoder hands out a
 /// block's bytes before the frame's check fails, so the last frame is checked this way
