@@ -9,6 +9,7 @@ pub mod error;
 pub mod estimate;
 pub mod js_chars;
 pub mod json_text;
+pub mod kept_lines;
 pub mod mention;
 pub mod parse;
 pub mod projection;

@@ -6,6 +6,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::error::ReferenceError;
+use super::kept_lines::{KEPT_LINE_BYTES, KeptLines};
 use super::projection::{project_event, project_sized};
 use super::retention::{
     DroppedPrefix, ItemSize, RetainedSource, SourceHeader, finish_retention, plan_drops_after,
@@ -95,11 +96,21 @@ pub struct RetentionWindow {
     /// Bit per seq: counted away.
     dropped_bits: Vec<u64>,
     inexact: bool,
+    /// The lines of held items the scan handed over ([`SurfaceVisitor::keep_line`]).
+    kept: KeptLines,
+    /// The item the event being visited added to `tracked`, while it is there.
+    last_held: Option<u64>,
 }
 
 impl RetentionWindow {
     /// An empty window for `budget` bytes.
     pub fn new(budget: usize) -> Self {
+        Self::with_line_cap(budget, KEPT_LINE_BYTES)
+    }
+
+    /// An empty window for `budget` bytes that keeps at most `line_cap` bytes of the lines
+    /// of its held items.
+    pub fn with_line_cap(budget: usize, line_cap: usize) -> Self {
         RetentionWindow {
             budget,
             tracked: VecDeque::new(),
@@ -108,7 +119,14 @@ impl RetentionWindow {
             dropped: DroppedPrefix::default(),
             dropped_bits: Vec::new(),
             inexact: false,
+            kept: KeptLines::new(line_cap),
+            last_held: None,
         }
+    }
+
+    /// Bytes of held items' lines kept.
+    pub fn kept_line_bytes(&self) -> usize {
+        self.kept.bytes()
     }
 
     /// Whether a replace made the window unsure (see the type's doc).
@@ -136,12 +154,18 @@ impl RetentionWindow {
             })
     }
 
-    /// The counted items, and the held ones in surface order: `(seq, where, sizes)`.
-    pub fn finish(self) -> (DroppedPrefix, Vec<(u64, EventAt, ItemSize)>) {
+    /// The counted items, and the held ones in surface order: `(seq, where, sizes, kept
+    /// line)`.
+    pub fn finish(mut self) -> (DroppedPrefix, Vec<HeldItem>) {
         let held = self
             .tracked
-            .into_iter()
-            .map(|t| (t.seq, t.at, t.size))
+            .iter()
+            .map(|t| HeldItem {
+                seq: t.seq,
+                at: t.at,
+                size: t.size,
+                line: self.kept.take(t.seq),
+            })
             .collect();
         (self.dropped, held)
     }
@@ -154,6 +178,10 @@ impl RetentionWindow {
     }
 
     fn count_dropped(&mut self, t: Tracked) {
+        self.kept.forget(t.seq);
+        if self.last_held == Some(t.seq) {
+            self.last_held = None;
+        }
         self.dropped.messages += 1;
         self.dropped.text_bytes += t.size.text_len as u64;
         let Ok(word) = usize::try_from(t.seq / 64) else {
@@ -199,6 +227,9 @@ impl RetentionWindow {
             }
         }
         if !hits.is_empty() {
+            for &seq in &hits {
+                self.kept.forget(seq);
+            }
             self.tracked.retain(|t| !hits.contains(&t.seq));
             self.sum = self
                 .tracked
@@ -241,6 +272,7 @@ impl RetentionWindow {
                 self.lead += 1;
             }
             self.tracked.insert(index, t);
+            self.last_held = Some(t.seq);
             return;
         }
         if index <= self.lead && self.dropped.messages > 0 {
@@ -249,6 +281,7 @@ impl RetentionWindow {
             return;
         }
         self.tracked.insert(index, t);
+        self.last_held = Some(t.seq);
         self.sum += t.size.serialized + 1;
         self.lead = self.lead.min(index);
         while let Some(&oldest) = self.tracked.get(self.lead) {
@@ -281,6 +314,7 @@ impl SurfaceVisitor for RetentionWindow {
         at: EventAt,
         order: Option<&dyn SurfaceOrder>,
     ) {
+        self.last_held = None;
         if !removed.is_empty() {
             self.remove(removed);
         }
@@ -308,6 +342,7 @@ impl SurfaceVisitor for RetentionWindow {
         at: EventAt,
         order: Option<&dyn SurfaceOrder>,
     ) {
+        self.last_held = None;
         if !removed.is_empty() {
             self.remove(removed);
         }
@@ -323,6 +358,34 @@ impl SurfaceVisitor for RetentionWindow {
             );
         }
     }
+
+    fn keeps_lines(&self) -> bool {
+        true
+    }
+
+    fn keep_line(&mut self, seq: u64, line: &[u8]) {
+        if self.last_held == Some(seq) {
+            self.kept.keep(seq, line);
+        }
+    }
+}
+
+/// An item a finished [`RetentionWindow`] held: its seq, where its line is, its sizes, and
+/// its line if the scan handed it over and it fitted the cap.
+#[derive(Debug)]
+pub struct HeldItem {
+    pub seq: u64,
+    pub at: EventAt,
+    pub size: ItemSize,
+    pub line: Option<Vec<u8>>,
+}
+
+/// How the items `prepare` kept of a source were read: decoded from lines kept during the
+/// scan, or read again from the log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LineUse {
+    pub from_scan: usize,
+    pub read_again: usize,
 }
 
 /// Read, project and retain the source `session_id` under `label` within `budget` bytes.
@@ -333,19 +396,31 @@ pub fn read_source(
     label: String,
     budget: usize,
 ) -> Result<RetainedSource, ReferenceError> {
-    let mut window = RetentionWindow::new(budget);
+    read_source_with_line_cap(store, session_id, label, budget, KEPT_LINE_BYTES).map(|r| r.0)
+}
+
+/// [`read_source`] keeping at most `line_cap` bytes of lines during the scan, also telling
+/// how the kept items were read (for tests and measurements).
+pub fn read_source_with_line_cap(
+    store: &dyn SessionQuery,
+    session_id: String,
+    label: String,
+    budget: usize,
+    line_cap: usize,
+) -> Result<(RetainedSource, LineUse), ReferenceError> {
+    let mut window = RetentionWindow::with_line_cap(budget, line_cap);
     let mut scan = store
         .scan_surface(&session_id, &mut window)
         .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
     // A source that took items off its surface without telling the visitor (a foreign log's
     // compaction that leaves nothing) shows as held or counted items no longer on it.
     if window.inexact() || !window.all_seen_on(&*scan.on_surface()) {
-        window = RetentionWindow::new(budget);
+        window = RetentionWindow::with_line_cap(budget, line_cap);
         scan.rescan(&mut window)
             .map_err(|e| ReferenceError::read_failed(&session_id, e))?;
     }
     let (dropped, held) = window.finish();
-    let item_sizes: Vec<ItemSize> = held.iter().map(|h| h.2).collect();
+    let item_sizes: Vec<ItemSize> = held.iter().map(|h| h.size).collect();
     let header = SourceHeader {
         session_id,
         label,
@@ -353,13 +428,18 @@ pub fn read_source(
         captured_through_seq: scan.captured_through_seq,
     };
     let plan = plan_drops_after(&header, dropped, &item_sizes, budget)?;
-    let wanted: Vec<(u64, EventAt)> = plan
+    let wanted: Vec<(u64, EventAt, Option<&[u8]>)> = plan
         .kept
         .iter()
-        .filter_map(|&i| held.get(i).map(|h| (h.0, h.1)))
+        .filter_map(|&i| held.get(i).map(|h| (h.seq, h.at, h.line.as_deref())))
         .collect();
+    let from_scan = wanted.iter().filter(|w| w.2.is_some()).count();
+    let used = LineUse {
+        from_scan,
+        read_again: wanted.len() - from_scan,
+    };
     let events = scan
-        .reread_at(&wanted)
+        .reread_kept(&wanted)
         .map_err(|e| ReferenceError::read_failed(&header.session_id, e))?;
     let mut items = Vec::with_capacity(events.len());
     for (event, &i) in events.iter().zip(&plan.kept) {
@@ -376,5 +456,5 @@ pub fn read_source(
             return Err(ReferenceError::read_failed(&header.session_id, cause));
         }
     }
-    finish_retention(header, &plan, items, budget)
+    finish_retention(header, &plan, items, budget).map(|r| (r, used))
 }

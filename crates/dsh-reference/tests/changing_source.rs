@@ -123,6 +123,9 @@ struct Hooked {
     /// Let the visitor take message events by their sizes (as `prepare` does), instead of
     /// decoded in full.
     sized: bool,
+    /// Hand the visitor the lines it keeps (as `prepare` does), instead of reading every
+    /// kept item again.
+    lines: bool,
     /// Message events the visitor was shown by their sizes.
     sized_visits: std::sync::atomic::AtomicUsize,
 }
@@ -133,6 +136,7 @@ struct Hook<'a> {
     at: usize,
     action: &'a (dyn Fn() + Send + Sync),
     sized: bool,
+    lines: bool,
     sized_visits: &'a std::sync::atomic::AtomicUsize,
 }
 
@@ -177,6 +181,14 @@ impl SurfaceVisitor for Hook<'_> {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.visit_sized(message, removed, at, order);
     }
+
+    fn keeps_lines(&self) -> bool {
+        self.lines && self.inner.keeps_lines()
+    }
+
+    fn keep_line(&mut self, seq: u64, line: &[u8]) {
+        self.inner.keep_line(seq, line);
+    }
 }
 
 impl SessionQuery for Hooked {
@@ -200,6 +212,7 @@ impl SessionQuery for Hooked {
             at: self.at,
             action: &*self.action,
             sized: self.sized,
+            lines: self.lines,
             sized_visits: &self.sized_visits,
         };
         self.inner.scan_surface(id, &mut hook)
@@ -231,6 +244,8 @@ struct How {
     sized: bool,
     /// Random texts (a zstd log of over 1 MiB, decompressed on a second thread).
     noisy: bool,
+    /// The visitor keeps the lines of what it holds.
+    lines: bool,
 }
 
 fn check_how(how: How, change: Change, at: usize, zstd: bool, budget: usize) -> &'static str {
@@ -282,6 +297,7 @@ fn check_how(how: How, change: Change, at: usize, zstd: bool, budget: usize) -> 
         at,
         action,
         sized: how.sized,
+        lines: how.lines,
         sized_visits: std::sync::atomic::AtomicUsize::new(0),
     };
     let got = read_source(&store, ID.into(), "L".into(), budget);
@@ -376,6 +392,7 @@ fn the_same_holds_when_messages_are_only_measured() {
     let how = How {
         sized: true,
         noisy: false,
+        lines: false,
     };
     let mut outcomes = std::collections::BTreeMap::new();
     for zstd in [false, true] {
@@ -422,7 +439,11 @@ fn a_large_zstd_log_read_ahead_on_a_second_thread_changing_while_streamed() {
     // open handle protects against (a file renamed over it) is never seen.
     let mut outcomes = std::collections::BTreeMap::new();
     for sized in [false, true] {
-        let how = How { sized, noisy: true };
+        let how = How {
+            sized,
+            noisy: true,
+            lines: false,
+        };
         for (change, at) in [
             (Change::Nothing, 600),
             (Change::Truncate(50), 600),
@@ -446,5 +467,58 @@ fn a_large_zstd_log_read_ahead_on_a_second_thread_changing_while_streamed() {
         "Truncate(50)@2400: read failure",
     ] {
         assert_eq!(outcomes.get(key), Some(&2), "{key}: {outcomes:#?}");
+    }
+}
+
+#[test]
+fn kept_lines_give_the_same_outcomes_but_a_cut_after_the_scan_is_not_seen() {
+    // As `prepare` reads (messages measured, lines of held items kept): a zstd log's kept
+    // items are decoded from the lines its scan read, so a cut after the scan leaves the
+    // snapshot of what was scanned; a plain log's are read again, so the cut is a failure.
+    let mut outcomes = std::collections::BTreeMap::new();
+    for noisy in [false, true] {
+        let how = How {
+            sized: true,
+            noisy,
+            lines: true,
+        };
+        for zstd in [false, true] {
+            for budget in [3_000, 50_000_000] {
+                for (change, at) in [
+                    (Change::Nothing, 600),
+                    (Change::Truncate(50), 600),
+                    (Change::Truncate(50), 2400),
+                    (Change::Grow, 600),
+                    (Change::Replace, 600),
+                    (Change::Replace, 2400),
+                ] {
+                    let outcome = check_how(how, change, at, zstd, budget);
+                    *outcomes
+                        .entry(format!("{change:?}@{at} zstd={zstd}: {outcome}"))
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    println!("{outcomes:#?}");
+    for zstd in [false, true] {
+        for key in [
+            format!("Nothing@600 zstd={zstd}: snapshot"),
+            format!("Replace@600 zstd={zstd}: snapshot"),
+            format!("Replace@2400 zstd={zstd}: snapshot"),
+            format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
+            if zstd {
+                format!("Grow@600 zstd={zstd}: snapshot")
+            } else {
+                format!("Grow@600 zstd={zstd}: longer snapshot")
+            },
+            if zstd {
+                format!("Truncate(50)@2400 zstd={zstd}: snapshot")
+            } else {
+                format!("Truncate(50)@2400 zstd={zstd}: read failure")
+            },
+        ] {
+            assert_eq!(outcomes.get(&key), Some(&4), "{key}: {outcomes:#?}");
+        }
     }
 }

@@ -12,7 +12,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use dsh_reference::source_read::{ProjectedSizes, read_source};
+use dsh_reference::kept_lines::KEPT_LINE_BYTES;
+use dsh_reference::source_read::{LineUse, ProjectedSizes, read_source, read_source_with_line_cap};
 use dsh_reference::{ErrorCode, SourceHeader, project_surface, retain_source};
 use dsh_store::{
     Event, EventAt, QueryError, SessionHeader, SessionQuery, SessionStore, SizedMessage,
@@ -138,6 +139,18 @@ fn write_zstd(root: &Path, id: &str, body: &str) {
         .unwrap();
     let mut bytes = zstd::encode_all(&text.as_bytes()[..cut], 3).unwrap();
     bytes.extend(zstd::encode_all(&text.as_bytes()[cut..], 3).unwrap());
+    fs::write(dir.join("session.jsonl.zstd"), bytes).unwrap();
+}
+
+/// Write the log as `frame`-byte zstd frames (one frame when `frame` is at least its length).
+fn write_zstd_frames(root: &Path, id: &str, body: &str, frame: usize) {
+    let dir = dsh_store::paths::session_dir(root, Some("/src"), id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let text = format!("{}\n{body}", header_line(id));
+    let mut bytes = Vec::new();
+    for chunk in text.as_bytes().chunks(frame) {
+        bytes.extend(zstd::encode_all(chunk, 3).unwrap());
+    }
     fs::write(dir.join("session.jsonl.zstd"), bytes).unwrap();
 }
 
@@ -599,4 +612,78 @@ fn measured_messages_give_the_sizes_of_decoded_ones() {
         }
     }
     assert!(measured > 1000, "{measured} messages measured");
+}
+
+/// `read_source` keeping at most `cap` bytes of lines: the snapshot (or error code) and how
+/// the kept items were read.
+fn streamed_with_cap(
+    store: &SessionStore,
+    id: &str,
+    budget: usize,
+    cap: usize,
+) -> (Result<String, ErrorCode>, LineUse) {
+    match read_source_with_line_cap(store, id.into(), "L".into(), budget, cap) {
+        Ok((r, used)) => (
+            Ok(format!("{:?}", (r.data, r.stats, r.serialized_bytes))),
+            used,
+        ),
+        Err(e) => (Err(e.code), LineUse::default()),
+    }
+}
+
+/// Items decoded from the lines kept while scanning give exactly what reading them again
+/// gives: random and compacting logs, plain and zstd (one frame, 4 KiB frames), budgets from
+/// tiny to huge, line caps from none (all read again) through binding ones (some read again)
+/// to the default; a plain log is always read again by offset.
+#[test]
+fn kept_lines_give_what_reading_again_gives() {
+    let roots: Vec<_> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    let stores: Vec<_> = roots.iter().map(|r| SessionStore::new(r.path())).collect();
+    let styles = [
+        Compaction::Everything,
+        Compaction::Prefix,
+        Compaction::Suffix,
+        Compaction::Span,
+    ];
+    let (mut all_kept, mut some_kept, mut none_kept) = (0, 0, 0);
+    for seed in 0..16u64 {
+        let body = if seed % 2 == 0 {
+            random_log(seed, 120 + seed as usize * 11)
+        } else {
+            compacting_log(seed, 200 + seed as usize * 23, styles[seed as usize % 4])
+        };
+        let id = format!("k{seed}");
+        write_plain(roots[0].path(), &id, &body);
+        write_zstd_frames(roots[1].path(), &id, &body, usize::MAX);
+        write_zstd_frames(roots[2].path(), &id, &body, 4096);
+        for budget in [1, 700, 9_000, 40_000, usize::MAX / 2] {
+            let want = whole(&stores[0], &id, budget);
+            for (n, store) in stores.iter().enumerate() {
+                let (again, used) = streamed_with_cap(store, &id, budget, 0);
+                assert_eq!(used.from_scan, 0, "seed {seed} store {n} budget {budget}");
+                assert_eq!(again, want, "seed {seed} store {n} budget {budget}");
+                for cap in [400, 6_000, KEPT_LINE_BYTES] {
+                    let (kept, used) = streamed_with_cap(store, &id, budget, cap);
+                    assert_eq!(
+                        kept, want,
+                        "seed {seed} store {n} budget {budget} cap {cap}"
+                    );
+                    if n == 0 {
+                        assert_eq!(used.from_scan, 0, "a plain log is read again");
+                        continue;
+                    }
+                    match (used.from_scan, used.read_again) {
+                        (0, 0) => {}
+                        (0, _) => none_kept += 1,
+                        (_, 0) => all_kept += 1,
+                        _ => some_kept += 1,
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        all_kept > 50 && some_kept > 20 && none_kept > 5,
+        "{all_kept} {some_kept} {none_kept}"
+    );
 }

@@ -16,8 +16,12 @@ use super::sized_line::{self, SizedMessage};
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum ScannedEvent {
-    /// Decoded in full.
-    Full(Event),
+    /// Decoded in full, with the line it came from.
+    Full {
+        event: Event,
+        line: Rc<Vec<u8>>,
+        body_len: usize,
+    },
     /// A message line that was only measured, with the line it came from.
     Sized {
         message: SizedMessage,
@@ -36,7 +40,7 @@ impl ScannedEvent {
     /// The event's seq.
     pub fn seq(&self) -> u64 {
         match self {
-            ScannedEvent::Full(e) => e.seq,
+            ScannedEvent::Full { event, .. } => event.seq,
             ScannedEvent::Sized { message, .. } => message.seq,
             ScannedEvent::Boundary { seq, .. } => *seq,
         }
@@ -45,17 +49,25 @@ impl ScannedEvent {
     /// How it changes the surface.
     pub fn surface_op(&self) -> Option<SurfaceOp> {
         match self {
-            ScannedEvent::Full(e) => e.surface_op,
+            ScannedEvent::Full { event, .. } => event.surface_op,
             ScannedEvent::Sized { message, .. } => Some(message.surface_op),
             ScannedEvent::Boundary { .. } => None,
         }
+    }
+
+    /// The line the event came from, with its `\n`.
+    pub fn line(&self) -> &[u8] {
+        let (ScannedEvent::Full { line, body_len, .. }
+        | ScannedEvent::Sized { line, body_len, .. }
+        | ScannedEvent::Boundary { line, body_len, .. }) = self;
+        line.get(..body_len + 1).unwrap_or_default()
     }
 
     /// The whole event (a measured message is decoded from its line now); the error is
     /// why its line does not decode.
     pub fn to_event(&self) -> Result<Cow<'_, Event>, String> {
         match self {
-            ScannedEvent::Full(e) => Ok(Cow::Borrowed(e)),
+            ScannedEvent::Full { event, .. } => Ok(Cow::Borrowed(event)),
             ScannedEvent::Sized {
                 message: SizedMessage { seq, .. },
                 line,
@@ -106,6 +118,12 @@ impl ScanItem for ScannedEvent {
                 }));
             }
         }
-        Ok(reader::decode_items(body, next_seq, limits)?.map(ScannedEvent::Full))
+        Ok(
+            reader::decode_items(body, next_seq, limits)?.map(|event| ScannedEvent::Full {
+                event,
+                line: Rc::clone(line),
+                body_len,
+            }),
+        )
     }
 }

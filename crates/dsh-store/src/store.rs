@@ -644,14 +644,17 @@ impl SessionQuery for SessionStore {
         let mut surface = CompactSurface::new();
         let mut removed = Vec::new();
         let limits = self.inner.limits;
+        // Kept lines spare a compressed log its second decompression; a plain log's kept
+        // lines are cheaper to read again by offset than to copy while scanning.
+        let lines = loc.format == LogFormat::Zstd;
         let summary = reader::scan_at_limited(&loc.path, src, &limits, &mut |event, pos| {
             surface_scan::fold_and_visit(
                 &loc.path,
                 &mut surface,
                 &mut removed,
-                &event,
-                pos,
+                (&event, pos),
                 visitor,
+                lines,
             )
         })?;
         reader::check_header_id(&loc.path, &summary.header, id)?;

@@ -65,6 +65,18 @@ pub trait SurfaceVisitor {
     ) {
         let _ = (message, removed, at, order);
     }
+
+    /// Whether this visitor keeps the lines of surface events ([`keep_line`](Self::keep_line)):
+    /// a streaming read of a compressed log then hands them over, so that what it keeps
+    /// needs no second decompression ([`SurfaceScan::reread_kept`]).
+    fn keeps_lines(&self) -> bool {
+        false
+    }
+
+    /// The line (with its `\n`) of the surface event `seq` visited just before.
+    fn keep_line(&mut self, seq: u64, line: &[u8]) {
+        let _ = (seq, line);
+    }
 }
 
 impl SurfaceOrder for CompactSurface {
@@ -132,6 +144,49 @@ struct LogHandle {
 }
 
 impl SurfaceScan {
+    /// Like [`reread_at`](Self::reread_at), for events some of whose lines the visitor kept
+    /// during the scan (`Some(line)`): those are decoded from the kept bytes, checked as a
+    /// line read again is; only the others are read again.
+    pub fn reread_kept(
+        &mut self,
+        wanted: &[(u64, EventAt, Option<&[u8]>)],
+    ) -> Result<Vec<Event>, QueryError> {
+        let missing: Vec<(u64, EventAt)> = wanted
+            .iter()
+            .filter(|w| w.2.is_none())
+            .map(|w| (w.0, w.1))
+            .collect();
+        if missing.len() == wanted.len() {
+            return self.reread_at(&missing);
+        }
+        let path = match &self.events {
+            EventSource::Log(log) => log.path.clone(),
+            _ => PathBuf::new(),
+        };
+        if let Order::Compact(surface) = &self.order
+            && let Some(&(seq, ..)) = wanted.iter().find(|w| !surface.contains(w.0))
+        {
+            return Err(not_on_surface(&path, seq));
+        }
+        // Nothing to read again: the log is not even reopened.
+        let again = if missing.is_empty() {
+            Vec::new()
+        } else {
+            self.reread_at(&missing)?
+        };
+        let mut again = again.into_iter();
+        wanted
+            .iter()
+            .map(|&(seq, EventAt(pos), line)| match (line, pos) {
+                (None, _) => again.next().ok_or_else(|| not_on_surface(&path, seq)),
+                (Some(line), Some(pos)) if line.len() as u64 == pos.len => {
+                    decode_again(&path, seq, pos, line)
+                }
+                (Some(_), _) => Err(changed(&path, pos.map_or(0, |p| p.line), "kept line")),
+            })
+            .collect()
+    }
+
     /// A scan over an already folded surface: every event is visited in order.
     pub fn from_surface(surface: Surface, visitor: &mut dyn SurfaceVisitor) -> Self {
         let mut seqs = Vec::with_capacity(surface.events.len());
@@ -299,13 +354,14 @@ impl SurfaceScan {
 /// its line is; a log that breaks the folding rules is corrupt at its line.
 /// A message the scan only measured is shown as such to a visitor that
 /// [takes sized](SurfaceVisitor::takes_sized) events, and decoded from its line for others.
+/// With `lines`, a visitor that [keeps lines](SurfaceVisitor::keeps_lines) is then handed it.
 pub(crate) fn fold_and_visit(
     path: &Path,
     surface: &mut CompactSurface,
     removed: &mut Vec<u64>,
-    event: &ScannedEvent,
-    pos: LinePos,
+    (event, pos): (&ScannedEvent, LinePos),
     visitor: &mut dyn SurfaceVisitor,
+    lines: bool,
 ) -> Result<(), QueryError> {
     removed.clear();
     let corrupt = |reason: String| QueryError::Corrupt {
@@ -327,6 +383,9 @@ pub(crate) fn fold_and_visit(
             visitor.visit_sized(message, removed, at, order);
         }
         _ => visitor.visit_at(&*event.to_event().map_err(corrupt)?, removed, at, order),
+    }
+    if lines && visitor.keeps_lines() {
+        visitor.keep_line(event.seq(), event.line());
     }
     Ok(())
 }
