@@ -124,11 +124,6 @@ impl RetentionWindow {
         }
     }
 
-    /// Bytes of held items' lines kept.
-    pub fn kept_line_bytes(&self) -> usize {
-        self.kept.bytes()
-    }
-
     /// Whether a replace made the window unsure (see the type's doc).
     pub fn inexact(&self) -> bool {
         self.inexact
