@@ -5,7 +5,6 @@
 //! ctime), so repeated listings only stat files; a log that changed is read again. Nothing
 //! below the root is followed if it is a link, and nothing but session logs is written there.
 
-use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -18,8 +17,8 @@ use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader};
 use super::fold::KeepingFolder;
-use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
-use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::index_file;
+use super::listing::{CachedTitle, HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
 use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
@@ -43,8 +42,8 @@ struct Inner {
     /// Where the header/title index file lives (the store's cache directory).
     index_dir: Option<PathBuf>,
     limits: Limits,
+    /// The session table: headers, log stamps and titles.
     headers: Mutex<HeaderIndex>,
-    titles: Mutex<HashMap<PathBuf, CachedTitle>>,
     /// The index file has been read into the caches (once, on first use).
     loaded: OnceLock<()>,
     /// A title was scanned since the index file was read.
@@ -65,69 +64,7 @@ impl Inner {
                 return;
             };
             *lock(&self.headers) = HeaderIndex::from_records(&self.root, record.projects);
-            let mut titles = lock(&self.titles);
-            for t in record.titles {
-                let (Some(path), Some(stamp), Some(format)) = (
-                    index_file::title_path(&self.root, &t.log),
-                    t.stamp.to_stamp(),
-                    index_file::format_of(&t.log[2]),
-                ) else {
-                    continue;
-                };
-                // A stored title is served only while its log's stamp matches exactly;
-                // it is never continued from (`t.resume` is ignored: a grown log is
-                // scanned whole).
-                titles.insert(
-                    path,
-                    CachedTitle {
-                        stamp,
-                        format,
-                        resume: None,
-                        title: t.title.map(Arc::from),
-                    },
-                );
-            }
         });
-    }
-
-    /// The caches as an index file: headers, and titles of the logs still listed.
-    fn snapshot(&mut self) -> IndexRecord {
-        let headers = self
-            .headers
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (root_mtime, projects) = headers.to_records();
-        let listed: HashSet<&Path> = headers.locations().map(|l| l.path.as_path()).collect();
-        let titles = self
-            .titles
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut records = Vec::with_capacity(titles.len());
-        for (path, cached) in titles.iter() {
-            if !listed.contains(path.as_path()) {
-                continue;
-            }
-            let parts: Vec<String> = match path.strip_prefix(&self.root) {
-                Ok(rel) => rel
-                    .components()
-                    .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
-                    .collect(),
-                Err(_) => continue,
-            };
-            let (Ok(log), Some(stamp)) = (
-                <[String; 3]>::try_from(parts),
-                StampRecord::from_stamp(&cached.stamp),
-            ) else {
-                continue;
-            };
-            records.push(TitleRecord {
-                log,
-                stamp,
-                resume: cached.resume.map(index_file::resume_record),
-                title: cached.title.as_deref().map(str::to_owned),
-            });
-        }
-        IndexRecord::new(root_mtime, projects, records)
     }
 }
 
@@ -151,22 +88,14 @@ impl Drop for Inner {
         if !self.root.is_dir() {
             return;
         }
-        let record = self.snapshot();
-        if let Err(e) = index_file::save(&dir, &record) {
+        let headers = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Err(e) = index_file::save(&dir, |w| headers.write_records(w)) {
             tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
         }
     }
-}
-
-/// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
-/// append-only log is only scanned from there.
-#[derive(Debug, Clone)]
-struct CachedTitle {
-    stamp: Stamp,
-    format: LogFormat,
-    /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
-    resume: Option<ScanPos>,
-    title: Option<Arc<str>>,
 }
 
 /// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
@@ -244,7 +173,6 @@ impl SessionStore {
                 index_dir,
                 limits,
                 headers: Mutex::new(HeaderIndex::default()),
-                titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: RecentTitles::new(),
@@ -367,7 +295,7 @@ impl SessionStore {
                     second: second.clone(),
                 });
             }
-            headers.location_of(id).cloned()
+            headers.location_of(id)
         };
         if let Some(loc) = known
             && loc.format == LogFormat::Plain
@@ -446,16 +374,8 @@ impl SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Option<Result<Option<String>, QueryError>> {
-        // Lock order: headers, then titles (nothing holds titles while taking headers).
-        let headers = lock(&self.inner.headers);
-        if headers.duplicate_of(id).is_some() {
-            return None;
-        }
-        let (loc, stamp, _) = headers.checked_stamp(id, max_age)?;
-        let titles = lock(&self.inner.titles);
-        let cached = titles.get(&loc.path)?;
-        (cached.stamp == stamp && cached.format == loc.format)
-            .then(|| Ok(cached.title.as_deref().map(str::to_owned)))
+        let title = lock(&self.inner.headers).vouched_title(id, max_age)?;
+        Some(Ok(title.as_deref().map(str::to_owned)))
     }
 
     /// Run the header index's periodic stat of every log on a thread of its own, a chunk
@@ -483,7 +403,7 @@ impl SessionStore {
     fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
         let (loc, meta) = self.find(id)?;
         let stamp = Stamp::of(&meta);
-        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        let cached = lock(&self.inner.headers).cached_title(&loc);
         if let Some(c) = &cached
             && c.stamp == stamp
             && c.format == loc.format
@@ -493,7 +413,7 @@ impl SessionStore {
         let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
-        lock(&self.inner.titles).insert(loc.path, fresh);
+        lock(&self.inner.headers).remember_title(&loc, fresh);
         Ok(title)
     }
 }
