@@ -100,6 +100,12 @@ pub struct IndexRecord {
     pub projects: Vec<ProjectRecord>,
 }
 
+/// What a file holds besides its projects (shown one by one as they are decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    pub root_mtime: Option<FileTime>,
+}
+
 /// One session as written, borrowed from the caches.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionRef<'a> {
@@ -514,9 +520,9 @@ impl<R: BufRead> BodyReader<R> {
         })
     }
 
-    fn index(&mut self) -> Result<IndexRecord, Bad> {
+    /// The root's mtime; each project is shown to `each` as soon as it is decoded.
+    fn index(&mut self, each: &mut dyn FnMut(ProjectRecord)) -> Result<Option<FileTime>, Bad> {
         let root_mtime = self.file_time()?;
-        let mut projects = Vec::new();
         while self.flag()? {
             let name = self.str()?;
             let mtime = self.file_time()?;
@@ -524,22 +530,25 @@ impl<R: BufRead> BodyReader<R> {
             while self.flag()? {
                 sessions.push(self.session()?);
             }
-            projects.push(ProjectRecord {
+            each(ProjectRecord {
                 name,
                 mtime,
                 sessions,
             });
         }
-        Ok(IndexRecord {
-            root_mtime,
-            projects,
-        })
+        Ok(root_mtime)
     }
 }
 
-/// Decode a whole file from `src` (`file_len` bytes): the head must name this version and
-/// the exact body length, the body must decode completely and match its checksum.
-fn decode<R: Read>(mut src: R, file_len: u64) -> Option<IndexRecord> {
+/// Decode a whole file from `src` (`file_len` bytes), showing each project to `each` as it
+/// is decoded (so the file is never held whole): the head must name this version and the
+/// exact body length, the body must decode completely and match its checksum, or the
+/// answer is `None` and whatever `each` saw must be dropped.
+fn decode_each<R: Read>(
+    mut src: R,
+    file_len: u64,
+    each: &mut dyn FnMut(ProjectRecord),
+) -> Option<Decoded> {
     let mut head_bytes = [0u8; HEAD_LEN];
     src.read_exact(&mut head_bytes).ok()?;
     let field = |range: std::ops::Range<usize>| head_bytes.get(range);
@@ -557,8 +566,18 @@ fn decode<R: Read>(mut src: R, file_len: u64) -> Option<IndexRecord> {
         left: len,
         crc: crc32fast::Hasher::new(),
     };
-    let index = body.index().ok()?;
-    (body.left == 0 && body.crc.finalize() == crc).then_some(index)
+    let root_mtime = body.index(each).ok()?;
+    (body.left == 0 && body.crc.finalize() == crc).then_some(Decoded { root_mtime })
+}
+
+/// [`decode_each`] collecting every project.
+fn decode<R: Read>(src: R, file_len: u64) -> Option<IndexRecord> {
+    let mut projects = Vec::new();
+    let Decoded { root_mtime } = decode_each(src, file_len, &mut |p| projects.push(p))?;
+    Some(IndexRecord {
+        root_mtime,
+        projects,
+    })
 }
 
 /// Parse index file bytes; `None` when damaged or of another version.
@@ -567,7 +586,7 @@ pub fn parse(bytes: &[u8]) -> Option<IndexRecord> {
 }
 
 /// Why an index file was not used.
-fn unusable(path: &Path, why: &str) -> Option<IndexRecord> {
+fn unusable<T>(path: &Path, why: &str) -> Option<T> {
     tracing::debug!(path = %path.display(), why, "ignoring the session index");
     None
 }
@@ -575,6 +594,17 @@ fn unusable(path: &Path, why: &str) -> Option<IndexRecord> {
 /// Read the index in `dir`; `None` when absent, not a regular file, not this user's, too
 /// large, unreadable, damaged or of another version.
 pub fn load(dir: &Path) -> Option<IndexRecord> {
+    let mut projects = Vec::new();
+    let Decoded { root_mtime } = load_each(dir, &mut |p| projects.push(p))?;
+    Some(IndexRecord {
+        root_mtime,
+        projects,
+    })
+}
+
+/// [`load`], showing each project to `each` as it is decoded; on `None` (absent or
+/// unusable, possibly found out only at the end) whatever `each` saw must be dropped.
+pub fn load_each(dir: &Path, each: &mut dyn FnMut(ProjectRecord)) -> Option<Decoded> {
     let path = dir.join(INDEX_FILE);
     let file = match super::nofollow::open_regular(&path) {
         Ok(f) => f,
@@ -601,7 +631,7 @@ pub fn load(dir: &Path) -> Option<IndexRecord> {
     }
     // Decoded as it is read (never held whole); a file that grows or shrinks meanwhile no
     // longer matches its length and checksum.
-    decode(file.take(MAX_INDEX_BYTES), meta.len())
+    decode_each(file.take(MAX_INDEX_BYTES), meta.len(), each)
         .or_else(|| unusable(&path, "unreadable, damaged or of another version"))
 }
 

@@ -195,23 +195,46 @@ pub struct CachedTitle {
 const LOOSE_TITLES: usize = 1024;
 
 /// Where a row's header is: nowhere, at a position of the current listing (kept once,
-/// there), or held by the row itself (read since the last listing, or an id listed under
-/// another project first).
+/// there), at a position of the headers seeded from the index file (until the first
+/// listing takes them), or held by the row itself (read since the last listing, or an id
+/// listed under another project first).
 #[derive(Debug, Default)]
 enum Slot {
     #[default]
     None,
     Listed(u32),
+    Seeded(u32),
     Own(Box<SessionHeader>),
 }
 
+/// The two places a [`Slot`] can point into.
+#[derive(Clone, Copy)]
+struct Held<'a> {
+    listed: &'a [SessionHeader],
+    seeded: &'a [SessionHeader],
+}
+
 impl Slot {
-    fn get<'a>(&'a self, listed: &'a [SessionHeader]) -> Option<&'a SessionHeader> {
+    fn get<'a>(&'a self, held: Held<'a>) -> Option<&'a SessionHeader> {
         match self {
             Slot::None => None,
-            Slot::Listed(at) => listed.get(*at as usize),
+            Slot::Listed(at) => held.listed.get(*at as usize),
+            Slot::Seeded(at) => held.seeded.get(*at as usize),
             Slot::Own(h) => Some(h),
         }
+    }
+}
+
+/// A header holding nothing, left where a seeded one was taken from.
+fn taken_header() -> SessionHeader {
+    SessionHeader {
+        kind: String::new(),
+        version: 0,
+        id: String::new(),
+        created_at: 0,
+        cwd: None,
+        delegation_depth: 0,
+        extra: serde_json::Map::new(),
     }
 }
 
@@ -281,6 +304,9 @@ pub struct HeaderIndex {
     /// Project directories, sorted by name.
     projects: Vec<Project>,
     last: Option<Arc<Vec<SessionHeader>>>,
+    /// Headers read from the index file, until the first listing moves them into `last`
+    /// (one block, so nothing is left scattered once they are moved).
+    seeded: Vec<SessionHeader>,
     /// For each position of `last`: its project and row.
     rows_of: Vec<(u32, u32)>,
     /// Positions in `last`, found by id.
@@ -337,15 +363,18 @@ impl HeaderIndex {
         std::mem::take(&mut self.touched)
     }
 
-    fn listed(&self) -> &[SessionHeader] {
-        self.last.as_deref().map_or(&[], Vec::as_slice)
+    fn held(&self) -> Held<'_> {
+        Held {
+            listed: self.last.as_deref().map_or(&[], Vec::as_slice),
+            seeded: &self.seeded,
+        }
     }
 
     /// Write the table through `w` (the index file's body): headers, and the titles of the
     /// logs still listed. A project holding a name that cannot be stored is stored without
     /// its mtime, so the next process lists it again.
     pub fn write_records<W: io::Write>(&self, w: &mut IndexWriter<W>) -> io::Result<()> {
-        let listed = self.listed();
+        let held = self.held();
         let root_complete = self.projects.iter().all(|p| p.name.to_str().is_some());
         w.root(
             self.root_mtime
@@ -376,7 +405,7 @@ impl HeaderIndex {
                 w.session(&SessionRef {
                     name,
                     log: row.log.as_ref().map(|(f, s)| (*f, s)),
-                    header: row.header.get(listed),
+                    header: row.header.get(held),
                     title,
                 })?;
             }
@@ -385,58 +414,69 @@ impl HeaderIndex {
         Ok(())
     }
 
-    /// An index seeded from stored records under `root`; everything is revalidated by the
-    /// next [`refresh`](Self::refresh). Directory times from a file are never trusted (every
-    /// project is listed again, every log stat-ed); only headers whose log stamp still
-    /// matches are reused, and titles only while their log's stamp matches exactly (never
-    /// continued from). Records with unsafe names or a header of another id are dropped.
+    /// An index seeded from stored records under `root` (see [`add_record`](Self::add_record)).
     pub fn from_records(root: &Path, records: Vec<ProjectRecord>) -> Self {
         let mut index = HeaderIndex::default();
-        let mut projects: Vec<Project> = Vec::with_capacity(records.len());
         for record in records {
-            if !plain_name(&record.name) {
+            index.add_record(root, record);
+        }
+        index
+    }
+
+    /// Seed one project from its stored record under `root`; everything is revalidated by
+    /// the next [`refresh`](Self::refresh). Directory times from a file are never trusted
+    /// (every project is listed again, every log stat-ed); only headers whose log stamp
+    /// still matches are reused, and titles only while their log's stamp matches exactly
+    /// (never continued from). Records with unsafe names or a header of another id are
+    /// dropped, and so is a project seeded before.
+    pub fn add_record(&mut self, root: &Path, record: ProjectRecord) {
+        if !plain_name(&record.name) {
+            return;
+        }
+        let name: Box<OsStr> = OsStr::new(&record.name).into();
+        let Err(at) = self.projects.binary_search_by(|p| p.name.cmp(&name)) else {
+            return;
+        };
+        let mut project = Project::new(name, root.join(&record.name));
+        let mut rows = Vec::with_capacity(record.sessions.len());
+        for session in record.sessions {
+            if !plain_name(&session.name) {
                 continue;
             }
-            let name: Box<OsStr> = OsStr::new(&record.name).into();
-            let mut project = Project::new(name, root.join(&record.name));
-            let mut rows = Vec::with_capacity(record.sessions.len());
-            for session in record.sessions {
-                if !plain_name(&session.name) {
-                    continue;
+            // A stored header must belong to its directories (its id to the session's,
+            // its cwd to the project's), or it is dropped.
+            let header = session.header.filter(|h| {
+                session.log.is_some()
+                    && paths::encode_session_id(&h.id).is_ok_and(|enc| enc == session.name)
+                    && paths::project_dir_name(h.cwd.as_deref()) == record.name
+            });
+            // Without a usable header the log is read again.
+            let log = session.log.filter(|_| header.is_some());
+            let title = match (session.title, &log) {
+                (Some(t), Some((format, _))) => Some(CachedTitle {
+                    stamp: t.stamp,
+                    format: *format,
+                    resume: None,
+                    title: t.title.map(Arc::from),
+                }),
+                _ => None,
+            };
+            let mut row = Row::new(OsStr::new(&session.name).into());
+            row.log = log;
+            row.header = match header {
+                Some(h) => {
+                    self.seeded.push(h);
+                    Slot::Seeded(to_u32(self.seeded.len() - 1))
                 }
-                // A stored header must belong to its directories (its id to the session's,
-                // its cwd to the project's), or it is dropped.
-                let header = session.header.filter(|h| {
-                    session.log.is_some()
-                        && paths::encode_session_id(&h.id).is_ok_and(|enc| enc == session.name)
-                        && paths::project_dir_name(h.cwd.as_deref()) == record.name
-                });
-                // Without a usable header the log is read again.
-                let log = session.log.filter(|_| header.is_some());
-                let title = match (session.title, &log) {
-                    (Some(t), Some((format, _))) => Some(CachedTitle {
-                        stamp: t.stamp,
-                        format: *format,
-                        resume: None,
-                        title: t.title.map(Arc::from),
-                    }),
-                    _ => None,
-                };
-                let mut row = Row::new(OsStr::new(&session.name).into());
-                row.log = log;
-                row.header = header.map_or(Slot::None, |h| Slot::Own(Box::new(h)));
-                row.title = title;
-                rows.push(row);
-            }
-            rows.sort_by(|a, b| a.name.cmp(&b.name));
-            rows.dedup_by(|a, b| a.name == b.name);
-            project.rows = rows;
-            projects.push(project);
+                None => Slot::None,
+            };
+            row.title = title;
+            rows.push(row);
         }
-        projects.sort_by(|a, b| a.name.cmp(&b.name));
-        projects.dedup_by(|a, b| a.name == b.name);
-        index.projects = projects;
-        index
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        rows.dedup_by(|a, b| a.name == b.name);
+        project.rows = rows;
+        self.projects.insert(at, project);
     }
 
     /// The project and row of a log path of this table.
@@ -457,7 +497,7 @@ impl HeaderIndex {
 
     /// The position in the listing of a listed session.
     fn position_of(&self, id: &str) -> Option<usize> {
-        let listed = self.listed();
+        let listed = self.held().listed;
         let hash = self.hasher.hash_one(id);
         self.by_id
             .find(hash, |at| {
@@ -586,7 +626,10 @@ impl HeaderIndex {
             return true;
         };
         let listed = self.last.clone();
-        let listed = listed.as_deref().map_or(&[][..], Vec::as_slice);
+        let held = Held {
+            listed: listed.as_deref().map_or(&[][..], Vec::as_slice),
+            seeded: &self.seeded,
+        };
         let (mut changed, mut read) = (false, false);
         let mut left = budget;
         let mut last_seen = None;
@@ -607,7 +650,7 @@ impl HeaderIndex {
                     break 'projects;
                 }
                 left -= 1;
-                changed |= refresh_session(&project.dir, row, listed, &mut read);
+                changed |= refresh_session(&project.dir, row, held, &mut read);
                 last_seen = Some((project.name.clone(), row.name.clone()));
                 r += 1;
             }
@@ -698,9 +741,12 @@ impl HeaderIndex {
         }
         changed |= std::mem::take(&mut self.stale);
         let listed = self.last.clone();
-        let listed = listed.as_deref().map_or(&[][..], Vec::as_slice);
+        let held = Held {
+            listed: listed.as_deref().map_or(&[][..], Vec::as_slice),
+            seeded: &self.seeded,
+        };
         for project in &mut self.projects {
-            let (project_changed, read) = refresh_project(project, check_logs, listed);
+            let (project_changed, read) = refresh_project(project, check_logs, held);
             changed |= project_changed;
             self.touched |= read;
         }
@@ -716,6 +762,11 @@ impl HeaderIndex {
     fn rebuild(&mut self) -> Arc<Vec<SessionHeader>> {
         let old = self.last.take();
         let old_list = old.as_deref().map_or(&[][..], Vec::as_slice);
+        let mut seeded = std::mem::take(&mut self.seeded);
+        let held = Held {
+            listed: old_list,
+            seeded: &seeded,
+        };
         let hasher = &self.hasher;
         // First pass: which rows are listed (the first of each id), which are duplicates.
         let mut seen: HashTable<(u32, u32)> = HashTable::new();
@@ -723,14 +774,14 @@ impl HeaderIndex {
         let mut duplicates = HashMap::new();
         for (p, project) in self.projects.iter().enumerate() {
             for (r, row) in project.rows.iter().enumerate() {
-                let (Some(h), Some(_)) = (row.header.get(old_list), &row.log) else {
+                let (Some(h), Some(_)) = (row.header.get(held), &row.log) else {
                     continue;
                 };
                 let hash = hasher.hash_one(h.id.as_str());
                 let first = seen.find(hash, |&(fp, fr)| {
                     self.projects[fp as usize].rows[fr as usize]
                         .header
-                        .get(old_list)
+                        .get(held)
                         .is_some_and(|o| o.id == h.id)
                 });
                 if let Some(&(fp, fr)) = first {
@@ -748,7 +799,7 @@ impl HeaderIndex {
                 seen.insert_unique(hash, at, |&(fp, fr)| {
                     self.projects[fp as usize].rows[fr as usize]
                         .header
-                        .get(old_list)
+                        .get(held)
                         .map_or(0, |o| hasher.hash_one(o.id.as_str()))
                 });
                 picked.push(at);
@@ -763,18 +814,25 @@ impl HeaderIndex {
             taken.push(match std::mem::take(&mut row.header) {
                 Slot::Own(h) => Some(*h),
                 Slot::Listed(at) => old_list.get(at as usize).cloned(),
+                Slot::Seeded(at) => seeded
+                    .get_mut(at as usize)
+                    .map(|h| std::mem::replace(h, taken_header())),
                 Slot::None => None,
             });
         }
         if !duplicates.is_empty() {
             for row in self.projects.iter_mut().flat_map(|p| p.rows.iter_mut()) {
-                if let Slot::Listed(at) = row.header {
-                    row.header = old_list
-                        .get(at as usize)
-                        .map_or(Slot::None, |h| Slot::Own(Box::new(h.clone())));
-                }
+                let kept = match row.header {
+                    Slot::Listed(at) => old_list.get(at as usize),
+                    Slot::Seeded(at) => seeded.get(at as usize),
+                    _ => continue,
+                };
+                row.header = kept.map_or(Slot::None, |h| Slot::Own(Box::new(h.clone())));
             }
         }
+        // Every seeded header has been taken or copied.
+        seeded.clear();
+        drop(seeded);
         self.duplicates = duplicates;
         // Sort positions, then lay the headers out in that order.
         let mut order: Vec<u32> = (0..to_u32(taken.len())).collect();
@@ -818,11 +876,7 @@ fn to_u32(n: usize) -> u32 {
 
 /// Revalidate one project directory; returns whether anything listed may have changed and
 /// whether more than its metadata was read.
-fn refresh_project(
-    project: &mut Project,
-    check_logs: bool,
-    listed: &[SessionHeader],
-) -> (bool, bool) {
+fn refresh_project(project: &mut Project, check_logs: bool, held: Held<'_>) -> (bool, bool) {
     let meta = match fs::symlink_metadata(&project.dir) {
         Ok(m) => m,
         Err(e) => {
@@ -889,19 +943,14 @@ fn refresh_project(
         if !rescan && !check_logs && settled {
             continue;
         }
-        changed |= refresh_session(&project.dir, row, listed, &mut read);
+        changed |= refresh_session(&project.dir, row, held, &mut read);
     }
     (changed, read)
 }
 
 /// Revalidate one session directory by a stat of its log; returns whether its header may
 /// have changed, and sets `read` when more than metadata was read.
-fn refresh_session(
-    project_dir: &Path,
-    row: &mut Row,
-    listed: &[SessionHeader],
-    read: &mut bool,
-) -> bool {
+fn refresh_session(project_dir: &Path, row: &mut Row, held: Held<'_>, read: &mut bool) -> bool {
     let dir = project_dir.join(&*row.name);
     let found = match log_in_listed(&dir) {
         Ok(found) => found,
@@ -948,7 +997,7 @@ fn refresh_session(
         }
     };
     row.log = Some((loc.format, stamp));
-    let changed = row.header.get(listed) != header.as_ref();
+    let changed = row.header.get(held) != header.as_ref();
     row.header = header.map_or(Slot::None, |h| Slot::Own(Box::new(h)));
     changed
 }

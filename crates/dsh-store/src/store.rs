@@ -60,10 +60,14 @@ impl Inner {
     /// Seed the caches from the index file next to the store, once.
     fn ensure_loaded(&self) {
         self.loaded.get_or_init(|| {
-            let Some(record) = self.index_dir.as_deref().and_then(index_file::load) else {
+            let Some(dir) = self.index_dir.as_deref() else {
                 return;
             };
-            *lock(&self.headers) = HeaderIndex::from_records(&self.root, record.projects);
+            // Seeded project by project as the file is decoded, so it is never held twice.
+            let mut seeded = HeaderIndex::default();
+            if index_file::load_each(dir, &mut |p| seeded.add_record(&self.root, p)).is_some() {
+                *lock(&self.headers) = seeded;
+            }
         });
     }
 }
