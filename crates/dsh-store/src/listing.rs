@@ -195,15 +195,15 @@ pub struct CachedTitle {
 const LOOSE_TITLES: usize = 1024;
 
 /// Where a row's header is: nowhere, at a position of the current listing (kept once,
-/// there), at a position of the headers seeded from the index file (until the first
-/// listing takes them), or held by the row itself (read since the last listing, or an id
-/// listed under another project first).
+/// there), at a position of the headers read (from the index file or a log) since the last
+/// listing, which the next one takes, or held by the row itself (an id listed under
+/// another project first).
 #[derive(Debug, Default)]
 enum Slot {
     #[default]
     None,
     Listed(u32),
-    Seeded(u32),
+    Pending(u32),
     Own(Box<SessionHeader>),
 }
 
@@ -211,7 +211,7 @@ enum Slot {
 #[derive(Clone, Copy)]
 struct Held<'a> {
     listed: &'a [SessionHeader],
-    seeded: &'a [SessionHeader],
+    pending: &'a [SessionHeader],
 }
 
 impl Slot {
@@ -219,13 +219,13 @@ impl Slot {
         match self {
             Slot::None => None,
             Slot::Listed(at) => held.listed.get(*at as usize),
-            Slot::Seeded(at) => held.seeded.get(*at as usize),
+            Slot::Pending(at) => held.pending.get(*at as usize),
             Slot::Own(h) => Some(h),
         }
     }
 }
 
-/// A header holding nothing, left where a seeded one was taken from.
+/// A header holding nothing, left where a pending one was taken from.
 fn taken_header() -> SessionHeader {
     SessionHeader {
         kind: String::new(),
@@ -304,9 +304,9 @@ pub struct HeaderIndex {
     /// Project directories, sorted by name.
     projects: Vec<Project>,
     last: Option<Arc<Vec<SessionHeader>>>,
-    /// Headers read from the index file, until the first listing moves them into `last`
-    /// (one block, so nothing is left scattered once they are moved).
-    seeded: Vec<SessionHeader>,
+    /// Headers read (from the index file, or from logs) since the last listing, which
+    /// moves them into `last`: one block, so nothing is left scattered once they are moved.
+    pending: Vec<SessionHeader>,
     /// For each position of `last`: its project and row.
     rows_of: Vec<(u32, u32)>,
     /// Positions in `last`, found by id.
@@ -366,7 +366,7 @@ impl HeaderIndex {
     fn held(&self) -> Held<'_> {
         Held {
             listed: self.last.as_deref().map_or(&[], Vec::as_slice),
-            seeded: &self.seeded,
+            pending: &self.pending,
         }
     }
 
@@ -465,8 +465,8 @@ impl HeaderIndex {
             row.log = log;
             row.header = match header {
                 Some(h) => {
-                    self.seeded.push(h);
-                    Slot::Seeded(to_u32(self.seeded.len() - 1))
+                    self.pending.push(h);
+                    Slot::Pending(to_u32(self.pending.len() - 1))
                 }
                 None => Slot::None,
             };
@@ -626,10 +626,7 @@ impl HeaderIndex {
             return true;
         };
         let listed = self.last.clone();
-        let held = Held {
-            listed: listed.as_deref().map_or(&[][..], Vec::as_slice),
-            seeded: &self.seeded,
-        };
+        let listed = listed.as_deref().map_or(&[][..], Vec::as_slice);
         let (mut changed, mut read) = (false, false);
         let mut left = budget;
         let mut last_seen = None;
@@ -650,7 +647,7 @@ impl HeaderIndex {
                     break 'projects;
                 }
                 left -= 1;
-                changed |= refresh_session(&project.dir, row, held, &mut read);
+                changed |= refresh_session(&project.dir, row, listed, &mut self.pending, &mut read);
                 last_seen = Some((project.name.clone(), row.name.clone()));
                 r += 1;
             }
@@ -741,12 +738,10 @@ impl HeaderIndex {
         }
         changed |= std::mem::take(&mut self.stale);
         let listed = self.last.clone();
-        let held = Held {
-            listed: listed.as_deref().map_or(&[][..], Vec::as_slice),
-            seeded: &self.seeded,
-        };
+        let listed = listed.as_deref().map_or(&[][..], Vec::as_slice);
         for project in &mut self.projects {
-            let (project_changed, read) = refresh_project(project, check_logs, held);
+            let (project_changed, read) =
+                refresh_project(project, check_logs, listed, &mut self.pending);
             changed |= project_changed;
             self.touched |= read;
         }
@@ -762,10 +757,10 @@ impl HeaderIndex {
     fn rebuild(&mut self) -> Arc<Vec<SessionHeader>> {
         let old = self.last.take();
         let old_list = old.as_deref().map_or(&[][..], Vec::as_slice);
-        let mut seeded = std::mem::take(&mut self.seeded);
+        let mut pending = std::mem::take(&mut self.pending);
         let held = Held {
             listed: old_list,
-            seeded: &seeded,
+            pending: &pending,
         };
         let hasher = &self.hasher;
         // First pass: which rows are listed (the first of each id), which are duplicates.
@@ -814,25 +809,23 @@ impl HeaderIndex {
             taken.push(match std::mem::take(&mut row.header) {
                 Slot::Own(h) => Some(*h),
                 Slot::Listed(at) => old_list.get(at as usize).cloned(),
-                Slot::Seeded(at) => seeded
+                Slot::Pending(at) => pending
                     .get_mut(at as usize)
                     .map(|h| std::mem::replace(h, taken_header())),
                 Slot::None => None,
             });
         }
-        if !duplicates.is_empty() {
-            for row in self.projects.iter_mut().flat_map(|p| p.rows.iter_mut()) {
-                let kept = match row.header {
-                    Slot::Listed(at) => old_list.get(at as usize),
-                    Slot::Seeded(at) => seeded.get(at as usize),
-                    _ => continue,
-                };
-                row.header = kept.map_or(Slot::None, |h| Slot::Own(Box::new(h.clone())));
-            }
+        // Rows not listed (a duplicate id) must not point into either list any more.
+        for row in self.projects.iter_mut().flat_map(|p| p.rows.iter_mut()) {
+            let kept = match row.header {
+                Slot::Listed(at) => old_list.get(at as usize),
+                Slot::Pending(at) => pending.get(at as usize),
+                _ => continue,
+            };
+            row.header = kept.map_or(Slot::None, |h| Slot::Own(Box::new(h.clone())));
         }
-        // Every seeded header has been taken or copied.
-        seeded.clear();
-        drop(seeded);
+        // Every pending header has been taken or copied.
+        drop(pending);
         self.duplicates = duplicates;
         // Sort positions, then lay the headers out in that order.
         let mut order: Vec<u32> = (0..to_u32(taken.len())).collect();
@@ -876,7 +869,12 @@ fn to_u32(n: usize) -> u32 {
 
 /// Revalidate one project directory; returns whether anything listed may have changed and
 /// whether more than its metadata was read.
-fn refresh_project(project: &mut Project, check_logs: bool, held: Held<'_>) -> (bool, bool) {
+fn refresh_project(
+    project: &mut Project,
+    check_logs: bool,
+    listed: &[SessionHeader],
+    pending: &mut Vec<SessionHeader>,
+) -> (bool, bool) {
     let meta = match fs::symlink_metadata(&project.dir) {
         Ok(m) => m,
         Err(e) => {
@@ -943,14 +941,21 @@ fn refresh_project(project: &mut Project, check_logs: bool, held: Held<'_>) -> (
         if !rescan && !check_logs && settled {
             continue;
         }
-        changed |= refresh_session(&project.dir, row, held, &mut read);
+        changed |= refresh_session(&project.dir, row, listed, pending, &mut read);
     }
     (changed, read)
 }
 
 /// Revalidate one session directory by a stat of its log; returns whether its header may
 /// have changed, and sets `read` when more than metadata was read.
-fn refresh_session(project_dir: &Path, row: &mut Row, held: Held<'_>, read: &mut bool) -> bool {
+/// A header read anew goes into `pending` (unless it equals the one the row has).
+fn refresh_session(
+    project_dir: &Path,
+    row: &mut Row,
+    listed: &[SessionHeader],
+    pending: &mut Vec<SessionHeader>,
+    read: &mut bool,
+) -> bool {
     let dir = project_dir.join(&*row.name);
     let found = match log_in_listed(&dir) {
         Ok(found) => found,
@@ -997,9 +1002,19 @@ fn refresh_session(project_dir: &Path, row: &mut Row, held: Held<'_>, read: &mut
         }
     };
     row.log = Some((loc.format, stamp));
-    let changed = row.header.get(held) != header.as_ref();
-    row.header = header.map_or(Slot::None, |h| Slot::Own(Box::new(h)));
-    changed
+    let held = Held { listed, pending };
+    if row.header.get(held) == header.as_ref() {
+        // The same header (a log that grew): the row keeps the one it has.
+        return false;
+    }
+    row.header = match header {
+        Some(h) => {
+            pending.push(h);
+            Slot::Pending(to_u32(pending.len() - 1))
+        }
+        None => Slot::None,
+    };
+    true
 }
 
 #[cfg(test)]
