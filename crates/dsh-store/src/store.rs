@@ -505,9 +505,13 @@ impl SessionQuery for SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        self.inner
-            .recent_titles
-            .get(id, max_age, |id| self.read_title(id))
+        self.inner.ensure_loaded();
+        // As in a listing: a title the listing's own check of its log vouches for needs no
+        // stat (a popup building its view title by title costs no syscall per session).
+        self.inner.recent_titles.get(id, max_age, |id| {
+            self.title_from_last_check(id, max_age)
+                .unwrap_or_else(|| self.read_title(id))
+        })
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
