@@ -353,11 +353,24 @@ pub fn encode(index: &IndexRecord) -> Vec<u8> {
 /// Why a body could not be decoded.
 type Bad = ();
 
-/// Reads a body, counting what is left and hashing what was read.
+/// Reads a body, counting what is left.
 struct BodyReader<R> {
     src: R,
     left: u64,
+}
+
+/// Hashes what is read through it (in the buffer's large chunks, not field by field).
+struct Hashing<R> {
+    src: R,
     crc: crc32fast::Hasher,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.src.read(buf)?;
+        self.crc.update(buf.get(..n).unwrap_or_default());
+        Ok(n)
+    }
 }
 
 impl<R: BufRead> BodyReader<R> {
@@ -367,7 +380,6 @@ impl<R: BufRead> BodyReader<R> {
         }
         let mut buf = vec![0u8; n];
         self.src.read_exact(&mut buf).map_err(|_| ())?;
-        self.crc.update(&buf);
         self.left -= n as u64;
         Ok(buf)
     }
@@ -378,7 +390,6 @@ impl<R: BufRead> BodyReader<R> {
         }
         let mut buf = [0u8; N];
         self.src.read_exact(&mut buf).map_err(|_| ())?;
-        self.crc.update(&buf);
         self.left -= N as u64;
         Ok(buf)
     }
@@ -562,12 +573,19 @@ fn decode_each<R: Read>(
         return None;
     }
     let mut body = BodyReader {
-        src: BufReader::with_capacity(256 * 1024, src.take(len)),
+        src: BufReader::with_capacity(
+            256 * 1024,
+            Hashing {
+                src: src.take(len),
+                crc: crc32fast::Hasher::new(),
+            },
+        ),
         left: len,
-        crc: crc32fast::Hasher::new(),
     };
     let root_mtime = body.index(each).ok()?;
-    (body.left == 0 && body.crc.finalize() == crc).then_some(Decoded { root_mtime })
+    // Every byte of the body was decoded, so every byte went through the hasher.
+    let hashed = body.src.into_inner().crc.finalize();
+    (body.left == 0 && hashed == crc).then_some(Decoded { root_mtime })
 }
 
 /// [`decode_each`] collecting every project.

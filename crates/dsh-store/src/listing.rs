@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,11 +131,11 @@ fn log_in_listed(dir: &Path) -> Result<Option<(LogLocation, fs::Metadata)>, Stri
     Ok(None)
 }
 
-/// The entries of one directory: its subdirectories sorted by name, and its entries that
-/// are links or special files as warnings (never followed). One pass, no `stat` per entry
-/// where the file system reports entry types.
-fn list_dir(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<String>)> {
-    let mut subdirs = Vec::new();
+/// The entries of one directory: the names of its subdirectories, sorted, and its entries
+/// that are links or special files as warnings (never followed). One pass, no `stat` per
+/// entry where the file system reports entry types.
+fn list_names(dir: &Path) -> io::Result<(Vec<Box<OsStr>>, Vec<String>)> {
+    let mut subdirs: Vec<Box<OsStr>> = Vec::new();
     let mut odd = Vec::new();
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
@@ -143,7 +143,7 @@ fn list_dir(dir: &Path) -> io::Result<(Vec<PathBuf>, Vec<String>)> {
             continue;
         };
         if kind.is_dir() {
-            subdirs.push(entry.path());
+            subdirs.push(entry.file_name().into_boxed_os_str());
         } else if !kind.is_file()
             && let Ok(meta) = fs::symlink_metadata(entry.path())
         {
@@ -311,7 +311,7 @@ pub struct HeaderIndex {
     rows_of: Vec<(u32, u32)>,
     /// Positions in `last`, found by id.
     by_id: HashTable<u32>,
-    hasher: RandomState,
+    hasher: foldhash::fast::RandomState,
     /// Ids with logs under two projects: the first two paths found (reads refuse them).
     duplicates: HashMap<String, (PathBuf, PathBuf)>,
     /// Titles of logs that are not rows of the table.
@@ -343,17 +343,6 @@ struct Sweep {
     read: bool,
     /// Time spent in its steps so far.
     cost: Duration,
-}
-
-/// The entries of `dir` as names (sorted, subdirectories only) and warnings for links and
-/// special files among them.
-fn list_names(dir: &Path) -> io::Result<(Vec<Box<OsStr>>, Vec<String>)> {
-    let (subdirs, odd) = list_dir(dir)?;
-    let names = subdirs
-        .into_iter()
-        .filter_map(|p| p.file_name().map(Box::from))
-        .collect();
-    Ok((names, odd))
 }
 
 impl HeaderIndex {
@@ -764,7 +753,8 @@ impl HeaderIndex {
         };
         let hasher = &self.hasher;
         // First pass: which rows are listed (the first of each id), which are duplicates.
-        let mut seen: HashTable<(u32, u32)> = HashTable::new();
+        let rows = self.projects.iter().map(|p| p.rows.len()).sum();
+        let mut seen: HashTable<(u32, u32)> = HashTable::with_capacity(rows);
         let mut picked: Vec<(u32, u32)> = Vec::new();
         let mut duplicates = HashMap::new();
         for (p, project) in self.projects.iter().enumerate() {
