@@ -1112,3 +1112,30 @@ async fn a_surface_that_fits_is_sent_whole_without_a_warning() {
     assert!(!seen.iter().any(|e| matches!(e, AgentEvent::Warning { .. })));
     assert_eq!(texts(&provider.requests()[0]), ["hello"]);
 }
+
+/// A new session's store-wide encoding check runs off the open and the log's lock: over a
+/// store holding both encodings the agent reports the refusal before anything is sent,
+/// and nothing is ever published.
+#[tokio::test]
+async fn a_store_with_both_encodings_is_reported_before_the_first_send() {
+    let fx = fixture();
+    for (session, name) in [("p", "session.jsonl"), ("z", "session.jsonl.zstd")] {
+        let dir = fx.root.join("--work-project--").join(session);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), b"x").unwrap();
+    }
+    let (provider, _calls) = Scripted::new(vec![]);
+    let (agent, mut rx) = fx.spawn("s-new", provider);
+    let seen = until(&mut rx, |ev| matches!(ev, AgentEvent::Error { .. })).await;
+    let Some(AgentEvent::Error { code, message }) = seen.last() else {
+        unreachable!()
+    };
+    assert_eq!(*code, "AGENT_LOG_WRITE_FAILED");
+    assert!(message.contains("both plain and zstd"), "{message}");
+    assert!(
+        seen.iter().all(|ev| !matches!(ev, AgentEvent::Appended(_))),
+        "{seen:?}"
+    );
+    drop(agent);
+    assert!(!fx.store.exists("s-new"), "nothing was published");
+}

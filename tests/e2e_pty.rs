@@ -36,7 +36,12 @@ struct Session {
 
 impl Session {
     fn start(store: &Path, config: &Path, cwd: &Path, env: &[(&str, &str)]) -> Session {
-        Session::launch(store, config, cwd, env, false)
+        Session::launch(store, config, cwd, env, false, &[])
+    }
+
+    /// Like [`start`](Self::start), opening session `id` (`--resume`).
+    fn start_resuming(store: &Path, config: &Path, cwd: &Path, id: &str) -> Session {
+        Session::launch(store, config, cwd, &[], false, &["--resume", id])
     }
 
     /// Like [`start`](Self::start), but reading the foreign sources `config` and `env`
@@ -47,7 +52,7 @@ impl Session {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> Session {
-        Session::launch(store, config, cwd, env, true)
+        Session::launch(store, config, cwd, env, true, &[])
     }
 
     fn launch(
@@ -56,6 +61,7 @@ impl Session {
         cwd: &Path,
         env: &[(&str, &str)],
         foreign: bool,
+        args: &[&str],
     ) -> Session {
         let pty = native_pty_system()
             .openpty(PtySize {
@@ -78,6 +84,7 @@ impl Session {
         if !foreign {
             cmd.arg("--no-foreign-sources");
         }
+        cmd.args(args);
         cmd.cwd(cwd);
         cmd.env("TERM", "xterm-256color");
         // Keep the app's log file (platform data dir) inside the test's temporary directory.
@@ -431,6 +438,31 @@ fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
         .filter(|e| e["type"] == "turn/start")
         .count();
     assert_eq!(turns_before, 1);
+}
+
+/// `--resume` at launch: the agent continues the session it opened (its view of the log is
+/// gathered while the writer opens) — the reply sees the earlier messages, and the session
+/// keeps its one title.
+#[test]
+fn a_session_resumed_at_launch_continues_its_conversation() {
+    let fx = fixture();
+    let app = Session::start_resuming(&fx.store, &fx.config, &fx.project, "s-alpha");
+    app.wait_for_text("Why does login fail");
+    app.type_text("and now?");
+    app.send("\r");
+    let screen = app.wait_for_text("Conversation so far: 3 messages");
+    drop(app);
+    let store = SessionStore::new(&fx.store);
+    let mut titles = 0;
+    store
+        .open_writer("s-alpha", None)
+        .unwrap()
+        .read_log(&mut |e| {
+            titles += usize::from(e.kind() == "session/title");
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(titles, 1, "{screen}");
 }
 
 #[test]

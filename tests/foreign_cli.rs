@@ -566,3 +566,43 @@ fn no_command_writes_anything_under_the_foreign_roots() {
         .collect();
     assert_eq!(cached.len(), 2, "{cached:?}");
 }
+
+/// Two Claude Code logs holding one session id (a copied project directory): the session is
+/// listed once, and `sessions` says which two logs hold it — never silently.
+#[test]
+fn a_foreign_session_id_held_by_two_logs_is_listed_once_with_a_warning() {
+    let fx = Fixture::new();
+    let clean = fx.run(&["sessions", "--json"]);
+    assert!(
+        !String::from_utf8_lossy(&clean.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&clean.stderr)
+    );
+    let native = CLAUDE_MAIN.trim_start_matches("claude-code:");
+    let original = fx
+        .claude()
+        .join(format!("projects/-home-dev-shop/{native}.jsonl"));
+    let copy_dir = fx.claude().join("projects/-home-dev-copy");
+    fs::create_dir_all(&copy_dir).unwrap();
+    fs::copy(&original, copy_dir.join(format!("{native}.jsonl"))).unwrap();
+    let out = fx.run(&["sessions", "--json"]);
+    let v = ok_json(&out);
+    let listed = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["sessionId"] == CLAUDE_MAIN)
+        .count();
+    assert_eq!(listed, 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "warning: Claude Code session \"{CLAUDE_MAIN}\" has two logs"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("-home-dev-copy") && stderr.contains("-home-dev-shop"),
+        "{stderr}"
+    );
+}

@@ -444,10 +444,22 @@ fn zstd_logs_with_packed_rows_list_and_read() {
     let surface = store.read_surface("zs").unwrap();
     assert_eq!(surface.captured_through_seq, Some(7));
     assert_eq!(texts(&surface), vec!["hello", "hi there"]);
+    // Writing is refused before anything is appended: at the check, and at the first append
+    // (opening still cuts the torn frame).
+    let mut writer = store.open_writer("zs", None).unwrap();
     assert!(matches!(
-        store.open_writer("zs", None),
+        writer.check_encoding(),
         Err(StoreError::MixedEncoding { .. })
     ));
+    drop(writer);
+    let before = fs::read(dir.join("session.jsonl.zstd")).unwrap();
+    let mut writer = store.open_writer("zs", None).unwrap();
+    assert!(matches!(
+        writer.append(turn(9, "more?", "no")),
+        Err(StoreError::MixedEncoding { .. })
+    ));
+    drop(writer);
+    assert_eq!(fs::read(dir.join("session.jsonl.zstd")).unwrap(), before);
 
     // When both exist the plain log wins.
     fs::write(
@@ -744,4 +756,51 @@ fn bundled_demo_store_reads_cleanly() {
         assert_eq!(&surface.session, header);
         assert!(!surface.events.is_empty(), "{}", header.id);
     }
+}
+
+/// A new session's encoding is settled once, by the first check (here: `auto` in a zstd
+/// store), not at open; a refusal leaves the check due, a late verdict changes nothing.
+#[test]
+fn a_new_sessions_encoding_is_settled_by_its_check_not_its_open() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let zs = tmp.path().join("--z--").join("zs");
+    fs::create_dir_all(&zs).unwrap();
+    fs::write(zs.join("session.jsonl.zstd"), b"x").unwrap();
+
+    let mut w = store
+        .open_writer("fresh", Some(SessionHeader::new("fresh", 1, None)))
+        .unwrap();
+    let due = w.encoding_check_due().expect("due after open");
+    assert_eq!(
+        w.check_encoding().unwrap(),
+        dsh_store::reader::LogFormat::Zstd
+    );
+    assert!(
+        w.path().ends_with("session.jsonl.zstd"),
+        "{}",
+        w.path().display()
+    );
+    assert!(w.encoding_check_due().is_none());
+
+    // A plain log appears: the verdict already taken stands.
+    let p = tmp.path().join("--p--").join("p");
+    fs::create_dir_all(&p).unwrap();
+    fs::write(p.join("session.jsonl"), b"x").unwrap();
+    assert!(due.run().is_err());
+    assert_eq!(
+        w.settle_encoding(due.run()).unwrap(),
+        dsh_store::reader::LogFormat::Zstd
+    );
+
+    // A second new writer sees the mixed store: refused, and still due.
+    let mut w2 = store
+        .open_writer("fresh2", Some(SessionHeader::new("fresh2", 1, None)))
+        .unwrap();
+    let due2 = w2.encoding_check_due().unwrap();
+    assert!(matches!(
+        w2.settle_encoding(due2.run()),
+        Err(StoreError::MixedEncoding { .. })
+    ));
+    assert!(w2.encoding_check_due().is_some());
 }

@@ -151,6 +151,7 @@ impl Agent {
                 next: None,
             }),
         });
+        shared.log.check_encoding_soon();
         tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));
         let agent = Agent {
             _lifetime: Arc::new(Lifetime {
@@ -299,6 +300,13 @@ impl Agent {
     /// is kept by the agent.
     pub fn for_each_logged_event(&self, on_event: &mut dyn FnMut(Event)) -> Result<(), AgentError> {
         self.shared.log.for_each_event(on_event)
+    }
+
+    /// Run `f` with the log held, giving it a reader of the whole log (as
+    /// [`for_each_logged_event`](Self::for_each_logged_event)): nothing is appended until
+    /// `f` returns, so what `f` sends comes before the `Appended` event of any later append.
+    pub fn with_log_held<R>(&self, f: impl FnOnce(super::session_log::LogReader<'_>) -> R) -> R {
+        self.shared.log.holding(f)
     }
 
     /// The whole log collected from [`for_each_logged_event`](Self::for_each_logged_event)

@@ -21,6 +21,9 @@ use dsh_store::{NewEvent, SessionWriter};
 /// Surface events read again per pass when the tail must reach further back (doubling).
 const REFILL_FIRST: usize = 256;
 
+/// Reads the whole log, in seq order, into the callback it is given.
+pub type LogReader<'a> = &'a mut dyn FnMut(&mut dyn FnMut(Event)) -> Result<(), AgentError>;
+
 /// Shared access to the writer; only the agent loop appends.
 pub(crate) struct AgentLog {
     state: Arc<Mutex<LogState>>,
@@ -163,6 +166,32 @@ impl AgentLog {
         .map_err(|e| AgentError::Task(e.to_string()))?
     }
 
+    /// Run the writer's store-wide encoding check on a blocking thread, without holding the
+    /// log (it visits every session directory), so a store this session cannot be written to
+    /// is reported before anything is typed rather than at the first send.
+    pub(crate) fn check_encoding_soon(&self) {
+        let Some(due) = self.lock().writer.encoding_check_due() else {
+            return;
+        };
+        let state = Arc::clone(&self.state);
+        let events = self.events.clone();
+        tokio::task::spawn_blocking(move || {
+            let verdict = due.run();
+            let settled = state
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .writer
+                .settle_encoding(verdict);
+            if let Err(e) = settled {
+                let e = AgentError::from(e);
+                let _ = events.send(AgentEvent::Error {
+                    code: e.code(),
+                    message: e.to_string(),
+                });
+            }
+        });
+    }
+
     /// Flush and fsync everything buffered.
     pub(crate) async fn sync(&self) -> Result<(), AgentError> {
         let state = Arc::clone(&self.state);
@@ -180,11 +209,22 @@ impl AgentLog {
 
     /// Stream the whole log so far from disk, in seq order (initial render, resume).
     pub(crate) fn for_each_event(&self, on_event: &mut dyn FnMut(Event)) -> Result<(), AgentError> {
-        self.lock().writer.read_log(&mut |e| {
-            on_event(e);
-            Ok(())
-        })?;
-        Ok(())
+        self.holding(|read| read(on_event))
+    }
+
+    /// Run `f` with the log held, giving it a reader of the whole log (as
+    /// [`for_each_event`](Self::for_each_event)): nothing can be appended until `f` returns.
+    pub(crate) fn holding<R>(&self, f: impl FnOnce(LogReader<'_>) -> R) -> R {
+        let state = self.lock();
+        f(&mut |on_event| {
+            state
+                .writer
+                .read_log(&mut |e| {
+                    on_event(e);
+                    Ok(())
+                })
+                .map_err(AgentError::from)
+        })
     }
 
     pub(crate) fn session_id(&self) -> String {

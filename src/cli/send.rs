@@ -48,8 +48,15 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));
     // What the agent keeps of the log is gathered while it is opened: one pass.
     let mut facts = LogFacts::for_provider(provider.as_ref());
-    let writer = store
+    let mut writer = store
         .open_writer_observing(&args.session, Some(header), &mut |e| facts.observe(e))
+        .map_err(|source| CliError::OpenSession {
+            id: args.session.clone(),
+            source,
+        })?;
+    // A store this session cannot be written to is refused before the model is asked.
+    writer
+        .check_encoding()
         .map_err(|source| CliError::OpenSession {
             id: args.session.clone(),
             source,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_foreign::Origin;
+use dsh_foreign::{ForeignSource, Origin};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::untrusted::visible_controls_line;
 use ratatui_mention::wrap::truncate_to_width;
@@ -37,7 +37,11 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     let sources = open_sources(ctx, &store);
     let headers = sources.list_sessions().map_err(CliError::List)?;
     // Everything the listing left out, the same way a corrupt session is reported.
-    for warning in store.listing_warnings() {
+    let foreign = sources
+        .foreign()
+        .iter()
+        .flat_map(ForeignSource::listing_warnings);
+    for warning in store.listing_warnings().into_iter().chain(foreign) {
         eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
     }
     let mut rows = Vec::with_capacity(headers.len());

@@ -9,6 +9,7 @@ use super::output::write_stdout;
 use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
+use crate::agent::LogFacts;
 use crate::tui::app::{App, AppOptions, new_session_id};
 use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
@@ -42,13 +43,15 @@ fn init_logging() {
         .try_init();
 }
 
-/// Open the session the TUI starts on.
+/// Open the session the TUI starts on, gathering what the agent keeps of its log in the
+/// same pass (a resumed log is read once before the first frame, not twice).
 fn open_session(
     store: &SessionStore,
     sources: &SessionSources,
     cli: &Cli,
     demo: bool,
-) -> Result<SessionWriter, CliError> {
+    mut facts: LogFacts,
+) -> Result<(SessionWriter, LogFacts), CliError> {
     if let Some(id) = &cli.resume {
         if !store.exists(id)
             && let Some(reason) = read_only_refusal(sources, id)
@@ -59,7 +62,8 @@ fn open_session(
             });
         }
         return store
-            .open_writer(id, None)
+            .open_writer_observing(id, None, &mut |e| facts.observe(e))
+            .map(|writer| (writer, facts))
             .map_err(|source| CliError::OpenSession {
                 id: id.clone(),
                 source,
@@ -78,6 +82,7 @@ fn open_session(
     let header = SessionHeader::new(id.clone(), now_ms(), cwd);
     store
         .open_writer(&id, Some(header))
+        .map(|writer| (writer, facts))
         .map_err(|source| CliError::OpenSession { id, source })
 }
 
@@ -136,7 +141,8 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
-    let writer = open_session(&store, &sources, cli, ctx.is_demo())?;
+    let facts = LogFacts::for_provider(provider.as_ref());
+    let opened = open_session(&store, &sources, cli, ctx.is_demo(), facts)?;
     // The demo's index lives in a temporary directory of its own, not in the cache dir.
     let demo_index = if ctx.is_demo() {
         Some(
@@ -161,7 +167,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         let mut tui =
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
-        let mut app = App::new(store, Some(refs), provider, writer, options);
+        let mut app = App::with_facts(store, Some(refs), provider, opened, options);
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }

@@ -22,7 +22,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::app_event::{AppEvent, AppEventSender};
+use super::app_event::{AppEvent, AppEventSender, LoadedTranscript};
 use super::app_keys::{AppAction, classify_app_key, help_rows};
 use super::chat_view::ChatView;
 use super::commands::{COMMANDS, SlashCommand, parse_command};
@@ -38,7 +38,7 @@ use super::session_picker::{PickerOutcome, SessionPicker};
 use super::session_preview::{PreviewRequest, estimate_lines};
 use super::status_line::{Phase, StatusLine};
 use super::submit_flow::{SubmitContext, SubmitFlow, Submitted};
-use super::transcript::{NoticeKind, RenderOptions};
+use super::transcript::{NoticeKind, RenderOptions, Transcript};
 use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts};
 use crate::llm::Provider;
 use dsh_foreign::{Origin, SessionSources};
@@ -132,6 +132,19 @@ pub struct App {
     picker_hits_cancel: Option<Cancel>,
     /// A picker asked for conversation hits before the index was open: search once it is.
     hits_await_index: bool,
+    /// Most entries of Up history (`[tui] history_size`).
+    history_size: usize,
+    /// The open session's log is being read into the transcript off the UI thread.
+    transcript_load: Option<TranscriptLoad>,
+    /// `Appended` events up to this seq are already in the loaded transcript.
+    loaded_through: Option<u64>,
+}
+
+/// A transcript read in flight: inputs sent meanwhile (they go after the session's own
+/// messages in Up history).
+#[derive(Debug, Clone, Copy)]
+struct TranscriptLoad {
+    sent_since: usize,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -153,6 +166,29 @@ impl App {
         writer: SessionWriter,
         options: AppOptions,
     ) -> App {
+        Self::opened(store, refs, provider, (writer, None), options)
+    }
+
+    /// [`new`](Self::new) on a writer opened with
+    /// [`open_writer_observing`](SessionStore::open_writer_observing) and the agent's `facts`
+    /// gathered in that pass, so the log is not read a second time before the first frame.
+    pub fn with_facts(
+        store: SessionStore,
+        refs: Option<SessionReferences>,
+        provider: Arc<dyn Provider>,
+        (writer, facts): (SessionWriter, LogFacts),
+        options: AppOptions,
+    ) -> App {
+        Self::opened(store, refs, provider, (writer, Some(facts)), options)
+    }
+
+    fn opened(
+        store: SessionStore,
+        refs: Option<SessionReferences>,
+        provider: Arc<dyn Provider>,
+        (writer, facts): (SessionWriter, Option<LogFacts>),
+        options: AppOptions,
+    ) -> App {
         let (tx, rx) = AppEventSender::channel();
         let chat = ChatView::new(RenderOptions {
             expand_reasoning: options.show_reasoning,
@@ -160,7 +196,10 @@ impl App {
         });
         let session_id = writer.header().id.clone();
         let cwd = writer.header().cwd.clone();
-        let (agent, agent_rx) = Agent::spawn(writer, Arc::clone(&provider));
+        let (agent, agent_rx) = match facts {
+            Some(facts) => Agent::spawn_with_facts(writer, facts, Arc::clone(&provider)),
+            None => Agent::spawn(writer, Arc::clone(&provider)),
+        };
         let mut app = App {
             tx,
             rx,
@@ -200,6 +239,9 @@ impl App {
             popup_hits_cancel: None,
             picker_hits_cancel: None,
             hits_await_index: false,
+            history_size: options.history_size,
+            transcript_load: None,
+            loaded_through: None,
         };
         app.load_transcript();
         app.forward_agent_events(agent_rx);
@@ -234,6 +276,9 @@ impl App {
     /// Records a sent input: Up history now, and the history file for later runs.
     fn remember_sent(&mut self, text: &str) {
         self.input.push_history(text);
+        if let Some(load) = self.transcript_load.as_mut() {
+            load.sent_since += 1;
+        }
         let Some(file) = self.history_file.as_mut() else {
             return;
         };
@@ -356,20 +401,93 @@ impl App {
         }
     }
 
-    /// Shows the session's log, and puts its own typed messages into Up history.
+    /// Read the session's log into a transcript on a blocking thread (a long session would
+    /// hold up the UI), with its own typed messages for Up history; the answer arrives as
+    /// [`AppEvent::TranscriptLoaded`]. Meanwhile the transcript says it is reading.
     fn load_transcript(&mut self) {
-        let (chat, input) = (&mut self.chat, &mut self.input);
-        let read = self.agent.for_each_logged_event(&mut |event| {
-            chat.apply(&event);
-            if let dsh_store::EventData::UserMessage(message) = &event.data
-                && message.is_direct_user()
-            {
-                input.push_history(&message.joined_text());
-            }
-        });
-        if let Err(e) = read {
-            self.chat.push_error(e.code(), e.to_string());
+        let agent = self.agent.clone();
+        let tx = self.tx.clone();
+        let generation = self.generation;
+        let history_size = self.history_size;
+        self.transcript_load = Some(TranscriptLoad { sent_since: 0 });
+        self.loaded_through = None;
+        self.chat.set_loading(true);
+        let read = move || {
+            let mut transcript = Transcript::default();
+            let mut typed = std::collections::VecDeque::new();
+            let mut through_seq = None;
+            agent.with_log_held(|read_log| {
+                let read = read_log(&mut |event| {
+                    through_seq = Some(event.seq);
+                    transcript.apply(&event);
+                    if let dsh_store::EventData::UserMessage(message) = &event.data
+                        && message.is_direct_user()
+                        && history_size > 0
+                    {
+                        if typed.len() == history_size {
+                            typed.pop_front();
+                        }
+                        typed.push_back(message.joined_text());
+                    }
+                });
+                // Sent while the log is still held: any later append's event comes after.
+                let loaded = LoadedTranscript {
+                    transcript,
+                    typed: typed.into(),
+                    through_seq,
+                    error: read.err().map(|e| (e.code(), e.to_string())),
+                };
+                tx.send(AppEvent::TranscriptLoaded {
+                    generation,
+                    loaded: Box::new(loaded),
+                });
+            });
+        };
+        // Outside a runtime (never in the app) the read runs here.
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(read)),
+            Err(_) => read(),
         }
+    }
+
+    /// Show a transcript read off the UI thread: its cells (the notices shown meanwhile
+    /// follow), and the session's typed messages in Up history after the older entries
+    /// and before what was sent since.
+    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript) {
+        let Some(load) = self.transcript_load.take() else {
+            return;
+        };
+        let LoadedTranscript {
+            mut transcript,
+            typed,
+            through_seq,
+            error,
+        } = loaded;
+        if let Some(sources) = &self.sources {
+            transcript.set_sessions(Arc::clone(sources));
+        }
+        self.chat.adopt(transcript);
+        self.loaded_through = through_seq;
+        let entries = self.input.history_entries();
+        let split = entries.len().saturating_sub(load.sent_since);
+        let (older, since) = entries.split_at(split);
+        self.input.clear_history();
+        for entry in older
+            .iter()
+            .map(String::as_str)
+            .chain(typed.iter().map(String::as_str))
+            .chain(since.iter().map(String::as_str))
+        {
+            self.input.push_history(entry);
+        }
+        if let Some((code, message)) = error {
+            self.chat.push_error(code, message);
+        }
+    }
+
+    /// Whether the open session's transcript is still being read from its log.
+    pub fn transcript_loading(&self) -> bool {
+        self.transcript_load.is_some()
     }
 
     fn forward_agent_events(&self, mut agent_rx: UnboundedReceiver<AgentEvent>) {
@@ -783,10 +901,13 @@ impl App {
         let building = section_title(true, self.indexing);
         match answer {
             // Nothing found: the section shows only while the index is still building.
-            HitsAnswer::Found(hits) if hits.is_empty() && self.indexing.is_none() => {
+            HitsAnswer::Found { hits, .. } if hits.is_empty() && self.indexing.is_none() => {
                 self.show_hits(target, query_id, "", Vec::new());
             }
-            HitsAnswer::Found(hits) => self.show_hits(target, query_id, &building, hits),
+            HitsAnswer::Found { hits, more } => {
+                let title = conversation_hits::hits_title(&building, more);
+                self.show_hits(target, query_id, &title, hits);
+            }
             HitsAnswer::Unsearchable => self.show_hits(target, query_id, "", Vec::new()),
             HitsAnswer::Failed(message) => {
                 let title = format!(
@@ -876,6 +997,11 @@ impl App {
                 }
             }
             AppEvent::SessionOpened { id, result } => self.on_session_opened(&id, result),
+            AppEvent::TranscriptLoaded { generation, loaded } => {
+                if generation == self.generation {
+                    self.on_transcript_loaded(*loaded);
+                }
+            }
             AppEvent::ChipCwd { session_id, cwd } => {
                 self.known_cwds.insert(session_id, cwd);
             }
@@ -943,7 +1069,12 @@ impl App {
                 if let Some(m) = event.message() {
                     self.submit_flow.on_logged(&m.id);
                 }
-                self.chat.apply(&event);
+                // While the log is read for the transcript, and for what that read already
+                // saw, the loaded transcript has the event.
+                let loaded = self.loaded_through.is_some_and(|seq| event.seq <= seq);
+                if self.transcript_load.is_none() && !loaded {
+                    self.chat.apply(&event);
+                }
             }
             AgentEvent::Status(status) => {
                 self.agent_status = status;

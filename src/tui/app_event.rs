@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::conversation_hits::{HitsAnswer, HitsTarget};
 use super::search_indexing::IndexingEvent;
 use super::session_preview::PreviewRequest;
+use super::transcript::Transcript;
 use crate::agent::AgentEvent;
 use crate::agent::LogFacts;
 use crate::agent::submit::{Submission, SubmitError};
@@ -65,6 +66,25 @@ pub enum AppEvent {
     },
     /// The background full-text indexing made progress, finished, or has a notice.
     SearchIndexing(IndexingEvent),
+    /// The open session's log, read into a transcript off the UI thread (session
+    /// generation `generation`; stale ones are dropped).
+    TranscriptLoaded {
+        generation: u64,
+        loaded: Box<LoadedTranscript>,
+    },
+}
+
+/// A session's conversation as read from its log for the transcript.
+#[derive(Debug)]
+pub struct LoadedTranscript {
+    /// The kept cells (the newest, bounded) and what the header shows.
+    pub transcript: Transcript,
+    /// The session's own typed messages, oldest first (the newest `history_size`): Up history.
+    pub typed: Vec<String>,
+    /// Seq of the last event read; `Appended` events up to it are already in `transcript`.
+    pub through_seq: Option<u64>,
+    /// Why the log could not be read to the end (code, message), if it could not.
+    pub error: Option<(&'static str, String)>,
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

@@ -61,7 +61,7 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
         .unwrap();
 }
 
-fn harness(with_refs: bool) -> Harness {
+async fn harness(with_refs: bool) -> Harness {
     let dir = tempfile::TempDir::new().unwrap();
     let store = SessionStore::new(dir.path());
     seed(&store, "s-alpha", "Alpha login bug");
@@ -76,8 +76,14 @@ fn harness(with_refs: bool) -> Harness {
         history_size: 50,
         show_reasoning: false,
     };
-    let app = App::new(store, refs, provider, writer, options);
+    let mut app = App::new(store, refs, provider, writer, options);
+    settle_transcript(&mut app).await;
     Harness { _dir: dir, app }
+}
+
+/// Let the transcript read off the UI thread arrive (an app starts with it in flight).
+async fn settle_transcript(app: &mut App) {
+    pump_until(app, |app| !app.transcript_loading()).await;
 }
 
 fn key(code: KeyCode) -> TermEvent {
@@ -156,7 +162,7 @@ fn logged_kinds(app: &App) -> Vec<String> {
 
 #[tokio::test]
 async fn empty_app() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let terminal = screen(&mut h.app, 80, 20);
     insta::assert_snapshot!(terminal.backend());
     assert_eq!(h.app.phase(), Phase::Idle);
@@ -164,7 +170,7 @@ async fn empty_app() {
 
 #[tokio::test]
 async fn layout_at_60x15() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     deliver(&mut h.app, AgentEvent::Appended(context_event(0)));
     type_text(
         &mut h.app,
@@ -180,7 +186,7 @@ async fn layout_at_60x15() {
 
 #[tokio::test]
 async fn preparing_state() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let text = alpha_mention();
     h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -194,7 +200,7 @@ async fn preparing_state() {
 
 #[tokio::test]
 async fn error_notice_keeps_the_text() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let text = "see @[x](dsh-session:abc) please";
     h.app
         .handle_terminal_event(TermEvent::Paste(text.to_owned()));
@@ -212,7 +218,7 @@ async fn error_notice_keeps_the_text() {
 
 #[tokio::test]
 async fn reference_card_collapsed_and_expanded() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     deliver(&mut h.app, AgentEvent::Appended(context_event(0)));
     let collapsed = screen(&mut h.app, 80, 20);
     insta::assert_snapshot!("reference_card_collapsed", collapsed.backend());
@@ -229,7 +235,7 @@ async fn reference_card_collapsed_and_expanded() {
 
 #[tokio::test]
 async fn ctrl_o_without_cards_says_so() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     h.app.handle_terminal_event(ctrl('o'));
     let notices = notices(&h.app);
     assert_eq!(notices.len(), 1, "{notices:?}");
@@ -238,7 +244,7 @@ async fn ctrl_o_without_cards_says_so() {
 
 #[tokio::test]
 async fn queued_badge() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     deliver(&mut h.app, AgentEvent::Status(AgentStatus::Running));
     deliver(&mut h.app, AgentEvent::Staged { count: 2 });
     let terminal = screen(&mut h.app, 80, 20);
@@ -251,7 +257,7 @@ async fn queued_badge() {
 
 #[tokio::test]
 async fn mention_without_reference_service_is_refused_and_kept() {
-    let mut h = harness(false);
+    let mut h = harness(false).await;
     let text = alpha_mention();
     h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -262,7 +268,7 @@ async fn mention_without_reference_service_is_refused_and_kept() {
 
 #[tokio::test(start_paused = true)]
 async fn ctrl_c_clears_the_draft_then_quits_only_when_pressed_twice() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "abc");
     h.app.handle_terminal_event(ctrl('c'));
     assert_eq!(h.app.draft(), "");
@@ -301,7 +307,7 @@ async fn ctrl_c_clears_the_draft_then_quits_only_when_pressed_twice() {
 
 #[tokio::test]
 async fn ctrl_d_on_an_empty_draft_quits_at_once() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "x");
     h.app.handle_terminal_event(ctrl('d'));
     assert!(!h.app.should_quit(), "Ctrl+D deletes on a draft");
@@ -312,7 +318,7 @@ async fn ctrl_d_on_an_empty_draft_quits_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn app_keys_are_routed_around_the_widget() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     // Ctrl+D: a delete on a draft (the widget's), quit only on an empty one (the app's).
     type_text(&mut h.app, "ab");
     h.app.handle_terminal_event(key(KeyCode::Left));
@@ -347,7 +353,7 @@ async fn app_keys_are_routed_around_the_widget() {
 
 #[tokio::test]
 async fn leading_whitespace_makes_a_slash_line_text() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     send_and_expect(&mut h, "  /bogus", "  /bogus").await;
     assert_eq!(
         notices(&h.app),
@@ -358,7 +364,7 @@ async fn leading_whitespace_makes_a_slash_line_text() {
 
 #[tokio::test]
 async fn submitting_a_mention_logs_the_snapshot_right_before_the_message() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let text = alpha_mention();
     h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -413,6 +419,7 @@ async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
         show_reasoning: false,
     };
     let mut app = App::new(store, None, provider, writer, options);
+    settle_transcript(&mut app).await;
     type_text(&mut app, "keep me");
     app.handle_terminal_event(key(KeyCode::Enter));
     let app_ref = &mut app;
@@ -455,7 +462,7 @@ async fn a_turn_whose_log_write_fails_ends_with_a_notice_and_keeps_the_draft() {
 
 #[tokio::test(start_paused = true)]
 async fn esc_cancels_preparation_and_gives_the_text_back() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let text = alpha_mention();
     h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -478,7 +485,7 @@ async fn esc_cancels_preparation_and_gives_the_text_back() {
 
 #[tokio::test(start_paused = true)]
 async fn bursts_of_redraw_requests_draw_one_frame_and_idle_draws_nothing() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let mut terminal = Terminal::new(TestBackend::new(80, 20)).unwrap();
     let sender = h.app.sender();
     for _ in 0..100 {
@@ -499,7 +506,7 @@ async fn bursts_of_redraw_requests_draw_one_frame_and_idle_draws_nothing() {
 
 #[tokio::test(start_paused = true)]
 async fn the_spinner_ticks_only_while_busy() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     deliver(&mut h.app, AgentEvent::Status(AgentStatus::Running));
     let mut input = Box::pin(futures_util::stream::pending());
     let before = h.app.spinner_frame;
@@ -528,7 +535,7 @@ async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
 
 #[tokio::test]
 async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/resume nope");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
@@ -541,7 +548,10 @@ async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
 
     type_text(&mut h.app, "/resume s-alpha");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-alpha" && !app.transcript_loading()
+    })
+    .await;
     assert_eq!(h.app.draft(), "");
     assert_eq!(
         h.app.chat.transcript().cells(),
@@ -570,7 +580,7 @@ async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
 
 #[tokio::test]
 async fn slash_title_and_unknown_commands() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/bogus");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(
@@ -605,7 +615,7 @@ async fn slash_title_and_unknown_commands() {
 
 #[tokio::test]
 async fn a_mention_of_a_missing_session_is_a_clear_error_and_keeps_the_text() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let text = format!("{} still there?", format_mention("s-gone", Some("Gone")));
     h.app.handle_terminal_event(TermEvent::Paste(text.clone()));
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -638,7 +648,7 @@ fn chunk_event(seq: u64, kind: &str, text: &str) -> Event {
 
 #[tokio::test]
 async fn streaming_reply_with_markdown_and_collapsible_reasoning() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     deliver(&mut h.app, AgentEvent::Status(AgentStatus::Running));
     assert_eq!(h.app.phase(), Phase::Waiting);
     deliver(
@@ -672,7 +682,7 @@ async fn streaming_reply_with_markdown_and_collapsible_reasoning() {
 
 #[tokio::test]
 async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "hello there");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| {
@@ -721,7 +731,7 @@ async fn send_and_expect(h: &mut Harness, draft: &str, want: &str) {
 
 #[tokio::test]
 async fn text_that_starts_with_a_slash_is_sent_as_typed() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     send_and_expect(&mut h, "/etc/hosts is broken", "/etc/hosts is broken").await;
     send_and_expect(&mut h, " /help", " /help").await;
     send_and_expect(&mut h, "//help me", "/help me").await;
@@ -735,7 +745,7 @@ async fn text_that_starts_with_a_slash_is_sent_as_typed() {
 
 #[tokio::test]
 async fn an_unknown_command_is_sent_on_the_second_enter() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/hepl");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert_eq!(
@@ -756,7 +766,7 @@ async fn an_unknown_command_is_sent_on_the_second_enter() {
 
 #[tokio::test]
 async fn known_commands_are_case_insensitive_and_a_paste_follows_the_same_rule() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/HELP");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert!(
@@ -778,7 +788,7 @@ async fn known_commands_are_case_insensitive_and_a_paste_follows_the_same_rule()
 
 #[tokio::test]
 async fn help_lists_every_command_and_every_key_of_the_key_map() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/help");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     let help = notices(&h.app).remove(0);
@@ -798,10 +808,13 @@ async fn help_lists_every_command_and_every_key_of_the_key_map() {
 async fn a_session_opened_in_the_app_continues_its_surface_and_title() {
     // The agent's view of the log (surface, title, turns) is gathered off the UI thread
     // while the writer opens; a reply must still see the resumed conversation.
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/resume s-alpha");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-alpha" && !app.transcript_loading()
+    })
+    .await;
     type_text(&mut h.app, "and now?");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| {
@@ -828,12 +841,60 @@ async fn a_session_opened_in_the_app_continues_its_surface_and_title() {
     assert_eq!(titles, 1, "the resumed session keeps its one title");
 }
 
+/// The transcript of an opened session is read off the UI thread: until it arrives the
+/// pane says so; a message sent meanwhile is shown once, after the loaded conversation,
+/// and comes first in Up history, before the session's own older messages.
 #[tokio::test]
-async fn a_resumed_sessions_own_messages_are_in_up_history() {
-    let mut h = harness(true);
+async fn a_message_sent_while_the_transcript_loads_is_shown_once_after_it() {
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/resume s-alpha");
     h.app.handle_terminal_event(key(KeyCode::Enter));
+    // Stops right after the switch: the transcript's answer is not handled yet.
     pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    assert!(h.app.transcript_loading());
+    let shown = format!("{}", screen(&mut h.app, 80, 20).backend());
+    assert!(shown.contains("reading the conversation"), "{shown}");
+    type_text(&mut h.app, "and now?");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        !app.transcript_loading()
+            && app.agent_status == AgentStatus::Idle
+            && logged_kinds(app)
+                .iter()
+                .filter(|k| *k == "turn/end")
+                .count()
+                == 1
+    })
+    .await;
+    let users: Vec<String> = h
+        .app
+        .chat
+        .transcript()
+        .cells()
+        .iter()
+        .filter_map(|c| match c {
+            HistoryCell::User { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, vec!["Why does login fail?", "and now?"]);
+    let shown = format!("{}", screen(&mut h.app, 80, 20).backend());
+    assert!(!shown.contains("reading the conversation"), "{shown}");
+    for want in ["and now?", "Why does login fail?", "/resume s-alpha"] {
+        h.app.handle_terminal_event(key(KeyCode::Up));
+        assert_eq!(h.app.draft(), want);
+    }
+}
+
+#[tokio::test]
+async fn a_resumed_sessions_own_messages_are_in_up_history() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "/resume s-alpha");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-alpha" && !app.transcript_loading()
+    })
+    .await;
     h.app.handle_terminal_event(key(KeyCode::Up));
     assert_eq!(h.app.draft(), "Why does login fail?");
     h.app.handle_terminal_event(key(KeyCode::Up));
@@ -848,7 +909,7 @@ async fn a_resumed_sessions_own_messages_are_in_up_history() {
 async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
     let dir = tempfile::TempDir::new().unwrap();
     let path = dir.path().join("data").join("input-history.jsonl");
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     h.app.use_history_file(&path, 50);
     send_and_expect(&mut h, "first\twith a tab", "first\twith a tab").await;
     type_text(&mut h.app, "never sent");
@@ -856,7 +917,7 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
     type_text(&mut h.app, "/model");
     h.app.handle_terminal_event(key(KeyCode::Enter));
 
-    let mut again = harness(true);
+    let mut again = harness(true).await;
     again.app.use_history_file(&path, 50);
     again.app.handle_terminal_event(key(KeyCode::Up));
     assert_eq!(again.app.draft(), "/model");
@@ -875,7 +936,7 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
 #[tokio::test]
 async fn an_unreadable_history_file_is_a_notice_not_a_failure() {
     let dir = tempfile::TempDir::new().unwrap();
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     h.app.use_history_file(dir.path(), 50);
     assert!(
         notices(&h.app)[0].starts_with("HISTORY_NOT_A_FILE: "),
@@ -887,7 +948,7 @@ async fn an_unreadable_history_file_is_a_notice_not_a_failure() {
 
 #[tokio::test]
 async fn small_windows() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let at = |app: &mut App, w: u16, hgt: u16| format!("{}", screen(app, w, hgt).backend());
     insta::assert_snapshot!("too_small_29x10", at(&mut h.app, 29, 10));
     insta::assert_snapshot!("too_small_40x6", at(&mut h.app, 40, 6));
@@ -901,7 +962,7 @@ async fn small_windows() {
 
 #[tokio::test]
 async fn the_slash_popup_lists_the_help_table_and_enter_runs_the_pick() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     type_text(&mut h.app, "/");
     // Tall enough for every row: the status line keeps its own row above the composer.
     let shown = format!("{}", screen(&mut h.app, 80, 30).backend());
@@ -942,7 +1003,7 @@ fn the_readme_key_table_is_the_key_map() {
 
 #[tokio::test]
 async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     for seq in 0..12 {
         deliver(&mut h.app, AgentEvent::Appended(context_event(seq)));
     }
@@ -989,7 +1050,7 @@ async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
 #[tokio::test]
 async fn foreign_sessions_are_listed_in_resume_but_refused() {
     // No reference service mounted: /resume lists through the app's sources.
-    let mut h = harness(false);
+    let mut h = harness(false).await;
     let fixtures =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
     let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
@@ -1034,7 +1095,7 @@ async fn foreign_sessions_are_listed_in_resume_but_refused() {
 
 #[tokio::test]
 async fn resume_picker_filters_previews_and_opens() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     screen(&mut h.app, 120, 30);
     type_text(&mut h.app, "/resume");
     h.app.handle_terminal_event(key(KeyCode::Enter));
@@ -1069,13 +1130,16 @@ async fn resume_picker_filters_previews_and_opens() {
     assert!(shown.contains("2 of 2 messages kept"), "{shown}");
     assert!(shown.contains("not truncated"), "{shown}");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-alpha" && !app.transcript_loading()
+    })
+    .await;
     assert!(h.app.picker.is_none());
 }
 
 #[tokio::test]
 async fn at_popup_previews_the_selected_session_through_the_app() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     screen(&mut h.app, 120, 30);
     type_text(&mut h.app, "@alpha");
     pump_until(&mut h.app, |app| app.preview_in_flight.is_some()).await;
@@ -1090,7 +1154,7 @@ async fn at_popup_previews_the_selected_session_through_the_app() {
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     screen(&mut h.app, 80, 24);
     type_text(&mut h.app, "@al");
     let newest = match h.app.input.active_popup() {
@@ -1133,7 +1197,7 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
 
 #[tokio::test]
 async fn background_indexing_shows_progress_then_the_index_is_searchable() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let index_dir = tempfile::TempDir::new().unwrap();
     h.app.start_search_indexing(IndexOptions {
         index_dir: Some(index_dir.path().to_owned()),
@@ -1192,7 +1256,7 @@ async fn the_app_indexes_what_another_process_wrote() {
             }
         }
     }
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let index_dir = tempfile::TempDir::new().unwrap();
     h.app.start_search_indexing(IndexOptions {
         index_dir: Some(index_dir.path().to_owned()),
@@ -1218,7 +1282,7 @@ async fn the_app_indexes_what_another_process_wrote() {
 
 #[tokio::test]
 async fn an_unclosed_bracket_before_a_mention_is_refused_with_a_hint() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let mention = dsh_reference::format_mention("s-alpha", Some("Alpha login bug"));
     h.app
         .handle_terminal_event(TermEvent::Paste(format!("{mention} why?")));
@@ -1241,7 +1305,7 @@ async fn an_unclosed_bracket_before_a_mention_is_refused_with_a_hint() {
 
 #[tokio::test]
 async fn a_pasted_mention_of_an_unlisted_session_shows_its_cwd_in_the_hint() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let mention = dsh_reference::format_mention("s-alpha", Some("Alpha login bug"));
     h.app.handle_terminal_event(TermEvent::Paste(mention));
     pump_until(&mut h.app, |app| app.known_cwds.contains_key("s-alpha")).await;
@@ -1292,13 +1356,44 @@ fn hits_event(target: HitsTarget, query_id: u64, label: &str) -> AppEvent {
     AppEvent::ConversationHits {
         target,
         query_id,
-        answer: HitsAnswer::Found(vec![hit_row(&format!("s-{label}"), label, "said it")]),
+        answer: HitsAnswer::Found {
+            hits: vec![hit_row(&format!("s-{label}"), label, "said it")],
+            more: false,
+        },
     }
+}
+
+/// More sessions hold the words than the section shows: its title says only the best are
+/// shown and that a longer query narrows them; with few, it does not.
+#[tokio::test]
+async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() {
+    let mut h = harness(true).await;
+    for n in 0..25 {
+        seed(
+            &h.app.store,
+            &format!("s-many-{n:02}"),
+            &format!("Thread {n}"),
+        );
+    }
+    let _index = indexed(&mut h);
+    type_text(&mut h.app, "@login");
+    pump_until(&mut h.app, |app| {
+        matches!(app.input.active_popup(), ratatui_mention::ActivePopup::Mention(p) if p.hits().is_some_and(|h| !h.rows.is_empty()))
+    })
+    .await;
+    let title = match h.app.input.active_popup() {
+        ratatui_mention::ActivePopup::Mention(p) => p.hits().map(|h| h.title.clone()),
+        _ => None,
+    };
+    assert_eq!(
+        title.as_deref(),
+        Some("in conversations · best 20, type more to narrow")
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn conversation_hits_of_a_superseded_query_are_cancelled_and_dropped_in_both_pickers() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let _index = indexed(&mut h);
     screen(&mut h.app, 80, 24);
     // The `@` popup.
@@ -1358,7 +1453,7 @@ async fn conversation_hits_of_a_superseded_query_are_cancelled_and_dropped_in_bo
 
 #[tokio::test]
 async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let _index = indexed(&mut h);
     screen(&mut h.app, 100, 30);
     // "expired" is only in s-alpha's conversation, not in its id, cwd or title.
@@ -1393,7 +1488,10 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
     .await;
     h.app.handle_terminal_event(key(KeyCode::Down));
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| app.session_id() == "s-alpha").await;
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-alpha" && !app.transcript_loading()
+    })
+    .await;
 }
 
 /// The preview's numbers, as drawn, are what `prepare` then builds for the same mention —
@@ -1499,7 +1597,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
 
 #[tokio::test(start_paused = true)]
 async fn the_conversation_section_shows_index_progress_and_searches_again_when_done() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let _index = indexed(&mut h);
     screen(&mut h.app, 80, 24);
     let progress =
@@ -1513,7 +1611,10 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
     assert!(
@@ -1537,7 +1638,10 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
     assert!(!shown.contains("in conversations"), "{shown}");
@@ -1547,7 +1651,7 @@ async fn the_conversation_section_shows_index_progress_and_searches_again_when_d
 /// the section; the index finishing must still search again (the e2e run caught this).
 #[tokio::test(start_paused = true)]
 async fn a_search_that_found_nothing_before_the_index_was_built_runs_again() {
-    let mut h = harness(true);
+    let mut h = harness(true).await;
     let _index = indexed(&mut h);
     screen(&mut h.app, 80, 24);
     type_text(&mut h.app, "@expired");
@@ -1558,7 +1662,10 @@ async fn a_search_that_found_nothing_before_the_index_was_built_runs_again() {
     h.app.handle_app_event(AppEvent::ConversationHits {
         target: HitsTarget::Popup,
         query_id: id,
-        answer: HitsAnswer::Found(Vec::new()),
+        answer: HitsAnswer::Found {
+            hits: Vec::new(),
+            more: false,
+        },
     });
     let first = h.app.popup_hits_cancel.clone().unwrap();
     h.app

@@ -30,6 +30,8 @@ pub struct ChatView {
     /// Visible height at the last render, for page-sized scrolling.
     last_height: u16,
     cache: LineCache,
+    /// The session's log is being read into a transcript off the UI thread.
+    loading: bool,
 }
 
 /// Rendered lines of finished cells for one width and option set.
@@ -39,6 +41,10 @@ struct LineCache {
     options: RenderOptions,
     /// Per cell: the cell version it was rendered at, and its lines.
     cells: Vec<(u64, Vec<Line<'static>>)>,
+    /// The transcript's [`hidden`](Transcript::hidden) count these cells line up with.
+    hidden: u64,
+    /// The line above the kept cells saying how many older ones are not shown.
+    marker: Option<Line<'static>>,
 }
 
 impl ChatView {
@@ -63,6 +69,26 @@ impl ChatView {
     /// Fold one log event in.
     pub fn apply(&mut self, event: &Event) {
         self.transcript.apply(event);
+    }
+
+    /// Show that the session's conversation is being read (a line above the cells).
+    pub fn set_loading(&mut self, loading: bool) {
+        self.loading = loading;
+    }
+
+    /// Whether the conversation is still being read.
+    pub fn is_loading(&self) -> bool {
+        self.loading
+    }
+
+    /// Show `loaded`, read from the session log off the UI thread; the notices and errors
+    /// shown meanwhile follow its cells.
+    pub fn adopt(&mut self, loaded: Transcript) {
+        let shown = std::mem::replace(&mut self.transcript, loaded);
+        self.transcript.append_notices_from(shown);
+        self.cache = LineCache::default();
+        self.scroll_from_bottom = 0;
+        self.loading = false;
     }
 
     /// Show a notice.
@@ -146,13 +172,31 @@ impl ChatView {
     /// Bring the line cache up to date for `width` (re-rendering only cells that changed)
     /// and return the total number of transcript lines, blank separators included.
     fn layout(&mut self, width: u16) -> usize {
+        let hidden = self.transcript.hidden();
         if self.cache.width != width || self.cache.options != self.options {
             self.cache = LineCache {
                 width,
                 options: self.options,
-                cells: Vec::new(),
+                ..LineCache::default()
             };
+            self.cache.hidden = hidden;
         }
+        if hidden != self.cache.hidden {
+            // The transcript dropped its oldest cells: drop their cached lines alike.
+            let dropped = usize::try_from(hidden.saturating_sub(self.cache.hidden))
+                .unwrap_or(usize::MAX)
+                .min(self.cache.cells.len());
+            self.cache.cells.drain(..dropped);
+            self.cache.hidden = hidden;
+        }
+        self.cache.marker = if self.loading {
+            Some(Line::styled(
+                "⋯ reading the conversation from the session log…",
+                Style::new().add_modifier(Modifier::DIM),
+            ))
+        } else {
+            (hidden > 0).then(|| hidden_marker(hidden))
+        };
         let cells = self.transcript.cells();
         self.cache.cells.truncate(cells.len());
         let mut total = 0;
@@ -168,8 +212,8 @@ impl ChatView {
             }
             total += self.cache.cells.get(i).map_or(0, |(_, lines)| lines.len());
         }
-        // One blank line between cells.
-        total + cells.len().saturating_sub(1)
+        // One blank line between cells; the marker and its blank line above them.
+        total + cells.len().saturating_sub(1) + if self.cache.marker.is_some() { 2 } else { 0 }
     }
 
     /// The transcript lines `start..end` (after [`ChatView::layout`]), without copying the rest.
@@ -177,6 +221,14 @@ impl ChatView {
         let blank: &Line<'static> = &BLANK;
         let mut out = Vec::with_capacity(end.saturating_sub(start));
         let mut index = 0;
+        if let Some(marker) = &self.cache.marker {
+            for line in [marker, blank] {
+                if index >= start && index < end {
+                    out.push(line);
+                }
+                index += 1;
+            }
+        }
         for (i, (_, lines)) in self.cache.cells.iter().enumerate() {
             if index >= end {
                 break;
@@ -229,6 +281,15 @@ impl ChatView {
             );
         }
     }
+}
+
+/// The dim line above the kept cells once older ones were dropped.
+fn hidden_marker(hidden: u64) -> Line<'static> {
+    let noun = if hidden == 1 { "entry" } else { "entries" };
+    Line::styled(
+        format!("⋯ {hidden} earlier {noun} not shown here (they stay in the session log)"),
+        Style::new().add_modifier(Modifier::DIM),
+    )
 }
 
 #[cfg(test)]
@@ -305,6 +366,48 @@ mod tests {
                     .collect();
                 assert_eq!(part, all[start..end].to_vec(), "{start}..{end}");
             }
+        }
+    }
+
+    #[test]
+    fn dropped_cells_leave_a_marker_and_the_cache_lines_up() {
+        // Rendered before and after the transcript drops its oldest cells: the cached lines
+        // follow the cells that are left, and the top shows how many were dropped.
+        let mut view = view_with(10);
+        assert_eq!(rows(&mut view, 80, 1), vec!["ℹ n9"]);
+        for i in 10..2_100 {
+            view.push_notice(NoticeKind::Info, format!("n{i}"));
+        }
+        let hidden = view.transcript().hidden();
+        assert!(hidden > 0);
+        assert_eq!(rows(&mut view, 80, 3), vec!["ℹ n2098", "", "ℹ n2099"]);
+        for _ in 0..3_000 {
+            view.page_up();
+        }
+        let top = rows(&mut view, 80, 4);
+        assert_eq!(
+            top[..3],
+            vec![
+                format!("⋯ {hidden} earlier entries not shown here (they stay in the session log)"),
+                String::new(),
+                format!("ℹ n{hidden}"),
+            ][..]
+        );
+        // Every slice of the layout agrees with the whole, marker included.
+        let total = view.layout(80);
+        let all: Vec<String> = view
+            .visible_lines(0, total)
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
+        assert_eq!(all.len(), total);
+        for start in (0..total).step_by(97) {
+            let part: Vec<String> = view
+                .visible_lines(start, (start + 5).min(total))
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect();
+            assert_eq!(part, all[start..(start + 5).min(total)].to_vec(), "{start}");
         }
     }
 }

@@ -43,7 +43,11 @@ pub struct ConversationHit {
 /// The answer to one search.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HitsAnswer {
-    Found(Vec<ConversationHit>),
+    /// The best [`HITS_LIMIT`] hits; `more` when other sessions match too.
+    Found {
+        hits: Vec<ConversationHit>,
+        more: bool,
+    },
     /// The query is not one the index can search (an unbalanced quote while typing): no
     /// section.
     Unsearchable,
@@ -61,6 +65,16 @@ pub fn section_title(opened: bool, progress: Option<Progress>) -> String {
             grouped_count(p.total)
         ),
         (true, None) => CONVERSATIONS_TITLE.to_string(),
+    }
+}
+
+/// The section title with hits shown: `title`, and when other sessions match too, that only
+/// the best are shown (a longer query narrows them).
+pub fn hits_title(title: &str, more: bool) -> String {
+    if more {
+        format!("{title} · best {HITS_LIMIT}, type more to narrow")
+    } else {
+        title.to_owned()
     }
 }
 
@@ -128,8 +142,9 @@ pub fn spawn_search(index: Arc<SessionIndex>, q: HitsQuery, tx: AppEventSender) 
         let answer = match index.search_cancellable(&q.query, HITS_LIMIT + 1, &token) {
             Ok(hits) => {
                 let mut rows = to_rows(hits, q.exclude.as_deref());
+                let more = rows.len() > HITS_LIMIT;
                 rows.truncate(HITS_LIMIT);
-                HitsAnswer::Found(rows)
+                HitsAnswer::Found { hits: rows, more }
             }
             Err(e) if e.code() == ErrorCode::Cancelled => return,
             Err(e) if e.code() == ErrorCode::InvalidQuery => HitsAnswer::Unsearchable,
@@ -188,6 +203,15 @@ mod tests {
                 ("claude-code:c1", "[claude]"),
                 ("codex:x1", "[codex]")
             ]
+        );
+    }
+
+    #[test]
+    fn a_title_says_when_only_the_best_hits_are_shown() {
+        assert_eq!(hits_title("in conversations", false), "in conversations");
+        assert_eq!(
+            hits_title("in conversations", true),
+            format!("in conversations · best {HITS_LIMIT}, type more to narrow")
         );
     }
 

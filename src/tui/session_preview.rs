@@ -162,13 +162,13 @@ pub fn estimate_lines(
     }
 }
 
-/// The newest retained turns: `you` / `assistant` in colour, then the text, controls visible.
+/// The newest retained turns: `user` / `assistant` in colour (the labels the conversation hits and the readable card use), then the text, controls visible.
 fn turn_lines(estimate: &ReferenceEstimate) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for turn in &estimate.recent {
         let (who, style) = match turn.role {
             TurnRole::User => (
-                "you",
+                "user",
                 Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
             ),
             TurnRole::Assistant => (

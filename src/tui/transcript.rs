@@ -98,6 +98,16 @@ pub struct TokenTotals {
 /// Bytes of text per estimated token (the usual rule of thumb for English and code).
 const BYTES_PER_TOKEN: u64 = 4;
 
+/// The transcript keeps the newest cells only, so a session of any length costs bounded
+/// memory (the older ones stay in the session log): at most this many cells …
+const MAX_CELLS: usize = 2_000;
+/// … holding at most this many bytes of text (checked as cells are added) …
+const MAX_TEXT_BYTES: usize = 16 << 20;
+/// … but never fewer than this many of the newest.
+const MIN_CELLS: usize = 16;
+/// Cells dropped at once past the count bound, so the shift is amortized.
+const TRIM_STEP: usize = 256;
+
 /// The running step's token estimate, replaced by the provider's usage when it arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct StepEstimate {
@@ -111,6 +121,12 @@ pub struct Transcript {
     cells: Vec<HistoryCell>,
     /// Per cell: the revision at which it last changed (for render caches).
     versions: Vec<u64>,
+    /// Per cell: its text bytes as counted when it was added or last replaced.
+    sizes: Vec<usize>,
+    /// Sum of `sizes`.
+    kept_bytes: usize,
+    /// Cells dropped from the front to keep the bounds (they stay in the log).
+    hidden: u64,
     /// Index of the live (streaming) assistant cell, if any.
     live: Option<usize>,
     title: Option<String>,
@@ -126,9 +142,24 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// All cells in order.
+    /// The kept cells in order (the newest; see [`hidden`](Self::hidden)).
     pub fn cells(&self) -> &[HistoryCell] {
         &self.cells
+    }
+
+    /// How many of the oldest cells were dropped to bound memory (they stay in the log).
+    pub fn hidden(&self) -> u64 {
+        self.hidden
+    }
+
+    /// Add `other`'s notices and errors after these cells (what the app reported while
+    /// this transcript was read from the log; its log-derived cells are in this one).
+    pub fn append_notices_from(&mut self, other: Transcript) {
+        for cell in other.cells {
+            if matches!(cell, HistoryCell::Notice { .. } | HistoryCell::Error { .. }) {
+                self.push(cell);
+            }
+        }
     }
     /// Latest session title seen in the log.
     pub fn title(&self) -> Option<&str> {
@@ -199,8 +230,12 @@ impl Transcript {
 
     fn push(&mut self, cell: HistoryCell) {
         self.revision += 1;
+        let size = cell_bytes(&cell);
         self.cells.push(cell);
         self.versions.push(self.revision);
+        self.sizes.push(size);
+        self.kept_bytes += size;
+        self.trim();
     }
 
     fn touch(&mut self, index: usize) {
@@ -208,6 +243,45 @@ impl Transcript {
         if let Some(v) = self.versions.get_mut(index) {
             *v = self.revision;
         }
+        if let (Some(cell), Some(size)) = (self.cells.get(index), self.sizes.get_mut(index)) {
+            let now = cell_bytes(cell);
+            self.kept_bytes = self.kept_bytes - *size + now;
+            *size = now;
+        }
+    }
+
+    /// Drop the oldest cells past the bounds.
+    fn trim(&mut self) {
+        let len = self.cells.len();
+        let mut drop = 0;
+        if len > MAX_CELLS {
+            drop = len - MAX_CELLS + TRIM_STEP.min(MAX_CELLS - MIN_CELLS);
+        }
+        let mut bytes = self.kept_bytes - self.sizes.iter().take(drop).sum::<usize>();
+        if bytes > MAX_TEXT_BYTES {
+            // Down to three quarters of the budget, so the next cells do not trim again.
+            while bytes > MAX_TEXT_BYTES / 4 * 3 && len - drop > MIN_CELLS {
+                bytes -= self.sizes.get(drop).copied().unwrap_or(0);
+                drop += 1;
+            }
+        }
+        if let Some(live) = self.live
+            && live < drop
+        {
+            // The streaming reply is never dropped: trim only what is older.
+            drop = live;
+            bytes = self.kept_bytes - self.sizes.iter().take(drop).sum::<usize>();
+        }
+        if drop == 0 {
+            return;
+        }
+        self.cells.drain(..drop);
+        self.versions.drain(..drop);
+        self.sizes.drain(..drop);
+        self.kept_bytes = bytes;
+        self.live = self.live.map(|i| i - drop);
+        self.hidden += drop as u64;
+        self.revision += 1;
     }
 
     /// Use `sessions` to tell where referenced sessions come from; the cards already
@@ -517,6 +591,23 @@ fn user_message_cell(message: &Message) -> HistoryCell {
     HistoryCell::User {
         text: message.joined_text(),
         steering: false,
+    }
+}
+
+/// Text bytes a cell holds (what the transcript's memory bound counts).
+fn cell_bytes(cell: &HistoryCell) -> usize {
+    match cell {
+        HistoryCell::User { text, .. }
+        | HistoryCell::Tool { text }
+        | HistoryCell::Notice { text, .. } => text.len(),
+        HistoryCell::Plugin { plugin, text } => plugin.len() + text.len(),
+        HistoryCell::Assistant {
+            text, reasoning, ..
+        } => text.len() + reasoning.len(),
+        HistoryCell::Checkpoint { summary } => summary.len(),
+        HistoryCell::Error { code, message } => code.len() + message.len(),
+        // The decoded sources repeat the snapshot's text.
+        HistoryCell::ReferenceCard { snapshot, .. } => snapshot.len() * 2,
     }
 }
 
@@ -875,5 +966,65 @@ mod tests {
                 }
             }
         }
+    }
+
+    fn user_event(seq: u64, text: String) -> Event {
+        ev(seq, EventData::UserMessage(Message::user_text(text)))
+    }
+
+    fn user_texts(t: &Transcript) -> Vec<String> {
+        t.cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::User { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_long_session_keeps_only_its_newest_cells() {
+        let mut t = Transcript::default();
+        let n = 5_000u64;
+        for seq in 0..n {
+            t.apply(&user_event(seq, format!("m{seq}")));
+            assert!(t.cells().len() <= MAX_CELLS, "at {seq}");
+        }
+        let kept = user_texts(&t);
+        assert_eq!(t.hidden() + kept.len() as u64, n);
+        assert!(kept.len() >= MAX_CELLS - TRIM_STEP, "{}", kept.len());
+        let first = n - kept.len() as u64;
+        let want: Vec<String> = (first..n).map(|i| format!("m{i}")).collect();
+        assert_eq!(kept, want, "the newest, in order");
+        assert_eq!(t.kept_bytes, t.sizes.iter().sum::<usize>());
+    }
+
+    #[test]
+    fn big_cells_are_bounded_by_bytes_and_the_live_reply_survives_a_trim() {
+        let mut t = Transcript::default();
+        let big = "x".repeat(1 << 20);
+        for seq in 0..40 {
+            t.apply(&user_event(seq, big.clone()));
+            assert!(
+                t.kept_bytes <= MAX_TEXT_BYTES + big.len(),
+                "{} at {seq}",
+                t.kept_bytes
+            );
+        }
+        assert!(t.hidden() > 0);
+        assert!(t.cells().len() >= MIN_CELLS);
+        // A reply streams while more big cells arrive (notices): it is still the live cell.
+        t.apply(&chunk(40, json!({"type": "text", "text": "par"})));
+        for _ in 0..30 {
+            t.push_notice(NoticeKind::Info, big.clone());
+        }
+        t.apply(&chunk(41, json!({"type": "text", "text": "tial"})));
+        assert!(t.live_has_output());
+        let live = t.live.and_then(|i| t.cells().get(i));
+        assert!(
+            matches!(live, Some(HistoryCell::Assistant { text, streaming: true, .. }) if text == "partial"),
+            "{live:?}"
+        );
+        assert_eq!(t.kept_bytes, t.sizes.iter().sum::<usize>());
     }
 }

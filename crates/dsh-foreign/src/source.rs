@@ -76,6 +76,8 @@ struct State {
     dirs: BTreeMap<PathBuf, DirState>,
     last: Option<Arc<Vec<SessionHeader>>>,
     by_id: HashMap<String, PathBuf>,
+    /// Ids held by more than one log: (id, the log listed, a log left out).
+    duplicates: Vec<(String, PathBuf, PathBuf)>,
     /// Read from disk since the index file was loaded (worth saving).
     touched: bool,
 }
@@ -139,6 +141,30 @@ impl ForeignSource {
     /// The tool this source reads.
     pub fn origin(&self) -> &Origin {
         &self.inner.config.origin
+    }
+
+    /// What the last listing left out and why: one line per session id held by more than
+    /// one log (the first in path order is listed). Lists the source first if it never was.
+    pub fn listing_warnings(&self) -> Vec<String> {
+        if let Err(e) = self.refresh() {
+            return vec![format!(
+                "{} sessions not listed: {e}",
+                self.origin().tool_name()
+            )];
+        }
+        let state = lock(&self.inner.state);
+        state
+            .duplicates
+            .iter()
+            .map(|(id, listed, other)| {
+                format!(
+                    "{} session {id:?} has two logs, {} and {}; only the first is listed",
+                    self.origin().tool_name(),
+                    listed.display(),
+                    other.display()
+                )
+            })
+            .collect()
     }
 
     /// The logs directory.
@@ -336,7 +362,8 @@ impl ForeignSource {
         if !changed && let Some(last) = &state.last {
             return Ok(Arc::clone(last));
         }
-        let mut by_id = HashMap::new();
+        let mut by_id: HashMap<String, PathBuf> = HashMap::new();
+        let mut duplicates = Vec::new();
         let mut headers = Vec::new();
         for dir in state.dirs.values() {
             for (path, file) in &dir.files {
@@ -345,7 +372,9 @@ impl ForeignSource {
                     continue;
                 };
                 let id = self.origin().namespaced(native);
-                if by_id.contains_key(&id) {
+                if let Some(listed) = by_id.get(&id) {
+                    // The first in path order is listed; the others are reported.
+                    duplicates.push((id, listed.clone(), path.clone()));
                     continue;
                 }
                 by_id.insert(id.clone(), path.clone());
@@ -354,6 +383,7 @@ impl ForeignSource {
         }
         headers.sort_by(newest_first);
         state.by_id = by_id;
+        state.duplicates = duplicates;
         if let Some(last) = &state.last
             && **last == headers
         {

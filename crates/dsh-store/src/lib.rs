@@ -34,4 +34,4 @@ pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::RecentTitles;
 pub use store::SessionStore;
 pub use surface_scan::{EventAt, EventReread, SurfaceOrder, SurfaceScan, SurfaceVisitor};
-pub use writer::{NewEvent, SessionWriter};
+pub use writer::{DueEncodingCheck, NewEvent, SessionWriter};

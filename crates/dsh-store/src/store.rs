@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use super::compact_surface::CompactSurface;
-use super::encoding::{self, Compression};
+use super::encoding::Compression;
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader};
 use super::fold::KeepingFolder;
@@ -225,6 +225,8 @@ impl SessionStore {
     /// elsewhere), truncates a torn tail, folds its events. Absent session and `create =
     /// Some(header)`: nothing on disk until the first append, which publishes the file
     /// atomically. Absent and `None`: [`QueryError::NotFound`] (as [`StoreError::Query`]).
+    /// The store-wide encoding check waits for the first append
+    /// ([`SessionWriter::check_encoding`]), so opening never visits every session directory.
     pub fn open_writer(
         &self,
         id: &str,
@@ -241,12 +243,19 @@ impl SessionStore {
         create: Option<SessionHeader>,
         observe: &mut dyn FnMut(&crate::Event),
     ) -> Result<SessionWriter, StoreError> {
-        let format = encoding::write_format(self.root(), self.inner.compression)?;
+        // The store-wide encoding check runs before the writer's first write, not here.
+        let setting = self.inner.compression;
         match self.locate(id)? {
             Some(loc) => {
                 nofollow::check_below(self.root(), &loc.path)
                     .map_err(|e| StoreError::io(&loc.path, e))?;
-                SessionWriter::open_existing(loc.path, loc.format, id, &self.inner.limits, observe)
+                SessionWriter::open_existing(
+                    loc.path,
+                    loc.format,
+                    id,
+                    (self.root(), setting, &self.inner.limits),
+                    observe,
+                )
             }
             None => match create {
                 None => Err(QueryError::NotFound { id: id.to_owned() }.into()),
@@ -277,7 +286,7 @@ impl SessionStore {
                         header,
                         self.root().to_owned(),
                         dir,
-                        format,
+                        setting,
                         &self.inner.limits,
                     ))
                 }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use super::dsh_compat::{self, StoredLine};
+use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::fold::SurfaceFolder;
@@ -61,6 +62,31 @@ enum State {
     Open { file: File, len: u64, dirty: bool },
     /// A write failed and could not be undone.
     Poisoned,
+}
+
+/// The store-wide encoding check (dsh refuses a root holding logs of both encodings), run
+/// once before a writer's first write rather than at open: it visits every session
+/// directory, which at 100 000 sessions would hold up opening (and the app's first frame).
+#[derive(Debug)]
+enum EncodingCheck {
+    /// Still to run over the store at `root`, under the `store.compression` setting.
+    Due { root: PathBuf, setting: Compression },
+    /// Ran and passed; the writer's format is settled.
+    Done,
+}
+
+/// A writer's pending encoding check, detached from the writer so it can run off its lock.
+#[derive(Debug, Clone)]
+pub struct DueEncodingCheck {
+    root: PathBuf,
+    setting: Compression,
+}
+
+impl DueEncodingCheck {
+    /// Visit the store's session directories: the encoding a write uses, or the refusal.
+    pub fn run(&self) -> Result<LogFormat, StoreError> {
+        encoding::write_format(&self.root, self.setting)
+    }
 }
 
 /// Buffered appends above this many bytes of JSON are written (not fsynced) right away, so
@@ -134,6 +160,7 @@ pub struct SessionWriter {
     folder: SurfaceFolder,
     pending: PendingBatch,
     state: State,
+    encoding_check: EncodingCheck,
 }
 
 impl std::fmt::Debug for SessionWriter {
@@ -166,9 +193,10 @@ impl SessionWriter {
         path: PathBuf,
         format: LogFormat,
         id: &str,
-        limits: &reader::Limits,
+        store: (&Path, Compression, &reader::Limits),
         observe: &mut dyn FnMut(&Event),
     ) -> Result<Self, StoreError> {
+        let (root, setting, limits) = store;
         let mut file =
             super::nofollow::open_regular_rw(&path).map_err(|e| StoreError::io(&path, e))?;
         lock(&file, &path, id)?;
@@ -209,24 +237,30 @@ impl SessionWriter {
                 len,
                 dirty: false,
             },
+            encoding_check: EncodingCheck::Due {
+                root: root.to_owned(),
+                setting,
+            },
         })
     }
 
     /// A writer for a session that does not exist yet (nothing on disk until the first
-    /// flush), writing `format`.
+    /// flush). Its encoding follows `setting` and the store, settled by
+    /// [`check_encoding`](Self::check_encoding) at the latest before the first append.
     pub(crate) fn pending(
         header: SessionHeader,
         root: PathBuf,
         dir: PathBuf,
-        format: LogFormat,
+        setting: Compression,
         limits: &reader::Limits,
     ) -> Self {
-        let name = match format {
-            LogFormat::Plain => LOG_FILE,
-            LogFormat::Zstd => ZSTD_LOG_FILE,
+        // Provisional until the check: what an empty store gets under `setting`.
+        let format = match setting {
+            Compression::Zstd => LogFormat::Zstd,
+            Compression::Auto | Compression::None => LogFormat::Plain,
         };
         SessionWriter {
-            path: dir.join(name),
+            path: dir.join(log_name(format)),
             header,
             format,
             limits: *limits,
@@ -234,8 +268,59 @@ impl SessionWriter {
             last_time: i64::MIN,
             folder: SurfaceFolder::new(),
             pending: PendingBatch::default(),
+            encoding_check: EncodingCheck::Due {
+                root: root.clone(),
+                setting,
+            },
             state: State::Pending { dir, root },
         }
+    }
+
+    /// Run the store-wide encoding check if it has not run: a new session's encoding is
+    /// settled (`auto` follows the logs already there), and a store holding both encodings,
+    /// or the other one than the setting asks for, is refused
+    /// ([`StoreError::MixedEncoding`], [`StoreError::EncodingMismatch`]). The first append
+    /// runs it; call it earlier to learn of a refusal before there is anything to write.
+    pub fn check_encoding(&mut self) -> Result<LogFormat, StoreError> {
+        match self.encoding_check_due() {
+            Some(due) => {
+                let verdict = due.run();
+                self.settle_encoding(verdict)
+            }
+            None => Ok(self.format),
+        }
+    }
+
+    /// The encoding check this writer still owes, to run elsewhere (it visits every session
+    /// directory: a caller sharing the writer behind a lock runs it without holding the lock)
+    /// and hand back with [`settle_encoding`](Self::settle_encoding). `None` once it ran.
+    pub fn encoding_check_due(&self) -> Option<DueEncodingCheck> {
+        match &self.encoding_check {
+            EncodingCheck::Due { root, setting } => Some(DueEncodingCheck {
+                root: root.clone(),
+                setting: *setting,
+            }),
+            EncodingCheck::Done => None,
+        }
+    }
+
+    /// Take the verdict of [`DueEncodingCheck::run`]: settles a new session's encoding; a
+    /// refusal is returned and the check stays due (the next append runs it again). A
+    /// verdict arriving after the check already ran here changes nothing.
+    pub fn settle_encoding(
+        &mut self,
+        verdict: Result<LogFormat, StoreError>,
+    ) -> Result<LogFormat, StoreError> {
+        if matches!(self.encoding_check, EncodingCheck::Done) {
+            return Ok(self.format);
+        }
+        let format = verdict?;
+        if let State::Pending { dir, .. } = &self.state {
+            self.format = format;
+            self.path = dir.join(log_name(format));
+        }
+        self.encoding_check = EncodingCheck::Done;
+        Ok(self.format)
     }
 
     /// The session header.
@@ -248,12 +333,14 @@ impl SessionWriter {
         &self.header.id
     }
 
-    /// Where the log is (or will be, before the first append).
+    /// Where the log is (or will be, before the first append; a new session's name follows
+    /// its encoding, settled by [`check_encoding`](Self::check_encoding)).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// The encoding this writer writes.
+    /// The encoding this writer writes (for a new session, settled by
+    /// [`check_encoding`](Self::check_encoding) or the first append).
     pub fn format(&self) -> LogFormat {
         self.format
     }
@@ -376,6 +463,7 @@ impl SessionWriter {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
+        self.check_encoding()?;
         if self.pending.lines.len() > MAX_PENDING_BYTES {
             // Bounded memory: a batch is only queued once what is pending could be written.
             self.flush()?;
@@ -502,6 +590,14 @@ impl Drop for SessionWriter {
         if let Err(e) = self.sync() {
             tracing::warn!(path = %self.path.display(), error = %e, "buffered session events not written");
         }
+    }
+}
+
+/// A log's file name in `format`.
+fn log_name(format: LogFormat) -> &'static str {
+    match format {
+        LogFormat::Plain => LOG_FILE,
+        LogFormat::Zstd => ZSTD_LOG_FILE,
     }
 }
 

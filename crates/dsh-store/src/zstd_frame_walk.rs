@@ -88,6 +88,38 @@ pub(crate) fn walk_frame(
     Ok(complete(at, false))
 }
 
+/// Whether the one frame `src` holds decodes whole, its checksum included. A damaged last
+/// frame is a torn tail that must give no bytes at all — a streaming decoder hands out a
+/// block's bytes before the frame's check fails, so the last frame is checked this way
+/// before any of it is read. A failure to read `src` itself is an error, not a `false`.
+pub(crate) fn decodes_whole(src: impl io::Read) -> io::Result<bool> {
+    /// Tells the source's own read errors from the decoder's verdict.
+    struct Watched<R> {
+        inner: R,
+        failed: Option<io::Error>,
+    }
+    impl<R: io::Read> io::Read for Watched<R> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.inner.read(buf).inspect_err(|e| {
+                self.failed = Some(io::Error::new(e.kind(), e.to_string()));
+            })
+        }
+    }
+    let mut watched = Watched {
+        inner: src,
+        failed: None,
+    };
+    let verdict = match zstd::stream::read::Decoder::new(&mut watched) {
+        Ok(decoder) => io::copy(&mut decoder.single_frame(), &mut io::sink()).map(drop),
+        Err(e) => Err(e),
+    };
+    match (verdict, watched.failed) {
+        (Ok(()), _) => Ok(true),
+        (Err(_), Some(read_error)) => Err(read_error),
+        (Err(_), None) => Ok(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,12 @@ impl<'a> Frames<'a> {
             self.done = true;
             return Ok(false);
         };
+        let last = frame_end(self.file, stop, self.end)?.is_none();
+        if last && !super::zstd_frame_walk::decodes_whole(ReadAt::new(self.file, self.at, stop))? {
+            // A damaged last frame is a torn tail: none of it is read.
+            self.done = true;
+            return Ok(false);
+        }
         let src = ReadAt::new(self.file, self.at, stop);
         let decoder = zstd::stream::read::Decoder::new(src)?.single_frame();
         self.current = Some((decoder, stop));
@@ -255,7 +261,61 @@ mod tests {
         Frames::new(&f, 0, len, Rc::default())
             .read_to_end(&mut out)
             .unwrap();
-        assert!(out.starts_with(b"first\n"), "{out:?}");
+        assert_eq!(out, b"first\n", "none of the damaged frame is read");
+    }
+
+    /// Everything `src` gives, read `chunk` bytes at a time.
+    fn read_in_chunks(mut src: impl Read, chunk: usize) -> io::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; chunk];
+        loop {
+            match src.read(&mut buf)? {
+                0 => return Ok(out),
+                k => out.extend_from_slice(&buf[..k]),
+            }
+        }
+    }
+
+    /// A damaged final frame gives nothing, whatever its size and wherever the damage: the
+    /// writer's stream and the read-only reader end at the frame before it, so a writer
+    /// never keeps lines the reader does not see (nor lines of a frame that failed its check).
+    #[test]
+    fn a_damaged_final_frame_adds_nothing_to_either_stream() {
+        let mut noise = fastrand::Rng::with_seed(7);
+        for size in [12usize, 4_000, 130_000, 400_000] {
+            let mut plain: Vec<u8> = (0..size)
+                .map(|i| {
+                    if i % 61 == 60 {
+                        b'\n'
+                    } else {
+                        b'a' + noise.u8(..26)
+                    }
+                })
+                .collect();
+            plain.push(b'\n');
+            let frame = crate::dsh_compat::encode_frame(&plain).unwrap();
+            let n = frame.len();
+            for at in [n - 1, n - 4, n / 2, 20.min(n - 1)] {
+                let mut bad = frame.clone();
+                bad[at] ^= 0x5A;
+                let (_d, f, len) = frames_file(&[b"first\n"], &bad);
+                for chunk in [1usize, 7, 4096, 1 << 20] {
+                    let writer = Frames::new(&f, 0, len, Rc::default());
+                    let reader =
+                        crate::dsh_compat::ZstdFrames::from_file(f.try_clone().unwrap()).unwrap();
+                    for (who, out) in [
+                        ("writer", read_in_chunks(writer, chunk)),
+                        ("reader", read_in_chunks(reader, chunk)),
+                    ] {
+                        assert_eq!(
+                            out.unwrap(),
+                            b"first\n",
+                            "{who}: size {size}, damage at {at}, reads of {chunk}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]

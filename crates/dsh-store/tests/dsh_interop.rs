@@ -480,9 +480,20 @@ fn a_torn_final_frame_is_a_torn_tail_cut_on_the_next_open() {
         br#"{"type":"turn/start","seq":44,"time":1,"data":{"turn":3,"trigger":{"kind":"message","source":{"kind":"user"}}}}
 "#,
     );
-    for cut in [1, 4, extra.len() / 2, extra.len() - 1] {
+    // Cut short at several points, or complete but failing its checksum (the bytes of a
+    // write that never finished, or of a power loss): none of it counts, for the reader and
+    // for the writer, which cuts it whole.
+    let mut damaged = extra.clone();
+    if let Some(last) = damaged.last_mut() {
+        *last ^= 0x5A;
+    }
+    let tails = [1, 4, extra.len() / 2, extra.len() - 1]
+        .map(|cut| extra[..cut].to_vec())
+        .into_iter()
+        .chain([damaged]);
+    for (cut, tail) in tails.enumerate() {
         let mut torn = committed.clone();
-        torn.extend_from_slice(&extra[..cut]);
+        torn.extend_from_slice(&tail);
         fs::write(&path, &torn).unwrap();
         let store = SessionStore::new(tmp.path());
         let surface = store.read_surface(FIXTURE_ID).unwrap();
@@ -501,12 +512,22 @@ fn a_torn_final_frame_is_a_torn_tail_cut_on_the_next_open() {
 #[test]
 fn a_store_holding_both_encodings_is_refused_for_writing() {
     let tmp = tempfile::tempdir().unwrap();
-    install_fixture(tmp.path(), LogFormat::Zstd);
+    let fixture = install_fixture(tmp.path(), LogFormat::Zstd);
+    let fixture_bytes = fs::read(&fixture).unwrap();
     let plain = SessionStore::new(tmp.path()).with_compression(Compression::None);
-    let err = plain
+    // Opening does not visit the store; the check before the first write refuses.
+    let mut writer = plain
         .open_writer("new", Some(SessionHeader::new("new", 1, None)))
-        .unwrap_err();
+        .unwrap();
+    let err = writer.check_encoding().unwrap_err();
     assert!(matches!(err, StoreError::EncodingMismatch { .. }), "{err}");
+    let err = writer.append(turn_events(1, "hi", "hello")).unwrap_err();
+    assert!(matches!(err, StoreError::EncodingMismatch { .. }), "{err}");
+    drop(writer);
+    assert!(
+        !SessionStore::new(tmp.path()).exists("new"),
+        "a refused session is never published"
+    );
     assert!(
         err.to_string().contains("store.compression = \"none\""),
         "{err}"
@@ -521,15 +542,19 @@ fn a_store_holding_both_encodings_is_refused_for_writing() {
             ("other", None),
             ("new", Some(SessionHeader::new("new", 1, None))),
         ] {
-            let err = store.open_writer(id, create).unwrap_err();
+            let mut writer = store.open_writer(id, create).unwrap();
+            let seq = writer.next_seq();
+            let err = writer.append(turn_events(9, "more?", "no")).unwrap_err();
             assert!(matches!(err, StoreError::MixedEncoding { .. }), "{err}");
             let message = err.to_string();
             assert!(message.contains("both plain and zstd"), "{message}");
+            assert_eq!(writer.next_seq(), seq, "{id}: nothing queued");
         }
     }
-    // Reading still works.
+    // Reading still works, and no log was written or published.
     let listed = SessionStore::new(tmp.path()).list_sessions().unwrap();
     assert_eq!(listed.len(), 2);
+    assert_eq!(fs::read(&fixture).unwrap(), fixture_bytes);
 }
 
 #[test]
