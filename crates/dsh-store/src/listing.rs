@@ -1182,6 +1182,34 @@ mod tests {
     }
 
     #[test]
+    fn a_session_moved_away_and_back_is_listed_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("store");
+        write_session(&root, "--p--", "a", 1);
+        write_session(&root, "--p--", "b", 2);
+        backdate(&root);
+        let mut index = HeaderIndex::default();
+        assert_eq!(
+            ids(&index.refresh_deferring(&root).unwrap()),
+            vec!["b", "a"]
+        );
+        let away = tmp.path().join("away");
+        fs::rename(root.join("--p--/a"), &away).unwrap();
+        assert_eq!(ids(&index.refresh_deferring(&root).unwrap()), vec!["b"]);
+        backdate(&root);
+        assert_eq!(ids(&index.refresh_deferring(&root).unwrap()), vec!["b"]);
+        fs::rename(&away, root.join("--p--/a")).unwrap();
+        assert_eq!(
+            ids(&index.refresh_deferring(&root).unwrap()),
+            vec!["b", "a"]
+        );
+        assert_eq!(
+            ids(&index.refresh_deferring(&root).unwrap()),
+            vec!["b", "a"]
+        );
+    }
+
+    #[test]
     fn stamps_tell_files_apart() {
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("a");
