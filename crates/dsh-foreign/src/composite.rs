@@ -167,6 +167,15 @@ impl SessionQuery for SessionSources {
         Ok(list)
     }
 
+    fn list_sessions_unchecked(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        // Without foreign sources the store's early answer is the answer; with them, the
+        // merged listing (foreign sources have no first check to wait for).
+        if self.foreign.is_empty() {
+            return self.dsh.list_sessions_unchecked();
+        }
+        self.list_sessions()
+    }
+
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
         self.route(id, |q| q.read_title(id))
     }

@@ -307,6 +307,24 @@ impl<W: Write> IndexWriter<W> {
     }
 }
 
+#[cfg(test)]
+impl<'a> IndexWriter<&'a mut Vec<u8>> {
+    /// A writer of a bare body into `out` (see [`framed`]).
+    pub(crate) fn for_tests(out: &'a mut Vec<u8>) -> Self {
+        IndexWriter::new(out)
+    }
+}
+
+/// A whole file around a body written by [`IndexWriter::for_tests`] (the closing tag added).
+#[cfg(test)]
+pub(crate) fn framed(body: &[u8]) -> Vec<u8> {
+    let mut body = body.to_vec();
+    body.push(0);
+    let mut out = head(body.len() as u64, crc32fast::hash(&body)).to_vec();
+    out.extend_from_slice(&body);
+    out
+}
+
 /// The 24-byte head for a body of `len` bytes with checksum `crc`.
 fn head(len: u64, crc: u32) -> [u8; HEAD_LEN] {
     let mut out = [0u8; HEAD_LEN];

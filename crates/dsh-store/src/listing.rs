@@ -332,6 +332,17 @@ pub struct HeaderIndex {
     sweep_cost: Duration,
 }
 
+/// How much a refresh checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    /// Every log (once a second), inline.
+    Full,
+    /// Every log inline only until there is a checked listing; later on the sweep.
+    Deferring,
+    /// Directories only: rows already known keep their stamps unchecked.
+    Unchecked,
+}
+
 /// Progress of a background stat of every log ([`HeaderIndex::sweep_step`]).
 #[derive(Debug)]
 struct Sweep {
@@ -586,7 +597,32 @@ impl HeaderIndex {
     /// Bring the index up to date and return every header, newest first, ties ordered like dsh
     /// (see [`compare_ids`]).
     pub fn refresh(&mut self, root: &Path) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
-        self.refresh_with(root, false)
+        self.refresh_with(root, Check::Full)
+    }
+
+    /// Whether any session directory is known (listed, or seeded from the index file).
+    pub fn has_rows(&self) -> bool {
+        self.projects.iter().any(|p| !p.rows.is_empty())
+    }
+
+    /// Whether every listed log has been stat-ed by a refresh (see
+    /// [`refresh_unchecked`](Self::refresh_unchecked)).
+    pub fn is_verified(&self) -> bool {
+        // Set only by a refresh or sweep that stat-ed every log.
+        self.logs_checked.is_some()
+    }
+
+    /// A listing before the logs are checked: the directories are listed again (sessions
+    /// added or removed show, new ones are read) but the rows seeded from the index file
+    /// keep their stored stamps and headers unchecked, so it may hold a header rewritten
+    /// since or a log deleted inside a directory that is still there. For a first answer
+    /// while the full check runs; [`is_verified`](Self::is_verified) stays false and titles
+    /// are not vouched for by it.
+    pub fn refresh_unchecked(
+        &mut self,
+        root: &Path,
+    ) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.refresh_with(root, Check::Unchecked)
     }
 
     /// Like [`refresh`](Self::refresh), but once there is a listing, the periodic stat of
@@ -598,7 +634,7 @@ impl HeaderIndex {
         &mut self,
         root: &Path,
     ) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
-        self.refresh_with(root, true)
+        self.refresh_with(root, Check::Deferring)
     }
 
     /// Whether a background sweep was started by the last refresh and needs a thread to
@@ -665,7 +701,7 @@ impl HeaderIndex {
     fn refresh_with(
         &mut self,
         root: &Path,
-        defer_sweep: bool,
+        check: Check,
     ) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
         let io_err = |path: &Path, source| QueryError::Io {
             path: path.to_owned(),
@@ -710,8 +746,15 @@ impl HeaderIndex {
         // the last one, so a very large store is not stat-ed continuously.
         let period = LOGS_CHECKED_FOR.max(self.sweep_cost * 10);
         let due = self.logs_checked.is_none_or(|t| t.elapsed() >= period);
-        let check_logs = due && !(defer_sweep && self.last.is_some());
-        if check_logs {
+        let check_logs = match check {
+            Check::Full => due,
+            // Until a checked listing exists, every log is checked inline.
+            Check::Deferring => due && !(self.last.is_some() && self.is_verified()),
+            Check::Unchecked => false,
+        };
+        if check == Check::Unchecked {
+            // Neither a check nor a sweep: the full check follows.
+        } else if check_logs {
             self.logs_checked = Some(Instant::now());
             // Checked here and now: a sweep still running adds nothing.
             self.sweep = None;
@@ -728,9 +771,15 @@ impl HeaderIndex {
         changed |= std::mem::take(&mut self.stale);
         let listed = self.last.clone();
         let listed = listed.as_deref().map_or(&[][..], Vec::as_slice);
+        let stat = if check == Check::Unchecked {
+            Stat::New
+        } else if check_logs {
+            Stat::All
+        } else {
+            Stat::Changed
+        };
         for project in &mut self.projects {
-            let (project_changed, read) =
-                refresh_project(project, check_logs, listed, &mut self.pending);
+            let (project_changed, read) = refresh_project(project, stat, listed, &mut self.pending);
             changed |= project_changed;
             self.touched |= read;
         }
@@ -852,6 +901,18 @@ impl HeaderIndex {
     }
 }
 
+/// Which logs of a project a refresh stats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stat {
+    /// Every log.
+    All,
+    /// Every log if the directory changed, else only those not settled.
+    Changed,
+    /// Only those not settled (new rows, rows without a usable log); the others are
+    /// trusted as they are, and the project's check time is left alone.
+    New,
+}
+
 /// A table position as stored (a store of more than 4 billion sessions is not listed whole).
 fn to_u32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
@@ -861,7 +922,7 @@ fn to_u32(n: usize) -> u32 {
 /// whether more than its metadata was read.
 fn refresh_project(
     project: &mut Project,
-    check_logs: bool,
+    stat: Stat,
     listed: &[SessionHeader],
     pending: &mut Vec<SessionHeader>,
 ) -> (bool, bool) {
@@ -921,14 +982,15 @@ fn refresh_project(
         }
         project.mtime = trusted_mtime(&meta);
     }
-    if rescan || check_logs {
+    let stat_all = stat == Stat::All || (rescan && stat == Stat::Changed);
+    if stat_all {
         project.logs_checked = Some(Instant::now());
     }
     for row in &mut project.rows {
         // Every log is stat-ed (at most once per `LOGS_CHECKED_FOR` when nothing else
         // changed): a log rewritten in place, same directory mtime, is noticed by its stamp.
         let settled = row.log.is_some() && row.skipped.is_none();
-        if !rescan && !check_logs && settled {
+        if !stat_all && settled {
             continue;
         }
         changed |= refresh_session(&project.dir, row, listed, pending, &mut read);
@@ -1207,6 +1269,34 @@ mod tests {
             ids(&index.refresh_deferring(&root).unwrap()),
             vec!["b", "a"]
         );
+    }
+
+    #[test]
+    fn an_unchecked_refresh_trusts_seeded_rows_until_the_full_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        // Headers without a cwd belong under `_no-cwd` (a seeded header must fit its
+        // project directory).
+        let gone = write_session(root, "_no-cwd", "gone", 1);
+        write_session(root, "_no-cwd", "kept", 2);
+        backdate(root);
+        let mut first = HeaderIndex::default();
+        first.refresh(root).unwrap();
+        let mut file = Vec::new();
+        first
+            .write_records(&mut crate::index_file::IndexWriter::for_tests(&mut file))
+            .unwrap();
+        let record = crate::index_file::parse(&crate::index_file::framed(&file)).unwrap();
+        // After the index was written: a log deleted inside its directory, a session added.
+        fs::remove_file(&gone).unwrap();
+        write_session(root, "--q--", "new", 3);
+        let mut seeded = HeaderIndex::from_records(root, record.projects);
+        let early = seeded.refresh_unchecked(root).unwrap();
+        assert_eq!(ids(&early), vec!["new", "kept", "gone"]);
+        assert!(!seeded.is_verified());
+        let checked = seeded.refresh_deferring(root).unwrap();
+        assert_eq!(ids(&checked), vec!["new", "kept"]);
+        assert!(seeded.is_verified());
     }
 
     #[test]

@@ -54,6 +54,16 @@ struct Inner {
     persist: bool,
     /// `store.compression`: which encoding writers use.
     compression: Compression,
+    /// A listing has checked every log: the table's lock is then always waited for.
+    verified: AtomicBool,
+    /// During the first full check of a store seeded from its index file: the listing the
+    /// index gives with the directories listed again (see
+    /// [`list_sessions_unchecked`](SessionQuery::list_sessions_unchecked)). Held while it
+    /// is built, so a caller asking meanwhile waits for it, not for the whole check.
+    provisional: Mutex<Option<Arc<Vec<SessionHeader>>>>,
+    /// The owner checks every log in the background right after start (the app), so an
+    /// early listing may be built by whoever asks first ([`SessionStore::allow_early_listing`]).
+    early: AtomicBool,
 }
 
 impl Inner {
@@ -102,8 +112,24 @@ impl Drop for Inner {
     }
 }
 
+/// The table, waited for once a listing has checked every log; before that only if free
+/// (the first full check holds it for a while, and callers that can do without it — a
+/// title read from its own log, a log found by a search — do not wait for it).
+fn headers_if_free(inner: &Inner) -> Option<MutexGuard<'_, HeaderIndex>> {
+    if inner.verified.load(Ordering::Acquire) {
+        return Some(lock(&inner.headers));
+    }
+    match inner.headers.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
+}
+
 /// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
 const SWEEP_CHUNK: usize = 1024;
+/// The sweep's pause between two holds of the lock, so others waiting for it get it.
+const SWEEP_PAUSE: Duration = Duration::from_micros(200);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -180,6 +206,9 @@ impl SessionStore {
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: RecentTitles::new(),
+                verified: AtomicBool::new(false),
+                provisional: Mutex::new(None),
+                early: AtomicBool::new(false),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -201,6 +230,14 @@ impl SessionStore {
             fresh.compression = compression;
         }
         store
+    }
+
+    /// Let [`list_sessions_unchecked`](SessionQuery::list_sessions_unchecked) build the
+    /// early listing itself when it asks before anyone started the first check: for the
+    /// app, whose warm-up checks every log right after start (so a `@` typed before that
+    /// warm-up began does not wait for the whole check). Shared by every clone.
+    pub fn allow_early_listing(&self) {
+        self.inner.early.store(true, Ordering::Release);
     }
 
     /// The store's root directory.
@@ -299,8 +336,11 @@ impl SessionStore {
     fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
         paths::encode_session_id(id)?;
         self.inner.ensure_loaded();
-        let known = {
-            let headers = lock(&self.inner.headers);
+        let known = 'known: {
+            let Some(headers) = headers_if_free(&self.inner) else {
+                // The first check runs: the search below finds the log (and a duplicate).
+                break 'known None;
+            };
             if let Some((first, second)) = headers.duplicate_of(id) {
                 return Err(QueryError::Duplicate {
                     id: id.to_owned(),
@@ -387,7 +427,7 @@ impl SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Option<Result<Option<String>, QueryError>> {
-        let title = lock(&self.inner.headers).vouched_title(id, max_age)?;
+        let title = headers_if_free(&self.inner)?.vouched_title(id, max_age)?;
         Some(Ok(title.as_deref().map(str::to_owned)))
     }
 
@@ -401,6 +441,10 @@ impl SessionStore {
                 if lock(&inner.headers).sweep_step(SWEEP_CHUNK) {
                     return;
                 }
+                drop(inner);
+                // A mutex is not handed over on unlock: without a pause this loop takes it
+                // straight back, and a listing waiting for it waits for the whole sweep.
+                std::thread::sleep(SWEEP_PAUSE);
             }
         };
         if let Err(e) = std::thread::Builder::new()
@@ -416,7 +460,7 @@ impl SessionStore {
     fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
         let (loc, meta) = self.find(id)?;
         let stamp = Stamp::of(&meta);
-        let cached = lock(&self.inner.headers).cached_title(&loc);
+        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_title(&loc));
         if let Some(c) = &cached
             && c.stamp == stamp
             && c.format == loc.format
@@ -426,7 +470,9 @@ impl SessionStore {
         let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
-        lock(&self.inner.headers).remember_title(&loc, fresh);
+        if let Some(mut headers) = headers_if_free(&self.inner) {
+            headers.remember_title(&loc, fresh);
+        }
         Ok(title)
     }
 }
@@ -493,16 +539,57 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        let first = !self.inner.verified.load(Ordering::Acquire);
+        let mut provisional = first.then(|| lock(&self.inner.provisional));
         self.inner.ensure_loaded();
-        let (list, sweep) = {
-            let mut headers = lock(&self.inner.headers);
-            let list = headers.refresh_deferring(self.root())?;
-            (list, headers.take_sweep_wanted())
-        };
+        let mut headers = lock(&self.inner.headers);
+        if let Some(slot) = provisional.as_mut()
+            && slot.is_none()
+            && !headers.is_verified()
+            && headers.has_rows()
+        {
+            // Seeded from the index and not checked yet: publish the listing the index
+            // gives (directories listed again) before checking every log.
+            **slot = Some(headers.refresh_unchecked(self.root())?);
+        }
+        drop(provisional);
+        let listed = headers.refresh_deferring(self.root());
+        let verified = headers.is_verified();
+        let sweep = headers.take_sweep_wanted();
+        drop(headers);
+        if first {
+            // The provisional listing is for the time of the first check only.
+            *lock(&self.inner.provisional) = None;
+            if verified {
+                self.inner.verified.store(true, Ordering::Release);
+            }
+        }
         if sweep {
             self.sweep_in_background();
         }
-        Ok(list)
+        listed
+    }
+
+    fn list_sessions_unchecked(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        if !self.inner.verified.load(Ordering::Acquire) {
+            // Waits only while the provisional listing is being built.
+            let mut provisional = lock(&self.inner.provisional);
+            if let Some(list) = provisional.clone() {
+                return Ok(list);
+            }
+            if self.inner.early.load(Ordering::Acquire) {
+                // Asked before the owner's check began: build the early listing here and
+                // leave the check to the owner.
+                self.inner.ensure_loaded();
+                let mut headers = lock(&self.inner.headers);
+                if !headers.is_verified() && headers.has_rows() {
+                    let list = headers.refresh_unchecked(self.root())?;
+                    *provisional = Some(Arc::clone(&list));
+                    return Ok(list);
+                }
+            }
+        }
+        self.list_sessions()
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {

@@ -13,6 +13,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use dsh_store::index_file::{
@@ -379,5 +380,52 @@ fn titles_of_a_listing_just_checked_are_served_without_another_stat() {
     assert!(
         matches!(zero, Some(Err(QueryError::NotFound { .. }))),
         "{zero:?}"
+    );
+}
+
+#[test]
+fn an_early_listing_asked_with_no_check_running_is_the_checked_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let gone = write_session(root, "gone", None, 1, "gone");
+    write_session(root, "kept", None, 2, "kept");
+    backdate(root);
+    assert_eq!(fresh_view(root).len(), 2);
+    // Deleted inside its directory after the index was written: only a check of its log
+    // shows it, and with nobody else checking, the early listing is the checked one.
+    fs::remove_file(&gone).unwrap();
+    let store = own_store(root);
+    let early = store.list_sessions_unchecked().unwrap();
+    let ids: Vec<&str> = early.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["kept"]);
+    assert!(Arc::ptr_eq(&early, &store.list_sessions().unwrap()));
+}
+
+#[test]
+fn an_early_listing_allowed_by_the_owner_answers_before_the_check_then_gives_way_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let gone = write_session(root, "gone", None, 1, "gone");
+    write_session(root, "kept", None, 2, "kept");
+    backdate(root);
+    assert_eq!(fresh_view(root).len(), 2);
+    fs::remove_file(&gone).unwrap();
+    write_session(root, "new", None, 3, "new");
+    let store = own_store(root);
+    store.allow_early_listing();
+    let ids = |list: &[SessionHeader]| list.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    // Before the check: the index's sessions, the directories listed again (the new one
+    // shows); the log deleted inside its directory is only seen by the check.
+    let early = store.list_sessions_unchecked().unwrap();
+    assert_eq!(ids(&early), ["new", "kept", "gone"]);
+    assert!(matches!(
+        store.read_title("gone"),
+        Err(QueryError::NotFound { .. })
+    ));
+    // The check (the owner's warm-up), then every listing is the checked one.
+    assert_eq!(ids(&store.list_sessions().unwrap()), ["new", "kept"]);
+    assert_eq!(
+        ids(&store.list_sessions_unchecked().unwrap()),
+        ["new", "kept"]
     );
 }
