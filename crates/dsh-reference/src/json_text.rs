@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::retention::SourceData;
+use dsh_store::TextMeasure;
 
 /// Whether `<` is escaped (`\u003c`) on top of plain `JSON.stringify` escaping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +51,12 @@ pub fn escaped_len(s: &str, escaping: Escaping) -> usize {
         total += usize::from(extra);
     }
     total
+}
+
+/// [`escaped_len`] (tag-safe) of a text known by its [`TextMeasure`] only: each two-byte
+/// escape adds one byte, each `\u00XX` (control bytes, `<`) five.
+pub fn tag_safe_len(m: &TextMeasure) -> usize {
+    m.bytes + m.short_escapes + 5 * (m.controls + m.less_than)
 }
 
 /// Length of `s` as a quoted JSON string literal.

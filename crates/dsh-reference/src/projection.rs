@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use dsh_store::{ContentBlock, Event, EventData, Message};
+use dsh_store::{ContentBlock, Event, EventData, Message, SizedKind, SizedMessage, SourceClass};
 
 /// Role of a conversation item in a snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +75,20 @@ pub fn project_event(event: &Event) -> Option<ConversationItem<'_>> {
         text,
         checkpoint,
     })
+}
+
+/// What [`project_event`] makes of a message known by its sizes only (a streaming read):
+/// the item's role and whether it is a checkpoint, if it contributes one.
+pub fn project_sized(message: &SizedMessage) -> Option<(TurnRole, bool)> {
+    if message.joined_text.bytes == 0 {
+        return None;
+    }
+    match message.kind {
+        SizedKind::User(SourceClass::CompactCheckpoint) => Some((TurnRole::User, true)),
+        SizedKind::User(SourceClass::User) => Some((TurnRole::User, false)),
+        SizedKind::User(SourceClass::Absent | SourceClass::Other) => None,
+        SizedKind::Assistant => Some((TurnRole::Assistant, false)),
+    }
 }
 
 /// The `text` blocks joined with `\n`, borrowed when there is exactly one.

@@ -8,8 +8,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::error::{ErrorCode, ReferenceError};
-use super::json_text::{Escaping, decimal_len, escaped_len, item_len, source_fixed_len};
+use super::json_text::{
+    Escaping, decimal_len, escaped_len, item_len, source_fixed_len, tag_safe_len,
+};
 use super::projection::{ConversationItem, TurnRole};
+use dsh_store::TextMeasure;
 
 /// The fixed fields of a source object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +86,17 @@ impl ItemSize {
                 item.role.as_str(),
                 escaped_len(&item.text, Escaping::TagSafe),
             ),
+        }
+    }
+
+    /// The sizes of an item whose text was only measured (a streaming read); the same as
+    /// [`of`](Self::of) on the decoded text.
+    pub fn of_measure(role: TurnRole, checkpoint: bool, text: &TextMeasure) -> Self {
+        ItemSize {
+            role,
+            checkpoint,
+            text_len: text.bytes,
+            serialized: item_len(role.as_str(), tag_safe_len(text)),
         }
     }
 

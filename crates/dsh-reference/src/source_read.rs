@@ -6,11 +6,13 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::error::ReferenceError;
-use super::projection::project_event;
+use super::projection::{project_event, project_sized};
 use super::retention::{
     DroppedPrefix, ItemSize, RetainedSource, SourceHeader, finish_retention, plan_drops_after,
 };
-use dsh_store::{Event, EventAt, QueryError, SessionQuery, SurfaceOrder, SurfaceVisitor};
+use dsh_store::{
+    Event, EventAt, QueryError, SessionQuery, SizedMessage, SurfaceOrder, SurfaceVisitor,
+};
 
 /// Sizes of every projected item of a surface being scanned, by seq (memory grows with the
 /// surface: for tests and small sources); items a replace took off are forgotten at once.
@@ -26,6 +28,26 @@ impl SurfaceVisitor for ProjectedSizes {
         }
         if let Some(item) = project_event(event) {
             self.sizes.insert(event.seq, ItemSize::of(&item));
+        }
+    }
+
+    fn takes_sized(&self) -> bool {
+        true
+    }
+
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        _: EventAt,
+        _: Option<&dyn SurfaceOrder>,
+    ) {
+        for seq in removed {
+            self.sizes.remove(seq);
+        }
+        if let Some((role, checkpoint)) = project_sized(message) {
+            let size = ItemSize::of_measure(role, checkpoint, &message.joined_text);
+            self.sizes.insert(message.seq, size);
         }
     }
 }
@@ -267,6 +289,33 @@ impl SurfaceVisitor for RetentionWindow {
             self.insert(
                 Tracked {
                     seq: event.seq,
+                    at,
+                    size,
+                },
+                order,
+            );
+        }
+    }
+
+    fn takes_sized(&self) -> bool {
+        true
+    }
+
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        if !removed.is_empty() {
+            self.remove(removed);
+        }
+        if let Some((role, checkpoint)) = project_sized(message) {
+            let size = ItemSize::of_measure(role, checkpoint, &message.joined_text);
+            self.insert(
+                Tracked {
+                    seq: message.seq,
                     at,
                     size,
                 },

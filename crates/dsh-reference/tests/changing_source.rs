@@ -18,21 +18,28 @@ use std::sync::Arc;
 use dsh_reference::source_read::read_source;
 use dsh_reference::{ErrorCode, SourceHeader, project_surface, retain_source};
 use dsh_store::{
-    Event, EventAt, QueryError, SessionHeader, SessionQuery, SessionStore, Surface, SurfaceOrder,
-    SurfaceScan, SurfaceVisitor,
+    Event, EventAt, QueryError, SessionHeader, SessionQuery, SessionStore, SizedMessage, Surface,
+    SurfaceOrder, SurfaceScan, SurfaceVisitor,
 };
 use serde_json::json;
 
 const ID: &str = "moving";
 
 /// `events` events of ~1 KB (direct messages and replies, turn ends between), compacted
-/// once a third of the way.
-fn body(events: u64, salt: &str) -> String {
+/// once a third of the way; the texts random letters when `noisy` (so that a zstd log
+/// stays large).
+fn body_of(events: u64, salt: &str, noisy: bool) -> String {
     let mut out = String::new();
     let mut first = None;
     let mut last = 0;
     for seq in 0..events {
-        let text = format!("{salt} {seq} {}", "x<\"é".repeat(250));
+        let filler = if noisy {
+            let mut rng = fastrand::Rng::with_seed(seq);
+            (0..1000).map(|_| rng.alphanumeric()).collect::<String>() + "<\"é"
+        } else {
+            "x<\"é".repeat(250)
+        };
+        let text = format!("{salt} {seq} {filler}");
         let line = if seq == events / 3 {
             json!({"type": "user/message", "seq": seq, "time": seq, "data": {"id": format!("m{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "plugin", "plugin": "compact"}}, "surfaceOp": {"op": "replace", "start": first.unwrap_or(0), "end": last}})
         } else if seq % 5 == 4 {
@@ -113,6 +120,11 @@ struct Hooked {
     inner: SessionStore,
     at: usize,
     action: Box<dyn Fn() + Send + Sync>,
+    /// Let the visitor take message events by their sizes (as `prepare` does), instead of
+    /// decoded in full.
+    sized: bool,
+    /// Message events the visitor was shown by their sizes.
+    sized_visits: std::sync::atomic::AtomicUsize,
 }
 
 struct Hook<'a> {
@@ -120,6 +132,17 @@ struct Hook<'a> {
     seen: usize,
     at: usize,
     action: &'a (dyn Fn() + Send + Sync),
+    sized: bool,
+    sized_visits: &'a std::sync::atomic::AtomicUsize,
+}
+
+impl Hook<'_> {
+    fn count(&mut self) {
+        self.seen += 1;
+        if self.seen == self.at {
+            (self.action)();
+        }
+    }
 }
 
 impl SurfaceVisitor for Hook<'_> {
@@ -134,11 +157,25 @@ impl SurfaceVisitor for Hook<'_> {
         at: EventAt,
         order: Option<&dyn SurfaceOrder>,
     ) {
-        self.seen += 1;
-        if self.seen == self.at {
-            (self.action)();
-        }
+        self.count();
         self.inner.visit_at(event, removed, at, order);
+    }
+
+    fn takes_sized(&self) -> bool {
+        self.sized && self.inner.takes_sized()
+    }
+
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        self.count();
+        self.sized_visits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.visit_sized(message, removed, at, order);
     }
 }
 
@@ -162,6 +199,8 @@ impl SessionQuery for Hooked {
             seen: 0,
             at: self.at,
             action: &*self.action,
+            sized: self.sized,
+            sized_visits: &self.sized_visits,
         };
         self.inner.scan_surface(id, &mut hook)
     }
@@ -182,11 +221,27 @@ enum Change {
 /// Run one change while streaming; the outcome must be a read failure or what a readable
 /// prefix of the original (or, for growth, of the grown) log gives.
 fn check(change: Change, at: usize, zstd: bool, budget: usize) -> &'static str {
+    check_how(How::default(), change, at, zstd, budget)
+}
+
+/// How [`check_how`] reads.
+#[derive(Debug, Clone, Copy, Default)]
+struct How {
+    /// The visitor takes message events by their sizes.
+    sized: bool,
+    /// Random texts (a zstd log of over 1 MiB, decompressed on a second thread).
+    noisy: bool,
+}
+
+fn check_how(how: How, change: Change, at: usize, zstd: bool, budget: usize) -> &'static str {
     let tmp = tempfile::tempdir().unwrap();
-    let original = header_line() + &body(3000, "old");
+    let original = header_line() + &body_of(3000, "old", how.noisy);
     let path = write_log(tmp.path(), &original, zstd);
+    if how.noisy && zstd {
+        assert!(fs::metadata(&path).unwrap().len() > 1 << 20);
+    }
     let grown = original.clone()
-        + &body(3200, "old")
+        + &body_of(3200, "old", how.noisy)
             .split_inclusive('\n')
             .skip(3000)
             .collect::<String>();
@@ -215,7 +270,7 @@ fn check(change: Change, at: usize, zstd: bool, budget: usize) -> &'static str {
                 }
             }
             Change::Replace => {
-                let other = header_line() + &body(2000, "new");
+                let other = header_line() + &body_of(2000, "new", how.noisy);
                 let next = root.join("next");
                 fs::write(&next, stored(&other, zstd)).unwrap();
                 fs::rename(&next, &path).unwrap();
@@ -226,8 +281,14 @@ fn check(change: Change, at: usize, zstd: bool, budget: usize) -> &'static str {
         inner: SessionStore::new(tmp.path()),
         at,
         action,
+        sized: how.sized,
+        sized_visits: std::sync::atomic::AtomicUsize::new(0),
     };
     let got = read_source(&store, ID.into(), "L".into(), budget);
+    let sized_visits = store
+        .sized_visits
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(sized_visits > 0, how.sized, "{sized_visits} sized visits");
     match got {
         Err(e) => {
             assert_eq!(
@@ -305,5 +366,85 @@ fn a_log_changing_while_streamed_is_a_read_failure_or_a_consistent_snapshot() {
         // Cut after the scan: the newest kept items are gone when read again.
         let late = format!("Truncate(50)@2400 zstd={zstd}: read failure");
         assert!(outcomes.contains_key(&late), "{late}: {outcomes:#?}");
+    }
+}
+
+#[test]
+fn the_same_holds_when_messages_are_only_measured() {
+    // As above, with the visitor taking message events by their sizes (what `prepare`
+    // does); the same outcomes are required.
+    let how = How {
+        sized: true,
+        noisy: false,
+    };
+    let mut outcomes = std::collections::BTreeMap::new();
+    for zstd in [false, true] {
+        for budget in [3_000, 50_000_000] {
+            for (change, at) in [
+                (Change::Nothing, 600),
+                (Change::Truncate(50), 600),
+                (Change::Truncate(50), 2400),
+                (Change::Grow, 600),
+                (Change::Replace, 600),
+                (Change::Replace, 2400),
+            ] {
+                let outcome = check_how(how, change, at, zstd, budget);
+                *outcomes
+                    .entry(format!("{change:?}@{at} zstd={zstd}: {outcome}"))
+                    .or_insert(0) += 1;
+            }
+        }
+    }
+    println!("{outcomes:#?}");
+    for zstd in [false, true] {
+        for key in [
+            format!("Nothing@600 zstd={zstd}: snapshot"),
+            format!("Replace@600 zstd={zstd}: snapshot"),
+            format!("Replace@2400 zstd={zstd}: snapshot"),
+            format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
+            if zstd {
+                format!("Grow@600 zstd={zstd}: snapshot")
+            } else {
+                format!("Grow@600 zstd={zstd}: longer snapshot")
+            },
+        ] {
+            assert_eq!(outcomes.get(&key), Some(&2), "{key}: {outcomes:#?}");
+        }
+        let late = format!("Truncate(50)@2400 zstd={zstd}: read failure");
+        assert!(outcomes.contains_key(&late), "{late}: {outcomes:#?}");
+    }
+}
+
+#[test]
+fn a_large_zstd_log_read_ahead_on_a_second_thread_changing_while_streamed() {
+    // Over 1 MiB compressed, so it is decompressed ahead of the scan: every outcome is
+    // still a read failure or a consistent snapshot (`check_how` asserts it), and what the
+    // open handle protects against (a file renamed over it) is never seen.
+    let mut outcomes = std::collections::BTreeMap::new();
+    for sized in [false, true] {
+        let how = How { sized, noisy: true };
+        for (change, at) in [
+            (Change::Nothing, 600),
+            (Change::Truncate(50), 600),
+            (Change::Truncate(50), 2400),
+            (Change::Grow, 600),
+            (Change::Replace, 600),
+            (Change::Replace, 2400),
+        ] {
+            let outcome = check_how(how, change, at, true, 3_000);
+            *outcomes
+                .entry(format!("{change:?}@{at}: {outcome}"))
+                .or_insert(0) += 1;
+        }
+    }
+    println!("{outcomes:#?}");
+    for key in [
+        "Nothing@600: snapshot",
+        "Replace@600: snapshot",
+        "Replace@2400: snapshot",
+        "Grow@600: snapshot",
+        "Truncate(50)@2400: read failure",
+    ] {
+        assert_eq!(outcomes.get(key), Some(&2), "{key}: {outcomes:#?}");
     }
 }

@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 
 use dsh_reference::source_read::{ProjectedSizes, read_source};
 use dsh_reference::{ErrorCode, SourceHeader, project_surface, retain_source};
-use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
+use dsh_store::{
+    Event, EventAt, QueryError, SessionHeader, SessionQuery, SessionStore, SizedMessage,
+    SurfaceOrder, SurfaceVisitor,
+};
 use serde_json::{Value, json};
 
 /// A random but valid log body (event lines) with appends, steering, tool results, plugin
@@ -498,4 +501,102 @@ fn a_source_that_removes_items_silently_still_gives_the_whole_surface_result() {
             .map_err(|e| e.code);
         assert_eq!(got, want, "budget {budget}");
     }
+}
+
+/// Shows the inner visitor every event decoded in full (it never takes sized events).
+struct Decoded<'a>(&'a mut dyn SurfaceVisitor);
+
+impl SurfaceVisitor for Decoded<'_> {
+    fn visit(&mut self, event: &Event, removed: &[u64]) {
+        self.0.visit(event, removed);
+    }
+
+    fn visit_at(
+        &mut self,
+        event: &Event,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        self.0.visit_at(event, removed, at, order);
+    }
+}
+
+/// Counts the message events shown by their sizes only.
+struct CountingSized<'a>(&'a mut dyn SurfaceVisitor, usize);
+
+impl SurfaceVisitor for CountingSized<'_> {
+    fn visit(&mut self, event: &Event, removed: &[u64]) {
+        self.0.visit(event, removed);
+    }
+
+    fn visit_at(
+        &mut self,
+        event: &Event,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        self.0.visit_at(event, removed, at, order);
+    }
+
+    fn takes_sized(&self) -> bool {
+        self.0.takes_sized()
+    }
+
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        self.1 += 1;
+        self.0.visit_sized(message, removed, at, order);
+    }
+}
+
+#[test]
+fn measured_messages_give_the_sizes_of_decoded_ones() {
+    // The same scans, once with message events measured (as `prepare` reads) and once
+    // decoded in full: every projected item's sizes agree, plain and zstd.
+    let plain_root = tempfile::tempdir().unwrap();
+    let zstd_root = tempfile::tempdir().unwrap();
+    let stores = [
+        SessionStore::new(plain_root.path()),
+        SessionStore::new(zstd_root.path()),
+    ];
+    let mut measured = 0;
+    for seed in 0..40u64 {
+        let body = if seed % 2 == 0 {
+            random_log(seed, 20 + (seed as usize * 7) % 200)
+        } else {
+            let styles = [
+                Compaction::Everything,
+                Compaction::Prefix,
+                Compaction::Suffix,
+                Compaction::Span,
+            ];
+            compacting_log(
+                seed,
+                150 + (seed as usize * 37) % 450,
+                styles[seed as usize % 4],
+            )
+        };
+        let id = format!("m{seed}");
+        write_plain(plain_root.path(), &id, &body);
+        write_zstd(zstd_root.path(), &id, &body);
+        for store in &stores {
+            let mut sized = ProjectedSizes::default();
+            let mut counting = CountingSized(&mut sized, 0);
+            let scan = store.scan_surface(&id, &mut counting).unwrap();
+            measured += counting.1;
+            let mut full = ProjectedSizes::default();
+            let again = store.scan_surface(&id, &mut Decoded(&mut full)).unwrap();
+            assert_eq!(scan.surface_seqs(), again.surface_seqs(), "seed {seed}");
+            let seqs = scan.surface_seqs();
+            assert_eq!(sized.in_order(&seqs), full.in_order(&seqs), "seed {seed}");
+        }
+    }
+    assert!(measured > 1000, "{measured} messages measured");
 }

@@ -123,8 +123,17 @@ impl CompactSurface {
     /// Fold one event by the rules of docs/session-store.md (surface folding), appending the
     /// seqs a replace removed (in surface order) to `removed`.
     pub fn push(&mut self, event: &Event, removed: &mut Vec<u64>) -> Result<Placed, FoldError> {
-        let seq = event.seq;
-        match event.surface_op {
+        self.push_op(event.seq, event.surface_op, removed)
+    }
+
+    /// [`push`](Self::push) for an event known only by its seq and surface op.
+    pub fn push_op(
+        &mut self,
+        seq: u64,
+        surface_op: Option<SurfaceOp>,
+        removed: &mut Vec<u64>,
+    ) -> Result<Placed, FoldError> {
+        match surface_op {
             None => Ok(Placed::Not),
             Some(SurfaceOp::Append) => {
                 let extend = self.max_placed.is_some()

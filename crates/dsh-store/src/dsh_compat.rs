@@ -532,6 +532,37 @@ impl ZstdFrames {
         Ok(Self::over(Compressed::File(Arc::new(file)), len))
     }
 
+    /// Length of the compressed log read.
+    pub fn compressed_len(&self) -> u64 {
+        self.len
+    }
+
+    /// Pass over whole frames, without decoding them, while they end at or before the
+    /// plaintext offset `target`, as far as their headers declare their plaintext size;
+    /// returns the plaintext offset reached (where the next read starts). For reading a few
+    /// lines near the end of a long log again: a frame is only decoded if it holds them.
+    pub fn skip_frames_before(&mut self, target: u64) -> io::Result<u64> {
+        let mut reached = 0u64;
+        if self.current.is_some() || self.done {
+            return Ok(reached);
+        }
+        while let Some(span) = super::zstd_frame_walk::walk_frame(
+            |pos, buf| self.data.read_exact_at(pos, buf),
+            self.next,
+            self.len,
+        )? {
+            match span.content_size {
+                Some(size) if reached + size <= target => {
+                    reached += size;
+                    self.next = span.end;
+                    self.frames += 1;
+                }
+                _ => break,
+            }
+        }
+        Ok(reached)
+    }
+
     fn over(data: Compressed, len: u64) -> Self {
         ZstdFrames {
             data,
@@ -567,7 +598,10 @@ impl ZstdFrames {
                         pos: start,
                         end,
                     };
-                    if last && !super::zstd_frame_walk::decodes_whole(region())? {
+                    if last
+                        && super::zstd_frame_walk::check_whole(start, end)
+                        && !super::zstd_frame_walk::decodes_whole(region())?
+                    {
                         // A damaged last frame is a torn tail: none of it is read.
                         self.done = true;
                         return Ok(false);
@@ -722,6 +756,54 @@ fn frame_spans(data: &[u8]) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_before_an_offset_are_passed_over_by_their_declared_sizes() {
+        // Frames of 10, 300 and 70 000 bytes (one-, two- and four-byte size fields), one
+        // without a declared size (streamed), and a skippable frame.
+        let pieces: Vec<Vec<u8>> = [10usize, 300, 70_000, 5, 1234]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                (0..n)
+                    .map(|j| b'a' + u8::try_from((i * 7 + j) % 26).unwrap())
+                    .collect()
+            })
+            .collect();
+        let mut data = Vec::new();
+        for (i, piece) in pieces.iter().enumerate() {
+            if i == 3 {
+                data.extend(zstd::encode_all(&piece[..], 1).unwrap());
+                data.extend([0x50, 0x2A, 0x4D, 0x18, 2, 0, 0, 0, 9, 9]);
+            } else {
+                data.extend(encode_frame(piece).unwrap());
+            }
+        }
+        let plain: Vec<u8> = pieces.concat();
+        let starts = [0u64, 10, 310, 70_310, 70_315];
+        for target in [
+            0u64, 5, 10, 11, 309, 310, 70_309, 70_310, 70_314, 70_315, 71_000,
+        ] {
+            let mut frames = ZstdFrames::new(data.clone());
+            let reached = frames.skip_frames_before(target).unwrap();
+            // The last frame start at or before the target, but never past a frame whose
+            // size is not declared (the fourth).
+            let want = starts
+                .iter()
+                .copied()
+                .filter(|&s| s <= target && s <= 70_310)
+                .max()
+                .unwrap();
+            assert_eq!(reached, want, "target {target}");
+            let mut rest = Vec::new();
+            frames.read_to_end(&mut rest).unwrap();
+            assert_eq!(
+                rest,
+                plain[usize::try_from(reached).unwrap()..],
+                "target {target}"
+            );
+        }
+    }
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -1,6 +1,7 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+mod bookkeeping_line;
 pub mod cache;
 pub mod chunk;
 pub mod compact_surface;
@@ -12,6 +13,7 @@ pub mod event;
 pub mod fold;
 pub mod id_order;
 pub mod index_file;
+mod json_scan;
 pub mod kinds;
 pub mod listing;
 pub mod lone_surrogates;
@@ -19,8 +21,11 @@ mod message_line;
 pub mod nofollow;
 pub mod paths;
 pub mod query;
+mod read_ahead;
 pub mod reader;
 pub mod recent_titles;
+pub mod scanned_event;
+pub mod sized_line;
 pub mod store;
 pub mod surface_scan;
 pub mod writer;
@@ -30,8 +35,11 @@ mod zstd_stream;
 pub use error::StoreError;
 pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, Source, SurfaceOp};
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
+pub use json_scan::TextMeasure;
 pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::RecentTitles;
+pub use scanned_event::ScannedEvent;
+pub use sized_line::{SizedKind, SizedMessage, SourceClass};
 pub use store::SessionStore;
 pub use surface_scan::{EventAt, EventReread, SurfaceOrder, SurfaceScan, SurfaceVisitor};
 pub use writer::{DueEncodingCheck, NewEvent, SessionWriter};

@@ -10,6 +10,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::rc::Rc;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -19,9 +20,14 @@ use super::event::{Event, SessionHeader, SurfaceOp, kind};
 use super::lone_surrogates;
 use super::message_line;
 use super::query::QueryError;
+use super::read_ahead::ReadAhead;
 
 /// Longest header line accepted (bytes).
 const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// Compressed size from which a `.zstd` log is decompressed on a thread of its own while
+/// it is scanned (below it, a thread costs more than it saves).
+pub(crate) const READ_AHEAD_FROM: u64 = 1 << 20;
 
 /// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
@@ -187,7 +193,11 @@ pub fn open_stream(
         LogFormat::Plain => Box::new(BufReader::with_capacity(256 * 1024, file)),
         LogFormat::Zstd => {
             let frames = ZstdFrames::from_file(file).map_err(|e| io_err(path, e))?;
-            Box::new(BufReader::with_capacity(256 * 1024, frames))
+            if frames.compressed_len() >= READ_AHEAD_FROM {
+                Box::new(ReadAhead::spawn(frames).map_err(|e| io_err(path, e))?)
+            } else {
+                Box::new(BufReader::with_capacity(256 * 1024, frames))
+            }
         }
     })
 }
@@ -252,12 +262,13 @@ pub fn scan_at(
     scan_at_limited(path, src, &Limits::default(), on_event)
 }
 
-/// [`scan_at`] with explicit [`Limits`].
-pub fn scan_at_limited(
+/// [`scan_at`] with explicit [`Limits`], handing `on_event` each event as `E`: a decoded
+/// [`Event`], or a [`ScannedEvent`] that may only measure a message (a streaming surface read).
+pub fn scan_at_limited<E: ScanItem>(
     path: &Path,
     mut src: impl BufRead,
     limits: &Limits,
-    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+    on_event: &mut dyn FnMut(E, LinePos) -> Result<(), QueryError>,
 ) -> Result<ScanSummary, QueryError> {
     let mut buf = Vec::with_capacity(4096);
     let max_header = limits.max_line_bytes.min(MAX_HEADER_BYTES);
@@ -332,25 +343,22 @@ pub fn scan_events_at(
     scan_events_at_limited(path, src, start, &Limits::default(), on_event)
 }
 
-/// [`scan_events_at`] with explicit [`Limits`].
-pub fn scan_events_at_limited(
+/// [`scan_events_at`] with explicit [`Limits`], handing out each event as `E`.
+pub fn scan_events_at_limited<E: ScanItem>(
     path: &Path,
     mut src: impl BufRead,
     start: ScanPos,
     limits: &Limits,
-    on_event: &mut dyn FnMut(Event, LinePos) -> Result<(), QueryError>,
+    on_event: &mut dyn FnMut(E, LinePos) -> Result<(), QueryError>,
 ) -> Result<(ScanPos, Option<TornTail>), QueryError> {
-    let mut buf = Vec::with_capacity(4096);
+    // Shared with the items of the line being handed out (a measured message can still be
+    // decoded from it); by the next line they are gone, so the buffer is reused.
+    let mut shared: Rc<Vec<u8>> = Rc::new(Vec::with_capacity(4096));
     let mut pos = start;
     loop {
+        let buf = Rc::make_mut(&mut shared);
         buf.clear();
-        let line = read_line(
-            path,
-            &mut src,
-            &mut buf,
-            pos.line + 1,
-            limits.max_line_bytes,
-        )?;
+        let line = read_line(path, &mut src, buf, pos.line + 1, limits.max_line_bytes)?;
         let n = line.len;
         if n == 0 {
             return Ok((pos, None));
@@ -362,9 +370,11 @@ pub fn scan_events_at_limited(
                 limits.max_line_bytes
             ))
         } else {
-            match buf.strip_suffix(b"\n") {
-                None => Err(UNTERMINATED.to_owned()),
-                Some(body) => decode_line_limited(body, pos.next_seq, limits),
+            match buf.len().checked_sub(1) {
+                Some(body_len) if buf.ends_with(b"\n") => {
+                    E::decode(&shared, body_len, pos.next_seq, limits)
+                }
+                _ => Err(UNTERMINATED.to_owned()),
             }
         };
         match decoded {
@@ -382,12 +392,13 @@ pub fn scan_events_at_limited(
                 pos.line = line_no;
             }
             Err(reason) => {
+                let buf = Rc::make_mut(&mut shared);
                 // An unterminated line ended at end of file: whatever a later read finds
                 // was appended since (a writer at work), so it is a torn tail, never corruption.
                 let at_end = !line.oversized && !buf.ends_with(b"\n");
                 let complete_turn_end_follows = !at_end
-                    && ((!line.oversized && buf.ends_with(b"\n") && is_turn_end(&buf))
-                        || turn_end_follows(path, &mut src, &mut buf, line_no, limits)?);
+                    && ((!line.oversized && buf.ends_with(b"\n") && is_turn_end(buf))
+                        || turn_end_follows(path, &mut src, buf, line_no, limits)?);
                 if complete_turn_end_follows {
                     return Err(corrupt(
                         path,
@@ -492,6 +503,86 @@ fn is_turn_end(line: &[u8]) -> bool {
         }
         Ok(_) | Err(_) => false,
     }
+}
+
+/// The events of one line, without a `Vec` for the usual single event.
+#[derive(Debug)]
+pub enum LineItems<E> {
+    One(E),
+    Many(Vec<E>),
+}
+
+impl<E> LineItems<E> {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        match self {
+            LineItems::One(_) => 1,
+            LineItems::Many(v) => v.len(),
+        }
+    }
+
+    /// Whether the line holds no event.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The events with `f` applied.
+    pub fn map<F>(self, mut f: impl FnMut(E) -> F) -> LineItems<F> {
+        match self {
+            LineItems::One(e) => LineItems::One(f(e)),
+            LineItems::Many(v) => LineItems::Many(v.into_iter().map(f).collect()),
+        }
+    }
+}
+
+impl<E> IntoIterator for LineItems<E> {
+    type Item = E;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<E>, std::vec::IntoIter<E>>;
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            LineItems::One(e) => Some(e).into_iter().chain(Vec::new()),
+            LineItems::Many(v) => None.into_iter().chain(v),
+        }
+    }
+}
+
+/// What a scan hands its caller for each event, decoded from the line it is read from.
+pub trait ScanItem: Sized {
+    /// The events of the line `line[..body_len]` (without its `\n`), whose first seq must
+    /// be `next_seq`; the error is the reason the line is damaged.
+    fn decode(
+        line: &Rc<Vec<u8>>,
+        body_len: usize,
+        next_seq: u64,
+        limits: &Limits,
+    ) -> Result<LineItems<Self>, String>;
+}
+
+impl ScanItem for Event {
+    fn decode(
+        line: &Rc<Vec<u8>>,
+        body_len: usize,
+        next_seq: u64,
+        limits: &Limits,
+    ) -> Result<LineItems<Event>, String> {
+        decode_items(line.get(..body_len).unwrap_or_default(), next_seq, limits)
+    }
+}
+
+/// [`decode_line_limited`] without a `Vec` for a single event.
+pub(crate) fn decode_items(
+    body: &[u8],
+    next_seq: u64,
+    limits: &Limits,
+) -> Result<LineItems<Event>, String> {
+    let body = lone_surrogates::repair(body);
+    if let Some(event) = message_line::decode(&body, next_seq) {
+        return Ok(LineItems::One(event));
+    }
+    decode_exact(&body, next_seq, limits).map(|events| match <[Event; 1]>::try_from(events) {
+        Ok([event]) => LineItems::One(event),
+        Err(events) => LineItems::Many(events),
+    })
 }
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
@@ -746,6 +837,33 @@ mod tests {
                 proptest::prop_assert_eq!(seqs, (0..complete as u64).collect::<Vec<_>>());
                 proptest::prop_assert_eq!(summary.torn_tail.is_some(), !bytes[..cut].ends_with(b"\n"));
             }
+        }
+
+        /// A damaged log scans alike whether its lines are measured and checked (as a
+        /// streaming surface read does) or decoded: the same events, end, torn tail or error.
+        #[test]
+        fn damaged_logs_scan_alike_measured_or_decoded(at in 0usize..2000, byte in proptest::num::u8::ANY, cut in 0usize..2000) {
+            let mut bytes = sample_log().into_bytes();
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
+                *b = byte;
+            }
+            bytes.truncate(len - cut % 200);
+            let mut decoded = Vec::new();
+            let full = scan_at_limited(Path::new("/x"), &bytes[..], &Limits::default(), &mut |e: Event, pos| {
+                decoded.push((e.seq, e.surface_op, pos));
+                Ok(())
+            });
+            let mut scanned = Vec::new();
+            let lean = scan_at_limited(Path::new("/x"), &bytes[..], &Limits::default(), &mut |e: crate::ScannedEvent, pos| {
+                scanned.push((e.seq(), e.surface_op(), pos));
+                Ok(())
+            });
+            proptest::prop_assert_eq!(decoded, scanned);
+            let outcome = |r: Result<ScanSummary, QueryError>| {
+                r.map(|s| (s.readable_len, s.next_seq, s.lines, s.torn_tail)).map_err(|e| e.to_string())
+            };
+            proptest::prop_assert_eq!(outcome(full), outcome(lean));
         }
 
         #[test]

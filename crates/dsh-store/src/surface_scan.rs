@@ -9,9 +9,12 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::compact_surface::{CompactSurface, Placed, SurfacePositions};
+use super::dsh_compat::ZstdFrames;
 use super::event::{Event, SessionHeader};
 use super::query::{QueryError, Surface};
 use super::reader::{self, Limits, LinePos, LogFormat};
+use super::scanned_event::ScannedEvent;
+use super::sized_line::SizedMessage;
 
 /// Where a visited event's line is, for [`SurfaceScan::reread_at`]; empty for sources that
 /// read events again another way.
@@ -42,6 +45,25 @@ pub trait SurfaceVisitor {
     ) {
         let _ = (at, order);
         self.visit(event, removed);
+    }
+
+    /// Whether this visitor is content with [`visit_sized`](Self::visit_sized) for message
+    /// events whose texts a streaming read only measured; otherwise (the default) it is
+    /// shown every event decoded in full.
+    fn takes_sized(&self) -> bool {
+        false
+    }
+
+    /// Like [`visit_at`](Self::visit_at) for a message event known by its sizes only
+    /// (called only when [`takes_sized`](Self::takes_sized) says so).
+    fn visit_sized(
+        &mut self,
+        message: &SizedMessage,
+        removed: &[u64],
+        at: EventAt,
+        order: Option<&dyn SurfaceOrder>,
+    ) {
+        let _ = (message, removed, at, order);
     }
 }
 
@@ -275,27 +297,36 @@ impl SurfaceScan {
 
 /// Fold one scanned event into `surface` and show a surface event to `visitor` with where
 /// its line is; a log that breaks the folding rules is corrupt at its line.
+/// A message the scan only measured is shown as such to a visitor that
+/// [takes sized](SurfaceVisitor::takes_sized) events, and decoded from its line for others.
 pub(crate) fn fold_and_visit(
     path: &Path,
     surface: &mut CompactSurface,
     removed: &mut Vec<u64>,
-    event: &Event,
+    event: &ScannedEvent,
     pos: LinePos,
     visitor: &mut dyn SurfaceVisitor,
 ) -> Result<(), QueryError> {
     removed.clear();
+    let corrupt = |reason: String| QueryError::Corrupt {
+        path: path.to_owned(),
+        line: pos.line,
+        reason,
+    };
     let placed = surface
-        .push(event, removed)
-        .map_err(|e| QueryError::Corrupt {
-            path: path.to_owned(),
-            line: pos.line,
-            reason: e.to_string(),
-        })?;
+        .push_op(event.seq(), event.surface_op(), removed)
+        .map_err(|e| corrupt(e.to_string()))?;
     let at = EventAt(Some(pos));
-    match placed {
-        Placed::Not => {}
-        Placed::End => visitor.visit_at(event, removed, at, None),
-        Placed::Span => visitor.visit_at(event, removed, at, Some(&*surface)),
+    let order: Option<&dyn SurfaceOrder> = match placed {
+        Placed::Not => return Ok(()),
+        Placed::End => None,
+        Placed::Span => Some(&*surface),
+    };
+    match event {
+        ScannedEvent::Sized { message, .. } if visitor.takes_sized() => {
+            visitor.visit_sized(message, removed, at, order);
+        }
+        _ => visitor.visit_at(&*event.to_event().map_err(corrupt)?, removed, at, order),
     }
     Ok(())
 }
@@ -324,6 +355,25 @@ fn reopen(log: &LogHandle) -> Result<impl BufRead, QueryError> {
         .seek(SeekFrom::Start(0))
         .map_err(|e| io_err(&log.path, e))?;
     Ok(reader::open_stream(&log.path, file, log.format)?.take(log.readable_len))
+}
+
+/// The decompressed log of `log` again, through the scan's own handle, from a frame start
+/// at or before the plaintext offset `target` (returned with it), cut at the readable length.
+fn reopen_from(log: &LogHandle, target: u64) -> Result<(Box<dyn BufRead>, u64), QueryError> {
+    let file = log.file.try_clone().map_err(|e| io_err(&log.path, e))?;
+    let mut frames = ZstdFrames::from_file(file).map_err(|e| io_err(&log.path, e))?;
+    let at = frames
+        .skip_frames_before(target)
+        .map_err(|e| io_err(&log.path, e))?;
+    let rest = log.readable_len.saturating_sub(at);
+    // A large log is decompressed on a second thread here too, as in the first pass.
+    if frames.compressed_len() >= reader::READ_AHEAD_FROM {
+        let ahead =
+            super::read_ahead::ReadAhead::spawn(frames).map_err(|e| io_err(&log.path, e))?;
+        return Ok((Box::new(ahead.take(rest)), at));
+    }
+    let src = io::BufReader::with_capacity(256 * 1024, frames).take(rest);
+    Ok((Box::new(src), at))
 }
 
 /// Scan the log of `log` again from its start; `on_event` sees every event with its line.
@@ -446,8 +496,9 @@ fn reread_stream(log: &LogHandle, wanted: &[(u64, LinePos)]) -> Result<Vec<Event
     let mut by_offset: Vec<(u64, LinePos)> = wanted.to_vec();
     by_offset.sort_by_key(|w| w.1.offset);
     by_offset.dedup_by_key(|w| w.1.offset);
-    let mut src = reopen(log)?;
-    let mut at = 0u64;
+    // Frames wholly before the first wanted line are passed over undecoded.
+    let first = by_offset.first().map_or(0, |w| w.1.offset);
+    let (mut src, mut at) = reopen_from(log, first)?;
     let mut found: HashMap<u64, Event> = HashMap::with_capacity(by_offset.len());
     let mut buf = Vec::new();
     for (seq, pos) in by_offset {

@@ -16,6 +16,8 @@ pub(crate) struct FrameSpan {
     pub end: u64,
     /// A skippable frame: it carries no log data.
     pub skippable: bool,
+    /// The plaintext length its header declares (`Frame_Content_Size`), when it does.
+    pub content_size: Option<u64>,
 }
 
 /// The complete frame starting at `start`, or `None` when the data ends first, the frame
@@ -26,7 +28,13 @@ pub(crate) fn walk_frame(
     start: u64,
     len: u64,
 ) -> io::Result<Option<FrameSpan>> {
-    let complete = |end: u64, skippable| (end <= len).then_some(FrameSpan { end, skippable });
+    let complete = |end: u64, skippable, content_size| {
+        (end <= len).then_some(FrameSpan {
+            end,
+            skippable,
+            content_size,
+        })
+    };
     let mut word = [0u8; 4];
     if start >= len || !read_exact_at(start, &mut word)? {
         return Ok(None);
@@ -39,6 +47,7 @@ pub(crate) fn walk_frame(
         return Ok(complete(
             start + 8 + u64::from(u32::from_le_bytes(word)),
             true,
+            Some(0),
         ));
     }
     if magic != ZSTD_MAGIC {
@@ -60,6 +69,21 @@ pub(crate) fn walk_frame(
         1 => 2,
         2 => 4,
         _ => 8,
+    };
+    let declared = if content_size == 0 {
+        None
+    } else {
+        let mut field = [0u8; 8];
+        let width = usize::try_from(content_size).unwrap_or(8);
+        let Some(bytes) = field.get_mut(..width) else {
+            return Ok(None);
+        };
+        if !read_exact_at(start + 5 + window + dict_id, bytes)? {
+            return Ok(None);
+        }
+        // A two-byte field stores the size minus 256 (RFC 8878, Frame_Content_Size).
+        let raw = u64::from_le_bytes(field);
+        Some(if width == 2 { raw + 256 } else { raw })
     };
     let mut at = start + 5 + window + dict_id + content_size;
     loop {
@@ -85,7 +109,18 @@ pub(crate) fn walk_frame(
     if d & 0x04 != 0 {
         at += 4; // content checksum
     }
-    Ok(complete(at, false))
+    Ok(complete(at, false, declared))
+}
+
+/// Last frames up to this many compressed bytes are checked whole before they are read
+/// ([`decodes_whole`]). A torn write is one write batch (this project's are at most a few
+/// MiB of lines, dsh's smaller); a larger last frame is a log compressed in one piece,
+/// where checking first would decompress it twice, and it is streamed like the others.
+pub(crate) const WHOLE_CHECK_MAX: u64 = 8 << 20;
+
+/// Whether a last frame spanning `start..end` is small enough to check whole first.
+pub(crate) fn check_whole(start: u64, end: u64) -> bool {
+    end.saturating_sub(start) <= WHOLE_CHECK_MAX
 }
 
 /// Whether the one frame `src` holds decodes whole, its checksum included. A damaged last
@@ -148,6 +183,13 @@ mod tests {
         let data = [a.clone(), skip.clone(), b.clone()].concat();
         let len = data.len() as u64;
         let (a_end, skip_end) = (a.len() as u64, (a.len() + skip.len()) as u64);
+        // What the headers declare, as zstd itself reads them.
+        let declared = |frame: &[u8]| {
+            zstd::zstd_safe::get_frame_content_size(frame)
+                .ok()
+                .flatten()
+        };
+        let (a_size, b_size) = (declared(&a), declared(&b));
         let table = [
             (
                 0,
@@ -155,6 +197,7 @@ mod tests {
                 Some(FrameSpan {
                     end: a_end,
                     skippable: false,
+                    content_size: a_size,
                 }),
             ),
             (
@@ -163,6 +206,7 @@ mod tests {
                 Some(FrameSpan {
                     end: skip_end,
                     skippable: true,
+                    content_size: Some(0),
                 }),
             ),
             (
@@ -171,6 +215,7 @@ mod tests {
                 Some(FrameSpan {
                     end: len,
                     skippable: false,
+                    content_size: b_size,
                 }),
             ),
             (len, len, None),          // nothing left

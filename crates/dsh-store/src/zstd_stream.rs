@@ -110,7 +110,10 @@ impl<'a> Frames<'a> {
             return Ok(false);
         };
         let last = frame_end(self.file, stop, self.end)?.is_none();
-        if last && !super::zstd_frame_walk::decodes_whole(ReadAt::new(self.file, self.at, stop))? {
+        if last
+            && super::zstd_frame_walk::check_whole(self.at, stop)
+            && !super::zstd_frame_walk::decodes_whole(ReadAt::new(self.file, self.at, stop))?
+        {
             // A damaged last frame is a torn tail: none of it is read.
             self.done = true;
             return Ok(false);
