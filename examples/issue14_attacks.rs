@@ -450,7 +450,9 @@ fn main() {
     let index = files(&cache)
         .into_iter()
         .map(|(p, _)| cache.join(p))
-        .find(|p| p.ends_with("index.json") && p.to_string_lossy().contains("fifo"));
+        .find(|p| {
+            p.ends_with(dsh_store::index_file::INDEX_FILE) && p.to_string_lossy().contains("fifo")
+        });
     let legacy = store.join(".dsh-refs-index.json");
     let fifo_ok = Command::new("mkfifo")
         .arg(&legacy)
@@ -549,24 +551,31 @@ fn main() {
     let index = files(&cache)
         .into_iter()
         .map(|(p, _)| cache.join(p))
-        .find(|p| p.ends_with("index.json") && p.to_string_lossy().contains("edited-index"))
+        .find(|p| {
+            p.ends_with(dsh_store::index_file::INDEX_FILE)
+                && p.to_string_lossy().contains("edited-index")
+        })
         .expect("index written");
-    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-    for t in record["titles"].as_array_mut().unwrap() {
-        t["title"] = "spoofed".into();
-        t["stamp"]["len"] = 1.into();
-    }
-    for p in record["projects"].as_array_mut().unwrap() {
-        for s in p["sessions"].as_array_mut().unwrap() {
-            if s["name"] == "alpha" {
-                s["header"]["id"] = "beta".into();
+    let mut record = dsh_store::index_file::parse(&fs::read(&index).unwrap()).expect("index valid");
+    for s in record
+        .projects
+        .iter_mut()
+        .flat_map(|p| p.sessions.iter_mut())
+    {
+        if let Some(t) = &mut s.title {
+            t.title = Some("spoofed".into());
+            t.stamp.len = 1;
+        }
+        if let Some(h) = &mut s.header {
+            if s.name == "alpha" {
+                h.id = "beta".into();
             }
-            if s["name"] == "beta" {
-                s["header"]["cwd"] = "/elsewhere".into();
+            if s.name == "beta" {
+                h.cwd = Some("/elsewhere".into());
             }
         }
     }
-    fs::write(&index, record.to_string()).unwrap();
+    fs::write(&index, dsh_store::index_file::encode(&record)).unwrap();
     let r = ctx.run(&store, &["sessions", "--json"], false);
     ctx.row(
         "6 hand-edited index (spoofed title, header of another id, edited cwd)",

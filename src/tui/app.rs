@@ -311,6 +311,8 @@ impl App {
         let Some(refs) = self.refs.clone() else {
             return;
         };
+        // A `@` typed before the warm-up starts may get the store's early listing.
+        self.store.allow_early_listing();
         tokio::spawn(async move {
             if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
                 tracing::debug!(error = %e.message, "listing not warmed");

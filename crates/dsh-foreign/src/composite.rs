@@ -130,6 +130,19 @@ impl SessionQuery for SessionSources {
         {
             return Ok(Arc::clone(list));
         }
+        // With nothing foreign listed the store's own listing is the answer as it is (it is
+        // already in this order): shared, not copied.
+        if inputs.iter().skip(1).all(|l| l.is_empty())
+            && let Some(dsh) = inputs.first()
+        {
+            let list = Arc::clone(dsh);
+            *merged = Merged {
+                inputs,
+                list: Some(Arc::clone(&list)),
+                origins: Arc::new(HashMap::new()),
+            };
+            return Ok(list);
+        }
         let mut iter = inputs.iter();
         let dsh = iter.next().map(|l| l.as_slice()).unwrap_or_default();
         let dsh_ids: HashSet<&str> = dsh.iter().map(|h| h.id.as_str()).collect();
@@ -152,6 +165,15 @@ impl SessionQuery for SessionSources {
             origins: Arc::new(origins),
         };
         Ok(list)
+    }
+
+    fn list_sessions_unchecked(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        // Without foreign sources the store's early answer is the answer; with them, the
+        // merged listing (foreign sources have no first check to wait for).
+        if self.foreign.is_empty() {
+            return self.dsh.list_sessions_unchecked();
+        }
+        self.list_sessions()
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
@@ -204,5 +226,38 @@ impl SessionQuery for SessionSources {
             },
             None => self.dsh.scan_surface(id, visitor),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store answering one fixed listing.
+    struct Fixed(Arc<Vec<SessionHeader>>);
+
+    impl SessionQuery for Fixed {
+        fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+            Ok(Arc::clone(&self.0))
+        }
+        fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
+            Err(QueryError::NotFound { id: id.to_owned() })
+        }
+        fn read_surface(&self, id: &str) -> Result<Surface, QueryError> {
+            Err(QueryError::NotFound { id: id.to_owned() })
+        }
+    }
+
+    #[test]
+    fn without_foreign_sessions_the_store_listing_is_shared_not_copied() {
+        let dsh = Arc::new(vec![
+            SessionHeader::new("b", 2, None),
+            SessionHeader::new("a", 1, Some("/p".into())),
+        ]);
+        let sources = SessionSources::new(Arc::new(Fixed(Arc::clone(&dsh))), Vec::new());
+        let list = sources.list_sessions().unwrap();
+        assert!(Arc::ptr_eq(&list, &dsh));
+        assert!(Arc::ptr_eq(&sources.list_sessions().unwrap(), &dsh));
+        assert_eq!(sources.origin("a"), Origin::Dsh);
     }
 }

@@ -324,13 +324,7 @@ impl ViewCache {
                 return Some(view);
             }
         }
-        let view = Arc::new(build_view(
-            query.as_ref(),
-            sessions,
-            max_age,
-            false,
-            cancelled,
-        )?);
+        let view = Arc::new(build_view(query.as_ref(), sessions, max_age, cancelled)?);
         self.store(&view);
         Some(view)
     }
@@ -351,7 +345,7 @@ impl ViewCache {
         let (cache, query) = (Arc::clone(self), Arc::clone(query));
         runtime.spawn_blocking(move || {
             if let Ok(sessions) = query.list_sessions()
-                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, true, || false)
+                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, || false)
             {
                 cache.store(&Arc::new(view));
             }
@@ -361,28 +355,21 @@ impl ViewCache {
     }
 }
 
-/// A view of `sessions` with titles at most `max_age` old. In the `background`, titles are
-/// looked up one by one, so listings answered meanwhile are never held up by the store's
-/// title lock.
+/// A view of `sessions` with titles at most `max_age` old. Titles are looked up one by one
+/// (the store answers those its listing vouches for without a syscall), so a popup's
+/// listing answered meanwhile — the first `@` while the app warms this view up — is never
+/// held up by the store's title memo for the whole build.
 fn build_view(
     query: &dyn SessionQuery,
     sessions: &Arc<Vec<SessionHeader>>,
     max_age: Duration,
-    background: bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<CandidateView> {
-    if background {
-        return CandidateView::build(
-            Arc::clone(sessions),
-            |id| query.read_title_recent(id, max_age),
-            cancelled,
-        );
-    }
-    let mut view = None;
-    query.with_recent_titles(max_age, &mut |read_title| {
-        view = CandidateView::build(Arc::clone(sessions), &mut *read_title, &cancelled);
-    });
-    view
+    CandidateView::build(
+        Arc::clone(sessions),
+        |id| query.read_title_recent(id, max_age),
+        cancelled,
+    )
 }
 
 #[cfg(test)]

@@ -194,7 +194,15 @@ impl SessionReferences {
         let query = query.to_owned();
         let token = cancel.clone();
         run_blocking(cancel, move || {
-            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            // The first page of an empty query (the `@` key) does not wait for the store's
+            // first check of every log: it is shown from what the store knew before, and
+            // only rows whose logs are still there are offered (their titles are read).
+            let sessions = if query.is_empty() {
+                store.list_sessions_unchecked()
+            } else {
+                store.list_sessions()
+            }
+            .map_err(ReferenceError::list_failed)?;
             let scope = match &scope {
                 ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
                 ListingScope::All => Scope::all(),

@@ -60,6 +60,15 @@ pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryErro
 pub trait SessionQuery: Send + Sync + 'static {
     /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError>;
+    /// Like [`list_sessions`](Self::list_sessions), but while another caller is checking
+    /// every log for the first time, the listing known before that check (a store's
+    /// persisted index, its directories listed again) instead of waiting for it: it may
+    /// hold a header rewritten since or a session whose log is gone (reading its title
+    /// then says not found). For a first answer on screen; everything else uses
+    /// `list_sessions`. The default is `list_sessions`.
+    fn list_sessions_unchecked(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        self.list_sessions()
+    }
     /// The latest `session/title`, or `None`. Missing session → [`QueryError::NotFound`].
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError>;
     /// Like [`read_title`](Self::read_title), but may answer from a cache revalidated less

@@ -5,7 +5,6 @@
 //! ctime), so repeated listings only stat files; a log that changed is read again. Nothing
 //! below the root is followed if it is a link, and nothing but session logs is written there.
 
-use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -18,8 +17,8 @@ use super::encoding::Compression;
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader};
 use super::fold::KeepingFolder;
-use super::index_file::{self, IndexRecord, StampRecord, TitleRecord};
-use super::listing::{HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::index_file;
+use super::listing::{CachedTitle, HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::paths;
 use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
 use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
@@ -43,8 +42,8 @@ struct Inner {
     /// Where the header/title index file lives (the store's cache directory).
     index_dir: Option<PathBuf>,
     limits: Limits,
+    /// The session table: headers, log stamps and titles.
     headers: Mutex<HeaderIndex>,
-    titles: Mutex<HashMap<PathBuf, CachedTitle>>,
     /// The index file has been read into the caches (once, on first use).
     loaded: OnceLock<()>,
     /// A title was scanned since the index file was read.
@@ -55,79 +54,31 @@ struct Inner {
     persist: bool,
     /// `store.compression`: which encoding writers use.
     compression: Compression,
+    /// A listing has checked every log: the table's lock is then always waited for.
+    verified: AtomicBool,
+    /// During the first full check of a store seeded from its index file: the listing the
+    /// index gives with the directories listed again (see
+    /// [`list_sessions_unchecked`](SessionQuery::list_sessions_unchecked)). Held while it
+    /// is built, so a caller asking meanwhile waits for it, not for the whole check.
+    provisional: Mutex<Option<Arc<Vec<SessionHeader>>>>,
+    /// The owner checks every log in the background right after start (the app), so an
+    /// early listing may be built by whoever asks first ([`SessionStore::allow_early_listing`]).
+    early: AtomicBool,
 }
 
 impl Inner {
     /// Seed the caches from the index file next to the store, once.
     fn ensure_loaded(&self) {
         self.loaded.get_or_init(|| {
-            let Some(record) = self.index_dir.as_deref().and_then(index_file::load) else {
+            let Some(dir) = self.index_dir.as_deref() else {
                 return;
             };
-            *lock(&self.headers) = HeaderIndex::from_records(&self.root, record.projects);
-            let mut titles = lock(&self.titles);
-            for t in record.titles {
-                let (Some(path), Some(stamp), Some(format)) = (
-                    index_file::title_path(&self.root, &t.log),
-                    t.stamp.to_stamp(),
-                    index_file::format_of(&t.log[2]),
-                ) else {
-                    continue;
-                };
-                // A stored title is served only while its log's stamp matches exactly;
-                // it is never continued from (`t.resume` is ignored: a grown log is
-                // scanned whole).
-                titles.insert(
-                    path,
-                    CachedTitle {
-                        stamp,
-                        format,
-                        resume: None,
-                        title: t.title.map(Arc::from),
-                    },
-                );
+            // Seeded project by project as the file is decoded, so it is never held twice.
+            let mut seeded = HeaderIndex::default();
+            if index_file::load_each(dir, &mut |p| seeded.add_record(&self.root, p)).is_some() {
+                *lock(&self.headers) = seeded;
             }
         });
-    }
-
-    /// The caches as an index file: headers, and titles of the logs still listed.
-    fn snapshot(&mut self) -> IndexRecord {
-        let headers = self
-            .headers
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (root_mtime, projects) = headers.to_records();
-        let listed: HashSet<&Path> = headers.locations().map(|l| l.path.as_path()).collect();
-        let titles = self
-            .titles
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut records = Vec::with_capacity(titles.len());
-        for (path, cached) in titles.iter() {
-            if !listed.contains(path.as_path()) {
-                continue;
-            }
-            let parts: Vec<String> = match path.strip_prefix(&self.root) {
-                Ok(rel) => rel
-                    .components()
-                    .filter_map(|c| c.as_os_str().to_str().map(str::to_owned))
-                    .collect(),
-                Err(_) => continue,
-            };
-            let (Ok(log), Some(stamp)) = (
-                <[String; 3]>::try_from(parts),
-                StampRecord::from_stamp(&cached.stamp),
-            ) else {
-                continue;
-            };
-            records.push(TitleRecord {
-                log,
-                stamp,
-                resume: cached.resume.map(index_file::resume_record),
-                title: cached.title.as_deref().map(str::to_owned),
-            });
-        }
-        IndexRecord::new(root_mtime, projects, records)
     }
 }
 
@@ -151,26 +102,34 @@ impl Drop for Inner {
         if !self.root.is_dir() {
             return;
         }
-        let record = self.snapshot();
-        if let Err(e) = index_file::save(&dir, &record) {
+        let headers = self
+            .headers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Err(e) = index_file::save(&dir, |w| headers.write_records(w)) {
             tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
         }
     }
 }
 
-/// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
-/// append-only log is only scanned from there.
-#[derive(Debug, Clone)]
-struct CachedTitle {
-    stamp: Stamp,
-    format: LogFormat,
-    /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
-    resume: Option<ScanPos>,
-    title: Option<Arc<str>>,
+/// The table, waited for once a listing has checked every log; before that only if free
+/// (the first full check holds it for a while, and callers that can do without it — a
+/// title read from its own log, a log found by a search — do not wait for it).
+fn headers_if_free(inner: &Inner) -> Option<MutexGuard<'_, HeaderIndex>> {
+    if inner.verified.load(Ordering::Acquire) {
+        return Some(lock(&inner.headers));
+    }
+    match inner.headers.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    }
 }
 
 /// Logs a background sweep stats per hold of the header index's lock (a few ms at most).
 const SWEEP_CHUNK: usize = 1024;
+/// The sweep's pause between two holds of the lock, so others waiting for it get it.
+const SWEEP_PAUSE: Duration = Duration::from_micros(200);
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -244,10 +203,12 @@ impl SessionStore {
                 index_dir,
                 limits,
                 headers: Mutex::new(HeaderIndex::default()),
-                titles: Mutex::new(HashMap::new()),
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: RecentTitles::new(),
+                verified: AtomicBool::new(false),
+                provisional: Mutex::new(None),
+                early: AtomicBool::new(false),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -269,6 +230,14 @@ impl SessionStore {
             fresh.compression = compression;
         }
         store
+    }
+
+    /// Let [`list_sessions_unchecked`](SessionQuery::list_sessions_unchecked) build the
+    /// early listing itself when it asks before anyone started the first check: for the
+    /// app, whose warm-up checks every log right after start (so a `@` typed before that
+    /// warm-up began does not wait for the whole check). Shared by every clone.
+    pub fn allow_early_listing(&self) {
+        self.inner.early.store(true, Ordering::Release);
     }
 
     /// The store's root directory.
@@ -367,8 +336,11 @@ impl SessionStore {
     fn find(&self, id: &str) -> Result<(LogLocation, fs::Metadata), QueryError> {
         paths::encode_session_id(id)?;
         self.inner.ensure_loaded();
-        let known = {
-            let headers = lock(&self.inner.headers);
+        let known = 'known: {
+            let Some(headers) = headers_if_free(&self.inner) else {
+                // The first check runs: the search below finds the log (and a duplicate).
+                break 'known None;
+            };
             if let Some((first, second)) = headers.duplicate_of(id) {
                 return Err(QueryError::Duplicate {
                     id: id.to_owned(),
@@ -376,7 +348,7 @@ impl SessionStore {
                     second: second.clone(),
                 });
             }
-            headers.location_of(id).cloned()
+            headers.location_of(id)
         };
         if let Some(loc) = known
             && loc.format == LogFormat::Plain
@@ -455,16 +427,8 @@ impl SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Option<Result<Option<String>, QueryError>> {
-        // Lock order: headers, then titles (nothing holds titles while taking headers).
-        let headers = lock(&self.inner.headers);
-        if headers.duplicate_of(id).is_some() {
-            return None;
-        }
-        let (loc, stamp, _) = headers.checked_stamp(id, max_age)?;
-        let titles = lock(&self.inner.titles);
-        let cached = titles.get(&loc.path)?;
-        (cached.stamp == stamp && cached.format == loc.format)
-            .then(|| Ok(cached.title.as_deref().map(str::to_owned)))
+        let title = headers_if_free(&self.inner)?.vouched_title(id, max_age)?;
+        Some(Ok(title.as_deref().map(str::to_owned)))
     }
 
     /// Run the header index's periodic stat of every log on a thread of its own, a chunk
@@ -477,6 +441,10 @@ impl SessionStore {
                 if lock(&inner.headers).sweep_step(SWEEP_CHUNK) {
                     return;
                 }
+                drop(inner);
+                // A mutex is not handed over on unlock: without a pause this loop takes it
+                // straight back, and a listing waiting for it waits for the whole sweep.
+                std::thread::sleep(SWEEP_PAUSE);
             }
         };
         if let Err(e) = std::thread::Builder::new()
@@ -492,7 +460,7 @@ impl SessionStore {
     fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
         let (loc, meta) = self.find(id)?;
         let stamp = Stamp::of(&meta);
-        let cached = lock(&self.inner.titles).get(&loc.path).cloned();
+        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_title(&loc));
         if let Some(c) = &cached
             && c.stamp == stamp
             && c.format == loc.format
@@ -502,7 +470,9 @@ impl SessionStore {
         let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
         let title = fresh.title.clone();
-        lock(&self.inner.titles).insert(loc.path, fresh);
+        if let Some(mut headers) = headers_if_free(&self.inner) {
+            headers.remember_title(&loc, fresh);
+        }
         Ok(title)
     }
 }
@@ -569,16 +539,57 @@ fn resumable(torn: Option<&reader::TornTail>) -> bool {
 
 impl SessionQuery for SessionStore {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        let first = !self.inner.verified.load(Ordering::Acquire);
+        let mut provisional = first.then(|| lock(&self.inner.provisional));
         self.inner.ensure_loaded();
-        let (list, sweep) = {
-            let mut headers = lock(&self.inner.headers);
-            let list = headers.refresh_deferring(self.root())?;
-            (list, headers.take_sweep_wanted())
-        };
+        let mut headers = lock(&self.inner.headers);
+        if let Some(slot) = provisional.as_mut()
+            && slot.is_none()
+            && !headers.is_verified()
+            && headers.has_rows()
+        {
+            // Seeded from the index and not checked yet: publish the listing the index
+            // gives (directories listed again) before checking every log.
+            **slot = Some(headers.refresh_unchecked(self.root())?);
+        }
+        drop(provisional);
+        let listed = headers.refresh_deferring(self.root());
+        let verified = headers.is_verified();
+        let sweep = headers.take_sweep_wanted();
+        drop(headers);
+        if first {
+            // The provisional listing is for the time of the first check only.
+            *lock(&self.inner.provisional) = None;
+            if verified {
+                self.inner.verified.store(true, Ordering::Release);
+            }
+        }
         if sweep {
             self.sweep_in_background();
         }
-        Ok(list)
+        listed
+    }
+
+    fn list_sessions_unchecked(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        if !self.inner.verified.load(Ordering::Acquire) {
+            // Waits only while the provisional listing is being built.
+            let mut provisional = lock(&self.inner.provisional);
+            if let Some(list) = provisional.clone() {
+                return Ok(list);
+            }
+            if self.inner.early.load(Ordering::Acquire) {
+                // Asked before the owner's check began: build the early listing here and
+                // leave the check to the owner.
+                self.inner.ensure_loaded();
+                let mut headers = lock(&self.inner.headers);
+                if !headers.is_verified() && headers.has_rows() {
+                    let list = headers.refresh_unchecked(self.root())?;
+                    *provisional = Some(Arc::clone(&list));
+                    return Ok(list);
+                }
+            }
+        }
+        self.list_sessions()
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
@@ -590,9 +601,13 @@ impl SessionQuery for SessionStore {
         id: &str,
         max_age: Duration,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        self.inner
-            .recent_titles
-            .get(id, max_age, |id| self.read_title(id))
+        self.inner.ensure_loaded();
+        // As in a listing: a title the listing's own check of its log vouches for needs no
+        // stat (a popup building its view title by title costs no syscall per session).
+        self.inner.recent_titles.get(id, max_age, |id| {
+            self.title_from_last_check(id, max_age)
+                .unwrap_or_else(|| self.read_title(id))
+        })
     }
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use dsh_store::index_file::INDEX_FILE;
+use dsh_store::index_file::{self, FileTime, INDEX_FILE, IndexRecord, SessionRecord};
 use dsh_store::reader::{self, Limits, LogFormat};
 use dsh_store::{
     EventData, NewEvent, QueryError, SessionHeader, SessionQuery, SessionStore, StoreError,
@@ -399,6 +399,19 @@ fn concurrent_creators_of_one_id_leave_exactly_one_log() {
     }
 }
 
+/// The index file in `path`, decoded.
+fn read_index(path: &Path) -> IndexRecord {
+    index_file::parse(&fs::read(path).unwrap()).unwrap()
+}
+
+/// Every session record of an index.
+fn sessions_of(record: &mut IndexRecord) -> impl Iterator<Item = &mut SessionRecord> {
+    record
+        .projects
+        .iter_mut()
+        .flat_map(|p| p.sessions.iter_mut())
+}
+
 /// Set a file's mtime back to `meta`'s (the ctime still moves).
 fn restore_mtime(path: &Path, meta: &fs::Metadata) {
     fs::File::options()
@@ -436,25 +449,29 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
     assert!(index.exists());
 
     // A header record claiming another id, with stamps that match, is dropped.
-    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-    for project in record["projects"].as_array_mut().unwrap() {
-        for session in project["sessions"].as_array_mut().unwrap() {
-            if session["name"] == "alpha" {
-                session["header"]["id"] = json!("beta");
-            }
+    let mut record = read_index(&index);
+    for session in sessions_of(&mut record) {
+        if session.name == "alpha"
+            && let Some(h) = &mut session.header
+        {
+            h.id = "beta".into();
         }
     }
-    fs::write(&index, record.to_string()).unwrap();
+    fs::write(&index, index_file::encode(&record)).unwrap();
     assert_eq!(view(&root), want);
 
     // A title record with a spoofed title and a wrong length but the same inode.
-    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-    for t in record["titles"].as_array_mut().unwrap() {
-        t["title"] = json!("spoofed");
-        t["stamp"]["len"] = json!(1);
-        t["resume"] = json!([1, 0, 1]);
+    let mut record = read_index(&index);
+    let mut titles = 0;
+    for session in sessions_of(&mut record) {
+        if let Some(t) = &mut session.title {
+            t.title = Some("spoofed".into());
+            t.stamp.len = 1;
+            titles += 1;
+        }
     }
-    fs::write(&index, record.to_string()).unwrap();
+    assert_eq!(titles, 2);
+    fs::write(&index, index_file::encode(&record)).unwrap();
     assert_eq!(view(&root), want);
 
     // The header rewritten in place (same inode, same length, mtime set back).
@@ -473,11 +490,13 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
     assert_eq!(now.first().map(|r| (r.0.as_str(), r.2)), Some(("alpha", 9)));
 
     // An index owned by another user, or writable by others, is ignored.
-    let mut record: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-    for t in record["titles"].as_array_mut().unwrap() {
-        t["title"] = json!("foreign");
+    let mut record = read_index(&index);
+    for session in sessions_of(&mut record) {
+        if let Some(t) = &mut session.title {
+            t.title = Some("foreign".into());
+        }
     }
-    let foreign = record.to_string();
+    let foreign = index_file::encode(&record);
     fs::write(&index, &foreign).unwrap();
     fs::set_permissions(&index, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
     let store = SessionStore::with_options(&root, Some(cache.clone()), false, Limits::default());
@@ -522,35 +541,38 @@ fn index_records_are_misses_unless_their_own_log_and_directories_agree() {
     assert_eq!(want.len(), 2);
     // A second view writes the titles it cached too.
     assert_eq!(view(&root), want);
-    let pristine: serde_json::Value = serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
+    let mut pristine = read_index(&index);
     assert_eq!(
-        pristine["titles"].as_array().unwrap().len(),
+        sessions_of(&mut pristine)
+            .filter(|s| s.title.as_ref().is_some_and(|t| t.title.is_some()))
+            .count(),
         2,
-        "{pristine}"
+        "{pristine:?}"
     );
     let edit = |stamp_field: Option<&str>| {
-        let wrong = |field: &str| match field {
-            "len" => json!(1),
-            "file_id" => json!([1, 1]),
-            _ => json!([1, 0]),
+        let wrong = |stamp: &mut dsh_store::listing::Stamp, field: &str| match field {
+            "len" => stamp.len = 1,
+            "file_id" => stamp.file_id = Some((1, 1)),
+            "mtime" => stamp.mtime = FileTime(1, 0).to_system(),
+            _ => stamp.ctime = Some((1, 0)),
         };
         let mut record = pristine.clone();
-        for project in record["projects"].as_array_mut().unwrap() {
-            for session in project["sessions"].as_array_mut().unwrap() {
-                session["header"]["cwd"] = json!("/elsewhere");
-                session["header"]["createdAt"] = json!(99);
-                if let Some(field) = stamp_field {
-                    session["log"][1][field] = wrong(field);
+        for session in sessions_of(&mut record) {
+            if let Some(h) = &mut session.header {
+                h.cwd = Some("/elsewhere".into());
+                h.created_at = 99;
+            }
+            if let Some(field) = stamp_field {
+                if let Some((_, stamp)) = &mut session.log {
+                    wrong(stamp, field);
+                }
+                if let Some(t) = &mut session.title {
+                    t.title = Some("spoofed".into());
+                    wrong(&mut t.stamp, field);
                 }
             }
         }
-        for t in record["titles"].as_array_mut().unwrap() {
-            if let Some(field) = stamp_field {
-                t["title"] = json!("spoofed");
-                t["stamp"][field] = wrong(field);
-            }
-        }
-        fs::write(&index, record.to_string()).unwrap();
+        fs::write(&index, index_file::encode(&record)).unwrap();
     };
     for field in ["len", "mtime", "ctime", "file_id"] {
         edit(Some(field));

@@ -13,10 +13,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use dsh_store::index_file::INDEX_FILE;
+use dsh_store::index_file::{
+    self, FileTime, INDEX_FILE, IndexRecord, ProjectRecord, SessionRecord, TitleRecord,
+};
 use dsh_store::reader::Limits;
+use dsh_store::reader::LogFormat;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 
 /// The index directory used for a store root in these tests (beside the root, never in it).
@@ -109,15 +113,15 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
         ])
     );
     // The first handle wrote the index, with the titles it read.
-    let index: serde_json::Value =
-        serde_json::from_slice(&fs::read(index_dir(root).join(INDEX_FILE)).unwrap()).unwrap();
-    let titles: Vec<&str> = index["titles"]
-        .as_array()
-        .unwrap()
+    let index =
+        dsh_store::index_file::parse(&fs::read(index_dir(root).join(INDEX_FILE)).unwrap()).unwrap();
+    let titles: Vec<&str> = index
+        .projects
         .iter()
-        .filter_map(|t| t["title"].as_str())
+        .flat_map(|p| &p.sessions)
+        .filter_map(|s| s.title.as_ref()?.title.as_deref())
         .collect();
-    assert_eq!(titles.len(), 3, "{index}");
+    assert_eq!(titles.len(), 3, "{index:?}");
     assert_eq!(fresh_view(root), first);
 
     // Appended to and retitled by another process (the directories do not change).
@@ -191,28 +195,59 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
     let want = view(&[("b", Some("beta")), ("a", Some("alpha"))]);
     let index = index_dir(&root).join(INDEX_FILE);
     fs::create_dir_all(index_dir(&root)).unwrap();
+    // The JSON index an earlier version wrote: never read, removed once the new one is.
+    let old = index_dir(&root).join(dsh_store::index_file::OLD_INDEX_FILE);
+    fs::write(&old, "{}").unwrap();
+    let stamp = dsh_store::listing::Stamp {
+        len: 1,
+        mtime: None,
+        file_id: None,
+        ctime: None,
+    };
+    let evil = IndexRecord {
+        root_mtime: Some(FileTime(1, 0)),
+        projects: vec![
+            ProjectRecord {
+                name: "../outside".into(),
+                mtime: Some(FileTime(1, 0)),
+                sessions: Vec::new(),
+            },
+            ProjectRecord {
+                name: "_no-cwd".into(),
+                mtime: Some(FileTime(1, 0)),
+                sessions: vec![SessionRecord {
+                    name: "../../x".into(),
+                    log: Some((LogFormat::Plain, stamp)),
+                    header: Some(SessionHeader::new("x", 1, None)),
+                    title: Some(TitleRecord {
+                        stamp,
+                        title: Some("evil".into()),
+                    }),
+                }],
+            },
+        ],
+    };
+    let mut other_version = index_file::encode(&evil);
+    other_version[8] = 99;
     for garbage in [
         b"{not json".to_vec(),
         b"".to_vec(),
-        br#"{"version":999,"root_mtime":null,"projects":[],"titles":[]}"#.to_vec(),
-        // Names that try to leave the root, and a title for a log outside it.
-        json!({"version": 2, "root_mtime": [1, 0], "projects": [
-            {"name": "../outside", "mtime": [1, 0], "sessions": []},
-            {"name": "_no-cwd", "mtime": [1, 0], "sessions": [
-                {"name": "../../x", "dir_mtime": [1, 0], "log": ["session.jsonl", {"len": 1, "mtime": [1, 0], "file_id": null}], "header": null}
-            ]}
-        ], "titles": [
-            {"log": ["..", "x", "session.jsonl"], "stamp": {"len": 1, "mtime": null, "file_id": null}, "resume": null, "title": "evil"}
-        ]})
-        .to_string()
-        .into_bytes(),
+        br#"{"version":2,"root_mtime":null,"projects":[],"titles":[]}"#.to_vec(),
+        other_version,
+        // Names that try to leave the root, with a title for a log outside it.
+        index_file::encode(&evil),
     ] {
         fs::write(&index, &garbage).unwrap();
-        assert_eq!(fresh_view(&root), want, "{}", String::from_utf8_lossy(&garbage));
+        assert_eq!(
+            fresh_view(&root),
+            want,
+            "{}",
+            String::from_utf8_lossy(&garbage)
+        );
         // Rewritten as a valid index that the next process uses.
-        let rewritten: serde_json::Value =
-            serde_json::from_slice(&fs::read(&index).unwrap()).unwrap();
-        assert_eq!(rewritten["version"], 2);
+        let rewritten = index_file::parse(&fs::read(&index).unwrap()).unwrap();
+        assert_eq!(rewritten.projects.len(), 2);
+        assert!(!old.exists());
         assert_eq!(fresh_view(&root), want);
     }
     // Nothing was written but the store and its cache directory.
@@ -345,5 +380,52 @@ fn titles_of_a_listing_just_checked_are_served_without_another_stat() {
     assert!(
         matches!(zero, Some(Err(QueryError::NotFound { .. }))),
         "{zero:?}"
+    );
+}
+
+#[test]
+fn an_early_listing_asked_with_no_check_running_is_the_checked_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let gone = write_session(root, "gone", None, 1, "gone");
+    write_session(root, "kept", None, 2, "kept");
+    backdate(root);
+    assert_eq!(fresh_view(root).len(), 2);
+    // Deleted inside its directory after the index was written: only a check of its log
+    // shows it, and with nobody else checking, the early listing is the checked one.
+    fs::remove_file(&gone).unwrap();
+    let store = own_store(root);
+    let early = store.list_sessions_unchecked().unwrap();
+    let ids: Vec<&str> = early.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, ["kept"]);
+    assert!(Arc::ptr_eq(&early, &store.list_sessions().unwrap()));
+}
+
+#[test]
+fn an_early_listing_allowed_by_the_owner_answers_before_the_check_then_gives_way_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let gone = write_session(root, "gone", None, 1, "gone");
+    write_session(root, "kept", None, 2, "kept");
+    backdate(root);
+    assert_eq!(fresh_view(root).len(), 2);
+    fs::remove_file(&gone).unwrap();
+    write_session(root, "new", None, 3, "new");
+    let store = own_store(root);
+    store.allow_early_listing();
+    let ids = |list: &[SessionHeader]| list.iter().map(|h| h.id.clone()).collect::<Vec<_>>();
+    // Before the check: the index's sessions, the directories listed again (the new one
+    // shows); the log deleted inside its directory is only seen by the check.
+    let early = store.list_sessions_unchecked().unwrap();
+    assert_eq!(ids(&early), ["new", "kept", "gone"]);
+    assert!(matches!(
+        store.read_title("gone"),
+        Err(QueryError::NotFound { .. })
+    ));
+    // The check (the owner's warm-up), then every listing is the checked one.
+    assert_eq!(ids(&store.list_sessions().unwrap()), ["new", "kept"]);
+    assert_eq!(
+        ids(&store.list_sessions_unchecked().unwrap()),
+        ["new", "kept"]
     );
 }
