@@ -160,6 +160,26 @@ fn logged_kinds(app: &App) -> Vec<String> {
         .collect()
 }
 
+/// Until the first listing answers (seconds on a large store without an index), the `@`
+/// popup says it is loading rather than only inviting to type.
+#[tokio::test]
+async fn the_popup_says_it_is_loading_until_the_first_listing_answers() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "@");
+    let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+    assert!(
+        shown.contains("loading sessions… type to filter"),
+        "{shown}"
+    );
+    pump_until(&mut h.app, |app| {
+        matches!(app.input.active_popup(), ratatui_mention::ActivePopup::Mention(p) if !p.sections().iter().all(|s| s.rows.is_empty()))
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+    assert!(!shown.contains("loading sessions"), "{shown}");
+    assert!(shown.contains("Alpha login bug"), "{shown}");
+}
+
 #[tokio::test]
 async fn empty_app() {
     let mut h = harness(true).await;

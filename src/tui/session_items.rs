@@ -35,7 +35,7 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
         .with_placeholder("Ask anything · @ references a session")
         .with_labels(PopupLabels {
             title: " @ sessions ".to_string(),
-            type_to_filter: "type to filter sessions".to_string(),
+            type_to_filter: "loading sessions… type to filter".to_string(),
             searching: "searching…".to_string(),
             failed: "could not list sessions".to_string(),
             no_match: "no matching sessions".to_string(),
