@@ -4,8 +4,10 @@
 //!
 //! `startup_probe BIN STORE [RUNS] [WAIT_MS]`: `BIN` is `target/release/dsh-refs`, STORE a
 //! store such as `prepare_big many` writes (its titles start with `topic`). `@` is typed
-//! right after the first frame, and again in a second round after `WAIT_MS` (default 1500) of
-//! idle, when the listing started in the background has arrived. The header/title index is
+//! right after the first frame — started in a new project directory each run, then in one
+//! kept directory (`STORE.probe-project`, where the app remembers the popup's first page
+//! from the run before) — and again in a last round after `WAIT_MS` (default 1500) of idle,
+//! when the listing started in the background has arrived. The header/title index is
 //! kept in `STORE.probe-cache` (run `dsh-refs --store STORE candidates` with
 //! `XDG_CACHE_HOME` set to it once for a warm start). Full-text search indexing is off
 //! unless `DSH_PROBE_SEARCH` is set. Prints every run and the medians.
@@ -54,7 +56,14 @@ fn wait_until(screen: &Mutex<vt100::Parser>, pred: impl Fn(&str) -> bool) -> Dur
     }
 }
 
-fn run_once(bin: &Path, store: &Path, scratch: &Path, idle_before_key: Duration) -> Run {
+/// One start of the app in `project` (or a new directory under `scratch`).
+fn run_once(
+    bin: &Path,
+    store: &Path,
+    scratch: &Path,
+    project: Option<&Path>,
+    idle_before_key: Duration,
+) -> Run {
     let pty = native_pty_system()
         .openpty(PtySize {
             rows: ROWS,
@@ -66,7 +75,7 @@ fn run_once(bin: &Path, store: &Path, scratch: &Path, idle_before_key: Duration)
     let config = scratch.join("config.toml");
     let search = std::env::var_os("DSH_PROBE_SEARCH").is_some();
     std::fs::write(&config, if search { CONFIG } else { CONFIG_NO_SEARCH }).unwrap();
-    let project = scratch.join("project");
+    let project = project.map_or_else(|| scratch.join("project"), Path::to_owned);
     std::fs::create_dir_all(&project).unwrap();
     let mut cmd = CommandBuilder::new(bin);
     cmd.args(["--no-foreign-sources", "--store"]);
@@ -150,11 +159,22 @@ fn main() {
     let wait = Duration::from_millis(args.get(4).map_or(1500, |w| w.parse().unwrap()));
     let (bin, store) = (PathBuf::from(bin), PathBuf::from(store));
     println!("cache (XDG_CACHE_HOME): {}", cache_dir(&store).display());
-    for (round, idle) in [("@ at once", Duration::ZERO), ("@ after idle", wait)] {
+    // The app remembers the `@` popup's first page per project directory: a new directory
+    // every run is a first start there; one kept directory is the daily case.
+    let daily = PathBuf::from(format!("{}.probe-project", store.display()));
+    for (round, idle, project) in [
+        ("@ at once, new project dir", Duration::ZERO, None),
+        (
+            "@ at once, same project dir",
+            Duration::ZERO,
+            Some(daily.as_path()),
+        ),
+        ("@ after idle", wait, None),
+    ] {
         let (mut frames, mut popups) = (Vec::new(), Vec::new());
         for n in 0..runs {
             let scratch = tempfile::tempdir().unwrap();
-            let run = run_once(&bin, &store, scratch.path(), idle);
+            let run = run_once(&bin, &store, scratch.path(), project, idle);
             println!(
                 "{round} run {n}: first frame {:.1} ms, @ → rows {:.1} ms",
                 ms(run.first_frame),

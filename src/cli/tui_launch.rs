@@ -159,6 +159,8 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             .or_else(|| ctx.config.search.index_dir.clone()),
     });
     let hint_store = store.clone();
+    let store_root = store.root().to_owned();
+    let remember_first_page = !ctx.is_demo();
     // Sent inputs, kept for Up across runs (outside the store: it holds only session logs).
     let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
@@ -172,6 +174,13 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             app.use_history_file(path, history_size);
         }
         app.set_sources(sources);
+        // The demo's store is a temporary copy: nothing of it is kept in the cache dir.
+        if let Some(path) = remember_first_page
+            .then(|| crate::tui::remembered_page::path_for(&store_root))
+            .flatten()
+        {
+            app.remember_first_page_in(path);
+        }
         app.warm_listing();
         if let Some(options) = search_options {
             app.start_search_indexing(options);

@@ -32,6 +32,7 @@ use super::conversation_hits::{
 use super::error::TuiError;
 use super::header::Header;
 use super::history_file::HistoryFile;
+use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::search_indexing::{IndexingEvent, SearchIndexing};
 use super::session_items::{DisplayZone, composer_config, composer_state, results_page};
 use super::session_picker::{PickerOutcome, SessionPicker};
@@ -136,8 +137,21 @@ pub struct App {
     history_size: usize,
     /// The open session's log is being read into the transcript off the UI thread.
     transcript_load: Option<TranscriptLoad>,
+    /// The `@` popup's first page remembered between runs.
+    first_page: FirstPage,
     /// `Appended` events up to this seq are already in the loaded transcript.
     loaded_through: Option<u64>,
+}
+
+/// The `@` popup's empty-query first page as last answered (loaded at start, kept up to
+/// date), where it is kept, whether a listing has answered in this run, and the id of the
+/// newest empty query (its answer is remembered).
+#[derive(Debug, Default)]
+struct FirstPage {
+    remembered: Arc<std::sync::Mutex<Option<RememberedPages>>>,
+    path: Option<std::path::PathBuf>,
+    listing_answered: bool,
+    empty_query_id: Option<u64>,
 }
 
 /// A transcript read in flight: inputs sent meanwhile (they go after the session's own
@@ -242,10 +256,17 @@ impl App {
             history_size: options.history_size,
             transcript_load: None,
             loaded_through: None,
+            first_page: FirstPage::default(),
         };
         app.load_transcript();
         app.forward_agent_events(agent_rx);
         app
+    }
+
+    /// Remembers the `@` popup's empty-query first page in `path` (the store's cache
+    /// directory) between runs, and answers a `@` typed before the listing is in from it.
+    pub fn remember_first_page_in(&mut self, path: std::path::PathBuf) {
+        self.first_page.path = Some(path);
     }
 
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
@@ -311,8 +332,21 @@ impl App {
         let Some(refs) = self.refs.clone() else {
             return;
         };
-        // A `@` typed before the warm-up starts may get the store's early listing.
+        // A `@` typed before the warm-up starts may get the store's early listing, and
+        // before that the first page remembered from the last run.
         self.store.allow_early_listing();
+        if let Some(path) = &self.first_page.path {
+            let (path, slot) = (path.clone(), Arc::clone(&self.first_page.remembered));
+            tokio::task::spawn_blocking(move || {
+                let page = remembered_page::load(&path);
+                let mut slot = slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if slot.is_none() {
+                    *slot = page;
+                }
+            });
+        }
         tokio::spawn(async move {
             if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
                 tracing::debug!(error = %e.message, "listing not warmed");
@@ -814,16 +848,95 @@ impl App {
         };
         let cancel = CancellationToken::new();
         self.candidate_cancel = Some(cancel.clone());
-        let scope = ListingScope::Agent(self.agent_ref());
-        let tx = self.tx.clone();
+        let agent = self.agent_ref();
+        let empty = query.is_empty() && limit.is_none();
+        self.first_page.empty_query_id = empty.then_some(query_id);
+        // Before any checked listing answered, the empty query is answered at once from the
+        // page remembered from the last run (its rows verified to still have a log), then
+        // again when the listing is in.
+        let head_start = (empty && !self.first_page.listing_answered)
+            .then(|| {
+                let pages = self
+                    .first_page
+                    .remembered
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                pages
+                    .as_ref()
+                    .and_then(|p| p.best_for(agent.cwd.as_deref()))
+                    .cloned()
+            })
+            .flatten();
+        let scope = ListingScope::Agent(agent.clone());
+        let (tx, store) = (self.tx.clone(), self.store.clone());
         tokio::spawn(async move {
+            let mut answered = false;
+            if let Some(page) = head_start {
+                let own = agent.session_id.clone();
+                let verified =
+                    tokio::task::spawn_blocking(move || page.verified(&store, &own)).await;
+                if let Ok(page) = verified
+                    && !page.rows.is_empty()
+                    && !cancel.is_cancelled()
+                {
+                    tx.send(AppEvent::CandidatesRemembered { query_id, page });
+                    answered = true;
+                }
+            }
             let result = refs.list_page(&scope, &query, limit, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
                 return;
             }
-            tx.send(AppEvent::Candidates { query_id, result });
+            if answered {
+                tx.send(AppEvent::CandidatesChecked { query_id, result });
+            } else {
+                tx.send(AppEvent::Candidates { query_id, result });
+            }
+        });
+    }
+
+    /// Remember the empty query's answer for the next run's first `@` (when it changed).
+    fn remember_first_page(&mut self, query_id: u64, page: &dsh_reference::CandidatePage) {
+        if self.first_page.empty_query_id != Some(query_id) {
+            return;
+        }
+        let first = !std::mem::replace(&mut self.first_page.listing_answered, true);
+        let Some(path) = self.first_page.path.clone() else {
+            return;
+        };
+        let slot = Arc::clone(&self.first_page.remembered);
+        let upsert = move |page: RememberedPage| {
+            let mut pages = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let pages = pages.get_or_insert_with(RememberedPages::default);
+            pages.upsert(page).then(|| pages.clone())
+        };
+        if let Some(pages) = upsert(RememberedPage::of(page, self.cwd.as_deref())) {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages));
+        }
+        // Once a run, also the page for a directory not seen yet: the order an agent
+        // without a directory gets.
+        let (Some(refs), true, Some(_)) = (self.refs.clone(), first, self.cwd.as_ref()) else {
+            return;
+        };
+        let generic = ListingScope::Agent(AgentRef {
+            session_id: self.session_id.clone(),
+            cwd: None,
+        });
+        tokio::spawn(async move {
+            let listed = refs
+                .list_page(&generic, "", None, &CancellationToken::new())
+                .await;
+            if let Ok(page) = listed
+                && let Some(pages) = upsert(RememberedPage::of(&page, None))
+            {
+                let _ =
+                    tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages)).await;
+            }
         });
     }
 
@@ -960,10 +1073,35 @@ impl App {
                     return;
                 }
             }
+            AppEvent::CandidatesRemembered { query_id, page } => {
+                let page = results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
+                    self.origin(id)
+                });
+                self.input.set_page(query_id, page);
+            }
+            AppEvent::CandidatesChecked { query_id, result } => match result {
+                Ok(page) => {
+                    self.remember_cwds(&page.rows);
+                    self.remember_first_page(query_id, &page);
+                    let page = results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
+                        self.origin(id)
+                    });
+                    self.input.refresh_page(query_id, page);
+                }
+                Err(e) => self.chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "could not list sessions: {}: {}",
+                        e.code.as_str(),
+                        e.message
+                    ),
+                ),
+            },
             AppEvent::Candidates { query_id, result } => {
                 match result {
                     Ok(page) => {
                         self.remember_cwds(&page.rows);
+                        self.remember_first_page(query_id, &page);
                         let page =
                             results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
                                 self.origin(id)

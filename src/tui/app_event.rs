@@ -30,6 +30,15 @@ pub enum AppEvent {
         query_id: u64,
         result: Result<CandidatePage, ReferenceError>,
     },
+    /// A head start for the `@` popup's empty query `query_id`: the first page remembered
+    /// from the last run, its rows still having a log; the checked answer follows.
+    CandidatesRemembered { query_id: u64, page: CandidatePage },
+    /// The checked answer to the `@` popup query `query_id`, which was first answered from
+    /// the remembered first page: it replaces those rows.
+    CandidatesChecked {
+        query_id: u64,
+        result: Result<CandidatePage, ReferenceError>,
+    },
     /// The size estimate for a preview.
     Estimated {
         request: PreviewRequest,

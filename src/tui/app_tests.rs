@@ -160,6 +160,108 @@ fn logged_kinds(app: &App) -> Vec<String> {
         .collect()
 }
 
+/// A `@` typed before the listing is in gets the first page remembered from the last run
+/// at once — only rows whose session still has a log — and the checked answer replaces it;
+/// the new answer is remembered for the next run.
+#[tokio::test]
+async fn the_first_at_shows_the_remembered_page_then_the_checked_one() {
+    use super::super::remembered_page::{self, RememberedPage};
+    let mut h = harness(true).await;
+    let cache = tempfile::TempDir::new().unwrap();
+    let path = cache.path().join("first-page.json");
+    let stale = dsh_reference::CandidatePage {
+        rows: ["s-alpha", "s-gone"]
+            .iter()
+            .map(|id| dsh_reference::Candidate {
+                session_id: (*id).into(),
+                label: format!("remembered {id}"),
+                cwd: Some(CWD.into()),
+                created_at: 1_700_000_000_000,
+            })
+            .collect(),
+        total: 2,
+        closest: Vec::new(),
+    };
+    let mut stale_pages = remembered_page::RememberedPages::default();
+    stale_pages.upsert(RememberedPage::of(&stale, Some(CWD)));
+    remembered_page::save(&path, &stale_pages);
+    h.app.remember_first_page_in(path.clone());
+    h.app.warm_listing();
+    // The page is read on a blocking thread; nothing is sent when it is in.
+    for _ in 0..2000 {
+        if h.app
+            .first_page
+            .remembered
+            .lock()
+            .unwrap()
+            .as_ref()
+            .is_some_and(|p| p.best_for(Some(CWD)).is_some())
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    type_text(&mut h.app, "@");
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), h.app.rx.recv())
+            .await
+            .expect("answers in time")
+            .expect("bus open");
+        let kind = match &event {
+            AppEvent::CandidatesRemembered { .. } => Some("remembered"),
+            AppEvent::CandidatesChecked { .. } => Some("checked"),
+            AppEvent::Candidates { .. } => Some("plain"),
+            _ => None,
+        };
+        h.app.handle_app_event(event);
+        let Some(kind) = kind else { continue };
+        let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+        seen.push(kind);
+        if kind == "remembered" {
+            assert!(shown.contains("remembered s-alpha"), "{shown}");
+            assert!(
+                !shown.contains("s-gone"),
+                "a session without a log: {shown}"
+            );
+        } else {
+            assert!(shown.contains("Alpha login bug"), "{shown}");
+            assert!(!shown.contains("remembered"), "{shown}");
+            break;
+        }
+    }
+    assert_eq!(seen, ["remembered", "checked"]);
+    // The checked page is remembered for the next run, and the page for a directory not
+    // seen yet (an agent without one) too.
+    let kept = |pages: &remembered_page::RememberedPages| {
+        pages.best_for(Some(CWD)) != stale_pages.best_for(Some(CWD)) && pages.has_generic()
+    };
+    for _ in 0..2000 {
+        if remembered_page::load(&path).is_some_and(|p| kept(&p)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let pages = remembered_page::load(&path).unwrap();
+    assert!(kept(&pages), "{pages:?}");
+    assert!(pages.best_for(Some("/a/dir/never/seen")).is_some());
+    // Later `@`s in this run are answered by the listing alone.
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    type_text(&mut h.app, " @");
+    let event = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(e @ (AppEvent::Candidates { .. } | AppEvent::CandidatesRemembered { .. })) =
+                h.app.rx.recv().await
+            {
+                return e;
+            }
+        }
+    })
+    .await
+    .unwrap();
+    assert!(matches!(event, AppEvent::Candidates { .. }), "{event:?}");
+}
+
 /// Until the first listing answers (seconds on a large store without an index), the `@`
 /// popup says it is loading rather than only inviting to type.
 #[tokio::test]

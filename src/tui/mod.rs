@@ -12,6 +12,7 @@ pub mod error;
 pub mod header;
 pub mod history_file;
 pub mod markdown;
+pub mod remembered_page;
 pub mod search_indexing;
 pub mod session_items;
 pub mod session_picker;

@@ -189,6 +189,27 @@ impl MentionPopup {
         true
     }
 
+    /// Replaces the answer already on show for `query_id` with a fresher `page` (e.g. rows
+    /// first answered from a remembered page, then from the checked listing); the selected
+    /// row stays selected when the new page has it. False (nothing changes) for another
+    /// query, before its first answer, or while more rows of it are being fetched.
+    pub fn refresh_page(&mut self, query_id: QueryId, page: ResultsPage) -> bool {
+        if query_id != self.query_id || self.in_flight || self.more_id.is_some() {
+            return false;
+        }
+        let selected = self.list.selected_row().map(|r| r.key().to_owned());
+        let mut sections = sections_of(page);
+        self.page_sections = sections.len();
+        if let Some(hits) = self.hits_section(&sections[0].rows) {
+            sections.push(hits);
+        }
+        self.list.set_sections(sections);
+        if let Some(key) = selected {
+            self.list.select_where(|r| r.key() == key);
+        }
+        true
+    }
+
     /// Takes rows found elsewhere for `query_id` (e.g. sessions whose conversation holds
     /// the query), shown as the last section under `hits.title`, never selected when they
     /// arrive; rows the matches already list are left out. A title with no rows still shows
@@ -755,6 +776,30 @@ mod tests {
         assert!(popup.set_failed(2, "down".into()));
         assert_eq!(popup.selected(), None);
         assert_eq!(popup.desired_height(), 3, "one message row");
+    }
+
+    #[test]
+    fn a_refreshed_page_replaces_the_answer_and_keeps_the_selected_row() {
+        let mut popup = MentionPopup::new(token(""), 1, 8);
+        let page = |keys: &[&str], total: usize| ResultsPage {
+            rows: keys.iter().map(|k| item(k)).collect(),
+            total,
+            offered: Vec::new(),
+        };
+        assert!(!popup.refresh_page(1, page(&["x"], 1)), "not answered yet");
+        assert!(popup.set_page(1, page(&["a", "b", "c"], 3)));
+        popup.move_down();
+        assert_eq!(popup.selected().map(MentionItem::key), Some("b"));
+        assert!(!popup.refresh_page(0, page(&["x"], 1)), "another query");
+        assert!(popup.refresh_page(1, page(&["new", "a", "b", "c"], 40)));
+        assert_eq!(popup.selected().map(MentionItem::key), Some("b"), "still b");
+        assert_eq!(popup.total(), 40);
+        assert!(popup.refresh_page(1, page(&["p", "q"], 2)));
+        assert_eq!(
+            popup.selected().map(MentionItem::key),
+            Some("p"),
+            "b is gone: the first row, as for a new answer"
+        );
     }
 
     #[test]

@@ -188,6 +188,19 @@ impl<T> SectionedList<T> {
         self.scroll_to_selection();
     }
 
+    /// Selects the first row `pick` accepts (scrolled into view); false, and the selection
+    /// unchanged, when none does.
+    pub fn select_where(&mut self, pick: impl Fn(&T) -> bool) -> bool {
+        for (section, s) in self.sections.iter().enumerate() {
+            if let Some(row) = s.rows.iter().position(&pick) {
+                self.selected = Some(RowRef { section, row });
+                self.scroll_to_selection();
+                return true;
+            }
+        }
+        false
+    }
+
     /// Changes the title of section `index` (rows and selection stay).
     pub fn set_title(&mut self, index: usize, title: Option<String>) {
         if let Some(slot) = self.sections.get_mut(index) {

@@ -259,6 +259,15 @@ impl MentionInputState {
         }
     }
 
+    /// Replaces the answer on show for query `id` with a fresher page, keeping the selected
+    /// row when it is still there (see [`MentionPopup::refresh_page`]); an older query's or
+    /// an unanswered one's is dropped.
+    pub fn refresh_page(&mut self, id: QueryId, page: ResultsPage) {
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.refresh_page(id, page);
+        }
+    }
+
     /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
     /// popup's last section and never selected on arrival (see [`MentionPopup::set_hits`]);
     /// an older query's answer is dropped.
