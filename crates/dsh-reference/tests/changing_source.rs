@@ -337,6 +337,30 @@ fn check_how(how: How, change: Change, at: usize, zstd: bool, budget: usize) -> 
     }
 }
 
+/// The changes made to a log during a read, and the surface event at which they are made.
+const CHANGES: [(Change, usize); 6] = [
+    (Change::Nothing, 600),
+    (Change::Truncate(50), 600),
+    (Change::Truncate(50), 2400),
+    (Change::Grow, 600),
+    (Change::Replace, 600),
+    (Change::Replace, 2400),
+];
+
+/// Count the outcome of every change of [`CHANGES`], plain and zstd, at two budgets.
+fn tally(outcomes: &mut std::collections::BTreeMap<String, usize>, how: How) {
+    for zstd in [false, true] {
+        for budget in [3_000, 50_000_000] {
+            for (change, at) in CHANGES {
+                let outcome = check_how(how, change, at, zstd, budget);
+                *outcomes
+                    .entry(format!("{change:?}@{at} zstd={zstd}: {outcome}"))
+                    .or_insert(0) += 1;
+            }
+        }
+    }
+}
+
 #[test]
 fn a_log_changing_while_streamed_is_a_read_failure_or_a_consistent_snapshot() {
     // 2 400 surface events: change the log early in the scan, or at its very end (after
@@ -395,23 +419,7 @@ fn the_same_holds_when_messages_are_only_measured() {
         lines: false,
     };
     let mut outcomes = std::collections::BTreeMap::new();
-    for zstd in [false, true] {
-        for budget in [3_000, 50_000_000] {
-            for (change, at) in [
-                (Change::Nothing, 600),
-                (Change::Truncate(50), 600),
-                (Change::Truncate(50), 2400),
-                (Change::Grow, 600),
-                (Change::Replace, 600),
-                (Change::Replace, 2400),
-            ] {
-                let outcome = check_how(how, change, at, zstd, budget);
-                *outcomes
-                    .entry(format!("{change:?}@{at} zstd={zstd}: {outcome}"))
-                    .or_insert(0) += 1;
-            }
-        }
-    }
+    tally(&mut outcomes, how);
     println!("{outcomes:#?}");
     for zstd in [false, true] {
         for key in [
@@ -444,14 +452,7 @@ fn a_large_zstd_log_read_ahead_on_a_second_thread_changing_while_streamed() {
             noisy: true,
             lines: false,
         };
-        for (change, at) in [
-            (Change::Nothing, 600),
-            (Change::Truncate(50), 600),
-            (Change::Truncate(50), 2400),
-            (Change::Grow, 600),
-            (Change::Replace, 600),
-            (Change::Replace, 2400),
-        ] {
+        for (change, at) in CHANGES {
             let outcome = check_how(how, change, at, true, 3_000);
             *outcomes
                 .entry(format!("{change:?}@{at}: {outcome}"))
@@ -482,23 +483,7 @@ fn kept_lines_give_the_same_outcomes_but_a_cut_after_the_scan_is_not_seen() {
             noisy,
             lines: true,
         };
-        for zstd in [false, true] {
-            for budget in [3_000, 50_000_000] {
-                for (change, at) in [
-                    (Change::Nothing, 600),
-                    (Change::Truncate(50), 600),
-                    (Change::Truncate(50), 2400),
-                    (Change::Grow, 600),
-                    (Change::Replace, 600),
-                    (Change::Replace, 2400),
-                ] {
-                    let outcome = check_how(how, change, at, zstd, budget);
-                    *outcomes
-                        .entry(format!("{change:?}@{at} zstd={zstd}: {outcome}"))
-                        .or_insert(0) += 1;
-                }
-            }
-        }
+        tally(&mut outcomes, how);
     }
     println!("{outcomes:#?}");
     for zstd in [false, true] {
