@@ -347,6 +347,25 @@ const CHANGES: [(Change, usize); 6] = [
     (Change::Replace, 2400),
 ];
 
+/// The outcomes every way of reading must give for the early changes (and no change).
+fn early_outcomes(zstd: bool) -> [String; 5] {
+    [
+        format!("Nothing@600 zstd={zstd}: snapshot"),
+        // A file renamed over the log is never seen: the scan reads its open handle.
+        format!("Replace@600 zstd={zstd}: snapshot"),
+        format!("Replace@2400 zstd={zstd}: snapshot"),
+        // Cut early: the scan ends where the file now ends.
+        format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
+        // Grown early: a plain log's appended events are read too; a zstd log is read up
+        // to the length it had when it was opened.
+        if zstd {
+            format!("Grow@600 zstd={zstd}: snapshot")
+        } else {
+            format!("Grow@600 zstd={zstd}: longer snapshot")
+        },
+    ]
+}
+
 /// Count the outcome of every change of [`CHANGES`], plain and zstd, at two budgets.
 fn tally(outcomes: &mut std::collections::BTreeMap<String, usize>, how: How) {
     for zstd in [false, true] {
@@ -386,21 +405,7 @@ fn a_log_changing_while_streamed_is_a_read_failure_or_a_consistent_snapshot() {
     }
     println!("{outcomes:#?}");
     for zstd in [false, true] {
-        for key in [
-            format!("Nothing@600 zstd={zstd}: snapshot"),
-            // A file renamed over the log is never seen: the scan reads its open handle.
-            format!("Replace@600 zstd={zstd}: snapshot"),
-            format!("Replace@2400 zstd={zstd}: snapshot"),
-            // Cut early: the scan ends where the file now ends.
-            format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
-            // Grown early: a plain log's appended events are read too; a zstd log is read
-            // up to the length it had when it was opened.
-            if zstd {
-                format!("Grow@600 zstd={zstd}: snapshot")
-            } else {
-                format!("Grow@600 zstd={zstd}: longer snapshot")
-            },
-        ] {
+        for key in early_outcomes(zstd) {
             assert_eq!(outcomes.get(&key), Some(&2), "{key}: {outcomes:#?}");
         }
         // Cut after the scan: the newest kept items are gone when read again.
@@ -422,17 +427,7 @@ fn the_same_holds_when_messages_are_only_measured() {
     tally(&mut outcomes, how);
     println!("{outcomes:#?}");
     for zstd in [false, true] {
-        for key in [
-            format!("Nothing@600 zstd={zstd}: snapshot"),
-            format!("Replace@600 zstd={zstd}: snapshot"),
-            format!("Replace@2400 zstd={zstd}: snapshot"),
-            format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
-            if zstd {
-                format!("Grow@600 zstd={zstd}: snapshot")
-            } else {
-                format!("Grow@600 zstd={zstd}: longer snapshot")
-            },
-        ] {
+        for key in early_outcomes(zstd) {
             assert_eq!(outcomes.get(&key), Some(&2), "{key}: {outcomes:#?}");
         }
         let late = format!("Truncate(50)@2400 zstd={zstd}: read failure");
@@ -487,22 +482,12 @@ fn kept_lines_give_the_same_outcomes_but_a_cut_after_the_scan_is_not_seen() {
     }
     println!("{outcomes:#?}");
     for zstd in [false, true] {
-        for key in [
-            format!("Nothing@600 zstd={zstd}: snapshot"),
-            format!("Replace@600 zstd={zstd}: snapshot"),
-            format!("Replace@2400 zstd={zstd}: snapshot"),
-            format!("Truncate(50)@600 zstd={zstd}: shorter snapshot"),
-            if zstd {
-                format!("Grow@600 zstd={zstd}: snapshot")
-            } else {
-                format!("Grow@600 zstd={zstd}: longer snapshot")
-            },
-            if zstd {
-                format!("Truncate(50)@2400 zstd={zstd}: snapshot")
-            } else {
-                format!("Truncate(50)@2400 zstd={zstd}: read failure")
-            },
-        ] {
+        let late = if zstd {
+            format!("Truncate(50)@2400 zstd={zstd}: snapshot")
+        } else {
+            format!("Truncate(50)@2400 zstd={zstd}: read failure")
+        };
+        for key in early_outcomes(zstd).into_iter().chain([late]) {
             assert_eq!(outcomes.get(&key), Some(&4), "{key}: {outcomes:#?}");
         }
     }
