@@ -294,11 +294,8 @@ mod tests {
         assert_eq!(config.sources.codex, SourceSetting::Off);
         let on = Config::parse("[sources]\ncodex = true\n", p).unwrap();
         assert_eq!(on.sources.codex, SourceSetting::Default);
-        let new = Config::parse(
-            "[sources]\ngemini = \"/g/.gemini\"\nopencode = false\n",
-            p,
-        )
-        .unwrap();
+        let new =
+            Config::parse("[sources]\ngemini = \"/g/.gemini\"\nopencode = false\n", p).unwrap();
         assert_eq!(
             new.sources.gemini,
             SourceSetting::Path(PathBuf::from("/g/.gemini"))
