@@ -134,9 +134,7 @@ impl Fixture {
             .write(true)
             .open(saved)
             .unwrap()
-            .set_modified(
-                std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_777_000_000),
-            )
+            .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_777_000_000))
             .unwrap();
         fx.config(&fx.all_sources());
         fx
@@ -739,7 +737,10 @@ fn sessions_lists_every_tool_with_its_badge() {
         "{human}"
     );
     // Hostile titles reach the terminal escaped.
-    assert!(!human.contains('\u{1b}') && !human.contains('\u{202e}'), "{human:?}");
+    assert!(
+        !human.contains('\u{1b}') && !human.contains('\u{202e}'),
+        "{human:?}"
+    );
     // Off for one run, or one source in the config.
     let off = ok_json(&fx.run(&["--no-foreign-sources", "sessions", "--json"]));
     assert_eq!(off.as_array().unwrap().len(), 2);
@@ -818,7 +819,8 @@ fn prepare_gemini_and_opencode_sessions_gives_only_their_visible_conversations()
             {"sessionId": OPENCODE_COMPACTED, "origin": "opencode"}
         ])
     );
-    let human = String::from_utf8(fx.run(&["prepare", "--session", "target", &text]).stdout).unwrap();
+    let human =
+        String::from_utf8(fx.run(&["prepare", "--session", "target", &text]).stdout).unwrap();
     assert!(
         human.contains(&format!(
             "gemini ({GEMINI_COMPRESSED}) · 3 of 3 messages · from Gemini CLI"
@@ -867,7 +869,12 @@ fn gemini_and_opencode_sessions_are_searched() {
         ]
     );
     // What a tool hides is not searchable.
-    for hidden in ["SECRET-THOUGHT", "SECRET-REASONING", "TOOL-OUTPUT", "REWOUND-AWAY"] {
+    for hidden in [
+        "SECRET-THOUGHT",
+        "SECRET-REASONING",
+        "TOOL-OUTPUT",
+        "REWOUND-AWAY",
+    ] {
         let out = fx.run(&["search", "--json", hidden]);
         assert_eq!(ok_json(&out), json!([]), "{hidden}");
     }
