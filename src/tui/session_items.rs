@@ -39,6 +39,7 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
             searching: "searching…".to_string(),
             failed: "could not list sessions".to_string(),
             no_match: "no matching sessions".to_string(),
+            still_searching: "still searching — Enter again sends as text".to_string(),
             no_exact_match: "no exact match".to_string(),
             preview_title: "preview".to_string(),
             preview_pending: "estimating the reference size…".to_string(),
@@ -217,7 +218,7 @@ mod tests {
             _ => unreachable!(),
         };
         let row = candidate("s1", "\u{1b}[31mred\u{7}", Some("/work"));
-        state.set_results(id, vec![session_item(&row, &Origin::Dsh, utc)]);
+        let _ = state.set_results(id, vec![session_item(&row, &Origin::Dsh, utc)]);
         let outcome = state.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
         assert!(matches!(outcome, Outcome::Inserted { .. }), "{outcome:?}");
         assert_eq!(state.draft(), r"@[\\x1B[31mred\\x07](dsh-session:InMxIg) ");
