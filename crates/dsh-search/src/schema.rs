@@ -13,8 +13,9 @@ use tantivy::schema::{
 use crate::text_analysis::ANALYZER;
 
 /// Bumped whenever the schema, the analyzer or the meaning of a field changes: an index of
-/// another format is rebuilt.
-pub const FORMAT: &str = "dsh-search 1";
+/// another format is rebuilt. 3: compaction summaries kept as such (message kind 2 in
+/// `msgs`) and indexed without their `<compacted-summary>` framing (issue 24).
+pub const FORMAT: &str = "dsh-search 3";
 
 /// The fields, looked up once.
 #[derive(Debug, Clone, Copy)]

@@ -12,10 +12,15 @@ use dsh_reference::projection::project_event;
 use dsh_store::reader::{self, LogFormat, ScanPos, UNTERMINATED};
 use dsh_store::{EventData, QueryError, SessionHeader, SurfaceFolder, SurfaceOp};
 
+use crate::checkpoint_text;
+
 /// One projected message as indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexedMessage {
     pub role: TurnRole,
+    /// A compaction summary (a checkpoint standing for what it replaced); its text is the
+    /// summary without its framing (`checkpoint_text`).
+    pub checkpoint: bool,
     pub seq: u64,
     /// Event time, Unix milliseconds.
     pub time: i64,
@@ -64,11 +69,17 @@ fn resumable(end: ScanPos, torn: Option<&reader::TornTail>) -> Option<ScanPos> {
 
 pub(crate) fn message_of(event: &dsh_store::Event) -> Option<IndexedMessage> {
     let item = project_event(event)?;
+    let text = if item.checkpoint {
+        checkpoint_text::summary_of(&item.text).to_owned()
+    } else {
+        item.text.into_owned()
+    };
     Some(IndexedMessage {
         role: item.role,
+        checkpoint: item.checkpoint,
         seq: event.seq,
         time: event.time,
-        text: item.text.into_owned(),
+        text,
     })
 }
 
