@@ -175,10 +175,10 @@ pub fn snippets(
 }
 
 /// Up to `max` snippets of `messages`, a run of a conversation whose first message is
-/// number `first_number` (a session indexed in pieces passes each piece's place): the
-/// messages matching the most distinct clauses, then those saying the most of the query's
-/// consecutive words as a phrase, then near each other (in the query's order), earliest
-/// first among equals; each cut around its
+/// number `first_number` (a session indexed in pieces passes each piece's place), best
+/// first: the messages matching the most distinct clauses, then those saying the most of
+/// the query's consecutive words as a phrase, then near each other (in the query's order),
+/// earliest first among equals; each cut around its
 /// first match (its first phrase, when it has one).
 pub fn snippets_from(
     analyzer: &mut TextAnalyzer,
@@ -225,7 +225,6 @@ pub fn snippets_from(
             .then(a.index.cmp(&b.index))
     });
     scored.truncate(max);
-    scored.sort_by_key(|s| s.index);
     scored
         .into_iter()
         .filter_map(|s| {
@@ -417,7 +416,7 @@ mod tests {
             (
                 "kafka redis",
                 vec![msg(1, "about kafka"), msg(2, "kafka and redis")],
-                vec![(1, vec!["kafka"]), (2, vec!["kafka", "redis"])],
+                vec![(2, vec!["kafka", "redis"]), (1, vec!["kafka"])],
             ),
             (
                 "evil",
@@ -492,11 +491,11 @@ mod tests {
             msg(3, "we tuned the rate limiter today"),
             msg(4, "a rate   limiter with spaces"),
         ];
-        let got: Vec<u64> = snippets(&mut a, &q, &messages, 2)
+        let got: Vec<u64> = snippets(&mut a, &q, &messages, 3)
             .iter()
             .map(|s| s.seq)
             .collect();
-        assert_eq!(got, [3, 4]);
+        assert_eq!(got, [3, 4, 1], "best first");
         // Reversed words are no phrase; within three words still counts.
         let q = parse(&mut a, "limiter rate ").unwrap();
         let got: Vec<u64> = snippets(
