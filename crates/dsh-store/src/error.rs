@@ -39,6 +39,18 @@ pub enum StoreError {
     /// The batch would make the log invalid; nothing was written.
     #[error("invalid event for session {id:?}: {reason}")]
     InvalidEvent { id: String, reason: String },
+    /// The batch breaks a rule of dsh's log format (docs/session-store.md: the rule book):
+    /// a bug in the caller; nothing was written.
+    #[error(
+        "refused to write to session {id:?}: {violation}{}",
+        if *more > 0 { format!(" (and {more} more)") } else { String::new() }
+    )]
+    RuleBroken {
+        id: String,
+        violation: Box<crate::rule_book::Violation>,
+        /// Further violations of the same batch.
+        more: usize,
+    },
     /// A failed write could not be rolled back; the writer refuses further appends.
     #[error("session {id:?}: writer disabled after an unrecoverable write failure")]
     Poisoned { id: String },

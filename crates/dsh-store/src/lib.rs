@@ -24,6 +24,7 @@ pub mod query;
 mod read_ahead;
 pub mod reader;
 pub mod recent_titles;
+pub mod rule_book;
 pub mod scanned_event;
 pub mod sized_line;
 pub mod store;
@@ -38,6 +39,9 @@ pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use json_scan::TextMeasure;
 pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::RecentTitles;
+pub use rule_book::{
+    DshVersion, Effect, Envelope, Findings, Mode, Rule, RuleBook, Versions, Violation,
+};
 pub use scanned_event::ScannedEvent;
 pub use sized_line::{SizedKind, SizedMessage, SourceClass};
 pub use store::SessionStore;
