@@ -266,14 +266,30 @@ fn context(text: &str) -> Message {
     )
 }
 
-fn discards(events: &[Event]) -> Vec<Value> {
+/// The notices of discards (no dsh version declares a log record for them: nothing is
+/// logged).
+fn discard_notices(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
-        .filter_map(|e| match &e.data {
-            EventData::Other { kind, data } if kind == "message/discarded" => Some(data.clone()),
+        .filter_map(|e| match e {
+            AgentEvent::Warning {
+                code: "AGENT_MESSAGE_DISCARDED",
+                message,
+            } => Some(message.clone()),
             _ => None,
         })
         .collect()
+}
+
+/// Every rule of both dsh versions holds for `log` (docs/session-store.md: the rule book).
+fn assert_dsh_valid(log: &[Event]) {
+    let mut book = dsh_store::RuleBook::new();
+    let mut broken = Vec::new();
+    for e in log {
+        broken.extend(book.admit(e, &dsh_store::Envelope::of_event(e), dsh_store::Mode::Scan));
+    }
+    broken.extend(book.finish());
+    assert!(broken.is_empty(), "{broken:#?}");
 }
 
 fn discarded_events(events: &[AgentEvent]) -> Vec<Vec<String>> {
@@ -458,10 +474,10 @@ async fn blocking_and_failing_hooks_log_nothing_of_the_prompt_and_discard_it_onc
         assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
 
         let log = agent.snapshot_events();
-        assert_eq!(shape(&log), ["message/discarded"]);
-        let d = discards(&log);
-        assert_eq!(d[0]["messageIds"], json!([id]));
-        assert!(d[0]["reason"].as_str().unwrap().contains(reason), "{d:?}");
+        assert_eq!(shape(&log), Vec::<String>::new(), "nothing is logged");
+        let d = discard_notices(&seen);
+        assert_eq!(d.len(), 1);
+        assert!(d[0].contains(reason), "{d:?}");
         assert!(provider.requests().is_empty());
         assert_eq!(agent.status(), AgentStatus::Idle);
         // The one-shot hook is gone with its blocked message; the blocker stays.
@@ -480,8 +496,9 @@ async fn dropping_the_guard_detaches_the_hook() {
     drop(guard);
     assert_eq!(agent.prompt_submit_hooks(), 0);
     agent.followup(user("hi"));
-    until(&mut rx, is_turn_end).await;
-    assert!(discards(&agent.snapshot_events()).is_empty());
+    let seen = until(&mut rx, is_turn_end).await;
+    assert!(discard_notices(&seen).is_empty());
+    assert!(shape(&agent.snapshot_events()).contains(&"user/message hi".to_owned()));
 }
 
 #[tokio::test]
@@ -557,18 +574,31 @@ async fn one_shot_hook_detaches_when_its_message_is_discarded() {
     assert_eq!(discarded_events(&seen), [vec![id]]);
     assert_eq!(agent.prompt_submit_hooks(), 0);
     assert!(!files_on_disk(&fx.root).contains("queued with context"));
-    // The compaction it waited behind was aborted and left the surface alone.
+    // The compaction it waited behind was aborted and left the surface alone; its turn
+    // ended aborted (before the discard was reported).
+    assert!(seen.iter().any(is_turn_end));
     let log = agent.snapshot_events();
     let end = log
         .iter()
         .rev()
-        .find(|e| e.kind() == "compact/end")
+        .find(|e| e.kind() == "compaction/end")
         .unwrap();
     let EventData::Other { data, .. } = &end.data else {
         panic!()
     };
-    assert_eq!(data["reason"]["kind"], json!("aborted"));
+    assert!(
+        data["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("AGENT_CANCELLED: "),
+        "{data}"
+    );
+    let EventData::TurnEnd { reason, .. } = &log.last().unwrap().data else {
+        panic!()
+    };
+    assert_eq!(reason.kind, "aborted");
     assert!(!shape(&log).iter().any(|s| s.contains("compacted-summary")));
+    assert_dsh_valid(&log);
 }
 
 /// Never answers: admission hangs until cancelled.
@@ -596,7 +626,8 @@ async fn cancel_during_admission_discards_the_prompt_without_logging_it() {
     agent.cancel();
     let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
     assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
-    assert_eq!(shape(&agent.snapshot_events()), ["message/discarded"]);
+    assert_eq!(discard_notices(&seen).len(), 1);
+    assert_eq!(shape(&agent.snapshot_events()), Vec::<String>::new());
     assert_eq!(agent.status(), AgentStatus::Idle);
     assert!(provider.requests().is_empty());
 }
@@ -698,18 +729,21 @@ async fn cancel_aborts_the_turn_and_discards_queued_and_staged_with_one_event() 
             "assistant/chunk text-delta",
             "step/end",
             "turn/end",
-            "message/discarded",
         ]
     );
     let EventData::TurnEnd { reason, .. } = &log[7].data else {
         panic!()
     };
     assert_eq!(reason.kind, "aborted");
-    assert_eq!(discards(&log).len(), 1);
-    assert_eq!(
-        discards(&log)[0]["messageIds"],
-        json!([queued_id, staged_id])
+    assert!(
+        reason.extra.is_empty(),
+        "both dsh versions read {{kind}} alone"
     );
+    assert_eq!(
+        discard_notices(&seen),
+        ["discarded 2 queued messages (cancelled); Up brings back what you typed"]
+    );
+    assert_dsh_valid(&log);
     assert_eq!(provider.requests().len(), 1);
     assert_eq!(agent.status(), AgentStatus::Idle);
     assert!(files_on_disk(&fx.root).contains("turn/end"));
@@ -734,8 +768,11 @@ async fn provider_error_ends_the_turn_with_its_code_and_keeps_the_message() {
         panic!()
     };
     assert_eq!(reason.kind, "error");
-    assert_eq!(reason.extra["code"], json!(code));
+    // The newest release's declared shape: {kind, error: {code, message}}.
+    assert_eq!(reason.extra["error"]["code"], json!(code));
+    assert_eq!(reason.failure().0, Some(code.as_str()));
     assert!(shape(&log).contains(&"user/message hello".to_owned()));
+    assert_dsh_valid(&log);
 }
 
 #[tokio::test]
@@ -767,7 +804,7 @@ async fn the_log_is_durable_before_the_model_is_called() {
 // Titles and compaction
 
 #[tokio::test]
-async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_manual() {
+async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_a_user_title() {
     let fx = fixture();
     let (provider, _called) = Scripted::new(vec![]);
     let (agent, mut rx) = fx.spawn("s1", provider);
@@ -790,9 +827,17 @@ async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_ma
         titles,
         [
             ("first question here".into(), "fallback".into()),
-            ("Renamed by hand".into(), "manual".into())
+            ("Renamed by hand".into(), "user".into())
         ]
     );
+    // The rename cites no message and sits in a turn of its own.
+    let log = agent.snapshot_events();
+    let n = log.len();
+    assert_eq!(
+        shape(&log[n - 3..]),
+        ["turn/start", "session/title", "turn/end"]
+    );
+    assert_dsh_valid(&log);
 }
 
 #[tokio::test]
@@ -807,24 +852,27 @@ async fn compaction_replaces_the_whole_surface_with_a_checkpoint() {
     agent.followup(user("question one"));
     until(&mut rx, is_turn_end).await;
     agent.compact();
-    until(&mut rx, is_kind("compact/end")).await;
+    // `/compact` runs in a turn of its own.
+    until(&mut rx, is_kind("compaction/end")).await;
+    until(&mut rx, is_turn_end).await;
     agent.followup(user("question two"));
     until(&mut rx, is_turn_end).await;
 
     let log = agent.snapshot_events();
     let compact: Vec<&Event> = log
         .iter()
-        .filter(|e| e.kind().starts_with("compact/") || e.seq > 6 && e.kind() == "user/message")
+        .filter(|e| e.kind().starts_with("compaction/") || e.seq > 6 && e.kind() == "user/message")
         .collect();
     assert_eq!(
         shape(&compact.iter().map(|e| (*e).clone()).collect::<Vec<_>>())[..4],
         [
-            "compact/start",
-            "compact/summary",
+            "compaction/start",
+            "compaction/summary",
             "user/message <compacted-summary>\nthe summary\n</compacted-summary>",
-            "compact/end",
+            "compaction/end",
         ]
     );
+    assert_dsh_valid(&log);
     let checkpoint = compact[2];
     assert!(
         checkpoint
@@ -1054,13 +1102,23 @@ async fn a_surface_over_the_context_window_is_compacted_before_the_first_step() 
         [
             "turn/start",
             "user/message",
-            "compact/start",
-            "compact/summary",
+            "compaction/start",
+            "compaction/summary",
             "user/message",
-            "compact/end",
+            "compaction/end",
             "step/start"
         ]
     );
+    // The checkpoint shadows all forty messages and cites every one of them, after the
+    // start and summary events.
+    let checkpoint = log
+        .iter()
+        .find(|e| matches!(e.surface_op, Some(dsh_store::SurfaceOp::Replace { .. })))
+        .unwrap();
+    let sources = checkpoint.source_event_seqs.clone().unwrap();
+    assert_eq!(sources.len(), 42);
+    assert_eq!(sources[2..], (0..40).collect::<Vec<u64>>()[..]);
+    assert_dsh_valid(&log);
     // The next turn sends the checkpoint, the compacted turn and the new prompt.
     agent.followup(user("and then"));
     until(&mut rx, is_turn_end).await;
@@ -1085,7 +1143,7 @@ async fn older_messages_are_read_again_from_the_log_when_a_replace_shortens_the_
         .append(vec![dsh_store::NewEvent {
             data: EventData::UserMessage(user("short")),
             surface_op: Some(dsh_store::SurfaceOp::Replace { start: 20, end: 39 }),
-            source_event_seqs: None,
+            source_event_seqs: Some((20..40).collect()),
         }])
         .unwrap();
     drop(writer);

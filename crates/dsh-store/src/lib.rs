@@ -15,6 +15,7 @@ pub mod id_order;
 pub mod index_file;
 mod json_scan;
 pub mod kinds;
+pub mod layout;
 pub mod listing;
 pub mod lone_surrogates;
 mod message_line;

@@ -158,8 +158,8 @@ pub struct SessionWriter {
     /// Time of the last event (`i64::MIN` before the first).
     last_time: i64,
     /// dsh's rules over the log so far (it holds the folded surface): every new batch is
-    /// checked against it.
-    rules: RuleBook,
+    /// checked against it. Boxed: a writer moves through channels.
+    rules: Box<RuleBook>,
     /// What the log broke before this writer opened it (written by an earlier version).
     inherited: Findings,
     pending: PendingBatch,
@@ -235,7 +235,7 @@ impl SessionWriter {
             limits: *limits,
             next_seq: loaded.next_seq,
             last_time: loaded.last_time,
-            rules: loaded.rules,
+            rules: Box::new(loaded.rules),
             inherited: loaded.inherited,
             pending: PendingBatch::default(),
             state: State::Open {
@@ -272,7 +272,7 @@ impl SessionWriter {
             limits: *limits,
             next_seq: 0,
             last_time: i64::MIN,
-            rules: RuleBook::new(),
+            rules: Box::default(),
             inherited: Findings::default(),
             pending: PendingBatch::default(),
             encoding_check: EncodingCheck::Due {
