@@ -17,6 +17,7 @@ mod json_scan;
 pub mod kinds;
 pub mod layout;
 pub mod listing;
+pub mod log_check;
 pub mod lone_surrogates;
 mod message_line;
 pub mod nofollow;

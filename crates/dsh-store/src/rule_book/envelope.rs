@@ -36,6 +36,11 @@ impl Envelope {
     /// The envelope of an event as this project serializes it (and of an event expanded
     /// from a packed row): the six keys, nothing else.
     pub fn of_event(_event: &Event) -> Self {
+        Self::plain()
+    }
+
+    /// The six keys, nothing else.
+    pub fn plain() -> Self {
         Envelope {
             extra_keys: Vec::new(),
             ignorable: None,
@@ -80,11 +85,7 @@ impl Envelope {
                     has_data: raw.data.is_some(),
                 }
             }
-            Ok(_) | Err(_) => Envelope {
-                extra_keys: Vec::new(),
-                ignorable: None,
-                has_data: true,
-            },
+            Ok(_) | Err(_) => Envelope::plain(),
         }
     }
 
