@@ -77,6 +77,11 @@ impl Scripted {
     fn requests(&self) -> Vec<Vec<Message>> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// Script the next unscripted request.
+    fn push(&self, script: Script) {
+        self.scripts.lock().unwrap().push_back(script);
+    }
 }
 
 fn ok_events(text: &str) -> Vec<StreamEvent> {
@@ -1196,4 +1201,281 @@ async fn a_store_with_both_encodings_is_reported_before_the_first_send() {
     );
     drop(agent);
     assert!(!fx.store.exists("s-new"), "nothing was published");
+}
+
+// ---------------------------------------------------------------------------------------
+// dsh's rules: golden records, and random conversations through the real writer
+
+/// `log` as JSON lines with what varies from run to run made stable: times dropped, message
+/// ids and compaction ids numbered in order of appearance.
+fn normalized(log: &[Event]) -> String {
+    let mut ids: Vec<String> = Vec::new();
+    let mut name = |id: &str, what: &str| {
+        let n = match ids.iter().position(|i| i == id) {
+            Some(n) => n,
+            None => {
+                ids.push(id.to_owned());
+                ids.len() - 1
+            }
+        };
+        Value::String(format!("<{what} {n}>"))
+    };
+    let mut out = String::new();
+    for e in log {
+        let mut v = serde_json::to_value(e).unwrap();
+        v.as_object_mut().unwrap().shift_remove("time");
+        for path in ["/data/message", "/data"] {
+            if let Some(message) = v.pointer_mut(path)
+                && message.get("role").is_some()
+                && let Some(id) = message.get("id").and_then(Value::as_str).map(str::to_owned)
+            {
+                message["id"] = name(&id, "message");
+            }
+        }
+        let data = &mut v["data"];
+        if let Some(id) = data
+            .get("compactionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            data["compactionId"] = name(&id, "compaction");
+        }
+        if let Some(id) = data["source"]
+            .get("compactionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            data["source"]["compactionId"] = name(&id, "compaction");
+        }
+        out.push_str(&serde_json::to_string(&v).unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+/// Compare `text` with the golden file `name` (`tests/fixtures/golden/`); with
+/// `DSH_REFS_UPDATE_GOLDEN=1` the file is written instead.
+fn golden(name: &str, text: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/golden")
+        .join(name);
+    if std::env::var_os("DSH_REFS_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, want, "golden file {}", path.display());
+}
+
+/// The records of titles and compactions, byte for byte (docs/session-store.md: titles,
+/// compaction): a fallback title with mentions, a user title in a turn of its own, `/compact`
+/// in a turn of its own, a failed `/compact`, and an automatic compaction inside the turn
+/// that needed it. `DSH_REFS_KEEP_LOG=DIR` keeps the store (to run dsh's readers on it).
+#[tokio::test]
+async fn titles_and_compactions_are_recorded_as_dsh_declares_them() {
+    let fx = fixture();
+    let (provider, mut called) = Scripted::new(vec![
+        Script::Reply(ok_events("answer one")),
+        Script::Reply(ok_events("answer two")),
+        Script::Reply(ok_events("the summary")),
+        Script::Fail(test_llm_error()),
+        Script::Reply(ok_events("answer three")),
+        Script::Reply(ok_events("summary of everything so far")),
+        Script::Reply(ok_events("answer four")),
+    ]);
+    let (agent, mut rx) = Agent::spawn(
+        {
+            let header = SessionHeader::new("golden", 1, Some("/work/project".into()));
+            fx.store.open_writer("golden", Some(header)).unwrap()
+        },
+        limited(provider.clone(), 1024),
+    );
+    agent.followup(user("@A and @B vs @C compare these three sessions please"));
+    until(&mut rx, is_turn_end).await;
+    agent.set_title("  Renamed \u{1b}[1mby\u{1b}[0m hand ");
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user("second question"));
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user(&format!("a long question {}", "y".repeat(1500))));
+    until(&mut rx, is_turn_end).await;
+    // Over the 1024-token window: compacted before the turn's first step.
+    agent.followup(user(&format!("another long one {}", "z".repeat(1500))));
+    until(&mut rx, is_turn_end).await;
+    assert_eq!(provider.requests().len(), 7);
+    while called.try_recv().is_ok() {}
+    let log = agent.snapshot_events();
+    assert_dsh_valid(&log);
+    if let Some(dir) = std::env::var_os("DSH_REFS_KEEP_LOG") {
+        let from = fx.store.locate("golden").unwrap().unwrap().path;
+        let to = Path::new(&dir).join("--work-project--").join("golden");
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(from, to.join("session.jsonl")).unwrap();
+    }
+    golden(
+        "titles_and_compactions.jsonl",
+        &normalized(&log)
+            .lines()
+            .filter(|l| !l.contains("\"assistant/chunk\""))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    );
+}
+
+/// One thing a user does to a session.
+#[derive(Debug, Clone)]
+enum Act {
+    /// A prompt, `big` enough to outgrow the window in a few turns.
+    Prompt { big: bool },
+    /// `/compact` while idle.
+    Compact,
+    /// `/compact` whose summary request fails.
+    FailedCompact,
+    /// `/title`.
+    Title,
+    /// A context injected while idle.
+    Inject,
+    /// Something done while a reply streams.
+    MidTurn(MidTurn),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum MidTurn {
+    Compact,
+    Steer,
+    Cancel,
+}
+
+fn act() -> impl proptest::strategy::Strategy<Value = Act> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => any::<bool>().prop_map(|big| Act::Prompt { big }),
+        2 => Just(Act::Compact),
+        1 => Just(Act::FailedCompact),
+        1 => Just(Act::Title),
+        1 => Just(Act::Inject),
+        1 => Just(Act::MidTurn(MidTurn::Compact)),
+        1 => Just(Act::MidTurn(MidTurn::Steer)),
+        1 => Just(Act::MidTurn(MidTurn::Cancel)),
+    ]
+}
+
+/// Wait until `n` more turns have ended (or, for a `/compact` with nothing to compact, its
+/// error arrived in place of its turn).
+async fn turns_end(rx: &mut mpsc::UnboundedReceiver<AgentEvent>, n: usize) {
+    let mut left = n;
+    while left > 0 {
+        until(rx, |e| {
+            is_turn_end(e)
+                || matches!(e, AgentEvent::Error { code, .. } if *code == "AGENT_NOTHING_TO_COMPACT")
+        })
+        .await;
+        left -= 1;
+    }
+}
+
+/// Run `acts` on a new session with a `context_tokens` window; return the log.
+async fn live(acts: &[Act], context_tokens: u64) -> Vec<Event> {
+    let fx = fixture();
+    let (provider, mut called) = Scripted::new(vec![]);
+    let header = SessionHeader::new("p", 1, Some("/work/project".into()));
+    let writer = fx.store.open_writer("p", Some(header)).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), context_tokens));
+    let text =
+        |big: bool, n: usize| format!("prompt {n} {}", "w ".repeat(if big { 700 } else { 5 }));
+    for (n, a) in acts.iter().enumerate() {
+        match a {
+            Act::Prompt { big } => {
+                agent.followup(user(&text(*big, n)));
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Compact => {
+                agent.compact();
+                turns_end(&mut rx, 1).await;
+            }
+            Act::FailedCompact => {
+                provider.push(Script::Fail(test_llm_error()));
+                agent.compact();
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Title => {
+                agent.set_title(&format!("title {n}"));
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Inject => {
+                agent.inject(context(&format!("context {n}")));
+                until(&mut rx, is_kind("user/message")).await;
+            }
+            Act::MidTurn(what) => {
+                while called.try_recv().is_ok() {}
+                let (gate, wait) = oneshot::channel();
+                provider.push(Script::Gated(
+                    vec![StreamEvent::Text("par".into())],
+                    wait,
+                    vec![StreamEvent::Text("tial".into())],
+                ));
+                agent.followup(user(&text(false, n)));
+                called.recv().await.unwrap();
+                let turns = match what {
+                    MidTurn::Compact => {
+                        agent.compact();
+                        2
+                    }
+                    MidTurn::Steer => {
+                        agent.steer(user(&format!("steer {n}")));
+                        1
+                    }
+                    MidTurn::Cancel => {
+                        agent.cancel();
+                        1
+                    }
+                };
+                let _ = gate.send(());
+                turns_end(&mut rx, turns).await;
+            }
+        }
+    }
+    let log = agent.snapshot_events();
+    drop(agent);
+    while rx.recv().await.is_some() {}
+    log
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 24,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Random conversations with compactions (several in a row, tiny windows, `/compact`
+    /// idle and mid-turn, cancels, steering) through the real agent and writer: every log
+    /// follows every rule of both dsh versions.
+    #[test]
+    fn every_log_the_agent_writes_follows_dsh_rules(
+        acts in proptest::collection::vec(act(), 1..12),
+        tiny in proptest::prelude::any::<bool>(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let log = runtime.block_on(live(&acts, if tiny { 1024 } else { 4096 }));
+        if std::env::var_os("DSH_REFS_SHOW_ACTS").is_some() {
+            let kinds = |k: &str| log.iter().filter(|e| e.kind() == k).count();
+            eprintln!(
+                "{} acts, {} turns, {} compactions ({} failed), {} steering",
+                acts.len(),
+                kinds("turn/start"),
+                kinds("compaction/start"),
+                log.iter().filter(|e| e.kind() == "compaction/end" && matches!(&e.data, EventData::Other { data, .. } if data.get("error").is_some())).count(),
+                kinds("steering/message"),
+            );
+        }
+        assert_dsh_valid(&log);
+    }
 }
