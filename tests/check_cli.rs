@@ -2,6 +2,7 @@
 //! is clean (exit 0); a log an earlier version wrote is named with its broken rules and
 //! versions (exit 1) and stays untouched; usage errors exit 2, an unreadable store 3.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+#![allow(clippy::similar_names)] // test code: `log` and `long` read fine
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,14 +1,18 @@
 //! Table-driven tests of the rule book: small logs as dsh would write them, or break them,
 //! and the rules each version would refuse them for.
+#![allow(clippy::needless_pass_by_value)] // test code: builders take values for brevity
 
 use serde_json::{Value, json};
 
 use super::*;
 use crate::reader;
 
+/// `(rule code, breaks 6816e8a3d5, breaks 0.1.0-rc.8)` of one violation.
+type Judged = (&'static str, bool, bool);
+
 /// Fold `lines` (JSON events, seqs from 0) and list `(rule, followed?, release?)` per
 /// violation.
-fn judge(lines: &[Value]) -> Vec<(&'static str, bool, bool)> {
+fn judge(lines: &[Value]) -> Vec<Judged> {
     let mut book = RuleBook::new();
     let mut out = Vec::new();
     for (seq, line) in lines.iter().enumerate() {
@@ -128,7 +132,7 @@ const BOTH: (bool, bool) = (true, true);
 const FOLLOWED: (bool, bool) = (true, false);
 const RELEASE: (bool, bool) = (false, true);
 
-fn rules(list: &[(&'static str, (bool, bool))]) -> Vec<(&'static str, bool, bool)> {
+fn rules(list: &[(&'static str, (bool, bool))]) -> Vec<Judged> {
     list.iter().map(|(r, (f, rel))| (*r, *f, *rel)).collect()
 }
 
@@ -160,7 +164,7 @@ fn logs_written_as_this_project_writes_them_break_no_rule() {
 
 #[test]
 fn each_broken_rule_is_named_with_its_versions() {
-    let cases: Vec<(&str, Vec<Value>, Vec<(&'static str, bool, bool)>)> = vec![
+    let cases: Vec<(&str, Vec<Value>, Vec<Judged>)> = vec![
         (
             // The break: a replacement citing only part of what it shadows.
             "replacement missing shadowed nodes",
