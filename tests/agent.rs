@@ -1211,13 +1211,10 @@ async fn a_store_with_both_encodings_is_reported_before_the_first_send() {
 fn normalized(log: &[Event]) -> String {
     let mut ids: Vec<String> = Vec::new();
     let mut name = |id: &str, what: &str| {
-        let n = match ids.iter().position(|i| i == id) {
-            Some(n) => n,
-            None => {
-                ids.push(id.to_owned());
-                ids.len() - 1
-            }
-        };
+        let n = ids.iter().position(|i| i == id).unwrap_or_else(|| {
+            ids.push(id.to_owned());
+            ids.len() - 1
+        });
         Value::String(format!("<{what} {n}>"))
     };
     let mut out = String::new();
@@ -1320,8 +1317,11 @@ async fn titles_and_compactions_are_recorded_as_dsh_declares_them() {
         &normalized(&log)
             .lines()
             .filter(|l| !l.contains("\"assistant/chunk\""))
-            .map(|l| format!("{l}\n"))
-            .collect::<String>(),
+            .fold(String::new(), |mut out, l| {
+                out.push_str(l);
+                out.push('\n');
+                out
+            }),
     );
 }
 
