@@ -137,7 +137,7 @@ first; on a terminal a progress bar shows a long first build. No match prints []
 and exits 0. An invalid query (for example an unbalanced quote) exits 2."
     )]
     Search(SearchArgs),
-    /// Check session logs against dsh's rules (both the followed commit and the newest release).
+    /// Check every session log against the rules both dsh versions read logs by.
     #[command(
         long_about = "Read every session log of the store (or the one named with --session) \
 against the rules both DeepSeek Harness versions this project writes for read by (the followed \
