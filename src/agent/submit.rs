@@ -4,7 +4,7 @@
 use tokio_util::sync::CancellationToken;
 
 use dsh_reference::{
-    AgentRef, ErrorCode, Reference, ReferenceError, SessionReferences, parse_text,
+    AgentRef, ErrorCode, Reference, ReferenceError, SessionReferences, parse_message,
 };
 use dsh_store::{ContentBlock, Message, Role, Source};
 
@@ -88,13 +88,13 @@ impl ParsedSubmission {
     }
 }
 
-/// Parses `text` once; mentions with no service to resolve them are an error here, the
-/// one place that checks.
+/// Parses `text` once (mentions shown by their neutral labels: docs/references.md); mentions
+/// with no service to resolve them are an error here, the one place that checks.
 pub fn parse_submission(
     refs: Option<&SessionReferences>,
     text: &str,
 ) -> Result<ParsedSubmission, SubmitError> {
-    let parsed = parse_text(text)?;
+    let parsed = parse_message(text)?;
     let content = vec![ContentBlock::text(parsed.text)];
     if parsed.references.is_empty() {
         return Ok(ParsedSubmission::Plain(content));

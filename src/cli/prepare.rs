@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
-use dsh_reference::{Prepared, parse_text};
+use dsh_reference::{Prepared, parse_message};
 use dsh_store::{ContentBlock, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
@@ -20,7 +20,7 @@ use super::{CliError, Context, PrepareArgs};
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     ctx.require_store()?;
     let service = open_service(ctx)?;
-    let parsed = parse_text(&args.text)?;
+    let parsed = parse_message(&args.text)?;
     let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();
     let content = vec![ContentBlock::text(parsed.text)];
