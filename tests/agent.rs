@@ -1479,3 +1479,51 @@ proptest::proptest! {
         assert_dsh_valid(&log);
     }
 }
+
+/// A span too long for one line of the log (`store.max_line_bytes`, here 8 KiB: 3 000 nodes
+/// listed twice) is compacted in part: the newest nodes that fit, every line readable.
+#[tokio::test]
+async fn a_compaction_never_writes_a_line_the_reader_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = dsh_store::reader::Limits {
+        max_line_bytes: 8 << 10,
+        ..dsh_store::reader::Limits::default()
+    };
+    let store = SessionStore::new(dir.path().join("store")).with_limits(limits);
+    let header = SessionHeader::new("huge", 1, Some("/work/project".into()));
+    let mut writer = store.open_writer("huge", Some(header)).unwrap();
+    let batch: Vec<dsh_store::NewEvent> = (0..3000)
+        .map(|i| {
+            dsh_store::NewEvent::appended(EventData::UserMessage(user(&format!(
+                "{i:04} {}",
+                "y".repeat(40)
+            ))))
+        })
+        .collect();
+    writer.append(batch).unwrap();
+    let (provider, _calls) = Scripted::new(vec![Script::Reply(ok_events("short summary"))]);
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), 2048));
+    agent.followup(user("the newest prompt"));
+    until(&mut rx, is_turn_end).await;
+    let log = agent.snapshot_events();
+    assert_dsh_valid(&log);
+    let checkpoint = log
+        .iter()
+        .find(|e| matches!(e.surface_op, Some(dsh_store::SurfaceOp::Replace { .. })))
+        .expect("compacted");
+    let Some(dsh_store::SurfaceOp::Replace { start, end }) = checkpoint.surface_op else {
+        unreachable!()
+    };
+    let checkpoint = checkpoint.clone();
+    assert!(start > 0 && end == 2999, "{start}..{end}");
+    drop(agent);
+    while rx.recv().await.is_some() {}
+    // Every line is within the limit, and the log reads back.
+    let path = store.locate("huge").unwrap().unwrap().path;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.lines().all(|l| l.len() < 8 << 10));
+    let surface = dsh_store::SessionQuery::read_surface(&store, "huge").unwrap();
+    // The older nodes stay before the checkpoint; the prompt and the reply follow it.
+    assert_eq!(surface.events.len(), start as usize + 3);
+    assert_eq!(surface.events[start as usize].seq, checkpoint.seq);
+}

@@ -16,9 +16,9 @@ use super::handle::Shared;
 use super::session_log::{other, plain};
 use super::turn_loop::stream_reply;
 use crate::llm::summarize_request;
-use dsh_store::NewEvent;
 use dsh_store::event::{EventData, kind};
 use dsh_store::{ContentBlock, Message, Role, Source, SurfaceOp};
+use dsh_store::{NewEvent, StoreError};
 
 /// The checkpoint text: the summary wrapped in `<compacted-summary>` tags.
 pub fn checkpoint_text(summary: &str) -> String {
@@ -42,10 +42,10 @@ pub(crate) async fn compact(
     turn: u64,
     keep_newest: usize,
 ) -> Result<(), AgentError> {
-    let shadowed = shared.log.surface_before(keep_newest);
-    let (Some(&first), Some(&last)) = (shadowed.first(), shadowed.last()) else {
+    let span = shared.log.surface_before(keep_newest);
+    if span.is_empty() {
         return Err(AgentError::NothingToCompact);
-    };
+    }
     // The instruction alone is what an empty summary request holds.
     let instruction: u64 = summarize_request(Vec::new())
         .messages
@@ -55,7 +55,6 @@ pub(crate) async fn compact(
     let budget = input_budget(shared.provider().context_tokens()).saturating_sub(instruction);
     let window = shared.log.window(budget, keep_newest)?;
     let messages = window.messages.into_iter().map(|(_, m)| m).collect();
-    let shadowed_tokens = shared.log.estimated_tokens(&shadowed)?;
 
     let id = uuid::Uuid::new_v4().to_string();
     let start = plain(other(
@@ -70,11 +69,21 @@ pub(crate) async fn compact(
         Ok(_) => return abandon(shared, &id, turn, AgentError::EmptySummary).await,
         Err(e) => return abandon(shared, &id, turn, e).await,
     };
+    // Every shadowed node is listed twice (the summary's shadowedSeqs, the checkpoint's
+    // sourceEventSeqs): a span too long for one line keeps its newest part.
+    let shadowed = fitting_tail(&span, &summary, shared.log.max_line_bytes());
+    let (Some(&first), Some(&last)) = (shadowed.first(), shadowed.last()) else {
+        return abandon(shared, &id, turn, AgentError::NothingToCompact).await;
+    };
+    let shadowed_tokens = match shared.log.estimated_tokens(shadowed) {
+        Ok(tokens) => tokens,
+        Err(e) => return abandon(shared, &id, turn, e).await,
+    };
     let provider = shared.provider();
     let summary_seq = shared.log.next_seq();
     let mut sources = Vec::with_capacity(shadowed.len() + 2);
     sources.extend([start_seq, summary_seq]);
-    sources.extend(&shadowed);
+    sources.extend(shadowed);
     let checkpoint = Message::new(
         Role::User,
         vec![ContentBlock::text(checkpoint_text(&summary))],
@@ -106,8 +115,19 @@ pub(crate) async fn compact(
             json!({"compactionId": id, "turn": turn}),
         )),
     ];
-    shared.log.append(batch, true).await?;
-    Ok(())
+    match shared.log.append(batch, true).await {
+        Ok(_) => Ok(()),
+        // Refused before anything was queued (a line too long, a broken rule): the
+        // compaction ends as failed, so its turn can end.
+        Err(
+            e @ AgentError::Store(
+                StoreError::LineTooLong { .. }
+                | StoreError::RuleBroken { .. }
+                | StoreError::InvalidEvent { .. },
+            ),
+        ) => abandon(shared, &id, turn, e).await,
+        Err(e) => Err(e),
+    }
 }
 
 /// Close the bookkeeping of a failed or cancelled compaction (`error: "CODE: message"`) and
@@ -119,4 +139,49 @@ async fn abandon(shared: &Shared, id: &str, turn: u64, e: AgentError) -> Result<
     ));
     shared.log.append(vec![end], true).await?;
     Err(e)
+}
+
+/// Bytes of a compaction line besides its list of seqs: keys, ids, names (the summary text
+/// is counted separately, escaped at worst 6 bytes per byte).
+const LINE_OVERHEAD: u64 = 2 << 10;
+
+/// The newest part of `span` whose seqs, with `summary`, fit one line of `max_line` bytes
+/// (the whole span when it fits, at least its last node).
+fn fitting_tail<'a>(span: &'a [u64], summary: &str, max_line: u64) -> &'a [u64] {
+    let reserve = LINE_OVERHEAD.saturating_add((summary.len() as u64).saturating_mul(6));
+    let room = max_line.saturating_sub(reserve);
+    let mut used: u64 = 0;
+    let mut from = span.len();
+    for (i, seq) in span.iter().enumerate().rev() {
+        // The seq's digits and its comma.
+        let cost = u64::from(seq.checked_ilog10().unwrap_or(0)) + 2;
+        if used.saturating_add(cost) > room && from < span.len() {
+            break;
+        }
+        used = used.saturating_add(cost);
+        from = i;
+    }
+    span.get(from..).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_too_long_for_one_line_keeps_its_newest_part() {
+        let span: Vec<u64> = (0..1000).collect();
+        assert_eq!(fitting_tail(&span, "s", 1 << 20), span.as_slice());
+        // 3 616 bytes of room: 900 three-digit seqs (4 bytes each), then 5 two-digit ones (3).
+        let kept = fitting_tail(&span, "", LINE_OVERHEAD + 3_616);
+        assert_eq!(kept.len(), 905);
+        assert_eq!(kept.last(), Some(&999));
+        // A summary eats into the room (6 bytes per byte at worst).
+        assert_eq!(
+            fitting_tail(&span, &"x".repeat(100), LINE_OVERHEAD + 3_616).len(),
+            754
+        );
+        // Never nothing.
+        assert_eq!(fitting_tail(&span, "", 10), &[999]);
+    }
 }

@@ -34,6 +34,7 @@ impl AgentError {
     pub fn code(&self) -> &'static str {
         match self {
             AgentError::Store(StoreError::RuleBroken { .. }) => "AGENT_LOG_RULE_BROKEN",
+            AgentError::Store(StoreError::LineTooLong { .. }) => "AGENT_LOG_LINE_TOO_LONG",
             AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED",
             AgentError::Fold(_) => "AGENT_LOG_CORRUPT",
             AgentError::Llm(e) => e.code(),

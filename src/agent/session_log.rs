@@ -264,6 +264,11 @@ impl AgentLog {
         Ok(total)
     }
 
+    /// The longest line the log may hold (`store.max_line_bytes`).
+    pub(crate) fn max_line_bytes(&self) -> u64 {
+        self.lock().writer.limits().max_line_bytes
+    }
+
     /// The seq the next appended event gets (only the agent loop appends).
     pub(crate) fn next_seq(&self) -> u64 {
         self.lock().writer.next_seq()

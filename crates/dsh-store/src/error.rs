@@ -51,6 +51,18 @@ pub enum StoreError {
         /// Further violations of the same batch.
         more: usize,
     },
+    /// The event's line would be longer than `store.max_line_bytes`, so the reader would
+    /// refuse it; nothing was written.
+    #[error(
+        "refused to write to session {id:?}: event seq {seq} is a {len}-byte line, more than \
+         store.max_line_bytes ({max})"
+    )]
+    LineTooLong {
+        id: String,
+        seq: u64,
+        len: u64,
+        max: u64,
+    },
     /// A failed write could not be rolled back; the writer refuses further appends.
     #[error("session {id:?}: writer disabled after an unrecoverable write failure")]
     Poisoned { id: String },

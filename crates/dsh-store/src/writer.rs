@@ -352,6 +352,12 @@ impl SessionWriter {
         self.format
     }
 
+    /// The limits the log is read with (`store.max_line_bytes`): no line is written that
+    /// they would refuse.
+    pub fn limits(&self) -> &reader::Limits {
+        &self.limits
+    }
+
     /// How many events the log holds so far (buffered appends included): the next seq.
     pub fn next_seq(&self) -> u64 {
         self.next_seq
@@ -542,9 +548,21 @@ impl SessionWriter {
         let mut lines = Vec::new();
         let mut ends = Vec::with_capacity(events.len());
         for e in &events {
+            let start = lines.len();
             if let Err(err) = append_line(&mut lines, e, &id) {
                 self.rules.rollback(savepoint);
                 return Err(err);
+            }
+            // The reader refuses a longer line (store.max_line_bytes): never write one.
+            let len = (lines.len() - start) as u64;
+            if len > self.limits.max_line_bytes {
+                self.rules.rollback(savepoint);
+                return Err(StoreError::LineTooLong {
+                    id,
+                    seq: e.seq,
+                    len,
+                    max: self.limits.max_line_bytes,
+                });
             }
             ends.push(lines.len());
         }

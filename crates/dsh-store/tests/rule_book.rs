@@ -162,3 +162,35 @@ fn a_dsh_log_continued_here_gains_no_violation() {
         }
     }
 }
+
+#[test]
+fn the_writer_never_writes_a_line_the_reader_would_refuse() {
+    let tmp = tempfile::tempdir().unwrap();
+    let limits = dsh_store::reader::Limits {
+        max_line_bytes: 4096,
+        ..dsh_store::reader::Limits::default()
+    };
+    let store = SessionStore::new(tmp.path()).with_limits(limits);
+    let mut w = store
+        .open_writer("s", Some(dsh_store::SessionHeader::new("s", 1, None)))
+        .unwrap();
+    w.append(vec![NewEvent::appended(EventData::UserMessage(
+        Message::user_text("fits"),
+    ))])
+    .unwrap();
+    let len = fs::metadata(w.path()).unwrap().len();
+    let big = NewEvent::appended(EventData::UserMessage(Message::user_text("x".repeat(4096))));
+    match w.append(vec![big]) {
+        Err(dsh_store::StoreError::LineTooLong {
+            seq: 1, max: 4096, ..
+        }) => {}
+        other => panic!("expected LineTooLong, got {other:?}"),
+    }
+    assert_eq!(
+        fs::metadata(w.path()).unwrap().len(),
+        len,
+        "nothing written"
+    );
+    assert_eq!(w.next_seq(), 1);
+    assert_eq!(w.surface(), &[0]);
+}
