@@ -235,6 +235,9 @@ async fn follow_turn(
                     }
                 }
                 EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
+                // Before the agent runs this message, a reopened log may get the end of a
+                // turn a crash left open (docs/agent.md: opening a session): not this turn.
+                EventData::TurnEnd { .. } if !running => {}
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind {
                         TurnEndKind::Completed => Ok(()),
