@@ -733,7 +733,14 @@ fn send_into_a_log_a_crash_cut_inside_a_turn_closes_it_first() {
     let kinds: Vec<&str> = log.iter().map(Event::kind).collect();
     assert_eq!(
         kinds[..6],
-        ["turn/start", "user/message", "step/start", "step/end", "turn/end", "turn/start"]
+        [
+            "turn/start",
+            "user/message",
+            "step/start",
+            "step/end",
+            "turn/end",
+            "turn/start"
+        ]
     );
     let EventData::TurnEnd { turn, reason, .. } = &log[4].data else {
         panic!("turn/end")

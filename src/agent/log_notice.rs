@@ -13,9 +13,8 @@ pub fn inherited_notice(session_id: &str, findings: &Findings) -> Option<String>
         return None;
     }
     Some(format!(
-        "an earlier version wrote parts of this session's log that {}; the log is left as it \
-         is and new events follow dsh's rules (`dsh-refs check --session {session_id}` lists \
-         them)",
+        "{}: an earlier version wrote it; new events follow the rules · dsh-refs check \
+         --session {session_id}",
         findings.one_line()
     ))
 }

@@ -69,23 +69,24 @@ impl Findings {
             .any(|(r, c)| c.versions.contains(version) && r.effect(version) == Effect::Refused)
     }
 
-    /// One line for a notice: which versions refuse what, and the first rule broken.
+    /// A short account for a notice: which versions cannot read the log (or, when all
+    /// read it, whose checks reject parts of it), and the first rule broken.
     pub fn one_line(&self) -> String {
-        let mut what: Vec<String> = Vec::new();
-        for version in DshVersion::ALL {
-            let mut effects: Vec<&str> = Vec::new();
-            for (rule, count) in &self.per_rule {
-                if count.versions.contains(version) {
-                    let e = rule.effect(version).describe();
-                    if !effects.contains(&e) {
-                        effects.push(e);
-                    }
-                }
-            }
-            if !effects.is_empty() {
-                what.push(format!("dsh {version} {}", effects.join(", ")));
-            }
-        }
+        let names = |pick: &dyn Fn(DshVersion) -> bool| {
+            DshVersion::ALL
+                .into_iter()
+                .filter(|v| pick(*v))
+                .map(DshVersion::name)
+                .collect::<Vec<_>>()
+                .join(" and ")
+        };
+        let refused = names(&|v| self.refused_by(v));
+        let what = if refused.is_empty() {
+            let any = names(&|v| self.per_rule.values().any(|c| c.versions.contains(v)));
+            format!("the checks of dsh {any} reject parts of this log")
+        } else {
+            format!("dsh {refused} cannot read this log")
+        };
         let first = self
             .per_rule
             .values()
@@ -93,6 +94,6 @@ impl Findings {
             .min_by_key(|v| v.seq)
             .map(|v| format!(" (first: {} at seq {})", v.rule.code(), v.seq))
             .unwrap_or_default();
-        format!("{}{first}", what.join("; "))
+        format!("{what}{first}")
     }
 }
