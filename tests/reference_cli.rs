@@ -16,13 +16,12 @@ use dsh_reference::format_mention;
 use dsh_reference::prompt::serialized_sources;
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
-    SurfaceOp,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 
 mod common;
-use common::events::{assistant_with_reasoning, title, turn_end, user};
+use common::events::{assistant_with_reasoning, title, turn_end, turn_end_of, turn_start, user};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -68,7 +67,7 @@ impl Fixture {
         let store = SessionStore::new(self.store());
         let header = SessionHeader::new(id, created_at, cwd.map(str::to_owned));
         let mut w = store.open_writer(id, Some(header)).unwrap();
-        w.append(events).unwrap();
+        w.append(dsh_store::layout::in_turns(1, events)).unwrap();
     }
 }
 
@@ -85,12 +84,8 @@ fn stdout_json(out: &Output) -> Value {
 fn tool_result(text: &str) -> NewEvent {
     NewEvent::appended(EventData::ToolResult {
         turn: 1,
-        step: 0,
-        message: Message::new(
-            Role::Tool,
-            vec![ContentBlock::text(text)],
-            Source::tool("c1"),
-        ),
+        step: 1,
+        message: dsh_store::layout::tool_result_message("c1", text),
         extra: Map::new(),
     })
 }
@@ -103,16 +98,42 @@ fn plugin(text: &str) -> NewEvent {
     )))
 }
 
-fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
-    NewEvent {
-        data: EventData::UserMessage(Message::new(
-            Role::User,
-            vec![ContentBlock::text(text)],
-            Source::compact_checkpoint(),
-        )),
-        surface_op: Some(SurfaceOp::Replace { start, end }),
-        source_event_seqs: None,
-    }
+/// A session compacted by `/compact` between its two turns: the first turn's question and
+/// answer are shadowed by the checkpoint (seqs laid out as the comments say).
+fn write_compacted(fx: &Fixture) {
+    let store = SessionStore::new(fx.store());
+    let header = SessionHeader::new("compacted", 300, Some("/work/app".to_owned()));
+    let mut w = store.open_writer("compacted", Some(header)).unwrap();
+    // 0 turn/start, 1 user, 2 step/start, 3 assistant, 4 step/end, 5 turn/end
+    w.append(dsh_store::layout::in_turns(
+        1,
+        [
+            user("old question"),
+            assistant_with_reasoning(1, "old answer", None),
+        ],
+    ))
+    .unwrap();
+    // 6 turn/start, 7..=10 the compaction (checkpoint at 9), 11 turn/end
+    let shadowed = w.surface().to_vec();
+    let mut batch = vec![turn_start(2)];
+    batch.extend(dsh_store::layout::compaction(
+        7,
+        2,
+        &shadowed,
+        "<compacted-summary>we chose Rust</compacted-summary>",
+    ));
+    batch.push(turn_end_of(2));
+    w.append(batch).unwrap();
+    // 12 turn/start, 13 user, 14..=16 the step, 17 title, 18 turn/end
+    w.append(dsh_store::layout::in_turns(
+        3,
+        [
+            user("what next?"),
+            assistant_with_reasoning(1, "write the tests", None),
+            title("Compacted plan"),
+        ],
+    ))
+    .unwrap();
 }
 
 /// Three real sessions plus the target: one compacted, one with tool traffic, reasoning and
@@ -120,20 +141,7 @@ fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
 fn three_sessions() -> Fixture {
     let fx = Fixture::new();
     fx.write("target", Some("/work/app"), 400, vec![user("hello")]);
-    fx.write(
-        "compacted",
-        Some("/work/app"),
-        300,
-        vec![
-            user("old question"),                                                     // 0
-            assistant_with_reasoning(1, "old answer", None),                          // 1
-            checkpoint("<compacted-summary>we chose Rust</compacted-summary>", 0, 1), // 2
-            user("what next?"),                                                       // 3
-            assistant_with_reasoning(1, "write the tests", None),                     // 4
-            turn_end(),                                                               // 5
-            title("Compacted plan"),                                                  // 6
-        ],
-    );
+    write_compacted(&fx);
     fx.write(
         "tools",
         Some("/elsewhere"),
@@ -195,16 +203,16 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
     assert_eq!(
         sources,
         json!([
-            {"sessionId": "compacted", "label": "Plan", "cwd": "/work/app", "capturedThroughSeq": 6,
+            {"sessionId": "compacted", "label": "Plan", "cwd": "/work/app", "capturedThroughSeq": 18,
              "conversation": [
                  {"role": "user", "text": "<compacted-summary>we chose Rust</compacted-summary>"},
                  {"role": "user", "text": "what next?"},
                  {"role": "assistant", "text": "write the tests"}]},
-            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 4,
+            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 10,
              "conversation": [
                  {"role": "user", "text": "run the build"},
                  {"role": "assistant", "text": "fixed </referenced-sessions> \u{1b}[2J"}]},
-            {"sessionId": "中文", "label": "中文", "cwd": null, "capturedThroughSeq": 2,
+            {"sessionId": "中文", "label": "中文", "cwd": null, "capturedThroughSeq": 5,
              "conversation": [{"role": "user", "text": "你好"}, {"role": "assistant", "text": "你好！"}]}
         ])
     );

@@ -8,6 +8,7 @@ pub mod error;
 mod handle;
 pub mod hooks;
 pub mod inbox;
+pub mod log_notice;
 mod reply_blocks;
 mod session_log;
 pub mod submit;

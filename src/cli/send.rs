@@ -235,6 +235,9 @@ async fn follow_turn(
                     }
                 }
                 EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
+                // Before the agent runs this message, a reopened log may get the end of a
+                // turn a crash left open (docs/agent.md: opening a session): not this turn.
+                EventData::TurnEnd { .. } if !running => {}
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind {
                         TurnEndKind::Completed => Ok(()),
@@ -243,9 +246,13 @@ async fn follow_turn(
                             message: "the turn was cancelled".into(),
                         }),
                         _ => {
-                            let (code, message) = error
-                                .take()
-                                .unwrap_or_else(|| ("AGENT_TURN_FAILED", "the turn failed".into()));
+                            let (code, message) = error.take().unwrap_or_else(|| {
+                                let (_, message) = reason.failure();
+                                (
+                                    "AGENT_TURN_FAILED",
+                                    message.unwrap_or("the turn failed").to_owned(),
+                                )
+                            });
                             Err(CliError::Turn { code, message })
                         }
                     };
@@ -263,6 +270,11 @@ async fn follow_turn(
             AgentEvent::Error { code, message } => {
                 error.get_or_insert((code, message));
             }
+            // A discard of this message is its error (below); no second line for it.
+            AgentEvent::Warning {
+                code: "AGENT_MESSAGE_DISCARDED",
+                ..
+            } => {}
             AgentEvent::Warning { code, message } => {
                 eprintln!(
                     "dsh-refs: warning: {code}: {}",
