@@ -13,6 +13,7 @@ pub mod kept_lines;
 pub mod mention;
 pub mod parse;
 pub mod projection;
+pub mod redact;
 pub mod prompt;
 pub mod reference_entry;
 pub mod retention;
