@@ -65,7 +65,12 @@ const RULE_SOURCES: &[RuleSource] = &[
         0,
         always,
     ),
-    ("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", 0, always),
+    (
+        "stripe-key",
+        r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}",
+        0,
+        always,
+    ),
     ("api-key", r"\bsk-[A-Za-z0-9]{20,}\b", 0, always),
     ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}", 0, always),
     (
@@ -142,9 +147,33 @@ fn always(_: &str) -> bool {
 
 /// Words that name a type or stand in for a value in code and docs, never a secret.
 const PLACEHOLDERS: &[&str] = &[
-    "string", "str", "none", "null", "nil", "undefined", "true", "false", "bool", "boolean",
-    "number", "int", "integer", "optional", "option", "any", "required", "secret", "password",
-    "token", "redacted", "xxxx", "xxxxxx", "xxxxxxxx", "******", "********", "string|null",
+    "string",
+    "str",
+    "none",
+    "null",
+    "nil",
+    "undefined",
+    "true",
+    "false",
+    "bool",
+    "boolean",
+    "number",
+    "int",
+    "integer",
+    "optional",
+    "option",
+    "any",
+    "required",
+    "secret",
+    "password",
+    "token",
+    "redacted",
+    "xxxx",
+    "xxxxxx",
+    "xxxxxxxx",
+    "******",
+    "********",
+    "string|null",
 ];
 
 /// A value that is not a placeholder, a type name, a variable or an expression.
@@ -358,7 +387,10 @@ mod tests {
                 "stripe-key",
             ),
             (
-                format!("g={}!", fake("AIza", "SyDdI0hCZtE6vySjMm", 2)[..39].to_owned()),
+                format!(
+                    "g={}!",
+                    fake("AIza", "SyDdI0hCZtE6vySjMm", 2)[..39].to_owned()
+                ),
                 "g=[redacted: google-api-key]!",
                 "google-api-key",
             ),
@@ -503,7 +535,10 @@ mod tests {
             fake("ghp_", "Z9y8X7w6V5u4", 3)
         );
         let (got, counts) = redact(&text);
-        assert_eq!(got, "a [redacted: github-token] b [redacted: github-token] c");
+        assert_eq!(
+            got,
+            "a [redacted: github-token] b [redacted: github-token] c"
+        );
         assert_eq!(counts.total(), 2);
         let (plain, none) = redact("nothing here");
         assert!(matches!(plain, Cow::Borrowed(_)));
