@@ -225,7 +225,8 @@ fn resolve_bare(cwd: &Path, path: &str) -> Result<Option<ResolvedFile>, Referenc
             // `@team` where `team/` exists is still a plain word; a link out or a FIFO
             // written with a path-like shape is refused.
             Err(FileRefusal::Directory) => return Ok(None),
-            Err(FileRefusal::OutsideCwd) if !candidate.contains('/') => return Ok(None),
+            // A path-like word that leads out but names nothing is plain text.
+            Err(FileRefusal::OutsideCwd) if cwd.join(candidate).symlink_metadata().is_err() => {}
             Err(refusal) => return Err(refusal.into_error(candidate)),
         }
         let trimmed = candidate.trim_end_matches(is_trailing_punctuation);
