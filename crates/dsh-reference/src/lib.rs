@@ -11,6 +11,7 @@ pub mod excerpt_read;
 pub mod excerpt_uri;
 pub mod file_context;
 pub mod file_mention;
+pub mod frecency;
 pub mod js_chars;
 pub mod json_text;
 pub mod kept_lines;
@@ -23,6 +24,7 @@ pub mod reference_entry;
 pub mod retention;
 pub mod service;
 pub mod source_read;
+pub mod staleness;
 pub mod uri;
 
 pub use candidates::{Candidate, ClosestMatch, Scope, Selection};

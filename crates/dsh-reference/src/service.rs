@@ -24,6 +24,7 @@ use super::parse::Reference;
 use super::prompt::context_message;
 use super::retention::RetainedSource;
 use super::source_read::read_source_redacting;
+use super::staleness::StalenessCache;
 use dsh_store::{ContentBlock, Message, SessionQuery};
 
 /// How old a cached title may be in a candidate listing: the popup asks again on every
@@ -77,6 +78,8 @@ pub struct SessionReferences {
     estimates: Arc<EstimateCache>,
     /// Titles of the latest listing, folded for filtering (rebuilt as they age).
     views: Arc<ViewCache>,
+    /// Newer-message counts of referenced sessions, by log stamp.
+    staleness: Arc<StalenessCache>,
 }
 
 impl std::fmt::Debug for SessionReferences {
@@ -102,7 +105,26 @@ impl SessionReferences {
             config,
             estimates: Arc::new(EstimateCache::default()),
             views: Arc::new(ViewCache::default()),
+            staleness: Arc::new(StalenessCache::default()),
         }
+    }
+
+    /// How many conversation messages session `session_id` has gained since a snapshot
+    /// captured it through `captured_through_seq` (docs/references.md: staleness): one
+    /// `stat` while its log is unchanged, a measuring scan when it grew.
+    pub async fn newer_messages(
+        &self,
+        session_id: &str,
+        captured_through_seq: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<usize, ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let cache = Arc::clone(&self.staleness);
+        let id = session_id.to_owned();
+        run_blocking(cancel, move || {
+            cache.newer_messages(store.as_ref(), &id, captured_through_seq)
+        })
+        .await?
     }
 
     /// The validated configuration.

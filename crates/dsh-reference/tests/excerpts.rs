@@ -268,3 +268,44 @@ async fn redaction_that_grows_a_message_still_fits_by_cutting() {
 fn context_contains(turns: &[dsh_reference::SnapshotTurn], needle: &str) -> bool {
     turns.iter().any(|t| t.text.contains(needle))
 }
+
+#[tokio::test]
+async fn staleness_counts_messages_appended_after_the_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    write_log(dir.path(), "s", &conversation(6));
+    let refs = service(dir.path(), ReferenceConfig::default());
+    let prepared = prepare(&refs, &format_mention("s", None)).await;
+    let entry = &prepared.context.unwrap().source.unwrap().0["references"][0];
+    let captured = entry["capturedThroughSeq"].as_u64();
+    assert_eq!(captured, Some(5));
+    let cancel = CancellationToken::new();
+    assert_eq!(
+        refs.newer_messages("s", captured, &cancel).await.unwrap(),
+        0
+    );
+    // Three more messages (one a tool result, which a snapshot leaves out) are appended.
+    let mut lines = conversation(8);
+    lines.push(json!({"type": "tool/result", "seq": 8, "time": 8, "surfaceOp": "append",
+        "data": {"turn": 1, "step": 0, "message": message(8, "user", json!({"kind": "tool", "callId": "c"}), "out")}}));
+    write_log(dir.path(), "s", &lines);
+    assert_eq!(
+        refs.newer_messages("s", captured, &cancel).await.unwrap(),
+        2
+    );
+    assert_eq!(refs.newer_messages("s", None, &cancel).await.unwrap(), 8);
+    // A compaction that replaces old messages does not count as new ones beyond its
+    // checkpoint.
+    lines.push(json!({"type": "user/message", "seq": 9, "time": 9,
+        "surfaceOp": {"op": "replace", "start": 0, "end": 3}, "sourceEventSeqs": [0, 1, 2, 3],
+        "data": message(9, "user", json!({"kind": "plugin", "plugin": "compact"}), "sum")}));
+    write_log(dir.path(), "s", &lines);
+    assert_eq!(
+        refs.newer_messages("s", captured, &cancel).await.unwrap(),
+        3
+    );
+    let err = refs
+        .newer_messages("gone", None, &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::ReadFailed);
+}
