@@ -36,6 +36,7 @@ pub enum UseKind {
 
 /// One session's usage.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SessionUsage {
     /// When it was pinned (ms since the epoch), if it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]

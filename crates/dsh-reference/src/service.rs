@@ -449,12 +449,14 @@ fn read_files(
     if mentions.is_empty() {
         return Ok(Vec::new());
     }
+    // A working directory that is gone is no working directory.
+    let cwd = cwd.filter(|c| std::path::Path::new(c).is_dir());
     let Some(cwd) = cwd else {
         return match mentions.iter().find(|m| m.quoted) {
             Some(m) => Err(ReferenceError::new(
                 ErrorCode::FileRefused,
                 format!(
-                    "cannot attach file {:?}: this session has no working directory",
+                    "cannot attach file {:?}: this session has no working directory here",
                     m.path
                 ),
             )),
