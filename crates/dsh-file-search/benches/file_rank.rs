@@ -30,8 +30,12 @@ fn repository(n: usize) -> Vec<PathEntry> {
         let pkg = format!("{mid}-{}", i / 97 % 53);
         let leaf = leaves[(i / 3) % leaves.len()];
         let ext = exts[(i / 11) % exts.len()];
-        let deep = if i % 5 == 0 { "/internal/detail" } else { "" };
-        if i % 50 == 0 {
+        let deep = if i.is_multiple_of(5) {
+            "/internal/detail"
+        } else {
+            ""
+        };
+        if i.is_multiple_of(50) {
             out.push(PathEntry {
                 path: format!("{top}/{pkg}/src{deep}"),
                 kind: EntryKind::Directory,

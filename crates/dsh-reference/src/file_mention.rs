@@ -130,12 +130,11 @@ mod tests {
     #[test]
     fn spans_and_skipped_session_mentions() {
         let text = "x @[A](dsh-session:ImEi) @b @\"c d\"";
-        let skip = [2..24];
-        let found = scan_file_mentions(text, &skip);
+        let found = scan_file_mentions(text, std::slice::from_ref(&(2..24)));
         let spans: Vec<&str> = found.iter().map(|m| &text[m.span.clone()]).collect();
         assert_eq!(spans, ["@b", "@\"c d\""]);
         // A label is not a path even when it looks like one.
-        assert_eq!(paths("@[x](y) z", &[0..7]), vec![]);
+        assert_eq!(paths("@[x](y) z", std::slice::from_ref(&(0..7))), vec![]);
     }
 
     #[test]

@@ -215,6 +215,7 @@ impl DropPlan {
     /// The same plan with the kept items' texts changed (redaction, docs/references.md:
     /// secret redaction): its total recomputed from `kept`, the items it keeps in order.
     /// What step 1 dropped stays dropped.
+    #[must_use]
     pub fn resized(&self, header: &SourceHeader, kept: &[ConversationItem<'_>]) -> DropPlan {
         let fixed = source_fixed_len(
             &header.session_id,

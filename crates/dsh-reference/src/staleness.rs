@@ -71,10 +71,13 @@ pub fn newer_messages(
     Ok(visitor.seen.iter().filter(|&&s| on(s)).count())
 }
 
+/// Answers by (session id, captured seq): the stamp they were counted at and the count.
+type Entries = HashMap<(String, Option<u64>), (Stamp, usize)>;
+
 /// Remembered answers of [`newer_messages`], each valid for the log stamp it was counted at.
 #[derive(Debug, Default)]
 pub struct StalenessCache {
-    entries: Mutex<HashMap<(String, Option<u64>), (Stamp, usize)>>,
+    entries: Mutex<Entries>,
 }
 
 impl StalenessCache {
@@ -107,7 +110,7 @@ impl StalenessCache {
         Ok(n)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Option<u64>), (Stamp, usize)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -2,7 +2,12 @@
 //! the start, end and middle of a session and across a compaction, the reference entry's
 //! extra keys, and redaction on and off.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
-#![allow(clippy::cast_possible_truncation)] // test code: small known values
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::needless_pass_by_value,
+    clippy::type_complexity
+)] // test code: small known values, helpers that take values for brevity, case tables
 
 use std::fs;
 use std::path::Path;

@@ -92,7 +92,10 @@ async fn mentioned_files_travel_in_their_own_fenced_context() {
 #[tokio::test]
 async fn a_big_file_is_cut_head_and_tail_with_the_exact_notice() {
     let dir = tempfile::tempdir().unwrap();
-    let body: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+    let body = (0..2000)
+        .map(|i| format!("line {i}\n"))
+        .collect::<Vec<_>>()
+        .concat();
     fs::write(dir.path().join("big.txt"), &body).unwrap();
     let config = ReferenceConfig::default()
         .with_file_limits(3, 1000)
