@@ -70,9 +70,11 @@ fn keystroke_to_frame(c: &mut Criterion) {
             match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
                 Ok(page) => {
                     let page = results_page(&page, &pane.draft(), utc, &all_dsh);
-                    pane.set_page(id, page);
+                    let _ = pane.set_page(id, page);
                 }
-                Err(e) => pane.set_failed(id, e.to_string()),
+                Err(e) => {
+                    let _ = pane.set_failed(id, e.to_string());
+                }
             }
         }
     };
@@ -158,7 +160,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         })
         .collect();
     if let Outcome::Query { id, .. } = pane.handle_key(key('x')) {
-        pane.set_results(
+        let _ = pane.set_results(
             id,
             many.iter()
                 .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc))
@@ -211,9 +213,11 @@ fn preview_and_resume(c: &mut Criterion) {
             match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
                 Ok(page) => {
                     let page = results_page(&page, &pane.draft(), utc, &all_dsh);
-                    pane.set_page(id, page);
+                    let _ = pane.set_page(id, page);
                 }
-                Err(e) => pane.set_failed(id, e.to_string()),
+                Err(e) => {
+                    let _ = pane.set_failed(id, e.to_string());
+                }
             }
         }
         if let Some(key) = pane.want_preview() {
@@ -405,7 +409,7 @@ fn preview_and_resume(c: &mut Criterion) {
                     let (page, hits) = &answers[usize::from(!typed)];
                     if let Some(page) = page {
                         let page = results_page(page, &pane.draft(), utc, &all_dsh);
-                        pane.set_page(id, page);
+                        let _ = pane.set_page(id, page);
                     }
                     let rows = popup_rows(hits, &pane.draft(), utc);
                     pane.set_hits(

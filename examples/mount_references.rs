@@ -55,9 +55,12 @@ fn main() -> Result<(), Box<dyn Error>> {
                     let items = rows
                         .iter()
                         .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local));
-                    state.set_results(id, items.collect());
+                    // Answered before the next key: no Enter waits, nothing to act on.
+                    let _ = state.set_results(id, items.collect());
                 }
-                Err(e) => state.set_failed(id, format!("{}: {}", e.code, e.message)),
+                Err(e) => {
+                    let _ = state.set_failed(id, format!("{}: {}", e.code, e.message));
+                }
             }
         }
     }

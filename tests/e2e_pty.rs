@@ -405,6 +405,35 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     assert_eq!(title, Some(serde_json::json!("see now what broke?")));
 }
 
+/// Issue 26 item 11: `@alph` and Enter written in one go reach the app in one read (a fast
+/// typist, a macro); Enter waits for the answer to `alph` and inserts its row. The same for
+/// a bracketed paste followed by Tab and more text, all in one write.
+#[test]
+fn keys_and_a_paste_sent_in_one_burst_with_enter_insert_the_right_session() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    app.send("@alph\r");
+    app.wait_for_text("│@Alpha login bug ");
+    // Enter inserted the mention: nothing was sent.
+    app.send("\x15"); // Ctrl+U clears the line
+    app.wait_for("an empty composer", |s| s.contains("│ Ask anything"));
+    app.send("\x1b[200~@bet\x1b[201~\twhat changed?\r");
+    app.wait_for_text("Beta release notes (s-beta) · 2 messages · ");
+    app.wait_for("the reply to finish", |s| {
+        s.contains("● idle") && s.contains("• ")
+    });
+    app.send("\x04");
+    app.wait_exit();
+    let log = new_session_log(&fx.store);
+    let texts: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "user/message" && source_kind(e, "").as_deref() == Some("user"))
+        .filter_map(|e| e["data"]["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["@Beta release notes what changed?"]);
+}
+
 #[test]
 fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
     let fx = fixture();

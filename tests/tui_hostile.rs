@@ -165,7 +165,7 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
         .iter()
         .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local))
         .collect();
-    pane.set_results(query_id, items);
+    let _ = pane.set_results(query_id, items);
     // Walk the selection over every row so each one is drawn at some point.
     for n in 0..texts.len() {
         let bytes = terminal_bytes(&mut pane);

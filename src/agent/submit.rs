@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 
 use dsh_reference::file_mention::{FileMention, scan_file_mentions};
 use dsh_reference::{
-    AgentRef, ErrorCode, Mentioned, ReferenceError, SessionReferences, parse_text,
+    AgentRef, ErrorCode, Mentioned, ReferenceError, SessionReferences, parse_message,
 };
 use dsh_store::{ContentBlock, Message, Role, Source};
 
@@ -108,14 +108,15 @@ impl ParsedSubmission {
     }
 }
 
-/// Parses `text` once; session mentions with no service to resolve them are an error here,
-/// the one place that checks. File mentions (`@path`, `@"path"`) are looked at only with a
-/// service: without one they stay text.
+/// Parses `text` once (mentions shown by their neutral labels: docs/references.md); session
+/// mentions with no service to resolve them are an error here, the one place that checks.
+/// File mentions (`@path`, `@"path"`) are looked at only with a service: without one they
+/// stay text.
 pub fn parse_submission(
     refs: Option<&SessionReferences>,
     text: &str,
 ) -> Result<ParsedSubmission, SubmitError> {
-    let parsed = parse_text(text)?;
+    let parsed = parse_message(text)?;
     let files = if refs.is_some() {
         scan_file_mentions(text, &parsed.spans)
     } else {

@@ -10,7 +10,7 @@ use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
 use dsh_reference::file_context::decode_file_source;
 use dsh_reference::file_mention::scan_file_mentions;
-use dsh_reference::{Prepared, parse_text};
+use dsh_reference::{Prepared, parse_message};
 use dsh_store::{ContentBlock, Message};
 use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
 
@@ -22,7 +22,7 @@ use super::{CliError, Context, PrepareArgs};
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     ctx.require_store()?;
     let service = open_service(ctx)?;
-    let parsed = parse_text(&args.text)?;
+    let parsed = parse_message(&args.text)?;
     let files = scan_file_mentions(&args.text, &parsed.spans);
     let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();

@@ -116,6 +116,8 @@ pub struct App {
     cwd_lookups: HashSet<String>,
     /// Until when a second Ctrl+C on an empty draft quits.
     quit_armed_until: Option<Instant>,
+    /// An Enter/Tab in the `@` popup waits for the answer to this query until then.
+    answer_wait: Option<(u64, Instant)>,
     spinner_frame: usize,
     /// When the running turn started (the status line's elapsed timer).
     turn_started: Option<Instant>,
@@ -242,6 +244,7 @@ impl App {
             known_cwds: HashMap::new(),
             cwd_lookups: HashSet::new(),
             quit_armed_until: None,
+            answer_wait: None,
             spinner_frame: 0,
             turn_started: None,
             next_tick: None,
@@ -591,11 +594,16 @@ impl App {
         S: Stream<Item = io::Result<TermEvent>> + Unpin,
     {
         self.schedule_tick();
-        // The spinner tick, or the end of "Ctrl+C again to quit", whichever comes first.
-        let tick = match (self.next_tick, self.quit_armed_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        // The spinner tick, the end of "Ctrl+C again to quit" or of an Enter's wait for
+        // the popup's answer, whichever comes first.
+        let tick = [
+            self.next_tick,
+            self.quit_armed_until,
+            self.answer_wait.map(|(_, at)| at),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         let sleep = async move {
             match tick {
                 Some(at) => tokio::time::sleep_until(at).await,
@@ -645,6 +653,14 @@ impl App {
         {
             self.quit_armed_until = None;
             self.dirty = true;
+        }
+        if let Some((id, _)) = self
+            .answer_wait
+            .take_if(|(_, until)| Instant::now() >= *until)
+        {
+            // No answer in time: the waiting Enter sends nothing (the popup says so).
+            let outcomes = self.input.stop_waiting(id);
+            self.act_on(outcomes);
         }
         if self.next_tick.is_some_and(|at| Instant::now() < at) {
             return;
@@ -785,11 +801,29 @@ impl App {
             Outcome::More {
                 id, text, limit, ..
             } => self.query_candidates(id, text, Some(limit)),
+            Outcome::Waiting { id, .. } => {
+                let wait = self.input.config().answer_wait();
+                self.answer_wait = Some((id, Instant::now() + wait));
+            }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
             _ => {}
         }
         self.dirty = true;
+    }
+
+    /// Acts on what an answer (or the end of a wait) did: an Enter or Tab that waited for it,
+    /// then the inputs held meanwhile.
+    fn act_on(&mut self, outcomes: Vec<Outcome>) {
+        if outcomes.is_empty() {
+            return;
+        }
+        // The wait is over (a held Enter may start a new one below).
+        self.answer_wait = None;
+        for outcome in outcomes {
+            self.handle_outcome(outcome);
+        }
+        self.look_up_chip_cwd();
     }
 
     /// Esc with the popup closed: cancel a running `prepare`, else the running turn.
@@ -843,7 +877,8 @@ impl App {
         }
         let Some(refs) = self.refs.clone() else {
             // No reference service mounted: `@` offers nothing.
-            self.input.set_results(query_id, Vec::new());
+            let outcomes = self.input.set_results(query_id, Vec::new());
+            self.act_on(outcomes);
             return;
         };
         let cancel = CancellationToken::new();
@@ -1077,7 +1112,8 @@ impl App {
                 let page = results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
                     self.origin(id)
                 });
-                self.input.set_page(query_id, page);
+                let outcomes = self.input.set_page(query_id, page);
+                self.act_on(outcomes);
             }
             AppEvent::CandidatesChecked { query_id, result } => match result {
                 Ok(page) => {
@@ -1098,7 +1134,7 @@ impl App {
                 ),
             },
             AppEvent::Candidates { query_id, result } => {
-                match result {
+                let outcomes = match result {
                     Ok(page) => {
                         self.remember_cwds(&page.rows);
                         self.remember_first_page(query_id, &page);
@@ -1106,12 +1142,13 @@ impl App {
                             results_page(&page, &self.input.draft(), self.zone, &|id: &str| {
                                 self.origin(id)
                             });
-                        self.input.set_page(query_id, page);
+                        self.input.set_page(query_id, page)
                     }
                     Err(e) => self
                         .input
                         .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
-                }
+                };
+                self.act_on(outcomes);
                 self.request_preview();
             }
             AppEvent::Estimated { request, result } => {

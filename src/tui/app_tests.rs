@@ -1580,8 +1580,11 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
     screen(&mut h.app, 100, 30);
     // "expired" is only in s-alpha's conversation, not in its id, cwd or title.
     type_text(&mut h.app, "@expired");
+    // The hits and the listing's answer (no exact match) are both in: Tab acts at once.
     pump_until(&mut h.app, |app| match app.input.active_popup() {
-        ratatui_mention::ActivePopup::Mention(p) => p.hits().is_some_and(|h| !h.rows.is_empty()),
+        ratatui_mention::ActivePopup::Mention(p) => {
+            p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight()
+        }
         _ => false,
     })
     .await;
@@ -1796,4 +1799,76 @@ async fn a_search_that_found_nothing_before_the_index_was_built_runs_again() {
         ))));
     assert!(first.is_cancelled(), "searched again");
     assert!(h.app.popup_hits_cancel.is_some());
+}
+
+/// Issue 26 item 11: `@alph` and Enter in one read (a fast typist, a macro) — the answer
+/// to `alph` is not in yet when Enter arrives, so Enter waits for it and then inserts its
+/// first row; it never sends `@alph` as text nor inserts a row of an older answer.
+#[tokio::test]
+async fn enter_in_the_same_read_as_the_query_waits_for_its_answer() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "@alph");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "@alph", "nothing inserted or sent yet");
+    assert!(h.app.input.is_waiting());
+    pump_until(&mut h.app, |app| !app.input.is_waiting()).await;
+    let mention = format_mention("s-alpha", Some("Alpha login bug"));
+    assert_eq!(h.app.draft(), format!("{mention} "));
+    assert_eq!(
+        h.app.phase(),
+        Phase::Idle,
+        "Enter inserted, it did not send"
+    );
+    // A paste and Enter in one read, then more text before the answer: it follows the
+    // mention, and the Enter after it sends the whole message.
+    h.app.handle_terminal_event(ctrl('c'));
+    h.app
+        .handle_terminal_event(TermEvent::Paste("@alph".into()));
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    type_text(&mut h.app, "what broke?");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "@alph");
+    pump_until(&mut h.app, |app| {
+        logged_user_texts(app).last().map(String::as_str) == Some("@Alpha login bug what broke?")
+    })
+    .await;
+}
+
+/// When the answer does not come within the wait, nothing is sent, the popup says Enter
+/// again sends as text, and it does.
+#[tokio::test(start_paused = true)]
+async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "@alph");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let (waiting_for, _) = h.app.answer_wait.expect("Enter waits");
+    // The source never answers: its answers are swallowed here.
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            match h.app.rx.recv().await.expect("bus open") {
+                AppEvent::Candidates { query_id, .. } if query_id == waiting_for => break,
+                AppEvent::Candidates { .. } => {}
+                other => h.app.handle_app_event(other),
+            }
+        }
+    })
+    .await
+    .expect("the answer was produced");
+    let started = Instant::now();
+    let mut input = Box::pin(futures_util::stream::pending());
+    assert!(h.app.step(&mut input).await.unwrap());
+    assert!(started.elapsed() <= Duration::from_secs(1));
+    assert!(!h.app.input.is_waiting());
+    assert_eq!(h.app.draft(), "@alph", "nothing sent");
+    assert_eq!(h.app.phase(), Phase::Idle);
+    let shown = format!("{}", screen(&mut h.app, 100, 20).backend());
+    assert!(
+        shown.contains("still searching — Enter again sends as text"),
+        "{shown}"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        logged_user_texts(app).last().map(String::as_str) == Some("@alph")
+    })
+    .await;
 }

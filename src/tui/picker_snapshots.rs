@@ -67,7 +67,7 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
 /// Answers query `id` as the app does (marks from the current draft).
 fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
     let page = results_page(&page, &pane.draft(), utc(), &all_dsh);
-    pane.set_page(id, page);
+    let _ = pane.set_page(id, page);
 }
 
 fn query_id(pane: &MentionInputState) -> u64 {

@@ -59,7 +59,10 @@ fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
         let event = event::read()?;
         match state.handle_event(&event) {
             Outcome::Submit(text) => return Ok(Some(text)),
-            Outcome::Query { id, text, .. } => state.set_results(id, matching(&text)),
+            // Answered at once, so no Enter ever waits for an answer: nothing to act on.
+            Outcome::Query { id, text, .. } => {
+                let _ = state.set_results(id, matching(&text));
+            }
             Outcome::Ignored if is_quit(&event) => return Ok(None),
             _ => {}
         }

@@ -2,6 +2,8 @@
 //! styles, popup labels and sizes. Policy (which keys quit, what a submit does) stays with
 //! the host.
 
+use std::time::Duration;
+
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::key_map::KeyMap;
@@ -72,6 +74,8 @@ pub struct PopupLabels {
     pub failed: String,
     /// Shown when a query found nothing.
     pub no_match: String,
+    /// Shown once an Enter stopped waiting for the newest query's answer.
+    pub still_searching: String,
     /// On the bottom border when nothing matches but rows are offered.
     pub no_exact_match: String,
     /// The preview pane's title.
@@ -88,6 +92,7 @@ impl Default for PopupLabels {
             searching: "searching…".to_string(),
             failed: "could not search".to_string(),
             no_match: "no matches".to_string(),
+            still_searching: "still searching — Enter again sends as text".to_string(),
             no_exact_match: "no exact match".to_string(),
             preview_title: "preview".to_string(),
             preview_pending: "loading…".to_string(),
@@ -111,6 +116,8 @@ pub struct MentionConfig {
     pub(crate) commands: Vec<CommandEntry>,
     /// The `/` popup's title.
     pub(crate) command_title: String,
+    /// How long an Enter or Tab waits for the newest query's answer.
+    pub(crate) answer_wait: Duration,
 }
 
 impl Default for MentionConfig {
@@ -127,6 +134,7 @@ impl Default for MentionConfig {
             gap_above_composer: 0,
             commands: Vec::new(),
             command_title: " / ".to_string(),
+            answer_wait: Duration::from_secs(1),
         }
     }
 }
@@ -206,6 +214,20 @@ impl MentionConfig {
         self.commands = commands;
         self.command_title = title.into();
         self
+    }
+
+    /// An Enter or Tab pressed while the newest query is unanswered waits up to `wait` for
+    /// the answer (see [`crate::Outcome::Waiting`]; default 1 s).
+    #[must_use]
+    pub fn with_answer_wait(mut self, wait: Duration) -> Self {
+        self.answer_wait = wait;
+        self
+    }
+
+    /// How long an Enter or Tab waits for the newest query's answer before the host calls
+    /// [`crate::MentionInputState::stop_waiting`].
+    pub fn answer_wait(&self) -> Duration {
+        self.answer_wait
     }
 
     /// The commands the `/` popup offers.

@@ -16,7 +16,8 @@
 //! state.handle_event(&key(' '));
 //! // `@` opens the popup and asks the host for rows.
 //! let Outcome::Query { id, .. } = state.handle_event(&key('@')) else { unreachable!() };
-//! state.set_results(id, vec![MentionItem::new("42", "Alice", "@[Alice](user:42)")]);
+//! let waited = state.set_results(id, vec![MentionItem::new("42", "Alice", "@[Alice](user:42)")]);
+//! assert!(waited.is_empty(), "no Enter was waiting for this answer");
 //! let enter = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
 //! assert!(matches!(state.handle_event(&enter), Outcome::Inserted { .. }));
 //! assert_eq!(state.handle_event(&enter), Outcome::Submit("h @[Alice](user:42) ".into()));

@@ -64,6 +64,15 @@ pub struct ItemPreview {
     pub body: Vec<Line<'static>>,
 }
 
+/// An Enter or Tab waiting for the newest query's answer, as the popup shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitMark {
+    /// Waiting: the popup says it is searching.
+    Waiting,
+    /// The wait ran out: the popup says Enter again sends the draft as text.
+    GaveUp,
+}
+
 /// Where the popup's answers stand.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Listing {
@@ -93,6 +102,8 @@ pub struct MentionPopup {
     hits: Option<OfferedRows>,
     /// How many sections the listing's page takes (the hits section comes after them).
     page_sections: usize,
+    /// An Enter/Tab waiting for the newest query's answer (until it comes).
+    wait: Option<WaitMark>,
 }
 
 fn sections_of(page: ResultsPage) -> Vec<Section<MentionItem>> {
@@ -130,7 +141,14 @@ impl MentionPopup {
             preview: None,
             hits: None,
             page_sections: 0,
+            wait: None,
         }
+    }
+
+    /// Shows that an Enter or Tab waits for the newest query's answer (or gave up); the
+    /// mark goes once an answer arrives or the query changes.
+    pub(crate) fn set_wait(&mut self, wait: Option<WaitMark>) {
+        self.wait = wait;
     }
 
     /// The token this popup completes.
@@ -150,6 +168,7 @@ impl MentionPopup {
             self.query_id = id;
             self.in_flight = true;
             self.more_id = None;
+            self.wait = None;
         }
         self.token = token;
     }
@@ -179,6 +198,7 @@ impl MentionPopup {
             return false;
         }
         self.in_flight = false;
+        self.wait = None;
         self.listing = Listing::Answered;
         let mut sections = sections_of(page);
         self.page_sections = sections.len();
@@ -268,6 +288,7 @@ impl MentionPopup {
             return false;
         }
         self.in_flight = false;
+        self.wait = None;
         self.listing = Listing::Failed(message);
         self.list.set_sections(Vec::new());
         self.page_sections = 0;
@@ -388,6 +409,9 @@ impl MentionPopup {
         if !self.list.is_empty() {
             return None;
         }
+        if let Some(wait) = self.wait {
+            return Some(wait_label(wait, labels));
+        }
         let message = match (&self.listing, self.in_flight) {
             (Listing::Waiting, true) if self.token.query.is_empty() => {
                 labels.type_to_filter.clone()
@@ -404,6 +428,9 @@ impl MentionPopup {
     /// The bottom-border count: `3/106` on a match, `2/20 <title>` on an offered row,
     /// `<no exact match>` when only offered rows are on show.
     fn position(&self, labels: &PopupLabels) -> Option<String> {
+        if let Some(wait) = self.wait.filter(|_| !self.list.is_empty()) {
+            return Some(wait_label(wait, labels));
+        }
         let total = self.total();
         match self.list.selected() {
             Some(sel) => {
@@ -620,6 +647,14 @@ impl MentionPopup {
             spans.push(Span::styled(mark, styles.detail));
         }
         Line::from(spans)
+    }
+}
+
+/// What the popup says while an Enter/Tab waits, or once the wait ran out.
+fn wait_label(wait: WaitMark, labels: &PopupLabels) -> String {
+    match wait {
+        WaitMark::Waiting => labels.searching.clone(),
+        WaitMark::GaveUp => labels.still_searching.clone(),
     }
 }
 

@@ -192,7 +192,7 @@ fn popup_results_with_matches_highlighted() {
     let mut pane = pane();
     type_str(&mut pane, "@fo");
     let id = query_id(&pane);
-    pane.set_results(
+    let _ = pane.set_results(
         id,
         rows(&["Fix overflow", "Food planning", "Notes \u{1b}[31m"]),
     );
@@ -207,7 +207,7 @@ fn popup_results_with_matches_highlighted() {
 fn popup_no_match() {
     let mut pane = pane();
     type_str(&mut pane, "@zzz");
-    pane.set_results(query_id(&pane), Vec::new());
+    let _ = pane.set_results(query_id(&pane), Vec::new());
     insta::assert_snapshot!(screen(&mut pane, 60, 8));
 }
 
@@ -238,14 +238,14 @@ fn texts_styles_and_keys_come_from_the_configuration() {
     let mut pane = MentionInputState::new(config);
     assert!(screen(&mut pane, 40, 3).contains("Say something"));
     type_str(&mut pane, "@zz");
-    pane.set_results(query_id(&pane), Vec::new());
+    let _ = pane.set_results(query_id(&pane), Vec::new());
     let text = screen(&mut pane, 40, 8);
     assert!(
         text.contains(" @ people ") && text.contains("nobody"),
         "{text}"
     );
     type_str(&mut pane, " @a");
-    pane.set_results(
+    let _ = pane.set_results(
         query_id(&pane),
         vec![MentionItem::new("a", "Ada", "@[Ada](user:a)")],
     );
@@ -276,7 +276,7 @@ fn texts_styles_and_keys_come_from_the_configuration() {
 fn popup_error() {
     let mut pane = pane();
     type_str(&mut pane, "@");
-    pane.set_failed(query_id(&pane), "store busy\n\u{7}");
+    let _ = pane.set_failed(query_id(&pane), "store busy\n\u{7}");
     insta::assert_snapshot!(screen(&mut pane, 60, 8));
 }
 
@@ -286,7 +286,7 @@ fn popup_scrolled_to_keep_selection_visible() {
     type_str(&mut pane, "@");
     let labels: Vec<String> = (0..12).map(|i| format!("Session number {i}")).collect();
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-    pane.set_results(query_id(&pane), rows(&labels));
+    let _ = pane.set_results(query_id(&pane), rows(&labels));
     // Up from the first row wraps to the last one, which must scroll into view.
     pane.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
     assert_eq!(
@@ -301,7 +301,7 @@ fn popup_scrolled_to_keep_selection_visible() {
 fn popup_narrow_60_columns() {
     let mut pane = pane();
     type_str(&mut pane, "please compare with @plan");
-    pane.set_results(
+    let _ = pane.set_results(
         query_id(&pane),
         vec![session(
             "2026-11-20T09-30-00-very-long-session-identifier",
@@ -317,7 +317,7 @@ fn popup_narrow_60_columns() {
 fn popup_cjk_labels() {
     let mut pane = pane();
     type_str(&mut pane, "对比 @会话");
-    pane.set_results(
+    let _ = pane.set_results(
         query_id(&pane),
         rows(&["会话记录整理", "中文会话：数据库迁移", "日本語のセッション"]),
     );
@@ -332,7 +332,7 @@ fn popup_cjk_labels() {
 fn popup_shrinks_to_a_small_area() {
     let mut pane = pane();
     type_str(&mut pane, "@");
-    pane.set_results(query_id(&pane), rows(&["One", "Two", "Three", "Four"]));
+    let _ = pane.set_results(query_id(&pane), rows(&["One", "Two", "Three", "Four"]));
     for _ in 0..2 {
         pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
     }
@@ -351,7 +351,7 @@ fn popup_shrinks_to_a_small_area() {
 fn mention_highlighted_in_composer() {
     let mut pane = pane();
     type_str(&mut pane, "compare @bil");
-    pane.set_results(query_id(&pane), rows(&["Billing 账单"]));
+    let _ = pane.set_results(query_id(&pane), rows(&["Billing 账单"]));
     pane.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
     type_str(&mut pane, "with this");
     let buf = buffer(&mut pane, 40, 6);
@@ -468,7 +468,7 @@ proptest::proptest! {
                         let id = popup.query_id();
                         let labels: Vec<String> = (0..n).map(|i| format!("S]{i}\\")).collect();
                         let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
-                        pane.set_results(id, rows(&labels));
+                        let _ = pane.set_results(id, rows(&labels));
                     }
                 }
                 Step::Restore(text) => pane.restore_draft(&text),
@@ -488,7 +488,7 @@ fn a_configured_gap_is_left_between_popup_and_composer() {
     let mut pane = MentionInputState::new(app_config().with_gap_above_composer(1));
     let closed = pane.desired_height(60);
     type_str(&mut pane, "@");
-    pane.set_results(query_id(&pane), rows(&["One", "Two"]));
+    let _ = pane.set_results(query_id(&pane), rows(&["One", "Two"]));
     assert_eq!(
         pane.desired_height(60),
         closed + pane.popup_height(),
@@ -614,7 +614,7 @@ fn popup_conversation_hits_with_snippets() {
     let mut pane = pane();
     type_str(&mut pane, "@kafka");
     let id = query_id(&pane);
-    pane.set_page(
+    let _ = pane.set_page(
         id,
         crate::ResultsPage {
             rows: rows(&["Kafka vs Redis"]),
@@ -658,7 +658,7 @@ fn popup_conversation_section_while_the_index_builds() {
     let mut pane = pane();
     type_str(&mut pane, "@outage");
     let id = query_id(&pane);
-    pane.set_page(id, crate::ResultsPage::default());
+    let _ = pane.set_page(id, crate::ResultsPage::default());
     pane.set_hits(
         id,
         hits(
@@ -718,7 +718,7 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
             .collect()
     };
     assert_eq!(keys(&popup(&pane)), ["s-08"]);
-    pane.set_page(new, crate::ResultsPage::default());
+    let _ = pane.set_page(new, crate::ResultsPage::default());
     assert_eq!(
         keys(&popup(&pane)),
         ["s-08"],
@@ -767,7 +767,7 @@ fn hits_that_are_all_listed_already_add_no_section() {
     let mut pane = pane();
     type_str(&mut pane, "@kafka");
     let id = query_id(&pane);
-    pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
+    let _ = pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
     pane.set_hits(
         id,
         hits(

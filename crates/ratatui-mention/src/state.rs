@@ -2,6 +2,8 @@
 //! out ([`Outcome`]); popup visibility is recomputed from text, caret and the dismissed token
 //! after every key and paste.
 
+use std::collections::VecDeque;
+
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
@@ -10,7 +12,9 @@ use crate::composer::Composer;
 use crate::config::{MentionConfig, PopupLabels};
 use crate::item::MentionItem;
 use crate::key_map::{Action, typed_char};
-use crate::mention_popup::{ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage};
+use crate::mention_popup::{
+    ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage, WaitMark,
+};
 use crate::mention_token::mention_token_at;
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement};
@@ -48,6 +52,14 @@ pub enum Outcome {
     /// The selected item replaced the token (its insert text and one space went in).
     #[non_exhaustive]
     Inserted { key: String, text: String },
+    /// Enter or Tab came while query `id` was unanswered, so the rows on show do not answer
+    /// what was typed: the key waits for that answer (the answer methods then return what
+    /// it did), and keys and pastes arriving meanwhile are held and applied after it, in
+    /// order. The host arms a timer of [`MentionConfig::answer_wait`] and calls
+    /// [`MentionInputState::stop_waiting`] with `id` when it fires first: then nothing is
+    /// sent and the popup says Enter again sends the draft as text.
+    #[non_exhaustive]
+    Waiting { id: QueryId },
     /// Enter on a non-blank draft with no popup open: the draft, as typed. It stays in the
     /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
     Submit(String),
@@ -81,7 +93,39 @@ pub struct MentionInputState {
     preview_enabled: bool,
     /// The screen the widget is drawn on, which decides where the preview goes.
     screen: (u16, u16),
+    /// Enter/Tab waiting for the answer to the newest query, and what arrived meanwhile.
+    waiting: Option<Waiting>,
+    /// The query whose answer an Enter stopped waiting for: Enter again sends as text.
+    gave_up: Option<QueryId>,
 }
+
+/// Enter or Tab pressed while query `query` was unanswered (see [`Outcome::Waiting`]).
+#[derive(Debug, Clone)]
+struct Waiting {
+    query: QueryId,
+    key: WaitingKey,
+    /// Keys and pastes that came after it, applied once it is resolved.
+    held: VecDeque<Held>,
+}
+
+/// Which key waits: Enter inserts the selected row (none: submits as typed), Tab the
+/// selected or first offered one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitingKey {
+    Enter,
+    Tab,
+}
+
+/// An input held while Enter/Tab waits.
+#[derive(Debug, Clone)]
+enum Held {
+    Key(KeyEvent),
+    Paste(String),
+}
+
+/// Most inputs held while Enter/Tab waits; later ones are dropped (a burst this long is
+/// no typist's: a paste without bracketed paste mode, a runaway macro).
+const MAX_HELD: usize = 4096;
 
 impl Default for MentionInputState {
     fn default() -> Self {
@@ -102,6 +146,8 @@ impl MentionInputState {
             cursor: None,
             preview_enabled: true,
             screen: (0, 0),
+            waiting: None,
+            gave_up: None,
         }
     }
 
@@ -126,6 +172,9 @@ impl MentionInputState {
     pub fn handle_key(&mut self, key: KeyEvent) -> Outcome {
         if key.kind == KeyEventKind::Release {
             return Outcome::Ignored;
+        }
+        if let Some(waiting) = self.waiting.as_mut() {
+            return waiting.hold(Held::Key(key));
         }
         let action = self.config.key_map.classify(&key);
         if let ActivePopup::Command(popup) = &mut self.popup {
@@ -164,6 +213,27 @@ impl MentionInputState {
                 return self.fetch_more(fetch);
             }
             match action {
+                // The rows on show answer an older query: wait for the newest one's answer
+                // (after one wait ran out, Enter sends the draft as typed).
+                Some(Action::Submit)
+                    if popup.in_flight() && self.gave_up == Some(popup.query_id()) =>
+                {
+                    return self.submit();
+                }
+                Some(action @ (Action::Submit | Action::Complete)) if popup.in_flight() => {
+                    let query = popup.query_id();
+                    popup.set_wait(Some(WaitMark::Waiting));
+                    self.waiting = Some(Waiting {
+                        query,
+                        key: if action == Action::Submit {
+                            WaitingKey::Enter
+                        } else {
+                            WaitingKey::Tab
+                        },
+                        held: VecDeque::new(),
+                    });
+                    return Outcome::Waiting { id: query };
+                }
                 // Enter inserts the selected row; with nothing selected (no match) it
                 // submits the draft as typed. Tab falls back to the first row offered.
                 Some(Action::Submit) if popup.selected().is_none() => return self.submit(),
@@ -235,6 +305,9 @@ impl MentionInputState {
     /// Inserts pasted text (normalised: line endings, no controls but tab and newline); a paste never
     /// submits.
     pub fn handle_paste(&mut self, text: &str) -> Outcome {
+        if let Some(waiting) = self.waiting.as_mut() {
+            return waiting.hold(Held::Paste(text.to_owned()));
+        }
         let text = normalize_paste(text);
         if text.is_empty() {
             return Outcome::Consumed;
@@ -244,19 +317,54 @@ impl MentionInputState {
     }
 
     /// Delivers the rows answering query `id`; answers to stale queries are dropped, and
-    /// the rows on show stay until the newest query is answered.
-    pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_results(id, rows);
-        }
+    /// the rows on show stay until the newest query is answered. Returns what an Enter or
+    /// Tab waiting for this answer did, and the held inputs after it (see
+    /// [`Outcome::Waiting`]); the host acts on each as on [`Self::handle_event`]'s outcome.
+    #[must_use = "an Enter that waited for this answer may have submitted"]
+    pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) -> Vec<Outcome> {
+        self.set_page(id, ResultsPage::complete(rows))
     }
 
     /// Delivers the page answering query `id`: the first matches, their total and rows
-    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`].
-    pub fn set_page(&mut self, id: QueryId, page: ResultsPage) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_page(id, page);
+    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`]. Returns
+    /// what a waiting Enter or Tab did, as [`Self::set_results`] does.
+    #[must_use = "an Enter that waited for this answer may have submitted"]
+    pub fn set_page(&mut self, id: QueryId, page: ResultsPage) -> Vec<Outcome> {
+        let answered = match &mut self.popup {
+            ActivePopup::Mention(popup) => popup.set_page(id, page),
+            ActivePopup::Command(_) | ActivePopup::None => false,
+        };
+        if answered {
+            self.resume_waiting(id)
+        } else {
+            Vec::new()
         }
+    }
+
+    /// Gives up waiting for the answer to query `id` (the host's timer of
+    /// [`MentionConfig::answer_wait`] fired, see [`Outcome::Waiting`]): the waiting Enter or
+    /// Tab does nothing, the popup says Enter again sends the draft as text, and the inputs
+    /// held meanwhile are applied; their outcomes are returned. Nothing happens for any
+    /// other id (the answer came first, or a later key waits now).
+    #[must_use = "held inputs may have submitted"]
+    pub fn stop_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
+        let Some(waiting) = self.waiting.take_if(|w| w.query == id) else {
+            return Vec::new();
+        };
+        if let ActivePopup::Mention(popup) = &mut self.popup {
+            popup.set_wait(Some(WaitMark::GaveUp));
+        }
+        let mut outcomes = vec![Outcome::Changed];
+        self.replay(waiting.held, &mut outcomes);
+        if self.waiting.is_none() {
+            self.gave_up = Some(id);
+        }
+        outcomes
+    }
+
+    /// Whether an Enter or Tab is waiting for the newest query's answer.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting.is_some()
     }
 
     /// Replaces the answer on show for query `id` with a fresher page, keeping the selected
@@ -316,10 +424,54 @@ impl MentionInputState {
     }
 
     /// Delivers the failure of query `id` (shown in the popup, sanitized); stale ids are
-    /// dropped.
-    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_failed(id, message.into());
+    /// dropped. Returns what a waiting Enter or Tab did, as [`Self::set_results`] does.
+    #[must_use = "an Enter that waited for this answer may have submitted"]
+    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) -> Vec<Outcome> {
+        let answered = match &mut self.popup {
+            ActivePopup::Mention(popup) => popup.set_failed(id, message.into()),
+            ActivePopup::Command(_) | ActivePopup::None => false,
+        };
+        if answered {
+            self.resume_waiting(id)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Query `id` was answered: an Enter/Tab waiting for it acts now, then the inputs held
+    /// meanwhile are applied.
+    fn resume_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
+        let Some(waiting) = self.waiting.take_if(|w| w.query == id) else {
+            return Vec::new();
+        };
+        let mut outcomes = vec![match waiting.key {
+            WaitingKey::Enter => match &self.popup {
+                ActivePopup::Mention(popup) if popup.selected().is_some() => {
+                    self.insert_selected(false)
+                }
+                ActivePopup::Mention(_) | ActivePopup::Command(_) | ActivePopup::None => {
+                    self.submit()
+                }
+            },
+            WaitingKey::Tab => self.insert_selected(true),
+        }];
+        if outcomes == [Outcome::Consumed] {
+            // Tab with no row to insert: the popup's new rows still need a frame.
+            outcomes = vec![Outcome::Changed];
+        }
+        self.replay(waiting.held, &mut outcomes);
+        outcomes
+    }
+
+    /// Applies held inputs in order, collecting what each did; once one waits again, the
+    /// rest are held for that wait.
+    fn replay(&mut self, held: VecDeque<Held>, outcomes: &mut Vec<Outcome>) {
+        for input in held {
+            let outcome = match input {
+                Held::Key(key) => self.handle_key(key),
+                Held::Paste(text) => self.handle_paste(&text),
+            };
+            outcomes.push(outcome);
         }
     }
 
@@ -339,6 +491,7 @@ impl MentionInputState {
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
         self.popup = ActivePopup::None;
+        self.waiting = None;
         self.command_armed = false;
         self.dismissed_token = mention_token_at(
             &self.composer.text(),
@@ -497,6 +650,7 @@ impl MentionInputState {
     fn clear(&mut self) {
         self.composer.set_text("");
         self.popup = ActivePopup::None;
+        self.waiting = None;
         self.dismissed_token = None;
         self.command_armed = false;
     }
@@ -669,6 +823,16 @@ impl MentionInputState {
     }
 }
 
+impl Waiting {
+    /// Holds `input` until the wait ends (dropped beyond [`MAX_HELD`]).
+    fn hold(&mut self, input: Held) -> Outcome {
+        if self.held.len() < MAX_HELD {
+            self.held.push_back(input);
+        }
+        Outcome::Consumed
+    }
+}
+
 fn changed(did: bool) -> Outcome {
     if did {
         Outcome::Changed
@@ -730,7 +894,7 @@ mod tests {
     fn pane_with_rows() -> MentionInputState {
         let mut pane = new_pane();
         type_str(&mut pane, "@fo");
-        pane.set_results(3, vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]);
+        let _ = pane.set_results(3, vec![row("a", "Foo"), row("b", "Food"), row("c", "Fox")]);
         pane
     }
 
@@ -795,9 +959,9 @@ mod tests {
     fn stale_answers_are_dropped_and_old_rows_stay() {
         let mut pane = new_pane();
         type_str(&mut pane, "@f");
-        pane.set_results(1, vec![row("old", "Old")]);
+        let _ = pane.set_results(1, vec![row("old", "Old")]);
         assert_eq!(selected_id(&pane), None, "stale id 1 dropped");
-        pane.set_results(2, vec![row("a", "Foo")]);
+        let _ = pane.set_results(2, vec![row("a", "Foo")]);
         assert_eq!(selected_id(&pane).as_deref(), Some("a"));
         assert_eq!(pane.handle_key(key(KeyCode::Char('o'))), query(3, "fo"));
         assert_eq!(
@@ -805,17 +969,17 @@ mod tests {
             Some("a"),
             "old rows stay while in flight"
         );
-        pane.set_results(2, vec![row("x", "X")]);
+        let _ = pane.set_results(2, vec![row("x", "X")]);
         assert_eq!(
             selected_id(&pane).as_deref(),
             Some("a"),
             "id 2 is stale now"
         );
-        pane.set_results(3, Vec::new());
+        let _ = pane.set_results(3, Vec::new());
         assert_eq!(selected_id(&pane), None);
         // Answers after the popup closed go nowhere.
         pane.handle_key(key(KeyCode::Char(' ')));
-        pane.set_results(3, vec![row("late", "Late")]);
+        let _ = pane.set_results(3, vec![row("late", "Late")]);
         assert!(!pane.popup_active());
     }
 
@@ -862,7 +1026,7 @@ mod tests {
             ActivePopup::Mention(p) => p.query_id(),
             ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
-        pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
+        let _ = pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
         // A careless host's raw controls still never reach the draft.
         let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", want));
@@ -883,7 +1047,7 @@ mod tests {
             ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
         };
         let mention = "@[a\\]b](dsh-session:InMxIg)";
-        pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
+        let _ = pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", mention));
         assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
     }
@@ -893,9 +1057,12 @@ mod tests {
         let submit = |s: &str| Outcome::Submit(s.to_owned());
         let mut pane = new_pane();
         type_str(&mut pane, "@zz");
-        // "searching…": nothing selected.
-        assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
-        pane.set_results(3, Vec::new());
+        // "searching…": Enter waits for the answer, which has nothing to select.
+        assert_eq!(
+            pane.handle_key(key(KeyCode::Enter)),
+            Outcome::Waiting { id: 3 }
+        );
+        assert_eq!(pane.set_results(3, Vec::new()), [submit("@zz")]);
         // "no matches": nothing selected.
         assert_eq!(pane.handle_key(key(KeyCode::Enter)), submit("@zz"));
         assert_eq!(
@@ -910,9 +1077,9 @@ mod tests {
     fn tab_inserts_the_first_row_when_none_is_selected() {
         let mut pane = new_pane();
         type_str(&mut pane, "@zz");
-        pane.set_results(3, Vec::new());
+        let _ = pane.set_results(3, Vec::new());
         type_str(&mut pane, "z");
-        pane.set_results(4, vec![row("a", "Zzz"), row("b", "Zzzz")]);
+        let _ = pane.set_results(4, vec![row("a", "Zzz"), row("b", "Zzzz")]);
         assert!(matches!(
             pane.handle_key(key(KeyCode::Tab)),
             Outcome::Inserted { .. }
@@ -1163,7 +1330,7 @@ mod tests {
     fn failed_listing_is_shown_not_fatal() {
         let mut pane = new_pane();
         type_str(&mut pane, "@");
-        pane.set_failed(1, "disk\u{7} busy");
+        let _ = pane.set_failed(1, "disk\u{7} busy");
         assert!(pane.popup_active());
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
