@@ -8,11 +8,12 @@
 
 use super::error::ReferenceError;
 use super::excerpt_uri::ExcerptRange;
-use super::projection::{ConversationItem, project_event, project_sized};
+use super::projected_scan::{ProjectedScan, SeenProjected};
+use super::projection::{ConversationItem, project_event};
 use super::redact::Redactions;
 use super::retention::{RetainedSource, SourceHeader, retain_source};
 use super::source_read::redact_items;
-use dsh_store::{Event, EventAt, SessionQuery, SizedMessage, SurfaceOrder, SurfaceVisitor};
+use dsh_store::SessionQuery;
 
 /// Where an excerpt's window lies in its session, as the reference entry records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +75,9 @@ impl ExcerptScan {
             .and_then(|w| self.projected.get(w))
             .is_some_and(|w| w >> (seq % 64) & 1 == 1)
     }
+}
 
-    /// One surface event `seq` (projected or not) joined, taking `removed` off.
+impl SeenProjected for ExcerptScan {
     fn saw(&mut self, seq: u64, projects: bool, removed: &[u64]) {
         let replaced = self.standing.is_some_and(|s| removed.contains(&s));
         if projects {
@@ -87,26 +89,6 @@ impl ExcerptScan {
             self.standing = projects.then_some(seq);
             self.lost = !projects;
         }
-    }
-}
-
-impl SurfaceVisitor for ExcerptScan {
-    fn visit(&mut self, event: &Event, removed: &[u64]) {
-        self.saw(event.seq, project_event(event).is_some(), removed);
-    }
-
-    fn takes_sized(&self) -> bool {
-        true
-    }
-
-    fn visit_sized(
-        &mut self,
-        message: &SizedMessage,
-        removed: &[u64],
-        _: EventAt,
-        _: Option<&dyn SurfaceOrder>,
-    ) {
-        self.saw(message.seq, project_sized(message).is_some(), removed);
     }
 }
 
@@ -123,7 +105,7 @@ pub fn read_excerpt(
     let id = range.session_id.as_str();
     let mut visitor = ExcerptScan::new(range.seq);
     let mut scan = store
-        .scan_surface(id, &mut visitor)
+        .scan_surface(id, &mut ProjectedScan(&mut visitor))
         .map_err(|e| ReferenceError::read_failed(id, e))?;
     let projected: Vec<u64> = scan
         .surface_seqs()

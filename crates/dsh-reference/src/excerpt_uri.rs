@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::error::ReferenceError;
 use super::json_text::js_string_literal;
+use super::mention::mention_with_uri;
 use super::uri::is_base64url_byte;
 
 /// The scheme, including its colon.
@@ -89,19 +90,7 @@ pub fn decode_excerpt_uri(uri: &str) -> Result<ExcerptRange, ReferenceError> {
 
 /// `@[label](dsh-excerpt:…)`, the label escaped as in a session mention.
 pub fn format_excerpt_mention(range: &ExcerptRange, label: &str) -> String {
-    let uri = encode_excerpt_uri(range);
-    let mut out = String::with_capacity(label.len() + uri.len() + 8);
-    out.push_str("@[");
-    for c in label.chars() {
-        if c == '\\' || c == ']' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push_str("](");
-    out.push_str(&uri);
-    out.push(')');
-    out
+    mention_with_uri(label, &encode_excerpt_uri(range))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod kept_lines;
 pub mod mention;
 pub mod neutral_label;
 pub mod parse;
+pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
 pub mod redact;

@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use super::error::ReferenceError;
-use super::projection::{project_event, project_sized};
+use super::projected_scan::{ProjectedScan, SeenProjected};
+use dsh_store::SessionQuery;
 use dsh_store::listing::Stamp;
-use dsh_store::{Event, EventAt, SessionQuery, SizedMessage, SurfaceOrder, SurfaceVisitor};
 
 /// Answers remembered at once; all are forgotten when there are more.
 const CACHE_ENTRIES: usize = 512;
@@ -22,7 +22,7 @@ struct NewerMessages {
     seen: HashSet<u64>,
 }
 
-impl NewerMessages {
+impl SeenProjected for NewerMessages {
     fn saw(&mut self, seq: u64, projects: bool, removed: &[u64]) {
         for r in removed {
             self.seen.remove(r);
@@ -30,26 +30,6 @@ impl NewerMessages {
         if projects && self.since.is_none_or(|s| seq > s) {
             self.seen.insert(seq);
         }
-    }
-}
-
-impl SurfaceVisitor for NewerMessages {
-    fn visit(&mut self, event: &Event, removed: &[u64]) {
-        self.saw(event.seq, project_event(event).is_some(), removed);
-    }
-
-    fn takes_sized(&self) -> bool {
-        true
-    }
-
-    fn visit_sized(
-        &mut self,
-        message: &SizedMessage,
-        removed: &[u64],
-        _: EventAt,
-        _: Option<&dyn SurfaceOrder>,
-    ) {
-        self.saw(message.seq, project_sized(message).is_some(), removed);
     }
 }
 
@@ -65,7 +45,7 @@ pub fn newer_messages(
         seen: HashSet::new(),
     };
     let scan = store
-        .scan_surface(id, &mut visitor)
+        .scan_surface(id, &mut ProjectedScan(&mut visitor))
         .map_err(|e| ReferenceError::read_failed(id, e))?;
     let on = scan.on_surface();
     Ok(visitor.seen.iter().filter(|&&s| on(s)).count())
