@@ -1,10 +1,10 @@
-//! Other tools' sessions (Claude Code, Codex CLI; docs/foreign-sources.md) as the index sees
-//! them: listed through their read-only [`ForeignSource`], keyed `<origin>:<log path>`,
-//! stamped like dsh logs, and read whole (through the same folded surface and projection)
-//! whenever their stamp changes.
+//! Other tools' sessions (Claude Code, Codex CLI, Gemini CLI, OpenCode;
+//! docs/foreign-sources.md) as the index sees them: listed through their read-only
+//! [`ForeignSource`], keyed `<origin>:<where the source keeps it>` (a log file; for an
+//! OpenCode session in its database, `<db>#<id>`), stamped by the source, and read whole
+//! (through the same folded surface and projection) whenever their stamp changes.
 
 use std::collections::HashSet;
-use std::fs;
 use std::path::Path;
 
 use dsh_foreign::{ForeignSource, Origin};
@@ -25,11 +25,10 @@ pub fn path_of_key<'k>(origin: &Origin, key: &'k str) -> Option<&'k str> {
     key.strip_prefix(origin.as_str())?.strip_prefix(':')
 }
 
-/// The current stamp of a foreign log (links followed, as the source reads them); `None`
-/// when it is gone or not a regular file.
-pub fn stat(path: &Path) -> Option<Stamp> {
-    let meta = fs::metadata(path).ok()?;
-    meta.is_file().then(|| Stamp::of(&meta))
+/// The current stamp of a foreign session kept at `path`, as its source tells it (no link
+/// is followed below a foreign root); `None` when it is gone.
+pub fn stat(source: &ForeignSource, path: &Path) -> Option<Stamp> {
+    source.stamp_at(path)
 }
 
 /// Every session log of the foreign sources, and the origins whose listing failed (their
@@ -50,7 +49,7 @@ pub fn list(sources: &[ForeignSource]) -> (Vec<LogFile>, HashSet<Origin>) {
             let Some(path) = source.path_of(&header.id) else {
                 continue;
             };
-            let Some(stamp) = stat(&path) else {
+            let Some(stamp) = stat(source, &path) else {
                 continue;
             };
             out.push(LogFile {

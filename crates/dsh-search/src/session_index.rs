@@ -288,7 +288,7 @@ impl SessionIndex {
             // Only the sources this index was given are searched.
             let source = self.foreign.iter().find(|s| *s.origin() == origin)?;
             let path = foreign_logs::path_of_key(&origin, &stored.path)?;
-            let stamp = foreign_logs::stat(Path::new(path))?;
+            let stamp = foreign_logs::stat(source, Path::new(path))?;
             if state.change(&stamp, format) == Change::Unchanged {
                 (stored, false)
             } else {
