@@ -38,7 +38,9 @@ pub use mention::format_mention;
 pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
-pub use reference_entry::{ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot};
+pub use reference_entry::{
+    ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,
+};
 pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, retain_source};
 pub use service::{AgentRef, CandidatePage, ListingScope, Prepared, SessionReferences};
 pub use uri::{decode_uri, encode_uri};

@@ -16,8 +16,10 @@ use super::config::ReferenceConfig;
 use super::error::{ErrorCode, ReferenceError};
 use super::estimate::{EstimateCache, ReferenceEstimate};
 use super::excerpt_read::read_excerpt;
-use super::excerpt_uri::ExcerptRange;
-use super::file_context::{AttachedFile, file_context_message, read_file, resolve_file_mentions};
+use super::excerpt_uri::{ExcerptRange, format_excerpt_mention};
+use super::file_context::{
+    AttachedFile, file_context_message, read_file, resolve_file, resolve_file_mentions,
+};
 use super::file_mention::FileMention;
 use super::parse::Mentioned;
 use super::parse::Reference;
@@ -107,6 +109,41 @@ impl SessionReferences {
             views: Arc::new(ViewCache::default()),
             staleness: Arc::new(StalenessCache::default()),
         }
+    }
+
+    /// The mention of one exchange of `session_id` — the message `seq` and
+    /// `excerpt_context` messages each side — labelled `label` (docs/references.md: excerpt
+    /// references): what a conversation hit inserts.
+    pub fn excerpt_mention(&self, session_id: &str, seq: u64, label: &str) -> String {
+        let side = u32::try_from(self.config.excerpt_context).unwrap_or(u32::MAX);
+        format_excerpt_mention(
+            &ExcerptRange {
+                session_id: session_id.to_owned(),
+                seq,
+                before: side,
+                after: side,
+            },
+            label,
+        )
+    }
+
+    /// What attaching the file `path` (as mentioned) from `cwd` would send now: the same
+    /// resolution, refusals, redaction and cut as `prepare` (the popup's preview and cost).
+    pub async fn estimate_file(
+        &self,
+        cwd: &str,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<AttachedFile, ReferenceError> {
+        let config = self.config;
+        let (cwd, path) = (cwd.to_owned(), path.to_owned());
+        run_blocking(cancel, move || {
+            let file =
+                resolve_file(std::path::Path::new(&cwd), &path).map_err(|r| r.into_error(&path))?;
+            read_file(&file, config.max_file_bytes, config.redact_secrets)
+                .map_err(|r| r.into_error(&file.path))
+        })
+        .await?
     }
 
     /// How many conversation messages session `session_id` has gained since a snapshot

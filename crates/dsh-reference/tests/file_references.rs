@@ -272,3 +272,37 @@ async fn without_a_working_directory_only_quoted_mentions_fail() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_preview_estimates_a_file_as_prepare_would_send_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "{}KEY=ghp_{}\n",
+        "x\n".repeat(600),
+        "A1b2C3d4E5f6".repeat(3)
+    );
+    fs::write(dir.path().join("a.txt"), &body).unwrap();
+    fs::write(dir.path().join("b.bin"), b"\0\x01").unwrap();
+    let store_dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(store_dir.path()));
+    let config = ReferenceConfig::default().with_file_limits(3, 300).unwrap();
+    let refs = SessionReferences::new(store, config);
+    let cwd = dir.path().to_string_lossy().into_owned();
+    let cancel = CancellationToken::new();
+    let estimate = refs.estimate_file(&cwd, "a.txt", &cancel).await.unwrap();
+    assert_eq!(estimate.bytes, body.len() as u64);
+    assert!(estimate.truncated() && estimate.text.len() <= 300);
+    assert_eq!(estimate.redactions.total(), 1);
+    let sent = prepare_in(dir.path(), config, "@a.txt").await.unwrap();
+    assert_eq!(fenced(&sent)[0]["text"], estimate.text.as_str());
+    let err = refs
+        .estimate_file(&cwd, "b.bin", &cancel)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::FileRefused);
+    assert!(err.message.contains("binary"));
+    assert_eq!(
+        refs.excerpt_mention("s", 7, "Fix"),
+        "@[Fix](dsh-excerpt:WyJzIiw3LDIsMl0)"
+    );
+}
