@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::ReferenceError;
 use super::projection::TurnRole;
+use super::redact::redact_if;
 use super::source_read::read_source_redacting;
 use dsh_store::SessionQuery;
 use dsh_store::listing::Stamp;
@@ -92,14 +93,9 @@ pub fn estimate_reference(
     budget: usize,
     redact: bool,
 ) -> Result<ReferenceEstimate, ReferenceError> {
-    let retained = read_source_redacting(
-        store,
-        session_id.to_owned(),
-        label.to_owned(),
-        budget,
-        redact,
-    )?;
-    let redacted_secrets = retained.redactions.total();
+    let (label, in_label) = redact_if(redact, label.to_owned());
+    let retained = read_source_redacting(store, session_id.to_owned(), label, budget, redact)?;
+    let redacted_secrets = retained.redactions.total() + in_label.total();
     let conversation = retained.data.conversation;
     let skip = conversation.len().saturating_sub(PREVIEW_TURNS);
     let recent = conversation

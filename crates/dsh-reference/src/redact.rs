@@ -345,6 +345,17 @@ pub fn redact(text: &str) -> (Cow<'_, str>, Redactions) {
     (Cow::Owned(out), counts)
 }
 
+/// [`redact`] of an owned text when `on`, else the text unchanged with no counts.
+pub fn redact_if(on: bool, text: String) -> (String, Redactions) {
+    if !on {
+        return (text, Redactions::default());
+    }
+    match redact(&text) {
+        (Cow::Borrowed(_), counts) => (text, counts),
+        (Cow::Owned(out), counts) => (out, counts),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,6 +24,7 @@ use super::file_mention::FileMention;
 use super::parse::Mentioned;
 use super::parse::Reference;
 use super::prompt::context_message;
+use super::redact::redact_if;
 use super::retention::RetainedSource;
 use super::source_read::read_source_redacting;
 use super::staleness::StalenessCache;
@@ -467,10 +468,13 @@ fn read_and_retain(
         return Err(ReferenceError::cancelled());
     }
     let (budget, redact) = (config.max_reference_bytes, config.redact_secrets);
-    let retained = match &source.excerpt {
-        None => read_source_redacting(store, source.session_id, source.label, budget, redact)?,
-        Some(range) => read_excerpt(store, range, source.label, budget, redact)?,
+    // A label is usually another session's title: it is sent too, so it is redacted too.
+    let (label, in_label) = redact_if(redact, source.label);
+    let mut retained = match &source.excerpt {
+        None => read_source_redacting(store, source.session_id, label, budget, redact)?,
+        Some(range) => read_excerpt(store, range, label, budget, redact)?,
     };
+    retained.redactions.add(&in_label);
     if cancel.is_cancelled() {
         return Err(ReferenceError::cancelled());
     }

@@ -217,6 +217,18 @@ async fn secrets_are_redacted_unless_turned_off() {
     write_log(dir.path(), "k", &lines);
     let mention = format_mention("k", Some("K"));
 
+    // A title holding a secret is redacted as the label of the snapshot and of its entry.
+    let titled = prepare(
+        &service(dir.path(), ReferenceConfig::default()),
+        &format_mention("k", Some(&format!("use {key}"))),
+    )
+    .await;
+    let context = titled.context.unwrap();
+    assert!(!context.joined_text().contains(&key));
+    let entry = &context.source.unwrap().0["references"][0];
+    assert_eq!(entry["label"], "use [redacted: anthropic-api-key]");
+    assert_eq!(entry["redactedSecrets"], 3);
+
     let on = prepare(&service(dir.path(), ReferenceConfig::default()), &mention).await;
     let text = on.context.as_ref().unwrap().joined_text();
     assert!(!text.contains(&key) && !text.contains("hunter22"));
