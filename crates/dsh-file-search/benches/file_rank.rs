@@ -36,15 +36,15 @@ fn repository(n: usize) -> Vec<PathEntry> {
             ""
         };
         if i.is_multiple_of(50) {
-            out.push(PathEntry {
-                path: format!("{top}/{pkg}/src{deep}"),
-                kind: EntryKind::Directory,
-            });
+            out.push(PathEntry::new(
+                format!("{top}/{pkg}/src{deep}"),
+                EntryKind::Directory,
+            ));
         }
-        out.push(PathEntry {
-            path: format!("{top}/{pkg}/src{deep}/{leaf}_{i}.{ext}"),
-            kind: EntryKind::File,
-        });
+        out.push(PathEntry::new(
+            format!("{top}/{pkg}/src{deep}/{leaf}_{i}.{ext}"),
+            EntryKind::File,
+        ));
         i += 1;
     }
     out

@@ -55,9 +55,9 @@ fn allows_dots(query: &str) -> bool {
     query.starts_with('.') || query.contains("/.")
 }
 
-/// Whether `path` may be offered for `query` (dot-paths only when asked for).
-fn visible(path: &str, query: &str) -> bool {
-    allows_dots(query) || !path.split('/').any(|s| s.starts_with('.'))
+/// Whether `entry` may be offered for a query (dot-paths only when `dots` says it asks).
+fn visible(entry: &PathEntry, dots: bool) -> bool {
+    dots || !entry.hidden
 }
 
 impl FileRanker {
@@ -101,12 +101,13 @@ impl FileRanker {
             Some(list) => Box::new(list.into_iter()),
             None => Box::new(0..entries.len()),
         };
+        let dots = allows_dots(&query);
         let mut scored: Vec<(u32, usize)> = Vec::new();
         for i in candidates {
             let Some(entry) = entries.get(i) else {
                 continue;
             };
-            if !visible(&entry.path, &query) {
+            if !visible(entry, dots) {
                 continue;
             }
             let haystack = Utf32Str::new(&entry.path, &mut self.chars);
@@ -156,7 +157,7 @@ fn list_directory(entries: &[PathEntry], directory: &str, limit: usize) -> Vec<R
             e.path
                 .strip_prefix(directory)
                 .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
-                && visible(&e.path, directory)
+                && visible(e, allows_dots(directory))
         })
         .map(|(i, _)| i)
         .collect();
@@ -207,10 +208,7 @@ mod tests {
 
     fn entries(list: &[(&str, EntryKind)]) -> Vec<PathEntry> {
         list.iter()
-            .map(|(p, k)| PathEntry {
-                path: (*p).into(),
-                kind: *k,
-            })
+            .map(|(p, k)| PathEntry::new((*p).into(), *k))
             .collect()
     }
 

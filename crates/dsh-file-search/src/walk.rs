@@ -23,6 +23,16 @@ pub enum EntryKind {
 pub struct PathEntry {
     pub path: String,
     pub kind: EntryKind,
+    /// A segment of the path starts with `.` (offered only when a query asks for one).
+    pub hidden: bool,
+}
+
+impl PathEntry {
+    /// The entry for `path` (relative, `/`-separated) of `kind`.
+    pub fn new(path: String, kind: EntryKind) -> Self {
+        let hidden = path.split('/').any(|s| s.starts_with('.'));
+        PathEntry { path, kind, hidden }
+    }
 }
 
 /// What a walk found.
@@ -90,7 +100,7 @@ pub fn walk(root: &Path, max_entries: usize, cancelled: &dyn Fn() -> bool) -> Fi
             index.truncated = true;
             break;
         }
-        index.entries.push(PathEntry { path, kind });
+        index.entries.push(PathEntry::new(path, kind));
     }
     index
 }
