@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_reference::format_mention;
+use dsh_reference::{ExcerptRange, format_excerpt_mention, format_mention};
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
 use ratatui_mention::untrusted::visible_controls_line;
 use serde_json::{Map, Value, json};
@@ -56,7 +56,13 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
         Err(e) => return Err(CliError::Search(e)),
     };
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_hits(&hits))?;
+        let side = ctx
+            .config
+            .references
+            .excerpt_context
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(2);
+        let text = serde_json::to_string_pretty(&json_hits(&hits, side))?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_hits(&hits, std::io::stdout().is_terminal())
@@ -115,9 +121,11 @@ fn invalid_query(reason: &str) -> CliError {
 }
 
 /// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, number,
-/// seq, text}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the message's place
-/// in the conversation, from 1; `seq`: its event's).
-fn json_hits(hits: &[SearchHit]) -> Value {
+/// seq, text, excerptMention}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the
+/// message's place in the conversation, from 1; `seq`: its event's; `excerptMention`
+/// references that exchange only: the snippet's message and `side` messages each side;
+/// docs/references.md: excerpt references).
+fn json_hits(hits: &[SearchHit], side: u32) -> Value {
     Value::Array(
         hits.iter()
             .map(|h| {
@@ -138,7 +146,15 @@ fn json_hits(hits: &[SearchHit]) -> Value {
                     .snippets
                     .iter()
                     .map(|s| {
-                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq, "text": s.text})
+                        let range = ExcerptRange {
+                            session_id: h.session_id.clone(),
+                            seq: s.seq,
+                            before: side,
+                            after: side,
+                        };
+                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq,
+                               "text": s.text,
+                               "excerptMention": format_excerpt_mention(&range, &h.label)})
                     })
                     .collect();
                 m.insert("snippets".into(), Value::Array(snippets));
