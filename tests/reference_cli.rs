@@ -661,7 +661,9 @@ fn prepare_attaches_mentioned_files_and_excerpts() {
     let excerpt = dsh_reference::format_excerpt_mention(
         &dsh_reference::ExcerptRange {
             session_id: "src-session".into(),
-            seq: 2,
+            // q2 (the writer lays the messages out in turns: 0 turn/start, 1 q0, 2 step/start,
+            // 3 a1, 4 step/end, 5 turn/end, 6 turn/start, 7 q2, …).
+            seq: 7,
             before: 1,
             after: 0,
         },
