@@ -6,23 +6,25 @@
 //! below the root is followed if it is a link, and nothing but session logs is written there.
 
 use std::fs;
-use std::io::{self, BufReader, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use super::activity::SessionSummary;
 use super::compact_surface::CompactSurface;
 use super::encoding::Compression;
 use super::error::StoreError;
-use super::event::{Event, EventData, SessionHeader};
+use super::event::{Event, SessionHeader};
 use super::fold::KeepingFolder;
 use super::index_file;
-use super::listing::{CachedTitle, HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::listing::{CachedDigest, HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::log_digest::{self, LogDigest};
 use super::paths;
-use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
-use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
-use super::recent_titles::RecentTitles;
+use super::query::{QueryError, SessionQuery, SummaryLookup, Surface, TitleLookup};
+use super::reader::{self, Limits, LogFormat, ScanPos};
+use super::recent_titles::{RecentSummaries, RecentTitles};
 use super::surface_scan::{self, SurfaceScan, SurfaceVisitor};
 use super::writer::SessionWriter;
 use super::{cache, nofollow};
@@ -50,6 +52,9 @@ struct Inner {
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
     recent_titles: RecentTitles,
+    /// Summaries by session id with when they were last revalidated (for
+    /// `with_recent_summaries`; apart from the titles', which `candidates` uses alone).
+    recent_summaries: RecentSummaries,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
     /// `store.compression`: which encoding writers use.
@@ -206,6 +211,7 @@ impl SessionStore {
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: RecentTitles::new(),
+                recent_summaries: RecentSummaries::new(),
                 verified: AtomicBool::new(false),
                 provisional: Mutex::new(None),
                 early: AtomicBool::new(false),
@@ -376,71 +382,26 @@ impl SessionStore {
         Ok((loc, meta))
     }
 
-    /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
-    fn scan_title(
-        limits: &Limits,
-        id: &str,
-        loc: &LogLocation,
-        stamp: Stamp,
-        cached: Option<CachedTitle>,
-    ) -> Result<CachedTitle, QueryError> {
-        let mut title = None;
-        let mut on_event = |event: Event, _line: u64| {
-            if let EventData::SessionTitle(t) = event.data {
-                title = Some(t.title);
-            }
-            Ok(())
-        };
-        if let Some(c) = cached
-            && c.format == LogFormat::Plain
-            && loc.format == LogFormat::Plain
-            && let Some(pos) = c.resume
-            && stamp.same_file(&c.stamp)
-            && stamp.len >= pos.readable_len
-        {
-            let mut file = reader::open_file(&loc.path)?;
-            file.seek(SeekFrom::Start(pos.readable_len))
-                .map_err(|e| io_err(&loc.path, e))?;
-            let (end, torn) = reader::scan_events_limited(
-                &loc.path,
-                BufReader::with_capacity(256 * 1024, file),
-                pos,
-                limits,
-                &mut on_event,
-            )?;
-            let resume = resumable(torn.as_ref()).then_some(end);
-            return Ok(CachedTitle {
-                stamp,
-                format: loc.format,
-                resume,
-                title: title.map(Arc::from).or(c.title),
-            });
+    /// The summary of a listed session whose log every listing stat-ed less than `max_age`
+    /// ago, if the digest cache holds it for that very stamp: no syscall (but for the path
+    /// of a damaged log). `None`: ask [`read_summary`](SessionQuery::read_summary).
+    fn summary_from_last_check(&self, id: &str, max_age: Duration) -> Option<SessionSummary> {
+        let headers = headers_if_free(&self.inner)?;
+        let (mut summary, damage) = headers.vouched_digest(id, max_age, |d| {
+            (
+                SessionSummary {
+                    title: d.title.clone(),
+                    activity: Some(d.activity),
+                    damage: None,
+                },
+                d.damage.is_some().then(|| d.clone()),
+            )
+        })?;
+        if let Some(digest) = damage {
+            let path = headers.location_of(id)?.path;
+            summary.damage = digest.damage_error(&path).map(|e| e.to_string().into());
         }
-        let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
-        reader::check_header_id(&loc.path, &summary.header, id)?;
-        let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
-            readable_len: summary.readable_len,
-            next_seq: summary.next_seq,
-            line: summary.lines,
-        });
-        Ok(CachedTitle {
-            stamp,
-            format: loc.format,
-            resume,
-            title: title.map(Arc::from),
-        })
-    }
-
-    /// The title of a listed session whose log every listing stat-ed less than `max_age`
-    /// ago, if the title cache holds it for that very stamp: no syscall. `None`: ask
-    /// [`read_title`](SessionQuery::read_title).
-    fn title_from_last_check(
-        &self,
-        id: &str,
-        max_age: Duration,
-    ) -> Option<Result<Option<String>, QueryError>> {
-        let title = headers_if_free(&self.inner)?.vouched_title(id, max_age)?;
-        Some(Ok(title.as_deref().map(str::to_owned)))
+        Some(summary)
     }
 
     /// Run the header index's periodic stat of every log on a thread of its own, a chunk
@@ -468,24 +429,49 @@ impl SessionStore {
         }
     }
 
-    /// [`read_title`](SessionQuery::read_title) as a shared string.
-    fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
+    /// The digest of session `id`'s log (latest title, activity, damage): from the cache
+    /// while the log's stamp is unchanged, else read — only what was appended when the log
+    /// just grew (docs/session-store.md: caches).
+    fn read_digest(&self, id: &str) -> Result<(LogLocation, LogDigest), QueryError> {
         let (loc, meta) = self.find(id)?;
         let stamp = Stamp::of(&meta);
-        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_title(&loc));
+        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_digest(&loc));
         if let Some(c) = &cached
             && c.stamp == stamp
             && c.format == loc.format
         {
-            return Ok(c.title.clone());
+            return Ok((loc, c.digest.clone()));
         }
-        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
+        let same_file = cached.as_ref().is_some_and(|c| stamp.same_file(&c.stamp));
+        let digest = log_digest::read_digest(
+            &loc.path,
+            loc.format,
+            &self.inner.limits,
+            id,
+            cached.as_ref().map(|c| &c.digest),
+            same_file,
+        )?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
-        let title = fresh.title.clone();
         if let Some(mut headers) = headers_if_free(&self.inner) {
-            headers.remember_title(&loc, fresh);
+            headers.remember_digest(
+                &loc,
+                CachedDigest {
+                    stamp,
+                    format: loc.format,
+                    digest: digest.clone(),
+                },
+            );
         }
-        Ok(title)
+        Ok((loc, digest))
+    }
+
+    /// The listing's title of `id`: the latest title as far as its log could be read (a
+    /// log damaged after its title is listed with it).
+    fn listed_title(&self, id: &str, max_age: Duration) -> Result<Option<Arc<str>>, QueryError> {
+        match self.summary_from_last_check(id, max_age) {
+            Some(summary) => Ok(summary.title),
+            None => Ok(self.read_digest(id)?.1.title),
+        }
     }
 }
 
@@ -541,12 +527,6 @@ pub(crate) fn locate_in(root: &Path, id: &str) -> Result<Option<LogLocation>, Qu
         found = Some(loc);
     }
     Ok(found)
-}
-
-/// A scan can be continued later unless it stopped at real damage (a final line still
-/// being written is not damage yet).
-fn resumable(torn: Option<&reader::TornTail>) -> bool {
-    torn.is_none_or(|t| t.reason == UNTERMINATED)
 }
 
 impl SessionQuery for SessionStore {
@@ -605,9 +585,14 @@ impl SessionQuery for SessionStore {
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
-        Ok(self.read_title_shared(id)?.as_deref().map(str::to_owned))
+        let (loc, digest) = self.read_digest(id)?;
+        if let Some(e) = digest.damage_error(&loc.path) {
+            return Err(e);
+        }
+        Ok(digest.title.as_deref().map(str::to_owned))
     }
 
+    /// The listing's title: a log damaged after its title is listed with that title.
     fn read_title_recent(
         &self,
         id: &str,
@@ -616,21 +601,38 @@ impl SessionQuery for SessionStore {
         self.inner.ensure_loaded();
         // As in a listing: a title the listing's own check of its log vouches for needs no
         // stat (a popup building its view title by title costs no syscall per session).
-        self.inner.recent_titles.get(id, max_age, |id| {
-            self.title_from_last_check(id, max_age)
-                .unwrap_or_else(|| self.read_title(id))
-        })
+        self.inner
+            .recent_titles
+            .get_shared(id, max_age, |id| self.listed_title(id, max_age))
     }
 
+    /// The listing's titles (as [`read_title_recent`](Self::read_title_recent)).
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         self.inner.ensure_loaded();
         // A title the listing's own check of its log vouches for needs no stat. The memo
         // then remembers it as of this lookup, so it may be up to twice `max_age` old.
-        let read = |id: &str| {
-            self.title_from_last_check(id, max_age)
-                .unwrap_or_else(|| self.read_title(id))
+        let read = |id: &str| self.listed_title(id, max_age);
+        self.inner
+            .recent_titles
+            .with_shared_lookup(max_age, &read, f);
+    }
+
+    fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
+        let (loc, digest) = self.read_digest(id)?;
+        Ok(SessionSummary {
+            damage: digest.damage_error(&loc.path).map(|e| e.to_string().into()),
+            title: digest.title,
+            activity: Some(digest.activity),
+        })
+    }
+
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        self.inner.ensure_loaded();
+        let read = |id: &str| match self.summary_from_last_check(id, max_age) {
+            Some(summary) => Ok(summary),
+            None => self.read_summary(id),
         };
-        self.inner.recent_titles.with_lookup(max_age, &read, f);
+        self.inner.recent_summaries.with_lookup(max_age, &read, f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {
