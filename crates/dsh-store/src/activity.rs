@@ -42,17 +42,18 @@ impl Activity {
     }
 }
 
-/// The last-activity time of a session whose activity may be unknown (a source that cannot
-/// tell): its creation time then.
-pub fn last_active(header: &SessionHeader, activity: Option<&Activity>) -> i64 {
-    activity.map_or(header.created_at, |a| a.last_active(header.created_at))
+/// The time a listing orders a session by: when it was last active (`last_active_ms`, as
+/// [`SessionSummary::last_active_ms`] gives it), else its creation.
+pub fn last_active(header: &SessionHeader, last_active_ms: Option<i64>) -> i64 {
+    last_active_ms.unwrap_or(header.created_at)
 }
 
-/// Most recently active first; equal times in the listing's own order (newest `createdAt`,
-/// then the id as dsh orders them), so a listing without activity keeps its order.
+/// Most recently active first (see [`last_active`]); equal times in the listing's own order
+/// (newest `createdAt`, then the id as dsh orders them), so a listing without activity keeps
+/// its order.
 pub fn most_recent_first(
-    a: (&SessionHeader, Option<&Activity>),
-    b: (&SessionHeader, Option<&Activity>),
+    a: (&SessionHeader, Option<i64>),
+    b: (&SessionHeader, Option<i64>),
 ) -> Ordering {
     last_active(b.0, b.1)
         .cmp(&last_active(a.0, a.1))
@@ -67,10 +68,27 @@ pub struct SessionSummary {
     /// The latest title as far as the log could be read: a log damaged after its title
     /// keeps that title here (`read_title` reports the damage instead).
     pub title: Option<Arc<str>>,
-    /// `None` when the source cannot tell.
-    pub activity: Option<Activity>,
+    /// When the session was last active (Unix milliseconds): a dsh log's last event; a
+    /// foreign session's last change as its tool records it. `None`: no event yet, or the
+    /// source cannot tell (a listing then orders it by its creation time).
+    pub last_active_ms: Option<i64>,
+    /// Conversation messages ([`Activity::messages`]), when the source counts them cheaply
+    /// (dsh logs; not the foreign sources).
+    pub messages: Option<u64>,
     /// Why the log could not be read to its end (the corruption error's message), if so.
     pub damage: Option<Arc<str>>,
+}
+
+impl SessionSummary {
+    /// The summary of a dsh log with this title and activity.
+    pub fn of_log(title: Option<Arc<str>>, activity: &Activity) -> Self {
+        SessionSummary {
+            title,
+            last_active_ms: activity.last_event_ms,
+            messages: Some(activity.messages),
+            damage: None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -137,11 +155,7 @@ mod tests {
     fn most_recent_first_falls_back_to_creation_order() {
         let h = |id: &str, created| SessionHeader::new(id, created, None);
         let (a, b, c) = (h("a", 1), h("b", 2), h("c", 2));
-        let active = Activity {
-            last_event_ms: Some(50),
-            messages: 3,
-        };
-        let mut rows = [(&a, Some(&active)), (&b, None), (&c, None)];
+        let mut rows = [(&a, Some(50)), (&b, None), (&c, None)];
         rows.sort_by(|x, y| most_recent_first(*x, *y));
         let ids: Vec<&str> = rows.iter().map(|(h, _)| h.id.as_str()).collect();
         assert_eq!(

@@ -110,13 +110,23 @@ pub trait SessionQuery: Send + Sync + 'static {
             Err(e) => Err(e),
         }
     }
-    /// Call `f` with a lookup answering like [`read_summary`](Self::read_summary) for many
-    /// ids in a row, possibly from a cache revalidated less than `max_age` ago (as
-    /// [`with_recent_titles`](Self::with_recent_titles)): for interactive listings ordered
-    /// by activity. The default reads each afresh.
-    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+    /// Like [`read_summary`](Self::read_summary), but may answer from a cache revalidated
+    /// less than `max_age` ago (as [`read_title_recent`](Self::read_title_recent)). The
+    /// default always reads afresh.
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
         let _ = max_age;
-        f(&mut |id: &str| self.read_summary(id));
+        self.read_summary(id)
+    }
+    /// Call `f` with a lookup answering like
+    /// [`read_summary_recent`](Self::read_summary_recent) for many ids in a row (as
+    /// [`with_recent_titles`](Self::with_recent_titles)): for interactive listings ordered
+    /// by activity.
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        f(&mut |id: &str| self.read_summary_recent(id, max_age));
     }
     /// Identity and length of a session's log, which change whenever the log does: the key
     /// for caches of data derived from it. `None` when the store cannot tell (then callers

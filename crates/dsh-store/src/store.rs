@@ -389,11 +389,7 @@ impl SessionStore {
         let headers = headers_if_free(&self.inner)?;
         let (mut summary, damage) = headers.vouched_digest(id, max_age, |d| {
             (
-                SessionSummary {
-                    title: d.title.clone(),
-                    activity: Some(d.activity),
-                    damage: None,
-                },
+                SessionSummary::of_log(d.title.clone(), &d.activity),
                 d.damage.is_some().then(|| d.clone()),
             )
         })?;
@@ -619,10 +615,22 @@ impl SessionQuery for SessionStore {
 
     fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
         let (loc, digest) = self.read_digest(id)?;
-        Ok(SessionSummary {
-            damage: digest.damage_error(&loc.path).map(|e| e.to_string().into()),
-            title: digest.title,
-            activity: Some(digest.activity),
+        let mut summary = SessionSummary::of_log(digest.title.clone(), &digest.activity);
+        summary.damage = digest.damage_error(&loc.path).map(|e| e.to_string().into());
+        Ok(summary)
+    }
+
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
+        self.inner.ensure_loaded();
+        self.inner.recent_summaries.get(id, max_age, |id| {
+            match self.summary_from_last_check(id, max_age) {
+                Some(summary) => Ok(summary),
+                None => self.read_summary(id),
+            }
         })
     }
 

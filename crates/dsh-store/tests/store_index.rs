@@ -466,8 +466,7 @@ fn activity_is_continued_across_processes_from_the_index_file() {
         store.list_sessions().unwrap();
         let s = store.read_summary("a").unwrap();
         assert_eq!(s.title.as_deref(), Some("alpha"));
-        let a = s.activity.unwrap();
-        assert_eq!((a.last_event_ms, a.messages), (Some(1_000), 1));
+        assert_eq!((s.last_active_ms, s.messages), (Some(1_000), Some(1)));
     }
     text.push_str(&user_line(3, 2_000));
     text.push_str(&turn_end(4, 2_500));
@@ -485,8 +484,7 @@ fn activity_is_continued_across_processes_from_the_index_file() {
     let s = store.read_summary("a").unwrap();
     assert_eq!(s.damage, None, "read on from the index, not whole");
     assert_eq!(s.title.as_deref(), Some("alpha"));
-    let a = s.activity.unwrap();
-    assert_eq!((a.last_event_ms, a.messages), (Some(2_500), 2));
+    assert_eq!((s.last_active_ms, s.messages), (Some(2_500), Some(2)));
     // A store without the index reads it whole and finds the damage.
     let bare = SessionStore::with_options(root, None, false, Limits::default());
     assert!(bare.read_summary("a").unwrap().damage.is_some());
@@ -530,8 +528,10 @@ fn a_log_damaged_after_its_title_is_listed_with_it() {
             .is_some_and(|d| d.contains(":14:")),
         "{summary:?}"
     );
-    let activity = summary.activity.unwrap();
-    assert_eq!((activity.messages, activity.last_event_ms), (10, Some(111)));
+    assert_eq!(
+        (summary.messages, summary.last_active_ms),
+        (Some(10), Some(111))
+    );
     let mut listed = None;
     store.with_recent_summaries(hour, &mut |lookup| listed = Some(lookup("d").unwrap()));
     assert_eq!(listed, Some(summary));
