@@ -422,15 +422,31 @@ fn candidates_json_groups_by_the_target_cwd() {
         "1",
     ]);
     assert_eq!(stdout_json(&out).as_array().unwrap().len(), 1);
-    let out = fx.run(&[
-        "candidates",
-        "--session",
-        "target",
-        "--json",
-        "--limit",
-        "0",
-    ]);
-    expect_error(&out, "SESSION_REFERENCE_INVALID_REFERENCE");
+    // Issue 27 minor 18: a limit that is not 1 or more is a usage error the parser catches
+    // (exit 2, nothing on stdout); the service contract behind it is unchanged
+    // (`candidate_limit_defaults_and_validation` in dsh-reference).
+    for (limit, why) in [
+        ("0", "must be 1 or more"),
+        ("-3", "must be 1 or more"),
+        ("x", "whole number"),
+    ] {
+        for rank in ["dsh", "frecency"] {
+            let out = fx.run(&[
+                "candidates",
+                "--session",
+                "target",
+                "--json",
+                "--rank",
+                rank,
+                "--limit",
+                limit,
+            ]);
+            assert_eq!(out.status.code(), Some(2), "{limit} {rank}");
+            assert!(out.stdout.is_empty(), "{limit} {rank}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("'--limit <N>'") && err.contains(why), "{err}");
+        }
+    }
 }
 
 #[test]
