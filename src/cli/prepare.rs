@@ -10,7 +10,7 @@ use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
 use dsh_reference::{Prepared, parse_message};
 use dsh_store::{ContentBlock, Message};
-use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::{visible_controls, visible_controls_line};
 
 use super::output::write_stdout;
 use super::reference_service::{block_on, open_service, target_agent};

@@ -4,7 +4,7 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
@@ -12,28 +12,34 @@ use super::wrap::wrap_lines;
 
 /// Narrowest screen that puts the preview on the right.
 pub const RIGHT_MIN_WIDTH: u16 = 100;
-/// Shortest screen that puts the preview below the list when it is too narrow for the right.
-pub const BELOW_MIN_HEIGHT: u16 = 30;
+/// Fewest rows of the area a widget is drawn in that put the preview below the list when it
+/// is too narrow for the right (unless the widget is told otherwise).
+pub const BELOW_MIN_HEIGHT: u16 = 24;
 /// Lines a preview below the list takes (border included).
 pub const BELOW_HEIGHT: u16 = 12;
 /// Fewest lines a popup with a preview on the right takes (border included).
 pub const RIGHT_MIN_HEIGHT: u16 = 12;
 
-/// Where the preview goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a popup's preview of the selected row goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Placement {
+    /// Beside the list, on the right (wide areas).
     Right,
+    /// Under the list (narrow but tall areas).
     Below,
+    /// Not shown (small areas, turned off, or nothing selected).
+    #[default]
     Hidden,
 }
 
-/// The placement on a `width`×`height` screen, if the user has the preview `enabled`.
-pub fn placement(enabled: bool, width: u16, height: u16) -> Placement {
+/// The placement in a `width`×`height` area, if the user has the preview `enabled`: right
+/// from [`RIGHT_MIN_WIDTH`] columns, else below from `below_min_height` rows.
+pub fn placement(enabled: bool, width: u16, height: u16, below_min_height: u16) -> Placement {
     if !enabled {
         Placement::Hidden
     } else if width >= RIGHT_MIN_WIDTH {
         Placement::Right
-    } else if height >= BELOW_MIN_HEIGHT {
+    } else if height >= below_min_height {
         Placement::Below
     } else {
         Placement::Hidden
@@ -86,6 +92,8 @@ pub struct PreviewPane<'a> {
     pub title: &'a str,
     pub header: Vec<Line<'a>>,
     pub body: Vec<Line<'a>>,
+    pub border: Style,
+    pub title_style: Style,
 }
 
 impl Widget for PreviewPane<'_> {
@@ -93,11 +101,8 @@ impl Widget for PreviewPane<'_> {
         Clear.render(area, buf);
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(Color::DarkGray))
-            .title(Span::styled(
-                format!(" {} ", self.title),
-                Style::new().add_modifier(Modifier::BOLD),
-            ));
+            .border_style(self.border)
+            .title(Span::styled(format!(" {} ", self.title), self.title_style));
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width == 0 || inner.height == 0 {
@@ -124,12 +129,13 @@ mod tests {
 
     #[test]
     fn placement_follows_the_screen_size() {
-        assert_eq!(placement(true, 120, 20), Placement::Right);
-        assert_eq!(placement(true, 100, 15), Placement::Right);
-        assert_eq!(placement(true, 99, 30), Placement::Below);
-        assert_eq!(placement(true, 60, 29), Placement::Hidden);
-        assert_eq!(placement(true, 60, 15), Placement::Hidden);
-        assert_eq!(placement(false, 200, 60), Placement::Hidden);
+        assert_eq!(placement(true, 120, 20, 30), Placement::Right);
+        assert_eq!(placement(true, 100, 15, 30), Placement::Right);
+        assert_eq!(placement(true, 99, 30, 30), Placement::Below);
+        assert_eq!(placement(true, 60, 29, 30), Placement::Hidden);
+        assert_eq!(placement(true, 60, 24, BELOW_MIN_HEIGHT), Placement::Below);
+        assert_eq!(placement(true, 60, 15, BELOW_MIN_HEIGHT), Placement::Hidden);
+        assert_eq!(placement(false, 200, 60, 0), Placement::Hidden);
     }
 
     #[test]
