@@ -24,7 +24,9 @@ pub enum Keep {
 /// One part of an item's dim detail line; parts are joined with ` · `.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetailPart {
+    /// What the part shows.
     pub text: String,
+    /// Which end survives when the line is too narrow.
     pub keep: Keep,
 }
 

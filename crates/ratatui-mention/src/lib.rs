@@ -32,6 +32,8 @@
 //! }).unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 mod chip;
 mod composer;
 mod config;
@@ -53,6 +55,8 @@ mod sections;
 mod slash_commands;
 mod snippet;
 mod state;
+#[cfg(feature = "textarea")]
+mod textarea;
 mod undo_stack;
 mod untrusted;
 mod uri_rule;
@@ -77,6 +81,8 @@ pub use results::{MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, Res
 pub use slash_commands::CommandEntry;
 pub use snippet::ItemSnippet;
 pub use state::{MentionInputState, Outcome};
+#[cfg(feature = "textarea")]
+pub use textarea::{TextAreaMentions, TextAreaPopup};
 pub use untrusted::{visible_controls, visible_controls_line};
 pub use widget::{MentionInput, MentionLayout};
 pub use wrap::{truncate_to_width, wrap_line_hanging, wrap_lines};

@@ -104,7 +104,7 @@ impl<'a> MentionInput<'a> {
     }
 
     /// Below this many rows of area, a popup narrower than 100 columns has no preview
-    /// (default [`preview::BELOW_MIN_HEIGHT`]).
+    /// (default 24).
     #[must_use]
     pub fn preview_below_min_height(mut self, rows: u16) -> Self {
         self.below_min_height = Some(rows);
