@@ -139,6 +139,11 @@ pub struct SourcesSection {
     pub claude_code: SourceSetting,
     /// Codex CLI (`$CODEX_HOME/sessions`, default `~/.codex/sessions`).
     pub codex: SourceSetting,
+    /// Gemini CLI (its home, default `~/.gemini`).
+    pub gemini: SourceSetting,
+    /// OpenCode (its data dir, default `$XDG_DATA_HOME/opencode` or
+    /// `~/.local/share/opencode`).
+    pub opencode: SourceSetting,
 }
 
 impl Default for SourcesSection {
@@ -146,6 +151,8 @@ impl Default for SourcesSection {
         SourcesSection {
             claude_code: SourceSetting::Default,
             codex: SourceSetting::Default,
+            gemini: SourceSetting::Default,
+            opencode: SourceSetting::Default,
         }
     }
 }
@@ -287,6 +294,14 @@ mod tests {
         assert_eq!(config.sources.codex, SourceSetting::Off);
         let on = Config::parse("[sources]\ncodex = true\n", p).unwrap();
         assert_eq!(on.sources.codex, SourceSetting::Default);
+        let new =
+            Config::parse("[sources]\ngemini = \"/g/.gemini\"\nopencode = false\n", p).unwrap();
+        assert_eq!(
+            new.sources.gemini,
+            SourceSetting::Path(PathBuf::from("/g/.gemini"))
+        );
+        assert_eq!(new.sources.opencode, SourceSetting::Off);
+        assert_eq!(new.sources.claude_code, SourceSetting::Default);
     }
 
     #[test]
@@ -303,6 +318,8 @@ mod tests {
             ("[nope]\n", "nope"),
             ("[sources]\nclaude_code = 3\n", "claude_code"),
             ("[sources]\ncodex = \"\"\n", "codex"),
+            ("[sources]\ngemini = 1\n", "gemini"),
+            ("[sources]\nopencode = \"\"\n", "opencode"),
             ("[sources]\ncursor = false\n", "cursor"),
             ("[search]\nindex_dir = \"rel/dir\"\n", "search.index_dir"),
             ("[search]\nenabled = \"yes\"\n", "enabled"),

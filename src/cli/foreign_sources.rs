@@ -13,15 +13,27 @@ use super::Context;
 use super::config::SourceSetting;
 use crate::agent::title::plain_fallback_title;
 
-/// The tool's default home directory: `~/.claude`; `$CODEX_HOME`, else `~/.codex`.
+/// A directory an environment variable names, if it is set and not empty.
+fn env_dir(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The tool's default home directory: `~/.claude`; `$CODEX_HOME`, else `~/.codex`;
+/// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`; `$XDG_DATA_HOME/opencode`, else
+/// `~/.local/share/opencode` (on every platform, as OpenCode itself does).
 fn default_home(origin: &Origin) -> Option<PathBuf> {
     let home = || directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
     match origin {
         Origin::ClaudeCode => home().map(|h| h.join(".claude")),
-        Origin::Codex => match std::env::var_os("CODEX_HOME") {
-            Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-            _ => home().map(|h| h.join(".codex")),
-        },
+        Origin::Codex => env_dir("CODEX_HOME").or_else(|| home().map(|h| h.join(".codex"))),
+        Origin::Gemini => env_dir("GEMINI_CLI_HOME")
+            .or_else(home)
+            .map(|h| h.join(".gemini")),
+        Origin::OpenCode => env_dir("XDG_DATA_HOME")
+            .or_else(|| home().map(|h| h.join(".local/share")))
+            .map(|d| d.join("opencode")),
         Origin::Dsh | Origin::Other(_) => None,
     }
 }
@@ -37,7 +49,8 @@ pub fn logs_dir(origin: &Origin, setting: &SourceSetting) -> Option<PathBuf> {
     Some(SourceConfig::logs_dir(origin, &configured))
 }
 
-/// Where a source's listing cache is kept: the platform cache dir, never the tool's dir.
+/// Where a source's listing cache is kept (and, for OpenCode, its copies of the database,
+/// next to it): the platform cache dir, never the tool's dir.
 fn index_file(origin: &Origin, logs: &Path) -> Option<PathBuf> {
     let dirs = directories::ProjectDirs::from("", "", "dsh-refs")?;
     Some(index_path(&dirs.cache_dir().join("foreign"), origin, logs))
@@ -52,6 +65,8 @@ pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource>
     let settings = [
         (Origin::ClaudeCode, &ctx.config.sources.claude_code),
         (Origin::Codex, &ctx.config.sources.codex),
+        (Origin::Gemini, &ctx.config.sources.gemini),
+        (Origin::OpenCode, &ctx.config.sources.opencode),
     ];
     settings
         .into_iter()
@@ -99,5 +114,23 @@ mod tests {
             logs_dir(&Origin::ClaudeCode, &SourceSetting::Path(direct.clone())),
             Some(direct)
         );
+        // Gemini CLI: its home, also when its `tmp` is named; OpenCode: its data dir, also
+        // when its `storage` is named.
+        let gemini = tmp.path().join(".gemini");
+        std::fs::create_dir_all(gemini.join("tmp")).unwrap();
+        for configured in [gemini.clone(), gemini.join("tmp")] {
+            assert_eq!(
+                logs_dir(&Origin::Gemini, &SourceSetting::Path(configured)),
+                Some(gemini.clone())
+            );
+        }
+        let opencode = tmp.path().join("opencode");
+        std::fs::create_dir_all(opencode.join("storage")).unwrap();
+        for configured in [opencode.clone(), opencode.join("storage")] {
+            assert_eq!(
+                logs_dir(&Origin::OpenCode, &SourceSetting::Path(configured)),
+                Some(opencode.clone())
+            );
+        }
     }
 }

@@ -65,7 +65,8 @@ pub struct Cli {
     /// not touched); cannot be combined with --store (a store set in the environment is ignored).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub demo: bool,
-    /// Do not list or read Claude Code and Codex CLI sessions (see [sources] in the config).
+    /// Do not list or read other agents' sessions: Claude Code, Codex CLI, Gemini CLI, OpenCode
+    /// (see [sources] in the config).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub no_foreign_sources: bool,
     /// Open the chat app on an existing session.
@@ -284,7 +285,7 @@ pub struct Context {
     pub config: config::Config,
     /// The `--demo` copy the root points into; removed when the last clone is dropped.
     demo: Option<std::sync::Arc<tempfile::TempDir>>,
-    /// Whether Claude Code and Codex CLI sessions are listed (`--no-foreign-sources` clears it).
+    /// Whether other agents' sessions are listed (`--no-foreign-sources` clears it).
     pub foreign_sources: bool,
 }
 

@@ -2,10 +2,17 @@
 //! payload}` of type `session_meta` (id, cwd, timestamp), `response_item` (messages, tool
 //! calls and outputs, reasoning), `event_msg`, `turn_context` and `compacted`.
 //!
+//! Rollouts written before `session_meta` existed (Codex CLI up to mid 2025) start with a
+//! bare `{id, timestamp, instructions}` line, then hold `{record_type: "state"}` lines and
+//! bare items (`{type: "message", role, content}`, …) without a `timestamp`; they are read
+//! the same way, their cwd taken from the first `<environment_context>` message.
+//!
 //! The visible conversation is the `user` and `assistant` `message` items' text, minus the
 //! context Codex injects as user messages (`<environment_context>`, `<user_instructions>`,
-//! AGENTS.md instructions). A `compacted` record replaces everything before it with its
-//! summary, which becomes a checkpoint.
+//! AGENTS.md instructions). What the person typed is also in `event_msg` / `user_message`;
+//! some rollouts hold it only there, so that is read too, and a request found in both (the
+//! usual case, one right after the other) is shown once. A `compacted` record replaces
+//! everything before it with its summary, which becomes a checkpoint.
 
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
@@ -19,13 +26,21 @@ use super::log_meta::{LogMeta, TitleCleaner};
 use super::open_file::open_regular;
 use super::surface_events::{ItemKind, parse_time_ms};
 
-/// One rollout line.
+/// One rollout line: `{timestamp, type, payload}`, or a bare legacy line (the first
+/// `{id, timestamp, instructions}` line, a `record_type` state line, a bare item).
 #[derive(Debug, Deserialize)]
 struct Line {
     timestamp: Option<String>,
     #[serde(rename = "type")]
     kind: Option<String>,
     payload: Option<Payload>,
+    /// Legacy first line: the session id.
+    id: Option<String>,
+    /// Legacy `{record_type: "state"}` lines.
+    record_type: Option<String>,
+    /// Legacy bare `message` item.
+    role: Option<String>,
+    content: Option<Vec<Block>>,
 }
 
 /// The payload fields any line type may use.
@@ -38,8 +53,12 @@ struct Payload {
     timestamp: Option<String>,
     role: Option<String>,
     content: Option<Vec<Block>>,
-    /// `compacted`: the summary.
+    /// `compacted`: the summary; `event_msg` / `user_message`: what the person typed.
     message: Option<String>,
+    /// `event_msg` / `user_message` of older versions: `plain` for typed text, else the
+    /// kind of context injected.
+    #[serde(rename = "kind")]
+    message_kind: Option<String>,
     /// `compacted` (remote compaction): the history that replaces the old one.
     replacement_history: Option<Vec<Payload>>,
 }
@@ -51,15 +70,35 @@ struct Block {
     text: Option<String>,
 }
 
+/// One visible item of a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineItem {
+    pub kind: ItemKind,
+    pub text: String,
+    /// A request taken from `event_msg` / `user_message` (the copy of a `response_item`
+    /// message, when there is one).
+    pub from_event: bool,
+}
+
+impl LineItem {
+    fn new(kind: ItemKind, text: String) -> Self {
+        LineItem {
+            kind,
+            text,
+            from_event: false,
+        }
+    }
+}
+
 /// What one line contributes to the surface.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LineItems {
     /// Nothing visible.
     None,
     /// Items appended to the surface.
-    Append(Vec<(ItemKind, String)>),
+    Append(Vec<LineItem>),
     /// A compaction: the surface so far is replaced by these items.
-    Replace(Vec<(ItemKind, String)>),
+    Replace(Vec<LineItem>),
 }
 
 /// Context Codex sends as a user message but the person did not type.
@@ -72,59 +111,94 @@ fn is_injected_user_text(text: &str) -> bool {
         || t.starts_with("# AGENTS.md instructions")
 }
 
-/// The visible item of a `message` payload.
-fn message_item(p: Payload) -> Option<(ItemKind, String)> {
-    if p.kind.as_deref() != Some("message") {
+/// The visible item of a `message` with `role` and `content`.
+fn message_item(
+    kind: Option<&str>,
+    role: Option<&str>,
+    content: Option<Vec<Block>>,
+) -> Option<LineItem> {
+    if kind != Some("message") {
         return None;
     }
-    let (kind, block_type) = match p.role.as_deref() {
+    let (kind, block_type) = match role {
         Some("user") => (ItemKind::User, "input_text"),
         Some("assistant") => (ItemKind::Assistant, "output_text"),
         _ => return None,
     };
-    let texts: Vec<String> = p
-        .content?
+    let texts: Vec<String> = content?
         .into_iter()
         .filter(|b| b.kind.as_deref() == Some(block_type))
         .filter_map(|b| b.text)
         .collect();
     let text = texts.join("\n");
-    if text.is_empty() || (kind == ItemKind::User && is_injected_user_text(&text)) {
+    if text.trim().is_empty() || (kind == ItemKind::User && is_injected_user_text(&text)) {
         return None;
     }
-    Some((kind, text))
+    Some(LineItem::new(kind, text))
 }
 
-/// Decode one line's visible items and its time (Unix ms, 0 when absent); `Err` (the
-/// reason) when the line is not JSON at all.
-pub fn decode_line(body: &[u8]) -> Result<(LineItems, i64), String> {
+fn payload_item(p: Payload) -> Option<LineItem> {
+    message_item(p.kind.as_deref(), p.role.as_deref(), p.content)
+}
+
+/// What the person typed, from an `event_msg` payload of type `user_message`.
+fn event_request(p: Payload) -> Option<LineItem> {
+    if p.kind.as_deref() != Some("user_message") {
+        return None;
+    }
+    if p.message_kind.as_deref().is_some_and(|k| k != "plain") {
+        return None;
+    }
+    let text = p.message?;
+    if text.trim().is_empty() || is_injected_user_text(&text) {
+        return None;
+    }
+    Some(LineItem {
+        kind: ItemKind::User,
+        text,
+        from_event: true,
+    })
+}
+
+/// Decode one line's visible items and its time (Unix ms, `default_time` when the line has
+/// none, as legacy lines do); `Err` (the reason) when the line is not JSON at all.
+pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), String> {
     let line = match parse_line::<Line>(body) {
         Parsed::Record(l) => l,
-        Parsed::Other => return Ok((LineItems::None, 0)),
+        Parsed::Other => return Ok((LineItems::None, default_time)),
         Parsed::NotJson(reason) => return Err(reason),
     };
     let time = line
         .timestamp
         .as_deref()
         .and_then(parse_time_ms)
-        .unwrap_or(0);
+        .unwrap_or(default_time);
     let Some(payload) = line.payload else {
-        return Ok((LineItems::None, time));
+        // A legacy bare item.
+        let items = match message_item(line.kind.as_deref(), line.role.as_deref(), line.content) {
+            Some(item) if line.record_type.is_none() => LineItems::Append(vec![item]),
+            _ => LineItems::None,
+        };
+        return Ok((items, time));
     };
     let items = match line.kind.as_deref() {
-        Some("response_item") => match message_item(payload) {
+        Some("response_item") => match payload_item(payload) {
+            Some(item) => LineItems::Append(vec![item]),
+            None => LineItems::None,
+        },
+        Some("event_msg") => match event_request(payload) {
             Some(item) => LineItems::Append(vec![item]),
             None => LineItems::None,
         },
         Some("compacted") => {
             LineItems::Replace(match payload.message.filter(|m| !m.trim().is_empty()) {
-                Some(summary) => vec![(ItemKind::Checkpoint, summary)],
+                Some(summary) => vec![LineItem::new(ItemKind::Checkpoint, summary)],
                 // A remote compaction may carry only the history that replaces the old one.
                 None => payload
                     .replacement_history
                     .unwrap_or_default()
                     .into_iter()
-                    .filter_map(message_item)
+                    .filter_map(payload_item)
                     .collect(),
             })
         }
@@ -133,8 +207,61 @@ pub fn decode_line(body: &[u8]) -> Result<(LineItems, i64), String> {
     Ok((items, time))
 }
 
+/// Shows a request once when a rollout holds it twice (as a `response_item` message and as
+/// an `event_msg`, one after the other): tells, item by item, whether it is new.
+#[derive(Debug, Default)]
+pub struct RequestDedup {
+    /// Requests since the last reply: (taken from an event, hash of the text).
+    recent: Vec<(bool, u64)>,
+}
+
+impl RequestDedup {
+    /// Whether `item` is shown: not when it repeats a request of the other kind since the
+    /// last reply.
+    pub fn keep(&mut self, item: &LineItem) -> bool {
+        if item.kind != ItemKind::User {
+            self.recent.clear();
+            return true;
+        }
+        let hash = text_hash(&item.text);
+        if let Some(i) = self
+            .recent
+            .iter()
+            .position(|&(event, h)| event != item.from_event && h == hash)
+        {
+            self.recent.remove(i);
+            return false;
+        }
+        self.recent.push((item.from_event, hash));
+        // A turn has one request and its copy; a long run of requests keeps the newest.
+        if self.recent.len() > 64 {
+            self.recent.remove(0);
+        }
+        true
+    }
+}
+
+/// FNV-1a of a text (no key needed: a collision only hides a repeated request).
+fn text_hash(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.as_bytes() {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The `<cwd>` an `<environment_context>` message names.
+fn context_cwd(text: &str) -> Option<String> {
+    let start = text.find("<cwd>")? + "<cwd>".len();
+    let len = text.get(start..)?.find("</cwd>")?;
+    let cwd = text.get(start..start + len)?.trim();
+    (!cwd.is_empty()).then(|| cwd.to_owned())
+}
+
 /// Continue (or start) the listing scan of `path` from `meta.resume`: the `session_meta`
-/// line and the first typed user message; the rest of the file is not read.
+/// line (or the legacy first line) and the first typed request; the rest of the file is
+/// not read.
 pub fn scan_meta(
     path: &Path,
     mut meta: LogMeta,
@@ -156,6 +283,7 @@ pub fn scan_meta(
         line,
     );
     let mut damaged = false;
+    let mut first = offset == 0;
     while !(meta.first_user_seen && meta.native_id.is_some()) {
         let line = match lines.next_record::<Line>() {
             Err(e @ QueryError::Io { .. }) => return Err(e),
@@ -167,7 +295,40 @@ pub fn scan_meta(
             Ok(None) => break,
             Ok(Some((_, line))) => line,
         };
+        let is_first = std::mem::take(&mut first);
         let Some(payload) = line.payload else {
+            // The legacy layout: a first `{id, timestamp, instructions}` line, bare items.
+            if is_first && line.kind.is_none() && line.record_type.is_none() {
+                meta.native_id = line.id.filter(|id| !id.is_empty());
+                meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
+                continue;
+            }
+            if line.record_type.is_some() {
+                continue;
+            }
+            let text_of = |content: &Option<Vec<Block>>| -> Option<String> {
+                let texts: Vec<&str> = content
+                    .as_ref()?
+                    .iter()
+                    .filter(|b| b.kind.as_deref() == Some("input_text"))
+                    .filter_map(|b| b.text.as_deref())
+                    .collect();
+                Some(texts.join("\n"))
+            };
+            if meta.cwd.is_none()
+                && line.role.as_deref() == Some("user")
+                && let Some(text) = text_of(&line.content)
+                && text.trim_start().starts_with("<environment_context>")
+            {
+                meta.cwd = context_cwd(&text);
+            }
+            if !meta.first_user_seen
+                && let Some(item) =
+                    message_item(line.kind.as_deref(), line.role.as_deref(), line.content)
+                && item.kind == ItemKind::User
+            {
+                meta.see_user_text(&item.text, clean);
+            }
             continue;
         };
         match line.kind.as_deref() {
@@ -181,8 +342,15 @@ pub fn scan_meta(
                     .and_then(parse_time_ms);
             }
             Some("response_item") if !meta.first_user_seen => {
-                if let Some((ItemKind::User, text)) = message_item(payload) {
-                    meta.see_user_text(&text, clean);
+                if let Some(item) = payload_item(payload)
+                    && item.kind == ItemKind::User
+                {
+                    meta.see_user_text(&item.text, clean);
+                }
+            }
+            Some("event_msg") if !meta.first_user_seen => {
+                if let Some(item) = event_request(payload) {
+                    meta.see_user_text(&item.text, clean);
                 }
             }
             _ => {}
@@ -204,7 +372,11 @@ mod tests {
     use super::*;
 
     fn items(line: &str) -> LineItems {
-        decode_line(line.as_bytes()).unwrap().0
+        decode_line(line.as_bytes(), 7).unwrap().0
+    }
+
+    fn item(kind: ItemKind, text: &str) -> LineItem {
+        LineItem::new(kind, text.into())
     }
 
     #[test]
@@ -212,7 +384,7 @@ mod tests {
         let user = r#"{"timestamp":"2025-01-01T00:00:00Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"fix it"}]}}"#;
         assert_eq!(
             items(user),
-            LineItems::Append(vec![(ItemKind::User, "fix it".into())])
+            LineItems::Append(vec![item(ItemKind::User, "fix it")])
         );
         let env = r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n<cwd>/x</cwd>"}]}}"#;
         assert_eq!(items(env), LineItems::None);
@@ -221,13 +393,16 @@ mod tests {
         let reply = r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"a"},{"type":"output_text","text":"b"}]}}"#;
         assert_eq!(
             items(reply),
-            LineItems::Append(vec![(ItemKind::Assistant, "a\nb".into())])
+            LineItems::Append(vec![item(ItemKind::Assistant, "a\nb")])
         );
         for hidden in [
             r#"{"type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"think"}]}}"#,
             r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}}"#,
             r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c","output":"x"}}"#,
-            r#"{"type":"event_msg","payload":{"type":"user_message","message":"fix it"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"<environment_context>x","kind":"plain"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"rules","kind":"user_instructions"}}"#,
+            r#"{"type":"event_msg","payload":{"type":"agent_message","message":"a"}}"#,
+            r#"{"record_type":"state","previous_response_id":"r"}"#,
             r#"{"type":"turn_context","payload":{"cwd":"/x","model":"m"}}"#,
             r#"{"type":"future","payload":{"what":1}}"#,
             r"[1,2]",
@@ -237,7 +412,59 @@ mod tests {
         let compacted = r#"{"type":"compacted","payload":{"message":"summary so far"}}"#;
         assert_eq!(
             items(compacted),
-            LineItems::Replace(vec![(ItemKind::Checkpoint, "summary so far".into())])
+            LineItems::Replace(vec![item(ItemKind::Checkpoint, "summary so far")])
+        );
+        let event = r#"{"type":"event_msg","payload":{"type":"user_message","message":"fix it"}}"#;
+        assert_eq!(
+            items(event),
+            LineItems::Append(vec![LineItem {
+                kind: ItemKind::User,
+                text: "fix it".into(),
+                from_event: true
+            }])
+        );
+        let legacy =
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"old"}]}"#;
+        assert_eq!(
+            decode_line(legacy.as_bytes(), 7).unwrap(),
+            (LineItems::Append(vec![item(ItemKind::User, "old")]), 7)
+        );
+    }
+
+    #[test]
+    fn a_request_in_both_places_is_shown_once() {
+        let user = |text: &str, from_event| LineItem {
+            kind: ItemKind::User,
+            text: text.into(),
+            from_event,
+        };
+        let reply = item(ItemKind::Assistant, "ok");
+        let mut dedup = RequestDedup::default();
+        let shown: Vec<bool> = [
+            user("a", false),
+            user("a", true),
+            reply.clone(),
+            user("b", true),
+            user("b", false),
+            reply.clone(),
+            user("c", true),
+            reply.clone(),
+            user("d", false),
+            user("d", false),
+            user("d", true),
+        ]
+        .iter()
+        .map(|i| dedup.keep(i))
+        .collect();
+        assert_eq!(
+            shown,
+            [
+                true, false, true, true, false, true, true, true, true, true, false
+            ]
+        );
+        assert_eq!(
+            context_cwd("<environment_context>\n  <cwd>/x y</cwd>\n"),
+            Some("/x y".into())
         );
     }
 }

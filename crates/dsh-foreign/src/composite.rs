@@ -1,7 +1,8 @@
 //! Every session source behind one [`SessionQuery`]: the dsh store plus the read-only foreign
 //! sources. Listing merges them newest first in the store's order; reads are routed by id.
 //!
-//! Foreign ids are namespaced (`claude-code:<sessionId>`, `codex:<id>`). If the dsh store holds
+//! Foreign ids are namespaced (`claude-code:<sessionId>`, `codex:<id>`, `gemini:<id>`,
+//! `opencode:<id>`). If the dsh store holds
 //! a session with exactly such an id, the dsh session wins and the foreign one is hidden.
 //! A foreign source that cannot be listed is left out with a warning; the dsh store's errors
 //! are the listing's errors.
@@ -109,13 +110,39 @@ impl SessionSources {
 
 impl SessionQuery for SessionSources {
     fn list_sessions(&self) -> Result<Arc<Vec<SessionHeader>>, QueryError> {
+        let list_one = |source: &ForeignSource| match source.list_sessions() {
+            Ok(list) => list,
+            Err(e) => {
+                tracing::warn!(origin = %source.origin(), error = %e, "foreign sessions not listed");
+                Arc::new(Vec::new())
+            }
+        };
         let mut inputs = vec![self.dsh.list_sessions()?];
         for source in &self.foreign {
-            match source.list_sessions() {
-                Ok(list) => inputs.push(list),
-                Err(e) => {
-                    tracing::warn!(origin = %source.origin(), error = %e, "foreign sessions not listed");
-                    inputs.push(Arc::new(Vec::new()));
+            inputs.push(list_one(source));
+        }
+        // A source that records only a hash of its sessions' cwd (Gemini CLI) learns the
+        // working directories of every other session (and this process's), and is listed
+        // again if that told it something new.
+        if self.foreign.iter().any(ForeignSource::wants_dirs) {
+            let here = std::env::current_dir()
+                .ok()
+                .and_then(|d| d.to_str().map(str::to_owned));
+            for (i, source) in self.foreign.iter().enumerate() {
+                if !source.wants_dirs() {
+                    continue;
+                }
+                let others = inputs
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, _)| *j != i + 1)
+                    .flat_map(|(_, list)| list.iter())
+                    .filter_map(|h| h.cwd.as_deref());
+                let mut dirs = others.chain(here.as_deref());
+                if source.learn_dirs(&mut dirs)
+                    && let Some(slot) = inputs.get_mut(i + 1)
+                {
+                    *slot = list_one(source);
                 }
             }
         }

@@ -13,6 +13,11 @@ pub enum Origin {
     ClaudeCode,
     /// A Codex CLI rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex,
+    /// A Gemini CLI chat (`~/.gemini/tmp/<project>/chats/session-*.json[l]`) or saved chat
+    /// (`~/.gemini/tmp/<project>/checkpoint-<tag>.json`).
+    Gemini,
+    /// An OpenCode session (`opencode.db` or `storage/` under its XDG data dir).
+    OpenCode,
     /// An origin this build has no source for, by its JSON spelling: what an `"origin"`
     /// written by another version (an index, a JSON listing) reads back as. Shown by that
     /// name, never read from.
@@ -21,7 +26,12 @@ pub enum Origin {
 
 impl Origin {
     /// Every foreign origin this build reads, in the order their sources are consulted.
-    pub const FOREIGN: [Origin; 2] = [Origin::ClaudeCode, Origin::Codex];
+    pub const FOREIGN: [Origin; 4] = [
+        Origin::ClaudeCode,
+        Origin::Codex,
+        Origin::Gemini,
+        Origin::OpenCode,
+    ];
 
     /// The origin a JSON spelling names (the inverse of [`as_str`](Self::as_str)); an
     /// unknown spelling is [`Origin::Other`].
@@ -30,16 +40,21 @@ impl Origin {
             "dsh" => Origin::Dsh,
             "claude-code" => Origin::ClaudeCode,
             "codex" => Origin::Codex,
+            "gemini" => Origin::Gemini,
+            "opencode" => Origin::OpenCode,
             other => Origin::Other(Arc::from(other)),
         }
     }
 
-    /// The JSON spelling of the `"origin"` key: `dsh`, `claude-code`, `codex`.
+    /// The JSON spelling of the `"origin"` key: `dsh`, `claude-code`, `codex`, `gemini`,
+    /// `opencode`.
     pub fn as_str(&self) -> &str {
         match self {
             Origin::Dsh => "dsh",
             Origin::ClaudeCode => "claude-code",
             Origin::Codex => "codex",
+            Origin::Gemini => "gemini",
+            Origin::OpenCode => "opencode",
             Origin::Other(name) => name,
         }
     }
@@ -56,6 +71,8 @@ impl Origin {
             Origin::Dsh => None,
             Origin::ClaudeCode => Some("claude"),
             Origin::Codex => Some("codex"),
+            Origin::Gemini => Some("gemini"),
+            Origin::OpenCode => Some("opencode"),
             Origin::Other(name) => Some(name),
         }
     }
@@ -66,6 +83,8 @@ impl Origin {
             Origin::Dsh => "dsh",
             Origin::ClaudeCode => "Claude Code",
             Origin::Codex => "Codex CLI",
+            Origin::Gemini => "Gemini CLI",
+            Origin::OpenCode => "OpenCode",
             Origin::Other(name) => name,
         }
     }
@@ -87,6 +106,8 @@ impl Origin {
             Origin::Dsh | Origin::Other(_) => None,
             Origin::ClaudeCode => Some("claude-code:"),
             Origin::Codex => Some("codex:"),
+            Origin::Gemini => Some("gemini:"),
+            Origin::OpenCode => Some("opencode:"),
         }
     }
 
@@ -134,23 +155,47 @@ mod tests {
             let id = origin.namespaced("n");
             assert_eq!(Origin::split_id(&id), Some((origin, "n")));
         }
-        assert_eq!(Origin::Other("gemini".into()).namespaced("n"), "n");
+        assert_eq!(
+            Origin::split_id("gemini:9f0e"),
+            Some((Origin::Gemini, "9f0e"))
+        );
+        assert_eq!(
+            Origin::split_id("opencode:ses_1"),
+            Some((Origin::OpenCode, "ses_1"))
+        );
+        assert_eq!(Origin::Other("cursor".into()).namespaced("n"), "n");
     }
 
     #[test]
     fn spellings_round_trip_and_unknown_ones_are_kept() {
-        let known = [Origin::Dsh, Origin::ClaudeCode, Origin::Codex];
+        let known = [
+            Origin::Dsh,
+            Origin::ClaudeCode,
+            Origin::Codex,
+            Origin::Gemini,
+            Origin::OpenCode,
+        ];
         assert_eq!(
             known.clone().map(|o| o.as_str().to_owned()),
-            ["dsh", "claude-code", "codex"]
+            ["dsh", "claude-code", "codex", "gemini", "opencode"]
+        );
+        assert_eq!(
+            known.clone().map(|o| o.badge().map(str::to_owned)),
+            [
+                None,
+                Some("claude".into()),
+                Some("codex".into()),
+                Some("gemini".into()),
+                Some("opencode".into())
+            ]
         );
         for origin in known {
             assert_eq!(Origin::parse(origin.as_str()), origin);
         }
-        let other = Origin::parse("gemini-cli");
-        assert_eq!(other, Origin::Other("gemini-cli".into()));
-        assert_eq!(other.as_str(), "gemini-cli");
-        assert_eq!(other.badge(), Some("gemini-cli"));
+        let other = Origin::parse("cursor-cli");
+        assert_eq!(other, Origin::Other("cursor-cli".into()));
+        assert_eq!(other.as_str(), "cursor-cli");
+        assert_eq!(other.badge(), Some("cursor-cli"));
         assert!(other.is_foreign());
         assert_eq!(Origin::ClaudeCode.badge(), Some("claude"));
         assert_eq!(Origin::Dsh.badge(), None);

@@ -16,7 +16,9 @@ use super::log_meta::LogMeta;
 use super::origin::Origin;
 
 /// Bumped whenever the layout or the meaning of [`LogMeta`] changes; other versions are ignored.
-const VERSION: u32 = 1;
+/// 2: titles read right (issue 24: custom/AI titles, summaries of this log only, the person's
+/// words only), Codex legacy rollouts, Gemini CLI.
+const VERSION: u32 = 2;
 
 /// Seconds and nanoseconds since the Unix epoch.
 pub type FileTime = (u64, u32);

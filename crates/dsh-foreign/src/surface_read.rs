@@ -10,12 +10,10 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use dsh_store::{
-    Event, EventReread, QueryError, SessionHeader, Surface, SurfaceScan, SurfaceVisitor,
-};
+use dsh_store::{Event, EventReread, QueryError, SessionHeader, SurfaceScan, SurfaceVisitor};
 
 use super::claude_code;
-use super::codex::{self, LineItems};
+use super::codex::{self, LineItem, LineItems, RequestDedup};
 use super::jsonl::{JsonlLines, LineAt};
 use super::open_file::open_regular;
 use super::origin::Origin;
@@ -36,6 +34,8 @@ struct LineReread {
     path: PathBuf,
     file: File,
     items: HashMap<u64, ItemAt>,
+    /// The time of items whose line has none (the session's creation time).
+    default_time: i64,
 }
 
 impl EventReread for LineReread {
@@ -61,11 +61,11 @@ impl EventReread for LineReread {
                 changed(&self.path, at.line.number, "line is no longer terminated")
             })?;
             let first_seq = seq.saturating_sub(at.sub as u64);
-            let event = decode_items(&self.origin, body, first_seq)
+            let event = decode_items(&self.origin, body, first_seq, self.default_time)
                 .unwrap_or_default()
                 .into_iter()
                 .nth(at.sub)
-                .map(|(_, event)| event)
+                .map(|d| d.event)
                 .ok_or_else(|| {
                     changed(
                         &self.path,
@@ -79,16 +79,35 @@ impl EventReread for LineReread {
     }
 }
 
-/// The events of one line, numbered from `seq`, each with whether it replaces the surface
-/// so far; `Err` (the reason) when the line is not JSON.
-fn decode_items(origin: &Origin, body: &[u8], seq: u64) -> Result<Vec<(bool, Event)>, String> {
+/// One decoded item of a line: whether it replaces the surface so far, whether it is a
+/// request copied from an `event_msg` (Codex), and its event.
+struct Decoded {
+    replace: bool,
+    item: Option<LineItem>,
+    event: Event,
+}
+
+/// The events of one line, numbered from `seq`; `Err` (the reason) when the line is not
+/// JSON.
+fn decode_items(
+    origin: &Origin,
+    body: &[u8],
+    seq: u64,
+    default_time: i64,
+) -> Result<Vec<Decoded>, String> {
     match origin {
         Origin::ClaudeCode => Ok(claude_code::decode_chain_line(body, seq)
-            .map(|e| vec![(false, e)])
+            .map(|event| {
+                vec![Decoded {
+                    replace: false,
+                    item: None,
+                    event,
+                }]
+            })
             .unwrap_or_default()),
-        Origin::Dsh | Origin::Other(_) => Ok(Vec::new()),
+        Origin::Dsh | Origin::Other(_) | Origin::Gemini | Origin::OpenCode => Ok(Vec::new()),
         Origin::Codex => {
-            let (items, time) = codex::decode_line(body)?;
+            let (items, time) = codex::decode_line(body, default_time)?;
             let (replace, items) = match items {
                 LineItems::None => return Ok(Vec::new()),
                 LineItems::Append(items) => (false, items),
@@ -96,14 +115,23 @@ fn decode_items(origin: &Origin, body: &[u8], seq: u64) -> Result<Vec<(bool, Eve
             };
             let mut seq = seq;
             let mut out = Vec::with_capacity(items.len());
-            for (i, (kind, text)) in items.into_iter().enumerate() {
+            for (i, item) in items.into_iter().enumerate() {
                 let id = format!("line-{seq}-{i}");
-                out.push((replace && i == 0, item_event(kind, seq, time, id, text)));
+                let event = item_event(item.kind, seq, time, id, item.text.clone());
+                out.push(Decoded {
+                    replace: replace && i == 0,
+                    item: Some(item),
+                    event,
+                });
                 seq += 1;
             }
             // A compaction that leaves nothing still clears the surface.
             if replace && out.is_empty() {
-                return Ok(vec![(true, placeholder(seq))]);
+                return Ok(vec![Decoded {
+                    replace: true,
+                    item: None,
+                    event: placeholder(seq),
+                }]);
             }
             Ok(out)
         }
@@ -135,8 +163,9 @@ pub fn scan(
     let file = open_regular(path)?;
     let wanted = match origin {
         Origin::ClaudeCode => Some(claude_code::chain_lines(path, &file, max_line_bytes)?.0),
-        Origin::Codex | Origin::Dsh | Origin::Other(_) => None,
+        _ => None,
     };
+    let default_time = header.created_at;
     // A clone shares the file position, which the first pass moved: start again.
     let mut reading = file.try_clone().map_err(|e| io_err(path, e))?;
     reading
@@ -154,6 +183,7 @@ pub fn scan(
     let mut next_seq = 0u64;
     let mut removed = Vec::new();
     let mut cursor = 0usize;
+    let mut dedup = RequestDedup::default();
     while let Some((at, body)) = lines.next_line()? {
         if let Some(chain) = &wanted {
             // Only chain lines matter; the first pass already checked every line.
@@ -164,28 +194,35 @@ pub fn scan(
                 continue;
             }
         }
-        let decoded = match decode_items(origin, body, next_seq) {
+        let decoded = match decode_items(origin, body, next_seq, default_time) {
             Ok(events) => events,
             Err(reason) => {
                 lines.damaged(at, format!("not JSON: {reason}"))?;
                 continue;
             }
         };
-        for (sub, (replace, event)) in decoded.into_iter().enumerate() {
+        for (sub, decoded) in decoded.into_iter().enumerate() {
+            let Decoded {
+                replace,
+                item,
+                event,
+            } = decoded;
             next_seq = event.seq + 1;
-            removed.clear();
             if replace {
-                removed.append(&mut surface);
-                for seq in &removed {
+                for seq in &surface {
                     items.remove(seq);
                 }
+                // Told with the next item shown (a compaction that leaves nothing has none).
+                removed.append(&mut surface);
+                dedup = RequestDedup::default();
             }
-            if event.surface_op.is_none() {
+            if event.surface_op.is_none() || item.is_some_and(|i| !dedup.keep(&i)) {
                 continue;
             }
             surface.push(event.seq);
             items.insert(event.seq, ItemAt { line: at, sub });
             visitor.visit(&event, &removed);
+            removed.clear();
         }
     }
     Ok(SurfaceScan::from_reread(
@@ -197,29 +234,16 @@ pub fn scan(
             path: path.to_owned(),
             file,
             items,
+            default_time,
         }),
     ))
 }
 
-/// The whole surface in memory (`read_surface`).
-pub fn read(
-    origin: &Origin,
-    path: &Path,
-    header: SessionHeader,
-    max_line_bytes: u64,
-) -> Result<Surface, QueryError> {
-    struct Nothing;
-    impl SurfaceVisitor for Nothing {
-        fn visit(&mut self, _: &Event, _: &[u64]) {}
-    }
-    let mut scan = scan(origin, path, header, max_line_bytes, &mut Nothing)?;
-    let seqs = scan.surface_seqs();
-    let events = scan.reread(&seqs)?;
-    Ok(Surface {
-        session: scan.session,
-        captured_through_seq: scan.captured_through_seq,
-        events,
-    })
+/// A visitor that looks at nothing (a whole read keeps every item itself).
+pub struct Nothing;
+
+impl SurfaceVisitor for Nothing {
+    fn visit(&mut self, _: &Event, _: &[u64]) {}
 }
 
 fn changed(path: &Path, line: u64, why: &str) -> QueryError {

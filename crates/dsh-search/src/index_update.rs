@@ -4,16 +4,17 @@
 //! skips and searches what is committed.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
 
 use dsh_foreign::Origin;
-use dsh_store::SessionHeader;
 use dsh_store::reader::{LogFormat, ScanPos};
+use dsh_store::{QueryError, SessionHeader};
 use tantivy::collector::TopDocs;
 use tantivy::indexer::IndexWriterOptions;
-use tantivy::query::TermQuery;
+use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::{DocAddress, IndexWriter, Searcher, TantivyDocument, TantivyError, Term};
 
@@ -23,9 +24,9 @@ use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
 use crate::merge_plan::BoundedMerges;
 use crate::schema::Fields;
-use crate::session_doc;
+use crate::session_doc::{self, PiecePlace};
 use crate::session_index::{Cancel, Progress, SessionIndex, lock};
-use crate::session_text::{self, Continued, SessionText};
+use crate::session_text::{self, Continued, IndexedMessage, SessionMeta};
 use crate::store_logs::{self, LogFile};
 use crate::write_queue::{self, QueueBudget, Queued};
 
@@ -51,6 +52,9 @@ pub struct RefreshOutcome {
     pub unchanged: usize,
     /// Logs that could not be read (left out until they change).
     pub failed: usize,
+    /// Pieces written before a session's lead: the long sessions' extra documents
+    /// (docs/search.md: long sessions).
+    pub pieces: usize,
     /// Another process was updating: nothing was done.
     pub busy: bool,
     /// Stopped early by the cancel token (what was done is committed).
@@ -70,10 +74,22 @@ impl Work<'_> {
     }
 }
 
-/// A document ready to replace its log's old one.
+/// One piece of a log's new version, ready for the writer. The pieces of one read come in
+/// text order, the lead (with `done`) last.
 struct Ready {
     rel: String,
     doc: TantivyDocument,
+    /// On the lead: the session is complete.
+    done: Option<Done>,
+}
+
+/// What the writer does once a session's lead is added.
+struct Done {
+    /// Which read wrote the new version.
+    read: u64,
+    /// Pieces numbered below this stay (a continued read keeps its earlier pieces); the
+    /// others not written by `read` are deleted.
+    keep_below: u64,
     appended: bool,
     failed: bool,
 }
@@ -229,19 +245,24 @@ impl SessionIndex {
         let next = AtomicUsize::new(0);
         let (tx, rx) = mpsc::sync_channel::<Ready>(QUEUE);
         let mut failure = None;
+        let piece_bytes = self.piece_bytes;
         thread::scope(|scope| {
             for _ in 0..threads {
                 let tx = tx.clone();
                 let (work, next, searcher) = (&work, &next, &searcher);
                 scope.spawn(move || {
+                    let reading = Reading {
+                        fields: &fields,
+                        searcher,
+                        foreign: &self.foreign,
+                        piece_bytes,
+                        tx: &tx,
+                    };
                     while !cancel.is_cancelled() {
                         let Some(item) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        if tx
-                            .send(prepare(&fields, searcher, &self.foreign, item))
-                            .is_err()
-                        {
+                        if reading.send(item).is_err() {
                             break;
                         }
                     }
@@ -249,22 +270,33 @@ impl SessionIndex {
             }
             drop(tx);
             let mut since_commit = 0;
+            // Sessions with pieces added but not yet their lead: no commit until none is.
+            let mut open: HashSet<String> = HashSet::new();
             let budget = QueueBudget::new(WRITER_QUEUE_BYTES);
             for ready in &rx {
-                writer.delete_term(Term::from_field_text(fields.path, &ready.rel));
                 let bytes = write_queue::doc_bytes(&ready.doc);
                 let queued = budget.admit(ready.doc, bytes, &|| cancel.is_cancelled());
                 if let Err(e) = writer.add_document(queued) {
                     failure = Some(e);
                     break;
                 }
-                match (ready.appended, ready.failed) {
+                let Some(end) = ready.done else {
+                    outcome.pieces += 1;
+                    open.insert(ready.rel);
+                    continue;
+                };
+                open.remove(&ready.rel);
+                if let Err(e) = writer.delete_query(other_versions(&fields, &ready.rel, &end)) {
+                    failure = Some(e);
+                    break;
+                }
+                match (end.appended, end.failed) {
                     (_, true) => outcome.failed += 1,
                     (true, false) => outcome.appended += 1,
                     (false, false) => outcome.indexed += 1,
                 }
                 since_commit += 1;
-                if since_commit >= COMMIT_EVERY {
+                if since_commit >= COMMIT_EVERY && open.is_empty() {
                     since_commit = 0;
                     if let Err(e) = writer.commit().and_then(|_| engine.reader.reload()) {
                         failure = Some(e);
@@ -359,7 +391,7 @@ fn is_damage(e: &TantivyError) -> bool {
     )
 }
 
-/// Every indexed log's state and document, by key.
+/// Every indexed log's state and lead document (the only piece with a state), by key.
 fn known_logs(searcher: &Searcher) -> Result<HashMap<String, (LogState, DocAddress)>, SearchError> {
     let mut out = HashMap::new();
     let mut buf = Vec::new();
@@ -390,7 +422,7 @@ fn known_logs(searcher: &Searcher) -> Result<HashMap<String, (LogState, DocAddre
     Ok(out)
 }
 
-/// The indexed state and document of just `logs`, looked up by key.
+/// The indexed state and lead document of just `logs`, looked up by key.
 fn known_of(
     searcher: &Searcher,
     fields: Fields,
@@ -398,10 +430,14 @@ fn known_of(
 ) -> Result<HashMap<String, (LogState, DocAddress)>, SearchError> {
     let mut out = HashMap::new();
     for log in logs {
-        let query = TermQuery::new(
-            Term::from_field_text(fields.path, &log.rel),
-            IndexRecordOption::Basic,
-        );
+        let term = |t| -> Box<dyn Query> { Box::new(TermQuery::new(t, IndexRecordOption::Basic)) };
+        let query = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                term(Term::from_field_text(fields.path, &log.rel)),
+            ),
+            (Occur::Must, term(Term::from_field_u64(fields.lead, 1))),
+        ]);
         let top = searcher.search(&query, &TopDocs::with_limit(1).order_by_score())?;
         let Some((_, address)) = top.first() else {
             continue;
@@ -418,85 +454,227 @@ fn known_of(
     Ok(out)
 }
 
-/// Read one log (whole or continued) into its new document.
-fn prepare(
-    fields: &Fields,
-    searcher: &Searcher,
-    foreign: &[dsh_foreign::ForeignSource],
-    work: &Work<'_>,
-) -> Ready {
-    let log = work.log();
-    if let Work::Continue(_, pos, address) = work
-        && log.origin == Origin::Dsh
-        && let Some(ready) = continued(fields, searcher, log, *pos, *address)
-    {
-        return ready;
+/// The pieces of the log `rel` that the new version `end` does not keep: those numbered
+/// from `end.keep_below` on that another read wrote.
+fn other_versions(fields: &Fields, rel: &str, end: &Done) -> Box<dyn Query> {
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![
+        (
+            Occur::Must,
+            Box::new(TermQuery::new(
+                Term::from_field_text(fields.path, rel),
+                IndexRecordOption::Basic,
+            )),
+        ),
+        (
+            Occur::MustNot,
+            Box::new(TermQuery::new(
+                Term::from_field_u64(fields.read, end.read),
+                IndexRecordOption::Basic,
+            )),
+        ),
+    ];
+    if end.keep_below > 0 {
+        clauses.push((
+            Occur::Must,
+            Box::new(RangeQuery::new(
+                Bound::Included(Term::from_field_u64(fields.piece, end.keep_below)),
+                Bound::Unbounded,
+            )),
+        ));
     }
-    let read = match (&log.id, foreign.iter().find(|s| *s.origin() == log.origin)) {
-        (Some(id), Some(source)) if log.origin != Origin::Dsh => foreign_logs::read(source, id),
-        _ => session_text::read_whole(&log.abs, log.format),
-    };
-    match read {
-        Ok(text) => {
-            let state = LogState::new(&log.rel, &log.stamp, log.format, text.resume, false)
-                .of_origin(&log.origin);
-            Ready {
-                rel: log.rel.clone(),
-                doc: session_doc::document(fields, &log.rel, &text, &state),
-                appended: false,
-                failed: false,
-            }
-        }
-        Err(e) => {
-            tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
-            let state =
-                LogState::new(&log.rel, &log.stamp, log.format, None, true).of_origin(&log.origin);
-            Ready {
-                rel: log.rel.clone(),
-                doc: session_doc::failed_document(fields, &log.rel, &state),
-                appended: false,
-                failed: true,
-            }
-        }
-    }
+    Box::new(BooleanQuery::new(clauses))
 }
 
-/// The old document with what the log gained since, or `None` to read it whole.
-fn continued(
-    fields: &Fields,
-    searcher: &Searcher,
-    log: &LogFile,
-    pos: ScanPos,
-    address: DocAddress,
-) -> Option<Ready> {
-    if log.format != LogFormat::Plain {
-        return None;
+/// A number for one read of a log, different from every other read's (across processes
+/// and runs: the pieces of an unfinished read may stay in the index until the next one).
+fn new_read_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_usize(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.write_u32(std::process::id());
+    if let Ok(now) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        h.write_u128(now.as_nanos());
     }
-    let Continued::Appended {
-        messages,
-        title,
-        resume,
-        last_time,
-    } = session_text::read_continued(&log.abs, pos).ok()?
-    else {
-        return None;
-    };
-    let old: TantivyDocument = searcher.doc(address).ok()?;
-    let stored = session_doc::stored(fields, &old)?;
-    let mut all = stored.messages;
-    all.extend(messages);
-    let text = SessionText {
-        header: SessionHeader::new(stored.id, stored.created_at, stored.cwd),
-        title: title.or(stored.title),
-        messages: all,
-        resume,
-        last_time: last_time.unwrap_or(stored.last_time),
-    };
-    let state = LogState::new(&log.rel, &log.stamp, log.format, resume, false);
-    Some(Ready {
-        rel: log.rel.clone(),
-        doc: session_doc::document(fields, &log.rel, &text, &state),
-        appended: true,
-        failed: false,
-    })
+    h.finish()
+}
+
+/// The writer stopped taking pieces (cancelled or failed): the reader stops too.
+#[derive(Debug)]
+struct Stopped;
+
+/// What a reading thread needs to turn logs into pieces for the writer.
+struct Reading<'a> {
+    fields: &'a Fields,
+    searcher: &'a Searcher,
+    foreign: &'a [dsh_foreign::ForeignSource],
+    piece_bytes: usize,
+    tx: &'a mpsc::SyncSender<Ready>,
+}
+
+impl Reading<'_> {
+    /// Read one log (continued when it only grew, else whole) and send its pieces, the lead
+    /// last.
+    fn send(&self, work: &Work<'_>) -> Result<(), Stopped> {
+        let log = work.log();
+        if let Work::Continue(_, pos, address) = work
+            && log.origin == Origin::Dsh
+            && log.format == LogFormat::Plain
+            && self.continued(log, *pos, *address)?
+        {
+            return Ok(());
+        }
+        self.whole(log)
+    }
+
+    /// A sender of the non-lead pieces of one read, numbered from `first`: a closed
+    /// channel is recorded in `stopped` and stops the read.
+    fn piece_sender<'s>(
+        &'s self,
+        rel: &'s str,
+        read: u64,
+        next: &'s mut u64,
+        stopped: &'s mut bool,
+    ) -> impl FnMut(Vec<IndexedMessage>) -> Result<(), QueryError> + 's {
+        move |messages| {
+            let place = PiecePlace {
+                piece: *next,
+                split: true,
+                read,
+            };
+            *next += 1;
+            let doc = session_doc::piece_document(self.fields, rel, place, &messages);
+            drop(messages);
+            let ready = Ready {
+                rel: rel.to_owned(),
+                doc,
+                done: None,
+            };
+            if self.tx.send(ready).is_err() {
+                *stopped = true;
+                return Err(QueryError::Io {
+                    path: rel.into(),
+                    source: std::io::Error::other("the index update stopped"),
+                });
+            }
+            Ok(())
+        }
+    }
+
+    fn lead(&self, rel: &str, doc: TantivyDocument, end: Done) -> Result<(), Stopped> {
+        self.tx
+            .send(Ready {
+                rel: rel.to_owned(),
+                doc,
+                done: Some(end),
+            })
+            .map_err(|_| Stopped)
+    }
+
+    /// Read a log whole, in pieces.
+    fn whole(&self, log: &LogFile) -> Result<(), Stopped> {
+        let read = new_read_id();
+        let mut next = 0u64;
+        let mut stopped = false;
+        let result = {
+            let mut emit = self.piece_sender(&log.rel, read, &mut next, &mut stopped);
+            match (
+                &log.id,
+                self.foreign.iter().find(|s| *s.origin() == log.origin),
+            ) {
+                (Some(id), Some(source)) if log.origin != Origin::Dsh => {
+                    foreign_logs::read_pieces(source, id, self.piece_bytes, &mut emit)
+                }
+                _ => session_text::read_pieces(&log.abs, log.format, self.piece_bytes, &mut emit),
+            }
+        };
+        if stopped {
+            return Err(Stopped);
+        }
+        let end = |failed| Done {
+            read,
+            keep_below: 0,
+            appended: false,
+            failed,
+        };
+        match result {
+            Ok((meta, last)) => {
+                let state = LogState::new(&log.rel, &log.stamp, log.format, meta.resume, false)
+                    .of_origin(&log.origin);
+                let place = PiecePlace {
+                    piece: next,
+                    split: next > 0,
+                    read,
+                };
+                let doc =
+                    session_doc::lead_document(self.fields, &log.rel, place, &meta, &last, &state);
+                drop(last);
+                self.lead(&log.rel, doc, end(false))
+            }
+            Err(e) => {
+                tracing::debug!(log = %log.abs.display(), error = %e, "session not indexed");
+                let state = LogState::new(&log.rel, &log.stamp, log.format, None, true)
+                    .of_origin(&log.origin);
+                let doc = session_doc::failed_document(self.fields, &log.rel, read, &state);
+                self.lead(&log.rel, doc, end(true))
+            }
+        }
+    }
+
+    /// Continue the read of a log that only grew from its old lead piece; `Ok(false)` when
+    /// it must be read whole instead (pieces already sent are then replaced by that read).
+    fn continued(&self, log: &LogFile, pos: ScanPos, address: DocAddress) -> Result<bool, Stopped> {
+        let Some(old) = self
+            .searcher
+            .doc::<TantivyDocument>(address)
+            .ok()
+            .and_then(|doc| session_doc::stored(self.fields, &doc))
+        else {
+            return Ok(false);
+        };
+        let read = new_read_id();
+        let mut next = old.piece + 1;
+        let mut stopped = false;
+        let result = {
+            let mut emit = self.piece_sender(&log.rel, read, &mut next, &mut stopped);
+            session_text::read_continued(&log.abs, pos, old.messages, self.piece_bytes, &mut emit)
+        };
+        if stopped {
+            return Err(Stopped);
+        }
+        let Ok(Continued::Appended {
+            last,
+            title,
+            resume,
+            last_time,
+        }) = result
+        else {
+            return Ok(false);
+        };
+        let meta = SessionMeta {
+            header: SessionHeader::new(old.id, old.created_at, old.cwd),
+            title: title.or(old.title),
+            resume,
+            last_time: last_time.unwrap_or(old.last_time),
+        };
+        let state = LogState::new(&log.rel, &log.stamp, log.format, resume, false);
+        let place = PiecePlace {
+            piece: next,
+            split: old.split || next > old.piece + 1,
+            read,
+        };
+        let doc = session_doc::lead_document(self.fields, &log.rel, place, &meta, &last, &state);
+        drop(last);
+        self.lead(
+            &log.rel,
+            doc,
+            Done {
+                read,
+                keep_below: old.piece,
+                appended: true,
+                failed: false,
+            },
+        )?;
+        Ok(true)
+    }
 }

@@ -50,6 +50,7 @@ mod file_check;
 mod foreign_logs;
 mod index_update;
 mod log_state;
+mod long_sessions;
 mod merge_plan;
 mod query_plan;
 pub mod query_syntax;

@@ -1,9 +1,12 @@
-//! The index schema: one document per session log, keyed by the log's path in the store.
+//! The index schema: a session log is one document, or — when its text is longer than a
+//! piece (docs/search.md: long sessions) — several, all keyed by the log's path in the store.
 //!
 //! The conversation is a multi-valued `body` (one value per projected message, so a phrase
 //! never spans two messages); `msgs` holds each value's role, seq and time; `state` records
 //! the log's identity and where its read stopped, as a fast field so an update can compare
-//! every session without loading any stored text.
+//! every session without loading any stored text. The session's own fields (id, cwd, title,
+//! times, `meta`, `state`) are on its *lead* document, the last piece; the other pieces hold
+//! only their messages.
 
 use tantivy::schema::{
     BytesOptions, FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema,
@@ -14,13 +17,23 @@ use crate::text_analysis::ANALYZER;
 
 /// Bumped whenever the schema, the analyzer or the meaning of a field changes: an index of
 /// another format is rebuilt.
-pub const FORMAT: &str = "dsh-search 1";
+pub const FORMAT: &str = "dsh-search 2";
 
 /// The fields, looked up once.
 #[derive(Debug, Clone, Copy)]
 pub struct Fields {
-    /// Log path relative to the store root (`project/session/session.jsonl`): the key.
+    /// Log path relative to the store root (`project/session/session.jsonl`): the key, on
+    /// every piece (a fast field: pieces are grouped by it).
     pub path: Field,
+    /// The piece's number: pieces of a session are numbered in text order (with gaps).
+    pub piece: Field,
+    /// 1 on every piece of a session indexed in several pieces.
+    pub split: Field,
+    /// 1 on the lead piece (the one with the session's fields).
+    pub lead: Field,
+    /// Which read of the log wrote the piece: when a read's lead is added, the session's
+    /// pieces of other reads are deleted.
+    pub read: Field,
     pub id: Field,
     pub cwd: Field,
     pub title: Field,
@@ -45,7 +58,11 @@ pub fn build() -> (Schema, Fields) {
         .set_tokenizer(ANALYZER)
         .set_index_option(IndexRecordOption::WithFreqsAndPositions);
     let fields = Fields {
-        path: b.add_text_field("path", STRING | STORED),
+        path: b.add_text_field("path", STRING | STORED | FAST),
+        piece: b.add_u64_field("piece", INDEXED | STORED),
+        split: b.add_u64_field("split", INDEXED | STORED),
+        lead: b.add_u64_field("lead", INDEXED),
+        read: b.add_u64_field("read", INDEXED),
         id: b.add_text_field("id", STORED),
         cwd: b.add_text_field("cwd", STORED),
         title: b.add_text_field("title", STORED),

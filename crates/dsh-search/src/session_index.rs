@@ -9,17 +9,19 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use dsh_foreign::{ForeignSource, Origin};
 use tantivy::collector::TopDocs;
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
+use tantivy::{DocAddress, DocId, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::cache_location;
 use crate::engine::{self, Engine};
 use crate::error::SearchError;
 use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
+use crate::long_sessions::{self, LongHit};
 use crate::query_plan;
 use crate::query_syntax::{self, ParsedQuery};
+use crate::schema::Fields;
 use crate::session_doc::{self, StoredSession};
-use crate::session_text;
+use crate::session_text::{self, IndexedMessage};
 use crate::snippets::{self, Snippet};
 use crate::store_logs;
 use crate::text_analysis;
@@ -103,6 +105,8 @@ pub struct SessionIndex {
     pub(crate) last_listing: Mutex<Option<Vec<(String, dsh_store::listing::Stamp)>>>,
     /// Other tools' sessions indexed beside the store's.
     pub(crate) foreign: Vec<ForeignSource>,
+    /// Bytes of message text per piece (docs/search.md: long sessions).
+    pub(crate) piece_bytes: usize,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -152,6 +156,7 @@ impl SessionIndex {
             analyzer: text_analysis::analyzer(),
             last_listing: Mutex::new(None),
             foreign: Vec::new(),
+            piece_bytes: session_text::PIECE_BYTES,
         })
     }
 
@@ -161,6 +166,15 @@ impl SessionIndex {
     #[must_use]
     pub fn with_foreign_sources(mut self, sources: Vec<ForeignSource>) -> SessionIndex {
         self.foreign = sources;
+        self
+    }
+
+    /// Index sessions in pieces of at most `bytes` of message text instead of
+    /// [`PIECE_BYTES`](session_text::PIECE_BYTES) (docs/search.md: long sessions): for tests
+    /// and measurements. Pieces already indexed stay as they are until their log changes.
+    #[must_use]
+    pub fn with_piece_bytes(mut self, bytes: usize) -> SessionIndex {
+        self.piece_bytes = bytes.max(1);
         self
     }
 
@@ -224,7 +238,11 @@ impl SessionIndex {
         let engine = self.engine();
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
-        let plan = query_plan::build(&searcher, &engine.fields, &parsed);
+        let mut plan = query_plan::build(&searcher, &engine.fields, &parsed);
+        let has_long = long_sessions::piece_count(&searcher, &engine.fields) > 0;
+        if has_long {
+            plan = long_sessions::one_piece_only(plan, &engine.fields);
+        }
         let now = dsh_store::event::now_ms();
         // Some hits may turn out stale; ask for a few more than needed.
         let wanted = limit.saturating_mul(2).saturating_add(4);
@@ -242,13 +260,30 @@ impl SessionIndex {
                 }
             }),
         )?;
-        let mut hits = Vec::with_capacity(limit.min(top.len()));
-        for (score, address) in top {
+        let long = if has_long {
+            long_sessions::search(
+                &searcher,
+                &engine.fields,
+                &parsed,
+                &|time| recency_factor(now, time),
+                SNIPPETS_PER_HIT,
+            )?
+        } else {
+            Vec::new()
+        };
+        let mut found: Vec<(f32, Found)> = top
+            .into_iter()
+            .map(|(score, address)| (score, Found::OnePiece(address)))
+            .chain(long.into_iter().map(|hit| (hit.score, Found::Long(hit))))
+            .collect();
+        // Stable: sessions of one piece keep the engine's order among equal scores.
+        found.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut hits = Vec::with_capacity(limit.min(found.len()));
+        for (score, found) in found {
             if cancel.is_cancelled() {
                 return Err(SearchError::Cancelled);
             }
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let Some(stored) = session_doc::stored(&engine.fields, &doc) else {
+            let Some(stored) = stored_of_found(&searcher, &engine.fields, &found)? else {
                 continue;
             };
             if let Some(hit) = self.checked_hit(&mut analyzer, &parsed, stored, score) {
@@ -277,41 +312,32 @@ impl SessionIndex {
         } else {
             dsh_store::reader::LogFormat::Plain
         };
-        let (current, changed) = if origin == Origin::Dsh {
+        let budget = self.piece_bytes;
+        // An unchanged log matched in the index as it is; a changed one is read again, in
+        // pieces, and must match again.
+        let current = if origin == Origin::Dsh {
             let (abs, stamp) = store_logs::stat(&self.root, &stored.path)?;
             if state.change(&stamp, format) == Change::Unchanged {
-                (stored, false)
+                stored
             } else {
-                (fresh(&abs, format, &stored.path)?, true)
+                fresh_match(analyzer, parsed, &stored.path, &mut |emit| {
+                    session_text::read_pieces(&abs, format, budget, emit)
+                })?
             }
         } else {
             // Only the sources this index was given are searched.
             let source = self.foreign.iter().find(|s| *s.origin() == origin)?;
             let path = foreign_logs::path_of_key(&origin, &stored.path)?;
-            let stamp = foreign_logs::stat(Path::new(path))?;
+            let stamp = foreign_logs::stat(source, Path::new(path))?;
             if state.change(&stamp, format) == Change::Unchanged {
-                (stored, false)
+                stored
             } else {
-                let text = foreign_logs::read(source, &stored.id).ok()?;
-                (stored_of(&stored.path, text), true)
+                let id = stored.id.clone();
+                fresh_match(analyzer, parsed, &stored.path, &mut |emit| {
+                    foreign_logs::read_pieces(source, &id, budget, emit)
+                })?
             }
         };
-        // An unchanged log matched in the index as it is; a changed one must match again.
-        if changed {
-            let meta = [
-                Some(current.id.as_str()),
-                current.cwd.as_deref(),
-                current.title.as_deref(),
-            ];
-            let texts = current
-                .messages
-                .iter()
-                .map(|m| m.text.as_str())
-                .chain(meta.into_iter().flatten());
-            if !snippets::all_clauses_match(analyzer, parsed, texts) {
-                return None;
-            }
-        }
         let snippets = snippets::snippets(analyzer, parsed, &current.messages, SNIPPETS_PER_HIT);
         Some(SearchHit {
             label: current.title.clone().unwrap_or_else(|| current.id.clone()),
@@ -326,23 +352,155 @@ impl SessionIndex {
     }
 }
 
-/// A changed log read again, as a stored session would hold it.
-fn fresh(abs: &Path, format: dsh_store::reader::LogFormat, rel: &str) -> Option<StoredSession> {
-    let text = session_text::read_whole(abs, format).ok()?;
-    Some(stored_of(rel, text))
+/// A hit before it is checked against the store.
+enum Found {
+    /// A session in one piece: its document.
+    OnePiece(DocAddress),
+    /// A session in several pieces.
+    Long(LongHit),
 }
 
-/// `text` read from the log keyed `rel`, as a stored session would hold it.
-fn stored_of(rel: &str, text: session_text::SessionText) -> StoredSession {
-    StoredSession {
+/// The stored session of `found`; for a long session, its lead's fields with the messages
+/// of the pieces that matched best (docs/search.md: long sessions).
+fn stored_of_found(
+    searcher: &Searcher,
+    fields: &Fields,
+    found: &Found,
+) -> Result<Option<StoredSession>, SearchError> {
+    match found {
+        Found::OnePiece(address) => {
+            let doc: TantivyDocument = searcher.doc(*address)?;
+            Ok(session_doc::stored(fields, &doc))
+        }
+        Found::Long(hit) => {
+            let doc: TantivyDocument = searcher.doc(hit.lead)?;
+            let Some(mut lead) = session_doc::stored(fields, &doc) else {
+                return Ok(None);
+            };
+            let mut messages = Vec::new();
+            for address in &hit.pieces {
+                if *address == hit.lead {
+                    messages.append(&mut lead.messages.clone());
+                    continue;
+                }
+                let doc: TantivyDocument = searcher.doc(*address)?;
+                messages.extend(session_doc::stored_messages(fields, &doc).unwrap_or_default());
+            }
+            lead.messages = messages;
+            Ok(Some(lead))
+        }
+    }
+}
+
+/// A changed log read again by `read`, in pieces: the session, when every clause of
+/// `parsed` still matches its messages, id, cwd or title. Its messages are all of them for a
+/// session of one piece; for a longer one, the pieces where clauses first matched (at most
+/// [`SNIPPETS_PER_HIT`]), so a re-read holds a few pieces however long the log is.
+fn fresh_match(
+    analyzer: &mut TextAnalyzer,
+    parsed: &ParsedQuery,
+    rel: &str,
+    read: &mut dyn FnMut(&mut session_text::EmitPiece<'_>) -> session_text::PieceRead,
+) -> Option<StoredSession> {
+    let mut seen = Rematch {
+        found: vec![false; parsed.clauses.len()],
+        shown: Vec::new(),
+        emitted: 0,
+    };
+    let (meta, last) = read(&mut |piece| {
+        seen.emitted += 1;
+        seen.look(analyzer, parsed, piece);
+        Ok(())
+    })
+    .ok()?;
+    let emitted = seen.emitted;
+    let header_texts = [
+        Some(meta.header.id.as_str()),
+        meta.header.cwd.as_deref(),
+        meta.title.as_deref(),
+    ];
+    let meta_piece: Vec<IndexedMessage> = header_texts
+        .into_iter()
+        .flatten()
+        .map(|text| IndexedMessage {
+            role: dsh_reference::TurnRole::User,
+            seq: 0,
+            time: 0,
+            text: text.to_owned(),
+        })
+        .collect();
+    seen.found_in(analyzer, parsed, &meta_piece);
+    let messages = if emitted == 0 {
+        seen.found_in(analyzer, parsed, &last);
+        last
+    } else {
+        seen.look(analyzer, parsed, last);
+        std::mem::take(&mut seen.shown)
+            .into_iter()
+            .flatten()
+            .collect()
+    };
+    if !seen.found.iter().all(|f| *f) {
+        return None;
+    }
+    Some(StoredSession {
         path: rel.to_owned(),
-        id: text.header.id.clone(),
-        cwd: text.header.cwd.clone(),
-        title: text.title,
-        created_at: text.header.created_at,
-        last_time: text.last_time,
-        messages: text.messages,
+        id: meta.header.id,
+        cwd: meta.header.cwd,
+        title: meta.title,
+        created_at: meta.header.created_at,
+        last_time: meta.last_time,
+        messages,
         state: None::<LogState>,
+        piece: 0,
+        split: emitted > 0,
+    })
+}
+
+/// What a re-read of a changed log has matched so far.
+struct Rematch {
+    /// Per clause: matched somewhere.
+    found: Vec<bool>,
+    /// Pieces where some clause matched first, at most [`SNIPPETS_PER_HIT`].
+    shown: Vec<Vec<IndexedMessage>>,
+    /// Full pieces read.
+    emitted: usize,
+}
+
+impl Rematch {
+    /// Match `piece`'s messages; keep it to show when a clause matched there first.
+    fn look(
+        &mut self,
+        analyzer: &mut TextAnalyzer,
+        parsed: &ParsedQuery,
+        piece: Vec<IndexedMessage>,
+    ) {
+        if self.found_in(analyzer, parsed, &piece) && self.shown.len() < SNIPPETS_PER_HIT {
+            self.shown.push(piece);
+        }
+    }
+
+    /// Mark the clauses not found before that match in `texts`; whether any did.
+    fn found_in(
+        &mut self,
+        analyzer: &mut TextAnalyzer,
+        parsed: &ParsedQuery,
+        texts: &[IndexedMessage],
+    ) -> bool {
+        let mut new = false;
+        for (clause, found) in parsed.clauses.iter().zip(self.found.iter_mut()) {
+            if *found {
+                continue;
+            }
+            let one = ParsedQuery {
+                clauses: vec![clause.clone()],
+            };
+            if snippets::all_clauses_match(analyzer, &one, texts.iter().map(|m| m.text.as_str())) {
+                *found = true;
+                new = true;
+            }
+        }
+        new
     }
 }
 

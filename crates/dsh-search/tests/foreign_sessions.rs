@@ -238,3 +238,38 @@ fn a_source_left_out_is_not_searched_and_leaves_the_index() {
     );
     assert_eq!(found(&plain, "kafka"), [("dsh-1".to_owned(), Origin::Dsh)]);
 }
+
+#[test]
+fn a_long_foreign_session_is_indexed_in_pieces_and_found_as_one() {
+    let fx = Fixture::new();
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(fx.file(CODEX_MAIN_FILE))
+        .unwrap();
+    for i in 0..80 {
+        let word = match i {
+            0 => "hotelword",
+            79 => "indiaword",
+            _ => "filler",
+        };
+        writeln!(
+            f,
+            r#"{{"timestamp": "2025-10-31T09:00:{:02}.000Z", "type": "response_item", "payload": {{"type": "message", "role": "user", "content": [{{"type": "input_text", "text": "turn {i} of a long rollout with {word} in it"}}]}}}}"#,
+            i % 60
+        )
+        .unwrap();
+    }
+    drop(f);
+    let index = fx.index(true).with_piece_bytes(300);
+    let outcome = refresh(&index);
+    assert_eq!(outcome.failed, 0, "{outcome:?}");
+    assert!(outcome.pieces >= 5, "{outcome:?}");
+    // The first rollout message, one of its first turns and its last: in different pieces.
+    assert_eq!(
+        found(&index, "kafka hotelword indiaword"),
+        [(CODEX_MAIN.to_owned(), Origin::Codex)]
+    );
+    let hits = index.search("hotelword indiaword", 5).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].cwd.as_deref(), Some("/home/dev/shop"));
+}

@@ -544,3 +544,203 @@ fn one_session_updated_without_listing_the_store() {
     let outcome = index.refresh_sessions(&["a", "b"]).unwrap();
     assert_eq!(outcome.unchanged, 2);
 }
+
+/// Sessions that each fit in one piece, for [`ranking_of_sessions_in_one_piece_is_unchanged`].
+fn ranking_corpus(root: &Path) {
+    let mut heavy = Log::create(root, "a-kafka-heavy", "/work/shop", 1);
+    heavy.user("we chose kafka over redis for the event log; kafka partitions by key");
+    heavy.assistant(
+        "kafka it is: partitions, consumer groups and retention",
+        "r",
+    );
+    let mut redis = Log::create(root, "b-redis", "/work/shop", 2);
+    redis.user("redis streams could also work, and redis is already deployed");
+    redis.assistant("redis streams are simpler but kafka scales further", "r");
+    redis.title("Queue choice");
+    let mut long = Log::create(root, "c-long", "/work/other", 3);
+    for i in 0..40 {
+        long.user(&format!(
+            "message {i} about deployment pipelines and the build cache, partition {i}"
+        ));
+    }
+    long.assistant("one mention of kafka at the very end", "r");
+    let mut titled = Log::create(root, "d-title", "/work/kafka-tools", 4);
+    titled.user("nothing about queues here, only the checkout page 结账页面 in 简体中文");
+    titled.title("Kafka build fixes");
+    let mut phrase = Log::create(root, "e-phrase", "/work/shop", 5);
+    phrase.user("the team chose Kafka, then we chose redis for caching");
+    phrase.steering("partition the topics by tenant");
+}
+
+#[test]
+fn ranking_of_sessions_in_one_piece_is_unchanged() {
+    // Scores recorded on the commit before sessions were indexed in pieces: for sessions
+    // that fit in one piece, matching and BM25 ranking must stay exactly as they were.
+    let fx = Fixture::new();
+    ranking_corpus(fx.root());
+    let index = fx.index();
+    refresh(&index);
+    let want: &[(&str, &[(&str, f32)])] = &[
+        (
+            "kafka",
+            &[
+                ("a-kafka-heavy", 1.899_408_6),
+                ("d-title", 1.590_301_3),
+                ("e-phrase", 0.442_414_3),
+                ("b-redis", 0.434_483_62),
+                ("c-long", 0.123_377_56),
+            ],
+        ),
+        (
+            "kafka redis",
+            &[
+                ("b-redis", 3.452_647_7),
+                ("a-kafka-heavy", 2.699_114_6),
+                ("e-phrase", 1.271_314_5),
+            ],
+        ),
+        (
+            "\"chose kafka\"",
+            &[("e-phrase", 1.788_761_3), ("a-kafka-heavy", 1.725_760_3)],
+        ),
+        (
+            "parti",
+            &[
+                ("a-kafka-heavy", 2.456_795_5),
+                ("c-long", 1.745_788_1),
+                ("e-phrase", 1.346_346_9),
+            ],
+        ),
+        (
+            "build",
+            &[("c-long", 2.764_434_6), ("d-title", 1.737_255_1)],
+        ),
+        ("结账", &[("d-title", 2.131_924_2)]),
+        (
+            "shop redis ",
+            &[
+                ("b-redis", 3.791_507),
+                ("e-phrase", 1.733_318_1),
+                ("a-kafka-heavy", 1.633_466_2),
+            ],
+        ),
+    ];
+    for (q, want) in want {
+        let hits = index.search(q, 10).unwrap();
+        let got: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+        let ids: Vec<&str> = want.iter().map(|w| w.0).collect();
+        assert_eq!(got, ids, "{q:?}");
+        for (hit, (id, score)) in hits.iter().zip(want.iter()) {
+            assert!(
+                (hit.score - score).abs() <= score * 1e-6,
+                "{q:?} {id}: {} instead of {score}",
+                hit.score
+            );
+        }
+    }
+}
+
+/// Bytes per piece in the long-session tests: a few messages each.
+const SMALL_PIECE: usize = 300;
+
+/// A session of 60 messages of about 60 bytes (about a dozen pieces of [`SMALL_PIECE`]):
+/// `alphaword` in its first message, `bravoword` and the phrase "quick brown fox" in the
+/// middle, `charlieword` in its last; titled "Zulu plan".
+fn long_session(root: &Path) -> Log {
+    let mut log = Log::create(root, "long", "/work/long", 1);
+    for i in 0..60 {
+        let word = match i {
+            0 => "alphaword",
+            30 => "bravoword and the quick brown fox",
+            59 => "charlieword",
+            _ => "filler",
+        };
+        log.user(&format!(
+            "message {i:02} of the long session: {word} and more text"
+        ));
+    }
+    log.title("Zulu plan");
+    log
+}
+
+#[test]
+fn every_word_of_a_query_may_be_in_a_different_piece_of_a_long_session() {
+    let fx = Fixture::new();
+    long_session(fx.root());
+    let mut short = Log::create(fx.root(), "short", "/work/short", 2);
+    short.user("alphaword bravoword in one short session");
+    let index = fx.index().with_piece_bytes(SMALL_PIECE);
+    let outcome = refresh(&index);
+    assert_eq!(outcome.indexed, 2);
+    assert!(outcome.pieces >= 10, "{outcome:?}");
+    let cases: &[(&str, &[&str])] = &[
+        // First, middle and last piece: one session hit.
+        ("alphaword bravoword charlieword", &["long"]),
+        ("charlieword alphaword", &["long"]),
+        ("alphaword bravoword", &["long", "short"]),
+        // The title is on the lead piece, the word in the first one.
+        ("zulu alphaword", &["long"]),
+        // A prefix, a phrase inside one piece.
+        ("alphaword charliew", &["long"]),
+        ("\"quick brown fox\" alphaword", &["long"]),
+        ("\"brown quick\"", &[]),
+        ("alphaword nowhereword", &[]),
+    ];
+    for (q, want) in cases {
+        assert_eq!(ids(&index, q), *want, "{q:?}");
+    }
+    let hits = index.search("alphaword charlieword", 5).unwrap();
+    assert_eq!(hits.len(), 1, "one hit per session, not per piece");
+    let hit = &hits[0];
+    assert_eq!(
+        (
+            hit.session_id.as_str(),
+            hit.label.as_str(),
+            hit.cwd.as_deref()
+        ),
+        ("long", "Zulu plan", Some("/work/long"))
+    );
+    let shown: Vec<u64> = hit.snippets.iter().map(|s| s.seq).collect();
+    assert!(shown.contains(&0) && shown.contains(&59), "{shown:?}");
+}
+
+#[test]
+fn a_long_session_grows_is_compacted_and_is_checked_against_its_log() {
+    let fx = Fixture::new();
+    let mut log = long_session(fx.root());
+    let index = fx.index().with_piece_bytes(SMALL_PIECE);
+    refresh(&index);
+    // Growth: continued from the lead piece into new pieces.
+    for i in 0..30 {
+        log.user(&format!(
+            "appended message {i:02} deltaword and more filler text"
+        ));
+    }
+    let outcome = refresh(&index);
+    assert_eq!((outcome.appended, outcome.indexed), (1, 0), "{outcome:?}");
+    assert!(outcome.pieces >= 5, "{outcome:?}");
+    assert_eq!(ids(&index, "alphaword deltaword charlieword"), ["long"]);
+    assert_eq!(index.search("deltaword", 5).unwrap().len(), 1);
+    // A compaction replaces the first 40 messages: read whole again; their words are gone.
+    log.compact(0, 39, "echoword summary of the start");
+    let outcome = refresh(&index);
+    assert_eq!(outcome.indexed, 1, "{outcome:?}");
+    assert_eq!(ids(&index, "alphaword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "bravoword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "echoword charlieword deltaword"), ["long"]);
+    // Changed again without an update: the hit is read again in pieces and matched again.
+    log.user("foxtrotword at the very end");
+    assert_eq!(ids(&index, "echoword foxtrotword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "echoword charlieword"), ["long"]);
+    log.compact(40, 40, "golfword");
+    assert_eq!(
+        ids(&index, "echoword charlieword"),
+        ["long"],
+        "still matches after the change"
+    );
+    assert_eq!(ids(&index, "echoword deltaword"), ["long"]);
+    // Refreshed: nothing of the earlier reads is left behind.
+    refresh(&index);
+    assert_eq!(ids(&index, "foxtrotword echoword golfword"), ["long"]);
+    assert_eq!(index.search("charlieword", 5).unwrap().len(), 1);
+}

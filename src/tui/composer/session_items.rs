@@ -237,6 +237,8 @@ mod tests {
         let rows = [
             (candidate("u1", "Fix", None), Origin::ClaudeCode),
             (candidate("r1", "Kafka", None), Origin::Codex),
+            (candidate("m1", "Release plan", None), Origin::Gemini),
+            (candidate("o1", "Bun port", None), Origin::OpenCode),
             (
                 candidate("claude-code:dsh-named", "Plain", None),
                 Origin::Dsh,
@@ -250,10 +252,18 @@ mod tests {
             .iter()
             .map(|(c, origin)| session_item(c, origin, utc).kind().to_owned())
             .collect();
-        assert_eq!(kinds, ["[claude]", "[codex]", "", "[gem\u{1b}[2Jini]"]);
+        let want = [
+            "[claude]",
+            "[codex]",
+            "[gemini]",
+            "[opencode]",
+            "",
+            "[gem\u{1b}[2Jini]",
+        ];
+        assert_eq!(kinds, want);
         let page = CandidatePage {
             rows: rows.iter().map(|(c, _)| c.clone()).collect(),
-            total: 4,
+            total: 6,
             closest: Vec::new(),
         };
         let origin_of = |id: &str| {
@@ -263,7 +273,7 @@ mod tests {
         };
         let page = results_page(&page, "", "", utc, &origin_of);
         let kinds: Vec<&str> = page.rows.iter().map(MentionItem::kind).collect();
-        assert_eq!(kinds, ["[claude]", "[codex]", "", "[gem\u{1b}[2Jini]"]);
+        assert_eq!(kinds, want);
     }
 
     #[test]
