@@ -1,6 +1,6 @@
 //! A file-name picker on the widget's own picker: the files under a directory are the
 //! source (matched by substring, what matched marked), the filter is the widget's editor,
-//! Enter prints the picked path, Esc quits.
+//! the preview shows the selected file's first lines, Enter prints the picked path, Esc quits.
 //!
 //! `cargo run -p ratatui-mention --example file_picker [DIR]`
 
@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 
 use crossterm::event::{self, Event, KeyCode, KeyModifiers};
 use ratatui::DefaultTerminal;
+use ratatui::text::Line;
 use ratatui_mention::{
-    DetailPart, Keep, KeyMap, Mention, MentionItem, Picker, PickerOutcome, PickerView, ResultsPage,
+    DetailPart, ItemPreview, Keep, KeyMap, Mention, MentionItem, Picker, PickerOutcome, PickerView,
+    ResultsPage, visible_controls,
 };
 
 /// Most files listed (a large tree is cut, not walked forever).
@@ -31,6 +33,9 @@ fn main() -> io::Result<()> {
 }
 
 fn run(terminal: &mut DefaultTerminal, files: &[String]) -> io::Result<Option<String>> {
+    let root = std::env::args()
+        .nth(1)
+        .map_or_else(|| PathBuf::from("."), PathBuf::from);
     let mut picker = Picker::new(KeyMap::default());
     let mut outcomes = vec![picker.open()];
     loop {
@@ -49,6 +54,10 @@ fn run(terminal: &mut DefaultTerminal, files: &[String]) -> io::Result<Option<St
                 }
                 _ => {}
             }
+        }
+        // The preview on show asks for the selected file once: its first lines.
+        if let Some(path) = picker.want_preview() {
+            picker.set_preview(preview(&root, path));
         }
         terminal.draw(|frame| {
             let view = PickerView::new(" Open a file ").placeholder("type part of a path");
@@ -94,6 +103,23 @@ fn page(files: &[String], query: &str, limit: usize) -> ResultsPage {
         rows,
         total: matching.len(),
         offered: Vec::new(),
+    }
+}
+
+/// The first lines of a file (of its first 4 KiB), its control characters made visible.
+fn preview(root: &Path, path: String) -> ItemPreview {
+    let head = std::fs::read(root.join(&path)).unwrap_or_default();
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]).into_owned();
+    let body = visible_controls(&text)
+        .lines()
+        .take(12)
+        .map(|l| Line::raw(l.to_owned()))
+        .collect();
+    let lines = vec![Line::raw(format!("{} bytes", head.len()))];
+    ItemPreview {
+        key: path,
+        lines,
+        body,
     }
 }
 

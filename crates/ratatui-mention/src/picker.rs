@@ -15,9 +15,10 @@ use crate::config::{MentionStyles, PopupLabels};
 use crate::draft::Draft;
 use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, KeyMap, typed_char};
-use crate::preview::{self, Placement};
+use crate::preview::{self, PreviewState};
 use crate::results::{
-    Held, MoreRequest, OfferedRows, QueryId, ResultsList, ResultsPage, WaitingKey,
+    Held, MoreRequest, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey,
+    give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::untrusted::{is_control, visible_controls_line};
@@ -79,12 +80,10 @@ impl From<MoreRequest> for PickerOutcome {
 pub struct Picker {
     filter: Draft,
     results: ResultsList<MentionItem>,
-    preview: Option<ItemPreview>,
-    preview_enabled: bool,
+    /// The selected row's preview: wanted, placed, and the host's content.
+    preview: PreviewState,
     key_map: KeyMap,
     cursor: Option<Position>,
-    /// The area of the last render and the preview's row threshold there.
-    last_area: Option<(u16, u16, u16)>,
 }
 
 impl Default for Picker {
@@ -100,11 +99,9 @@ impl Picker {
         Picker {
             filter: Draft::new(UriRule::Predicate(std::sync::Arc::new(|_| false))),
             results: ResultsList::new(),
-            preview: None,
-            preview_enabled: true,
+            preview: PreviewState::default(),
             key_map,
             cursor: None,
-            last_area: None,
         }
     }
 
@@ -112,7 +109,7 @@ impl Picker {
     pub fn open(&mut self) -> PickerOutcome {
         self.filter.set_text("");
         self.results.clear();
-        self.preview = None;
+        self.preview.clear();
         self.ask()
     }
 
@@ -136,16 +133,7 @@ impl Picker {
             return PickerOutcome::Consumed;
         }
         let action = self.key_map.classify(&key);
-        let more = match action {
-            Some(Action::Up | Action::PopupPrev) => Some(self.results.move_up()),
-            Some(Action::Down | Action::PopupNext) => Some(self.results.move_down()),
-            Some(Action::PopupPageUp) => Some(self.results.page_up()),
-            Some(Action::PopupPageDown) => Some(self.results.page_down()),
-            Some(Action::PopupFirst) => Some(self.results.home()),
-            Some(Action::PopupLast) => Some(self.results.end()),
-            _ => None,
-        };
-        if let Some(more) = more {
+        if let Some(Moved(more)) = self.results.navigate(action) {
             return more.map_or(PickerOutcome::Changed, PickerOutcome::from);
         }
         let filter = &mut self.filter;
@@ -158,7 +146,7 @@ impl Picker {
                 return PickerOutcome::Waiting { id };
             }
             Some(Action::TogglePreview) => {
-                self.preview_enabled = !self.preview_enabled;
+                self.preview.toggle();
                 return PickerOutcome::Changed;
             }
             Some(Action::Newline | Action::Complete) => return PickerOutcome::Consumed,
@@ -235,7 +223,7 @@ impl Picker {
         if !self.results.set_page(id, page) {
             return Vec::new();
         }
-        self.resume_waiting(id)
+        resume(self, id)
     }
 
     /// Takes the failure of `id`; returns what a waiting Enter did.
@@ -244,7 +232,7 @@ impl Picker {
         if !self.results.set_failed(id, message) {
             return Vec::new();
         }
-        self.resume_waiting(id)
+        resume(self, id)
     }
 
     /// Takes rows found elsewhere for `id` (see [`ResultsList::set_hits`]).
@@ -261,12 +249,7 @@ impl Picker {
     /// again picks the selected row on show.
     #[must_use = "held inputs may have picked a row"]
     pub fn stop_waiting(&mut self, id: QueryId) -> Vec<PickerOutcome> {
-        let Some(wait) = self.results.give_up_wait(id) else {
-            return Vec::new();
-        };
-        let mut outcomes = vec![PickerOutcome::Changed];
-        self.replay(wait.held, &mut outcomes);
-        outcomes
+        give_up(self, id)
     }
 
     /// Whether an Enter waits for the newest filter's answer.
@@ -277,20 +260,12 @@ impl Picker {
     /// The key of the selected row when the visible preview needs the host's content for
     /// it (asked once per selection); answer with [`Picker::set_preview`].
     pub fn want_preview(&mut self) -> Option<String> {
-        let (width, height, below) = self.last_area?;
-        if preview::placement(self.preview_enabled, width, height, below) == Placement::Hidden {
-            return None;
-        }
-        let key = self.results.want_preview()?;
-        self.preview = None;
-        Some(key)
+        self.preview.want(&mut self.results)
     }
 
     /// Delivers the preview of a row; one for a row no longer asked about is dropped.
     pub fn set_preview(&mut self, preview: ItemPreview) {
-        if self.results.preview_asked() == Some(preview.key.as_str()) {
-            self.preview = Some(preview);
-        }
+        self.preview.set(&self.results, preview);
     }
 
     /// Where the last render put the filter's caret, for the terminal cursor.
@@ -310,27 +285,33 @@ impl Picker {
             None => PickerOutcome::Consumed,
         }
     }
+}
 
-    fn resume_waiting(&mut self, id: QueryId) -> Vec<PickerOutcome> {
-        let Some(wait) = self.results.take_answered_wait(id) else {
-            return Vec::new();
-        };
-        let picked = match self.pick() {
-            PickerOutcome::Consumed => PickerOutcome::Changed,
-            picked => picked,
-        };
-        let mut outcomes = vec![picked];
-        self.replay(wait.held, &mut outcomes);
-        outcomes
+impl WaitHost for Picker {
+    type Out = PickerOutcome;
+
+    fn results(&mut self) -> &mut ResultsList<MentionItem> {
+        &mut self.results
     }
 
-    fn replay(&mut self, held: impl IntoIterator<Item = Held>, outcomes: &mut Vec<PickerOutcome>) {
-        for input in held {
-            outcomes.push(match input {
-                Held::Key(key) => self.handle_key(key),
-                Held::Paste(text) => self.handle_paste(&text),
-            });
+    /// The waiting Enter picks the selected row (none: the new rows still need a frame).
+    fn act(&mut self, _: WaitingKey) -> PickerOutcome {
+        match self.pick() {
+            PickerOutcome::Consumed => PickerOutcome::Changed,
+            picked => picked,
         }
+    }
+
+    fn key(&mut self, key: KeyEvent) -> PickerOutcome {
+        self.handle_key(key)
+    }
+
+    fn paste(&mut self, text: &str) -> PickerOutcome {
+        self.handle_paste(text)
+    }
+
+    fn changed() -> PickerOutcome {
+        PickerOutcome::Changed
     }
 }
 
@@ -418,7 +399,9 @@ impl StatefulWidget for PickerView<'_> {
     type State = Picker;
 
     fn render(self, area: Rect, buf: &mut Buffer, picker: &mut Picker) {
-        picker.last_area = Some((area.width, area.height, self.below_min_height));
+        picker
+            .preview
+            .remember_area(area.width, area.height, self.below_min_height);
         picker.cursor = None;
         if area.height < 4 || area.width < 20 {
             return;
@@ -428,7 +411,7 @@ impl StatefulWidget for PickerView<'_> {
             labels: &self.labels,
         };
         let placement = preview::placement(
-            picker.preview_enabled,
+            picker.preview.enabled(),
             area.width,
             area.height,
             self.below_min_height,
@@ -437,7 +420,7 @@ impl StatefulWidget for PickerView<'_> {
             &picker.results,
             self.title,
             placement,
-            picker.preview.as_ref(),
+            picker.preview.shown(),
             area,
             buf,
             look,

@@ -9,6 +9,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use super::wrap::wrap_lines;
+use crate::item::ItemPreview;
+use crate::results::{ResultRow, ResultsList};
 
 /// Narrowest screen that puts the preview on the right.
 pub const RIGHT_MIN_WIDTH: u16 = 100;
@@ -43,6 +45,74 @@ pub fn placement(enabled: bool, width: u16, height: u16, below_min_height: u16) 
         Placement::Below
     } else {
         Placement::Hidden
+    }
+}
+
+/// What a list's preview is doing: whether the user wants it, where the last frame could
+/// put it (which decides whether the host is asked for content at all), and the host's
+/// content for the selected row.
+#[derive(Debug, Clone)]
+pub(crate) struct PreviewState {
+    enabled: bool,
+    /// Width, height and below-threshold of the area of the last render.
+    last_area: Option<(u16, u16, u16)>,
+    shown: Option<ItemPreview>,
+}
+
+impl Default for PreviewState {
+    fn default() -> Self {
+        PreviewState {
+            enabled: true,
+            last_area: None,
+            shown: None,
+        }
+    }
+}
+
+impl PreviewState {
+    /// The key of `results`' selected row when a visible preview needs the host's content
+    /// for it (asked once per selection).
+    pub(crate) fn want<T: ResultRow>(&mut self, results: &mut ResultsList<T>) -> Option<String> {
+        let (width, height, below) = self.last_area?;
+        if placement(self.enabled, width, height, below) == Placement::Hidden {
+            return None;
+        }
+        let key = results.want_preview()?;
+        self.shown = None;
+        Some(key)
+    }
+
+    /// Takes the host's content; one for a row no longer asked about is dropped.
+    pub(crate) fn set<T: ResultRow>(&mut self, results: &ResultsList<T>, preview: ItemPreview) {
+        if results.preview_asked() == Some(preview.key.as_str()) {
+            self.shown = Some(preview);
+        }
+    }
+
+    /// The content on show.
+    pub(crate) fn shown(&self) -> Option<&ItemPreview> {
+        self.shown.as_ref()
+    }
+
+    /// Forgets the content (the list was cleared).
+    pub(crate) fn clear(&mut self) {
+        self.shown = None;
+    }
+
+    /// Shows or hides the preview (the user's key).
+    pub(crate) fn toggle(&mut self) {
+        self.enabled = !self.enabled;
+    }
+
+    /// Whether the user wants the preview.
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The area the list was just drawn in, where a preview goes from `below_min_height`
+    /// rows.
+    pub(crate) fn remember_area(&mut self, width: u16, height: u16, below_min_height: u16) {
+        self.last_area = Some((width, height, below_min_height));
     }
 }
 

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use crossterm::event::KeyEvent;
 
 use crate::item::MentionItem;
+use crate::key_map::Action;
 use crate::sections::{Fetch, Section, SectionKind, SectionedList, offered_section};
 
 /// A query a results list asked its source to answer, named by a per-list increasing id.
@@ -119,6 +120,57 @@ pub(crate) struct Wait {
     pub(crate) query: QueryId,
     pub(crate) key: WaitingKey,
     pub(crate) held: VecDeque<Held>,
+}
+
+/// A move of the selection, and the request for more rows it made, if any.
+#[derive(Debug)]
+pub(crate) struct Moved(pub(crate) Option<MoreRequest>);
+
+/// What owns a results list whose Enter/Tab may wait: it acts on the waiting key once the
+/// answer is in, and takes the inputs held meanwhile as if they arrived now.
+pub(crate) trait WaitHost {
+    /// What an input did.
+    type Out;
+    /// The results list the key waits on.
+    fn results(&mut self) -> &mut ResultsList<MentionItem>;
+    /// What the waiting key does now that its answer is in.
+    fn act(&mut self, key: WaitingKey) -> Self::Out;
+    /// A held key, applied now.
+    fn key(&mut self, key: KeyEvent) -> Self::Out;
+    /// A held paste, applied now.
+    fn paste(&mut self, text: &str) -> Self::Out;
+    /// "Redraw".
+    fn changed() -> Self::Out;
+}
+
+/// Query `id` was answered: the key waiting for it acts, then the held inputs are applied.
+pub(crate) fn resume<H: WaitHost>(host: &mut H, id: QueryId) -> Vec<H::Out> {
+    let Some(wait) = host.results().take_answered_wait(id) else {
+        return Vec::new();
+    };
+    let mut outcomes = vec![host.act(wait.key)];
+    replay(host, wait.held, &mut outcomes);
+    outcomes
+}
+
+/// The wait for `id` ran out: nothing is acted on, the held inputs are applied.
+pub(crate) fn give_up<H: WaitHost>(host: &mut H, id: QueryId) -> Vec<H::Out> {
+    let Some(wait) = host.results().give_up_wait(id) else {
+        return Vec::new();
+    };
+    let mut outcomes = vec![H::changed()];
+    replay(host, wait.held, &mut outcomes);
+    outcomes
+}
+
+/// Applies held inputs in order; once one waits again, the rest are held for that wait.
+fn replay<H: WaitHost>(host: &mut H, held: VecDeque<Held>, outcomes: &mut Vec<H::Out>) {
+    for input in held {
+        outcomes.push(match input {
+            Held::Key(key) => host.key(key),
+            Held::Paste(text) => host.paste(&text),
+        });
+    }
 }
 
 /// Most inputs held while Enter/Tab waits; later ones are dropped (a burst this long is
@@ -394,6 +446,19 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     // ----- crate internals: sections, messages, the wait of Enter/Tab ----------------------
+
+    /// Moves the selection for a popup key: `None` when `action` is no move.
+    pub(crate) fn navigate(&mut self, action: Option<Action>) -> Option<Moved> {
+        Some(Moved(match action? {
+            Action::Up | Action::PopupPrev => self.move_up(),
+            Action::Down | Action::PopupNext => self.move_down(),
+            Action::PopupPageUp => self.page_up(),
+            Action::PopupPageDown => self.page_down(),
+            Action::PopupFirst => self.home(),
+            Action::PopupLast => self.end(),
+            _ => return None,
+        }))
+    }
 
     pub(crate) fn sections(&self) -> &[Section<T>] {
         self.list.sections()

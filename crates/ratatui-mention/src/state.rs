@@ -14,9 +14,10 @@ use crate::key_map::{Action, typed_char};
 use crate::mention::Mention;
 use crate::mention_token::{MentionToken, mention_token_at};
 use crate::paste::normalize_paste;
-use crate::preview::{self, Placement};
+use crate::preview::{self, Placement, PreviewState};
 use crate::results::{
-    Held, MoreRequest, OfferedRows, QueryId, ResultsList, ResultsPage, WaitingKey,
+    Held, MoreRequest, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey,
+    give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
@@ -122,8 +123,8 @@ pub struct MentionInputState {
     popup: Popup,
     /// The rows of the open popup (the host's answers, or the matching commands).
     results: ResultsList<MentionItem>,
-    /// The host's preview of the selected row.
-    preview: Option<ItemPreview>,
+    /// The selected row's preview: wanted, placed, and the host's content.
+    preview: PreviewState,
     /// Char index of the token whose popup the user closed with Esc.
     dismissed_token: Option<usize>,
     /// The command trigger was typed into an empty draft: the command popup follows the
@@ -131,11 +132,6 @@ pub struct MentionInputState {
     command_armed: bool,
     /// Where the last render put the caret.
     cursor: Option<Position>,
-    /// Whether the user wants the popup's preview (toggled with its key).
-    preview_enabled: bool,
-    /// The size of the area of the last render and the preview's row threshold there
-    /// (where a preview goes decides whether one is asked for).
-    last_area: Option<(u16, u16, u16)>,
 }
 
 impl Default for MentionInputState {
@@ -152,12 +148,10 @@ impl MentionInputState {
             config,
             popup: Popup::None,
             results: ResultsList::new(),
-            preview: None,
+            preview: PreviewState::default(),
             dismissed_token: None,
             command_armed: false,
             cursor: None,
-            preview_enabled: true,
-            last_area: None,
         }
     }
 
@@ -188,15 +182,15 @@ impl MentionInputState {
         }
         let action = self.config.key_map.classify(&key);
         if matches!(self.popup, Popup::Command(_)) {
+            if matches!(
+                action,
+                Some(Action::Up | Action::PopupPrev | Action::Down | Action::PopupNext)
+            ) {
+                // The commands are all there is: a move never asks for more.
+                let _ = self.results.navigate(action);
+                return Outcome::Changed;
+            }
             match action {
-                Some(Action::Up | Action::PopupPrev) => {
-                    let _ = self.results.move_up();
-                    return Outcome::Changed;
-                }
-                Some(Action::Down | Action::PopupNext) => {
-                    let _ = self.results.move_down();
-                    return Outcome::Changed;
-                }
                 Some(Action::Complete) => return self.complete_command(false),
                 Some(Action::Submit) if self.results.selected().is_some() => {
                     return self.complete_command(true);
@@ -210,16 +204,7 @@ impl MentionInputState {
             }
         }
         if let Popup::Mention(token) = &self.popup {
-            let more = match action {
-                Some(Action::Up | Action::PopupPrev) => Some(self.results.move_up()),
-                Some(Action::Down | Action::PopupNext) => Some(self.results.move_down()),
-                Some(Action::PopupPageUp) => Some(self.results.page_up()),
-                Some(Action::PopupPageDown) => Some(self.results.page_down()),
-                Some(Action::PopupFirst) => Some(self.results.home()),
-                Some(Action::PopupLast) => Some(self.results.end()),
-                _ => None,
-            };
-            if let Some(more) = more {
+            if let Some(Moved(more)) = self.results.navigate(action) {
                 return more.map_or(Outcome::Changed, Outcome::from);
             }
             let answered = self.results.answers_query();
@@ -334,7 +319,7 @@ impl MentionInputState {
         if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_page(id, page) {
             return Vec::new();
         }
-        self.resume_waiting(id)
+        resume(self, id)
     }
 
     /// [`Self::set_page`] with exactly `rows`.
@@ -350,7 +335,7 @@ impl MentionInputState {
         if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_failed(id, message) {
             return Vec::new();
         }
-        self.resume_waiting(id)
+        resume(self, id)
     }
 
     /// Replaces the answer on show for query `id` with a fresher page, keeping the selected
@@ -385,12 +370,7 @@ impl MentionInputState {
     /// other id (the answer came first, or a later key waits now).
     #[must_use = "held inputs may have submitted"]
     pub fn stop_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
-        let Some(wait) = self.results.give_up_wait(id) else {
-            return Vec::new();
-        };
-        let mut outcomes = vec![Outcome::Changed];
-        self.replay(wait.held, &mut outcomes);
-        outcomes
+        give_up(self, id)
     }
 
     /// Whether an Enter or Tab is waiting for the newest query's answer.
@@ -404,20 +384,12 @@ impl MentionInputState {
         if !matches!(self.popup, Popup::Mention(_)) {
             return None;
         }
-        let (width, height, below) = self.last_area?;
-        if preview::placement(self.preview_enabled, width, height, below) == Placement::Hidden {
-            return None;
-        }
-        let key = self.results.want_preview()?;
-        self.preview = None;
-        Some(key)
+        self.preview.want(&mut self.results)
     }
 
     /// Delivers the preview of an item; one for an item no longer asked about is dropped.
     pub fn set_preview(&mut self, preview: ItemPreview) {
-        if self.results.preview_asked() == Some(preview.key.as_str()) {
-            self.preview = Some(preview);
-        }
+        self.preview.set(&self.results, preview);
     }
 
     // ----- what the host reads --------------------------------------------------------------
@@ -576,7 +548,7 @@ impl MentionInputState {
     }
 
     pub(crate) fn preview_enabled(&self) -> bool {
-        self.preview_enabled
+        self.preview.enabled()
     }
 
     /// Rows the popup wants with the preview at `placement` (0 when none is open).
@@ -594,7 +566,8 @@ impl MentionInputState {
     }
 
     pub(crate) fn remember_area(&mut self, area: Rect, below_min_height: u16) {
-        self.last_area = Some((area.width, area.height, below_min_height));
+        self.preview
+            .remember_area(area.width, area.height, below_min_height);
     }
 
     pub(crate) fn set_cursor(&mut self, cursor: Option<Position>) {
@@ -618,7 +591,7 @@ impl MentionInputState {
             &self.results,
             title,
             placement,
-            self.preview.as_ref(),
+            self.preview.shown(),
             area,
             buf,
             look,
@@ -644,13 +617,13 @@ impl MentionInputState {
     // ----- internals --------------------------------------------------------------------
 
     fn toggle_preview(&mut self) {
-        self.preview_enabled = !self.preview_enabled;
+        self.preview.toggle();
     }
 
     fn close_popup(&mut self) {
         self.popup = Popup::None;
         self.results.clear();
-        self.preview = None;
+        self.preview.clear();
     }
 
     fn clear(&mut self) {
@@ -658,38 +631,6 @@ impl MentionInputState {
         self.close_popup();
         self.dismissed_token = None;
         self.command_armed = false;
-    }
-
-    /// Query `id` was answered: an Enter/Tab waiting for it acts now, then the inputs held
-    /// meanwhile are applied.
-    fn resume_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
-        let Some(wait) = self.results.take_answered_wait(id) else {
-            return Vec::new();
-        };
-        let acted = match wait.key {
-            WaitingKey::Enter if self.results.selected().is_some() => self.insert_selected(false),
-            WaitingKey::Enter => self.submit(),
-            WaitingKey::Tab => self.insert_selected(true),
-        };
-        // Tab with no row to insert: the popup's new rows still need a frame.
-        let mut outcomes = vec![if acted == Outcome::Consumed {
-            Outcome::Changed
-        } else {
-            acted
-        }];
-        self.replay(wait.held, &mut outcomes);
-        outcomes
-    }
-
-    /// Applies held inputs in order, collecting what each did; once one waits again, the
-    /// rest are held for that wait.
-    fn replay(&mut self, held: impl IntoIterator<Item = Held>, outcomes: &mut Vec<Outcome>) {
-        for input in held {
-            outcomes.push(match input {
-                Held::Key(key) => self.handle_key(key),
-                Held::Paste(text) => self.handle_paste(&text),
-            });
-        }
     }
 
     /// Tab/Enter in the command popup: the first word becomes the selected (else the
@@ -842,6 +783,41 @@ impl MentionInputState {
             text: token.query,
             trigger: token.trigger,
         }
+    }
+}
+
+impl WaitHost for MentionInputState {
+    type Out = Outcome;
+
+    fn results(&mut self) -> &mut ResultsList<MentionItem> {
+        &mut self.results
+    }
+
+    /// Enter inserts the selected row (none: submits the draft as typed); Tab the selected
+    /// or first offered one (none: the new rows still need a frame).
+    fn act(&mut self, key: WaitingKey) -> Outcome {
+        let acted = match key {
+            WaitingKey::Enter if self.results.selected().is_some() => self.insert_selected(false),
+            WaitingKey::Enter => self.submit(),
+            WaitingKey::Tab => self.insert_selected(true),
+        };
+        if acted == Outcome::Consumed {
+            Outcome::Changed
+        } else {
+            acted
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.handle_key(key)
+    }
+
+    fn paste(&mut self, text: &str) -> Outcome {
+        self.handle_paste(text)
+    }
+
+    fn changed() -> Outcome {
+        Outcome::Changed
     }
 }
 

@@ -20,7 +20,10 @@ use crate::item::MentionItem;
 use crate::key_map::Action;
 use crate::mention_token::{MentionToken, mention_token_at};
 use crate::preview::Placement;
-use crate::results::{Held, OfferedRows, QueryId, ResultsList, ResultsPage, WaitingKey};
+use crate::results::{
+    Held, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey, give_up,
+    resume,
+};
 use crate::results_view::{self, Look};
 use crate::state::Outcome;
 use crate::untrusted::visible_controls_line;
@@ -88,16 +91,7 @@ impl TextAreaMentions {
         }
         if let Some((row, token)) = &self.token {
             let action = self.config.key_map.classify(&key);
-            let more = match action {
-                Some(Action::Up | Action::PopupPrev) => Some(self.results.move_up()),
-                Some(Action::Down | Action::PopupNext) => Some(self.results.move_down()),
-                Some(Action::PopupPageUp) => Some(self.results.page_up()),
-                Some(Action::PopupPageDown) => Some(self.results.page_down()),
-                Some(Action::PopupFirst) => Some(self.results.home()),
-                Some(Action::PopupLast) => Some(self.results.end()),
-                _ => None,
-            };
-            if let Some(more) = more {
+            if let Some(Moved(more)) = self.results.navigate(action) {
                 return more.map_or(Outcome::Changed, Outcome::from);
             }
             let answered = self.results.answers_query();
@@ -152,7 +146,7 @@ impl TextAreaMentions {
         if self.token.is_none() || !self.results.set_page(id, page) {
             return Vec::new();
         }
-        self.resume(textarea, id)
+        resume(&mut Bound(self, textarea), id)
     }
 
     /// [`Self::set_page`] with exactly `rows`.
@@ -177,7 +171,7 @@ impl TextAreaMentions {
         if self.token.is_none() || !self.results.set_failed(id, message) {
             return Vec::new();
         }
-        self.resume(textarea, id)
+        resume(&mut Bound(self, textarea), id)
     }
 
     /// Delivers rows found elsewhere for query `id`, as the popup's last section.
@@ -190,12 +184,7 @@ impl TextAreaMentions {
     /// Gives up waiting for query `id` (see [`crate::MentionInputState::stop_waiting`]).
     #[must_use = "held inputs may have changed the text"]
     pub fn stop_waiting(&mut self, textarea: &mut TextArea<'_>, id: QueryId) -> Vec<Outcome> {
-        let Some(wait) = self.results.give_up_wait(id) else {
-            return Vec::new();
-        };
-        let mut outcomes = vec![Outcome::Changed];
-        self.replay(textarea, wait.held, &mut outcomes);
-        outcomes
+        give_up(&mut Bound(self, textarea), id)
     }
 
     /// The open popup's results (query and id, rows, selection).
@@ -220,38 +209,6 @@ impl TextAreaMentions {
     fn close(&mut self) {
         self.token = None;
         self.results.clear();
-    }
-
-    fn resume(&mut self, textarea: &mut TextArea<'_>, id: QueryId) -> Vec<Outcome> {
-        let Some(wait) = self.results.take_answered_wait(id) else {
-            return Vec::new();
-        };
-        let acted = match wait.key {
-            WaitingKey::Enter if self.results.selected().is_some() => self.insert(textarea, false),
-            WaitingKey::Enter => Outcome::Changed,
-            WaitingKey::Tab => self.insert(textarea, true),
-        };
-        let mut outcomes = vec![if acted == Outcome::Consumed {
-            Outcome::Changed
-        } else {
-            acted
-        }];
-        self.replay(textarea, wait.held, &mut outcomes);
-        outcomes
-    }
-
-    fn replay(
-        &mut self,
-        textarea: &mut TextArea<'_>,
-        held: impl IntoIterator<Item = Held>,
-        outcomes: &mut Vec<Outcome>,
-    ) {
-        for input in held {
-            outcomes.push(match input {
-                Held::Key(key) => self.handle_key(textarea, key),
-                Held::Paste(text) => self.handle_event(textarea, &Event::Paste(text)),
-            });
-        }
     }
 
     /// The token becomes the selected row's text and a space, through the textarea's own
@@ -325,6 +282,47 @@ impl TextAreaMentions {
             text: token.query,
             trigger: token.trigger,
         }
+    }
+}
+
+/// The mentions of one textarea bound to it, for a key that waited and the inputs held.
+struct Bound<'a, 'b, 't>(&'a mut TextAreaMentions, &'b mut TextArea<'t>);
+
+impl WaitHost for Bound<'_, '_, '_> {
+    type Out = Outcome;
+
+    fn results(&mut self) -> &mut ResultsList<MentionItem> {
+        &mut self.0.results
+    }
+
+    /// Enter inserts the selected row (none: nothing to do but redraw); Tab the selected or
+    /// first offered one.
+    fn act(&mut self, key: WaitingKey) -> Outcome {
+        let Bound(mentions, textarea) = self;
+        let acted = match key {
+            WaitingKey::Enter if mentions.results.selected().is_some() => {
+                mentions.insert(textarea, false)
+            }
+            WaitingKey::Enter => Outcome::Changed,
+            WaitingKey::Tab => mentions.insert(textarea, true),
+        };
+        if acted == Outcome::Consumed {
+            Outcome::Changed
+        } else {
+            acted
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.0.handle_key(self.1, key)
+    }
+
+    fn paste(&mut self, text: &str) -> Outcome {
+        self.0.handle_event(self.1, &Event::Paste(text.to_owned()))
+    }
+
+    fn changed() -> Outcome {
+        Outcome::Changed
     }
 }
 

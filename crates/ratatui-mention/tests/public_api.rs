@@ -59,10 +59,28 @@ fn listing(src: &Path) -> BTreeSet<String> {
         .filter(|p| p.extension().is_some_and(|e| e == "rs"))
         .collect();
     files.sort();
-    for file in files {
-        let text = std::fs::read_to_string(&file).unwrap();
-        members(&text, &exported, &mut out);
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    // Traits of the crate's own that are not exported: their impls are no public surface.
+    let private_traits: BTreeSet<String> = texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .filter_map(|l| {
+            let rest = l
+                .strip_prefix("pub(crate) trait ")
+                .or_else(|| l.strip_prefix("trait "))?;
+            Some(rest.split([' ', ':', '<', '{']).next()?.to_owned())
+        })
+        .collect();
+    for text in &texts {
+        members(text, &exported, &mut out);
     }
+    out.retain(|line| {
+        line.split_once(": ")
+            .is_none_or(|(_, tr)| !private_traits.contains(tr))
+    });
     out
 }
 

@@ -14,7 +14,6 @@ use tokio::time::Instant;
 use super::App;
 use crate::agent::AgentStatus;
 use crate::tui::error::TuiError;
-use crate::tui::picker::ResumePicker;
 
 /// How often the spinner turns while busy.
 const TICK: Duration = Duration::from_millis(100);
@@ -55,8 +54,8 @@ impl App {
         let next = [
             self.ticks.next_tick,
             self.ticks.quit_armed_until,
-            self.candidates.wait_deadline(),
-            self.picker.as_ref().and_then(ResumePicker::wait_deadline),
+            self.candidates.wait.deadline(),
+            self.picker.as_ref().and_then(|p| p.wait.deadline()),
         ]
         .into_iter()
         .flatten()
@@ -114,11 +113,11 @@ impl App {
             self.frames.dirty = true;
         }
         // No answer in time: the waiting Enter sends nothing (the popup says so).
-        if let Some(id) = self.candidates.expired_wait() {
+        if let Some(id) = self.candidates.wait.expired() {
             let outcomes = self.composer.input.stop_waiting(id);
             self.act_on(outcomes);
         }
-        if let Some(id) = self.picker.as_mut().and_then(ResumePicker::expired_wait) {
+        if let Some(id) = self.picker.as_mut().and_then(|p| p.wait.expired()) {
             let outcomes = self
                 .picker
                 .as_mut()

@@ -127,7 +127,7 @@ impl App {
             } => self.query_candidates(id, &text, Some(limit)),
             Outcome::Waiting { id, .. } => {
                 let wait = self.composer.input.config().answer_wait();
-                self.candidates.wait_for(id, wait);
+                self.candidates.wait.start(id, wait);
             }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
@@ -143,7 +143,7 @@ impl App {
             return;
         }
         // The wait is over (a held Enter may start a new one below).
-        self.candidates.end_wait();
+        self.candidates.wait.end();
         for outcome in outcomes {
             self.handle_outcome(outcome);
         }
@@ -166,7 +166,7 @@ impl App {
                 PickerOutcome::Waiting { id, .. } => {
                     let wait = self.composer.input.config().answer_wait();
                     if let Some(picker) = self.picker.as_mut() {
-                        picker.wait_for(id, wait);
+                        picker.wait.start(id, wait);
                     }
                 }
                 PickerOutcome::Picked(id) => {

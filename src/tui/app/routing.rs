@@ -67,7 +67,7 @@ impl App {
                 if !outcomes.is_empty()
                     && let Some(picker) = self.picker.as_mut()
                 {
-                    picker.end_wait();
+                    picker.wait.end();
                 }
                 self.act_on_picker(outcomes);
                 self.request_preview();

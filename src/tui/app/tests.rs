@@ -1951,7 +1951,7 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     let mut h = harness(true).await;
     type_text(&mut h.app, "@alph");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    let waiting_for = h.app.candidates.waiting_for().expect("Enter waits");
+    let waiting_for = h.app.candidates.wait.query().expect("Enter waits");
     // The source never answers: its answers are swallowed here.
     tokio::time::timeout(Duration::from_secs(20), async {
         loop {

@@ -85,8 +85,9 @@ pub fn format_count(n: u64) -> String {
     }
 }
 
-/// `10000` → `10 000`: exact counts, grouped by three.
-pub fn grouped_count(n: usize) -> String {
+/// `10000` → `10 000`: exact counts grouped by three (a thin grouping that reads in every
+/// locale).
+pub fn grouped_count(n: impl std::fmt::Display) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -8,11 +8,10 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use tokio::time::Instant;
-
 use super::chip_hints::ChipHints;
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{DisplayZone, OriginOf, results_page};
+use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::NoticeKind;
@@ -80,8 +79,8 @@ pub struct AnswerContext<'a> {
 pub struct Candidates {
     slot: RequestSlot<u64>,
     pub first_page: FirstPage,
-    /// An Enter/Tab in the popup waits for the answer to this query until then.
-    answer_wait: Option<(u64, Instant)>,
+    /// An Enter/Tab in the popup waiting for an answer.
+    pub wait: AnswerWait,
 }
 
 impl Default for Candidates {
@@ -89,7 +88,7 @@ impl Default for Candidates {
         Candidates {
             slot: RequestSlot::new(Policy::Replace),
             first_page: FirstPage::default(),
-            answer_wait: None,
+            wait: AnswerWait::default(),
         }
     }
 }
@@ -237,33 +236,6 @@ impl Candidates {
     /// Cancels the running listing (the session is being left).
     pub fn cancel(&mut self) {
         self.slot.cancel();
-    }
-
-    /// An Enter or Tab waits for the answer to `id`, at most `wait`.
-    pub fn wait_for(&mut self, id: u64, wait: std::time::Duration) {
-        self.answer_wait = Some((id, Instant::now() + wait));
-    }
-
-    /// The wait ended (the answer came, or the draft changed).
-    pub fn end_wait(&mut self) {
-        self.answer_wait = None;
-    }
-
-    /// When the waiting Enter or Tab gives up.
-    pub fn wait_deadline(&self) -> Option<Instant> {
-        self.answer_wait.map(|(_, at)| at)
-    }
-
-    /// The query whose wait ran out by now, if one did (the wait ends).
-    pub fn expired_wait(&mut self) -> Option<u64> {
-        self.answer_wait
-            .take_if(|(_, until)| Instant::now() >= *until)
-            .map(|(id, _)| id)
-    }
-
-    /// The id of the query an Enter or Tab waits for.
-    pub fn waiting_for(&self) -> Option<u64> {
-        self.answer_wait.map(|(id, _)| id)
     }
 
     /// Remembers the empty query's answer for the next run's first `@` (when it changed).

@@ -3,12 +3,10 @@
 //! are the `@` popup's own results list — listed off the UI thread through one request slot,
 //! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
 
-use std::time::Duration;
-
 use ratatui::style::{Color, Modifier, Style};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
 use crate::tui::request_slot::{Policy, RequestSlot};
@@ -41,8 +39,8 @@ pub struct ResumePicker {
     current: String,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
-    /// An Enter waits for the answer to this filter until then.
-    answer_wait: Option<(u64, Instant)>,
+    /// An Enter waiting for the newest filter's answer.
+    pub wait: AnswerWait,
 }
 
 impl ResumePicker {
@@ -56,7 +54,7 @@ impl ResumePicker {
             current,
             zone,
             slot: RequestSlot::new(Policy::Replace),
-            answer_wait: None,
+            wait: AnswerWait::default(),
         };
         (resume, first)
     }
@@ -168,28 +166,6 @@ impl ResumePicker {
     /// Cancels the running listing (the picker closes).
     pub fn cancel(&mut self) {
         self.slot.cancel();
-    }
-
-    /// An Enter waits for the answer to filter `id`, at most `wait`.
-    pub fn wait_for(&mut self, id: u64, wait: Duration) {
-        self.answer_wait = Some((id, Instant::now() + wait));
-    }
-
-    /// The wait ended.
-    pub fn end_wait(&mut self) {
-        self.answer_wait = None;
-    }
-
-    /// When the waiting Enter gives up.
-    pub fn wait_deadline(&self) -> Option<Instant> {
-        self.answer_wait.map(|(_, at)| at)
-    }
-
-    /// The filter whose wait ran out by now, if one did.
-    pub fn expired_wait(&mut self) -> Option<u64> {
-        self.answer_wait
-            .take_if(|(_, until)| Instant::now() >= *until)
-            .map(|(id, _)| id)
     }
 
     /// The running listing's cancel handle (tests watch it).

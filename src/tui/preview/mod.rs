@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use tokio_util::sync::CancellationToken;
 
 use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::{
     ReferenceError, ReferenceEstimate, SessionReferences, TurnRole, neutral_label,
@@ -163,7 +164,7 @@ pub fn estimate_lines(
                 Line::from(vec![
                     Span::raw(format!(
                         "≈{} tokens · ",
-                        group_digits(estimate.approx_tokens())
+                        grouped_count(estimate.approx_tokens())
                     )),
                     Span::styled(verdict, style),
                 ]),
@@ -195,19 +196,6 @@ fn turn_lines(estimate: &ReferenceEstimate) -> Vec<Line<'static>> {
     out
 }
 
-/// `16359` → `16 359` (a thin grouping that reads in every locale).
-fn group_digits(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,7 +210,7 @@ mod tests {
             (1_234_567, "1 234 567"),
         ];
         for (n, want) in cases {
-            assert_eq!(group_digits(n), want);
+            assert_eq!(grouped_count(n), want);
         }
     }
 
