@@ -263,6 +263,17 @@ impl App {
         self.sources = Some(sources);
     }
 
+    /// Where each session comes from (its badge), as the sources list it; owning, so the
+    /// rows of an answer can be built while the app is borrowed.
+    fn origin_of(&self) -> impl Fn(&str) -> dsh_foreign::Origin + use<> {
+        let sources = self.sources.clone();
+        move |id| {
+            sources
+                .as_ref()
+                .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(id))
+        }
+    }
+
     /// Every session, for lookups: the sources, or the store alone.
     fn session_query(&self) -> Arc<dyn SessionQuery> {
         match &self.sources {

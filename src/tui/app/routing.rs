@@ -34,12 +34,7 @@ impl App {
                 self.on_agent_event(event);
             }
             AppEvent::Candidates(event) => {
-                let sources = self.sources.clone();
-                let origin_of = |id: &str| {
-                    sources
-                        .as_ref()
-                        .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(id))
-                };
+                let origin_of = self.origin_of();
                 let cx = AnswerContext {
                     input: &mut self.composer.input,
                     chips: &mut self.composer.chips,
@@ -54,12 +49,7 @@ impl App {
                 self.request_preview();
             }
             AppEvent::Picker(event) => {
-                let sources = self.sources.clone();
-                let origin_of = |id: &str| {
-                    sources
-                        .as_ref()
-                        .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(id))
-                };
+                let origin_of = self.origin_of();
                 let outcomes = match self.picker.as_mut() {
                     Some(picker) => picker.on_event(event, &origin_of),
                     None => Vec::new(),
