@@ -29,7 +29,6 @@ use dsh_store::{
     SessionStore, Source, StoreError,
 };
 use pretty_assertions::assert_eq;
-use ratatui_mention::untrusted::is_control;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -59,7 +58,7 @@ fn corpus() -> (Vec<String>, Vec<String>) {
 /// Every char of `text` that a terminal could act on: C0 (but `\n`), DEL and C1.
 fn raw_controls(text: &str) -> Vec<char> {
     text.chars()
-        .filter(|&c| c != '\n' && is_control(c))
+        .filter(|&c| c != '\n' && c.is_control())
         .collect()
 }
 

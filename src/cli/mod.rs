@@ -271,7 +271,7 @@ fn report(err: &CliError, json: JsonErrors) {
             eprintln!(
                 "dsh-refs: {}: {}",
                 err.code(),
-                ratatui_mention::untrusted::visible_controls_line(&message)
+                ratatui_mention::visible_controls_line(&message)
             );
             return;
         }

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{ExcerptRange, format_excerpt_mention, format_mention};
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
-use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::visible_controls_line;
 use serde_json::{Map, Value, json};
 
 use super::error::CliError;
 use super::output::{local_time, write_stdout};
 use super::{Context, SearchArgs};
-use crate::tui::status_line::grouped_count;
+use crate::tui::chrome::status_line::grouped_count;
 
 /// Least time between two redraws of the progress bar.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);

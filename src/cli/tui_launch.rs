@@ -10,8 +10,8 @@ use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
 use crate::agent::LogFacts;
+use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::app::{App, AppOptions, new_session_id};
-use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
 use dsh_foreign::SessionSources;
 use dsh_search::IndexOptions;
@@ -176,7 +176,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         app.set_sources(sources);
         // The demo's store is a temporary copy: nothing of it is kept in the cache dir.
         if let Some(path) = remember_first_page
-            .then(|| crate::tui::remembered_page::path_for(&store_root))
+            .then(|| crate::tui::composer::remembered_page::path_for(&store_root))
             .flatten()
         {
             app.remember_first_page_in(path);
