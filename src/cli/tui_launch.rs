@@ -1,7 +1,7 @@
 //! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, or on a
 //! temporary copy of the bundled demo store (`--demo`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::foreign_sources::read_only_refusal;
@@ -100,28 +100,6 @@ fn offline_delay_override() -> Result<Option<Duration>, CliError> {
     }
 }
 
-/// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
-/// turn is logged as aborted.
-fn quit_on_termination_signals(sender: &AppEventSender) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        for kind in [SignalKind::terminate(), SignalKind::hangup()] {
-            let Ok(mut stream) = signal(kind) else {
-                continue;
-            };
-            let sender = sender.clone();
-            tokio::spawn(async move {
-                if stream.recv().await.is_some() {
-                    sender.send(AppEvent::Quit);
-                }
-            });
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = sender;
-}
-
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     use std::io::IsTerminal;
@@ -166,10 +144,21 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
     let history_size = options.history_size;
     let session_id = runtime.block_on(async move {
+        // SIGTERM, SIGHUP and SIGINT end the app like /quit (a running turn is logged as
+        // aborted); the terminal is restored even if it does not end.
+        let app_sender: Arc<OnceLock<AppEventSender>> = Arc::default();
+        let quit_sender = Arc::clone(&app_sender);
+        terminal::watch_termination_signals(move || {
+            quit_sender
+                .get()
+                .map(|sender| sender.send(AppEvent::Quit))
+                .is_some()
+        });
         let mut tui =
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
+        let _ = app_sender.set(app.sender());
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
@@ -185,7 +174,6 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         if let Some(options) = search_options {
             app.start_search_indexing(options);
         }
-        quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;
