@@ -100,6 +100,17 @@ fn offline_delay_override() -> Result<Option<Duration>, CliError> {
     }
 }
 
+/// How long quitting waits for background work still running on the runtime's blocking
+/// threads (a listing's first check of every log, an estimate of a long session): nothing
+/// there is needed once the app has ended, and a cold start's first check can take seconds.
+const EXIT_WAIT: Duration = Duration::from_millis(250);
+
+/// Shut the app's runtime down without waiting for its blocking work beyond [`EXIT_WAIT`]
+/// (dropping it would wait for every blocking task to end).
+fn end_runtime(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(EXIT_WAIT);
+}
+
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     use std::io::IsTerminal;
@@ -180,7 +191,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         app.shutdown().await;
         result?;
         Ok::<_, CliError>(app.session_id().to_owned())
-    })?;
+    });
+    end_runtime(runtime);
+    let session_id = session_id?;
     terminal::restore();
     if !ctx.is_demo() && hint_store.exists(&session_id) {
         write_stdout(&format!(
@@ -188,4 +201,36 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ending_the_runtime_does_not_wait_for_blocking_work() {
+        // Issue 23, break 8: after /quit the app sometimes stayed open for seconds — the
+        // runtime's drop waited for blocking tasks such as a cold listing check.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (ended, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap();
+            // A blocking task that ends only when the test says so.
+            runtime.spawn_blocking(move || {
+                let _ = held.recv();
+            });
+            end_runtime(runtime);
+            let _ = ended.send(());
+        });
+        let returned = done.recv_timeout(Duration::from_secs(60));
+        let _ = release.send(());
+        assert_eq!(
+            returned,
+            Ok(()),
+            "ending the runtime waited for its blocking work"
+        );
+    }
 }
