@@ -22,8 +22,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "{} is {}, not a regular file",
-                path.display(),
+                "{}, not a regular file",
                 dsh_store::nofollow::describe(&meta)
             ),
         ));
