@@ -77,6 +77,11 @@ impl Scripted {
     fn requests(&self) -> Vec<Vec<Message>> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// Script the next unscripted request.
+    fn push(&self, script: Script) {
+        self.scripts.lock().unwrap().push_back(script);
+    }
 }
 
 fn ok_events(text: &str) -> Vec<StreamEvent> {
@@ -266,14 +271,30 @@ fn context(text: &str) -> Message {
     )
 }
 
-fn discards(events: &[Event]) -> Vec<Value> {
+/// The notices of discards (no dsh version declares a log record for them: nothing is
+/// logged).
+fn discard_notices(events: &[AgentEvent]) -> Vec<String> {
     events
         .iter()
-        .filter_map(|e| match &e.data {
-            EventData::Other { kind, data } if kind == "message/discarded" => Some(data.clone()),
+        .filter_map(|e| match e {
+            AgentEvent::Warning {
+                code: "AGENT_MESSAGE_DISCARDED",
+                message,
+            } => Some(message.clone()),
             _ => None,
         })
         .collect()
+}
+
+/// Every rule of both dsh versions holds for `log` (docs/session-store.md: the rule book).
+fn assert_dsh_valid(log: &[Event]) {
+    let mut book = dsh_store::RuleBook::new();
+    let mut broken = Vec::new();
+    for e in log {
+        broken.extend(book.admit(e, &dsh_store::Envelope::of_event(e), dsh_store::Mode::Scan));
+    }
+    broken.extend(book.finish());
+    assert!(broken.is_empty(), "{broken:#?}");
 }
 
 fn discarded_events(events: &[AgentEvent]) -> Vec<Vec<String>> {
@@ -458,10 +479,10 @@ async fn blocking_and_failing_hooks_log_nothing_of_the_prompt_and_discard_it_onc
         assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
 
         let log = agent.snapshot_events();
-        assert_eq!(shape(&log), ["message/discarded"]);
-        let d = discards(&log);
-        assert_eq!(d[0]["messageIds"], json!([id]));
-        assert!(d[0]["reason"].as_str().unwrap().contains(reason), "{d:?}");
+        assert_eq!(shape(&log), Vec::<String>::new(), "nothing is logged");
+        let d = discard_notices(&seen);
+        assert_eq!(d.len(), 1);
+        assert!(d[0].contains(reason), "{d:?}");
         assert!(provider.requests().is_empty());
         assert_eq!(agent.status(), AgentStatus::Idle);
         // The one-shot hook is gone with its blocked message; the blocker stays.
@@ -480,8 +501,9 @@ async fn dropping_the_guard_detaches_the_hook() {
     drop(guard);
     assert_eq!(agent.prompt_submit_hooks(), 0);
     agent.followup(user("hi"));
-    until(&mut rx, is_turn_end).await;
-    assert!(discards(&agent.snapshot_events()).is_empty());
+    let seen = until(&mut rx, is_turn_end).await;
+    assert!(discard_notices(&seen).is_empty());
+    assert!(shape(&agent.snapshot_events()).contains(&"user/message hi".to_owned()));
 }
 
 #[tokio::test]
@@ -557,18 +579,31 @@ async fn one_shot_hook_detaches_when_its_message_is_discarded() {
     assert_eq!(discarded_events(&seen), [vec![id]]);
     assert_eq!(agent.prompt_submit_hooks(), 0);
     assert!(!files_on_disk(&fx.root).contains("queued with context"));
-    // The compaction it waited behind was aborted and left the surface alone.
+    // The compaction it waited behind was aborted and left the surface alone; its turn
+    // ended aborted (before the discard was reported).
+    assert!(seen.iter().any(is_turn_end));
     let log = agent.snapshot_events();
     let end = log
         .iter()
         .rev()
-        .find(|e| e.kind() == "compact/end")
+        .find(|e| e.kind() == "compaction/end")
         .unwrap();
     let EventData::Other { data, .. } = &end.data else {
         panic!()
     };
-    assert_eq!(data["reason"]["kind"], json!("aborted"));
+    assert!(
+        data["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("AGENT_CANCELLED: "),
+        "{data}"
+    );
+    let EventData::TurnEnd { reason, .. } = &log.last().unwrap().data else {
+        panic!()
+    };
+    assert_eq!(reason.kind, "aborted");
     assert!(!shape(&log).iter().any(|s| s.contains("compacted-summary")));
+    assert_dsh_valid(&log);
 }
 
 /// Never answers: admission hangs until cancelled.
@@ -596,7 +631,8 @@ async fn cancel_during_admission_discards_the_prompt_without_logging_it() {
     agent.cancel();
     let seen = until(&mut rx, |e| matches!(e, AgentEvent::Discarded { .. })).await;
     assert_eq!(discarded_events(&seen), [vec![id.clone()]]);
-    assert_eq!(shape(&agent.snapshot_events()), ["message/discarded"]);
+    assert_eq!(discard_notices(&seen).len(), 1);
+    assert_eq!(shape(&agent.snapshot_events()), Vec::<String>::new());
     assert_eq!(agent.status(), AgentStatus::Idle);
     assert!(provider.requests().is_empty());
 }
@@ -698,18 +734,21 @@ async fn cancel_aborts_the_turn_and_discards_queued_and_staged_with_one_event() 
             "assistant/chunk text-delta",
             "step/end",
             "turn/end",
-            "message/discarded",
         ]
     );
     let EventData::TurnEnd { reason, .. } = &log[7].data else {
         panic!()
     };
     assert_eq!(reason.kind, "aborted");
-    assert_eq!(discards(&log).len(), 1);
-    assert_eq!(
-        discards(&log)[0]["messageIds"],
-        json!([queued_id, staged_id])
+    assert!(
+        reason.extra.is_empty(),
+        "both dsh versions read {{kind}} alone"
     );
+    assert_eq!(
+        discard_notices(&seen),
+        ["discarded 2 queued messages (cancelled); Up brings back what you typed"]
+    );
+    assert_dsh_valid(&log);
     assert_eq!(provider.requests().len(), 1);
     assert_eq!(agent.status(), AgentStatus::Idle);
     assert!(files_on_disk(&fx.root).contains("turn/end"));
@@ -734,8 +773,11 @@ async fn provider_error_ends_the_turn_with_its_code_and_keeps_the_message() {
         panic!()
     };
     assert_eq!(reason.kind, "error");
-    assert_eq!(reason.extra["code"], json!(code));
+    // The newest release's declared shape: {kind, error: {code, message}}.
+    assert_eq!(reason.extra["error"]["code"], json!(code));
+    assert_eq!(reason.failure().0, Some(code.as_str()));
     assert!(shape(&log).contains(&"user/message hello".to_owned()));
+    assert_dsh_valid(&log);
 }
 
 #[tokio::test]
@@ -767,7 +809,7 @@ async fn the_log_is_durable_before_the_model_is_called() {
 // Titles and compaction
 
 #[tokio::test]
-async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_manual() {
+async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_a_user_title() {
     let fx = fixture();
     let (provider, _called) = Scripted::new(vec![]);
     let (agent, mut rx) = fx.spawn("s1", provider);
@@ -790,9 +832,17 @@ async fn only_the_first_direct_message_gets_a_fallback_title_and_set_title_is_ma
         titles,
         [
             ("first question here".into(), "fallback".into()),
-            ("Renamed by hand".into(), "manual".into())
+            ("Renamed by hand".into(), "user".into())
         ]
     );
+    // The rename cites no message and sits in a turn of its own.
+    let log = agent.snapshot_events();
+    let n = log.len();
+    assert_eq!(
+        shape(&log[n - 3..]),
+        ["turn/start", "session/title", "turn/end"]
+    );
+    assert_dsh_valid(&log);
 }
 
 #[tokio::test]
@@ -807,24 +857,27 @@ async fn compaction_replaces_the_whole_surface_with_a_checkpoint() {
     agent.followup(user("question one"));
     until(&mut rx, is_turn_end).await;
     agent.compact();
-    until(&mut rx, is_kind("compact/end")).await;
+    // `/compact` runs in a turn of its own.
+    until(&mut rx, is_kind("compaction/end")).await;
+    until(&mut rx, is_turn_end).await;
     agent.followup(user("question two"));
     until(&mut rx, is_turn_end).await;
 
     let log = agent.snapshot_events();
     let compact: Vec<&Event> = log
         .iter()
-        .filter(|e| e.kind().starts_with("compact/") || e.seq > 6 && e.kind() == "user/message")
+        .filter(|e| e.kind().starts_with("compaction/") || e.seq > 6 && e.kind() == "user/message")
         .collect();
     assert_eq!(
         shape(&compact.iter().map(|e| (*e).clone()).collect::<Vec<_>>())[..4],
         [
-            "compact/start",
-            "compact/summary",
+            "compaction/start",
+            "compaction/summary",
             "user/message <compacted-summary>\nthe summary\n</compacted-summary>",
-            "compact/end",
+            "compaction/end",
         ]
     );
+    assert_dsh_valid(&log);
     let checkpoint = compact[2];
     assert!(
         checkpoint
@@ -1054,13 +1107,23 @@ async fn a_surface_over_the_context_window_is_compacted_before_the_first_step() 
         [
             "turn/start",
             "user/message",
-            "compact/start",
-            "compact/summary",
+            "compaction/start",
+            "compaction/summary",
             "user/message",
-            "compact/end",
+            "compaction/end",
             "step/start"
         ]
     );
+    // The checkpoint shadows all forty messages and cites every one of them, after the
+    // start and summary events.
+    let checkpoint = log
+        .iter()
+        .find(|e| matches!(e.surface_op, Some(dsh_store::SurfaceOp::Replace { .. })))
+        .unwrap();
+    let sources = checkpoint.source_event_seqs.clone().unwrap();
+    assert_eq!(sources.len(), 42);
+    assert_eq!(sources[2..], (0..40).collect::<Vec<u64>>()[..]);
+    assert_dsh_valid(&log);
     // The next turn sends the checkpoint, the compacted turn and the new prompt.
     agent.followup(user("and then"));
     until(&mut rx, is_turn_end).await;
@@ -1085,7 +1148,7 @@ async fn older_messages_are_read_again_from_the_log_when_a_replace_shortens_the_
         .append(vec![dsh_store::NewEvent {
             data: EventData::UserMessage(user("short")),
             surface_op: Some(dsh_store::SurfaceOp::Replace { start: 20, end: 39 }),
-            source_event_seqs: None,
+            source_event_seqs: Some((20..40).collect()),
         }])
         .unwrap();
     drop(writer);
@@ -1138,4 +1201,329 @@ async fn a_store_with_both_encodings_is_reported_before_the_first_send() {
     );
     drop(agent);
     assert!(!fx.store.exists("s-new"), "nothing was published");
+}
+
+// ---------------------------------------------------------------------------------------
+// dsh's rules: golden records, and random conversations through the real writer
+
+/// `log` as JSON lines with what varies from run to run made stable: times dropped, message
+/// ids and compaction ids numbered in order of appearance.
+fn normalized(log: &[Event]) -> String {
+    let mut ids: Vec<String> = Vec::new();
+    let mut name = |id: &str, what: &str| {
+        let n = ids.iter().position(|i| i == id).unwrap_or_else(|| {
+            ids.push(id.to_owned());
+            ids.len() - 1
+        });
+        Value::String(format!("<{what} {n}>"))
+    };
+    let mut out = String::new();
+    for e in log {
+        let mut v = serde_json::to_value(e).unwrap();
+        v.as_object_mut().unwrap().shift_remove("time");
+        for path in ["/data/message", "/data"] {
+            if let Some(message) = v.pointer_mut(path)
+                && message.get("role").is_some()
+                && let Some(id) = message.get("id").and_then(Value::as_str).map(str::to_owned)
+            {
+                message["id"] = name(&id, "message");
+            }
+        }
+        let data = &mut v["data"];
+        if let Some(id) = data
+            .get("compactionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            data["compactionId"] = name(&id, "compaction");
+        }
+        if let Some(id) = data["source"]
+            .get("compactionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        {
+            data["source"]["compactionId"] = name(&id, "compaction");
+        }
+        out.push_str(&serde_json::to_string(&v).unwrap());
+        out.push('\n');
+    }
+    out
+}
+
+/// Compare `text` with the golden file `name` (`tests/fixtures/golden/`); with
+/// `DSH_REFS_UPDATE_GOLDEN=1` the file is written instead.
+fn golden(name: &str, text: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/golden")
+        .join(name);
+    if std::env::var_os("DSH_REFS_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text, want, "golden file {}", path.display());
+}
+
+/// The records of titles and compactions, byte for byte (docs/session-store.md: titles,
+/// compaction): a fallback title with mentions, a user title in a turn of its own, `/compact`
+/// in a turn of its own, a failed `/compact`, and an automatic compaction inside the turn
+/// that needed it. `DSH_REFS_KEEP_LOG=DIR` keeps the store (to run dsh's readers on it).
+#[tokio::test]
+async fn titles_and_compactions_are_recorded_as_dsh_declares_them() {
+    let fx = fixture();
+    let (provider, mut called) = Scripted::new(vec![
+        Script::Reply(ok_events("answer one")),
+        Script::Reply(ok_events("answer two")),
+        Script::Reply(ok_events("the summary")),
+        Script::Fail(test_llm_error()),
+        Script::Reply(ok_events("answer three")),
+        Script::Reply(ok_events("summary of everything so far")),
+        Script::Reply(ok_events("answer four")),
+    ]);
+    let (agent, mut rx) = Agent::spawn(
+        {
+            let header = SessionHeader::new("golden", 1, Some("/work/project".into()));
+            fx.store.open_writer("golden", Some(header)).unwrap()
+        },
+        limited(provider.clone(), 1024),
+    );
+    agent.followup(user("@A and @B vs @C compare these three sessions please"));
+    until(&mut rx, is_turn_end).await;
+    agent.set_title("  Renamed \u{1b}[1mby\u{1b}[0m hand ");
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user("second question"));
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    until(&mut rx, is_turn_end).await;
+    agent.compact();
+    until(&mut rx, is_turn_end).await;
+    agent.followup(user(&format!("a long question {}", "y".repeat(1500))));
+    until(&mut rx, is_turn_end).await;
+    // Over the 1024-token window: compacted before the turn's first step.
+    agent.followup(user(&format!("another long one {}", "z".repeat(1500))));
+    until(&mut rx, is_turn_end).await;
+    assert_eq!(provider.requests().len(), 7);
+    while called.try_recv().is_ok() {}
+    let log = agent.snapshot_events();
+    assert_dsh_valid(&log);
+    if let Some(dir) = std::env::var_os("DSH_REFS_KEEP_LOG") {
+        let from = fx.store.locate("golden").unwrap().unwrap().path;
+        let to = Path::new(&dir).join("--work-project--").join("golden");
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(from, to.join("session.jsonl")).unwrap();
+    }
+    golden(
+        "titles_and_compactions.jsonl",
+        &normalized(&log)
+            .lines()
+            .filter(|l| !l.contains("\"assistant/chunk\""))
+            .fold(String::new(), |mut out, l| {
+                out.push_str(l);
+                out.push('\n');
+                out
+            }),
+    );
+}
+
+/// One thing a user does to a session.
+#[derive(Debug, Clone)]
+enum Act {
+    /// A prompt, `big` enough to outgrow the window in a few turns.
+    Prompt { big: bool },
+    /// `/compact` while idle.
+    Compact,
+    /// `/compact` whose summary request fails.
+    FailedCompact,
+    /// `/title`.
+    Title,
+    /// A context injected while idle.
+    Inject,
+    /// Something done while a reply streams.
+    MidTurn(MidTurn),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum MidTurn {
+    Compact,
+    Steer,
+    Cancel,
+}
+
+fn act() -> impl proptest::strategy::Strategy<Value = Act> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => any::<bool>().prop_map(|big| Act::Prompt { big }),
+        2 => Just(Act::Compact),
+        1 => Just(Act::FailedCompact),
+        1 => Just(Act::Title),
+        1 => Just(Act::Inject),
+        1 => Just(Act::MidTurn(MidTurn::Compact)),
+        1 => Just(Act::MidTurn(MidTurn::Steer)),
+        1 => Just(Act::MidTurn(MidTurn::Cancel)),
+    ]
+}
+
+/// Wait until `n` more turns have ended (or, for a `/compact` with nothing to compact, its
+/// error arrived in place of its turn).
+async fn turns_end(rx: &mut mpsc::UnboundedReceiver<AgentEvent>, n: usize) {
+    let mut left = n;
+    while left > 0 {
+        until(rx, |e| {
+            is_turn_end(e)
+                || matches!(e, AgentEvent::Error { code, .. } if *code == "AGENT_NOTHING_TO_COMPACT")
+        })
+        .await;
+        left -= 1;
+    }
+}
+
+/// Run `acts` on a new session with a `context_tokens` window; return the log.
+async fn live(acts: &[Act], context_tokens: u64) -> Vec<Event> {
+    let fx = fixture();
+    let (provider, mut called) = Scripted::new(vec![]);
+    let header = SessionHeader::new("p", 1, Some("/work/project".into()));
+    let writer = fx.store.open_writer("p", Some(header)).unwrap();
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), context_tokens));
+    let text =
+        |big: bool, n: usize| format!("prompt {n} {}", "w ".repeat(if big { 700 } else { 5 }));
+    for (n, a) in acts.iter().enumerate() {
+        match a {
+            Act::Prompt { big } => {
+                agent.followup(user(&text(*big, n)));
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Compact => {
+                agent.compact();
+                turns_end(&mut rx, 1).await;
+            }
+            Act::FailedCompact => {
+                provider.push(Script::Fail(test_llm_error()));
+                agent.compact();
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Title => {
+                agent.set_title(&format!("title {n}"));
+                turns_end(&mut rx, 1).await;
+            }
+            Act::Inject => {
+                agent.inject(context(&format!("context {n}")));
+                until(&mut rx, is_kind("user/message")).await;
+            }
+            Act::MidTurn(what) => {
+                while called.try_recv().is_ok() {}
+                let (gate, wait) = oneshot::channel();
+                provider.push(Script::Gated(
+                    vec![StreamEvent::Text("par".into())],
+                    wait,
+                    vec![StreamEvent::Text("tial".into())],
+                ));
+                agent.followup(user(&text(false, n)));
+                called.recv().await.unwrap();
+                let turns = match what {
+                    MidTurn::Compact => {
+                        agent.compact();
+                        2
+                    }
+                    MidTurn::Steer => {
+                        agent.steer(user(&format!("steer {n}")));
+                        1
+                    }
+                    MidTurn::Cancel => {
+                        agent.cancel();
+                        1
+                    }
+                };
+                let _ = gate.send(());
+                turns_end(&mut rx, turns).await;
+            }
+        }
+    }
+    let log = agent.snapshot_events();
+    drop(agent);
+    while rx.recv().await.is_some() {}
+    log
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 24,
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// Random conversations with compactions (several in a row, tiny windows, `/compact`
+    /// idle and mid-turn, cancels, steering) through the real agent and writer: every log
+    /// follows every rule of both dsh versions.
+    #[test]
+    fn every_log_the_agent_writes_follows_dsh_rules(
+        acts in proptest::collection::vec(act(), 1..12),
+        tiny in proptest::prelude::any::<bool>(),
+    ) {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let log = runtime.block_on(live(&acts, if tiny { 1024 } else { 4096 }));
+        if std::env::var_os("DSH_REFS_SHOW_ACTS").is_some() {
+            let kinds = |k: &str| log.iter().filter(|e| e.kind() == k).count();
+            eprintln!(
+                "{} acts, {} turns, {} compactions ({} failed), {} steering",
+                acts.len(),
+                kinds("turn/start"),
+                kinds("compaction/start"),
+                log.iter().filter(|e| e.kind() == "compaction/end" && matches!(&e.data, EventData::Other { data, .. } if data.get("error").is_some())).count(),
+                kinds("steering/message"),
+            );
+        }
+        assert_dsh_valid(&log);
+    }
+}
+
+/// A span too long for one line of the log (`store.max_line_bytes`, here 8 KiB: 3 000 nodes
+/// listed twice) is compacted in part: the newest nodes that fit, every line readable.
+#[tokio::test]
+async fn a_compaction_never_writes_a_line_the_reader_would_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = dsh_store::reader::Limits {
+        max_line_bytes: 8 << 10,
+        ..dsh_store::reader::Limits::default()
+    };
+    let store = SessionStore::new(dir.path().join("store")).with_limits(limits);
+    let header = SessionHeader::new("huge", 1, Some("/work/project".into()));
+    let mut writer = store.open_writer("huge", Some(header)).unwrap();
+    let batch: Vec<dsh_store::NewEvent> = (0..3000)
+        .map(|i| {
+            dsh_store::NewEvent::appended(EventData::UserMessage(user(&format!(
+                "{i:04} {}",
+                "y".repeat(40)
+            ))))
+        })
+        .collect();
+    writer.append(batch).unwrap();
+    let (provider, _calls) = Scripted::new(vec![Script::Reply(ok_events("short summary"))]);
+    let (agent, mut rx) = Agent::spawn(writer, limited(provider.clone(), 2048));
+    agent.followup(user("the newest prompt"));
+    until(&mut rx, is_turn_end).await;
+    let log = agent.snapshot_events();
+    assert_dsh_valid(&log);
+    let checkpoint = log
+        .iter()
+        .find(|e| matches!(e.surface_op, Some(dsh_store::SurfaceOp::Replace { .. })))
+        .expect("compacted");
+    let Some(dsh_store::SurfaceOp::Replace { start, end }) = checkpoint.surface_op else {
+        unreachable!()
+    };
+    let checkpoint = checkpoint.clone();
+    assert!(start > 0 && end == 2999, "{start}..{end}");
+    drop(agent);
+    while rx.recv().await.is_some() {}
+    // Every line is within the limit, and the log reads back.
+    let path = store.locate("huge").unwrap().unwrap().path;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.lines().all(|l| l.len() < 8 << 10));
+    let surface = dsh_store::SessionQuery::read_surface(&store, "huge").unwrap();
+    // The older nodes stay before the checkpoint; the prompt and the reply follow it.
+    assert_eq!(surface.events.len(), start as usize + 3);
+    assert_eq!(surface.events[start as usize].seq, checkpoint.seq);
 }

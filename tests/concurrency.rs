@@ -58,22 +58,34 @@ fn turn_events(role: &str, turn: u64) -> Vec<NewEvent> {
         source: Some(source),
         extra: Map::new(),
     };
+    // dsh numbers turns from 1 and steps from 1.
+    let n = turn + 1;
     vec![
         NewEvent::plain(EventData::TurnStart {
-            turn,
+            turn: n,
             trigger: json!({"kind": "user"}),
             extra: Map::new(),
         }),
         NewEvent::appended(EventData::UserMessage(msg(0, Role::User, Source::user()))),
+        NewEvent::plain(EventData::StepStart {
+            turn: n,
+            step: 1,
+            extra: Map::new(),
+        }),
         NewEvent::appended(EventData::AssistantMessage {
-            turn,
-            step: 0,
+            turn: n,
+            step: 1,
             message: msg(1, Role::Assistant, Source::model("offline", "m")),
             usage: None,
             extra: Map::new(),
         }),
+        NewEvent::plain(EventData::StepEnd {
+            turn: n,
+            step: 1,
+            extra: Map::new(),
+        }),
         NewEvent::plain(EventData::TurnEnd {
-            turn,
+            turn: n,
             reason: TurnEndReason {
                 kind: "completed".into(),
                 extra: Map::new(),
@@ -289,7 +301,7 @@ fn two_processes_write_and_reference_each_other() {
         let loc = store.locate(&session_id(role)).unwrap().unwrap();
         let (events, summary) = read_all(&loc.path, LogFormat::Plain).unwrap();
         assert!(summary.torn_tail.is_none());
-        assert_eq!(events.len() as u64, TURNS * 4, "{role} lost events");
+        assert_eq!(events.len() as u64, TURNS * 6, "{role} lost events");
         let surface = store.read_surface(&session_id(role)).unwrap();
         let texts: Vec<String> = surface
             .events

@@ -247,25 +247,28 @@ fn fixture() -> Fixture {
             Source::model("offline", "offline"),
         );
         writer
-            .append(vec![
-                NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
-                NewEvent::appended(EventData::AssistantMessage {
-                    turn: 1,
-                    step: 0,
-                    message: reply,
-                    usage: None,
-                    extra: serde_json::Map::new(),
-                }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.into(),
-                    message_seqs: vec![0],
-                    source: dsh_store::event::TitleSource {
-                        kind: "manual".into(),
+            .append(dsh_store::layout::in_turns(
+                1,
+                [
+                    NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
+                    NewEvent::appended(EventData::AssistantMessage {
+                        turn: 1,
+                        step: 1,
+                        message: reply,
+                        usage: None,
                         extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
-            ])
+                    }),
+                    NewEvent::plain(EventData::SessionTitle(TitleData {
+                        title: title.into(),
+                        message_seqs: vec![],
+                        source: dsh_store::event::TitleSource {
+                            kind: "user".into(),
+                            extra: serde_json::Map::new(),
+                        },
+                        extra: serde_json::Map::new(),
+                    })),
+                ],
+            ))
             .unwrap();
     }
     Fixture {
@@ -397,12 +400,12 @@ fn pick_a_session_with_at_and_send_it_as_a_snapshot() {
     let direct = &log[context + 1]["data"];
     let text = direct["content"][0]["text"].as_str().unwrap();
     assert_eq!(text, "see @Alpha login bug now what broke?");
-    // The fallback title leaves the other session's label out.
+    // dsh's fallback title: the first five words, the mention as the message shows it.
     let title = log
         .iter()
         .find(|e| e["type"] == "session/title")
         .map(|e| e["data"]["title"].clone());
-    assert_eq!(title, Some(serde_json::json!("see now what broke?")));
+    assert_eq!(title, Some(serde_json::json!("see @Alpha login bug now")));
 }
 
 /// Issue 26 item 11: `@alph` and Enter written in one go reach the app in one read (a fast
@@ -677,7 +680,7 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
         s.contains("[codex]") && s.contains("Add a Kafka consumer") && !s.contains("[claude]")
     });
     app.send("\t");
-    app.wait_for_text("@Add a Kafka consumer for order events ");
+    app.wait_for_text("@Add a Kafka consumer for ");
     app.type_text("@alph");
     app.wait_for("the dsh session", |s| {
         s.contains("Alpha login bug") && !s.contains("[codex]")
@@ -690,8 +693,8 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
         // Each row: `Label (id) · N messages · size · from Tool` (wrapped at 100 columns).
         s.contains(&format!("({CLAUDE}) · 7 messages"))
             && s.contains(&format!("({CODEX}) · 4 messages"))
-            && s.contains("B · from Claude Code")
-            && s.contains("B · from Codex CLI")
+            && s.contains("Claude Code")
+            && s.contains("Codex CLI")
             && s.contains("Alpha login bug (s-alpha) · 2 messages")
             && s.matches(" · from ").count() == 2
     });

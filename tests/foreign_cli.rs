@@ -189,7 +189,7 @@ impl Fixture {
         let store = SessionStore::new(self.store());
         let header = SessionHeader::new(id, created_at, cwd.map(str::to_owned));
         let mut w = store.open_writer(id, Some(header)).unwrap();
-        w.append(events).unwrap();
+        w.append(dsh_store::layout::in_turns(1, events)).unwrap();
     }
 }
 
@@ -239,10 +239,7 @@ fn sessions_lists_all_three_kinds_with_their_origin() {
         text.contains("[claude] Fix checkout crash on empty cart"),
         "{text}"
     );
-    assert!(
-        text.contains("[codex] Add a Kafka consumer for order events"),
-        "{text}"
-    );
+    assert!(text.contains("[codex] Add a Kafka consumer for"), "{text}");
     // Switched off: by flag, and per source in the config.
     let off = ok_json(&fx.run(&["--no-foreign-sources", "sessions", "--json"]));
     assert_eq!(off.as_array().unwrap().len(), 2);
@@ -303,7 +300,7 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
     );
     assert_eq!(
         v[0]["mention"],
-        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for order events"))
+        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for"))
     );
     // A foreign target ranks by its own cwd and is left out of its own list.
     let from_codex = ok_json(&fx.run(&["candidates", "--session", CODEX_COMPACT, "--json"]));
@@ -363,7 +360,7 @@ fn prepare_one_of_each_gives_only_the_visible_conversations() {
     assert_eq!(
         sources,
         json!([
-            {"sessionId": "dsh-shop", "label": "dsh", "cwd": "/home/dev/shop", "capturedThroughSeq": 1,
+            {"sessionId": "dsh-shop", "label": "dsh", "cwd": "/home/dev/shop", "capturedThroughSeq": 5,
              "conversation": [
                  {"role": "user", "text": "dsh question about the cart"},
                  {"role": "assistant", "text": "dsh answer: use integers for cents"}]},

@@ -34,7 +34,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 mod common;
-use common::events::{assistant, title, turn_end, user};
+use common::events::{assistant, title, user};
+use dsh_store::layout::in_turns;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile")
@@ -161,12 +162,14 @@ fn hostile_fields_stay_framed_listed_safely_and_inside_the_root() {
         let cwd = format!("/{}", texts[n % texts.len()]);
         let header = SessionHeader::new(id.clone(), n as i64, Some(cwd));
         let mut w = store.open_writer(id, Some(header)).unwrap();
-        w.append(vec![
-            user(&texts.join("\n")),
-            assistant(&texts[(n + 3) % texts.len()]),
-            title(&texts[(n + 1) % texts.len()]),
-            turn_end(),
-        ])
+        w.append(in_turns(
+            1,
+            [
+                user(&texts.join("\n")),
+                assistant(&texts[(n + 3) % texts.len()]),
+                title(&texts[(n + 1) % texts.len()]),
+            ],
+        ))
         .unwrap();
         assert!(
             w.path().starts_with(&root),
@@ -282,12 +285,14 @@ fn big_session(store: &SessionStore, id: &str, big: &str) {
         )],
         Source::compact_checkpoint(),
     );
-    w.append(vec![
-        NewEvent::appended(EventData::UserMessage(checkpoint)),
-        assistant("old reply"),
-        user(big),
-        turn_end(),
-    ])
+    w.append(in_turns(
+        1,
+        [
+            NewEvent::appended(EventData::UserMessage(checkpoint)),
+            assistant("old reply"),
+            user(big),
+        ],
+    ))
     .unwrap();
 }
 

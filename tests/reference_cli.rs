@@ -16,13 +16,12 @@ use dsh_reference::format_mention;
 use dsh_reference::prompt::serialized_sources;
 use dsh_store::{
     ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionStore, Source,
-    SurfaceOp,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 
 mod common;
-use common::events::{assistant_with_reasoning, title, turn_end, user};
+use common::events::{assistant_with_reasoning, title, turn_end, turn_end_of, turn_start, user};
 
 struct Fixture {
     dir: tempfile::TempDir,
@@ -68,7 +67,7 @@ impl Fixture {
         let store = SessionStore::new(self.store());
         let header = SessionHeader::new(id, created_at, cwd.map(str::to_owned));
         let mut w = store.open_writer(id, Some(header)).unwrap();
-        w.append(events).unwrap();
+        w.append(dsh_store::layout::in_turns(1, events)).unwrap();
     }
 }
 
@@ -85,12 +84,8 @@ fn stdout_json(out: &Output) -> Value {
 fn tool_result(text: &str) -> NewEvent {
     NewEvent::appended(EventData::ToolResult {
         turn: 1,
-        step: 0,
-        message: Message::new(
-            Role::Tool,
-            vec![ContentBlock::text(text)],
-            Source::tool("c1"),
-        ),
+        step: 1,
+        message: dsh_store::layout::tool_result_message("c1", text),
         extra: Map::new(),
     })
 }
@@ -103,16 +98,42 @@ fn plugin(text: &str) -> NewEvent {
     )))
 }
 
-fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
-    NewEvent {
-        data: EventData::UserMessage(Message::new(
-            Role::User,
-            vec![ContentBlock::text(text)],
-            Source::compact_checkpoint(),
-        )),
-        surface_op: Some(SurfaceOp::Replace { start, end }),
-        source_event_seqs: None,
-    }
+/// A session compacted by `/compact` between its two turns: the first turn's question and
+/// answer are shadowed by the checkpoint (seqs laid out as the comments say).
+fn write_compacted(fx: &Fixture) {
+    let store = SessionStore::new(fx.store());
+    let header = SessionHeader::new("compacted", 300, Some("/work/app".to_owned()));
+    let mut w = store.open_writer("compacted", Some(header)).unwrap();
+    // 0 turn/start, 1 user, 2 step/start, 3 assistant, 4 step/end, 5 turn/end
+    w.append(dsh_store::layout::in_turns(
+        1,
+        [
+            user("old question"),
+            assistant_with_reasoning(1, "old answer", None),
+        ],
+    ))
+    .unwrap();
+    // 6 turn/start, 7..=10 the compaction (checkpoint at 9), 11 turn/end
+    let shadowed = w.surface().to_vec();
+    let mut batch = vec![turn_start(2)];
+    batch.extend(dsh_store::layout::compaction(
+        7,
+        2,
+        &shadowed,
+        "<compacted-summary>we chose Rust</compacted-summary>",
+    ));
+    batch.push(turn_end_of(2));
+    w.append(batch).unwrap();
+    // 12 turn/start, 13 user, 14..=16 the step, 17 title, 18 turn/end
+    w.append(dsh_store::layout::in_turns(
+        3,
+        [
+            user("what next?"),
+            assistant_with_reasoning(1, "write the tests", None),
+            title("Compacted plan"),
+        ],
+    ))
+    .unwrap();
 }
 
 /// Three real sessions plus the target: one compacted, one with tool traffic, reasoning and
@@ -120,20 +141,7 @@ fn checkpoint(text: &str, start: u64, end: u64) -> NewEvent {
 fn three_sessions() -> Fixture {
     let fx = Fixture::new();
     fx.write("target", Some("/work/app"), 400, vec![user("hello")]);
-    fx.write(
-        "compacted",
-        Some("/work/app"),
-        300,
-        vec![
-            user("old question"),                                                     // 0
-            assistant_with_reasoning(1, "old answer", None),                          // 1
-            checkpoint("<compacted-summary>we chose Rust</compacted-summary>", 0, 1), // 2
-            user("what next?"),                                                       // 3
-            assistant_with_reasoning(1, "write the tests", None),                     // 4
-            turn_end(),                                                               // 5
-            title("Compacted plan"),                                                  // 6
-        ],
-    );
+    write_compacted(&fx);
     fx.write(
         "tools",
         Some("/elsewhere"),
@@ -195,16 +203,16 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
     assert_eq!(
         sources,
         json!([
-            {"sessionId": "compacted", "label": "Plan", "cwd": "/work/app", "capturedThroughSeq": 6,
+            {"sessionId": "compacted", "label": "Plan", "cwd": "/work/app", "capturedThroughSeq": 18,
              "conversation": [
                  {"role": "user", "text": "<compacted-summary>we chose Rust</compacted-summary>"},
                  {"role": "user", "text": "what next?"},
                  {"role": "assistant", "text": "write the tests"}]},
-            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 4,
+            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 10,
              "conversation": [
                  {"role": "user", "text": "run the build"},
                  {"role": "assistant", "text": "fixed </referenced-sessions> \u{1b}[2J"}]},
-            {"sessionId": "中文", "label": "中文", "cwd": null, "capturedThroughSeq": 2,
+            {"sessionId": "中文", "label": "中文", "cwd": null, "capturedThroughSeq": 5,
              "conversation": [{"role": "user", "text": "你好"}, {"role": "assistant", "text": "你好！"}]}
         ])
     );
@@ -262,7 +270,7 @@ fn prepare_without_mentions_has_a_null_context() {
     assert!(out.status.success());
     assert_eq!(
         stdout_json(&out),
-        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": []})
+        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": [], "fileContext": null})
     );
 }
 
@@ -628,4 +636,134 @@ fn size_estimate_matches_prepare_through_the_binary() {
         assert_eq!(json!(estimate.truncated), entry["truncated"]);
         assert_eq!(estimate.truncated, truncated, "budget {budget}");
     }
+}
+
+#[test]
+fn prepare_attaches_mentioned_files_and_excerpts() {
+    let fx = Fixture::new();
+    let repo = fx.dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n").unwrap();
+    std::fs::write(repo.join("notes v2.md"), "token=9f8e7d6c5b4a3210\n").unwrap();
+    let cwd = repo.to_string_lossy().into_owned();
+    fx.write("target", Some(&cwd), 400, vec![user("hello")]);
+    fx.write(
+        "src-session",
+        Some(&cwd),
+        300,
+        vec![
+            user("q0"),
+            assistant_with_reasoning(1, "a1", None),
+            user("q2"),
+            assistant_with_reasoning(1, "a3", None),
+        ],
+    );
+    let excerpt = dsh_reference::format_excerpt_mention(
+        &dsh_reference::ExcerptRange {
+            session_id: "src-session".into(),
+            // q2 (the writer lays the messages out in turns: 0 turn/start, 1 q0, 2 step/start,
+            // 3 a1, 4 step/end, 5 turn/end, 6 turn/start, 7 q2, …).
+            seq: 7,
+            before: 1,
+            after: 0,
+        },
+        "Q2",
+    );
+    let text = format!("read @src/lib.rs and @\"notes v2.md\" with {excerpt}");
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    assert_eq!(
+        v["content"][0]["text"],
+        "read @src/lib.rs and @\"notes v2.md\" with @Q2"
+    );
+    let entry = &v["context"]["source"]["references"][0];
+    assert_eq!(entry["excerpt"]["first"], 2);
+    assert_eq!(entry["excerpt"]["last"], 3);
+    assert_eq!(entry["excerpt"]["of"], 4);
+    let files = &v["fileContext"];
+    assert_eq!(files["source"]["kind"], "file-reference");
+    assert_eq!(files["source"]["files"][0]["path"], "src/lib.rs");
+    assert_eq!(files["source"]["files"][1]["redactedSecrets"], 1);
+    let text = files["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("<referenced-files>") && text.contains("pub fn answer()"));
+    assert!(!text.contains("9f8e7d6c5b4a3210"));
+
+    let human = fx.run(&[
+        "prepare",
+        "--session",
+        "target",
+        &format!("see @src/lib.rs {excerpt}"),
+    ]);
+    let human = String::from_utf8(human.stdout).unwrap();
+    assert!(human.contains("excerpt, messages 2–3 of 4"), "{human}");
+    assert!(
+        human.contains("Referenced files:\n  src/lib.rs · 30 bytes"),
+        "{human}"
+    );
+
+    let refused = fx.run(&["prepare", "--session", "target", "--json", "@\"nope.md\""]);
+    expect_error(&refused, "FILE_REFERENCE_REFUSED");
+}
+
+#[test]
+fn candidates_rank_by_frecency_only_when_asked() {
+    let fx = Fixture::new();
+    fx.write("target", Some("/w"), 500, vec![user("t")]);
+    for (id, at) in [("new", 400), ("mid", 300), ("old", 200)] {
+        fx.write(id, Some("/w"), at, vec![user(id)]);
+    }
+    let data = fx.dir.path().join("data");
+    let usage = data.join("dsh-refs").join("usage.json");
+    std::fs::create_dir_all(usage.parent().unwrap()).unwrap();
+    let now = u64::try_from(dsh_store::event::now_ms()).unwrap();
+    std::fs::write(
+        &usage,
+        json!({"version": 1, "sessions": {
+            "old": {"uses": [now - 1000, now - 2000]},
+            "mid": {"pinnedAt": now - 10, "uses": []}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let ids = |rank: Option<&str>| -> Vec<String> {
+        let mut args = vec!["candidates", "--session", "target", "--json"];
+        if let Some(r) = rank {
+            args.extend(["--rank", r]);
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .env("XDG_DATA_HOME", &data)
+            .env(
+                "XDG_CACHE_HOME",
+                std::env::temp_dir().join("dsh-refs-test-cache"),
+            )
+            .arg("--store")
+            .arg(fx.store())
+            .arg("--config")
+            .arg(fx.dir.path().join("config.toml"))
+            .arg("--no-foreign-sources")
+            .args(&args)
+            .env_remove("DSH_REFS_STORE")
+            .env_remove("DSH_REFS_CONFIG")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout_json(&out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(None), ["new", "mid", "old"]);
+    assert_eq!(ids(Some("dsh")), ["new", "mid", "old"]);
+    assert_eq!(ids(Some("frecency")), ["mid", "old", "new"]);
 }

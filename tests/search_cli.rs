@@ -102,6 +102,18 @@ fn json_hits_on_a_fresh_machine() {
     let out = fx.run(&["search", "--json", "kafka redis"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "no progress bar on a pipe");
+    // Each snippet's exchange as an excerpt mention (`excerpt_context` = 2 each side).
+    let excerpt = |seq| {
+        dsh_reference::format_excerpt_mention(
+            &dsh_reference::ExcerptRange {
+                session_id: "s-kafka".into(),
+                seq,
+                before: 2,
+                after: 2,
+            },
+            "Queue choice",
+        )
+    };
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         without_scores(got),
@@ -113,8 +125,10 @@ fn json_hits_on_a_fresh_machine() {
             "createdAt": 1_700_000_000_000i64,
             "mention": format_mention("s-kafka", Some("Queue choice")),
             "snippets": [
-                {"role": "user", "number": 1, "seq": 0, "text": "Should we use Kafka or Redis for the job queue?"},
-                {"role": "assistant", "number": 2, "seq": 1, "text": "We chose Kafka over Redis: replay matters."},
+                {"role": "user", "number": 1, "seq": 0, "text": "Should we use Kafka or Redis for the job queue?",
+                 "excerptMention": excerpt(0)},
+                {"role": "assistant", "number": 2, "seq": 1, "text": "We chose Kafka over Redis: replay matters.",
+                 "excerptMention": excerpt(1)},
             ],
         }])
     );

@@ -21,16 +21,10 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 mod common;
-use common::events::{assistant_in_turn, title, turn_end_of, turn_start, user};
-
-fn turn(n: u64, question: &str, answer: &str) -> Vec<NewEvent> {
-    vec![
-        turn_start(n),
-        user(question),
-        assistant_in_turn(n, answer),
-        turn_end_of(n),
-    ]
-}
+use common::events::{
+    assistant_in_turn, exchange as turn, step_end, step_start, title_turn, turn_end_of, turn_start,
+    user,
+};
 
 fn texts(surface: &dsh_store::Surface) -> Vec<String> {
     surface
@@ -84,19 +78,19 @@ fn round_trip_create_on_first_event_and_reopen() {
     let first = w.append(turn(1, "question one", "answer one")).unwrap();
     assert_eq!(
         first.iter().map(|e| e.seq).collect::<Vec<_>>(),
-        vec![0, 1, 2, 3]
+        vec![0, 1, 2, 3, 4, 5]
     );
     let path = tmp.path().join("store/--home-me-proj--/s-1/session.jsonl");
     assert!(path.is_file());
-    w.append_buffered(vec![title("My title")]).unwrap();
+    w.append_buffered(title_turn(2, "My title")).unwrap();
     w.sync().unwrap();
-    w.append(turn(2, "question two", "answer two")).unwrap();
+    w.append(turn(3, "question two", "answer two")).unwrap();
     let written = w.read_all_events().unwrap();
     drop(w);
 
     let text = fs::read_to_string(&path).unwrap();
     assert!(text.ends_with('\n'));
-    assert_eq!(text.lines().count(), 1 + 9);
+    assert_eq!(text.lines().count(), 1 + 15);
     assert_eq!(
         serde_json::from_str::<Value>(text.lines().next().unwrap()).unwrap(),
         json!({"type":"session","version":0,"id":"s-1","createdAt":1000,"cwd":"/home/me/proj","delegationDepth":0})
@@ -108,7 +102,7 @@ fn round_trip_create_on_first_event_and_reopen() {
     );
     let surface = store.read_surface("s-1").unwrap();
     assert_eq!(surface.session, header);
-    assert_eq!(surface.captured_through_seq, Some(8));
+    assert_eq!(surface.captured_through_seq, Some(14));
     assert_eq!(
         texts(&surface),
         vec!["question one", "answer one", "question two", "answer two"]
@@ -128,14 +122,16 @@ fn replace_folds_on_read_and_invalid_batches_write_nothing() {
         .open_writer("c", Some(SessionHeader::new("c", 1, None)))
         .unwrap();
     w.append(turn(1, "q1", "a1")).unwrap();
+    // A replacement by a plugin message (a compaction checkpoint would need its compaction
+    // events: tests/agent.rs).
     let checkpoint = NewEvent {
         data: EventData::UserMessage(Message::new(
             Role::User,
             vec![ContentBlock::text("summary")],
-            Source::compact_checkpoint(),
+            Source::plugin("summary"),
         )),
-        surface_op: Some(SurfaceOp::Replace { start: 1, end: 2 }),
-        source_event_seqs: Some(vec![1, 2]),
+        surface_op: Some(SurfaceOp::Replace { start: 1, end: 3 }),
+        source_event_seqs: Some(vec![1, 3]),
     };
     w.append(vec![checkpoint]).unwrap();
     let len_before = fs::metadata(w.path()).unwrap().len();
@@ -156,11 +152,11 @@ fn replace_folds_on_read_and_invalid_batches_write_nothing() {
         Err(StoreError::InvalidEvent { .. })
     ));
     assert_eq!(fs::metadata(w.path()).unwrap().len(), len_before);
-    assert_eq!(w.next_seq(), 5);
+    assert_eq!(w.next_seq(), 7);
     w.append(vec![user("after")]).unwrap();
     let surface = store.read_surface("c").unwrap();
     assert_eq!(texts(&surface), vec!["summary", "after"]);
-    assert_eq!(surface.captured_through_seq, Some(5));
+    assert_eq!(surface.captured_through_seq, Some(7));
 }
 
 #[test]
@@ -192,7 +188,7 @@ fn torn_tail_is_ignored_on_read_and_truncated_on_open() {
     let repaired = fs::read_to_string(&path).unwrap();
     assert!(!repaired.contains(torn));
     assert!(repaired.ends_with(&format!("{TE3}\n")));
-    let appended = w.append(vec![title("Fixed")]).unwrap();
+    let appended = w.append(title_turn(2, "Fixed")).unwrap();
     assert_eq!(appended[0].seq, 4);
     drop(w);
     assert_eq!(store.read_title("torn").unwrap().as_deref(), Some("Fixed"));
@@ -281,17 +277,22 @@ fn reader_racing_a_writer_sees_only_complete_prefixes() {
             Some(SessionHeader::new("race", 1, Some("/r".into()))),
         )
         .unwrap();
-    w.append(turn(0, "q0", "a0")).unwrap();
+    w.append(turn(1, "q0", "a0")).unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let writer = {
         let done = Arc::clone(&done);
         std::thread::spawn(move || {
-            for n in 1..200u64 {
+            for n in 2..201u64 {
                 let long = "x".repeat((n as usize * 37) % 5000);
                 w.append_buffered(vec![turn_start(n), user(&format!("q{n} {long}"))])
                     .unwrap();
-                w.append(vec![assistant_in_turn(n, &format!("a{n}")), turn_end_of(n)])
-                    .unwrap();
+                w.append(vec![
+                    step_start(n),
+                    assistant_in_turn(n, &format!("a{n}")),
+                    step_end(n),
+                    turn_end_of(n),
+                ])
+                .unwrap();
             }
             done.store(true, Ordering::SeqCst);
             w
@@ -400,13 +401,13 @@ fn unknown_events_are_kept_byte_for_byte() {
         }
         other => panic!("unknown type not kept: {other:?}"),
     }
-    w.append(vec![title("t")]).unwrap();
+    w.append(title_turn(2, "t")).unwrap();
     drop(w);
     let after = fs::read(&path).unwrap();
     assert!(after.starts_with(&original));
     assert_eq!(
         store.read_surface("u").unwrap().captured_through_seq,
-        Some(5)
+        Some(7)
     );
 }
 
@@ -710,19 +711,24 @@ fn writer_refuses_events_the_reader_would_reject() {
     for event in bad {
         assert!(matches!(
             w.append(vec![event]),
-            Err(StoreError::InvalidEvent { .. })
+            Err(StoreError::InvalidEvent { .. } | StoreError::RuleBroken { .. })
         ));
     }
-    assert_eq!(fs::metadata(w.path()).unwrap().len(), len);
-    w.append(vec![NewEvent::plain(EventData::Other {
+    // A type no dsh version knows is refused by the rule book (the newest release would
+    // refuse the whole log), before anything is written.
+    match w.append(vec![NewEvent::plain(EventData::Other {
         kind: "x/new\nline".into(),
         data: json!({"k": [1, 2]}),
-    })])
-    .unwrap();
+    })]) {
+        Err(StoreError::RuleBroken { violation, .. }) => {
+            assert_eq!(violation.rule, dsh_store::Rule::KnownEventType);
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert_eq!(fs::metadata(w.path()).unwrap().len(), len);
     drop(w);
     let again = store.open_writer("v", None).unwrap();
-    assert_eq!(again.next_seq(), 2);
-    assert_eq!(again.read_all_events().unwrap()[1].kind(), "x/new\nline");
+    assert_eq!(again.next_seq(), 1);
 }
 
 #[test]

@@ -148,7 +148,8 @@ async fn referencing_a_compacted_session_yields_the_checkpoint_and_later_message
     w.say(&a, &mut arx, "early detail one").await;
     w.say(&a, &mut arx, "early detail two").await;
     a.compact();
-    wait_for(&mut arx, "compact/end").await;
+    wait_for(&mut arx, "compaction/end").await;
+    wait_for(&mut arx, "turn/end").await;
     w.say(&a, &mut arx, "after the compaction").await;
     drop(a);
 

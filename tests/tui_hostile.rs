@@ -238,25 +238,28 @@ fn hostile_store(root: &Path, texts: &[String]) {
             vec![ContentBlock::text(texts.join("\n"))],
             Source::model("offline", "offline"),
         );
-        w.append(vec![
-            NewEvent::appended(EventData::UserMessage(Message::user_text(texts.join("\n")))),
-            NewEvent::appended(EventData::AssistantMessage {
-                turn: 1,
-                step: 0,
-                message: reply,
-                usage: None,
-                extra: serde_json::Map::new(),
-            }),
-            NewEvent::plain(EventData::SessionTitle(TitleData {
-                title: texts[(n + 2) % texts.len()].clone(),
-                message_seqs: vec![0],
-                source: TitleSource {
-                    kind: "manual".into(),
+        w.append(dsh_store::layout::in_turns(
+            1,
+            [
+                NewEvent::appended(EventData::UserMessage(Message::user_text(texts.join("\n")))),
+                NewEvent::appended(EventData::AssistantMessage {
+                    turn: 1,
+                    step: 1,
+                    message: reply,
+                    usage: None,
                     extra: serde_json::Map::new(),
-                },
-                extra: serde_json::Map::new(),
-            })),
-        ])
+                }),
+                NewEvent::plain(EventData::SessionTitle(TitleData {
+                    title: texts[(n + 2) % texts.len()].clone(),
+                    message_seqs: vec![],
+                    source: TitleSource {
+                        kind: "user".into(),
+                        extra: serde_json::Map::new(),
+                    },
+                    extra: serde_json::Map::new(),
+                })),
+            ],
+        ))
         .unwrap();
     }
 }

@@ -33,6 +33,8 @@ impl AgentError {
     /// Stable code; provider errors keep the provider's code (`LLM_…`).
     pub fn code(&self) -> &'static str {
         match self {
+            AgentError::Store(StoreError::RuleBroken { .. }) => "AGENT_LOG_RULE_BROKEN",
+            AgentError::Store(StoreError::LineTooLong { .. }) => "AGENT_LOG_LINE_TOO_LONG",
             AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED",
             AgentError::Fold(_) => "AGENT_LOG_CORRUPT",
             AgentError::Llm(e) => e.code(),

@@ -8,6 +8,7 @@ pub mod error;
 mod handle;
 pub mod hooks;
 pub mod inbox;
+pub mod log_notice;
 mod reply_blocks;
 mod session_log;
 pub mod submit;
@@ -15,7 +16,7 @@ mod surface_tail;
 pub mod title;
 mod turn_loop;
 
-pub use dispatch::dispatch;
+pub use dispatch::{dispatch, dispatch_contexts};
 pub use error::AgentError;
 pub use handle::{Agent, AgentEvent};
 pub use hooks::{

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::context_window::input_budget;
@@ -45,7 +45,6 @@ pub struct LogFacts {
     /// Why the log could not be read back, if it could not (requests then fail).
     load_error: Option<String>,
     has_title: bool,
-    last_turn: Option<u64>,
     tail: SurfaceTail,
 }
 
@@ -55,7 +54,6 @@ impl LogFacts {
         LogFacts {
             load_error: None,
             has_title: false,
-            last_turn: None,
             tail: SurfaceTail::new(input_budget(provider.context_tokens())),
         }
     }
@@ -63,12 +61,8 @@ impl LogFacts {
     /// Follow one event of the log (in seq order).
     pub fn observe(&mut self, e: &Event) {
         self.tail.observe(e);
-        match e.data {
-            EventData::SessionTitle(_) => self.has_title = true,
-            EventData::TurnStart { turn, .. } => {
-                self.last_turn = Some(self.last_turn.map_or(turn, |t| t.max(turn)));
-            }
-            _ => {}
+        if matches!(e.data, EventData::SessionTitle(_)) {
+            self.has_title = true;
         }
     }
 
@@ -235,14 +229,59 @@ impl AgentLog {
         self.lock().writer.header().cwd.clone()
     }
 
-    /// The first and last seq of the surface without its newest `keep_newest` events:
-    /// the span a compaction replaces; `None` when that is empty.
-    pub(crate) fn span_before(&self, keep_newest: usize) -> Option<(u64, u64)> {
+    /// The surface without its newest `keep_newest` events, in surface order: the nodes a
+    /// compaction shadows (empty when there are none).
+    pub(crate) fn surface_before(&self, keep_newest: usize) -> Vec<u64> {
         let state = self.lock();
         let surface = state.writer.surface();
-        let end = surface.len().checked_sub(keep_newest)?;
-        let span = surface.get(..end)?;
-        Some((*span.first()?, *span.last()?))
+        let end = surface.len().saturating_sub(keep_newest);
+        surface.get(..end).unwrap_or_default().to_vec()
+    }
+
+    /// The estimated tokens of the messages of surface events `seqs` (bytes / 3 + 4 per
+    /// message, as the context window counts them): from the tail for the ones it holds,
+    /// one streaming pass over the log for the rest.
+    pub(crate) fn estimated_tokens(&self, seqs: &[u64]) -> Result<u64, AgentError> {
+        let state = self.lock();
+        let LogState { writer, facts } = &*state;
+        let mut wanted: HashSet<u64> = seqs.iter().copied().collect();
+        let mut total: u64 = 0;
+        for entry in facts.tail.entries().chain(facts.tail.checkpoint()) {
+            if wanted.remove(&entry.seq) {
+                total = total.saturating_add(entry.tokens);
+            }
+        }
+        if !wanted.is_empty() {
+            writer.read_log(&mut |e| {
+                if wanted.remove(&e.seq)
+                    && let Some(m) = e.message()
+                {
+                    total = total.saturating_add(super::context_window::estimate_tokens(m));
+                }
+                Ok(())
+            })?;
+        }
+        Ok(total)
+    }
+
+    /// The longest line the log may hold (`store.max_line_bytes`).
+    pub(crate) fn max_line_bytes(&self) -> u64 {
+        self.lock().writer.limits().max_line_bytes
+    }
+
+    /// The seq the next appended event gets (only the agent loop appends).
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.lock().writer.next_seq()
+    }
+
+    /// The events that close what a crash left open (docs/agent.md: reopening a session).
+    pub(crate) fn interrupted_closers(&self) -> Vec<NewEvent> {
+        self.lock().writer.interrupted_closers()
+    }
+
+    /// What the log broke before it was opened here (an earlier version wrote it).
+    pub(crate) fn inherited(&self) -> dsh_store::Findings {
+        self.lock().writer.inherited().clone()
     }
 
     /// The window of the surface (without its newest `skip_newest` events) that fits
@@ -308,12 +347,10 @@ impl AgentLog {
         self.lock().facts.has_title
     }
 
-    /// The number for the next turn: one past the highest logged.
+    /// The number for the next turn: the one dsh's rules expect (one past the last that
+    /// ended; 1 for a new session).
     pub(crate) fn next_turn(&self) -> u64 {
-        self.lock()
-            .facts
-            .last_turn
-            .map_or(1, |t| t.saturating_add(1))
+        self.lock().writer.rules().next_turn()
     }
 }
 
@@ -382,7 +419,7 @@ pub(crate) fn appended(data: EventData) -> NewEvent {
     }
 }
 
-/// An event the project writes with a JSON payload (`compact/*`, `message/discarded`).
+/// An event the project writes with a JSON payload (`compaction/*`).
 pub(crate) fn other(kind: &str, data: Value) -> EventData {
     EventData::Other {
         kind: kind.to_owned(),
@@ -390,7 +427,8 @@ pub(crate) fn other(kind: &str, data: Value) -> EventData {
     }
 }
 
-/// `session/title` from `source` kind (`fallback` / `manual`).
+/// `session/title` from `source` kind (`fallback` citing the message it was derived from,
+/// or `user` citing none).
 pub(crate) fn title_event(
     title: String,
     message_seqs: Vec<u64>,
@@ -405,12 +443,4 @@ pub(crate) fn title_event(
         },
         extra: serde_json::Map::new(),
     }))
-}
-
-/// `message/discarded` naming the dropped messages.
-pub(crate) fn discard_event(message_ids: &[String], reason: &str) -> NewEvent {
-    plain(other(
-        dsh_store::event::kind::MESSAGE_DISCARDED,
-        json!({"messageIds": message_ids, "reason": reason}),
-    ))
 }

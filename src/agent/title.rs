@@ -1,136 +1,201 @@
-//! Fallback session titles (docs/session-store.md: titles): derived from the first direct user message.
+//! Session titles by dsh's `session-title` rule (docs/session-store.md: titles), as its
+//! newest release (0.1.0-rc.8; the same at 6816e8a3d5) applies it with the limits its
+//! shipped configuration sets:
 //!
-//! Mentions of other sessions (`@Label`) are removed first — a title that starts with
-//! another session's label says nothing about this one. Control characters and terminal
-//! escape sequences are removed, whitespace is collapsed, and the result keeps at most
-//! [`MAX_TITLE_WORDS`] whole words within [`MAX_TITLE_BYTES`] bytes.
+//! - the text is cleaned: terminal escape sequences (OSC up to BEL or ST, CSI, two-byte
+//!   ESC), other control characters (tab, newline and carriage return aside) and invisible
+//!   direction marks are removed, every run of whitespace becomes one space, and the ends are
+//!   trimmed;
+//! - a *fallback* title is the first [`FALLBACK_MAX_WORDS`] words of the first direct user
+//!   message whose cleaned text is not empty, cut to [`FALLBACK_MAX_BYTES`] UTF-8 bytes on a
+//!   character boundary, trailing space removed. Mentions stay as the message shows them
+//!   (`@label`), exactly as dsh titles the same message;
+//! - a user title (`/title TEXT`) is the cleaned text cut to [`MAX_TITLE_BYTES`] bytes.
 
-/// Most words a fallback title keeps.
-pub const MAX_TITLE_WORDS: usize = 8;
-/// Most UTF-8 bytes a fallback title keeps (cut on a char boundary).
+/// Most whitespace-separated words of a fallback title (dsh's `fallbackMaxWords`).
+pub const FALLBACK_MAX_WORDS: usize = 5;
+/// Most UTF-8 bytes of a fallback title (dsh's `fallbackMaxBytes`).
+pub const FALLBACK_MAX_BYTES: usize = 40;
+/// Most UTF-8 bytes of any title (dsh's `maxTitleBytes`).
 pub const MAX_TITLE_BYTES: usize = 80;
 
-/// The fallback title for a readable message text whose mentions show as `@label` (for
-/// each of `labels`), or `None` when nothing printable is left. When the text is nothing but
-/// mentions, the mentions themselves are the title.
-pub fn fallback_title(text: &str, labels: &[&str]) -> Option<String> {
-    let without = remove_mentions(text, labels);
-    title_from_words(&without).or_else(|| title_from_words(text))
-}
-
-/// [`fallback_title`] for a text whose mention labels are not known (another tool's log).
-pub fn plain_fallback_title(text: &str) -> Option<String> {
-    fallback_title(text, &[])
-}
-
-/// `text` with every `@label` removed (longest labels first, so one label that is a
-/// prefix of another does not leave a tail behind).
-fn remove_mentions(text: &str, labels: &[&str]) -> String {
-    let mut sorted: Vec<&str> = labels.iter().copied().filter(|l| !l.is_empty()).collect();
-    sorted.sort_by_key(|l| std::cmp::Reverse(l.len()));
-    let mut out = text.to_owned();
-    for label in sorted {
-        out = out.replace(&format!("@{label}"), " ");
-    }
-    out
-}
-
-/// At most [`MAX_TITLE_WORDS`] whole words within [`MAX_TITLE_BYTES`]; a first word longer
-/// than that is cut on a char boundary.
-fn title_from_words(text: &str) -> Option<String> {
-    let cleaned = strip_controls(text);
-    let mut title = String::new();
-    for word in cleaned.split_whitespace().take(MAX_TITLE_WORDS) {
-        let extra = usize::from(!title.is_empty()) + word.len();
-        if title.len() + extra > MAX_TITLE_BYTES {
-            if title.is_empty() {
-                title.push_str(&word[..floor_char_boundary(word, MAX_TITLE_BYTES)]);
-            }
-            break;
-        }
-        if !title.is_empty() {
-            title.push(' ');
-        }
-        title.push_str(word);
-    }
+/// The fallback title of a direct user message's readable text (its text blocks joined with
+/// `\n`), or `None` when its cleaned text is empty (dsh then titles the session by a later
+/// message).
+pub fn fallback_title(text: &str) -> Option<String> {
+    let cleaned = clean_title_text(text);
+    let words: Vec<&str> = cleaned
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .take(FALLBACK_MAX_WORDS)
+        .collect();
+    let title = truncate_utf8(&words.join(" "), FALLBACK_MAX_BYTES)
+        .trim_end_matches(is_js_space)
+        .to_owned();
     (!title.is_empty()).then_some(title)
 }
 
-/// Most UTF-8 bytes a manual title keeps.
-pub const MAX_MANUAL_TITLE_BYTES: usize = 200;
+/// [`fallback_title`] for the first message of another tool's log.
+pub fn plain_fallback_title(text: &str) -> Option<String> {
+    fallback_title(text)
+}
 
-/// A manual title (`/title TEXT`): controls removed and whitespace collapsed like the
-/// fallback, no word limit, at most [`MAX_MANUAL_TITLE_BYTES`]; `None` when empty.
+/// A user title (`/title TEXT`): the cleaned text within [`MAX_TITLE_BYTES`]; `None` when
+/// nothing visible is left.
 pub fn clean_title(text: &str) -> Option<String> {
-    let cleaned = strip_controls(text);
-    let mut title = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
-    title.truncate(floor_char_boundary(&title, MAX_MANUAL_TITLE_BYTES));
-    let trimmed = title.trim_end();
-    (!trimmed.is_empty()).then(|| trimmed.to_owned())
+    let title = truncate_utf8(&clean_title_text(text), MAX_TITLE_BYTES)
+        .trim_end_matches(is_js_space)
+        .to_owned();
+    (!title.is_empty()).then_some(title)
 }
 
-/// The largest char boundary of `s` that is at most `max` bytes in.
-fn floor_char_boundary(s: &str, max: usize) -> usize {
+/// The longest prefix of `s` within `max` UTF-8 bytes that ends on a character boundary.
+fn truncate_utf8(s: &str, max: usize) -> &str {
     if s.len() <= max {
-        return s.len();
+        return s;
     }
-    (0..=max)
-        .rev()
-        .find(|&i| s.is_char_boundary(i))
-        .unwrap_or(0)
+    let end = s
+        .char_indices()
+        .map(|(i, c)| i + c.len_utf8())
+        .take_while(|&end| end <= max)
+        .last()
+        .unwrap_or(0);
+    s.get(..end).unwrap_or_default()
 }
 
-/// Replace whitespace controls (tab, newline, ...) by a space and drop every other control
-/// character, ANSI escape sequence (CSI, OSC, two-byte ESC) and invisible bidi/format mark.
-fn strip_controls(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in 0x40..=0x7E.
-                Some('[') => {
-                    for p in chars.by_ref() {
-                        if ('\u{40}'..='\u{7e}').contains(&p) {
-                            break;
-                        }
-                    }
-                }
-                // OSC / DCS / SOS / PM / APC: up to BEL or ST (ESC \).
-                Some(']' | 'P' | 'X' | '^' | '_') => {
-                    while let Some(p) = chars.next() {
-                        if p == '\u{7}' {
-                            break;
-                        }
-                        if p == '\u{1b}' {
-                            if chars.peek() == Some(&'\\') {
-                                chars.next();
-                            }
-                            break;
-                        }
-                    }
-                }
-                // Any other escape is ESC plus one character; both go.
-                Some(_) | None => {}
-            }
-        } else if c.is_whitespace() {
+/// JavaScript's `\s` (and what `trim` removes).
+fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+/// Control characters dsh removes (tab, newline and carriage return are whitespace).
+fn is_removed_control(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Invisible direction and format marks dsh removes.
+fn is_direction_mark(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'
+            | '\u{200e}'
+            | '\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+    )
+}
+
+/// dsh's cleaning, pass by pass as its replacements run: OSC sequences, CSI sequences,
+/// two-byte escapes, controls, direction marks; then whitespace collapsed and trimmed.
+fn clean_title_text(input: &str) -> String {
+    let chars: Vec<char> = input.chars().collect();
+    let chars = remove_osc(&chars);
+    let chars = remove_csi(&chars);
+    let chars = remove_two_byte_escapes(&chars);
+    let mut out = String::with_capacity(input.len());
+    let mut in_space = false;
+    for c in chars {
+        if is_removed_control(c) || is_direction_mark(c) {
+            continue;
+        }
+        if is_js_space(c) {
+            in_space = true;
+            continue;
+        }
+        if in_space && !out.is_empty() {
             out.push(' ');
-        } else if c.is_control() || is_invisible_format(c) {
-            // dropped
-        } else {
+        }
+        in_space = false;
+        out.push(c);
+    }
+    out
+}
+
+/// `(?:ESC]|\x9d)` and everything up to and including BEL or ESC\ (or the end).
+fn remove_osc(chars: &[char]) -> Vec<char> {
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        let opener = match (c, chars.get(i + 1)) {
+            ('\u{1b}', Some(']')) => 2,
+            ('\u{9d}', _) => 1,
+            _ => 0,
+        };
+        if opener == 0 {
             out.push(c);
+            i += 1;
+            continue;
+        }
+        i += opener;
+        while let Some(&p) = chars.get(i) {
+            if p == '\u{7}' {
+                i += 1;
+                break;
+            }
+            if p == '\u{1b}' && chars.get(i + 1) == Some(&'\\') {
+                i += 2;
+                break;
+            }
+            i += 1;
         }
     }
     out
 }
 
-/// Zero-width and bidirectional formatting marks that would make a title lie about itself.
-fn is_invisible_format(c: char) -> bool {
-    matches!(
-        c,
-        '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}'
-            | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{ad}'
-    )
+/// `(?:ESC[|\x9b)[0-?]*[ -/]*[@-~]`; an opener without its final byte stays.
+fn remove_csi(chars: &[char]) -> Vec<char> {
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        let opener = match (c, chars.get(i + 1)) {
+            ('\u{1b}', Some('[')) => 2,
+            ('\u{9b}', _) => 1,
+            _ => 0,
+        };
+        if opener > 0 {
+            let mut j = i + opener;
+            while chars.get(j).is_some_and(|p| ('0'..='?').contains(p)) {
+                j += 1;
+            }
+            while chars.get(j).is_some_and(|p| (' '..='/').contains(p)) {
+                j += 1;
+            }
+            if chars.get(j).is_some_and(|p| ('@'..='~').contains(p)) {
+                i = j + 1;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
+}
+
+/// `ESC[@-_]`.
+fn remove_two_byte_escapes(chars: &[char]) -> Vec<char> {
+    let mut out = Vec::with_capacity(chars.len());
+    let mut i = 0;
+    while let Some(&c) = chars.get(i) {
+        if c == '\u{1b}' && chars.get(i + 1).is_some_and(|p| ('@'..='_').contains(p)) {
+            i += 2;
+            continue;
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -139,68 +204,72 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn fallback_titles() {
+    fn fallback_titles_follow_dsh() {
         let cases: &[(&str, Option<&str>)] = &[
             ("hello world", Some("hello world")),
             ("  leading\tand\n\ntrailing  ", Some("leading and trailing")),
+            // Five words.
             (
                 "one two three four five six seven eight nine ten",
-                Some("one two three four five six seven eight"),
+                Some("one two three four five"),
             ),
+            // The examples: mentions stay as `@label`.
+            (
+                "beta new referencing @new-alpha",
+                Some("beta new referencing @new-alpha"),
+            ),
+            (
+                "@A and @B vs @C compare these three",
+                Some("@A and @B vs @C"),
+            ),
+            (
+                "@Speed up the Vite build  what did we decide?",
+                Some("@Speed up the Vite build"),
+            ),
+            // Controls go (tab/newline/CR are whitespace), escapes go whole.
             ("bell\u{7}ed and\u{0}null", Some("belled andnull")),
             ("\u{1b}[31mred\u{1b}[0m text", Some("red text")),
             ("title \u{1b}]0;evil\u{7}kept", Some("title kept")),
             ("osc st \u{1b}]8;;http://x\u{1b}\\link", Some("osc st link")),
-            ("c1\u{9b}31m csi", Some("c131m csi")),
+            // An OSC without its end takes the rest of the text.
+            ("keep \u{1b}]0;never ends", Some("keep")),
+            // C1 CSI is a CSI.
+            ("c1\u{9b}31m csi", Some("c1 csi")),
+            // ESC plus one byte of @-_ goes; ESC alone is a control.
+            ("a\u{1b}Mb \u{1b}", Some("ab")),
             ("rtl \u{202e}gnp.exe", Some("rtl gnp.exe")),
+            // The soft hyphen is not one of dsh's marks (it stays), zero-width joiner too.
+            ("soft\u{ad}hyphen", Some("soft\u{ad}hyphen")),
             ("", None),
             ("   \n\t ", None),
             ("\u{1b}[2J\u{7}", None),
             ("日本語 の タイトル", Some("日本語 の タイトル")),
             ("emoji 🎉🎉 party", Some("emoji 🎉🎉 party")),
             ("ideographic\u{3000}space", Some("ideographic space")),
+            ("nbsp\u{a0}too", Some("nbsp too")),
         ];
         for (input, want) in cases {
-            assert_eq!(
-                fallback_title(input, &[]).as_deref(),
-                *want,
-                "input {input:?}"
-            );
+            assert_eq!(fallback_title(input).as_deref(), *want, "input {input:?}");
         }
     }
 
     #[test]
-    fn fallback_titles_drop_mentions_and_cut_between_words() {
-        let labels = ["Speed up the Vite build", "Speed"];
-        let cases: &[(&str, Option<&str>)] = &[
-            (
-                "@Speed up the Vite build what did we decide about caching there?",
-                Some("what did we decide about caching there?"),
-            ),
-            (
-                "compare @Speed with @Speed up the Vite build",
-                Some("compare with"),
-            ),
-            // Nothing but a mention: the mention is all there is to name it by.
-            ("@Speed up the Vite build", Some("@Speed up the Vite build")),
-        ];
-        for (input, want) in cases {
-            assert_eq!(
-                fallback_title(input, &labels).as_deref(),
-                *want,
-                "{input:?}"
-            );
-        }
-        let long = "alpha ".repeat(3) + &"b".repeat(70) + " tail";
+    fn fallback_titles_are_cut_at_40_bytes_on_a_char_boundary() {
+        // 30 CJK chars = 90 bytes in one word: 13 chars (39 bytes), never mid-char.
+        assert_eq!(fallback_title(&"漢".repeat(30)).unwrap(), "漢".repeat(13));
+        // 4-byte emoji: 40 is a boundary, exactly 10 kept.
+        assert_eq!(fallback_title(&"😀".repeat(25)).unwrap(), "😀".repeat(10));
+        // Cut inside a word (dsh cuts bytes, not words), trailing space removed.
+        let words = format!("{} {}", "a".repeat(39), "bbbb");
+        assert_eq!(fallback_title(&words).unwrap(), "a".repeat(39));
         assert_eq!(
-            fallback_title(&long, &[]).as_deref(),
-            Some("alpha alpha alpha"),
-            "a word that does not fit is left out whole"
+            fallback_title("alpha beta gamma delta epsilonepsilonepsilon").unwrap(),
+            "alpha beta gamma delta epsilonepsiloneps"
         );
     }
 
     #[test]
-    fn manual_titles_keep_all_words() {
+    fn user_titles_keep_80_bytes() {
         let cases: &[(&str, Option<&str>)] = &[
             (
                 "  My   long\ttitle with many many many many words  ",
@@ -212,27 +281,7 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(clean_title(input).as_deref(), *want, "input {input:?}");
         }
-        assert_eq!(clean_title(&"é".repeat(150)).unwrap().len(), 200);
-    }
-
-    #[test]
-    fn long_titles_cut_on_char_boundary_within_80_bytes() {
-        // 30 CJK chars = 90 bytes in one word: cut to 78 bytes (26 chars), never mid-char.
-        let cjk = "漢".repeat(30);
-        let t = fallback_title(&cjk, &[]).unwrap();
-        assert_eq!(t, "漢".repeat(26));
-        assert_eq!(t.len(), 78);
-
-        // 4-byte emoji: 80 is a boundary, exactly 20 kept.
-        let emoji = "😀".repeat(25);
-        assert_eq!(fallback_title(&emoji, &[]).unwrap(), "😀".repeat(20));
-
-        // A cut right after a space leaves no trailing space.
-        let words = format!("{} {}", "a".repeat(79), "bbbb");
-        assert_eq!(fallback_title(&words, &[]).unwrap(), "a".repeat(79));
-
-        // Mixed: ASCII prefix forces the cut inside a 3-byte char.
-        let mixed = format!("{}漢字", "x".repeat(78));
-        assert_eq!(fallback_title(&mixed, &[]).unwrap(), "x".repeat(78));
+        assert_eq!(clean_title(&"é".repeat(150)).unwrap().len(), 80);
+        assert_eq!(clean_title(&"漢".repeat(30)).unwrap(), "漢".repeat(26));
     }
 }

@@ -13,24 +13,25 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::compaction::{CompactReason, compact};
+use super::compaction::compact;
 use super::context_window::input_budget;
 use super::error::AgentError;
 use super::handle::{AgentEvent, Shared};
 use super::hooks::{Admission, PromptSubmit};
 use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
 use super::reply_blocks::ReplyBlocks;
-use super::session_log::{appended, discard_event, plain, title_event};
+use super::session_log::{appended, plain, title_event};
 use super::title::fallback_title;
 use crate::llm::{ChatRequest, StreamEvent, Usage};
 use dsh_store::chunk::{self, BlockType};
 use dsh_store::event::{EventData, TitleSourceKind, TurnEndKind, TurnEndReason};
-use dsh_store::{ContentBlock, Event, Message, Role, Source};
+use dsh_store::{ContentBlock, Event, Message, NewEvent, Role, Source};
 
 /// Run until the last handle is gone and no work is left.
 pub(crate) async fn run(shared: Arc<Shared>) {
+    reopen(&shared).await;
     loop {
-        flush_discards(&shared).await;
+        flush_discards(&shared);
         let claimed = shared.inbox().claim();
         if let Some((work, token)) = claimed {
             run_work(&shared, work, token).await;
@@ -52,7 +53,7 @@ async fn run_work(shared: &Shared, work: Work, token: CancellationToken) {
         }
         Work::Compact => {
             shared.log.send(AgentEvent::Status(AgentStatus::Running));
-            match compact(shared, &token, CompactReason::Manual, 0).await {
+            match manual_compact(shared, &token).await {
                 Ok(()) | Err(AgentError::Cancelled) => {}
                 Err(e) => report(shared, &e),
             }
@@ -68,10 +69,29 @@ async fn run_work(shared: &Shared, work: Work, token: CancellationToken) {
             }
         }
         Work::SetTitle(title) => {
-            if let Err(e) = write_manual_title(shared, &title).await {
+            if let Err(e) = write_user_title(shared, &title).await {
                 report(shared, &e);
             }
         }
+    }
+}
+
+/// Before anything else on a log that was already written: say when an earlier version
+/// wrote it against dsh's rules, and close what a crash left open (an open compaction, step
+/// and turn), as dsh does when it loads such a log.
+async fn reopen(shared: &Shared) {
+    let inherited = shared.log.inherited();
+    if let Some(message) = super::log_notice::inherited_notice(&shared.session_id, &inherited) {
+        shared.log.send(AgentEvent::Warning {
+            code: super::log_notice::CODE,
+            message,
+        });
+    }
+    let closers = shared.log.interrupted_closers();
+    if !closers.is_empty()
+        && let Err(e) = shared.log.append(closers, true).await
+    {
+        report(shared, &e);
     }
 }
 
@@ -87,23 +107,26 @@ pub(crate) fn report(shared: &Shared, e: &AgentError) {
     });
 }
 
-/// Log one discard event for everything `cancel` dropped since the last flush.
-async fn flush_discards(shared: &Shared) {
+/// Report everything `cancel` dropped since the last flush, as one discard.
+fn flush_discards(shared: &Shared) {
     let discards = shared.inbox().take_pending_discards();
     if discards.message_ids.is_empty() {
         return;
     }
-    discard(shared, discards.message_ids, "cancelled").await;
+    discard(shared, discards.message_ids, "cancelled");
 }
 
-async fn discard(shared: &Shared, message_ids: Vec<String>, reason: &str) {
-    let logged = shared
-        .log
-        .append(vec![discard_event(&message_ids, reason)], true)
-        .await;
-    if let Err(e) = logged {
-        report(shared, &e);
-    }
+/// Drop messages that were never logged: nothing is written (no dsh version declares a
+/// record of it); the owner is told, with a notice.
+fn discard(shared: &Shared, message_ids: Vec<String>, reason: &str) {
+    let count = message_ids.len();
+    let plural = if count == 1 { "" } else { "s" };
+    shared.log.send(AgentEvent::Warning {
+        code: "AGENT_MESSAGE_DISCARDED",
+        message: format!(
+            "discarded {count} queued message{plural} ({reason}); Up brings back what you typed"
+        ),
+    });
     shared.hooks.notify_discarded(&message_ids);
     shared.log.send(AgentEvent::Discarded { message_ids });
 }
@@ -143,7 +166,7 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
         }
         Admission::Block { reason } => {
             shared.inbox().close_window_requeue_staged();
-            discard(shared, vec![message.id], &reason).await;
+            discard(shared, vec![message.id], &reason);
             return;
         }
     };
@@ -154,10 +177,10 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
         Err(e) => {
             shared.inbox().close_window_requeue_staged();
             if matches!(e, AgentError::Cancelled) {
-                end_reason(TurnEndKind::Aborted, None)
+                TurnEndReason::of(TurnEndKind::Aborted)
             } else {
                 report(shared, &e);
-                end_reason(TurnEndKind::Error, Some(&e))
+                TurnEndReason::error(e.code(), &e.to_string())
             }
         }
     };
@@ -170,15 +193,6 @@ async fn run_turn(shared: &Shared, prompt: QueuedPrompt, token: CancellationToke
     if let Err(e) = ended {
         report(shared, &e);
     }
-}
-
-fn end_reason(kind: TurnEndKind, error: Option<&AgentError>) -> TurnEndReason {
-    let mut extra = serde_json::Map::new();
-    if let Some(e) = error {
-        extra.insert("code".into(), Value::String(e.code().to_owned()));
-        extra.insert("message".into(), Value::String(e.to_string()));
-    }
-    TurnEndReason { kind, extra }
 }
 
 /// Log the turn's opening and run steps until nothing is staged. Returns the `turn/end`
@@ -207,7 +221,7 @@ async fn run_steps(
     let logged = shared.log.append(opening, true).await?;
     write_fallback_title(shared, &logged).await?;
     let own = logged.iter().filter(|e| e.surface_op.is_some()).count();
-    compact_if_over_window(shared, own, token).await?;
+    compact_if_over_window(shared, turn, own, token).await?;
 
     // Steps count from 1, as dsh numbers them.
     let mut step: u64 = 1;
@@ -231,7 +245,7 @@ async fn run_steps(
         }
         run_step(shared, turn, step, token).await?;
         if shared.inbox().close_window_if_drained() {
-            return Ok(end_reason(TurnEndKind::Completed, None));
+            return Ok(TurnEndReason::of(TurnEndKind::Completed));
         }
         step = step.saturating_add(1);
     }
@@ -312,6 +326,7 @@ async fn run_step(
 /// cancel ends the turn.
 async fn compact_if_over_window(
     shared: &Shared,
+    turn: u64,
     own: usize,
     token: &CancellationToken,
 ) -> Result<(), AgentError> {
@@ -319,10 +334,10 @@ async fn compact_if_over_window(
     if shared.log.window(input_budget(context_tokens), 0)?.left_out == 0 {
         return Ok(());
     }
-    if shared.log.span_before(own).is_none() {
+    if shared.log.surface_before(own).is_empty() {
         return Ok(());
     }
-    match compact(shared, token, CompactReason::Auto, own).await {
+    match compact(shared, token, turn, own).await {
         Ok(()) => Ok(()),
         Err(e @ (AgentError::Cancelled | AgentError::Store(_))) => Err(e),
         Err(e) => {
@@ -429,32 +444,22 @@ async fn log_chunks(
     Ok(())
 }
 
-/// After the session's first direct user message, write its fallback title.
+/// After the session's first direct user message whose text has something to show, write
+/// its fallback title (docs/session-store.md: titles).
 async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), AgentError> {
     if shared.log.has_title() {
         return Ok(());
     }
-    let first_direct = logged.iter().find_map(|e| {
+    let titled = logged.iter().find_map(|e| {
         let m = e.message()?;
-        (m.is_direct_user()
+        let direct = m.is_direct_user()
             && matches!(
                 e.data,
                 EventData::UserMessage(_) | EventData::SteeringMessage { .. }
-            ))
-        .then(|| (e.seq, m.joined_text()))
+            );
+        direct.then(|| fallback_title(&m.joined_text()).map(|t| (e.seq, t)))?
     });
-    let Some((seq, text)) = first_direct else {
-        return Ok(());
-    };
-    // The readable text shows mentions as `@label`; the context message names the labels.
-    let entries: Vec<dsh_reference::ReferenceEntry> = logged
-        .iter()
-        .filter_map(|e| e.message()?.source.as_ref())
-        .filter(|s| s.is_session_reference())
-        .flat_map(dsh_reference::ReferenceEntry::decode_all)
-        .collect();
-    let labels: Vec<&str> = entries.iter().map(|e| e.label.as_str()).collect();
-    if let Some(title) = fallback_title(&text, &labels) {
+    if let Some((seq, title)) = titled {
         shared
             .log
             .append(
@@ -466,14 +471,61 @@ async fn write_fallback_title(shared: &Shared, logged: &[Event]) -> Result<(), A
     Ok(())
 }
 
-async fn write_manual_title(shared: &Shared, title: &str) -> Result<(), AgentError> {
+/// The opening of a turn that only carries a log-only record (a user title, a `/compact`):
+/// dsh at the followed commit wants every such record inside a turn.
+fn own_turn_start(turn: u64, trigger: &str) -> NewEvent {
+    plain(EventData::TurnStart {
+        turn,
+        trigger: json!({"kind": trigger}),
+        extra: serde_json::Map::new(),
+    })
+}
+
+fn turn_end(turn: u64, reason: TurnEndReason) -> NewEvent {
+    plain(EventData::TurnEnd {
+        turn,
+        reason,
+        extra: serde_json::Map::new(),
+    })
+}
+
+/// `/title TEXT`: a `user` title (it pins the title), citing no message, in a turn of its own.
+async fn write_user_title(shared: &Shared, title: &str) -> Result<(), AgentError> {
     let clean = super::title::clean_title(title).ok_or(AgentError::EmptyTitle)?;
+    let turn = shared.log.next_turn();
     shared
         .log
         .append(
-            vec![title_event(clean, Vec::new(), TitleSourceKind::Manual)],
+            vec![
+                own_turn_start(turn, "session-title"),
+                title_event(clean, Vec::new(), TitleSourceKind::User),
+                turn_end(turn, TurnEndReason::of(TurnEndKind::Completed)),
+            ],
             true,
         )
         .await?;
     Ok(())
+}
+
+/// `/compact`: the whole surface, in a turn of its own that ends as the compaction did.
+async fn manual_compact(shared: &Shared, token: &CancellationToken) -> Result<(), AgentError> {
+    if shared.log.surface_before(0).is_empty() {
+        return Err(AgentError::NothingToCompact);
+    }
+    let turn = shared.log.next_turn();
+    shared
+        .log
+        .append(vec![own_turn_start(turn, "compaction")], true)
+        .await?;
+    let result = compact(shared, token, turn, 0).await;
+    let reason = match &result {
+        Ok(()) => TurnEndReason::of(TurnEndKind::Completed),
+        Err(AgentError::Cancelled) => TurnEndReason::of(TurnEndKind::Aborted),
+        Err(e) => TurnEndReason::error(e.code(), &e.to_string()),
+    };
+    shared
+        .log
+        .append(vec![turn_end(turn, reason)], true)
+        .await?;
+    result
 }

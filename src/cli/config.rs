@@ -17,6 +17,10 @@ pub struct ReferencesSection {
     pub max_references: Option<i64>,
     pub candidate_limit: Option<i64>,
     pub max_reference_bytes: Option<i64>,
+    pub redact_secrets: Option<bool>,
+    pub excerpt_context: Option<i64>,
+    pub max_files: Option<i64>,
+    pub max_file_bytes: Option<i64>,
 }
 
 /// `[model]`.

@@ -70,6 +70,13 @@ pub enum CliError {
     Terminal(#[from] TuiError),
     #[error("{name} must be a whole number of milliseconds, got {value:?}")]
     BadEnv { name: &'static str, value: String },
+    /// `check`: the store, or the session it was asked about, cannot be read (exit 3).
+    #[error("{0}")]
+    StoreUnreadable(String),
+    /// The report on stdout already says why; only the exit status is left (`check`
+    /// finding problems: 1).
+    #[error("exit status {status}")]
+    Quiet { status: u8 },
 }
 
 impl CliError {
@@ -104,6 +111,8 @@ impl CliError {
             CliError::NotATerminal => "CLI_NOT_A_TERMINAL",
             CliError::Terminal(_) => "CLI_TERMINAL_FAILED",
             CliError::BadEnv { .. } => "CLI_BAD_ENV",
+            CliError::StoreUnreadable(_) => "CLI_STORE_UNREADABLE",
+            CliError::Quiet { .. } => "CLI_PROBLEMS_FOUND",
         }
     }
 
@@ -122,10 +131,18 @@ impl CliError {
         matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
-    /// The process exit status: 0 for a closed pipe, 2 for usage errors, else 1.
+    /// Whether nothing is to be said: the command reported on stdout already.
+    pub fn is_quiet(&self) -> bool {
+        matches!(self, CliError::Quiet { .. })
+    }
+
+    /// The process exit status: 0 for a closed pipe, 2 for usage errors, 3 for a store
+    /// `check` cannot read, else 1.
     pub fn exit_status(&self) -> u8 {
         match self {
             CliError::Output(_) if self.is_closed_pipe() => 0,
+            CliError::Quiet { status } => *status,
+            CliError::StoreUnreadable(_) => 3,
             CliError::Usage(_) | CliError::Search(dsh_search::SearchError::InvalidQuery { .. }) => {
                 2
             }

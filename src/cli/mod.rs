@@ -2,6 +2,7 @@
 //! scriptable subcommands. The TUI is the default when no subcommand is given.
 
 pub mod candidates;
+pub mod check;
 pub mod config;
 pub mod demo_store;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod search;
 pub mod send;
 pub mod sessions;
 pub mod tui_launch;
+pub mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -137,6 +139,30 @@ first; on a terminal a progress bar shows a long first build. No match prints []
 and exits 0. An invalid query (for example an unbalanced quote) exits 2."
     )]
     Search(SearchArgs),
+    /// Check every session log against the rules both dsh versions read logs by.
+    #[command(
+        long_about = "Read every session log of the store (or the one named with --session) \
+against the rules both DeepSeek Harness versions this project writes for read by (the followed \
+commit 6816e8a3d5 and the newest release 0.1.0-rc.8): seq contiguity, the event envelope and \
+known event types, message shapes, surface provenance (a replacement cites every node it \
+shadows), turn structure, compaction records and title sources. Every rule a version would \
+refuse a log for is reported with the version, what it costs there and the first events that \
+break it. Read-only: nothing is written or repaired.
+
+Exit status 0 when every log follows every rule, 1 when a log breaks a rule or cannot be \
+read, 2 for usage errors, 3 when the store (or the named session) cannot be read."
+    )]
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Check only this session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Machine output: {checked, withProblems, sessions: [{sessionId, path, writtenBy, note, problems: [{rule, summary, versions, effects, events, first: [{seq, detail}]}]}]}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -169,9 +195,21 @@ pub struct CandidatesArgs {
     /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}.
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}
+    /// (with `--rank frecency`, also `pinned` and `frecency`).
     #[arg(long)]
     pub json: bool,
+    /// Order within each cwd group: `dsh` (last activity, dsh's contract) or `frecency`
+    /// (pinned, then how recently and often you referenced or resumed a session).
+    #[arg(long, value_enum, default_value_t = Rank::Dsh)]
+    pub rank: Rank,
+}
+
+/// How `candidates` orders sessions within a cwd group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rank {
+    Dsh,
+    Frecency,
 }
 
 #[derive(Debug, Args)]
@@ -224,7 +262,7 @@ pub fn main() -> ExitCode {
 /// is not reported at all; `--json` errors go to stdout as JSON, others to stderr.
 fn report(err: &CliError, json: JsonErrors) {
     use std::io::Write;
-    if err.is_closed_pipe() {
+    if err.is_closed_pipe() || err.is_quiet() {
         return;
     }
     let message = err.to_string();
@@ -275,7 +313,8 @@ impl Cli {
                 Command::Sessions(SessionsArgs { json: true })
                 | Command::Candidates(CandidatesArgs { json: true, .. })
                 | Command::Prepare(PrepareArgs { json: true, .. })
-                | Command::Search(SearchArgs { json: true, .. }),
+                | Command::Search(SearchArgs { json: true, .. })
+                | Command::Check(CheckArgs { json: true, .. }),
             ) => JsonErrors::Object,
             Some(Command::Send(SendArgs { json: true, .. })) => JsonErrors::Line,
             _ => JsonErrors::None,
@@ -363,6 +402,7 @@ fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
         Some(Command::Prepare(args)) => prepare::run(&ctx, args),
         Some(Command::Send(args)) => send::run(&ctx, args),
         Some(Command::Search(args)) => search::run(&ctx, args),
+        Some(Command::Check(args)) => check::run(&ctx, args),
         None => tui_launch::run(&ctx, cli),
     }
 }

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_reference::{format_mention, neutral_label};
+use dsh_reference::{ExcerptRange, format_excerpt_mention, format_mention, neutral_label};
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
 use ratatui_mention::untrusted::visible_controls_line;
 use serde_json::{Map, Value, json};
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
     let foreign =
         super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes);
     if !ctx.store_root.is_dir() && foreign.is_empty() {
-        return write_stdout(&answer(&[], args.json, None)?);
+        return write_stdout(&answer(&[], args.json, None, 0)?);
     }
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
@@ -78,19 +78,26 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
         Ok(hits) => hits,
         Err(e) => return Err(CliError::Search(e)),
     };
-    write_stdout(&answer(&hits, args.json, building)?)
+    let side = ctx
+        .config
+        .references
+        .excerpt_context
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(2);
+    write_stdout(&answer(&hits, args.json, building, side)?)
 }
 
-/// What `search` prints: the hits as JSON or for a person; with no hit while another
-/// process is still building the index, that it is (how far it is), not "no matching
-/// sessions".
+/// What `search` prints: the hits as JSON (excerpt mentions of `side` messages around the
+/// match) or for a person; with no hit while another process is still building the index,
+/// that it is (how far it is), not "no matching sessions".
 fn answer(
     hits: &[SearchHit],
     json: bool,
     building: Option<dsh_search::Progress>,
+    side: u32,
 ) -> Result<String, CliError> {
     if json {
-        let text = serde_json::to_string_pretty(&json_hits(hits))?;
+        let text = serde_json::to_string_pretty(&json_hits(hits, side))?;
         return Ok(format!("{}\n", escape_json_controls(&text)));
     }
     Ok(match building {
@@ -154,9 +161,11 @@ fn invalid_query(reason: &str) -> CliError {
 }
 
 /// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, number,
-/// seq, text}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the message's place
-/// in the conversation, from 1; `seq`: its event's).
-fn json_hits(hits: &[SearchHit]) -> Value {
+/// seq, text, excerptMention}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the
+/// message's place in the conversation, from 1; `seq`: its event's; `excerptMention`
+/// references that exchange only: the snippet's message and `side` messages each side;
+/// docs/references.md: excerpt references).
+fn json_hits(hits: &[SearchHit], side: u32) -> Value {
     Value::Array(
         hits.iter()
             .map(|h| {
@@ -177,7 +186,15 @@ fn json_hits(hits: &[SearchHit]) -> Value {
                     .snippets
                     .iter()
                     .map(|s| {
-                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq, "text": s.text})
+                        let range = ExcerptRange {
+                            session_id: h.session_id.clone(),
+                            seq: s.seq,
+                            before: side,
+                            after: side,
+                        };
+                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq,
+                               "text": s.text,
+                               "excerptMention": format_excerpt_mention(&range, &neutral_label(&h.label))})
                     })
                     .collect();
                 m.insert("snippets".into(), Value::Array(snippets));

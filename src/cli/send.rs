@@ -13,8 +13,11 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts, dispatch, prepare_submission};
+use crate::agent::{
+    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission,
+};
 use dsh_reference::AgentRef;
+use dsh_reference::frecency::UseKind;
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
 use dsh_store::{EventData, SessionHeader};
@@ -72,8 +75,18 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
         let (agent, events) = Agent::spawn_with_facts(writer, facts, provider);
         let message_id = submission.message.id.clone();
-        dispatch(&agent, submission.message, submission.context);
-        follow_turn(agent, events, &message_id, json_lines, &cancel).await
+        let referenced = submission
+            .context
+            .as_ref()
+            .map(super::usage::referenced_ids)
+            .unwrap_or_default();
+        let contexts = submission.contexts();
+        dispatch_contexts(&agent, submission.message, contexts);
+        let outcome = follow_turn(agent, events, &message_id, json_lines, &cancel).await;
+        if outcome.is_ok() {
+            super::usage::record_uses(&referenced, UseKind::Referenced);
+        }
+        outcome
     })?
 }
 
@@ -235,6 +248,9 @@ async fn follow_turn(
                     }
                 }
                 EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
+                // Before the agent runs this message, a reopened log may get the end of a
+                // turn a crash left open (docs/agent.md: opening a session): not this turn.
+                EventData::TurnEnd { .. } if !running => {}
                 EventData::TurnEnd { reason, .. } => {
                     break match reason.kind {
                         TurnEndKind::Completed => Ok(()),
@@ -243,9 +259,13 @@ async fn follow_turn(
                             message: "the turn was cancelled".into(),
                         }),
                         _ => {
-                            let (code, message) = error
-                                .take()
-                                .unwrap_or_else(|| ("AGENT_TURN_FAILED", "the turn failed".into()));
+                            let (code, message) = error.take().unwrap_or_else(|| {
+                                let (_, message) = reason.failure();
+                                (
+                                    "AGENT_TURN_FAILED",
+                                    message.unwrap_or("the turn failed").to_owned(),
+                                )
+                            });
                             Err(CliError::Turn { code, message })
                         }
                     };
@@ -263,6 +283,11 @@ async fn follow_turn(
             AgentEvent::Error { code, message } => {
                 error.get_or_insert((code, message));
             }
+            // A discard of this message is its error (below); no second line for it.
+            AgentEvent::Warning {
+                code: "AGENT_MESSAGE_DISCARDED",
+                ..
+            } => {}
             AgentEvent::Warning { code, message } => {
                 eprintln!(
                     "dsh-refs: warning: {code}: {}",

@@ -37,27 +37,30 @@ fn seed(store: &SessionStore, id: &str, title: &str) {
         Source::model("offline", "offline-echo"),
     );
     writer
-        .append(vec![
-            NewEvent::appended(EventData::UserMessage(Message::user_text(
-                "Why does login fail?",
-            ))),
-            NewEvent::appended(EventData::AssistantMessage {
-                turn: 1,
-                step: 0,
-                message: reply,
-                usage: None,
-                extra: serde_json::Map::new(),
-            }),
-            NewEvent::plain(EventData::SessionTitle(TitleData {
-                title: title.to_owned(),
-                message_seqs: vec![0],
-                source: TitleSource {
-                    kind: "manual".into(),
+        .append(dsh_store::layout::in_turns(
+            1,
+            [
+                NewEvent::appended(EventData::UserMessage(Message::user_text(
+                    "Why does login fail?",
+                ))),
+                NewEvent::appended(EventData::AssistantMessage {
+                    turn: 1,
+                    step: 1,
+                    message: reply,
+                    usage: None,
                     extra: serde_json::Map::new(),
-                },
-                extra: serde_json::Map::new(),
-            })),
-        ])
+                }),
+                NewEvent::plain(EventData::SessionTitle(TitleData {
+                    title: title.to_owned(),
+                    message_seqs: vec![],
+                    source: TitleSource {
+                        kind: "user".into(),
+                        extra: serde_json::Map::new(),
+                    },
+                    extra: serde_json::Map::new(),
+                })),
+            ],
+        ))
         .unwrap();
 }
 
@@ -819,7 +822,7 @@ async fn slash_compact_replaces_the_conversation_with_a_checkpoint() {
             .cells()
             .iter()
             .any(|c| matches!(c, HistoryCell::Checkpoint { .. }))
-            && logged_kinds(app).iter().any(|k| k == "compact/end")
+            && logged_kinds(app).iter().any(|k| k == "compaction/end")
     })
     .await;
     let terminal = screen(&mut h.app, 80, 30);
@@ -939,8 +942,14 @@ async fn a_session_opened_in_the_app_continues_its_surface_and_title() {
     .await;
     type_text(&mut h.app, "and now?");
     h.app.handle_terminal_event(key(KeyCode::Enter));
+    // The seeded conversation is one turn; wait for the second.
     pump_until(&mut h.app, |app| {
-        app.agent_status == AgentStatus::Idle && logged_kinds(app).iter().any(|k| k == "turn/end")
+        app.agent_status == AgentStatus::Idle
+            && logged_kinds(app)
+                .iter()
+                .filter(|k| *k == "turn/end")
+                .count()
+                == 2
     })
     .await;
     let reply = h
@@ -985,7 +994,7 @@ async fn a_message_sent_while_the_transcript_loads_is_shown_once_after_it() {
                 .iter()
                 .filter(|k| *k == "turn/end")
                 .count()
-                == 1
+                == 2
     })
     .await;
     let users: Vec<String> = h
@@ -1650,14 +1659,16 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
             .collect();
         events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
             title: "Long design thread".into(),
-            message_seqs: vec![0],
+            message_seqs: vec![],
             source: TitleSource {
-                kind: "manual".into(),
+                kind: "user".into(),
                 extra: serde_json::Map::new(),
             },
             extra: serde_json::Map::new(),
         })));
-        writer.append(events).unwrap();
+        writer
+            .append(dsh_store::layout::in_turns(1, events))
+            .unwrap();
         drop(writer);
         let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
         let refs = SessionReferences::new(query, ReferenceConfig::new(3, 50, budget).unwrap());

@@ -134,6 +134,7 @@ fn estimate(truncated: bool) -> Arc<ReferenceEstimate> {
             truncated: true,
             compacted: false,
             recent,
+            redacted_secrets: 0,
         }
     } else {
         ReferenceEstimate {
@@ -144,6 +145,7 @@ fn estimate(truncated: bool) -> Arc<ReferenceEstimate> {
             truncated: false,
             compacted: false,
             recent,
+            redacted_secrets: 0,
         }
     })
 }

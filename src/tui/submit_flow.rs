@@ -9,7 +9,7 @@ use super::chat_view::ChatView;
 use super::commands::find_command;
 use super::transcript::NoticeKind;
 use crate::agent::Agent;
-use crate::agent::dispatch::dispatch;
+use crate::agent::dispatch::dispatch_contexts;
 use crate::agent::submit::{Submission, SubmitError, parse_submission};
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use ratatui_mention::MentionInputState;
@@ -208,7 +208,8 @@ impl SubmitFlow {
                 cx.chat.scroll_to_bottom();
                 self.unlogged
                     .push((submission.message.id.clone(), pending.original.clone()));
-                dispatch(cx.agent, submission.message, submission.context);
+                let contexts = submission.contexts();
+                dispatch_contexts(cx.agent, submission.message, contexts);
                 Some(pending.original)
             }
             Err(e) => {

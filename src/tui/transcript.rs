@@ -373,18 +373,18 @@ impl Transcript {
                 self.end_live();
                 // An interrupted step never reports usage: keep what it used as an estimate.
                 self.keep_estimate();
-                let text = |k: &str| reason.extra.get(k).and_then(Value::as_str);
+                let (code, message) = reason.failure();
                 match &reason.kind {
                     TurnEndKind::Completed => {}
                     TurnEndKind::Aborted | TurnEndKind::Interrupted => {
                         self.push_notice(NoticeKind::Info, "turn interrupted");
                     }
                     other => {
-                        let code = text("code").map_or_else(
+                        let code = code.map_or_else(
                             || format!("TURN_{}", other.as_str().to_ascii_uppercase()),
                             str::to_owned,
                         );
-                        let message = text("message").unwrap_or("the turn ended early");
+                        let message = message.unwrap_or("the turn ended early");
                         self.push_error(code, message);
                     }
                 }
@@ -406,7 +406,7 @@ impl Transcript {
                     text: format!("tool call: {name}"),
                 });
             }
-            kind::COMPACT_START => {
+            kind::COMPACT_START | kind::COMPACTION_START => {
                 self.push_notice(NoticeKind::Info, "compacting the conversation…");
             }
             kind::MESSAGE_DISCARDED => {

@@ -90,7 +90,8 @@ async fn estimate_matches_prepare_truncated_or_not() {
     let store = SessionStore::new(dir.path());
     let header = SessionHeader::new("big", 1, Some("/src".into()));
     let mut w = store.open_writer("big", Some(header)).unwrap();
-    w.append(conversation(60)).unwrap();
+    w.append(dsh_store::layout::in_turns(1, conversation(60)))
+        .unwrap();
     for (budget, truncated) in [(65_536, false), (2_000, true), (700, true)] {
         let refs = service(&store, budget);
         let estimate = refs
@@ -124,7 +125,8 @@ async fn estimate_is_cached_until_the_log_changes() {
     let store = SessionStore::new(dir.path());
     let header = SessionHeader::new("s", 1, None);
     let mut w = store.open_writer("s", Some(header)).unwrap();
-    w.append(conversation(4)).unwrap();
+    w.append(dsh_store::layout::in_turns(1, conversation(4)))
+        .unwrap();
     let refs = service(&store, 65_536);
     let cancel = CancellationToken::new();
     let first = refs.estimate("s", "S", &cancel).await.unwrap();

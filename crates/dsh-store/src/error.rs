@@ -39,6 +39,30 @@ pub enum StoreError {
     /// The batch would make the log invalid; nothing was written.
     #[error("invalid event for session {id:?}: {reason}")]
     InvalidEvent { id: String, reason: String },
+    /// The batch breaks a rule of dsh's log format (docs/session-store.md: the rule book):
+    /// a bug in the caller; nothing was written.
+    #[error(
+        "refused to write to session {id:?}: {violation}{}",
+        if *more > 0 { format!(" (and {more} more)") } else { String::new() }
+    )]
+    RuleBroken {
+        id: String,
+        violation: Box<crate::rule_book::Violation>,
+        /// Further violations of the same batch.
+        more: usize,
+    },
+    /// The event's line would be longer than `store.max_line_bytes`, so the reader would
+    /// refuse it; nothing was written.
+    #[error(
+        "refused to write to session {id:?}: event seq {seq} is a {len}-byte line, more than \
+         store.max_line_bytes ({max})"
+    )]
+    LineTooLong {
+        id: String,
+        seq: u64,
+        len: u64,
+        max: u64,
+    },
     /// A failed write could not be rolled back; the writer refuses further appends.
     #[error("session {id:?}: writer disabled after an unrecoverable write failure")]
     Poisoned { id: String },

@@ -22,10 +22,22 @@ pub mod kind {
     pub const TOOL_CALL: &str = "tool/call";
     pub const TOOL_RESULT: &str = "tool/result";
     pub const SESSION_TITLE: &str = "session/title";
+    /// Compaction bookkeeping in the newest dsh release's vocabulary (what this project
+    /// writes; docs/session-store.md: compaction).
+    pub const COMPACTION_START: &str = "compaction/start";
+    pub const COMPACTION_SUMMARY: &str = "compaction/summary";
+    pub const COMPACTION_END: &str = "compaction/end";
+    /// dsh's shadow price of a model-free replacement (read only).
+    pub const COMPACTION_PRUNE: &str = "compaction/prune";
+    /// Compaction bookkeeping of dsh at the followed commit and of earlier versions of this
+    /// project (read only: the newest release refuses these types).
     pub const COMPACT_START: &str = "compact/start";
     pub const COMPACT_SUMMARY: &str = "compact/summary";
     pub const COMPACT_END: &str = "compact/end";
-    /// Emitted (not a dsh type) when a queued prompt or staged steering message is dropped.
+    /// dsh's end of a constructor seed (resume, fork); read only.
+    pub const SESSION_END_SEED: &str = "session/end-seed";
+    /// Written by earlier versions of this project when a queued prompt or staged steering
+    /// message was dropped; no dsh version declares it, so it is read but never written.
     pub const MESSAGE_DISCARDED: &str = "message/discarded";
 }
 
@@ -275,6 +287,48 @@ pub struct TurnEndReason {
     pub kind: TurnEndKind,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+impl TurnEndReason {
+    /// A reason that is only its kind (`completed`, `aborted`, `interrupted`, ...).
+    pub fn of(kind: TurnEndKind) -> Self {
+        TurnEndReason {
+            kind,
+            extra: Map::new(),
+        }
+    }
+
+    /// A failed turn in the shape the newest dsh release declares:
+    /// `{kind:"error", error:{code, message}}`.
+    pub fn error(code: &str, message: &str) -> Self {
+        let mut extra = Map::new();
+        extra.insert(
+            "error".into(),
+            serde_json::json!({"code": code, "message": message}),
+        );
+        TurnEndReason {
+            kind: TurnEndKind::Error,
+            extra,
+        }
+    }
+
+    /// The code and message of a failed turn, in any shape written so far: dsh's
+    /// `{error:{code, message}}` or `{failure:{code, message}}`, and the older
+    /// `{code, message}` of this project and of dsh.
+    pub fn failure(&self) -> (Option<&str>, Option<&str>) {
+        let nested = self
+            .extra
+            .get("error")
+            .or_else(|| self.extra.get("failure"))
+            .filter(|v| v.is_object());
+        let from = |key: &str| {
+            nested
+                .and_then(|n| n.get(key))
+                .or_else(|| self.extra.get(key))
+                .and_then(Value::as_str)
+        };
+        (from("code"), from("message"))
+    }
 }
 
 /// `session/title` payload.

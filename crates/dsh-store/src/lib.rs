@@ -15,7 +15,9 @@ pub mod id_order;
 pub mod index_file;
 mod json_scan;
 pub mod kinds;
+pub mod layout;
 pub mod listing;
+pub mod log_check;
 pub mod lone_surrogates;
 mod message_line;
 pub mod nofollow;
@@ -24,6 +26,7 @@ pub mod query;
 mod read_ahead;
 pub mod reader;
 pub mod recent_titles;
+pub mod rule_book;
 pub mod scanned_event;
 pub mod sized_line;
 pub mod store;
@@ -38,6 +41,9 @@ pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use json_scan::TextMeasure;
 pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::RecentTitles;
+pub use rule_book::{
+    DshVersion, Effect, Envelope, Findings, Mode, Rule, RuleBook, Versions, Violation,
+};
 pub use scanned_event::ScannedEvent;
 pub use sized_line::{SizedKind, SizedMessage, SourceClass};
 pub use store::SessionStore;

@@ -253,6 +253,18 @@ impl SessionStore {
         locate_in(self.root(), id)
     }
 
+    /// Check session `id`'s log against dsh's rules (docs/session-store.md: the rule book):
+    /// one streaming read with the store's limits, nothing written. `NotFound` when it has
+    /// no log.
+    pub fn check_session(&self, id: &str) -> Result<crate::log_check::LogReport, QueryError> {
+        let loc = self
+            .locate(id)?
+            .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
+        let report = crate::log_check::check_log(&loc.path, loc.format, &self.inner.limits)?;
+        reader::check_header_id(&loc.path, &report.header, id)?;
+        Ok(report)
+    }
+
     /// Whether a session with this id has a log.
     pub fn exists(&self, id: &str) -> bool {
         matches!(self.locate(id), Ok(Some(_)))

@@ -21,10 +21,10 @@ use super::dsh_compat::{self, StoredLine};
 use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
-use super::fold::SurfaceFolder;
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
 use super::reader::{self, LogFormat};
+use super::rule_book::{Envelope, Findings, Mode, RuleBook};
 use super::zstd_stream::{self, FrameEnds, Frames, ReadAt};
 
 /// An event to append; the writer assigns `seq` and `time`.
@@ -157,7 +157,11 @@ pub struct SessionWriter {
     next_seq: u64,
     /// Time of the last event (`i64::MIN` before the first).
     last_time: i64,
-    folder: SurfaceFolder,
+    /// dsh's rules over the log so far (it holds the folded surface): every new batch is
+    /// checked against it. Boxed: a writer moves through channels.
+    rules: Box<RuleBook>,
+    /// What the log broke before this writer opened it (written by an earlier version).
+    inherited: Findings,
     pending: PendingBatch,
     state: State,
     encoding_check: EncodingCheck,
@@ -179,7 +183,8 @@ struct Loaded {
     header: SessionHeader,
     next_seq: u64,
     last_time: i64,
-    folder: SurfaceFolder,
+    rules: RuleBook,
+    inherited: Findings,
     /// Length the file must be cut to, and bytes (a new zstd frame) to write after the cut.
     keep_len: u64,
     rewrite: Vec<u8>,
@@ -230,7 +235,8 @@ impl SessionWriter {
             limits: *limits,
             next_seq: loaded.next_seq,
             last_time: loaded.last_time,
-            folder: loaded.folder,
+            rules: Box::new(loaded.rules),
+            inherited: loaded.inherited,
             pending: PendingBatch::default(),
             state: State::Open {
                 file,
@@ -266,7 +272,8 @@ impl SessionWriter {
             limits: *limits,
             next_seq: 0,
             last_time: i64::MIN,
-            folder: SurfaceFolder::new(),
+            rules: Box::default(),
+            inherited: Findings::default(),
             pending: PendingBatch::default(),
             encoding_check: EncodingCheck::Due {
                 root: root.clone(),
@@ -345,6 +352,12 @@ impl SessionWriter {
         self.format
     }
 
+    /// The limits the log is read with (`store.max_line_bytes`): no line is written that
+    /// they would refuse.
+    pub fn limits(&self) -> &reader::Limits {
+        &self.limits
+    }
+
     /// How many events the log holds so far (buffered appends included): the next seq.
     pub fn next_seq(&self) -> u64 {
         self.next_seq
@@ -412,7 +425,51 @@ impl SessionWriter {
 
     /// Current surface seqs (docs/session-store.md: surface folding).
     pub fn surface(&self) -> &[u64] {
-        self.folder.surface()
+        self.rules.surface()
+    }
+
+    /// dsh's rules over the log so far: the open turn, step and compaction, the next turn.
+    pub fn rules(&self) -> &RuleBook {
+        &self.rules
+    }
+
+    /// The events that close what a crash left open at the end of the log, in the order
+    /// dsh's rules want them: an open compaction ends with an error, an open step ends, an
+    /// open turn ends `interrupted` (as dsh closes an interrupted turn when it loads a log).
+    /// Empty when nothing is open. Append them before anything else.
+    pub fn interrupted_closers(&self) -> Vec<NewEvent> {
+        let mut closers = Vec::new();
+        if let Some((id, turn)) = self.rules.open_compaction() {
+            closers.push(NewEvent::plain(EventData::Other {
+                kind: super::event::kind::COMPACTION_END.to_owned(),
+                data: serde_json::json!({
+                    "compactionId": id,
+                    "turn": turn,
+                    "error": "interrupted: the compaction did not finish",
+                }),
+            }));
+        }
+        if let Some(turn) = self.rules.open_turn() {
+            if let Some(step) = self.rules.open_step() {
+                closers.push(NewEvent::plain(EventData::StepEnd {
+                    turn,
+                    step,
+                    extra: serde_json::Map::new(),
+                }));
+            }
+            closers.push(NewEvent::plain(EventData::TurnEnd {
+                turn,
+                reason: super::event::TurnEndReason::of(super::kinds::TurnEndKind::Interrupted),
+                extra: serde_json::Map::new(),
+            }));
+        }
+        closers
+    }
+
+    /// What the log broke before this writer opened it: rules of dsh that an earlier
+    /// version did not follow. The log is left as it is; only new batches must be valid.
+    pub fn inherited(&self) -> &Findings {
+        &self.inherited
     }
 
     /// Append a batch and write it, with everything buffered before it, as one batch
@@ -470,30 +527,52 @@ impl SessionWriter {
         }
         let id = self.header.id.clone();
         let events = self.stamp(batch)?;
-        // Validate surface ops on a copy so a bad batch changes nothing.
-        let mut folder = None;
-        if events.iter().any(|e| e.surface_op.is_some()) {
-            let mut scratch = self.folder.clone();
-            for e in &events {
-                scratch.push(e).map_err(|err| StoreError::fold(&id, &err))?;
+        // Judge the batch against dsh's rules; a batch that breaks one changes nothing.
+        let savepoint = self.rules.begin();
+        let mut broken = Vec::new();
+        for e in &events {
+            broken.extend(self.rules.admit(e, &Envelope::of_event(e), Mode::Append));
+            if let Some(err) = self.rules.take_fold_error() {
+                self.rules.rollback(savepoint);
+                return Err(StoreError::fold(&id, &err));
             }
-            folder = Some(scratch);
+        }
+        if let Some(first) = broken.first().cloned() {
+            self.rules.rollback(savepoint);
+            return Err(StoreError::RuleBroken {
+                id,
+                violation: Box::new(first),
+                more: broken.len() - 1,
+            });
         }
         let mut lines = Vec::new();
         let mut ends = Vec::with_capacity(events.len());
         for e in &events {
-            append_line(&mut lines, e, &id)?;
+            let start = lines.len();
+            if let Err(err) = append_line(&mut lines, e, &id) {
+                self.rules.rollback(savepoint);
+                return Err(err);
+            }
+            // The reader refuses a longer line (store.max_line_bytes): never write one.
+            let len = (lines.len() - start) as u64;
+            if len > self.limits.max_line_bytes {
+                self.rules.rollback(savepoint);
+                return Err(StoreError::LineTooLong {
+                    id,
+                    seq: e.seq,
+                    len,
+                    max: self.limits.max_line_bytes,
+                });
+            }
             ends.push(lines.len());
         }
+        self.rules.commit(savepoint);
         let base = self.pending.lines.len();
         self.pending.lines.extend_from_slice(&lines);
         self.pending
             .ends
             .extend(ends.into_iter().map(|end| base + end));
         self.pending.events.extend(events.iter().cloned());
-        if let Some(f) = folder {
-            self.folder = f;
-        }
         self.next_seq += events.len() as u64;
         if let Some(last) = events.last() {
             self.last_time = last.time;
@@ -658,7 +737,8 @@ fn load_plain(
         header: summary.header,
         next_seq: summary.next_seq,
         last_time: fold.last_time,
-        folder: fold.folder,
+        rules: fold.rules,
+        inherited: fold.inherited,
         keep_len: summary.readable_len,
         rewrite: Vec::new(),
         torn_line: summary.torn_tail.map(|t| t.line),
@@ -706,7 +786,8 @@ fn load_zstd(
         header: summary.header,
         next_seq: summary.next_seq,
         last_time: fold.last_time,
-        folder: fold.folder,
+        rules: fold.rules,
+        inherited: fold.inherited,
         keep_len: file_end,
         rewrite,
         torn_line: summary.torn_tail.map(|t| t.line),
@@ -715,12 +796,14 @@ fn load_zstd(
 
 /// What folding a whole log leaves the writer.
 struct Folded {
-    folder: SurfaceFolder,
+    rules: RuleBook,
+    inherited: Findings,
     last_time: i64,
 }
 
-/// Fold every readable event of a log, showing each to `observe` and the end of its line
-/// to `readable`; a log that breaks the folding rules is corrupt.
+/// Fold every readable event of a log through the rule book, showing each to `observe` and
+/// the end of its line to `readable`; a log that breaks the folding rules is corrupt, one
+/// that breaks dsh's other rules is only counted (`inherited`).
 fn scan_events(
     path: &Path,
     src: impl std::io::BufRead,
@@ -729,12 +812,17 @@ fn scan_events(
     readable: &mut dyn FnMut(u64),
 ) -> Result<(Folded, reader::ScanSummary), StoreError> {
     let mut folded = Folded {
-        folder: SurfaceFolder::new(),
+        rules: RuleBook::new(),
+        inherited: Findings::default(),
         last_time: i64::MIN,
     };
     let mut fold_failure = None;
     let summary = reader::scan_at_limited(path, src, limits, &mut |event, pos| {
-        if let Err(e) = folded.folder.push(&event) {
+        let broken = folded
+            .rules
+            .admit(&event, &Envelope::of_event(&event), Mode::Scan);
+        folded.inherited.extend(broken);
+        if let Some(e) = folded.rules.take_fold_error() {
             fold_failure.get_or_insert((pos.line, e));
         }
         folded.last_time = event.time;
@@ -742,6 +830,8 @@ fn scan_events(
         observe(&event);
         Ok(())
     })?;
+    let tail = folded.rules.finish();
+    folded.inherited.extend(tail);
     if let Some((line, e)) = fold_failure {
         return Err(QueryError::Corrupt {
             path: path.to_owned(),

@@ -47,7 +47,8 @@ fn expected_text(seq: u64) -> String {
 }
 
 /// The events of turn `n` starting at `seq`: turn/start and user/message are written
-/// buffered (not yet acknowledged), assistant/message and turn/end with fsync.
+/// buffered (not yet acknowledged), step/start, assistant/message, step/end and turn/end
+/// with fsync.
 fn turn_batches(n: u64, seq: u64) -> (Vec<NewEvent>, Vec<NewEvent>) {
     let user = Message {
         id: format!("u{seq}"),
@@ -59,7 +60,7 @@ fn turn_batches(n: u64, seq: u64) -> (Vec<NewEvent>, Vec<NewEvent>) {
     let reply = Message {
         id: format!("a{seq}"),
         role: Role::Assistant,
-        content: vec![ContentBlock::text(expected_text(seq + 2))],
+        content: vec![ContentBlock::text(expected_text(seq + 3))],
         source: Some(Source::model("offline", "m")),
         extra: Map::new(),
     };
@@ -73,11 +74,21 @@ fn turn_batches(n: u64, seq: u64) -> (Vec<NewEvent>, Vec<NewEvent>) {
             NewEvent::appended(EventData::UserMessage(user)),
         ],
         vec![
+            NewEvent::plain(EventData::StepStart {
+                turn: n,
+                step: 1,
+                extra: Map::new(),
+            }),
             NewEvent::appended(EventData::AssistantMessage {
                 turn: n,
                 step: 1,
                 message: reply,
                 usage: None,
+                extra: Map::new(),
+            }),
+            NewEvent::plain(EventData::StepEnd {
+                turn: n,
+                step: 1,
                 extra: Map::new(),
             }),
             NewEvent::plain(EventData::TurnEnd {
@@ -115,11 +126,12 @@ fn run_child(root: &Path, compression: Compression) {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "open {}", writer.next_seq()).unwrap();
     stdout.flush().unwrap();
-    let logged = writer.read_all_events().unwrap();
-    let turns = logged
-        .iter()
-        .filter(|e| matches!(e.data, EventData::TurnStart { .. }));
-    let first_turn = turns.count() as u64 + 1;
+    // A kill may have left a turn open: close it as the agent does before anything else.
+    let closers = writer.interrupted_closers();
+    if !closers.is_empty() {
+        writer.append(closers).unwrap();
+    }
+    let first_turn = writer.rules().next_turn();
     for n in first_turn..first_turn + CHILD_MAX_BATCHES {
         let seq = writer.next_seq();
         let (buffered, durable) = turn_batches(n, seq);
@@ -138,7 +150,10 @@ fn run_child(root: &Path, compression: Compression) {
 fn check_event(event: &Event) {
     let seq = event.seq;
     match &event.data {
-        EventData::TurnStart { .. } | EventData::TurnEnd { .. } => {}
+        EventData::TurnStart { .. }
+        | EventData::TurnEnd { .. }
+        | EventData::StepStart { .. }
+        | EventData::StepEnd { .. } => {}
         EventData::UserMessage(m) => assert_eq!(m.joined_text(), expected_text(seq)),
         EventData::AssistantMessage { message, .. } => {
             assert_eq!(message.joined_text(), expected_text(seq));
@@ -363,8 +378,12 @@ fn crash_rounds(name: &str, compression: Compression) {
         let surface = store.read_surface(SESSION).unwrap();
         assert_eq!(surface.captured_through_seq, Some(last_len as u64 - 1));
         let mut writer = store.open_writer(SESSION, None).unwrap();
+        let closers = writer.interrupted_closers();
+        if !closers.is_empty() {
+            writer.append(closers).unwrap();
+        }
         let seq = writer.next_seq();
-        let (a, b) = turn_batches(seq / 4 + 1, seq);
+        let (a, b) = turn_batches(writer.rules().next_turn(), seq);
         writer.append(a.into_iter().chain(b).collect()).unwrap();
         // A second writer is refused while this one is open.
         assert!(matches!(

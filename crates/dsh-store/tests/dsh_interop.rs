@@ -160,7 +160,8 @@ fn the_golden_dsh_log_reads_completely_in_both_encodings() {
         "The cache is cold.".to_owned(),
         "List the cache dir \u{FFFD} please".to_owned(),
         String::new(),
-        "a.bin \u{FFFD} b.bin".to_owned(),
+        // A tool result's text sits inside its tool-result block, not in a text block.
+        String::new(),
         "Two files.".to_owned(),
     ];
     let mut seen = Vec::new();
@@ -208,7 +209,15 @@ fn the_golden_dsh_log_reads_completely_in_both_encodings() {
             panic!("turn/end expected")
         };
         assert_eq!(reason.kind, "aborted");
-        assert_eq!(reason.extra["reason"], json!({"kind": "user"}));
+        assert!(reason.extra.is_empty());
+        let EventData::ToolResult { message, .. } = &events[32].data else {
+            panic!("tool/result expected")
+        };
+        assert_eq!(
+            serde_json::to_value(&message.content).unwrap(),
+            json!([{"type": "tool-result", "toolCallId": "call-7", "content": [{"type": "text", "text": "a.bin \u{FFFD} b.bin"}]}]),
+            "a lone surrogate inside a tool result is a replacement character"
+        );
         seen.push(events);
     }
     assert_eq!(seen[0], seen[1], "both encodings hold the same log");
