@@ -213,7 +213,11 @@ fn hostile_fields_stay_framed_listed_safely_and_inside_the_root() {
     for c in &candidates {
         let id = c["sessionId"].as_str().unwrap();
         let label = c["label"].as_str().unwrap();
-        assert_eq!(c["mention"], format_mention(id, Some(label)));
+        // The mention to paste names the session by its neutral label, as the popup does.
+        assert_eq!(
+            c["mention"],
+            format_mention(id, Some(&dsh_reference::neutral_label(label)))
+        );
     }
     let mentions: Vec<String> = ids
         .iter()

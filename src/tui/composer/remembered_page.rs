@@ -175,7 +175,13 @@ pub fn save(path: &Path, page: &RememberedPages) {
         // A name of its own per write: two saves of this process may run at once.
         let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let temp = path.with_extension(format!("{}.{n}.tmp", std::process::id()));
-        std::fs::write(&temp, bytes)
+        // A new file of our own (`create_new`: a link or file already there under that
+        // name is never written through, nor removed).
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        std::io::Write::write_all(&mut file, &bytes)
             .and_then(|()| std::fs::rename(&temp, path))
             .inspect_err(|_| {
                 let _ = std::fs::remove_file(&temp);
