@@ -303,6 +303,98 @@ fn several_processes_search_while_one_indexes() {
     assert_eq!(hits.as_array().unwrap().len(), 400);
 }
 
+#[test]
+fn search_on_a_missing_store_is_refused_and_makes_no_cache_folder() {
+    // Issue 23, break 8: `search` on a store that does not exist printed "no matching
+    // sessions", exited 0 and made a cache folder for it.
+    let fx = Fixture::new();
+    let missing = fx.dir.path().join("typo-store");
+    let out = fx
+        .command(&["search", "hello"])
+        .arg("--store")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("CLI_NO_STORE: no store at {}", missing.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!missing.exists());
+    assert!(!fx.cache().exists(), "a cache folder was made");
+    // The default store missing (a fresh machine, no other tool's sessions): nothing to
+    // find, nothing made.
+    let home = fx.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .args(["search", "hello"])
+        .env_remove("DSH_REFS_STORE")
+        .env_remove("DSH_REFS_CONFIG")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "no matching sessions\n");
+    assert_eq!(tree(&home), Vec::<PathBuf>::new(), "nothing made");
+}
+
+#[test]
+fn search_while_another_process_builds_the_index_says_how_far_it_is() {
+    // Issue 23, break 8: during a concurrent first build `search` could answer "no
+    // matching sessions".
+    let fx = Fixture::new();
+    let index_dir = fx.dir.path().join("own-index");
+    fx.config(&format!(
+        "[search]\nindex_dir = {:?}\n",
+        index_dir.display().to_string()
+    ));
+    for i in 0..2 {
+        Log::create(&fx.store(), &format!("early{i}"), "/w", i).user("earlyword");
+    }
+    let index = dsh_search::SessionIndex::open(
+        &fx.store(),
+        &dsh_search::IndexOptions {
+            index_dir: Some(index_dir.clone()),
+        },
+    )
+    .unwrap();
+    index
+        .refresh(&dsh_search::Cancel::new(), &mut |_| {})
+        .unwrap();
+    drop(index);
+    for i in 0..3 {
+        Log::create(&fx.store(), &format!("late{i}"), "/w", 10 + i).user("laterword");
+    }
+    // Another process holds the writer (tantivy's lock is an advisory lock on this file).
+    let lock = std::fs::File::open(index_dir.join(".tantivy-writer.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = fx.run(&["search", "laterword"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "the index is being built (2 of 5 sessions)\n");
+    assert!(
+        stderr(&out).contains("another process is building the search index (2 of 5"),
+        "{}",
+        stderr(&out)
+    );
+    // What is already in is found, with the same warning.
+    let out = fx.run(&["search", "earlyword"]);
+    let labels = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("early"))
+        .count();
+    assert_eq!(labels, 2, "{}", stdout(&out));
+    assert!(stderr(&out).contains("2 of 5"), "{}", stderr(&out));
+    lock.unlock().unwrap();
+    let out = fx.run(&["search", "--json", "laterword"]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 3);
+    assert_eq!(stderr(&out), "");
+}
+
 /// Issue 27 minors 18 and 19: `search --help` names every key `search --json` prints
 /// (`origin` among them) and the limit's range; a limit outside it is a usage error.
 #[test]

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
-use dsh_reference::{Candidate, format_mention};
-use ratatui_mention::untrusted::visible_controls_line;
+use dsh_reference::{Candidate, format_mention, neutral_label};
+use ratatui_mention::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
 use super::reference_service::{block_on, open_service, target_agent};
@@ -105,7 +105,7 @@ fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
                 m.insert("createdAt".into(), c.created_at.into());
                 m.insert(
                     "mention".into(),
-                    format_mention(&c.session_id, Some(&c.label)).into(),
+                    format_mention(&c.session_id, Some(&neutral_label(&c.label))).into(),
                 );
                 m.insert("origin".into(), origin.as_str().into());
                 Value::Object(m)
@@ -133,7 +133,10 @@ fn human_rows(candidates: &[Candidate], origins: &[Origin]) -> String {
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),
-            visible_controls_line(&format_mention(&c.session_id, Some(&c.label))),
+            visible_controls_line(&format_mention(
+                &c.session_id,
+                Some(&neutral_label(&c.label))
+            )),
         );
     }
     out

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use crate::cli::json_escape::escape_json_controls;
 use dsh_store::log_check::LogReport;
 use dsh_store::{DshVersion, QueryError, SessionQuery, SessionStore};
-use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::visible_controls_line;
 
 use super::output::write_stdout;
 use super::{CheckArgs, CliError, Context};

@@ -295,11 +295,18 @@ fn report(err: &CliError, json: JsonErrors) {
     let message = err.to_string();
     let body = match json {
         JsonErrors::None => {
+            // One line per line of the message, each with its controls made visible.
+            let visible = ratatui_mention::visible_controls_line;
+            let lines = err.lines();
+            let mut lines = lines.iter();
             eprintln!(
                 "dsh-refs: {}: {}",
                 err.code(),
-                ratatui_mention::untrusted::visible_controls_line(&message)
+                visible(lines.next().map_or("", String::as_str))
             );
+            for line in lines {
+                eprintln!("  {}", visible(line.trim_start()));
+            }
             return;
         }
         JsonErrors::Object => serde_json::to_string_pretty(
