@@ -832,7 +832,7 @@ pub fn save(
 }
 
 /// Create `dir` and its parents; the last component is private to this user.
-fn create_private_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     if let Some(parent) = dir.parent() {
         fs::create_dir_all(parent)?;
     }

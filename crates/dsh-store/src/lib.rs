@@ -20,6 +20,9 @@ pub mod layout;
 pub mod listing;
 pub mod log_check;
 pub mod log_digest;
+pub mod log_index;
+pub mod log_index_file;
+pub mod log_window;
 pub mod lone_surrogates;
 mod message_line;
 pub mod nofollow;
@@ -42,6 +45,7 @@ pub use error::StoreError;
 pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, Source, SurfaceOp};
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use json_scan::TextMeasure;
+pub use log_window::{LogWindow, WindowEnd, WindowLimits};
 pub use query::{QueryError, SessionQuery, Surface};
 pub use recent_titles::{RecentSummaries, RecentTitles};
 pub use rule_book::{

@@ -21,6 +21,9 @@ use super::fold::KeepingFolder;
 use super::index_file;
 use super::listing::{CachedDigest, HeaderIndex, Stamp, log_in, sorted_subdirs};
 use super::log_digest::{self, LogDigest};
+use super::log_index::{self, LogIndex};
+use super::log_index_file;
+use super::log_window::{self, LogWindow, WindowEnd, WindowLimits};
 use super::paths;
 use super::query::{QueryError, SessionQuery, SummaryLookup, Surface, TitleLookup};
 use super::reader::{self, Limits, LogFormat, ScanPos};
@@ -69,7 +72,13 @@ struct Inner {
     /// The owner checks every log in the background right after start (the app), so an
     /// early listing may be built by whoever asks first ([`SessionStore::allow_early_listing`]).
     early: AtomicBool,
+    /// Line indexes of the logs read in windows lately, newest last (at most
+    /// [`LOG_INDEXES`]), each with the stamp of the log it indexes.
+    log_indexes: Mutex<Vec<(PathBuf, Stamp, Arc<LogIndex>)>>,
 }
+
+/// Logs whose line index is kept in memory.
+const LOG_INDEXES: usize = 8;
 
 impl Inner {
     /// Seed the caches from the index file next to the store, once.
@@ -215,6 +224,7 @@ impl SessionStore {
                 verified: AtomicBool::new(false),
                 provisional: Mutex::new(None),
                 early: AtomicBool::new(false),
+                log_indexes: Mutex::new(Vec::new()),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -249,6 +259,88 @@ impl SessionStore {
     /// The store's root directory.
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    /// A window of session `id`'s events ending at `end` (docs/session-store.md: windowed
+    /// reads): at most `limits.max_events` events of at most `limits.max_bytes` bytes of
+    /// log lines, read from the nearest checkpoint of the log's line index, never from the
+    /// start — for scrolling a transcript back to the beginning of any session. The first
+    /// window of a log (or of its part appended since) indexes it in one pass; a `.zstd`
+    /// log's index is kept in the cache directory for later processes. Errors as
+    /// [`read_surface`](SessionQuery::read_surface); a log rewritten while it is read is an
+    /// `Io` error to retry.
+    pub fn read_window(
+        &self,
+        id: &str,
+        end: WindowEnd,
+        limits: WindowLimits,
+    ) -> Result<LogWindow, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let index = self.log_index(&loc)?;
+        let end_seq = match end {
+            WindowEnd::Latest => index.end.next_seq,
+            WindowEnd::BeforeSeq(seq) => seq.min(index.end.next_seq),
+        };
+        let file = reader::open_file(&loc.path)?;
+        log_window::read_window(
+            &loc.path,
+            file,
+            &index,
+            end_seq,
+            &limits,
+            &self.inner.limits,
+        )
+    }
+
+    /// The line index of the log at `loc`, brought up to date: from memory while the log's
+    /// stamp is unchanged, else extended (or built) by reading what it lacks.
+    fn log_index(&self, loc: &LogLocation) -> Result<Arc<LogIndex>, QueryError> {
+        let file = reader::open_file(&loc.path)?;
+        let meta = file.metadata().map_err(|e| io_err(&loc.path, e))?;
+        let stamp = Stamp::of(&meta);
+        let earlier = {
+            let mut held = lock(&self.inner.log_indexes);
+            let at = held.iter().position(|(p, _, _)| *p == loc.path);
+            match at.map(|at| held.remove(at)) {
+                Some((path, known, index)) if known == stamp => {
+                    held.push((path, known, Arc::clone(&index)));
+                    return Ok(index);
+                }
+                Some((_, _, index)) => Some(Arc::unwrap_or_clone(index)),
+                None => None,
+            }
+        };
+        let frames_dir = (loc.format == LogFormat::Zstd)
+            .then(|| self.inner.index_dir.as_deref().map(log_index_file::dir_in))
+            .flatten();
+        let earlier = earlier.or_else(|| {
+            frames_dir
+                .as_deref()
+                .and_then(|dir| log_index_file::load(dir, &loc.path))
+        });
+        let before = earlier.clone();
+        let index = log_index::update(
+            &loc.path,
+            file,
+            &meta,
+            loc.format,
+            &self.inner.limits,
+            earlier,
+        )?;
+        if self.inner.persist
+            && before.as_ref() != Some(&index)
+            && let Some(dir) = &frames_dir
+            && let Err(e) = log_index_file::save(dir, &loc.path, &index)
+        {
+            tracing::debug!(log = %loc.path.display(), error = %e, "frame index not saved");
+        }
+        let index = Arc::new(index);
+        let mut held = lock(&self.inner.log_indexes);
+        if held.len() >= LOG_INDEXES {
+            held.remove(0);
+        }
+        held.push((loc.path.clone(), stamp, Arc::clone(&index)));
+        Ok(index)
     }
 
     /// Find a session's log in any project directory. The same id under two projects is
