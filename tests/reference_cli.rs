@@ -783,3 +783,30 @@ fn candidates_rank_by_frecency_only_when_asked() {
     assert_eq!(ids(Some("dsh")), ["new", "mid", "old"]);
     assert_eq!(ids(Some("frecency")), ["mid", "old", "new"]);
 }
+
+/// Issue 27 item 3: `candidates --json` keeps dsh's creation order within a group, even
+/// when an older session was active more recently (that order is the app's, not the
+/// contract's).
+#[test]
+fn candidates_keep_dsh_creation_order_over_last_activity() {
+    let fx = Fixture::new();
+    fx.write("older", Some("/work/app"), 100, vec![user("first words")]);
+    fx.write("newer", Some("/work/app"), 200, vec![user("second words")]);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let store = SessionStore::new(fx.store());
+    let mut w = store.open_writer("older", None).unwrap();
+    w.append(dsh_store::layout::in_turns(2, vec![user("continued just now")]))
+        .unwrap();
+    drop(w);
+    let older = dsh_store::SessionQuery::read_summary(&store, "older").unwrap();
+    let newer = dsh_store::SessionQuery::read_summary(&store, "newer").unwrap();
+    assert!(older.last_active_ms > newer.last_active_ms, "{older:?} {newer:?}");
+    let out = fx.run(&["candidates", "--session", "me", "--json"]);
+    let ids: Vec<Value> = stdout_json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].clone())
+        .collect();
+    assert_eq!(ids, [json!("newer"), json!("older")]);
+}
