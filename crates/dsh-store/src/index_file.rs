@@ -242,7 +242,7 @@ impl<W: Write> IndexWriter<W> {
     }
 
     /// The line limit the digests were read with; written first, by [`save`].
-    fn line_limit(&mut self, limit: u64) -> io::Result<()> {
+    pub(crate) fn line_limit(&mut self, limit: u64) -> io::Result<()> {
         self.u64(limit)
     }
 
