@@ -136,9 +136,7 @@ impl ChatView {
 
     /// Scroll up (positive) or down (negative) by `lines`.
     pub fn scroll_by(&mut self, lines: isize) {
-        let max = self
-            .last_total
-            .saturating_sub(usize::from(self.last_height));
+        let max = max_scroll(self.last_total, usize::from(self.last_height));
         let next = if lines >= 0 {
             self.scroll_from_bottom.saturating_add(lines.unsigned_abs())
         } else {
@@ -147,16 +145,29 @@ impl ChatView {
         self.scroll_from_bottom = next.min(max);
     }
 
-    /// Scroll one page up.
-    pub fn page_up(&mut self) {
-        let page = usize::from(self.last_height.saturating_sub(1).max(1));
-        self.scroll_by(isize::try_from(page).unwrap_or(isize::MAX));
+    /// Lines a page moves the view: the rows that show text while scrolled, less one kept
+    /// for context.
+    fn page(&self) -> usize {
+        let rows = text_rows(usize::from(self.last_height), true);
+        rows.saturating_sub(1).max(1)
     }
 
-    /// Scroll one page down.
+    /// Scroll one page up: the top line moves up a page (from the bottom one more, for the
+    /// row the "more lines" marker then takes).
+    pub fn page_up(&mut self) {
+        let lines = self.page() + usize::from(!self.is_scrolled());
+        self.scroll_by(isize::try_from(lines).unwrap_or(isize::MAX));
+    }
+
+    /// Scroll one page down (to the bottom when less than a page and the marker's row
+    /// are left).
     pub fn page_down(&mut self) {
-        let page = usize::from(self.last_height.saturating_sub(1).max(1));
-        self.scroll_by(-isize::try_from(page).unwrap_or(isize::MAX));
+        let page = self.page();
+        if self.scroll_from_bottom <= page + 1 {
+            self.scroll_from_bottom = 0;
+        } else {
+            self.scroll_by(-isize::try_from(page).unwrap_or(isize::MAX));
+        }
     }
 
     /// Jump back to the newest output.
@@ -259,27 +270,66 @@ impl ChatView {
         if self.scroll_from_bottom > 0 && total > self.last_total {
             self.scroll_from_bottom += total - self.last_total;
         }
-        self.scroll_from_bottom = self.scroll_from_bottom.min(total.saturating_sub(height));
+        self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));
         self.last_total = total;
         self.last_height = area.height;
+        let scrolled = self.scroll_from_bottom > 0;
+        let rows = text_rows(height, scrolled);
         let end = total - self.scroll_from_bottom;
-        let start = end.saturating_sub(height);
+        let start = end.saturating_sub(rows);
         for (row, line) in self.visible_lines(start, end).into_iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             line.render(Rect::new(area.x, y, area.width, 1), buf);
         }
-        if self.scroll_from_bottom > 0 {
-            let hint = format!(" ↓ {} more lines (PgDn) ", self.scroll_from_bottom);
-            let x = area.right().saturating_sub(
-                u16::try_from(crate::tui::text_width::display_width(&hint)).unwrap_or(u16::MAX),
-            );
-            buf.set_string(
+        if scrolled && rows < height {
+            // The bottom row is the marker's own: it never covers a line of the transcript.
+            let hint = more_marker(self.scroll_from_bottom, usize::from(area.width));
+            let width = crate::tui::text_width::display_width(&hint);
+            let x = area
+                .right()
+                .saturating_sub(u16::try_from(width).unwrap_or(u16::MAX));
+            buf.set_stringn(
                 x.max(area.x),
                 area.bottom().saturating_sub(1),
                 hint,
+                usize::from(area.width),
                 Style::new().add_modifier(Modifier::REVERSED),
             );
         }
+    }
+}
+
+/// The marker under a view scrolled up `below` lines, as long as `width` columns allow:
+/// ` ↓ 12 more lines (PgDn) `, else ` ↓ 12 more `, else ` ↓ 12 `.
+fn more_marker(below: usize, width: usize) -> String {
+    let noun = if below == 1 { "line" } else { "lines" };
+    [
+        format!(" ↓ {below} more {noun} (PgDn) "),
+        format!(" ↓ {below} more "),
+        format!(" ↓ {below} "),
+    ]
+    .into_iter()
+    .find(|m| crate::tui::text_width::display_width(m) <= width)
+    .unwrap_or_else(|| format!("↓{below}"))
+}
+
+/// Rows of a `height`-row view that show transcript lines: all of them, except the bottom
+/// row while scrolled up (the "more lines" marker has it), when there are at least two.
+fn text_rows(height: usize, scrolled: bool) -> usize {
+    if scrolled && height >= 2 {
+        height - 1
+    } else {
+        height
+    }
+}
+
+/// How far a view of `height` rows over `total` lines scrolls up: until the first line is at
+/// the top, with the marker's row at the bottom.
+fn max_scroll(total: usize, height: usize) -> usize {
+    if total <= height {
+        0
+    } else {
+        total - text_rows(height, true)
     }
 }
 
@@ -324,26 +374,97 @@ mod tests {
     fn shows_the_newest_lines_and_scrolls_by_pages() {
         // 6 one-line cells → 11 lines with separators.
         let mut view = view_with(6);
-        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n4", "", "ℹ n5"]);
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n4", "", "ℹ n5"]);
+        // A page (the 3 text rows while scrolled, less one) up: the top line moves up 2.
         view.page_up();
+        let shown = rows(&mut view, 12, 4);
         assert_eq!(
-            rows(&mut view, 12, 3)[..2],
-            ["ℹ n3".to_owned(), String::new()]
+            shown[..3],
+            [String::new(), "ℹ n3".to_owned(), String::new()]
+        );
+        assert_eq!(
+            shown[3], "   ↓ 3 more",
+            "narrow: the short marker; {shown:?}"
         );
         assert!(view.is_scrolled());
         // New output while scrolled up does not move the view.
-        let before = rows(&mut view, 12, 3);
+        let before = rows(&mut view, 12, 4);
         view.push_notice(NoticeKind::Info, "n6");
-        assert_eq!(rows(&mut view, 12, 3)[..2], before[..2]);
+        assert_eq!(rows(&mut view, 12, 4)[..3], before[..3]);
         view.scroll_to_bottom();
-        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n5", "", "ℹ n6"]);
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n5", "", "ℹ n6"]);
         // Scrolling never goes past the top.
         for _ in 0..10 {
             view.page_up();
         }
-        assert_eq!(rows(&mut view, 12, 3)[0], "ℹ n0");
+        assert_eq!(rows(&mut view, 12, 4)[0], "ℹ n0");
+        // Pages down come back to the bottom, the marker gone.
+        for _ in 0..10 {
+            view.page_down();
+        }
+        assert!(!view.is_scrolled());
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n5", "", "ℹ n6"]);
+        view.page_up();
         view.scroll_by(-1000);
         assert!(!view.is_scrolled());
+    }
+
+    /// Issue 27 minor 13: the "↓ N more lines" marker had the bottom row drawn over the
+    /// transcript's line there. At every scroll position the rows above the marker are the
+    /// layout's lines in order, the marker row holds the marker alone, and every line is seen.
+    #[test]
+    fn the_more_lines_marker_has_a_row_of_its_own() {
+        let mut view = ChatView::default();
+        let body: Vec<String> = (0..30)
+            .map(|i| format!("line {i:02} of a long notice"))
+            .collect();
+        view.push_notice(NoticeKind::Info, body.join("\n"));
+        let (width, height) = (40, 6);
+        let total = view.layout(width);
+        let all: Vec<String> = view
+            .visible_lines(0, total)
+            .iter()
+            .map(|l| l.to_string().trim_end().to_owned())
+            .collect();
+        let mut seen = vec![false; total];
+        let mut positions = 0;
+        loop {
+            let shown = rows(&mut view, width, height);
+            let below = view.scroll_from_bottom;
+            let text = if below > 0 {
+                let marker = shown.last().unwrap();
+                let noun = if below == 1 { "line" } else { "lines" };
+                assert_eq!(
+                    marker.trim(),
+                    format!("↓ {below} more {noun} (PgDn)"),
+                    "the marker row holds the marker alone: {shown:?}"
+                );
+                &shown[..shown.len() - 1]
+            } else {
+                &shown[..]
+            };
+            let end = total - below;
+            let start = end - text.len();
+            assert_eq!(text, &all[start..end], "scrolled {below}: {shown:?}");
+            for flag in &mut seen[start..end] {
+                *flag = true;
+            }
+            positions += 1;
+            if view.scroll_from_bottom >= total || positions > total {
+                break;
+            }
+            let before = view.scroll_from_bottom;
+            view.scroll_by(1);
+            if view.scroll_from_bottom == before {
+                break;
+            }
+        }
+        assert!(seen.iter().all(|s| *s), "every line is seen: {seen:?}");
+        assert_eq!(
+            rows(&mut view, width, height)[0],
+            all[0],
+            "up to the first line"
+        );
     }
 
     #[test]
@@ -381,7 +502,7 @@ mod tests {
         let hidden = view.transcript().hidden();
         assert!(hidden > 0);
         assert_eq!(rows(&mut view, 80, 3), vec!["ℹ n2098", "", "ℹ n2099"]);
-        for _ in 0..3_000 {
+        for _ in 0..10_000 {
             view.page_up();
         }
         let top = rows(&mut view, 80, 4);
