@@ -129,6 +129,12 @@ impl ChatView {
         self.options.expand_reasoning = !self.options.expand_reasoning;
     }
 
+    /// Show tabs as `\x09` in messages and replies too (a log of another tool, shown
+    /// read-only), or expand them (the default: the user's own sessions).
+    pub fn set_tabs_visible(&mut self, visible: bool) {
+        self.options.tabs_visible = visible;
+    }
+
     /// Current expansion options.
     pub fn options(&self) -> RenderOptions {
         self.options

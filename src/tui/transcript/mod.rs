@@ -6,6 +6,7 @@ pub mod markdown;
 pub mod render;
 #[cfg(test)]
 mod snapshots;
+pub mod tabs;
 
 use std::sync::Arc;
 
@@ -90,6 +91,9 @@ pub struct RenderOptions {
     pub expand_reasoning: bool,
     /// Show tool results and long messages in full instead of collapsed.
     pub expand_long: bool,
+    /// Show tabs as `\x09` in the messages and replies too (a log of another tool shown
+    /// read-only); else they are expanded there (see [`tabs`]).
+    pub tabs_visible: bool,
 }
 
 /// Token usage summed over the replies seen. `estimated` is set while any part of it is an
@@ -933,7 +937,7 @@ mod tests {
     fn untrusted_text_never_reaches_the_terminal_raw() {
         let cells = [
             HistoryCell::User {
-                text: "a\u{1b}[2Jb\u{7}".into(),
+                text: "a\u{1b}[2Jb\u{7}\tc".into(),
                 steering: false,
             },
             HistoryCell::User {
@@ -950,15 +954,17 @@ mod tests {
                 text: "t\u{8}".into(),
             },
         ];
-        for snapshots in [
+        let views = [
             SnapshotView::Hidden,
             SnapshotView::Readable,
             SnapshotView::Exact,
-        ] {
+        ];
+        for (snapshots, tabs_visible) in views.into_iter().flat_map(|v| [(v, false), (v, true)]) {
             let options = RenderOptions {
                 snapshots,
                 expand_reasoning: true,
                 expand_long: true,
+                tabs_visible,
             };
             for cell in &cells {
                 for line in render_cell(cell, 40, options) {

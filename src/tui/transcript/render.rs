@@ -8,6 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown_hanging;
+use super::tabs::visible_expanding_tabs;
 use super::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
 use dsh_foreign::Origin;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
@@ -125,6 +126,18 @@ fn text_lines(text: &str, style: Style) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// The user's own message or the model's reply as one styled line per text line: controls
+/// made visible, tabs expanded unless `options` keep them visible (see [`super::tabs`]).
+fn own_text_lines(text: &str, style: Style, options: RenderOptions) -> Vec<Line<'static>> {
+    if options.tabs_visible {
+        return text_lines(text, style);
+    }
+    visible_expanding_tabs(text)
+        .split('\n')
+        .map(|l| Line::styled(l.to_owned(), style))
+        .collect()
+}
+
 /// The first `keep` lines and a `… +N lines` marker, unless `expanded` or short enough.
 fn collapse(mut lines: Vec<Line<'static>>, keep: usize, expanded: bool) -> Vec<Line<'static>> {
     if expanded || lines.len() <= keep {
@@ -149,7 +162,7 @@ fn user_lines(
     let marker = if steering { "» " } else { "› " };
     let style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
     let body = collapse(
-        text_lines(text, Style::new()),
+        own_text_lines(text, Style::new(), options),
         MESSAGE_LINES,
         options.expand_long,
     );
@@ -321,7 +334,7 @@ fn assistant_lines(
             lines.extend(prefixed(
                 "✻ ",
                 italic,
-                wrap_lines(&text_lines(reasoning, italic), body_width),
+                wrap_lines(&own_text_lines(reasoning, italic, options), body_width),
             ));
         } else {
             let count = reasoning.lines().count().max(1);
@@ -332,11 +345,15 @@ fn assistant_lines(
             ));
         }
     }
-    let mut body: Vec<Line<'static>> =
-        render_markdown_hanging(&visible_controls(text), Style::new())
-            .iter()
-            .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
-            .collect();
+    let shown = if options.tabs_visible {
+        visible_controls(text)
+    } else {
+        visible_expanding_tabs(text)
+    };
+    let mut body: Vec<Line<'static>> = render_markdown_hanging(&shown, Style::new())
+        .iter()
+        .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+        .collect();
     if streaming && !text.is_empty() {
         match body.last_mut() {
             Some(last) => last.push_span(Span::styled("▌", dim())),
@@ -378,6 +395,99 @@ fn prefixed(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn rows(cell: &HistoryCell, options: RenderOptions) -> Vec<String> {
+        render_cell(cell, 40, options)
+            .iter()
+            .map(|l| l.to_string().trim_end().to_owned())
+            .collect()
+    }
+
+    /// Issue 27 minor 4: tabs in the user's own text and the model's replies are expanded to
+    /// the next multiple of 4 columns; other sessions' text keeps them visible as `\x09`.
+    #[test]
+    fn own_messages_and_replies_expand_tabs_other_text_shows_them() {
+        let own = RenderOptions::default();
+        let user = HistoryCell::User {
+            text: "a\tb\n\tc".into(),
+            steering: false,
+        };
+        assert_eq!(rows(&user, own), ["› a   b", "      c"]);
+        let steering = HistoryCell::User {
+            text: "ab\tc".into(),
+            steering: true,
+        };
+        assert_eq!(rows(&steering, own)[0], "» ab  c");
+        let reply = HistoryCell::Assistant {
+            text: "name\tsize\n```\nfn f() {\n\treturn;\n}\n```".into(),
+            reasoning: "why\tnot".into(),
+            streaming: false,
+        };
+        let expanded = RenderOptions {
+            expand_reasoning: true,
+            ..own
+        };
+        assert_eq!(
+            rows(&reply, expanded),
+            [
+                "✻ why not",
+                "• name    size",
+                "    fn f() {",
+                "        return;",
+                "    }"
+            ]
+        );
+        // A foreign log shown read-only: tabs stay visible in its messages too.
+        let foreign = RenderOptions {
+            tabs_visible: true,
+            ..own
+        };
+        assert_eq!(rows(&user, foreign), ["› a\\x09b", "  \\x09c"]);
+        assert_eq!(rows(&reply, foreign)[1], "• name\\x09size");
+        // Tool output and the conversations of referenced sessions keep them visible.
+        let tool = HistoryCell::Tool {
+            text: "tool result: a\tb".into(),
+        };
+        assert_eq!(rows(&tool, own), ["⚙ tool result: a\\x09b"]);
+        let card = HistoryCell::ReferenceCard {
+            references: Vec::new(),
+            origins: Vec::new(),
+            sources: vec![SnapshotSource {
+                session_id: "s-1".into(),
+                label: "L".into(),
+                cwd: None,
+                conversation: vec![dsh_reference::SnapshotTurn {
+                    role: "user".into(),
+                    text: "x\ty".into(),
+                }],
+                serialized_bytes: 0,
+            }],
+            snapshot: "exact\tbytes".into(),
+        };
+        let readable = RenderOptions {
+            snapshots: SnapshotView::Readable,
+            ..own
+        };
+        assert!(
+            rows(&card, readable)
+                .iter()
+                .any(|r| r.ends_with("user: x\\x09y")),
+            "{:?}",
+            rows(&card, readable)
+        );
+        let exact = RenderOptions {
+            snapshots: SnapshotView::Exact,
+            ..own
+        };
+        assert!(
+            rows(&card, exact)
+                .iter()
+                .any(|r| r.ends_with("exact\\x09bytes")),
+            "{:?}",
+            rows(&card, exact)
+        );
+    }
 
     #[test]
     fn sizes_read_like_the_prepare_output() {
