@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::App;
 use super::commands::{SlashCommand, parse_command};
 use super::event::AppEvent;
-use super::render::help_text;
+use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
 use crate::tui::composer::candidates::AnswerContext;
 use crate::tui::picker::ResumePicker;
@@ -231,7 +231,7 @@ impl App {
         self.composer.input.clear_if_unchanged(line);
         let agent = &self.session.agent;
         match command {
-            SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
+            SlashCommand::Help => self.chat.push_help(help_sections()),
             SlashCommand::New => self.new_session(),
             SlashCommand::Resume(Some(id)) => self.resume_session(&id),
             SlashCommand::Resume(None) => self.open_picker(),
@@ -256,9 +256,14 @@ impl App {
                 } else {
                     format!("; also known: {}", others.join(", "))
                 };
+                let how = if self.provider.with_model(&model).is_some() {
+                    "; /model NAME switches for the next turn"
+                } else {
+                    "; it has no other (the config's [model] section chooses the provider)"
+                };
                 self.chat.push_notice(
                     NoticeKind::Info,
-                    format!("model: {model} (provider {provider}){known}; /model NAME switches for the next turn"),
+                    format!("model: {model} (provider {provider}){known}{how}"),
                 );
             }
             SlashCommand::Model(Some(name)) => match agent.switch_model(&name) {
@@ -266,6 +271,16 @@ impl App {
                     NoticeKind::Info,
                     format!("model: {name} from the next turn on"),
                 ),
+                Err(crate::agent::AgentError::ModelFixed { provider }) => {
+                    let (_, model) = agent.model();
+                    self.chat.push_notice(
+                        NoticeKind::Info,
+                        format!(
+                            "/model {name} changes nothing: the {provider} provider has one model, \
+                             {model}, and keeps it (the config's [model] section chooses the provider)"
+                        ),
+                    );
+                }
                 Err(e) => self.chat.push_error(e.code(), e.to_string()),
             },
             SlashCommand::Quit => self.frames.should_quit = true,

@@ -119,6 +119,11 @@ impl ChatView {
         }
     }
 
+    /// Show a help table (`/help`).
+    pub fn push_help(&mut self, sections: Vec<super::HelpSection>) {
+        self.transcript.push_help(sections);
+    }
+
     /// Show an error with its code.
     pub fn push_error(&mut self, code: impl Into<String>, message: impl Into<String>) {
         self.transcript.push_error(code, message);

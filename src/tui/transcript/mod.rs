@@ -56,6 +56,17 @@ pub enum HistoryCell {
     Notice { kind: NoticeKind, text: String },
     /// A failure with its stable code (one red `✗ CODE` line, the message dim below).
     Error { code: String, message: String },
+    /// A two-column table the app shows (`/help`): sections of `(keys, what they do)` rows,
+    /// the second column aligned and wrapped under itself.
+    Help { sections: Vec<HelpSection> },
+}
+
+/// One titled section of a [`HistoryCell::Help`] table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpSection {
+    pub title: String,
+    /// `(keys or usage, help)` rows.
+    pub rows: Vec<(String, String)>,
 }
 
 /// What a reference card shows under its rows (Ctrl+O cycles through them).
@@ -166,7 +177,10 @@ impl Transcript {
     /// this transcript was read from the log; its log-derived cells are in this one).
     pub fn append_notices_from(&mut self, other: Transcript) {
         for cell in other.cells {
-            if matches!(cell, HistoryCell::Notice { .. } | HistoryCell::Error { .. }) {
+            if matches!(
+                cell,
+                HistoryCell::Notice { .. } | HistoryCell::Error { .. } | HistoryCell::Help { .. }
+            ) {
                 self.push(cell);
             }
         }
@@ -222,6 +236,11 @@ impl Transcript {
             kind,
             text: text.into(),
         });
+    }
+
+    /// Add a help table.
+    pub fn push_help(&mut self, sections: Vec<HelpSection>) {
+        self.push(HistoryCell::Help { sections });
     }
 
     /// Add an error cell, unless the last cell already reports the same error (the agent
@@ -614,6 +633,10 @@ fn cell_bytes(cell: &HistoryCell) -> usize {
         } => text.len() + reasoning.len(),
         HistoryCell::Checkpoint { summary } => summary.len(),
         HistoryCell::Error { code, message } => code.len() + message.len(),
+        HistoryCell::Help { sections } => sections
+            .iter()
+            .flat_map(|s| s.rows.iter().map(|(k, h)| k.len() + h.len()))
+            .sum(),
         // The decoded sources repeat the snapshot's text.
         HistoryCell::ReferenceCard { snapshot, .. } => snapshot.len() * 2,
     }

@@ -9,7 +9,8 @@ use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown_hanging;
 use super::tabs::visible_expanding_tabs;
-use super::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use super::{HelpSection, HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use crate::tui::text_width::display_width;
 use dsh_foreign::Origin;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
 use ratatui_mention::{visible_controls, visible_controls_line};
@@ -78,6 +79,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 wrap_lines(&text_lines(text, style), body_width),
             )
         }
+        HistoryCell::Help { sections } => help_lines(sections, body_width),
         HistoryCell::Error { code, message } => {
             let red = Style::new().fg(Color::Red);
             let mut lines = vec![Line::from(vec![
@@ -102,6 +104,73 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
     }
 }
 
+/// Indent of a help row under its section title.
+const HELP_INDENT: usize = 2;
+/// Columns between the keys and the help.
+const HELP_GAP: usize = 2;
+/// Fewest columns the help column keeps; narrower, each help goes under its keys.
+const HELP_MIN_WIDTH: usize = 20;
+
+/// A help table: `ℹ` and each section's title, then its rows with the help column aligned
+/// for the whole table and wrapped under itself. Keys wider than two fifths of the width
+/// take a line of their own, the help following at the column.
+fn help_lines(sections: &[HelpSection], body_width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(body_width);
+    let title_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let key_style = Style::new().fg(Color::Cyan);
+    let widest = sections
+        .iter()
+        .flat_map(|s| s.rows.iter().map(|(keys, _)| display_width(&visible_controls_line(keys))))
+        .max()
+        .unwrap_or(0);
+    let keys_width = widest.min(width * 2 / 5);
+    let mut column = HELP_INDENT + keys_width + HELP_GAP;
+    if width.saturating_sub(column) < HELP_MIN_WIDTH {
+        // Too narrow for two columns: the help under its keys, indented once more.
+        column = HELP_INDENT * 2;
+    }
+    let help_width = u16::try_from(width.saturating_sub(column).max(1)).unwrap_or(u16::MAX);
+    let mut body = Vec::new();
+    for section in sections {
+        body.push(Line::styled(
+            visible_controls_line(&section.title).into_owned(),
+            title_style,
+        ));
+        for (keys, help) in &section.rows {
+            let keys = visible_controls_line(keys).into_owned();
+            let keys_shown = display_width(&keys);
+            let wrapped = wrap_lines(
+                &[Line::raw(visible_controls_line(help).into_owned())],
+                help_width,
+            );
+            let own_line = HELP_INDENT + keys_shown + 1 > column;
+            if own_line {
+                body.extend(wrap_lines(
+                    &[Line::from(vec![
+                        Span::raw(" ".repeat(HELP_INDENT)),
+                        Span::styled(keys.clone(), key_style),
+                    ])],
+                    body_width,
+                ));
+            }
+            for (i, mut line) in wrapped.into_iter().enumerate() {
+                let lead = if i == 0 && !own_line {
+                    vec![
+                        Span::raw(" ".repeat(HELP_INDENT)),
+                        Span::styled(keys.clone(), key_style),
+                        Span::raw(" ".repeat(column - HELP_INDENT - keys_shown)),
+                    ]
+                } else {
+                    vec![Span::raw(" ".repeat(column))]
+                };
+                line.spans.splice(0..0, lead);
+                body.push(line);
+            }
+        }
+    }
+    prefixed("ℹ ", Style::new().fg(Color::Yellow), body)
+}
+
 /// Whether `cell` has lines hidden when collapsed.
 pub fn is_collapsible(cell: &HistoryCell) -> bool {
     let over = |text: &str, keep: usize| text.split('\n').count() > keep;
@@ -114,6 +183,7 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
         | HistoryCell::Assistant { .. }
         | HistoryCell::Checkpoint { .. }
         | HistoryCell::Notice { .. }
+        | HistoryCell::Help { .. }
         | HistoryCell::Error { .. } => false,
     }
 }
