@@ -219,6 +219,9 @@ impl App {
     // ----- commands ---------------------------------------------------------------------
 
     pub(super) fn run_command(&mut self, line: &str) {
+        // What a command says lands at the bottom: the view follows it there, also when
+        // the transcript was scrolled up.
+        self.chat.scroll_to_bottom();
         let command = match parse_command(line) {
             Ok(command) => command,
             Err(e) => {
@@ -303,12 +306,15 @@ impl App {
 
     fn new_session(&mut self) {
         let id = super::new_session_id();
-        let header = SessionHeader::new(id.clone(), now_ms(), self.session.cwd.clone());
+        // In the process's directory, not in that of a session resumed since.
+        let header = SessionHeader::new(id.clone(), now_ms(), self.switcher.home_cwd.clone());
         self.switcher
             .open(id, Some(header), &self.store, &self.provider, &self.tx);
     }
 
     pub(super) fn resume_session(&mut self, id: &str) {
+        // A refusal or "already open" must be seen, also from a scrolled transcript.
+        self.chat.scroll_to_bottom();
         if id == self.session.id {
             self.chat
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));

@@ -120,7 +120,11 @@ fn help_lines(sections: &[HelpSection], body_width: u16) -> Vec<Line<'static>> {
     let key_style = Style::new().fg(Color::Cyan);
     let widest = sections
         .iter()
-        .flat_map(|s| s.rows.iter().map(|(keys, _)| display_width(&visible_controls_line(keys))))
+        .flat_map(|s| {
+            s.rows
+                .iter()
+                .map(|(keys, _)| display_width(&visible_controls_line(keys)))
+        })
         .max()
         .unwrap_or(0);
     let keys_width = widest.min(width * 2 / 5);

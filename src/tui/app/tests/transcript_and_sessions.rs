@@ -38,7 +38,14 @@ async fn with_remembered_page(h: &mut Harness, path: &std::path::Path, ids: &[&s
     h.app.remember_first_page_in(path.to_owned());
     h.app.warm_listing();
     for _ in 0..4000 {
-        let loaded = h.app.candidates.first_page.remembered.lock().unwrap().is_some();
+        let loaded = h
+            .app
+            .candidates
+            .first_page
+            .remembered
+            .lock()
+            .unwrap()
+            .is_some();
         if loaded {
             return;
         }
@@ -174,7 +181,11 @@ async fn help_columns_are_aligned_and_wrap_under_themselves() {
         // Below the first title every row is a title, a key row (keys at column 4) or a
         // help (or its continuation) at the help column.
         let first = rows.iter().position(|r| r.contains("Commands")).unwrap();
-        for row in rows.iter().skip(first + 1).take_while(|r| !r.trim().is_empty()) {
+        for row in rows
+            .iter()
+            .skip(first + 1)
+            .take_while(|r| !r.trim().is_empty())
+        {
             if row.trim() == "Keys" {
                 continue;
             }
@@ -210,4 +221,87 @@ async fn slash_model_on_the_offline_provider_says_it_changes_nothing() {
     let said = notices(&h.app).join("\n");
     assert!(said.contains("it has no other"), "{said}");
     assert!(!said.contains("switches for the next turn"), "{said}");
+}
+
+/// Issue 27 minor 20: `/new` after `/resume` opens in the directory the app started in,
+/// not in the resumed session's.
+#[tokio::test]
+async fn slash_new_after_resume_opens_in_the_starting_directory() {
+    let mut h = harness(true).await;
+    let header = SessionHeader::new("s-elsewhere", 1_700_000_000_000, Some("/srv/other".into()));
+    let mut writer = h
+        .app
+        .store
+        .open_writer("s-elsewhere", Some(header))
+        .unwrap();
+    writer
+        .append(dsh_store::layout::in_turns(
+            1,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("over there"),
+            ))],
+        ))
+        .unwrap();
+    drop(writer);
+    type_text(&mut h.app, "/resume s-elsewhere");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-elsewhere" && !app.transcript_loading() || notices(app).len() > 0
+    })
+    .await;
+    assert_eq!(notices(&h.app), Vec::<String>::new());
+    assert_eq!(h.app.session.cwd.as_deref(), Some("/srv/other"));
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id().starts_with("s-2")).await;
+    assert_eq!(h.app.session.cwd.as_deref(), Some(CWD));
+    // Started on a resumed session, the app is told the process's directory.
+    h.app.set_home_cwd(Some("/home/me/here".into()));
+    type_text(&mut h.app, "/resume s-elsewhere");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-elsewhere").await;
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id().starts_with("s-2")).await;
+    assert_eq!(h.app.session.cwd.as_deref(), Some("/home/me/here"));
+}
+
+/// Issue 27 minor 25: a refusal (or any command's answer) lands in view while the
+/// transcript is scrolled up, not below the fold.
+#[tokio::test]
+async fn a_refusal_is_visible_from_a_scrolled_transcript() {
+    let mut h = harness(false).await;
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+        origin: Origin::ClaudeCode,
+        root: fixtures.join("claude/projects"),
+        max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+        clean_title: crate::agent::title::plain_fallback_title,
+        index_file: None,
+    });
+    let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
+    h.app
+        .set_sources(Arc::new(SessionSources::new(dsh, vec![claude])));
+    for i in 0..40 {
+        h.app.chat.push_notice(
+            crate::tui::transcript::NoticeKind::Info,
+            format!("line {i}"),
+        );
+    }
+    screen(&mut h.app, 80, 14);
+    h.app.handle_terminal_event(key(KeyCode::PageUp));
+    h.app.handle_terminal_event(key(KeyCode::PageUp));
+    let shown = format!("{}", screen(&mut h.app, 80, 14).backend());
+    assert!(!shown.contains("line 39"), "scrolled up: {shown}");
+    type_text(
+        &mut h.app,
+        "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let shown = format!("{}", screen(&mut h.app, 80, 14).backend());
+    assert!(
+        shown.contains("read-only session from Claude Code"),
+        "{shown}"
+    );
 }
