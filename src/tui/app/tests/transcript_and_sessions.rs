@@ -79,13 +79,11 @@ async fn pump_frames_until(
         }
     })
     .await;
-    match waited {
-        Ok(shown) => shown,
-        Err(_) => {
-            app.draw(&mut terminal).unwrap();
-            panic!("not reached; the screen:\n{}", terminal.backend());
-        }
-    }
+    let Ok(shown) = waited else {
+        app.draw(&mut terminal).unwrap();
+        panic!("not reached; the screen:\n{}", terminal.backend());
+    };
+    shown
 }
 
 /// Issue 27 major 2: on a launch after the first, the `@` popup's first row comes from the
@@ -246,7 +244,7 @@ async fn slash_new_after_resume_opens_in_the_starting_directory() {
     type_text(&mut h.app, "/resume s-elsewhere");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     pump_until(&mut h.app, |app| {
-        app.session_id() == "s-elsewhere" && !app.transcript_loading() || notices(app).len() > 0
+        app.session_id() == "s-elsewhere" && !app.transcript_loading() || !notices(app).is_empty()
     })
     .await;
     assert_eq!(notices(&h.app), Vec::<String>::new());
