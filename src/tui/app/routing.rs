@@ -106,6 +106,12 @@ impl App {
                     self.on_transcript_loaded(*loaded, sent_since);
                 }
             }
+            AppEvent::Transcript(TranscriptEvent::Older { ticket, read }) => {
+                if self.transcript.finish_older(ticket) {
+                    self.chat
+                        .older_read(read.map(|(cells, start)| (*cells, start)));
+                }
+            }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
         }
@@ -361,6 +367,24 @@ impl App {
         self.load_transcript();
     }
 
+    /// After a frame: the view reached the first line and the log has older events (read
+    /// the window before it), or came back to the bottom of a transcript whose newest cells
+    /// were dropped for older ones (read the session again).
+    pub(super) fn follow_scrollback(&mut self) {
+        if let Some(before) = self.chat.wants_older() {
+            self.transcript.read_older(
+                &self.store,
+                &self.session.id,
+                before,
+                self.sources.clone(),
+                &self.tx,
+            );
+        } else if self.chat.wants_latest() {
+            self.load_transcript();
+            self.transcript.mark_again();
+        }
+    }
+
     /// Reads the session's log into the transcript off the UI thread; meanwhile the
     /// transcript says it is reading.
     pub(super) fn load_transcript(&mut self) {
@@ -384,7 +408,9 @@ impl App {
             transcript.set_sessions(Arc::clone(sources));
         }
         self.chat.adopt(transcript);
-        self.composer.adopt_session_history(&typed, sent_since);
+        if !self.transcript.take_again() {
+            self.composer.adopt_session_history(&typed, sent_since);
+        }
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);
         }

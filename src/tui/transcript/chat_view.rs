@@ -32,6 +32,25 @@ pub struct ChatView {
     cache: LineCache,
     /// The session's log is being read into a transcript off the UI thread.
     loading: bool,
+    /// Scrolling back: the window of older events being read, or why it could not be.
+    older: OlderState,
+    /// The last frame showed the first line (reading older events is then due).
+    at_top: bool,
+    /// The next frame's growth in lines is at the top (older cells put in front), not at
+    /// the bottom: a scrolled view keeps its distance from the bottom.
+    grown_at_top: bool,
+}
+
+/// Reading the log's events before the transcript's first cell, as the user scrolls up.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+enum OlderState {
+    /// Nothing being read.
+    #[default]
+    Idle,
+    /// A window before this seq is being read.
+    Reading(u64),
+    /// The last read failed (said above the cells; not retried automatically).
+    Failed(String),
 }
 
 /// Rendered lines of finished cells for one width and option set.
@@ -43,6 +62,8 @@ struct LineCache {
     cells: Vec<(u64, Vec<Line<'static>>)>,
     /// The transcript's [`hidden`](Transcript::hidden) count these cells line up with.
     hidden: u64,
+    /// The transcript's [`prepended`](Transcript::prepended) count these cells line up with.
+    prepended: u64,
     /// The line above the kept cells saying how many older ones are not shown.
     marker: Option<Line<'static>>,
 }
@@ -66,9 +87,74 @@ impl ChatView {
         self.transcript.set_sessions(sessions);
     }
 
-    /// Fold one log event in.
+    /// Fold one log event in — unless the newest cells were dropped for older ones (the
+    /// event is in the log, shown when the transcript is read again at the bottom).
     pub fn apply(&mut self, event: &Event) {
-        self.transcript.apply(event);
+        if !self.transcript.newer_cut() {
+            self.transcript.apply(event);
+        }
+    }
+
+    /// The seq to read the window of older events before, once the view shows the first
+    /// line and the log has events before it (asked once; answer with
+    /// [`older_read`](Self::older_read)).
+    pub fn wants_older(&mut self) -> Option<u64> {
+        if !self.at_top || self.loading || self.older != OlderState::Idle {
+            return None;
+        }
+        let before = self.transcript.older_than()?;
+        self.older = OlderState::Reading(before);
+        // Its marker line goes above the cells.
+        self.grown_at_top = true;
+        Some(before)
+    }
+
+    /// The window asked for by [`wants_older`](Self::wants_older) was read: its cells
+    /// (`older`, built from events from seq `start_seq` on; `0`: the log's start) go in
+    /// front, the view staying where it is; or why it could not be read.
+    pub fn older_read(&mut self, read: Result<(Transcript, u64), String>) {
+        let OlderState::Reading(before) = self.older else {
+            return;
+        };
+        match read {
+            Ok((_, start_seq)) if start_seq >= before => {
+                // No progress (never for a log the store indexed): said, not retried.
+                self.older = OlderState::Failed(format!("no readable events before #{before}"));
+                self.grown_at_top = true;
+            }
+            Ok((older, start_seq)) => {
+                self.older = OlderState::Idle;
+                self.grown_at_top = true;
+                let before = self.transcript.cells().len();
+                let dropped = self.transcript.prepend(older, start_seq);
+                // The newest cells' lines leave the bottom: a scrolled view moves down by
+                // them to stay on the lines it shows.
+                let gone: usize = self
+                    .cache
+                    .cells
+                    .get(before.saturating_sub(dropped)..before)
+                    .map_or(0, |cells| {
+                        cells.iter().map(|(_, lines)| lines.len() + 1).sum()
+                    });
+                self.scroll_from_bottom = self.scroll_from_bottom.saturating_sub(gone);
+                self.at_top = false;
+            }
+            Err(message) => {
+                self.older = OlderState::Failed(message);
+                self.grown_at_top = true;
+            }
+        }
+    }
+
+    /// Whether a window of older events is being read.
+    pub fn is_reading_older(&self) -> bool {
+        matches!(self.older, OlderState::Reading(_))
+    }
+
+    /// Whether the view is back at the bottom of a transcript whose newest cells were
+    /// dropped for older ones: the session should be read again to show them.
+    pub fn wants_latest(&self) -> bool {
+        self.transcript.newer_cut() && !self.loading && !self.is_scrolled()
     }
 
     /// Show that the session's conversation is being read (a line above the cells).
@@ -89,6 +175,8 @@ impl ChatView {
         self.cache = LineCache::default();
         self.scroll_from_bottom = 0;
         self.loading = false;
+        self.older = OlderState::Idle;
+        self.at_top = false;
     }
 
     /// Show a notice.
@@ -203,6 +291,12 @@ impl ChatView {
             };
             self.cache.hidden = hidden;
         }
+        if self.transcript.prepended() != self.cache.prepended {
+            // Older cells went in front: render them all again.
+            self.cache.cells.clear();
+            self.cache.prepended = self.transcript.prepended();
+            self.cache.hidden = hidden;
+        }
         if hidden != self.cache.hidden {
             // The transcript dropped its oldest cells: drop their cached lines alike.
             let dropped = usize::try_from(hidden.saturating_sub(self.cache.hidden))
@@ -211,13 +305,27 @@ impl ChatView {
             self.cache.cells.drain(..dropped);
             self.cache.hidden = hidden;
         }
+        let dim = Style::new().add_modifier(Modifier::DIM);
         self.cache.marker = if self.loading {
             Some(Line::styled(
                 "⋯ reading the conversation from the session log…",
-                Style::new().add_modifier(Modifier::DIM),
+                dim,
             ))
         } else {
-            (hidden > 0).then(|| hidden_marker(hidden))
+            match &self.older {
+                OlderState::Idle => None,
+                OlderState::Reading(_) => Some(Line::styled(
+                    "⋯ reading earlier entries from the session log…",
+                    dim,
+                )),
+                OlderState::Failed(why) => Some(Line::styled(
+                    format!(
+                        "⋯ earlier entries could not be read: {}",
+                        ratatui_mention::visible_controls_line(why)
+                    ),
+                    dim,
+                )),
+            }
         };
         let cells = self.transcript.cells();
         self.cache.cells.truncate(cells.len());
@@ -278,9 +386,10 @@ impl ChatView {
         }
         let total = self.layout(area.width);
         let height = usize::from(area.height);
-        if self.scroll_from_bottom > 0 && total > self.last_total {
+        if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
             self.scroll_from_bottom += total - self.last_total;
         }
+        self.grown_at_top = false;
         self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));
         self.last_total = total;
         self.last_height = area.height;
@@ -288,6 +397,7 @@ impl ChatView {
         let rows = text_rows(height, scrolled);
         let end = total - self.scroll_from_bottom;
         let start = end.saturating_sub(rows);
+        self.at_top = start == 0;
         for (row, line) in self.visible_lines(start, end).into_iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             line.render(Rect::new(area.x, y, area.width, 1), buf);
@@ -342,15 +452,6 @@ fn max_scroll(total: usize, height: usize) -> usize {
     } else {
         total - text_rows(height, true)
     }
-}
-
-/// The dim line above the kept cells once older ones were dropped.
-fn hidden_marker(hidden: u64) -> Line<'static> {
-    let noun = if hidden == 1 { "entry" } else { "entries" };
-    Line::styled(
-        format!("⋯ {hidden} earlier {noun} not shown here (they stay in the session log)"),
-        Style::new().add_modifier(Modifier::DIM),
-    )
 }
 
 #[cfg(test)]
@@ -502,9 +603,10 @@ mod tests {
     }
 
     #[test]
-    fn dropped_cells_leave_a_marker_and_the_cache_lines_up() {
+    fn dropped_cells_leave_the_cache_lined_up() {
         // Rendered before and after the transcript drops its oldest cells: the cached lines
-        // follow the cells that are left, and the top shows how many were dropped.
+        // follow the cells that are left. The app's own cells are not in the log: nothing
+        // is read back for them, and no marker stays above the cells.
         let mut view = view_with(10);
         assert_eq!(rows(&mut view, 80, 1), vec!["ℹ n9"]);
         for i in 10..2_100 {
@@ -517,14 +619,8 @@ mod tests {
             view.page_up();
         }
         let top = rows(&mut view, 80, 4);
-        assert_eq!(
-            top[..3],
-            vec![
-                format!("⋯ {hidden} earlier entries not shown here (they stay in the session log)"),
-                String::new(),
-                format!("ℹ n{hidden}"),
-            ][..]
-        );
+        assert_eq!(top[..1], vec![format!("ℹ n{hidden}")][..]);
+        assert_eq!(view.wants_older(), None, "nothing to read back");
         // Every slice of the layout agrees with the whole, marker included.
         let total = view.layout(80);
         let all: Vec<String> = view

@@ -303,3 +303,128 @@ async fn a_refusal_is_visible_from_a_scrolled_transcript() {
         "{shown}"
     );
 }
+
+/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
+fn seed_long(store: &SessionStore, id: &str, turns: usize) {
+    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = store.open_writer(id, Some(header)).unwrap();
+    let mut events = Vec::new();
+    for i in 0..turns {
+        events.push(NewEvent::appended(EventData::UserMessage(
+            Message::user_text(format!("q{i:04}")),
+        )));
+        events.push(NewEvent::appended(EventData::AssistantMessage {
+            turn: 1,
+            step: 1,
+            message: Message::new(
+                Role::Assistant,
+                vec![ContentBlock::text(format!("a{i:04}"))],
+                Source::model("offline", "offline-echo"),
+            ),
+            usage: None,
+            extra: serde_json::Map::new(),
+        }));
+    }
+    writer
+        .append(dsh_store::layout::in_turns(1, events))
+        .unwrap();
+}
+
+/// Draws and handles bus events until `done` holds on the app (bounded).
+async fn frames_until(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+    done: impl Fn(&App) -> bool,
+) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            app.draw(terminal).unwrap();
+            if done(app) {
+                return;
+            }
+            let Some(event) = app.rx.recv().await else {
+                return;
+            };
+            app.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("condition not reached");
+}
+
+/// Issue 27 item 5 / minor 11: a session longer than the transcript keeps is scrolled back
+/// to its very first message, window by window as `PgUp` reaches the top, the transcript
+/// never holding more than its bounds; "earlier entries" shows only while a window is
+/// read; back at the bottom the newest messages are there again.
+#[tokio::test]
+async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
+    let mut h = harness(true).await;
+    seed_long(&h.app.store, "s-long", 3_000);
+    type_text(&mut h.app, "/resume s-long");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-long" && !app.transcript_loading()
+    })
+    .await;
+    let mut terminal = Terminal::new(TestBackend::new(60, 24)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("a2999"), "{shown}");
+    assert!(
+        h.app.chat.transcript().older_than().is_some(),
+        "older events not kept"
+    );
+    let bound = h.app.chat.transcript().cells().len();
+    assert!(bound <= 2_000, "{bound}");
+    let mut windows = 0;
+    for _ in 0..20_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageUp));
+        h.app.draw(&mut terminal).unwrap();
+        let shown = format!("{}", terminal.backend());
+        assert!(
+            h.app.chat.transcript().cells().len() <= 2_000,
+            "bounded: {}",
+            h.app.chat.transcript().cells().len()
+        );
+        if shown.contains("q0000") {
+            break;
+        }
+        if shown.contains("reading earlier entries") {
+            windows += 1;
+            // The window arrives off the UI thread; the view stays on the lines it showed.
+            let bottom = |shown: &str| -> Vec<String> {
+                // The transcript's rows under the top marker's, without the "↓ N more
+                // lines" row (N shrinks by the newest lines dropped for the window).
+                shown
+                    .lines()
+                    .skip(3)
+                    .take(14)
+                    .filter(|r| !r.contains("more lines"))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let before = bottom(&shown);
+            frames_until(&mut h.app, &mut terminal, |app| {
+                !app.chat.is_reading_older()
+            })
+            .await;
+            h.app.draw(&mut terminal).unwrap();
+            let after = format!("{}", terminal.backend());
+            assert_eq!(bottom(&after), before, "the view moved:\n{shown}\n{after}");
+        }
+    }
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("q0000"), "the first message: {shown}");
+    assert!(windows >= 2, "read in windows: {windows}");
+    assert!(!shown.contains("earlier entries"), "{shown}");
+    assert_eq!(h.app.chat.transcript().older_than(), None);
+    // Back at the bottom: the newest exchange, read again.
+    h.app.chat.scroll_to_bottom();
+    frames_until(&mut h.app, &mut terminal, |app| {
+        !app.transcript_loading() && !app.chat.transcript().newer_cut()
+    })
+    .await;
+    h.app.draw(&mut terminal).unwrap();
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("a2999"), "{shown}");
+}
