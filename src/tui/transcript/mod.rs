@@ -6,6 +6,7 @@ pub mod markdown;
 pub mod render;
 #[cfg(test)]
 mod snapshots;
+pub mod tabs;
 
 use std::sync::Arc;
 
@@ -55,6 +56,17 @@ pub enum HistoryCell {
     Notice { kind: NoticeKind, text: String },
     /// A failure with its stable code (one red `✗ CODE` line, the message dim below).
     Error { code: String, message: String },
+    /// A two-column table the app shows (`/help`): sections of `(keys, what they do)` rows,
+    /// the second column aligned and wrapped under itself.
+    Help { sections: Vec<HelpSection> },
+}
+
+/// One titled section of a [`HistoryCell::Help`] table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpSection {
+    pub title: String,
+    /// `(keys or usage, help)` rows.
+    pub rows: Vec<(String, String)>,
 }
 
 /// What a reference card shows under its rows (Ctrl+O cycles through them).
@@ -90,6 +102,9 @@ pub struct RenderOptions {
     pub expand_reasoning: bool,
     /// Show tool results and long messages in full instead of collapsed.
     pub expand_long: bool,
+    /// Show tabs as `\x09` in the messages and replies too (a log of another tool shown
+    /// read-only); else they are expanded there (see [`tabs`]).
+    pub tabs_visible: bool,
 }
 
 /// Token usage summed over the replies seen. `estimated` is set while any part of it is an
@@ -131,8 +146,21 @@ pub struct Transcript {
     sizes: Vec<usize>,
     /// Sum of `sizes`.
     kept_bytes: usize,
+    /// Per cell: the seq of the log event it shows (`None`: a cell of the app's own).
+    seqs: Vec<Option<u64>>,
     /// Cells dropped from the front to keep the bounds (they stay in the log).
     hidden: u64,
+    /// The log's events before this seq are not in the cells (dropped to keep the bounds,
+    /// or never read): a windowed read brings them back. `None`: the cells start at the
+    /// log's first event.
+    older_than: Option<u64>,
+    /// Windows of older events put in front so far (renderers re-align their caches).
+    prepended: u64,
+    /// The newest cells were dropped to make room for older ones: the log's newer events
+    /// are not shown until the transcript is read again.
+    newer_cut: bool,
+    /// The seq of the event being applied (the seq the cells it makes get).
+    applying: Option<u64>,
     /// Index of the live (streaming) assistant cell, if any.
     live: Option<usize>,
     title: Option<String>,
@@ -161,11 +189,92 @@ impl Transcript {
     /// Add `other`'s notices and errors after these cells (what the app reported while
     /// this transcript was read from the log; its log-derived cells are in this one).
     pub fn append_notices_from(&mut self, other: Transcript) {
-        for cell in other.cells {
-            if matches!(cell, HistoryCell::Notice { .. } | HistoryCell::Error { .. }) {
+        for (cell, seq) in other.cells.into_iter().zip(other.seqs) {
+            // The app's own cells only: the log's are read again.
+            if seq.is_none()
+                && matches!(
+                    cell,
+                    HistoryCell::Notice { .. }
+                        | HistoryCell::Error { .. }
+                        | HistoryCell::Help { .. }
+                )
+            {
                 self.push(cell);
             }
         }
+    }
+
+    /// The seq before which the log's events are not in the cells (scroll back to read
+    /// them with a windowed read); `None` when the cells start at the log's start.
+    pub fn older_than(&self) -> Option<u64> {
+        self.older_than
+    }
+
+    /// Whether the newest cells were dropped for older ones (read the log again to show
+    /// the newest).
+    pub fn newer_cut(&self) -> bool {
+        self.newer_cut
+    }
+
+    /// How many windows of older cells were put in front.
+    pub fn prepended(&self) -> u64 {
+        self.prepended
+    }
+
+    /// Mark that the log's events before `seq` are not in the cells (a transcript built
+    /// from a window of the log that does not start at its beginning).
+    pub fn set_older_than(&mut self, seq: Option<u64>) {
+        self.older_than = seq.filter(|s| *s > 0);
+    }
+
+    /// Put `older`'s cells — built from the window of the log's events right before
+    /// [`older_than`](Self::older_than), starting at seq `start_seq` (`0`: the log's
+    /// start) — in front of these. The bounds still hold: past them the newest cells are
+    /// dropped (never a streaming reply) and [`newer_cut`](Self::newer_cut) is set.
+    /// Returns how many of the newest cells were dropped.
+    pub fn prepend(&mut self, older: Transcript, start_seq: u64) -> usize {
+        let n = older.cells.len();
+        self.revision += 1;
+        let revision = self.revision;
+        let mut sizes = older.sizes;
+        sizes.resize(n, 0);
+        let mut seqs = older.seqs;
+        seqs.resize(n, None);
+        self.kept_bytes += sizes.iter().sum::<usize>();
+        self.cells.splice(0..0, older.cells);
+        self.sizes.splice(0..0, sizes);
+        self.seqs.splice(0..0, seqs);
+        self.versions.splice(0..0, std::iter::repeat_n(revision, n));
+        self.live = self.live.map(|i| i + n);
+        self.older_than = (start_seq > 0).then_some(start_seq);
+        self.prepended += 1;
+        self.trim_newest()
+    }
+
+    /// Drop the newest cells past the bounds (after older ones were put in front); never
+    /// the streaming reply or what precedes it.
+    fn trim_newest(&mut self) -> usize {
+        let floor = self
+            .live
+            .map_or(MIN_CELLS, |live| (live + 1).max(MIN_CELLS));
+        let mut keep = self.cells.len();
+        let mut bytes = self.kept_bytes;
+        while keep > floor && (keep > MAX_CELLS || bytes > MAX_TEXT_BYTES) {
+            keep -= 1;
+            bytes -= self.sizes.get(keep).copied().unwrap_or(0);
+        }
+        let dropped = self.cells.len() - keep;
+        if dropped == 0 {
+            return 0;
+        }
+        self.cells.truncate(keep);
+        self.versions.truncate(keep);
+        self.sizes.truncate(keep);
+        self.seqs.truncate(keep);
+        self.kept_bytes = bytes;
+        self.newer_cut = true;
+        self.revision += 1;
+        dropped
     }
     /// Latest session title seen in the log.
     pub fn title(&self) -> Option<&str> {
@@ -220,6 +329,11 @@ impl Transcript {
         });
     }
 
+    /// Add a help table.
+    pub fn push_help(&mut self, sections: Vec<HelpSection>) {
+        self.push(HistoryCell::Help { sections });
+    }
+
     /// Add an error cell, unless the last cell already reports the same error (the agent
     /// reports a failed turn once as an event and once in the logged turn end).
     pub fn push_error(&mut self, code: impl Into<String>, message: impl Into<String>) {
@@ -236,6 +350,7 @@ impl Transcript {
         self.revision += 1;
         let size = cell_bytes(&cell);
         self.cells.push(cell);
+        self.seqs.push(self.applying);
         self.versions.push(self.revision);
         self.sizes.push(size);
         self.kept_bytes += size;
@@ -282,6 +397,10 @@ impl Transcript {
         self.cells.drain(..drop);
         self.versions.drain(..drop);
         self.sizes.drain(..drop);
+        if let Some(last) = self.seqs.drain(..drop).flatten().last() {
+            // The events up to the last dropped cell's are read again by scrolling back.
+            self.older_than = Some(self.older_than.map_or(last + 1, |o| o.max(last + 1)));
+        }
         self.kept_bytes = bytes;
         self.live = self.live.map(|i| i - drop);
         self.hidden += drop as u64;
@@ -326,6 +445,12 @@ impl Transcript {
 
     /// Fold one log event into the transcript.
     pub fn apply(&mut self, event: &Event) {
+        self.applying = Some(event.seq);
+        self.apply_event(event);
+        self.applying = None;
+    }
+
+    fn apply_event(&mut self, event: &Event) {
         match &event.data {
             EventData::UserMessage(message) => {
                 self.count_conversation(message);
@@ -610,6 +735,10 @@ fn cell_bytes(cell: &HistoryCell) -> usize {
         } => text.len() + reasoning.len(),
         HistoryCell::Checkpoint { summary } => summary.len(),
         HistoryCell::Error { code, message } => code.len() + message.len(),
+        HistoryCell::Help { sections } => sections
+            .iter()
+            .flat_map(|s| s.rows.iter().map(|(k, h)| k.len() + h.len()))
+            .sum(),
         // The decoded sources repeat the snapshot's text.
         HistoryCell::ReferenceCard { snapshot, .. } => snapshot.len() * 2,
     }
@@ -933,7 +1062,7 @@ mod tests {
     fn untrusted_text_never_reaches_the_terminal_raw() {
         let cells = [
             HistoryCell::User {
-                text: "a\u{1b}[2Jb\u{7}".into(),
+                text: "a\u{1b}[2Jb\u{7}\tc".into(),
                 steering: false,
             },
             HistoryCell::User {
@@ -950,15 +1079,17 @@ mod tests {
                 text: "t\u{8}".into(),
             },
         ];
-        for snapshots in [
+        let views = [
             SnapshotView::Hidden,
             SnapshotView::Readable,
             SnapshotView::Exact,
-        ] {
+        ];
+        for (snapshots, tabs_visible) in views.into_iter().flat_map(|v| [(v, false), (v, true)]) {
             let options = RenderOptions {
                 snapshots,
                 expand_reasoning: true,
                 expand_long: true,
+                tabs_visible,
             };
             for cell in &cells {
                 for line in render_cell(cell, 40, options) {
