@@ -113,8 +113,8 @@ fn json_hits_on_a_fresh_machine() {
             "createdAt": 1_700_000_000_000i64,
             "mention": format_mention("s-kafka", Some("Queue choice")),
             "snippets": [
-                {"role": "user", "seq": 0, "text": "Should we use Kafka or Redis for the job queue?"},
-                {"role": "assistant", "seq": 1, "text": "We chose Kafka over Redis: replay matters."},
+                {"role": "user", "number": 1, "seq": 0, "text": "Should we use Kafka or Redis for the job queue?"},
+                {"role": "assistant", "number": 2, "seq": 1, "text": "We chose Kafka over Redis: replay matters."},
             ],
         }])
     );
@@ -241,7 +241,7 @@ fn human_output_shows_hostile_text_with_controls_visible() {
         "{text}"
     );
     assert!(text.contains("bad\\x1B]0;title\\x07"), "{text}");
-    assert!(text.contains("  user #0: "), "{text}");
+    assert!(text.contains("  user #1: "), "{text}");
     assert!(
         index_dir.join("meta.json").is_file(),
         "config index_dir used"

@@ -114,7 +114,9 @@ fn invalid_query(reason: &str) -> CliError {
     })
 }
 
-/// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}]`.
+/// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, number,
+/// seq, text}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the message's place
+/// in the conversation, from 1; `seq`: its event's).
 fn json_hits(hits: &[SearchHit]) -> Value {
     Value::Array(
         hits.iter()
@@ -135,7 +137,9 @@ fn json_hits(hits: &[SearchHit]) -> Value {
                 let snippets = h
                     .snippets
                     .iter()
-                    .map(|s| json!({"role": s.role.as_str(), "seq": s.seq, "text": s.text}))
+                    .map(|s| {
+                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq, "text": s.text})
+                    })
                     .collect();
                 m.insert("snippets".into(), Value::Array(snippets));
                 Value::Object(m)
@@ -172,7 +176,7 @@ fn human_hits(hits: &[SearchHit], colour: bool) -> String {
                 out,
                 "  {} #{}: {}",
                 s.role.as_str(),
-                s.seq,
+                s.number,
                 highlighted(s, colour)
             );
         }
@@ -212,7 +216,7 @@ fn visible_line(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dsh_reference::TurnRole;
+    use dsh_search::SnippetRole;
 
     #[test]
     fn counts_and_bar() {
@@ -226,7 +230,8 @@ mod tests {
     #[test]
     fn hostile_snippets_are_shown_with_controls_visible() {
         let s = Snippet {
-            role: TurnRole::User,
+            role: SnippetRole::User,
+            number: 2,
             seq: 3,
             time: 0,
             text: "\u{1b}[2J<b>\u{202e}evil\u{7}".into(),

@@ -19,7 +19,7 @@
 //! for hit in index.search("kafka redis", 10)? {
 //!     println!("{} {}", hit.session_id, hit.label);
 //!     for s in &hit.snippets {
-//!         println!("  {} #{}: {}", s.role.as_str(), s.seq, s.text);
+//!         println!("  {} #{}: {}", s.role.as_str(), s.number, s.text);
 //!     }
 //! }
 //! # Ok(()) }
@@ -34,7 +34,8 @@
 //! unless followed by a space, also matches as a prefix (`kaf` finds `Kafka`). Latin text
 //! matches regardless of case and accents; CJK text by any two or more consecutive
 //! characters. An unbalanced quote is [`SearchError::InvalidQuery`]. Ranking is BM25
-//! with a boost for recently active sessions.
+//! with a boost for recently active sessions; words of the query said next to each other,
+//! in the query's order (as a phrase, or within a few words), add to a session's score.
 //!
 //! # Exactness
 //! Every hit is checked against the store before it is returned: a session whose log is
@@ -44,6 +45,7 @@
 //! or one of another format, is rebuilt with a notice in [`IndexStatus::notice`].
 
 pub mod cache_location;
+mod checkpoint_text;
 mod engine;
 pub mod error;
 mod file_check;
@@ -67,4 +69,4 @@ pub use dsh_foreign::Origin;
 pub use error::{ErrorCode, SearchError};
 pub use index_update::RefreshOutcome;
 pub use session_index::{Cancel, IndexOptions, IndexStatus, Progress, SearchHit, SessionIndex};
-pub use snippets::Snippet;
+pub use snippets::{Snippet, SnippetRole};

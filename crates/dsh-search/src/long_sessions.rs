@@ -6,9 +6,13 @@
 //! run per document: the session matches when every clause matches in at least one of its
 //! pieces or in its id, cwd or title (on its lead piece) — each clause may be in a different
 //! piece. Its score is the sum over the clauses of each clause's best score in any of its
-//! pieces, times the recency factor of the session's last activity (from its lead). For a
-//! session of one piece that is exactly the score of the whole query, since the score of a
-//! conjunction is the sum of its clauses' scores.
+//! pieces, plus for each proximity part ([`query_plan::proximity`]: two consecutive clauses
+//! said together) its best score in any piece, times the recency factor of the session's
+//! last activity (from its lead). For a session of one piece that is exactly the score of the
+//! whole query, since the score of a conjunction with optional parts is the sum of the
+//! clauses' and the matching parts' scores. Proximity parts never decide a match; a phrase
+//! never spans two pieces, since pieces hold whole messages (or parts of one too long for a
+//! piece, cut at whitespace).
 
 use std::collections::HashMap;
 
@@ -93,15 +97,8 @@ pub fn search(
         let one = ParsedQuery {
             clauses: vec![clause.clone()],
         };
-        // The clause as the whole query scores it, on the pieces of long sessions only (the
-        // filter adds nothing to the score).
-        let query = BooleanQuery::new(vec![
-            (Occur::Must, query_plan::build(searcher, fields, &one)),
-            (
-                Occur::Must,
-                Box::new(BoostQuery::new(term_query(split_term(fields)), 0.0)),
-            ),
-        ]);
+        // The clause as the whole query scores it, on the pieces of long sessions only.
+        let query = on_pieces(query_plan::build(searcher, fields, &one), fields);
         let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
         for (score, address) in top {
             let Some(key) = keys.path(address) else {
@@ -117,6 +114,22 @@ pub fn search(
             }
         }
     }
+    for part in query_plan::proximity(searcher, fields, parsed) {
+        let query = on_pieces(part, fields);
+        let top = searcher.search(&query, &TopDocs::with_limit(limit).order_by_score())?;
+        let mut best: HashMap<String, f32> = HashMap::new();
+        for (score, address) in top {
+            if let Some(key) = keys.path(address) {
+                let entry = best.entry(key).or_insert(score);
+                *entry = entry.max(score);
+            }
+        }
+        for (key, score) in best {
+            if let Some(matched) = sessions.get_mut(&key) {
+                matched.bonus += score;
+            }
+        }
+    }
     let mut hits: Vec<LongHit> = sessions
         .into_values()
         .filter_map(|m| m.hit(recency, max_pieces))
@@ -125,12 +138,25 @@ pub fn search(
     Ok(hits)
 }
 
+/// `query` on the pieces of long sessions only (the filter adds nothing to the score).
+fn on_pieces(query: Box<dyn Query>, fields: &Fields) -> BooleanQuery {
+    BooleanQuery::new(vec![
+        (Occur::Must, query),
+        (
+            Occur::Must,
+            Box::new(BoostQuery::new(term_query(split_term(fields)), 0.0)),
+        ),
+    ])
+}
+
 /// What one long session matched so far.
 struct Matched {
     /// The lead piece and the session's last activity time.
     lead: Option<(DocAddress, i64)>,
     /// Per clause: its best score and the piece it came from.
     best: Vec<Option<(f32, DocAddress)>>,
+    /// The proximity parts' best piece scores, summed (they never decide a match).
+    bonus: f32,
 }
 
 impl Matched {
@@ -138,6 +164,7 @@ impl Matched {
         Matched {
             lead: None,
             best: vec![None; clauses],
+            bonus: 0.0,
         }
     }
 
@@ -146,7 +173,7 @@ impl Matched {
     fn hit(self, recency: &dyn Fn(i64) -> f32, max_pieces: usize) -> Option<LongHit> {
         let (lead, time) = self.lead?;
         let best: Vec<(f32, DocAddress)> = self.best.into_iter().collect::<Option<_>>()?;
-        let sum: f32 = best.iter().map(|(s, _)| s).sum();
+        let sum: f32 = best.iter().map(|(s, _)| s).sum::<f32>() + self.bonus;
         let mut ranked = best;
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut pieces: Vec<DocAddress> = Vec::with_capacity(max_pieces);

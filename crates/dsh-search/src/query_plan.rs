@@ -1,6 +1,20 @@
 //! A parsed query as a tantivy query: every clause must match the conversation or the
 //! session's id/cwd/title; a clause is a term, a phrase, or (while typing) a prefix.
 //!
+//! Proximity counts: for each two consecutive clauses, the session scores more when it says
+//! the last word of the first right before the first word of the second — as a phrase
+//! ([`PHRASE_BOOST`]), or near each other ([`NEAR_BOOST`]: within [`NEAR_SLOP`] positions by
+//! tantivy's measure, where a swapped pair costs 2, so "redis … kafka" close by counts a
+//! little too) — in one message (a phrase never spans two messages) or in its id/cwd/title.
+//! A word still being typed (the last clause, a prefix) stands for its
+//! [`PROXIMITY_EXPANSIONS`] most frequent completions here, each pair scored by BM25 like a
+//! typed phrase (tantivy's phrase-prefix query scores every match a flat 1, whatever its
+//! boost, so it is not used for ranking). These parts are
+//! optional: they never decide whether a session matches, only how it ranks, so `rate
+//! limiter` finds every session with both words and puts the one saying "rate limiter"
+//! above newer ones saying them apart. Each such part is its own query ([`proximity`]), so
+//! a session indexed in several pieces can add each one's best piece score like a clause's.
+//!
 //! A typed word expands to the [`MAX_PREFIX_EXPANSIONS`] indexed words starting with it
 //! that occur in the most sessions (not the first ones alphabetically, which for a short
 //! prefix would be rare words such as `kaa…` rather than `kafka`).
@@ -22,10 +36,19 @@ const MAX_PREFIX_EXPANSIONS: u32 = 64;
 const PREFIX_SCAN: usize = 20_000;
 /// Weight of a match in the id, cwd or title over one in the conversation.
 const META_BOOST: f32 = 1.5;
+/// Weight of two consecutive query words said as a phrase.
+pub const PHRASE_BOOST: f32 = 2.0;
+/// Words allowed between two consecutive query words still said "near" (in order).
+pub const NEAR_SLOP: u32 = 3;
+/// Weight of two consecutive query words said near each other (a phrase is near too).
+pub const NEAR_BOOST: f32 = 0.5;
+/// Completions of a word being typed that proximity is scored for, at most (per field).
+pub const PROXIMITY_EXPANSIONS: usize = 8;
 
-/// The tantivy query for `parsed` (which must not be empty).
+/// The tantivy query for `parsed` (which must not be empty): every clause must match;
+/// the [`proximity`] parts add to the score.
 pub fn build(searcher: &Searcher, fields: &Fields, parsed: &ParsedQuery) -> Box<dyn Query> {
-    let clauses = parsed
+    let mut parts: Vec<(Occur, Box<dyn Query>)> = parsed
         .clauses
         .iter()
         .map(|clause| {
@@ -42,7 +65,64 @@ pub fn build(searcher: &Searcher, fields: &Fields, parsed: &ParsedQuery) -> Box<
             (Occur::Must, either)
         })
         .collect();
-    Box::new(BooleanQuery::new(clauses))
+    parts.extend(
+        proximity(searcher, fields, parsed)
+            .into_iter()
+            .map(|q| (Occur::Should, q)),
+    );
+    Box::new(BooleanQuery::new(parts))
+}
+
+/// The optional scoring parts for consecutive clauses said together: per pair of clauses,
+/// one query (the phrase and the near match, in the conversation and in the id/cwd/title).
+/// Empty for a query of one clause.
+pub fn proximity(
+    searcher: &Searcher,
+    fields: &Fields,
+    parsed: &ParsedQuery,
+) -> Vec<Box<dyn Query>> {
+    parsed
+        .clauses
+        .windows(2)
+        .filter_map(|pair| {
+            let [a, b] = pair else { return None };
+            // A prefix can only end a phrase (it is the last clause anyway).
+            if a.prefix {
+                return None;
+            }
+            let first = a.terms.last()?;
+            let second = b.terms.first()?;
+            let mut parts: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+            for (field, weight) in [(fields.body, 1.0), (fields.meta, META_BOOST)] {
+                let typed = Term::from_field_text(field, second);
+                let seconds = if b.prefix && b.terms.len() == 1 {
+                    let mut words = expansions(searcher, field, &typed);
+                    words.truncate(PROXIMITY_EXPANSIONS);
+                    words
+                } else {
+                    vec![typed]
+                };
+                for second in seconds {
+                    let terms = vec![Term::from_field_text(field, first), second];
+                    let mut near = PhraseQuery::new(terms.clone());
+                    near.set_slop(NEAR_SLOP);
+                    parts.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(
+                            Box::new(PhraseQuery::new(terms)),
+                            PHRASE_BOOST * weight,
+                        )),
+                    ));
+                    parts.push((
+                        Occur::Should,
+                        Box::new(BoostQuery::new(Box::new(near), NEAR_BOOST * weight)),
+                    ));
+                }
+            }
+            let q: Box<dyn Query> = Box::new(BooleanQuery::new(parts));
+            Some(q)
+        })
+        .collect()
 }
 
 fn in_field(searcher: &Searcher, field: Field, clause: &Clause) -> Box<dyn Query> {

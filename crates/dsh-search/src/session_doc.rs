@@ -9,7 +9,8 @@ use crate::log_state::LogState;
 use crate::schema::Fields;
 use crate::session_text::{IndexedMessage, SessionMeta};
 
-/// Bytes per message record in the `msgs` field.
+/// Bytes per message record in the `msgs` field: the kind (0 a user message, 1 an assistant
+/// message, 2 a compaction summary), the seq, the time.
 const MSG_RECORD: usize = 17;
 
 /// Where a piece sits among its session's documents.
@@ -53,9 +54,10 @@ fn add_messages(f: &Fields, doc: &mut TantivyDocument, messages: &[IndexedMessag
     let mut records = Vec::with_capacity(messages.len() * MSG_RECORD);
     for m in messages {
         doc.add_text(f.body, &m.text);
-        records.push(match m.role {
-            TurnRole::User => 0u8,
-            TurnRole::Assistant => 1u8,
+        records.push(match (m.role, m.checkpoint) {
+            (_, true) => 2u8,
+            (TurnRole::User, false) => 0u8,
+            (TurnRole::Assistant, false) => 1u8,
         });
         records.extend_from_slice(&m.seq.to_le_bytes());
         records.extend_from_slice(&m.time.to_le_bytes());
@@ -134,15 +136,17 @@ pub fn stored_messages(f: &Fields, doc: &TantivyDocument) -> Option<Vec<IndexedM
     }
     let mut messages = Vec::with_capacity(bodies.len());
     for (rec, body) in records.chunks_exact(MSG_RECORD).zip(bodies) {
-        let role = match rec.first()? {
-            0 => TurnRole::User,
-            1 => TurnRole::Assistant,
+        let (role, checkpoint) = match rec.first()? {
+            0 => (TurnRole::User, false),
+            1 => (TurnRole::Assistant, false),
+            2 => (TurnRole::User, true),
             _ => return None,
         };
         let seq = u64::from_le_bytes(rec.get(1..9)?.try_into().ok()?);
         let time = i64::from_le_bytes(rec.get(9..17)?.try_into().ok()?);
         messages.push(IndexedMessage {
             role,
+            checkpoint,
             seq,
             time,
             text: body.to_owned(),

@@ -424,6 +424,7 @@ fn fresh_match(
         .flatten()
         .map(|text| IndexedMessage {
             role: dsh_reference::TurnRole::User,
+            checkpoint: false,
             seq: 0,
             time: 0,
             text: text.to_owned(),

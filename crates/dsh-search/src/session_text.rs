@@ -28,10 +28,15 @@ pub const PIECE_BYTES: usize = 2 << 20;
 /// Bytes before a cut searched for whitespace, so a long message is not cut inside a word.
 const CUT_SLACK: usize = 256;
 
+use crate::checkpoint_text;
+
 /// One projected message as indexed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexedMessage {
     pub role: TurnRole,
+    /// A compaction summary (a checkpoint standing for what it replaced); its text is the
+    /// summary without its framing (`checkpoint_text`).
+    pub checkpoint: bool,
     pub seq: u64,
     /// Event time, Unix milliseconds.
     pub time: i64,
@@ -115,6 +120,7 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
         }
         let IndexedMessage {
             role,
+            checkpoint,
             seq,
             time,
             text,
@@ -127,6 +133,7 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
                 key,
                 IndexedMessage {
                     role,
+                    checkpoint,
                     seq,
                     time,
                     text: part.to_owned(),
@@ -211,11 +218,17 @@ fn resumable(end: ScanPos, torn: Option<&reader::TornTail>) -> Option<ScanPos> {
 
 pub(crate) fn message_of(event: &dsh_store::Event) -> Option<IndexedMessage> {
     let item = project_event(event)?;
+    let text = if item.checkpoint {
+        checkpoint_text::summary_of(&item.text).to_owned()
+    } else {
+        item.text.into_owned()
+    };
     Some(IndexedMessage {
         role: item.role,
+        checkpoint: item.checkpoint,
         seq: event.seq,
         time: event.time,
-        text: item.text.into_owned(),
+        text,
     })
 }
 
@@ -411,6 +424,7 @@ mod tests {
     fn msg(seq: u64, text: &str) -> IndexedMessage {
         IndexedMessage {
             role: TurnRole::User,
+            checkpoint: false,
             seq,
             time: 0,
             text: text.to_owned(),

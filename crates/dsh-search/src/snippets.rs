@@ -1,5 +1,10 @@
 //! Finding the query in a session's messages again, to show where it matched: the same
 //! analyzer and the same clause rules as the index, over the stored (or freshly read) text.
+//!
+//! A snippet says what the message is — the person's (`user`), the assistant's, or a
+//! compaction `summary` standing for what it replaced (shown without its framing) — and
+//! which message of the conversation it is (`number`, 1 for the first message of the
+//! conversation as the model sees it), not its event seq.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -19,10 +24,44 @@ const BEFORE: usize = 60;
 /// Snippet length, about (bytes).
 const WINDOW: usize = 200;
 
+/// What a snippet's message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnippetRole {
+    /// What the person said.
+    User,
+    /// The assistant's reply.
+    Assistant,
+    /// A compaction summary: the checkpoint standing for the conversation before it.
+    Summary,
+}
+
+impl SnippetRole {
+    /// The role of `m`.
+    pub fn of(m: &IndexedMessage) -> Self {
+        match (m.role, m.checkpoint) {
+            (_, true) => SnippetRole::Summary,
+            (TurnRole::User, false) => SnippetRole::User,
+            (TurnRole::Assistant, false) => SnippetRole::Assistant,
+        }
+    }
+
+    /// The label shown and written: `user`, `assistant`, `summary`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SnippetRole::User => "user",
+            SnippetRole::Assistant => "assistant",
+            SnippetRole::Summary => "summary",
+        }
+    }
+}
+
 /// One matched message, cut around the match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snippet {
-    pub role: TurnRole,
+    pub role: SnippetRole,
+    /// Which message of the conversation it is, from 1.
+    pub number: u64,
+    /// The event's seq in its log.
     pub seq: u64,
     /// Message time, Unix ms.
     pub time: i64,
@@ -34,45 +73,16 @@ pub struct Snippet {
 }
 
 /// Byte ranges of `text` where each clause matches, as `(clause index, range)`, in the
-/// order their last term occurs. Streams the terms, keeping only the last few (as many as
-/// the longest clause has), their buffers reused.
+/// order their last term occurs.
 fn matches_in(
     analyzer: &mut TextAnalyzer,
     clauses: &[Clause],
     text: &str,
 ) -> Vec<(usize, Range<usize>)> {
-    let longest = clauses.iter().map(|c| c.terms.len()).max().unwrap_or(0);
-    let mut out = Vec::new();
-    if longest == 0 {
-        return out;
-    }
-    let mut recent: VecDeque<Term> = VecDeque::with_capacity(longest);
-    let mut stream = analyzer.token_stream(text);
-    while let Some(token) = stream.next() {
-        let mut slot = if recent.len() == longest {
-            recent.pop_front().unwrap_or_else(empty_term)
-        } else {
-            empty_term()
-        };
-        slot.text.clear();
-        slot.text.push_str(&token.text);
-        slot.position = token.position;
-        slot.start = token.offset_from;
-        slot.end = token.offset_to;
-        recent.push_back(slot);
-        let window_all = recent.make_contiguous();
-        for (ci, clause) in clauses.iter().enumerate() {
-            let n = clause.terms.len();
-            if n == 0 || window_all.len() < n {
-                continue;
-            }
-            let window = &window_all[window_all.len() - n..];
-            if clause_matches(clause, window) {
-                out.push((ci, window[0].start..window[n - 1].end));
-            }
-        }
-    }
-    out
+    matches_positioned(analyzer, clauses, text)
+        .into_iter()
+        .map(|(ci, range, ..)| (ci, range))
+        .collect()
 }
 
 fn empty_term() -> Term {
@@ -117,53 +127,176 @@ pub fn all_clauses_match<'a>(
     found.iter().all(|f| *f)
 }
 
-/// Up to `max` snippets: the messages matching the most distinct clauses, earliest first
-/// among equals, each cut around its first match.
+/// Words between two clauses still counted as said together.
+const NEAR: usize = 3;
+
+/// How a message says consecutive clauses (`i`, `i + 1`) together, in that order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+struct Together {
+    /// Pairs said as a phrase.
+    phrases: usize,
+    /// Pairs said within [`NEAR`] words (phrases included).
+    near: usize,
+}
+
+/// How `found` (clause index, range, first position, last position) says consecutive
+/// clauses together, and where the first phrase (else near pair) starts.
+fn together(found: &[(usize, Range<usize>, u64, u64)]) -> (Together, Option<usize>) {
+    let mut t = Together::default();
+    let (mut first_phrase, mut first_near): (Option<usize>, Option<usize>) = (None, None);
+    let earliest = |at: Option<usize>, start: usize| Some(at.map_or(start, |f| f.min(start)));
+    for (a, ra, _, a_end) in found {
+        let gaps = found
+            .iter()
+            .filter(|(b, _, b_start, _)| *b == a + 1 && *b_start > *a_end)
+            .map(|(_, _, b_start, _)| b_start - a_end);
+        let Some(gap) = gaps.min() else { continue };
+        if gap == 1 {
+            t.phrases += 1;
+            first_phrase = earliest(first_phrase, ra.start);
+        }
+        if gap <= NEAR as u64 + 1 {
+            t.near += 1;
+            first_near = earliest(first_near, ra.start);
+        }
+    }
+    (t, first_phrase.or(first_near))
+}
+
+/// Up to `max` snippets of a whole conversation (its first message is number 1): see
+/// [`snippets_from`].
 pub fn snippets(
     analyzer: &mut TextAnalyzer,
     query: &ParsedQuery,
     messages: &[IndexedMessage],
     max: usize,
 ) -> Vec<Snippet> {
+    snippets_from(analyzer, query, messages, 1, max)
+}
+
+/// Up to `max` snippets of `messages`, a run of a conversation whose first message is
+/// number `first_number` (a session indexed in pieces passes each piece's place), best
+/// first: the messages matching the most distinct clauses, then those saying the most of
+/// the query's consecutive words as a phrase, then near each other (in the query's order),
+/// earliest first among equals; each cut around its
+/// first match (its first phrase, when it has one).
+pub fn snippets_from(
+    analyzer: &mut TextAnalyzer,
+    query: &ParsedQuery,
+    messages: &[IndexedMessage],
+    first_number: u64,
+    max: usize,
+) -> Vec<Snippet> {
     let wanted = query.clauses.len();
-    let mut scored: Vec<(usize, usize, Vec<Range<usize>>)> = Vec::new();
+    let mut scored: Vec<Scored> = Vec::new();
     let mut scanned = 0usize;
-    let mut complete = 0usize;
+    // Messages with every clause, its words together: nothing better can come later.
+    let mut best = 0usize;
     for (mi, m) in messages.iter().enumerate() {
-        if scanned > SCAN_BUDGET || complete >= max {
+        if scanned > SCAN_BUDGET || best >= max {
             break;
         }
         scanned += m.text.len();
-        let found = matches_in(analyzer, &query.clauses, &m.text);
+        let found = matches_positioned(analyzer, &query.clauses, &m.text);
         if found.is_empty() {
             continue;
         }
-        let mut distinct: Vec<usize> = found.iter().map(|(c, _)| *c).collect();
+        let mut distinct: Vec<usize> = found.iter().map(|(c, ..)| *c).collect();
         distinct.sort_unstable();
         distinct.dedup();
-        if distinct.len() == wanted {
-            complete += 1;
+        let (pairs, phrase_at) = together(&found);
+        if distinct.len() == wanted && pairs.phrases + 1 >= wanted {
+            best += 1;
         }
-        let mut ranges: Vec<Range<usize>> = found.into_iter().map(|(_, r)| r).collect();
+        let mut ranges: Vec<Range<usize>> = found.into_iter().map(|(_, r, ..)| r).collect();
         ranges.sort_by_key(|r| (r.start, r.end));
-        scored.push((distinct.len(), mi, ranges));
+        scored.push(Scored {
+            distinct: distinct.len(),
+            pairs,
+            index: mi,
+            ranges,
+            focus: phrase_at,
+        });
     }
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.sort_by(|a, b| {
+        b.distinct
+            .cmp(&a.distinct)
+            .then(b.pairs.cmp(&a.pairs))
+            .then(a.index.cmp(&b.index))
+    });
     scored.truncate(max);
-    scored.sort_by_key(|s| s.1);
     scored
         .into_iter()
-        .filter_map(|(_, mi, ranges)| {
-            let m = messages.get(mi)?;
-            Some(cut(m, &ranges))
+        .filter_map(|s| {
+            let m = messages.get(s.index)?;
+            let number = first_number.saturating_add(s.index as u64);
+            Some(cut(m, number, &s.ranges, s.focus))
         })
         .collect()
 }
 
-/// The window of `m` around its first match, with the matches inside it.
-fn cut(m: &IndexedMessage, ranges: &[Range<usize>]) -> Snippet {
+/// A message matching the query, and how well.
+struct Scored {
+    distinct: usize,
+    pairs: Together,
+    index: usize,
+    ranges: Vec<Range<usize>>,
+    /// Where its first phrase starts, if it has one.
+    focus: Option<usize>,
+}
+
+/// Where each clause matches in `text`: (clause index, byte range, first and last term
+/// position), in the order their last term occurs. Streams the terms, keeping only the last
+/// few (as many as the longest clause has), their buffers reused.
+fn matches_positioned(
+    analyzer: &mut TextAnalyzer,
+    clauses: &[Clause],
+    text: &str,
+) -> Vec<(usize, Range<usize>, u64, u64)> {
+    let longest = clauses.iter().map(|c| c.terms.len()).max().unwrap_or(0);
+    let mut out = Vec::new();
+    if longest == 0 {
+        return out;
+    }
+    let mut recent: VecDeque<Term> = VecDeque::with_capacity(longest);
+    let mut stream = analyzer.token_stream(text);
+    while let Some(token) = stream.next() {
+        let mut slot = if recent.len() == longest {
+            recent.pop_front().unwrap_or_else(empty_term)
+        } else {
+            empty_term()
+        };
+        slot.text.clear();
+        slot.text.push_str(&token.text);
+        slot.position = token.position;
+        slot.start = token.offset_from;
+        slot.end = token.offset_to;
+        recent.push_back(slot);
+        let window_all = recent.make_contiguous();
+        for (ci, clause) in clauses.iter().enumerate() {
+            let n = clause.terms.len();
+            if n == 0 || window_all.len() < n {
+                continue;
+            }
+            let window = &window_all[window_all.len() - n..];
+            if clause_matches(clause, window) {
+                out.push((
+                    ci,
+                    window[0].start..window[n - 1].end,
+                    window[0].position as u64,
+                    window[n - 1].position as u64,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The window of `m` (message `number` of its conversation) around its first match, or
+/// around `focus` (where the first phrase starts), with the matches inside it.
+fn cut(m: &IndexedMessage, number: u64, ranges: &[Range<usize>], focus: Option<usize>) -> Snippet {
     let text = m.text.as_str();
-    let first = ranges.first().map_or(0, |r| r.start);
+    let first = focus.unwrap_or_else(|| ranges.first().map_or(0, |r| r.start));
     let mut start = floor_boundary(text, first.saturating_sub(BEFORE));
     if start > 0
         && let Some(space) = text[start..first].find(char::is_whitespace)
@@ -171,7 +304,10 @@ fn cut(m: &IndexedMessage, ranges: &[Range<usize>]) -> Snippet {
         start += space;
         start = ceil_boundary(text, start + 1).min(first);
     }
-    let first_end = ranges.first().map_or(0, |r| r.end);
+    let first_end = ranges
+        .iter()
+        .find(|r| r.start >= first)
+        .map_or(first, |r| r.end);
     let mut end = ceil_boundary(text, (start + WINDOW).max(first_end));
     if end < text.len()
         && let Some(space) = text[first_end..end].rfind(char::is_whitespace)
@@ -195,7 +331,8 @@ fn cut(m: &IndexedMessage, ranges: &[Range<usize>]) -> Snippet {
         .map(|r| r.start - start + shift..r.end - start + shift)
         .collect();
     Snippet {
-        role: m.role,
+        role: SnippetRole::of(m),
+        number,
         seq: m.seq,
         time: m.time,
         text: out,
@@ -229,6 +366,7 @@ mod tests {
     fn msg(seq: u64, text: &str) -> IndexedMessage {
         IndexedMessage {
             role: TurnRole::User,
+            checkpoint: false,
             seq,
             time: 0,
             text: text.into(),
@@ -278,7 +416,7 @@ mod tests {
             (
                 "kafka redis",
                 vec![msg(1, "about kafka"), msg(2, "kafka and redis")],
-                vec![(1, vec!["kafka"]), (2, vec!["kafka", "redis"])],
+                vec![(2, vec!["kafka", "redis"]), (1, vec!["kafka"])],
             ),
             (
                 "evil",
@@ -315,6 +453,61 @@ mod tests {
         assert!(!s.text.contains('\n'));
         assert!(s.text.len() < 300);
         assert_eq!(&s.text[s.highlights[0].clone()], "Kafka");
+    }
+
+    #[test]
+    fn snippets_say_what_and_which_message_it_is() {
+        let mut a = text_analysis::analyzer();
+        let q = parse(&mut a, "bucket ").unwrap();
+        let summary = IndexedMessage {
+            checkpoint: true,
+            ..msg(900, "one bucket per key")
+        };
+        let reply = IndexedMessage {
+            role: TurnRole::Assistant,
+            ..msg(950, "the bucket is sized")
+        };
+        let messages = [summary, msg(940, "nothing here"), reply];
+        let got: Vec<(&str, u64, u64)> = snippets(&mut a, &q, &messages, 3)
+            .iter()
+            .map(|s| (s.role.as_str(), s.number, s.seq))
+            .collect();
+        assert_eq!(got, [("summary", 1, 900), ("assistant", 3, 950)]);
+        // A run of a longer conversation: numbered from its place.
+        let got: Vec<u64> = snippets_from(&mut a, &q, &messages, 41, 3)
+            .iter()
+            .map(|s| s.number)
+            .collect();
+        assert_eq!(got, [41, 43]);
+    }
+
+    #[test]
+    fn the_message_saying_the_words_together_is_shown_first() {
+        let mut a = text_analysis::analyzer();
+        let q = parse(&mut a, "rate limiter ").unwrap();
+        let messages = [
+            msg(1, "the rate is fine; the limiter is not"),
+            msg(2, "rate and limiter again, apart"),
+            msg(3, "we tuned the rate limiter today"),
+            msg(4, "a rate   limiter with spaces"),
+        ];
+        let got: Vec<u64> = snippets(&mut a, &q, &messages, 3)
+            .iter()
+            .map(|s| s.seq)
+            .collect();
+        assert_eq!(got, [3, 4, 1], "best first");
+        // Reversed words are no phrase; within three words still counts.
+        let q = parse(&mut a, "limiter rate ").unwrap();
+        let got: Vec<u64> = snippets(
+            &mut a,
+            &q,
+            &[msg(1, "rate limiter"), msg(2, "limiter of the rate")],
+            1,
+        )
+        .iter()
+        .map(|s| s.seq)
+        .collect();
+        assert_eq!(got, [2]);
     }
 
     #[test]
