@@ -22,9 +22,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use super::event::SessionHeader;
-use super::listing::Stamp;
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
 use super::reader::LogFormat;
+use super::stamp::Stamp;
 
 /// File name inside the store's cache directory.
 pub const INDEX_FILE: &str = "index.bin";

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::event::{Event, EventData, SessionHeader, kind};
 use super::kinds::{TitleSourceKind, TurnEndKind};
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::reader::{self, Limits, LineItems, LogFormat, ScanItem, TornTail};
 use super::rule_book::{Envelope, Findings, Mode, RuleBook};
 

@@ -19,7 +19,7 @@ use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
 use super::lone_surrogates;
 use super::message_line;
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::read_ahead::ReadAhead;
 
 /// Longest header line accepted (bytes).

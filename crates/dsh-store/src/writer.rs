@@ -22,7 +22,7 @@ use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::reader::{self, LogFormat};
 use super::rule_book::{Envelope, Findings, Mode, RuleBook};
 use super::zstd_stream::{self, FrameEnds, Frames, ReadAt};
