@@ -395,6 +395,9 @@ impl Transcript {
     }
 
     fn apply_other(&mut self, k: &str, data: &Value) {
+        if let Some(label) = dsh_store::not_loaded::label(k, data) {
+            return self.push_notice(NoticeKind::Info, label);
+        }
         match k {
             kind::TOOL_CALL => {
                 let name = data

@@ -5,6 +5,7 @@
 //! The graph is read from the sources: every `super::name` / `crate::name` path (also inside
 //! `use super::{a, b::c}` groups) outside comments and `#[cfg(test)]` modules is an edge to
 //! the top-level module `name`. A file under `src/<dir>/` is part of module `<dir>`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -67,7 +68,7 @@ fn targets_after(code: &str, prefix: &str) -> Vec<String> {
                         segment_start = true;
                     }
                     c if depth == 0 && segment_start && (c.is_alphanumeric() || c == '_') => {
-                        ident.push(c)
+                        ident.push(c);
                     }
                     _ if depth == 0 && segment_start && !ident.is_empty() => {
                         out.push(std::mem::take(&mut ident));
@@ -200,7 +201,7 @@ fn the_reader_of_the_graph_sees_imports_and_cycles() {
         ("d", &["a"]),
     ]
     .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.iter().map(|s| s.to_string()).collect()))
+    .map(|(k, v)| (k.to_owned(), v.iter().map(ToString::to_string).collect()))
     .collect();
     assert_eq!(cycles(&graph), [["a", "b", "c"]]);
 }
