@@ -229,8 +229,12 @@ fn human_report(rows: &[Row]) -> String {
     if with_long_lines > 0 {
         let _ = writeln!(
             out,
-            "{with_long_lines} session{} hold lines too long to load (shown as placeholders)",
-            if with_long_lines == 1 { "" } else { "s" }
+            "{with_long_lines} {} lines too long to load (shown as placeholders)",
+            if with_long_lines == 1 {
+                "session holds"
+            } else {
+                "sessions hold"
+            }
         );
     }
     out

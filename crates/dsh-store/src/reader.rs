@@ -31,8 +31,9 @@ const MAX_HEADER_BYTES: u64 = 1 << 20;
 /// it is scanned (below it, a thread costs more than it saves).
 pub(crate) const READ_AHEAD_FROM: u64 = 1 << 20;
 
-/// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
-pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
+/// Default of `store.max_line_bytes`: the longest log line read (32 MiB: room for the
+/// longest line a reply of the default `[model] max_reply_bytes`, 4 MiB, can take).
+pub const DEFAULT_MAX_LINE_BYTES: u64 = 32 << 20;
 /// Default cap on the members of one packed chunk row.
 pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
 
