@@ -27,17 +27,17 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::conversation_hits::{HITS_LIMIT, popup_rows, section_title, to_rows};
-use dsh_refs::tui::session_items::{
-    DisplayZone, all_dsh, composer_state, results_page, session_item,
+use dsh_refs::tui::composer::session_items::{
+    DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page, session_item,
 };
-use dsh_refs::tui::session_picker::SessionPicker;
-use dsh_refs::tui::session_preview::estimate_lines;
+use dsh_refs::tui::picker::ResumePicker;
+use dsh_refs::tui::preview::item_preview;
+use dsh_refs::tui::search::conversation_hits::{HITS_LIMIT, popup_rows, section_title, to_rows};
 use dsh_search::{Cancel, IndexOptions, SessionIndex};
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{ItemPreview, MentionInput, MentionInputState, OfferedRows, Outcome};
+use ratatui_mention::{KeyMap, MentionInputState, OfferedRows, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -61,6 +61,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
     };
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
     let mut pane = composer_state(100);
     pane.handle_paste("please compare with ");
@@ -69,7 +70,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         if let Outcome::Query { id, text, .. } = result {
             match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
+                    let page = results_page(&page, &text, &pane.draft(), utc, &all_dsh);
                     let _ = pane.set_page(id, page);
                 }
                 Err(e) => {
@@ -95,7 +96,11 @@ fn keystroke_to_frame(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                     if let Some(at) = pane.cursor_position() {
                         frame.set_cursor_position(at);
                     }
@@ -139,7 +144,11 @@ fn keystroke_to_frame(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                     if let Some(at) = pane.cursor_position() {
                         frame.set_cursor_position(at);
                     }
@@ -175,7 +184,11 @@ fn keystroke_to_frame(c: &mut Criterion) {
             pane.handle_key(KeyEvent::new(k, KeyModifiers::NONE));
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                 })
                 .expect("draw");
         });
@@ -198,9 +211,15 @@ fn preview_and_resume(c: &mut Criterion) {
     });
     let cancel = CancellationToken::new();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
     let mut pane = composer_state(100);
-    pane.set_screen(120, 40);
+    // The area it is drawn on decides where the preview goes.
+    terminal
+        .draw(|frame| {
+            frame.render_stateful_widget(composer_look(&labels, true), frame.area(), &mut pane);
+        })
+        .expect("draw");
     let answer = |pane: &mut MentionInputState, result: Outcome| {
         let asked = match result {
             Outcome::Query { id, text, .. } => Some((id, text, None)),
@@ -212,7 +231,7 @@ fn preview_and_resume(c: &mut Criterion) {
         if let Some((id, text, limit)) = asked {
             match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &pane.draft(), utc, &all_dsh);
+                    let page = results_page(&page, &text, &pane.draft(), utc, &all_dsh);
                     let _ = pane.set_page(id, page);
                 }
                 Err(e) => {
@@ -221,18 +240,15 @@ fn preview_and_resume(c: &mut Criterion) {
             }
         }
         if let Some(key) = pane.want_preview() {
-            let label = match pane.active_popup() {
-                ratatui_mention::ActivePopup::Mention(p) => p
-                    .selected()
-                    .map(|i| i.label().to_string())
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
+            let label = pane
+                .results()
+                .and_then(|p| p.selected())
+                .map(|i| dsh_reference::neutral_label(i.label()))
+                .unwrap_or_default();
             let estimate = runtime
                 .block_on(refs.estimate(&key, &label, &cancel))
                 .map_err(|e| e.message);
-            let (lines, body) = estimate_lines(Some(estimate.as_ref()));
-            pane.set_preview(ItemPreview { key, lines, body });
+            pane.set_preview(item_preview(&key, Some(estimate.as_ref())));
         }
     };
     let opened = pane.handle_key(key('@'));
@@ -250,7 +266,11 @@ fn preview_and_resume(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                 })
                 .expect("draw");
         });
@@ -264,7 +284,11 @@ fn preview_and_resume(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                 })
                 .expect("draw");
         });
@@ -275,13 +299,9 @@ fn preview_and_resume(c: &mut Criterion) {
         let result = pane.handle_key(key(c));
         answer(&mut pane, result);
     }
-    match pane.active_popup() {
-        ratatui_mention::ActivePopup::Mention(p) => {
-            assert_eq!(p.total(), 0, "no exact match");
-            assert!(p.sections().len() > 1, "closest matches offered");
-        }
-        _ => panic!("popup closed"),
-    }
+    let p = pane.results().expect("popup open");
+    assert_eq!(p.total(), 0, "no exact match");
+    assert!(!p.is_empty(), "closest matches offered");
     let mut typed = false;
     c.bench_function("keystroke_to_frame_10k_closest", |b| {
         b.iter(|| {
@@ -295,7 +315,11 @@ fn preview_and_resume(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                 })
                 .expect("draw");
         });
@@ -341,15 +365,11 @@ fn preview_and_resume(c: &mut Criterion) {
         search(&mut pane, query_of(&result));
         answer(&mut pane, result);
     }
-    match pane.active_popup() {
-        ratatui_mention::ActivePopup::Mention(p) => {
-            assert!(
-                p.hits().is_some_and(|h| !h.rows.is_empty()),
-                "conversation hits on show"
-            );
-        }
-        _ => panic!("popup closed"),
-    }
+    assert!(
+        pane.results()
+            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty())),
+        "conversation hits on show"
+    );
     let mut typed = false;
     c.bench_function("keystroke_to_frame_10k_preview_conversations", |b| {
         b.iter(|| {
@@ -364,7 +384,11 @@ fn preview_and_resume(c: &mut Criterion) {
             answer(&mut pane, result);
             terminal
                 .draw(|frame| {
-                    frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                    frame.render_stateful_widget(
+                        composer_look(&labels, true),
+                        frame.area(),
+                        &mut pane,
+                    );
                 })
                 .expect("draw");
         });
@@ -405,10 +429,10 @@ fn preview_and_resume(c: &mut Criterion) {
                 };
                 typed = !typed;
                 let result = pane.handle_key(k);
-                if let Some((id, _)) = query_of(&result) {
+                if let Some((id, text)) = query_of(&result) {
                     let (page, hits) = &answers[usize::from(!typed)];
                     if let Some(page) = page {
-                        let page = results_page(page, &pane.draft(), utc, &all_dsh);
+                        let page = results_page(page, &text, &pane.draft(), utc, &all_dsh);
                         let _ = pane.set_page(id, page);
                     }
                     let rows = popup_rows(hits, &pane.draft(), utc);
@@ -422,7 +446,11 @@ fn preview_and_resume(c: &mut Criterion) {
                 }
                 terminal
                     .draw(|frame| {
-                        frame.render_stateful_widget(MentionInput, frame.area(), &mut pane);
+                        frame.render_stateful_widget(
+                            composer_look(&labels, true),
+                            frame.area(),
+                            &mut pane,
+                        );
                     })
                     .expect("draw");
             });
@@ -431,13 +459,17 @@ fn preview_and_resume(c: &mut Criterion) {
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {
-            let mut picker = SessionPicker::loading("sess-00001", 1, utc);
-            let page = runtime
-                .block_on(refs.list_page(&ListingScope::All, "", None, &cancel))
-                .map_err(|e| e.to_string());
-            picker.set_page(1, page);
+            let (mut picker, _) = ResumePicker::open("sess-00001".into(), utc, KeyMap::default());
+            let page = runtime.block_on(refs.list_page(&ListingScope::All, "", None, &cancel));
+            let _ = picker.show(1, "", page, &all_dsh);
             resume_terminal
-                .draw(|frame| picker.render(frame.area(), frame.buffer_mut()))
+                .draw(|frame| {
+                    frame.render_stateful_widget(
+                        ResumePicker::view(),
+                        frame.area(),
+                        &mut picker.picker,
+                    );
+                })
                 .expect("draw");
         });
     });
@@ -447,6 +479,7 @@ fn preview_and_resume(c: &mut Criterion) {
 /// and CJK): the composer lays out and draws only what changed, so a key stays cheap.
 fn keystroke_in_a_long_draft(c: &mut Criterion) {
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let labels = popup_labels();
     let mut pane: MentionInputState = composer_state(100);
     let mut text = String::new();
     for i in 0..500 {
@@ -461,7 +494,7 @@ fn keystroke_in_a_long_draft(c: &mut Criterion) {
     let draw = |terminal: &mut Terminal<TestBackend>, pane: &mut MentionInputState| {
         terminal
             .draw(|frame| {
-                frame.render_stateful_widget(MentionInput, frame.area(), pane);
+                frame.render_stateful_widget(composer_look(&labels, true), frame.area(), pane);
             })
             .expect("draw");
     };

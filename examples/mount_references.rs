@@ -13,11 +13,13 @@ use std::sync::Arc;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, ReferenceConfig, SessionReferences};
 use dsh_refs::agent::parse_submission;
-use dsh_refs::tui::session_items::{DisplayZone, composer_state, session_item};
+use dsh_refs::tui::composer::session_items::{
+    DisplayZone, composer_look, composer_state, popup_labels, session_item,
+};
 use dsh_store::{EventData, Message, NewEvent, SessionHeader, SessionStore};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{MentionInput, MentionInputState, Outcome};
+use ratatui_mention::{MentionInputState, Outcome};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> Result<(), Box<dyn Error>> {
@@ -97,15 +99,10 @@ fn print_frame(
     state: &mut MentionInputState,
     title: &str,
 ) -> Result<(), Box<dyn Error>> {
+    let labels = popup_labels();
     terminal.draw(|frame| {
-        let area = frame.area();
-        let height = state.desired_height(area.width).min(area.height);
-        let bottom = ratatui::layout::Rect {
-            y: area.bottom() - height,
-            height,
-            ..area
-        };
-        frame.render_stateful_widget(MentionInput, bottom, state);
+        // The widget takes the rows it needs at the bottom of the screen.
+        frame.render_stateful_widget(composer_look(&labels, true), frame.area(), state);
     })?;
     println!("── {title} ──");
     let buffer = terminal.backend().buffer();

@@ -7,4 +7,5 @@
 pub mod agent;
 pub mod cli;
 pub mod llm;
+pub mod regular_file;
 pub mod tui;

@@ -497,24 +497,71 @@ fn a_session_resumed_at_launch_continues_its_conversation() {
     assert_eq!(titles, 1, "{screen}");
 }
 
-#[test]
-fn sigterm_leaves_the_terminal_restored() {
-    let fx = fixture();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
-    assert!(app.screen.lock().unwrap().screen().alternate_screen());
+/// Whether the terminal is out of app mode: main screen, cursor shown, no bracketed paste,
+/// no mouse reporting.
+fn restored(app: &Session) -> Result<(), String> {
+    let parser = app.screen.lock().unwrap();
+    let screen = parser.screen();
+    let state = (
+        screen.alternate_screen(),
+        screen.hide_cursor(),
+        screen.bracketed_paste(),
+        screen.mouse_protocol_mode(),
+    );
+    if state == (false, false, false, vt100::MouseProtocolMode::None) {
+        Ok(())
+    } else {
+        Err(format!(
+            "alternate screen, hidden cursor, bracketed paste, mouse: {state:?}"
+        ))
+    }
+}
+
+/// Send `signal` (`TERM`, `HUP`, `INT`) to the app.
+fn kill(app: &Session, signal: &str) {
     let pid = app.child.lock().unwrap().process_id().unwrap();
     let status = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
+        .args([&format!("-{signal}"), &pid.to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    app.wait_exit();
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(
-        !app.screen.lock().unwrap().screen().alternate_screen(),
-        "still on the alternate screen after exit"
-    );
+}
+
+#[test]
+fn termination_signals_leave_the_terminal_restored() {
+    // Issue 23, item 7: SIGTERM, SIGHUP and SIGINT restore the terminal as a panic does —
+    // idle, and while a reply streams. (SIGINT used to end the process with the terminal
+    // left in app mode.)
+    for (signal, streaming) in [
+        ("TERM", false),
+        ("HUP", false),
+        ("INT", false),
+        ("INT", true),
+        ("TERM", true),
+    ] {
+        let fx = fixture();
+        let mut app = Session::start(
+            &fx.store,
+            &fx.config,
+            &fx.project,
+            &[("DSH_REFS_OFFLINE_DELAY_MS", "300")],
+        );
+        app.wait_for_text("@ reference a session");
+        assert!(restored(&app).is_err(), "app mode is on");
+        if streaming {
+            app.type_text("tell me a long story");
+            app.send("\r");
+            app.wait_for_text("responding");
+        }
+        kill(&app, signal);
+        app.wait_exit();
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(
+            restored(&app),
+            Ok(()),
+            "SIG{signal}, streaming: {streaming}"
+        );
+    }
 }
 
 #[test]

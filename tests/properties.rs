@@ -19,14 +19,13 @@ use dsh_reference::{
     ConversationItem, ErrorCode, SourceHeader, TurnRole, decode_uri, encode_uri, format_mention,
     parse_text, retain_source,
 };
+use dsh_refs::tui::composer::session_items::composer_config;
 use dsh_store::{
     ContentBlock, Event, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery,
     SessionStore, Source, SurfaceFolder, SurfaceOp, fold_surface,
 };
 use proptest::prelude::*;
-use ratatui_mention::mention_token::{
-    DEFAULT_URI_SCHEME, mention_char_spans, mention_spans, mention_token_at,
-};
+use ratatui_mention::{Mention, MentionInputState, find_mentions};
 use serde_json::{Map, Value};
 
 // ---------------------------------------------------------------------------------------
@@ -449,35 +448,32 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
+    /// The composer as the app configures it, fed any text and caret: a `@` popup's query
+    /// is the whitespace-free word after an `@` in the text, and every mention found is
+    /// a whole `@[…](…)` that reads back as the same text.
     #[test]
     fn token_detection_never_panics_and_is_consistent(
         text in prop_oneof![tricky_text(30), any::<String>()],
         cursor in 0usize..80,
     ) {
-        let chars: Vec<char> = text.chars().collect();
-        if let Some(token) = mention_token_at(&text, cursor, DEFAULT_URI_SCHEME) {
-            let cursor = cursor.min(chars.len());
-            prop_assert!(token.start_char <= cursor && cursor <= token.end_char);
-            prop_assert!(token.end_char <= chars.len());
-            prop_assert_eq!(chars[token.start_char], '@');
-            let query: String = chars[token.start_char + 1..token.end_char].iter().collect();
-            prop_assert_eq!(&token.query, &query);
+        let mut state = MentionInputState::new(composer_config(0));
+        let _ = state.set_draft(&text);
+        let _ = state.set_caret(cursor);
+        prop_assert_eq!(state.draft(), text.clone());
+        if let Some(results) = state.results() {
+            let query = results.query();
+            let token = format!("@{query}");
+            prop_assert!(text.contains(&token));
             // The token is whitespace-delimited (JavaScript's \s set).
-            prop_assert!(!chars[token.start_char..token.end_char]
-                .iter()
-                .any(|&c| dsh_reference::js_chars::is_js_whitespace(c)));
+            prop_assert!(!query.chars().any(dsh_reference::js_chars::is_js_whitespace));
         }
-        let spans = mention_spans(&text, DEFAULT_URI_SCHEME);
-        let char_spans = mention_char_spans(&text, DEFAULT_URI_SCHEME);
-        prop_assert_eq!(spans.len(), char_spans.len());
         let mut last_end = 0;
-        for (bytes, chars_range) in spans.iter().zip(&char_spans) {
-            prop_assert!(bytes.start >= last_end && bytes.start < bytes.end);
-            last_end = bytes.end;
-            let mention = &text[bytes.clone()];
+        for span in find_mentions(&text) {
+            prop_assert!(span.range.start >= last_end && span.range.start < span.range.end);
+            last_end = span.range.end;
+            let mention = &text[span.range.clone()];
             prop_assert!(mention.starts_with("@[") && mention.ends_with(')'));
-            let via_chars: String = chars[chars_range.clone()].iter().collect();
-            prop_assert_eq!(via_chars.as_str(), mention);
+            prop_assert_eq!(Mention::parse(mention), Ok(span.mention.clone()));
         }
     }
 }

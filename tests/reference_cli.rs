@@ -270,7 +270,7 @@ fn prepare_without_mentions_has_a_null_context() {
     assert!(out.status.success());
     assert_eq!(
         stdout_json(&out),
-        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": []})
+        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": [], "fileContext": null})
     );
 }
 
@@ -636,4 +636,134 @@ fn size_estimate_matches_prepare_through_the_binary() {
         assert_eq!(json!(estimate.truncated), entry["truncated"]);
         assert_eq!(estimate.truncated, truncated, "budget {budget}");
     }
+}
+
+#[test]
+fn prepare_attaches_mentioned_files_and_excerpts() {
+    let fx = Fixture::new();
+    let repo = fx.dir.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "pub fn answer() -> u32 { 42 }\n").unwrap();
+    std::fs::write(repo.join("notes v2.md"), "token=9f8e7d6c5b4a3210\n").unwrap();
+    let cwd = repo.to_string_lossy().into_owned();
+    fx.write("target", Some(&cwd), 400, vec![user("hello")]);
+    fx.write(
+        "src-session",
+        Some(&cwd),
+        300,
+        vec![
+            user("q0"),
+            assistant_with_reasoning(1, "a1", None),
+            user("q2"),
+            assistant_with_reasoning(1, "a3", None),
+        ],
+    );
+    let excerpt = dsh_reference::format_excerpt_mention(
+        &dsh_reference::ExcerptRange {
+            session_id: "src-session".into(),
+            // q2 (the writer lays the messages out in turns: 0 turn/start, 1 q0, 2 step/start,
+            // 3 a1, 4 step/end, 5 turn/end, 6 turn/start, 7 q2, …).
+            seq: 7,
+            before: 1,
+            after: 0,
+        },
+        "Q2",
+    );
+    let text = format!("read @src/lib.rs and @\"notes v2.md\" with {excerpt}");
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    assert_eq!(
+        v["content"][0]["text"],
+        "read @src/lib.rs and @\"notes v2.md\" with @Q2"
+    );
+    let entry = &v["context"]["source"]["references"][0];
+    assert_eq!(entry["excerpt"]["first"], 2);
+    assert_eq!(entry["excerpt"]["last"], 3);
+    assert_eq!(entry["excerpt"]["of"], 4);
+    let files = &v["fileContext"];
+    assert_eq!(files["source"]["kind"], "file-reference");
+    assert_eq!(files["source"]["files"][0]["path"], "src/lib.rs");
+    assert_eq!(files["source"]["files"][1]["redactedSecrets"], 1);
+    let text = files["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("<referenced-files>") && text.contains("pub fn answer()"));
+    assert!(!text.contains("9f8e7d6c5b4a3210"));
+
+    let human = fx.run(&[
+        "prepare",
+        "--session",
+        "target",
+        &format!("see @src/lib.rs {excerpt}"),
+    ]);
+    let human = String::from_utf8(human.stdout).unwrap();
+    assert!(human.contains("excerpt, messages 2–3 of 4"), "{human}");
+    assert!(
+        human.contains("Referenced files:\n  src/lib.rs · 30 bytes"),
+        "{human}"
+    );
+
+    let refused = fx.run(&["prepare", "--session", "target", "--json", "@\"nope.md\""]);
+    expect_error(&refused, "FILE_REFERENCE_REFUSED");
+}
+
+#[test]
+fn candidates_rank_by_frecency_only_when_asked() {
+    let fx = Fixture::new();
+    fx.write("target", Some("/w"), 500, vec![user("t")]);
+    for (id, at) in [("new", 400), ("mid", 300), ("old", 200)] {
+        fx.write(id, Some("/w"), at, vec![user(id)]);
+    }
+    let data = fx.dir.path().join("data");
+    let usage = data.join("dsh-refs").join("usage.json");
+    std::fs::create_dir_all(usage.parent().unwrap()).unwrap();
+    let now = u64::try_from(dsh_store::event::now_ms()).unwrap();
+    std::fs::write(
+        &usage,
+        json!({"version": 1, "sessions": {
+            "old": {"uses": [now - 1000, now - 2000]},
+            "mid": {"pinnedAt": now - 10, "uses": []}
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let ids = |rank: Option<&str>| -> Vec<String> {
+        let mut args = vec!["candidates", "--session", "target", "--json"];
+        if let Some(r) = rank {
+            args.extend(["--rank", r]);
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .env("XDG_DATA_HOME", &data)
+            .env(
+                "XDG_CACHE_HOME",
+                std::env::temp_dir().join("dsh-refs-test-cache"),
+            )
+            .arg("--store")
+            .arg(fx.store())
+            .arg("--config")
+            .arg(fx.dir.path().join("config.toml"))
+            .arg("--no-foreign-sources")
+            .args(&args)
+            .env_remove("DSH_REFS_STORE")
+            .env_remove("DSH_REFS_CONFIG")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout_json(&out)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["sessionId"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(None), ["new", "mid", "old"]);
+    assert_eq!(ids(Some("dsh")), ["new", "mid", "old"]);
+    assert_eq!(ids(Some("frecency")), ["mid", "old", "new"]);
 }

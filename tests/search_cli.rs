@@ -102,6 +102,18 @@ fn json_hits_on_a_fresh_machine() {
     let out = fx.run(&["search", "--json", "kafka redis"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "", "no progress bar on a pipe");
+    // Each snippet's exchange as an excerpt mention (`excerpt_context` = 2 each side).
+    let excerpt = |seq| {
+        dsh_reference::format_excerpt_mention(
+            &dsh_reference::ExcerptRange {
+                session_id: "s-kafka".into(),
+                seq,
+                before: 2,
+                after: 2,
+            },
+            "Queue choice",
+        )
+    };
     let got: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(
         without_scores(got),
@@ -113,8 +125,10 @@ fn json_hits_on_a_fresh_machine() {
             "createdAt": 1_700_000_000_000i64,
             "mention": format_mention("s-kafka", Some("Queue choice")),
             "snippets": [
-                {"role": "user", "number": 1, "seq": 0, "text": "Should we use Kafka or Redis for the job queue?"},
-                {"role": "assistant", "number": 2, "seq": 1, "text": "We chose Kafka over Redis: replay matters."},
+                {"role": "user", "number": 1, "seq": 0, "text": "Should we use Kafka or Redis for the job queue?",
+                 "excerptMention": excerpt(0)},
+                {"role": "assistant", "number": 2, "seq": 1, "text": "We chose Kafka over Redis: replay matters.",
+                 "excerptMention": excerpt(1)},
             ],
         }])
     );
@@ -287,4 +301,96 @@ fn several_processes_search_while_one_indexes() {
     let out = fx.run(&["search", "--json", "--limit", "1000", "shared"]);
     let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(hits.as_array().unwrap().len(), 400);
+}
+
+#[test]
+fn search_on_a_missing_store_is_refused_and_makes_no_cache_folder() {
+    // Issue 23, break 8: `search` on a store that does not exist printed "no matching
+    // sessions", exited 0 and made a cache folder for it.
+    let fx = Fixture::new();
+    let missing = fx.dir.path().join("typo-store");
+    let out = fx
+        .command(&["search", "hello"])
+        .arg("--store")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("CLI_NO_STORE: no store at {}", missing.display())),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!missing.exists());
+    assert!(!fx.cache().exists(), "a cache folder was made");
+    // The default store missing (a fresh machine, no other tool's sessions): nothing to
+    // find, nothing made.
+    let home = fx.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .args(["search", "hello"])
+        .env_remove("DSH_REFS_STORE")
+        .env_remove("DSH_REFS_CONFIG")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "no matching sessions\n");
+    assert_eq!(tree(&home), Vec::<PathBuf>::new(), "nothing made");
+}
+
+#[test]
+fn search_while_another_process_builds_the_index_says_how_far_it_is() {
+    // Issue 23, break 8: during a concurrent first build `search` could answer "no
+    // matching sessions".
+    let fx = Fixture::new();
+    let index_dir = fx.dir.path().join("own-index");
+    fx.config(&format!(
+        "[search]\nindex_dir = {:?}\n",
+        index_dir.display().to_string()
+    ));
+    for i in 0..2 {
+        Log::create(&fx.store(), &format!("early{i}"), "/w", i).user("earlyword");
+    }
+    let index = dsh_search::SessionIndex::open(
+        &fx.store(),
+        &dsh_search::IndexOptions {
+            index_dir: Some(index_dir.clone()),
+        },
+    )
+    .unwrap();
+    index
+        .refresh(&dsh_search::Cancel::new(), &mut |_| {})
+        .unwrap();
+    drop(index);
+    for i in 0..3 {
+        Log::create(&fx.store(), &format!("late{i}"), "/w", 10 + i).user("laterword");
+    }
+    // Another process holds the writer (tantivy's lock is an advisory lock on this file).
+    let lock = std::fs::File::open(index_dir.join(".tantivy-writer.lock")).unwrap();
+    lock.lock().unwrap();
+    let out = fx.run(&["search", "laterword"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "the index is being built (2 of 5 sessions)\n");
+    assert!(
+        stderr(&out).contains("another process is building the search index (2 of 5"),
+        "{}",
+        stderr(&out)
+    );
+    // What is already in is found, with the same warning.
+    let out = fx.run(&["search", "earlyword"]);
+    let labels = stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with("early"))
+        .count();
+    assert_eq!(labels, 2, "{}", stdout(&out));
+    assert!(stderr(&out).contains("2 of 5"), "{}", stderr(&out));
+    lock.unlock().unwrap();
+    let out = fx.run(&["search", "--json", "laterword"]);
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(hits.as_array().unwrap().len(), 3);
+    assert_eq!(stderr(&out), "");
 }

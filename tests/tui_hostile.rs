@@ -21,13 +21,13 @@ use std::sync::{Arc, Mutex};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::Candidate;
-use dsh_refs::tui::session_items::{DisplayZone, composer_state, session_item};
+use dsh_refs::tui::composer::session_items::{
+    DisplayZone, composer_look, composer_state, popup_labels, session_item,
+};
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
-use ratatui::widgets::StatefulWidget;
 use ratatui::{Terminal, TerminalOptions, Viewport};
-use ratatui_mention::untrusted::is_control;
-use ratatui_mention::{ActivePopup, MentionInput, MentionInputState};
+use ratatui_mention::{MentionInputState, ResultsList};
 use serde_json::Value;
 
 /// Everything a VT100 parser was asked to do besides drawing cells.
@@ -111,14 +111,8 @@ fn terminal_bytes(pane: &mut MentionInputState) -> Vec<u8> {
     .unwrap();
     terminal
         .draw(|frame| {
-            let area = frame.area();
-            let h = pane.desired_height(area.width).min(area.height);
-            let pane_area = Rect {
-                y: area.bottom() - h,
-                height: h,
-                ..area
-            };
-            MentionInput.render(pane_area, frame.buffer_mut(), pane);
+            let labels = popup_labels();
+            frame.render_stateful_widget(composer_look(&labels, true), frame.area(), pane);
             if let Some(p) = pane.cursor_position() {
                 frame.set_cursor_position(p);
             }
@@ -147,10 +141,10 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
     let texts = hostile_texts();
     let mut pane = composer_state(10);
     type_str(&mut pane, "@");
-    let query_id = match pane.active_popup() {
-        ActivePopup::Mention(popup) => popup.query_id(),
-        _ => panic!("@ opens the popup"),
-    };
+    let query_id = pane
+        .results()
+        .map(ResultsList::query_id)
+        .expect("@ opens the popup");
     let rows: Vec<Candidate> = texts
         .iter()
         .enumerate()
@@ -201,7 +195,7 @@ fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     assert!(
         !draft
             .chars()
-            .any(|c| c != '\n' && c != '\t' && is_control(c)),
+            .any(|c| c != '\n' && c != '\t' && c.is_control()),
         "{draft:?}"
     );
     assert!(draft.starts_with("clear [2J[H screen\n"), "{draft:?}");

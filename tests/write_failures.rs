@@ -157,6 +157,10 @@ fn a_full_disk_ends_send_with_exit_1_for_a_new_and_an_existing_session() {
     let out = run_guarded(fx.command(&store, "new", "/p", "hello"));
     assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED", "No space left"]);
     assert!(!SessionStore::new(&store).exists("new"));
+    // Issue 23, break 8: no empty session directory (nor a new project's) is left behind.
+    let out = run_guarded(fx.command(&store, "newer", "/q", "hello"));
+    assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED", "No space left"]);
+    assert_eq!(dirs_below(&store), ["/--p--", "/--p--/old"]);
 
     // Longer than a page, so it cannot fit in the slack of the log's last page.
     let long = "second ".repeat(2000);
@@ -172,6 +176,63 @@ fn a_full_disk_ends_send_with_exit_1_for_a_new_and_an_existing_session() {
     )
     .unwrap();
     assert!(after.starts_with(&before));
+}
+
+/// Every directory below `root`, as `/`-joined paths relative to it, sorted.
+fn dirs_below(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let rel = path.strip_prefix(root).unwrap().to_string_lossy();
+                out.push(format!("/{rel}"));
+                stack.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_first_send_that_cannot_write_its_log_leaves_no_session_directory() {
+    // Issue 23, break 8 (a full disk without needing a mount: a file-size limit makes the
+    // first write fail the same way, SIGXFSZ ignored so the write returns the error).
+    let fx = Fixture::new();
+    let store = fx.path().join("store");
+    std::fs::create_dir_all(store.join("--p--")).unwrap();
+    let big = "x".repeat(64 * 1024);
+    let cmd = fx.command(&store, "first", "/p", &big);
+    let mut limited = Command::new("sh");
+    limited
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 8 && exec \"$0\" \"$@\"")
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .current_dir(fx.path())
+        .env_remove("DSH_REFS_STORE")
+        .env_remove("DSH_REFS_CONFIG")
+        .env_remove("DEEPSEEK_API_KEY")
+        .env("XDG_CACHE_HOME", fx.path().join("cache"));
+    let out = run_guarded(limited);
+    assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED"]);
+    assert!(!SessionStore::new(&store).exists("first"));
+    assert_eq!(dirs_below(&store), ["/--p--"], "{}", stderr(&out));
+    // A new project's directory goes too.
+    let cmd = fx.command(&store, "second", "/elsewhere", &big);
+    let mut limited = Command::new("sh");
+    limited
+        .arg("-c")
+        .arg("trap '' XFSZ; ulimit -f 8 && exec \"$0\" \"$@\"")
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .current_dir(fx.path())
+        .env("XDG_CACHE_HOME", fx.path().join("cache"));
+    let out = run_guarded(limited);
+    assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED"]);
+    assert_eq!(dirs_below(&store), ["/--p--"], "{}", stderr(&out));
 }
 
 /// `setpriv` to the `nobody` user, or `None` (with the reason printed) where that is not possible.

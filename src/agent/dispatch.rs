@@ -13,13 +13,19 @@ use dsh_store::Message;
 
 /// Deliver `message` (and its snapshot `context`, if any) to `agent`.
 pub fn dispatch(agent: &Agent, message: Message, context: Option<Message>) -> DispatchPath {
-    match context {
-        None => agent.steer_path(message),
-        Some(context) if agent.window_open() => agent.inject_and_steer(context, message),
-        Some(context) => {
+    dispatch_contexts(agent, message, context.into_iter().collect())
+}
+
+/// Deliver `message` with its `contexts` (the session snapshot, then the file context), which
+/// the log holds in this order right before it.
+pub fn dispatch_contexts(agent: &Agent, message: Message, contexts: Vec<Message>) -> DispatchPath {
+    match contexts {
+        contexts if contexts.is_empty() => agent.steer_path(message),
+        contexts if agent.window_open() => agent.inject_all_and_steer(contexts, message),
+        contexts => {
             let hook = Arc::new(OneShotContext {
                 message_id: message.id.clone(),
-                context: Mutex::new(Some(context)),
+                contexts: Mutex::new(contexts),
                 guard: Mutex::new(None),
             });
             let guard = agent.add_prompt_submit_hook(hook.clone(), true);
@@ -30,11 +36,11 @@ pub fn dispatch(agent: &Agent, message: Message, context: Option<Message>) -> Di
     }
 }
 
-/// Adds one context to exactly one prompt's admission, then detaches itself. Also detaches
+/// Adds its contexts to exactly one prompt's admission, then detaches itself. Also detaches
 /// when that prompt is discarded before admission.
 struct OneShotContext {
     message_id: String,
-    context: Mutex<Option<Message>>,
+    contexts: Mutex<Vec<Message>>,
     /// Its own registration; dropping it detaches the hook.
     guard: Mutex<Option<HookGuard>>,
 }
@@ -55,25 +61,23 @@ impl PromptSubmitHook for OneShotContext {
         if ctx.message.id != self.message_id {
             return next.run(ctx);
         }
-        let context = self
-            .context
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        let contexts =
+            std::mem::take(&mut *self.contexts.lock().unwrap_or_else(PoisonError::into_inner));
         // Used once: gone from the chain whatever the verdict.
         self.detach();
         Box::pin(async move {
             let verdict = next.run(ctx).await?;
-            Ok(match (verdict, context) {
+            Ok(match (verdict, contexts) {
+                (verdict, contexts) if contexts.is_empty() => verdict,
                 (
                     Admission::Allow {
                         content,
                         mut additional_contexts,
                     },
-                    Some(context),
+                    contexts,
                 ) => {
-                    // Last, so it sits right before the prompt in the log.
-                    additional_contexts.push(context);
+                    // Last, so they sit right before the prompt in the log.
+                    additional_contexts.extend(contexts);
                     Admission::Allow {
                         content,
                         additional_contexts,

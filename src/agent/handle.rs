@@ -276,9 +276,14 @@ impl Agent {
 
     /// Context then direct message as one atomic operation (docs/agent.md).
     pub fn inject_and_steer(&self, ctx: Message, msg: Message) -> DispatchPath {
+        self.inject_all_and_steer(vec![ctx], msg)
+    }
+
+    /// Several contexts in order, then the direct message, as one atomic operation.
+    pub fn inject_all_and_steer(&self, contexts: Vec<Message>, msg: Message) -> DispatchPath {
         let (path, staged) = {
             let mut inbox = self.shared.inbox();
-            let path = inbox.inject_and_steer(ctx, msg);
+            let path = inbox.inject_all_and_steer(contexts, msg);
             (path, inbox.staged_count())
         };
         self.after_enqueue(path == DispatchPath::Steered, staged);

@@ -156,15 +156,24 @@ impl Inbox {
     /// Context then direct message, atomically: adjacent in the staging FIFO when the window
     /// is open, else one followup whose admission logs the context right before it.
     pub fn inject_and_steer(&mut self, context: Message, message: Message) -> DispatchPath {
+        self.inject_all_and_steer(vec![context], message)
+    }
+
+    /// [`inject_and_steer`](Self::inject_and_steer) for several contexts (a session snapshot
+    /// then a file context), kept in order and adjacent to the message.
+    pub fn inject_all_and_steer(
+        &mut self,
+        contexts: Vec<Message>,
+        message: Message,
+    ) -> DispatchPath {
         if self.window_open {
-            self.staged.push(Staged::Context(context));
+            self.staged
+                .extend(contexts.into_iter().map(Staged::Context));
             self.staged.push(Staged::Steering(message));
             DispatchPath::Steered
         } else {
-            self.queue.push_back(Work::Prompt(QueuedPrompt {
-                message,
-                contexts: vec![context],
-            }));
+            self.queue
+                .push_back(Work::Prompt(QueuedPrompt { message, contexts }));
             DispatchPath::FollowupWithContext
         }
     }

@@ -16,7 +16,7 @@ mod surface_tail;
 pub mod title;
 mod turn_loop;
 
-pub use dispatch::dispatch;
+pub use dispatch::{dispatch, dispatch_contexts};
 pub use error::AgentError;
 pub use handle::{Agent, AgentEvent};
 pub use hooks::{

@@ -3,8 +3,9 @@
 
 use tokio_util::sync::CancellationToken;
 
+use dsh_reference::file_mention::{FileMention, scan_file_mentions};
 use dsh_reference::{
-    AgentRef, ErrorCode, Reference, ReferenceError, SessionReferences, parse_message,
+    AgentRef, ErrorCode, Mentioned, ReferenceError, SessionReferences, parse_message,
 };
 use dsh_store::{ContentBlock, Message, Role, Source};
 
@@ -15,6 +16,19 @@ pub struct Submission {
     pub message: Message,
     /// The session-reference context, when the text referenced other sessions.
     pub context: Option<Message>,
+    /// The `<referenced-files>` context, when the text mentioned files.
+    pub file_context: Option<Message>,
+}
+
+impl Submission {
+    /// The contexts to log right before the message, in order: sessions, then files.
+    pub fn contexts(&self) -> Vec<Message> {
+        self.context
+            .iter()
+            .chain(self.file_context.iter())
+            .cloned()
+            .collect()
+    }
 }
 
 /// Why a submission could not be prepared; nothing was sent.
@@ -48,10 +62,11 @@ impl SubmitError {
 pub enum ParsedSubmission {
     /// No mentions: the readable text is the whole message.
     Plain(Vec<ContentBlock>),
-    /// Mentions, and the service that will attach their snapshots.
+    /// Mentions (sessions, excerpts, files), and the service that will attach them.
     WithReferences {
         content: Vec<ContentBlock>,
-        references: Vec<Reference>,
+        mentions: Vec<Mentioned>,
+        files: Vec<FileMention>,
         refs: SessionReferences,
     },
 }
@@ -72,37 +87,50 @@ impl ParsedSubmission {
             ParsedSubmission::Plain(content) => Ok(Submission {
                 message: Message::new(Role::User, content, Source::user()),
                 context: None,
+                file_context: None,
             }),
             ParsedSubmission::WithReferences {
                 content,
-                references,
+                mentions,
+                files,
                 refs,
             } => {
-                let prepared = refs.prepare(agent, &content, &references, cancel).await?;
+                let prepared = refs
+                    .prepare_mentions(agent, &content, &mentions, &files, cancel)
+                    .await?;
                 Ok(Submission {
                     message: Message::new(Role::User, prepared.content, Source::user()),
                     context: prepared.context,
+                    file_context: prepared.file_context,
                 })
             }
         }
     }
 }
 
-/// Parses `text` once (mentions shown by their neutral labels: docs/references.md); mentions
-/// with no service to resolve them are an error here, the one place that checks.
+/// Parses `text` once (mentions shown by their neutral labels: docs/references.md); session
+/// mentions with no service to resolve them are an error here, the one place that checks.
+/// File mentions (`@path`, `@"path"`) are looked at only with a service: without one they
+/// stay text.
 pub fn parse_submission(
     refs: Option<&SessionReferences>,
     text: &str,
 ) -> Result<ParsedSubmission, SubmitError> {
     let parsed = parse_message(text)?;
+    let files = if refs.is_some() {
+        scan_file_mentions(text, &parsed.spans)
+    } else {
+        Vec::new()
+    };
     let content = vec![ContentBlock::text(parsed.text)];
-    if parsed.references.is_empty() {
+    if parsed.mentions.is_empty() && files.is_empty() {
         return Ok(ParsedSubmission::Plain(content));
     }
     let refs = refs.ok_or(SubmitError::NoReferenceService)?;
     Ok(ParsedSubmission::WithReferences {
         content,
-        references: parsed.references,
+        mentions: parsed.mentions,
+        files,
         refs: refs.clone(),
     })
 }

@@ -7,35 +7,91 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
-use dsh_reference::{Candidate, format_mention};
-use ratatui_mention::untrusted::visible_controls_line;
+use dsh_reference::{Candidate, format_mention, neutral_label};
+use ratatui_mention::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
 use super::reference_service::{block_on, open_service, target_agent};
-use super::{CandidatesArgs, CliError, Context};
+use super::usage::usage_path;
+use super::{CandidatesArgs, CliError, Context, Rank};
+use dsh_reference::frecency::UsageBook;
+use dsh_store::event::now_ms;
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
     ctx.require_store()?;
     let service = open_service(ctx)?;
     let agent = target_agent(&service, &args.session);
+    let agent_cwd = agent.cwd.clone();
     let refs = service.refs.clone();
+    let frecency = args.rank == Rank::Frecency;
+    let limit = match (args.limit, frecency) {
+        (Some(n), true) if n <= 0 => {
+            return Err(dsh_reference::ReferenceError::invalid_reference(format!(
+                "candidate limit must be a positive integer (got {n})"
+            ))
+            .into());
+        }
+        (n, true) => {
+            let n = n.map_or(refs.config().candidate_limit, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            });
+            Some(n)
+        }
+        (_, false) => None,
+    };
+    // Frecency reorders the whole listing, then keeps the first rows.
+    let asked = if frecency { Some(i64::MAX) } else { args.limit };
     let result = block_on(|cancel| async move {
-        refs.list_candidates(&agent, &args.query, args.limit, &cancel)
+        refs.list_candidates(&agent, &args.query, asked, &cancel)
             .await
     })?;
-    let candidates = result?;
+    let mut candidates = result?;
+    let ranking = if let Some(limit) = limit {
+        let book = usage_path()
+            .map(|p| UsageBook::load(&p))
+            .unwrap_or_default();
+        let now = u64::try_from(now_ms()).unwrap_or(0);
+        book.order(&mut candidates, agent_cwd.as_deref(), now);
+        candidates.truncate(limit);
+        let marks: Vec<(bool, u32)> = candidates
+            .iter()
+            .map(|c| {
+                (
+                    book.is_pinned(&c.session_id),
+                    book.score(&c.session_id, now),
+                )
+            })
+            .collect();
+        Some(marks)
+    } else {
+        None
+    };
     let origins: Vec<Origin> = candidates
         .iter()
         .map(|c| service.sources.origin(&c.session_id))
         .collect();
     let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_rows(&candidates, &origins))?;
+        let mut rows = json_rows(&candidates, &origins);
+        if let (Some(marks), Value::Array(rows)) = (&ranking, &mut rows) {
+            add_ranking(rows, marks);
+        }
+        let text = serde_json::to_string_pretty(&rows)?;
         format!("{}\n", escape_json_controls(&text))
     } else {
         human_rows(&candidates, &origins)
     };
     write_stdout(&out)
+}
+
+/// `pinned` and `frecency` on each row of a frecency listing.
+fn add_ranking(rows: &mut [Value], marks: &[(bool, u32)]) {
+    for (row, (pinned, score)) in rows.iter_mut().zip(marks) {
+        if let Value::Object(m) = row {
+            m.insert("pinned".into(), (*pinned).into());
+            m.insert("frecency".into(), (*score).into());
+        }
+    }
 }
 
 /// `[{sessionId, label, cwd?, createdAt, mention, origin}]`.
@@ -54,7 +110,7 @@ fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
                 m.insert("createdAt".into(), c.created_at.into());
                 m.insert(
                     "mention".into(),
-                    format_mention(&c.session_id, Some(&c.label)).into(),
+                    format_mention(&c.session_id, Some(&neutral_label(&c.label))).into(),
                 );
                 m.insert("origin".into(), origin.as_str().into());
                 Value::Object(m)
@@ -82,7 +138,10 @@ fn human_rows(candidates: &[Candidate], origins: &[Origin]) -> String {
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),
-            visible_controls_line(&format_mention(&c.session_id, Some(&c.label))),
+            visible_controls_line(&format_mention(
+                &c.session_id,
+                Some(&neutral_label(&c.label))
+            )),
         );
     }
     out

@@ -1,6 +1,7 @@
 //! The configuration file (`config.toml`, docs/cli.md). Every key is optional; unknown keys and
 //! invalid values are reported with the file, the key and the reason.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -16,6 +17,10 @@ pub struct ReferencesSection {
     pub max_references: Option<i64>,
     pub candidate_limit: Option<i64>,
     pub max_reference_bytes: Option<i64>,
+    pub redact_secrets: Option<bool>,
+    pub excerpt_context: Option<i64>,
+    pub max_files: Option<i64>,
+    pub max_file_bytes: Option<i64>,
 }
 
 /// `[model]`.
@@ -241,7 +246,7 @@ impl Config {
             message,
         };
         let mut config: Config =
-            toml::from_str(text).map_err(|e| invalid(e.to_string().trim_end().to_owned()))?;
+            toml::from_str(text).map_err(|e| invalid(toml_message(text, &e)))?;
         if config.model.timeout_secs == 0 {
             return Err(invalid(
                 "key `model.timeout_secs`: must be at least 1".into(),
@@ -314,18 +319,114 @@ impl Config {
     }
 
     /// Load `path`; a missing file at the *default* location means the embedded defaults.
+    /// Only a regular file of at most [`MAX_CONFIG_BYTES`] is read (a FIFO or device is
+    /// refused at once, never waited on).
     pub fn load(path: &Path, explicit: bool) -> Result<Config, ConfigError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Config::parse(&text, path),
+        let read = |source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        match crate::regular_file::read_capped(path, MAX_CONFIG_BYTES) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes).map_err(|_| ConfigError::Invalid {
+                    path: path.to_owned(),
+                    message: "the file is not UTF-8 text".into(),
+                })?;
+                Config::parse(&text, path)
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
                 Ok(Config::default())
             }
-            Err(source) => Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            }),
+            Err(source) => Err(read(source)),
         }
     }
+}
+
+/// Largest config file read (a real one is a few KiB).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Characters of the file (or of the parser's message) quoted in an error, at most.
+pub const MAX_QUOTED_CHARS: usize = 200;
+
+impl ConfigError {
+    /// The message as lines for a terminal: the first names the file; the parser's message
+    /// and a quote of the line it stopped at follow (each line still to be sanitised by the
+    /// caller).
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            ConfigError::Read { .. } => vec![self.to_string()],
+            ConfigError::Invalid { path, message } => {
+                let mut lines = message.lines();
+                let first = format!("{}: {}", path.display(), lines.next().unwrap_or_default());
+                std::iter::once(first)
+                    .chain(lines.map(str::to_owned))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// The parser's message for `error` in `text`, on several lines: where (line and column),
+/// what (each line of the message cut to [`MAX_QUOTED_CHARS`]), and the line of the file
+/// it stopped at (at most [`MAX_QUOTED_CHARS`] characters of it, around the column).
+fn toml_message(text: &str, error: &toml::de::Error) -> String {
+    let mut out = String::new();
+    let span = error.span();
+    if let Some(span) = &span {
+        let (line, column) = line_and_column(text, span.start);
+        let _ = write!(out, "invalid TOML at line {line}, column {column}:");
+    } else {
+        out.push_str("invalid TOML:");
+    }
+    for line in error.message().lines() {
+        out.push_str("\n  ");
+        out.push_str(&quoted(line, 0));
+    }
+    if let Some(span) = span {
+        let (line, _) = line_and_column(text, span.start);
+        let start = text
+            .get(..span.start)
+            .and_then(|b| b.rfind('\n'))
+            .map_or(0, |i| i + 1);
+        let end = text
+            .get(span.start..)
+            .and_then(|a| a.find('\n'))
+            .map_or(text.len(), |i| span.start + i);
+        if let Some(whole) = text.get(start..end) {
+            let at = text.get(start..span.start).map_or(0, |b| b.chars().count());
+            let _ = write!(out, "\n  {line} | {}", quoted(whole, at));
+        }
+    }
+    out
+}
+
+/// 1-based line and column (in characters) of byte `at` of `text`.
+fn line_and_column(text: &str, at: usize) -> (usize, usize) {
+    let before = text.get(..at).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// At most [`MAX_QUOTED_CHARS`] characters of `text` around character `at`, with `…` where
+/// it was cut.
+fn quoted(text: &str, at: usize) -> String {
+    let total = text.chars().count();
+    if total <= MAX_QUOTED_CHARS {
+        return text.to_owned();
+    }
+    let start = at
+        .saturating_sub(MAX_QUOTED_CHARS / 2)
+        .min(total - MAX_QUOTED_CHARS);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.extend(text.chars().skip(start).take(MAX_QUOTED_CHARS));
+    if start + MAX_QUOTED_CHARS < total {
+        out.push('…');
+    }
+    out
 }
 
 #[cfg(test)]

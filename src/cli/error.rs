@@ -116,6 +116,16 @@ impl CliError {
         }
     }
 
+    /// The message as lines for a terminal: several only for a config file the parser
+    /// refused (its message and a quote of the line); anything else is one line, whatever
+    /// it holds.
+    pub fn lines(&self) -> Vec<String> {
+        match self {
+            CliError::Config(e) => e.lines(),
+            other => vec![other.to_string()],
+        }
+    }
+
     /// Whether this is stdout closed by the reader (`| head`): not a failure.
     pub fn is_closed_pipe(&self) -> bool {
         matches!(self, CliError::Output(e) if e.kind() == std::io::ErrorKind::BrokenPipe)

@@ -6,15 +6,15 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Serialized JSON with every DEL and C1 control and every invisible formatting character
-/// ([`ratatui_mention::untrusted::is_invisible_format`]) written as a `\uXXXX` escape.
+/// (one the terminal sanitizer, [`ratatui_mention::visible_controls_line`], shows escaped)
+/// written as a `\uXXXX` escape.
 /// `serde_json` escapes only C0 controls, but a terminal may act on a raw U+009B (CSI);
 /// such characters can only occur inside string literals, so the escaped text parses back
 /// to the same values. Used for every machine (`--json`) output.
 pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
     // C0 controls are already escaped inside strings, and outside them only `\n` occurs.
-    let del_or_c1 = |c: char| {
-        matches!(c, '\u{7f}'..='\u{9f}') || ratatui_mention::untrusted::is_invisible_format(c)
-    };
+    let del_or_c1 =
+        |c: char| matches!(c, '\u{7f}'..='\u{9f}') || (!c.is_control() && shown_escaped(c));
     if !json.chars().any(del_or_c1) {
         return Cow::Borrowed(json);
     }
@@ -29,10 +29,18 @@ pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether the terminal sanitizer shows `c` as an escape (an invisible formatting character
+/// such as a bidi control, a zero-width character or U+2028/U+2029, or a control).
+fn shown_escaped(c: char) -> bool {
+    matches!(
+        ratatui_mention::visible_controls_line(c.encode_utf8(&mut [0; 4])),
+        Cow::Owned(_)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ratatui_mention::untrusted::is_control;
 
     #[test]
     fn json_output_escapes_del_and_c1_and_parses_back() {
@@ -40,7 +48,7 @@ mod tests {
         let raw = serde_json::to_string_pretty(&value).unwrap();
         assert!(raw.contains('\u{9b}'), "serde_json leaves C1 raw");
         let safe = escape_json_controls(&raw);
-        assert!(!safe.chars().any(|c| is_control(c) && c != '\n'), "{safe}");
+        assert!(!safe.chars().any(|c| c.is_control() && c != '\n'), "{safe}");
         assert!(safe.contains("\\u009b") && safe.contains("\\u007f"));
         assert!(safe.contains("\\u202e") && safe.contains("\\u200b") && safe.contains("\\u2028"));
         assert!(safe.contains('\u{200d}'), "ZWJ is kept");

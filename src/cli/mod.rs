@@ -16,6 +16,7 @@ pub mod search;
 pub mod send;
 pub mod sessions;
 pub mod tui_launch;
+pub mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -194,9 +195,21 @@ pub struct CandidatesArgs {
     /// At most N results (default: `candidate_limit` from the config).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub limit: Option<i64>,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}.
+    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}
+    /// (with `--rank frecency`, also `pinned` and `frecency`).
     #[arg(long)]
     pub json: bool,
+    /// Order within each cwd group: `dsh` (last activity, dsh's contract) or `frecency`
+    /// (pinned, then how recently and often you referenced or resumed a session).
+    #[arg(long, value_enum, default_value_t = Rank::Dsh)]
+    pub rank: Rank,
+}
+
+/// How `candidates` orders sessions within a cwd group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Rank {
+    Dsh,
+    Frecency,
 }
 
 #[derive(Debug, Args)]
@@ -255,11 +268,18 @@ fn report(err: &CliError, json: JsonErrors) {
     let message = err.to_string();
     let body = match json {
         JsonErrors::None => {
+            // One line per line of the message, each with its controls made visible.
+            let visible = ratatui_mention::visible_controls_line;
+            let lines = err.lines();
+            let mut lines = lines.iter();
             eprintln!(
                 "dsh-refs: {}: {}",
                 err.code(),
-                ratatui_mention::untrusted::visible_controls_line(&message)
+                visible(lines.next().map_or("", String::as_str))
             );
+            for line in lines {
+                eprintln!("  {}", visible(line.trim_start()));
+            }
             return;
         }
         JsonErrors::Object => serde_json::to_string_pretty(

@@ -8,9 +8,11 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
+use dsh_reference::file_context::decode_file_source;
+use dsh_reference::file_mention::scan_file_mentions;
 use dsh_reference::{Prepared, parse_message};
 use dsh_store::{ContentBlock, Message};
-use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::{visible_controls, visible_controls_line};
 
 use super::output::write_stdout;
 use super::reference_service::{block_on, open_service, target_agent};
@@ -21,11 +23,12 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     ctx.require_store()?;
     let service = open_service(ctx)?;
     let parsed = parse_message(&args.text)?;
+    let files = scan_file_mentions(&args.text, &parsed.spans);
     let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
-        refs.prepare(&agent, &content, &parsed.references, &cancel)
+        refs.prepare_mentions(&agent, &content, &parsed.mentions, &files, &cancel)
             .await
     })?;
     let prepared = result?;
@@ -53,8 +56,9 @@ fn provenance(context: &Message) -> &[Value] {
 }
 
 /// `{"content": [blocks], "context": null | {"id", "source", "content"}, "references":
-/// [{"sessionId", "origin"}]}`: the context keeps the snapshot's own shape; where each
-/// referenced session comes from is listed beside it.
+/// [{"sessionId", "origin"}], "fileContext": null | {"id", "source", "content"}}`: each
+/// context keeps its message's own shape; where each referenced session comes from is listed
+/// beside it.
 fn json_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> Result<Value, CliError> {
     let mut out = Map::new();
     out.insert("content".into(), serde_json::to_value(&prepared.content)?);
@@ -67,22 +71,28 @@ fn json_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> Result<Value, C
         .filter_map(|e| e.get("sessionId").and_then(Value::as_str))
         .map(|id| serde_json::json!({"sessionId": id, "origin": origin_of(id).as_str()}))
         .collect();
-    let context = match &prepared.context {
-        None => Value::Null,
-        Some(message) => {
-            let mut m = Map::new();
-            m.insert("id".into(), message.id.clone().into());
-            m.insert(
-                "source".into(),
-                message.source.as_ref().map_or(Value::Null, |s| s.0.clone()),
-            );
-            m.insert("content".into(), serde_json::to_value(&message.content)?);
-            Value::Object(m)
-        }
-    };
-    out.insert("context".into(), context);
+    out.insert("context".into(), message_json(prepared.context.as_ref())?);
     out.insert("references".into(), Value::Array(references));
+    out.insert(
+        "fileContext".into(),
+        message_json(prepared.file_context.as_ref())?,
+    );
     Ok(Value::Object(out))
+}
+
+/// `null` or `{"id", "source", "content"}` of a context message.
+fn message_json(message: Option<&Message>) -> Result<Value, CliError> {
+    let Some(message) = message else {
+        return Ok(Value::Null);
+    };
+    let mut m = Map::new();
+    m.insert("id".into(), message.id.clone().into());
+    m.insert(
+        "source".into(),
+        message.source.as_ref().map_or(Value::Null, |s| s.0.clone()),
+    );
+    m.insert("content".into(), serde_json::to_value(&message.content)?);
+    Ok(Value::Object(m))
 }
 
 /// The readable message, one summary line per referenced session, then the exact context
@@ -94,6 +104,12 @@ fn human_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> String {
         .filter_map(ContentBlock::as_text)
         .collect();
     let mut out = format!("Message:\n{}\n", visible_controls(&message.join("\n")));
+    if let Some(files) = &prepared.file_context {
+        out.push_str("\nReferenced files:\n");
+        for line in file_lines(files) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     match &prepared.context {
         None => out.push_str("\nNo referenced sessions.\n"),
         Some(context) => {
@@ -109,7 +125,37 @@ fn human_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> String {
             );
         }
     }
+    if let Some(files) = &prepared.file_context {
+        let _ = write!(
+            out,
+            "\nFile context message {} (sent after the sessions, right before the message):\n{}\n",
+            visible_controls_line(&files.id),
+            visible_controls(&files.joined_text())
+        );
+    }
     out
+}
+
+/// `path · N bytes[ · cut to M][ · K secrets redacted]` per attached file.
+fn file_lines(context: &Message) -> Vec<String> {
+    let entries = context
+        .source
+        .as_ref()
+        .and_then(decode_file_source)
+        .unwrap_or_default();
+    entries
+        .iter()
+        .map(|f| {
+            let mut line = format!("{} · {} bytes", visible_controls_line(&f.path), f.bytes);
+            if f.omitted_bytes > 0 {
+                let _ = write!(line, " · cut to {} bytes", f.sent_bytes);
+            }
+            if f.redacted_secrets > 0 {
+                let _ = write!(line, " · {} secrets redacted", f.redacted_secrets);
+            }
+            line
+        })
+        .collect()
 }
 
 /// `Label (id) · N of M messages[ · truncated][ · from Claude Code]` per provenance entry.
@@ -131,6 +177,19 @@ fn reference_lines(context: &Message, origin_of: &OriginOf<'_>) -> Vec<String> {
                 visible_controls_line(text("label")),
                 visible_controls_line(text("sessionId")),
             );
+            if let Some(x) = e.get("excerpt") {
+                let n = |k: &str| x.get(k).and_then(Value::as_u64).unwrap_or(0);
+                let _ = write!(
+                    line,
+                    " · excerpt, messages {}–{} of {}",
+                    n("first"),
+                    n("last"),
+                    n("of")
+                );
+            }
+            if let Some(k) = e.get("redactedSecrets").and_then(Value::as_u64) {
+                let _ = write!(line, " · {k} secrets redacted");
+            }
             if e.get("truncated").and_then(Value::as_bool) == Some(true) {
                 line.push_str(" · truncated");
             }
@@ -170,15 +229,17 @@ mod tests {
         let none = Prepared {
             content: vec![ContentBlock::text("hi")],
             context: None,
+            file_context: None,
         };
         assert_eq!(
             json_output(&none, &|_| Origin::Dsh).unwrap(),
-            json!({"content": [{"type": "text", "text": "hi"}], "context": null, "references": []})
+            json!({"content": [{"type": "text", "text": "hi"}], "context": null, "references": [], "fileContext": null})
         );
         let ctx = context();
         let some = Prepared {
             content: vec![ContentBlock::text("hi")],
             context: Some(ctx.clone()),
+            file_context: None,
         };
         let v = json_output(&some, &|_| Origin::ClaudeCode).unwrap();
         assert_eq!(
@@ -201,6 +262,7 @@ mod tests {
             &Prepared {
                 content: vec![ContentBlock::text("see @Build")],
                 context: Some(context()),
+                file_context: None,
             },
             &|_| Origin::Dsh,
         );

@@ -23,6 +23,12 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
         or(section.max_references, defaults.max_references),
         or(section.candidate_limit, defaults.candidate_limit),
         or(section.max_reference_bytes, defaults.max_reference_bytes),
+    )?
+    .with_redaction(section.redact_secrets.unwrap_or(defaults.redact_secrets))
+    .with_excerpt_context(or(section.excerpt_context, defaults.excerpt_context))?
+    .with_file_limits(
+        or(section.max_files, defaults.max_files),
+        or(section.max_file_bytes, defaults.max_file_bytes),
     )
 }
 
@@ -109,13 +115,32 @@ mod tests {
         );
         let custom = ReferencesSection {
             max_references: Some(2),
-            candidate_limit: None,
             max_reference_bytes: Some(100),
+            redact_secrets: Some(false),
+            excerpt_context: Some(4),
+            max_files: Some(5),
+            max_file_bytes: Some(1000),
+            ..ReferencesSection::default()
         };
         let c = reference_config(&custom).unwrap();
         assert_eq!(
             (c.max_references, c.candidate_limit, c.max_reference_bytes),
             (2, 50, 100)
+        );
+        assert!(!c.redact_secrets);
+        assert_eq!(
+            (c.excerpt_context, c.max_files, c.max_file_bytes),
+            (4, 5, 1000)
+        );
+        let bad_files = ReferencesSection {
+            max_file_bytes: Some(10),
+            ..ReferencesSection::default()
+        };
+        assert!(
+            reference_config(&bad_files)
+                .unwrap_err()
+                .message
+                .contains("max_file_bytes")
         );
         let bad = ReferencesSection {
             max_references: Some(4),

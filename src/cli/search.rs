@@ -7,15 +7,15 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_reference::format_mention;
+use dsh_reference::{ExcerptRange, format_excerpt_mention, format_mention, neutral_label};
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
-use ratatui_mention::untrusted::visible_controls_line;
+use ratatui_mention::visible_controls_line;
 use serde_json::{Map, Value, json};
 
 use super::error::CliError;
 use super::output::{local_time, write_stdout};
 use super::{Context, SearchArgs};
-use crate::tui::status_line::grouped_count;
+use crate::tui::chrome::status_line::grouped_count;
 
 /// Least time between two redraws of the progress bar.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -35,33 +35,79 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
         Ok(_) => {}
         Err(e) => return Err(CliError::Search(e)),
     }
+    // A named store that does not exist is refused like the other read commands; the
+    // default one missing (and no other tool's sessions) means nothing to find — either
+    // way no index (no cache folder) is made for it.
+    ctx.require_store()?;
+    let foreign =
+        super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes);
+    if !ctx.store_root.is_dir() && foreign.is_empty() {
+        return write_stdout(&answer(&[], args.json, None, 0)?);
+    }
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
     };
-    let index = SessionIndex::open(&ctx.store_root, &options)?.with_foreign_sources(
-        super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes),
-    );
+    let index = SessionIndex::open(&ctx.store_root, &options)?.with_foreign_sources(foreign);
     if let Some(notice) = index.status().notice {
         eprintln!("dsh-refs: {}", visible_controls_line(&notice));
     }
     let outcome = update(&index)?;
-    if outcome.busy {
-        eprintln!(
-            "dsh-refs: another process is updating the search index; searching what it has so far"
-        );
-    }
+    // Another process is updating: what it has committed may not cover the store yet.
+    let building = if outcome.busy {
+        let coverage = index.coverage()?;
+        if coverage.done < coverage.total {
+            eprintln!(
+                "dsh-refs: another process is building the search index ({} of {} sessions \
+                 so far); these results may be incomplete",
+                grouped_count(coverage.done),
+                grouped_count(coverage.total)
+            );
+            Some(coverage)
+        } else {
+            eprintln!(
+                "dsh-refs: another process is updating the search index; searching what it \
+                 has so far"
+            );
+            None
+        }
+    } else {
+        None
+    };
     let limit = usize::try_from(args.limit).unwrap_or(usize::MAX);
     let hits = match index.search(&args.query, limit) {
         Ok(hits) => hits,
         Err(e) => return Err(CliError::Search(e)),
     };
-    let out = if args.json {
-        let text = serde_json::to_string_pretty(&json_hits(&hits))?;
-        format!("{}\n", escape_json_controls(&text))
-    } else {
-        human_hits(&hits, std::io::stdout().is_terminal())
-    };
-    write_stdout(&out)
+    let side = ctx
+        .config
+        .references
+        .excerpt_context
+        .and_then(|n| u32::try_from(n).ok())
+        .unwrap_or(2);
+    write_stdout(&answer(&hits, args.json, building, side)?)
+}
+
+/// What `search` prints: the hits as JSON (excerpt mentions of `side` messages around the
+/// match) or for a person; with no hit while another process is still building the index,
+/// that it is (how far it is), not "no matching sessions".
+fn answer(
+    hits: &[SearchHit],
+    json: bool,
+    building: Option<dsh_search::Progress>,
+    side: u32,
+) -> Result<String, CliError> {
+    if json {
+        let text = serde_json::to_string_pretty(&json_hits(hits, side))?;
+        return Ok(format!("{}\n", escape_json_controls(&text)));
+    }
+    Ok(match building {
+        Some(p) if hits.is_empty() => format!(
+            "the index is being built ({} of {} sessions)\n",
+            grouped_count(p.done),
+            grouped_count(p.total)
+        ),
+        _ => human_hits(hits, std::io::stdout().is_terminal()),
+    })
 }
 
 /// Bring the index up to date, drawing a progress bar on stderr when it is a terminal.
@@ -115,9 +161,11 @@ fn invalid_query(reason: &str) -> CliError {
 }
 
 /// `[{sessionId, origin, label, cwd?, createdAt, mention, score, snippets: [{role, number,
-/// seq, text}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the message's place
-/// in the conversation, from 1; `seq`: its event's).
-fn json_hits(hits: &[SearchHit]) -> Value {
+/// seq, text, excerptMention}]}]` (`role`: `user`, `assistant` or `summary`; `number`: the
+/// message's place in the conversation, from 1; `seq`: its event's; `excerptMention`
+/// references that exchange only: the snippet's message and `side` messages each side;
+/// docs/references.md: excerpt references).
+fn json_hits(hits: &[SearchHit], side: u32) -> Value {
     Value::Array(
         hits.iter()
             .map(|h| {
@@ -131,14 +179,22 @@ fn json_hits(hits: &[SearchHit]) -> Value {
                 m.insert("createdAt".into(), h.created_at.into());
                 m.insert(
                     "mention".into(),
-                    format_mention(&h.session_id, Some(&h.label)).into(),
+                    format_mention(&h.session_id, Some(&neutral_label(&h.label))).into(),
                 );
                 m.insert("score".into(), f64::from(h.score).into());
                 let snippets = h
                     .snippets
                     .iter()
                     .map(|s| {
-                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq, "text": s.text})
+                        let range = ExcerptRange {
+                            session_id: h.session_id.clone(),
+                            seq: s.seq,
+                            before: side,
+                            after: side,
+                        };
+                        json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq,
+                               "text": s.text,
+                               "excerptMention": format_excerpt_mention(&range, &neutral_label(&h.label))})
                     })
                     .collect();
                 m.insert("snippets".into(), Value::Array(snippets));

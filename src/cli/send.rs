@@ -13,12 +13,15 @@ use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts, dispatch, prepare_submission};
+use crate::agent::{
+    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission,
+};
 use dsh_reference::AgentRef;
+use dsh_reference::frecency::UseKind;
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
 use dsh_store::{EventData, SessionHeader};
-use ratatui_mention::untrusted::{visible_controls, visible_controls_line};
+use ratatui_mention::{visible_controls, visible_controls_line};
 
 use super::foreign_sources::read_only_refusal;
 use super::json_escape::escape_json_controls;
@@ -72,8 +75,18 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
         let (agent, events) = Agent::spawn_with_facts(writer, facts, provider);
         let message_id = submission.message.id.clone();
-        dispatch(&agent, submission.message, submission.context);
-        follow_turn(agent, events, &message_id, json_lines, &cancel).await
+        let referenced = submission
+            .context
+            .as_ref()
+            .map(super::usage::referenced_ids)
+            .unwrap_or_default();
+        let contexts = submission.contexts();
+        dispatch_contexts(&agent, submission.message, contexts);
+        let outcome = follow_turn(agent, events, &message_id, json_lines, &cancel).await;
+        if outcome.is_ok() {
+            super::usage::record_uses(&referenced, UseKind::Referenced);
+        }
+        outcome
     })?
 }
 

@@ -12,8 +12,8 @@ use unicode_width::UnicodeWidthStr;
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::{ForeignSource, Origin};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
-use ratatui_mention::untrusted::visible_controls_line;
-use ratatui_mention::wrap::truncate_to_width;
+use ratatui_mention::truncate_to_width;
+use ratatui_mention::visible_controls_line;
 
 use super::foreign_sources::open_sources;
 use super::output::{local_time, write_stdout};
@@ -176,11 +176,7 @@ mod tests {
             row("漢字", None, None),
         ];
         let table = human_table(&rows);
-        assert!(
-            !table
-                .chars()
-                .any(|c| c != '\n' && ratatui_mention::untrusted::is_control(c))
-        );
+        assert!(!table.chars().any(|c| c != '\n' && c.is_control()));
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));
         assert!(table.contains("/tmp/\\x9Bx"));

@@ -1,7 +1,7 @@
 //! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, or on a
 //! temporary copy of the bundled demo store (`--demo`).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::foreign_sources::read_only_refusal;
@@ -10,8 +10,8 @@ use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
 use crate::agent::LogFacts;
+use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::app::{App, AppOptions, new_session_id};
-use crate::tui::app_event::{AppEvent, AppEventSender};
 use crate::tui::terminal;
 use dsh_foreign::SessionSources;
 use dsh_search::IndexOptions;
@@ -100,26 +100,15 @@ fn offline_delay_override() -> Result<Option<Duration>, CliError> {
     }
 }
 
-/// SIGTERM and SIGHUP end the app like /quit, so the terminal is restored and a running
-/// turn is logged as aborted.
-fn quit_on_termination_signals(sender: &AppEventSender) {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        for kind in [SignalKind::terminate(), SignalKind::hangup()] {
-            let Ok(mut stream) = signal(kind) else {
-                continue;
-            };
-            let sender = sender.clone();
-            tokio::spawn(async move {
-                if stream.recv().await.is_some() {
-                    sender.send(AppEvent::Quit);
-                }
-            });
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = sender;
+/// How long quitting waits for background work still running on the runtime's blocking
+/// threads (a listing's first check of every log, an estimate of a long session): nothing
+/// there is needed once the app has ended, and a cold start's first check can take seconds.
+const EXIT_WAIT: Duration = Duration::from_millis(250);
+
+/// Shut the app's runtime down without waiting for its blocking work beyond [`EXIT_WAIT`]
+/// (dropping it would wait for every blocking task to end).
+fn end_runtime(runtime: tokio::runtime::Runtime) {
+    runtime.shutdown_timeout(EXIT_WAIT);
 }
 
 /// Run the TUI; returns when the user quits.
@@ -166,17 +155,28 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
     let history_size = options.history_size;
     let session_id = runtime.block_on(async move {
+        // SIGTERM, SIGHUP and SIGINT end the app like /quit (a running turn is logged as
+        // aborted); the terminal is restored even if it does not end.
+        let app_sender: Arc<OnceLock<AppEventSender>> = Arc::default();
+        let quit_sender = Arc::clone(&app_sender);
+        terminal::watch_termination_signals(move || {
+            quit_sender
+                .get()
+                .map(|sender| sender.send(AppEvent::Quit))
+                .is_some()
+        });
         let mut tui =
             terminal::init().map_err(|e| CliError::io("cannot set up the terminal", e))?;
         let _restore = terminal::RestoreGuard;
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
+        let _ = app_sender.set(app.sender());
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
         app.set_sources(sources);
         // The demo's store is a temporary copy: nothing of it is kept in the cache dir.
         if let Some(path) = remember_first_page
-            .then(|| crate::tui::remembered_page::path_for(&store_root))
+            .then(|| crate::tui::composer::remembered_page::path_for(&store_root))
             .flatten()
         {
             app.remember_first_page_in(path);
@@ -185,14 +185,15 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         if let Some(options) = search_options {
             app.start_search_indexing(options);
         }
-        quit_on_termination_signals(&app.sender());
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())
             .await;
         app.shutdown().await;
         result?;
         Ok::<_, CliError>(app.session_id().to_owned())
-    })?;
+    });
+    end_runtime(runtime);
+    let session_id = session_id?;
     terminal::restore();
     if !ctx.is_demo() && hint_store.exists(&session_id) {
         write_stdout(&format!(
@@ -200,4 +201,36 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         ))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ending_the_runtime_does_not_wait_for_blocking_work() {
+        // Issue 23, break 8: after /quit the app sometimes stayed open for seconds — the
+        // runtime's drop waited for blocking tasks such as a cold listing check.
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let (ended, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap();
+            // A blocking task that ends only when the test says so.
+            runtime.spawn_blocking(move || {
+                let _ = held.recv();
+            });
+            end_runtime(runtime);
+            let _ = ended.send(());
+        });
+        let returned = done.recv_timeout(Duration::from_secs(60));
+        let _ = release.send(());
+        assert_eq!(
+            returned,
+            Ok(()),
+            "ending the runtime waited for its blocking work"
+        );
+    }
 }

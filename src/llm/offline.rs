@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 use super::error::LlmError;
 use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
 use dsh_store::{Message, Role};
-use ratatui_mention::untrusted::is_control;
 
 /// The provider name.
 pub const OFFLINE_NAME: &str = "offline";
@@ -402,7 +401,7 @@ pub fn excerpt(text: &str) -> String {
     let mut chars = 0usize;
     let mut pending_space = false;
     for c in text.chars() {
-        if c.is_whitespace() || is_control(c) {
+        if c.is_whitespace() || c.is_control() {
             pending_space = !out.is_empty();
             continue;
         }

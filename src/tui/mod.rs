@@ -1,32 +1,18 @@
-//! Terminal app layer (docs/tui-app.md): the event loop and terminal lifecycle, transcript, status,
-//! commands, the submit flow, and the `@` composer (the `ratatui-mention` widget fed with
-//! sessions).
+//! Terminal app layer (docs/tui-app.md), one folder per part: the app (event loop, routing,
+//! layout), the composer (the `ratatui-mention` widget fed with sessions, the submit flow),
+//! the `/resume` picker, conversation search, previews, the open session, the transcript
+//! and the chrome around them. Each background concern runs through one [`request_slot`].
 
+pub mod answer_wait;
 pub mod app;
-pub mod app_event;
-pub mod app_keys;
-pub mod chat_view;
-pub mod commands;
-pub mod conversation_hits;
+pub mod chrome;
+pub mod composer;
 pub mod error;
-pub mod header;
-pub mod history_file;
-pub mod markdown;
-pub mod remembered_page;
-pub mod search_indexing;
-pub mod session_items;
-pub mod session_picker;
-pub mod session_preview;
-pub mod session_rows;
-pub mod status_line;
-pub mod submit_flow;
+pub mod picker;
+pub mod preview;
+pub mod request_slot;
+pub mod search;
+pub mod session;
 pub mod terminal;
+pub mod text_width;
 pub mod transcript;
-pub mod transcript_render;
-#[cfg(test)]
-mod transcript_snapshots;
-
-#[cfg(test)]
-mod mention_agreement_tests;
-#[cfg(test)]
-mod picker_snapshots;

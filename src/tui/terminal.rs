@@ -1,6 +1,8 @@
 //! Terminal setup and teardown in one place: raw mode, alternate screen, bracketed paste,
 //! mouse capture (for the wheel) and keyboard enhancement when the terminal supports it.
-//! A panic hook restores the terminal before the panic message is printed.
+//! A panic hook restores the terminal before the panic message is printed; SIGTERM, SIGHUP
+//! and SIGINT ask the app to quit and restore the terminal even when it does not
+//! ([`watch_termination_signals`]).
 
 use std::io::{self, Stdout, Write};
 use std::sync::Once;
@@ -91,6 +93,55 @@ fn install_panic_hook() {
             previous(info);
         }));
     });
+}
+
+/// How long the app has to quit after a termination signal before the terminal is
+/// restored and the process ends without it.
+pub const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Handle SIGTERM, SIGHUP and SIGINT from now on (call inside the runtime, before
+/// [`init`], so no signal finds the terminal in app mode without a handler). The first one
+/// calls `quit`, which asks the app to end the way `/quit` does and says whether there was
+/// an app to ask; when there was none, or the process is still running [`SIGNAL_GRACE`]
+/// later, or a second signal comes, the terminal is restored as on a panic and the process
+/// exits with 128 + the signal's number.
+pub fn watch_termination_signals(quit: impl Fn() -> bool + Send + Sync + 'static) {
+    #[cfg(unix)]
+    {
+        use std::sync::Arc;
+        use tokio::signal::unix::{SignalKind, signal};
+        let quit = Arc::new(quit);
+        let asked = Arc::new(AtomicBool::new(false));
+        for (kind, number) in [
+            (SignalKind::terminate(), 15),
+            (SignalKind::hangup(), 1),
+            (SignalKind::interrupt(), 2),
+        ] {
+            let Ok(mut stream) = signal(kind) else {
+                continue;
+            };
+            let (quit, asked) = (Arc::clone(&quit), Arc::clone(&asked));
+            tokio::spawn(async move {
+                while stream.recv().await.is_some() {
+                    if asked.swap(true, Ordering::SeqCst) || !quit() {
+                        restore_and_exit(number);
+                    }
+                    tokio::spawn(async move {
+                        tokio::time::sleep(SIGNAL_GRACE).await;
+                        restore_and_exit(number);
+                    });
+                }
+            });
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = quit;
+}
+
+/// Leave app mode and end the process for signal `number` (the app did not, or could not).
+fn restore_and_exit(number: i32) -> ! {
+    restore();
+    std::process::exit(128 + number)
 }
 
 /// Restores the terminal when dropped, so every exit path (including `?`) leaves app mode.

@@ -125,9 +125,22 @@ pub fn index_path(cache_dir: &Path, origin: &Origin, root: &Path) -> PathBuf {
     cache_dir.join(format!("{name}-{hash:016x}.json"))
 }
 
-/// The stored cache of `origin` at `root`, if the file exists, parses and matches.
+/// Largest listing cache read (a few hundred bytes per session).
+const MAX_CACHE_BYTES: u64 = 256 << 20;
+
+/// The stored cache of `origin` at `root`, if the file exists, parses and matches. Only a
+/// regular file of at most [`MAX_CACHE_BYTES`] is read (a FIFO or device never blocks it).
 pub fn load(file: &Path, origin: &Origin, root: &Path) -> Option<SourceIndex> {
-    let text = fs::read(file).ok()?;
+    use std::io::Read;
+    let mut text = Vec::new();
+    super::open_file::open_regular(file)
+        .ok()?
+        .take(MAX_CACHE_BYTES + 1)
+        .read_to_end(&mut text)
+        .ok()?;
+    if text.len() as u64 > MAX_CACHE_BYTES {
+        return None;
+    }
     let index: SourceIndex = serde_json::from_slice(&text).ok()?;
     (index.version == VERSION
         && index.origin == origin.as_str()
@@ -164,6 +177,25 @@ pub fn relative(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_as_the_cache_is_ignored_at_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Path::new("/logs/projects");
+        let file = index_path(tmp.path(), &Origin::ClaudeCode, root);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(load(&file, &Origin::ClaudeCode, root).is_none());
+        });
+        let ignored = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(ignored, Ok(true), "blocked on the FIFO");
+    }
 
     #[test]
     fn round_trip_and_mismatches_are_ignored() {

@@ -11,7 +11,22 @@ pub struct ReferenceConfig {
     pub candidate_limit: usize,
     /// Bytes of one serialized source object.
     pub max_reference_bytes: usize,
+    /// Whether secrets in snapshots and file contexts become `[redacted: kind]`.
+    pub redact_secrets: bool,
+    /// Messages kept on each side of an excerpt's matched message.
+    pub excerpt_context: usize,
+    /// Distinct files one message may attach.
+    pub max_files: usize,
+    /// UTF-8 bytes of one attached file's text (after the cut).
+    pub max_file_bytes: usize,
 }
+
+/// Hard upper bound on `excerpt_context`.
+pub const MAX_EXCERPT_CONTEXT: i64 = 50;
+/// Hard upper bound on `max_files`.
+pub const MAX_FILES_LIMIT: i64 = 10;
+/// Least `max_file_bytes`: room for the omission notice and a little text.
+pub const MIN_FILE_BYTES: i64 = 256;
 
 /// Hard upper bound on `max_references`.
 pub const MAX_REFERENCES_LIMIT: i64 = 3;
@@ -44,6 +59,67 @@ impl ReferenceConfig {
             max_references: positive("max_references", max_references)?,
             candidate_limit: positive("candidate_limit", candidate_limit)?,
             max_reference_bytes: positive("max_reference_bytes", max_reference_bytes)?,
+            ..ReferenceConfig::default()
+        })
+    }
+
+    /// With `redact_secrets` set.
+    #[must_use]
+    pub fn with_redaction(self, redact_secrets: bool) -> Self {
+        ReferenceConfig {
+            redact_secrets,
+            ..self
+        }
+    }
+
+    /// With `excerpt_context` validated (0 to 50).
+    pub fn with_excerpt_context(self, excerpt_context: i64) -> Result<Self, ReferenceError> {
+        let n = usize::try_from(excerpt_context)
+            .ok()
+            .filter(|_| excerpt_context <= MAX_EXCERPT_CONTEXT)
+            .ok_or_else(|| {
+                ReferenceError::invalid_config(
+                    "excerpt_context",
+                    "must be an integer from 0 to 50",
+                    excerpt_context,
+                )
+            })?;
+        Ok(ReferenceConfig {
+            excerpt_context: n,
+            ..self
+        })
+    }
+
+    /// With the file limits validated: `max_files` 1 to 10, `max_file_bytes` at least 256.
+    pub fn with_file_limits(
+        self,
+        max_files: i64,
+        max_file_bytes: i64,
+    ) -> Result<Self, ReferenceError> {
+        let files = usize::try_from(max_files)
+            .ok()
+            .filter(|_| (1..=MAX_FILES_LIMIT).contains(&max_files))
+            .ok_or_else(|| {
+                ReferenceError::invalid_config(
+                    "max_files",
+                    "must be an integer from 1 to 10",
+                    max_files,
+                )
+            })?;
+        let bytes = usize::try_from(max_file_bytes)
+            .ok()
+            .filter(|_| max_file_bytes >= MIN_FILE_BYTES)
+            .ok_or_else(|| {
+                ReferenceError::invalid_config(
+                    "max_file_bytes",
+                    "must be an integer of at least 256",
+                    max_file_bytes,
+                )
+            })?;
+        Ok(ReferenceConfig {
+            max_files: files,
+            max_file_bytes: bytes,
+            ..self
         })
     }
 }
@@ -54,6 +130,10 @@ impl Default for ReferenceConfig {
             max_references: 3,
             candidate_limit: 50,
             max_reference_bytes: 65536,
+            redact_secrets: true,
+            excerpt_context: 2,
+            max_files: 3,
+            max_file_bytes: 32768,
         }
     }
 }
@@ -89,6 +169,25 @@ mod tests {
         ];
         for ((a, b, c), key) in cases {
             let err = ReferenceConfig::new(a, b, c).unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidConfig);
+            assert!(err.message.contains(key));
+        }
+        let base = ReferenceConfig::default();
+        assert!(base.redact_secrets);
+        assert!(!base.with_redaction(false).redact_secrets);
+        assert_eq!(base.with_excerpt_context(0).unwrap().excerpt_context, 0);
+        assert_eq!(base.with_excerpt_context(50).unwrap().excerpt_context, 50);
+        let c = base.with_file_limits(10, 256).unwrap();
+        assert_eq!((c.max_files, c.max_file_bytes), (10, 256));
+        let extra: [(Result<ReferenceConfig, ReferenceError>, &str); 5] = [
+            (base.with_excerpt_context(-1), "excerpt_context"),
+            (base.with_excerpt_context(51), "excerpt_context"),
+            (base.with_file_limits(0, 1000), "max_files"),
+            (base.with_file_limits(11, 1000), "max_files"),
+            (base.with_file_limits(3, 255), "max_file_bytes"),
+        ];
+        for (got, key) in extra {
+            let err = got.unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidConfig);
             assert!(
                 err.message.contains(key),

@@ -18,6 +18,11 @@ pub enum ErrorCode {
     Cancelled,
     /// A text references sessions but the host has no reference service to attach them.
     Unavailable,
+    /// A mentioned file cannot be attached (binary, oversized, outside the working
+    /// directory, not a regular file, unreadable).
+    FileRefused,
+    /// More distinct files than `max_files`.
+    TooManyFiles,
 }
 
 impl ErrorCode {
@@ -32,6 +37,8 @@ impl ErrorCode {
             ErrorCode::BudgetExceeded => "SESSION_REFERENCE_BUDGET_EXCEEDED",
             ErrorCode::Cancelled => "SESSION_REFERENCE_CANCELLED",
             ErrorCode::Unavailable => "SESSION_REFERENCE_UNAVAILABLE",
+            ErrorCode::FileRefused => "FILE_REFERENCE_REFUSED",
+            ErrorCode::TooManyFiles => "FILE_REFERENCE_TOO_MANY",
         }
     }
 }

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::ReferenceError;
 use super::projection::TurnRole;
-use super::source_read::read_source;
+use super::redact::redact_if;
+use super::source_read::read_source_redacting;
 use dsh_store::SessionQuery;
 use dsh_store::listing::Stamp;
 
@@ -43,6 +44,8 @@ pub struct ReferenceEstimate {
     pub compacted: bool,
     /// The newest retained turns, oldest first.
     pub recent: Vec<PreviewTurn>,
+    /// Secrets the snapshot would redact (docs/references.md: secret redaction).
+    pub redacted_secrets: usize,
 }
 
 impl ReferenceEstimate {
@@ -88,8 +91,11 @@ pub fn estimate_reference(
     session_id: &str,
     label: &str,
     budget: usize,
+    redact: bool,
 ) -> Result<ReferenceEstimate, ReferenceError> {
-    let retained = read_source(store, session_id.to_owned(), label.to_owned(), budget)?;
+    let (label, in_label) = redact_if(redact, label.to_owned());
+    let retained = read_source_redacting(store, session_id.to_owned(), label, budget, redact)?;
+    let redacted_secrets = retained.redactions.total() + in_label.total();
     let conversation = retained.data.conversation;
     let skip = conversation.len().saturating_sub(PREVIEW_TURNS);
     let recent = conversation
@@ -108,6 +114,7 @@ pub fn estimate_reference(
         truncated: retained.stats.truncated,
         compacted: retained.stats.compacted,
         recent,
+        redacted_secrets,
     })
 }
 
@@ -131,6 +138,7 @@ struct Key {
     session_id: String,
     label: String,
     budget: usize,
+    redact: bool,
 }
 
 /// Bounded cache of estimates, each valid for the log stamp it was computed from.
@@ -155,6 +163,7 @@ impl EstimateCache {
         session_id: &str,
         label: &str,
         budget: usize,
+        redact: bool,
     ) -> Result<Arc<ReferenceEstimate>, ReferenceError> {
         let stamp = store
             .log_stamp(session_id)
@@ -163,6 +172,7 @@ impl EstimateCache {
             session_id: session_id.to_owned(),
             label: label.to_owned(),
             budget,
+            redact,
         };
         if let Some(stamp) = stamp
             && let Some((cached, estimate)) = self.lock().by_key.get(&key)
@@ -172,7 +182,9 @@ impl EstimateCache {
         }
         // Computed outside the lock: a long log must not stall other lookups. A log that
         // grows meanwhile is stored under the older stamp and recomputed next time.
-        let estimate = Arc::new(estimate_reference(store, session_id, label, budget)?);
+        let estimate = Arc::new(estimate_reference(
+            store, session_id, label, budget, redact,
+        )?);
         if let Some(stamp) = stamp {
             let mut entries = self.lock();
             if entries
@@ -238,6 +250,7 @@ mod tests {
             truncated: true,
             compacted: false,
             recent: Vec::new(),
+            redacted_secrets: 0,
         };
         assert_eq!(
             estimate.summary(),

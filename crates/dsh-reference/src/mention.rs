@@ -4,8 +4,11 @@ use super::uri::encode_uri;
 
 /// `@[` + label (default: the id) with `\` and `]` backslash-escaped + `](` + URI + `)`.
 pub fn format_mention(id: &str, label: Option<&str>) -> String {
-    let label = label.unwrap_or(id);
-    let uri = encode_uri(id);
+    mention_with_uri(label.unwrap_or(id), &encode_uri(id))
+}
+
+/// `@[label](uri)` with `\` and `]` in the label backslash-escaped (any scheme).
+pub fn mention_with_uri(label: &str, uri: &str) -> String {
     let mut out = String::with_capacity(label.len() + uri.len() + 8);
     out.push_str("@[");
     for c in label.chars() {
@@ -15,7 +18,7 @@ pub fn format_mention(id: &str, label: Option<&str>) -> String {
         out.push(c);
     }
     out.push_str("](");
-    out.push_str(&uri);
+    out.push_str(uri);
     out.push(')');
     out
 }

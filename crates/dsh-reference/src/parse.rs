@@ -2,6 +2,7 @@
 //! and bare `dsh-session:` URIs, matched exactly as the reference regular expressions do.
 
 use super::error::ReferenceError;
+use super::excerpt_uri::{EXCERPT_SCHEME, ExcerptRange, decode_excerpt_uri};
 use super::js_chars::{is_js_whitespace, is_line_terminator};
 use super::neutral_label::neutral_label;
 use super::uri::{SCHEME, decode_uri, is_base64url_byte};
@@ -14,12 +15,32 @@ pub struct Reference {
     pub label: Option<String>,
 }
 
+/// A reference to one exchange of another session (an excerpt mention).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExcerptReference {
+    pub range: ExcerptRange,
+    /// Display label; `None` means "use the id".
+    pub label: Option<String>,
+}
+
+/// One mention found in a text: a whole session or an excerpt of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mentioned {
+    Session(Reference),
+    Excerpt(ExcerptReference),
+}
+
 /// The readable text of a message and the references it mentions, in order of appearance
 /// (duplicates kept).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParsedText {
     pub text: String,
+    /// The whole-session mentions (the dsh contract: what the conformance vectors pin).
     pub references: Vec<Reference>,
+    /// Every mention, sessions and excerpts, in order of appearance.
+    pub mentions: Vec<Mentioned>,
+    /// Byte ranges of the original text that the mentions took (for the file-mention scan).
+    pub spans: Vec<std::ops::Range<usize>>,
 }
 
 /// An explicit mention found at some position.
@@ -50,6 +71,8 @@ fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, Refe
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut references = Vec::new();
+    let mut mentions = Vec::new();
+    let mut spans = Vec::new();
     let mut copied = 0;
     let mut at = 0;
     // The label scanned by the last explicit attempt that did not match: `(start, end)`.
@@ -63,7 +86,7 @@ fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, Refe
             Some(b'@') if failed_label.is_some_and(|(s, e)| s < at + 2 && at + 2 < e) => None,
             Some(b'@') => match match_explicit(text, at) {
                 Explicit::Matched(m) => {
-                    Some(decode_uri(m.uri).map(|id| (unescape_label(m.raw_label), id, m.end)))
+                    Some(decode_target(m.uri).map(|t| (unescape_label(m.raw_label), t, m.end)))
                 }
                 Explicit::NoMatch { label: Some(span) } => {
                     failed_label = Some(span);
@@ -72,19 +95,30 @@ fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, Refe
                 Explicit::NoMatch { label: None } => None,
             },
             Some(b'd') => match_bare(text, at)
-                .map(|(uri, end)| decode_uri(uri).map(|id| (id.clone(), id, end))),
+                .map(|(uri, end)| decode_target(uri).map(|t| (t.session_id().to_owned(), t, end))),
             _ => None,
         };
         match found {
             Some(result) => {
-                let (label, session_id, end) = result?;
+                let (label, target, end) = result?;
                 out.push_str(text.get(copied..at).unwrap_or_default());
                 out.push('@');
                 show(&label, &mut out);
-                references.push(Reference {
-                    session_id,
-                    label: Some(label),
-                });
+                match target {
+                    Target::Session(session_id) => {
+                        let reference = Reference {
+                            session_id,
+                            label: Some(label),
+                        };
+                        references.push(reference.clone());
+                        mentions.push(Mentioned::Session(reference));
+                    }
+                    Target::Excerpt(range) => mentions.push(Mentioned::Excerpt(ExcerptReference {
+                        range,
+                        label: Some(label),
+                    })),
+                }
+                spans.push(at..end);
                 copied = end;
                 at = end;
             }
@@ -95,7 +129,33 @@ fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, Refe
     Ok(ParsedText {
         text: out,
         references,
+        mentions,
+        spans,
     })
+}
+
+/// What a mention's URI names.
+enum Target {
+    Session(String),
+    Excerpt(ExcerptRange),
+}
+
+impl Target {
+    fn session_id(&self) -> &str {
+        match self {
+            Target::Session(id) => id,
+            Target::Excerpt(range) => &range.session_id,
+        }
+    }
+}
+
+/// Decode a `dsh-session:` or `dsh-excerpt:` URI.
+fn decode_target(uri: &str) -> Result<Target, ReferenceError> {
+    if uri.starts_with(EXCERPT_SCHEME) {
+        decode_excerpt_uri(uri).map(Target::Excerpt)
+    } else {
+        decode_uri(uri).map(Target::Session)
+    }
 }
 
 /// Outcome of trying an explicit mention at one position.
@@ -142,7 +202,7 @@ fn match_explicit(text: &str, at: usize) -> Explicit<'_> {
     ) else {
         return no_match;
     };
-    if !uri_part.starts_with(SCHEME) {
+    if !uri_part.starts_with(SCHEME) && !uri_part.starts_with(EXCERPT_SCHEME) {
         return no_match;
     }
     let uri_len = uri_part
@@ -163,7 +223,12 @@ fn match_explicit(text: &str, at: usize) -> Explicit<'_> {
 /// `(uri, end)`.
 fn match_bare(text: &str, at: usize) -> Option<(&str, usize)> {
     let rest = text.get(at..)?;
-    let payload = rest.strip_prefix(SCHEME)?;
+    let scheme = if rest.starts_with(EXCERPT_SCHEME) {
+        EXCERPT_SCHEME
+    } else {
+        SCHEME
+    };
+    let payload = rest.strip_prefix(scheme)?;
     let payload_len = payload
         .bytes()
         .position(|b| !is_base64url_byte(b))
@@ -171,7 +236,7 @@ fn match_bare(text: &str, at: usize) -> Option<(&str, usize)> {
     if payload_len == 0 {
         return None;
     }
-    let end = at + SCHEME.len() + payload_len;
+    let end = at + scheme.len() + payload_len;
     Some((text.get(at..end)?, end))
 }
 
@@ -332,7 +397,9 @@ mod tests {
         out.push_str(&text[copied..]);
         Ok(ParsedText {
             text: out,
+            mentions: references.iter().cloned().map(Mentioned::Session).collect(),
             references,
+            spans: Vec::new(),
         })
     }
 
@@ -346,9 +413,50 @@ mod tests {
             0..40,
         )) {
             let text = parts.concat();
-            let fast = parse_text(&text).map_err(|e| e.code);
-            proptest::prop_assert_eq!(fast, parse_without_skipping(&text), "{:?}", text);
+            let fast = parse_text(&text).map(|p| (p.text, p.references)).map_err(|e| e.code);
+            let slow = parse_without_skipping(&text).map(|p| (p.text, p.references));
+            proptest::prop_assert_eq!(fast, slow, "{:?}", text);
         }
+    }
+
+    #[test]
+    fn excerpt_mentions_are_their_own_kind_in_order() {
+        let range = ExcerptRange {
+            session_id: "a".into(),
+            seq: 7,
+            before: 2,
+            after: 1,
+        };
+        let excerpt = crate::excerpt_uri::format_excerpt_mention(&range, "Fix");
+        let bare = crate::excerpt_uri::encode_excerpt_uri(&range);
+        let text = format!("x @[A](dsh-session:ImEi) then {excerpt} and {bare}.");
+        let parsed = parse_text(&text).unwrap();
+        assert_eq!(parsed.text, "x @A then @Fix and @a.");
+        assert_eq!(parsed.references, vec![r("a", "A")]);
+        let kinds: Vec<String> = parsed
+            .mentions
+            .iter()
+            .map(|m| match m {
+                Mentioned::Session(r) => format!("s:{}", r.session_id),
+                Mentioned::Excerpt(e) => format!(
+                    "e:{}:{}:{}",
+                    e.range.seq,
+                    e.label.as_deref().unwrap_or(""),
+                    e.range.before
+                ),
+            })
+            .collect();
+        assert_eq!(kinds, ["s:a", "e:7:Fix:2", "e:7:a:2"]);
+        let spans: Vec<&str> = parsed.spans.iter().map(|s| &text[s.clone()]).collect();
+        assert_eq!(
+            spans,
+            ["@[A](dsh-session:ImEi)", excerpt.as_str(), bare.as_str()]
+        );
+        let bad = format!("{EXCERPT_SCHEME}WyJhIiw3LDIsMl0x");
+        assert_eq!(
+            parse_text(&bad).unwrap_err().code,
+            crate::ErrorCode::InvalidReference
+        );
     }
 
     #[test]

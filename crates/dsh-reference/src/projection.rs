@@ -70,6 +70,10 @@ mod tests {
                 None,
                 vec![t("no source")],
             ))),
+            // A file context (docs/references.md: file references) stays out, as in dsh.
+            ev(EventData::UserMessage(
+                crate::file_context::file_context_message(&[]),
+            )),
             ev(EventData::SteeringMessage {
                 turn: 1,
                 message: msg(Role::User, Some(Source::user()), vec![t("steer")]),

@@ -59,8 +59,32 @@ pub fn reference_entry(source: &RetainedSource, input_index: usize) -> Reference
         omitted_bytes: s.omitted_bytes,
         truncated: s.truncated,
         input_index: input_index as u64,
-        extra: Map::new(),
+        extra: entry_extras(source),
     }
+}
+
+/// Keys of ours beside dsh's in a reference entry (docs/references.md: reference entry):
+/// `redactedSecrets` when secrets were redacted, `excerpt` for an excerpt reference.
+fn entry_extras(source: &RetainedSource) -> Map<String, Value> {
+    let mut extra = Map::new();
+    let redacted = source.redactions.total();
+    if redacted > 0 {
+        extra.insert("redactedSecrets".into(), redacted.into());
+    }
+    if let Some(w) = &source.excerpt {
+        let mut e = Map::new();
+        e.insert("seq".into(), w.seq.into());
+        e.insert("before".into(), w.before.into());
+        e.insert("after".into(), w.after.into());
+        e.insert("matchSeq".into(), w.match_seq.into());
+        e.insert("firstSeq".into(), w.first_seq.into());
+        e.insert("lastSeq".into(), w.last_seq.into());
+        e.insert("first".into(), w.first.into());
+        e.insert("last".into(), w.last.into());
+        e.insert("of".into(), w.of.into());
+        extra.insert("excerpt".into(), Value::Object(e));
+    }
+    extra
 }
 
 /// `{kind:"session-reference", version:1, references:[…]}` for sources in input order.

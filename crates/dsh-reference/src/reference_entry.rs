@@ -46,10 +46,42 @@ impl ReferenceEntry {
             .collect()
     }
 
+    /// How many secrets redaction replaced in this source (`redactedSecrets`; 0 when absent).
+    pub fn redacted_secrets(&self) -> u64 {
+        self.extra
+            .get("redactedSecrets")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    }
+
+    /// For an excerpt reference, where its window lies (`excerpt`), as a card shows it:
+    /// "excerpt, messages first–last of of".
+    pub fn excerpt(&self) -> Option<ExcerptSpan> {
+        let e = self.extra.get("excerpt")?;
+        let n = |k: &str| e.get(k).and_then(Value::as_u64);
+        Some(ExcerptSpan {
+            seq: n("seq")?,
+            first: n("first")?,
+            last: n("last")?,
+            of: n("of")?,
+        })
+    }
+
     /// The wire object (keys in the documented order).
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
+}
+
+/// Where an excerpt's window lies, read back from a reference entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExcerptSpan {
+    /// The seq the mention asked for (to insert a fresh mention of the same exchange).
+    pub seq: u64,
+    /// 1-based positions of the window's first and last message, and the conversation's size.
+    pub first: u64,
+    pub last: u64,
+    pub of: u64,
 }
 
 /// One conversation item of a snapshot source, as the model reads it.
@@ -170,6 +202,22 @@ mod tests {
         );
         assert_eq!(got[0].extra.get("origin"), Some(&json!("dsh")));
         assert_eq!(got[1].label, "b");
+        assert_eq!((got[0].redacted_secrets(), got[0].excerpt()), (0, None));
+        let with = ReferenceEntry::decode_all(&Source::session_reference(json!([
+            {"sessionId": "a", "redactedSecrets": 3,
+             "excerpt": {"seq": 9, "before": 2, "after": 2, "matchSeq": 9, "firstSeq": 7,
+                         "lastSeq": 11, "first": 4, "last": 8, "of": 20}}
+        ])));
+        assert_eq!(with[0].redacted_secrets(), 3);
+        assert_eq!(
+            with[0].excerpt(),
+            Some(ExcerptSpan {
+                seq: 9,
+                first: 4,
+                last: 8,
+                of: 20
+            })
+        );
         assert_eq!(
             ReferenceEntry::decode_all(&Source(json!({"kind": "user"}))),
             vec![]

@@ -8,10 +8,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::error::{ErrorCode, ReferenceError};
+use super::excerpt_read::ExcerptWindow;
 use super::json_text::{
     Escaping, decimal_len, escaped_len, item_len, source_fixed_len, tag_safe_len,
 };
 use super::projection::{ConversationItem, TurnRole};
+use super::redact::Redactions;
 use dsh_store::TextMeasure;
 
 /// The fixed fields of a source object.
@@ -58,6 +60,10 @@ pub struct RetainedSource {
     pub stats: RetentionStats,
     /// UTF-8 length of the tag-safe JSON of `data`.
     pub serialized_bytes: usize,
+    /// Secrets redacted in the kept messages (none when redaction is off).
+    pub redactions: Redactions,
+    /// For an excerpt reference: where its window lies in the session.
+    pub excerpt: Option<ExcerptWindow>,
 }
 
 const NOTICE_HEAD: &str = "\n[… omitted ";
@@ -205,6 +211,31 @@ pub fn plan_drops_after(
     })
 }
 
+impl DropPlan {
+    /// The same plan with the kept items' texts changed (redaction, docs/references.md:
+    /// secret redaction): its total recomputed from `kept`, the items it keeps in order.
+    /// What step 1 dropped stays dropped.
+    #[must_use]
+    pub fn resized(&self, header: &SourceHeader, kept: &[ConversationItem<'_>]) -> DropPlan {
+        let fixed = source_fixed_len(
+            &header.session_id,
+            &header.label,
+            header.cwd.as_deref(),
+            header.captured_through_seq,
+        );
+        let total = fixed
+            + kept
+                .iter()
+                .map(|item| ItemSize::of(item).serialized)
+                .sum::<usize>()
+            + kept.len().saturating_sub(1);
+        DropPlan {
+            total,
+            ..self.clone()
+        }
+    }
+}
+
 /// Per-item bookkeeping while cutting.
 struct Slot<'a> {
     item: ConversationItem<'a>,
@@ -339,6 +370,8 @@ pub fn finish_retention(
         },
         stats,
         serialized_bytes: total,
+        redactions: Redactions::default(),
+        excerpt: None,
     })
 }
 

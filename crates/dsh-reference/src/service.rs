@@ -15,10 +15,19 @@ use super::candidates::{
 use super::config::ReferenceConfig;
 use super::error::{ErrorCode, ReferenceError};
 use super::estimate::{EstimateCache, ReferenceEstimate};
+use super::excerpt_read::read_excerpt;
+use super::excerpt_uri::{ExcerptRange, format_excerpt_mention};
+use super::file_context::{
+    AttachedFile, file_context_message, read_file, resolve_file, resolve_file_mentions,
+};
+use super::file_mention::FileMention;
+use super::parse::Mentioned;
 use super::parse::Reference;
 use super::prompt::context_message;
+use super::redact::redact_if;
 use super::retention::RetainedSource;
-use super::source_read::read_source;
+use super::source_read::read_source_redacting;
+use super::staleness::StalenessCache;
 use dsh_store::{ContentBlock, Message, SessionQuery};
 
 /// How old a cached title may be in a candidate listing: the popup asks again on every
@@ -41,6 +50,9 @@ pub struct AgentRef {
 pub struct Prepared {
     pub content: Vec<ContentBlock>,
     pub context: Option<Message>,
+    /// The `<referenced-files>` context, logged after `context` (docs/references.md: file
+    /// references), when the text mentions files.
+    pub file_context: Option<Message>,
 }
 
 /// Which sessions a paged listing covers.
@@ -69,6 +81,8 @@ pub struct SessionReferences {
     estimates: Arc<EstimateCache>,
     /// Titles of the latest listing, folded for filtering (rebuilt as they age).
     views: Arc<ViewCache>,
+    /// Newer-message counts of referenced sessions, by log stamp.
+    staleness: Arc<StalenessCache>,
 }
 
 impl std::fmt::Debug for SessionReferences {
@@ -79,10 +93,11 @@ impl std::fmt::Debug for SessionReferences {
     }
 }
 
-/// One distinct reference after normalization.
+/// One distinct reference after normalization: a whole session or an excerpt of one.
 struct Normalized {
     session_id: String,
     label: String,
+    excerpt: Option<ExcerptRange>,
 }
 
 impl SessionReferences {
@@ -93,7 +108,61 @@ impl SessionReferences {
             config,
             estimates: Arc::new(EstimateCache::default()),
             views: Arc::new(ViewCache::default()),
+            staleness: Arc::new(StalenessCache::default()),
         }
+    }
+
+    /// The mention of one exchange of `session_id` — the message `seq` and
+    /// `excerpt_context` messages each side — labelled `label` (docs/references.md: excerpt
+    /// references): what a conversation hit inserts.
+    pub fn excerpt_mention(&self, session_id: &str, seq: u64, label: &str) -> String {
+        let side = u32::try_from(self.config.excerpt_context).unwrap_or(u32::MAX);
+        format_excerpt_mention(
+            &ExcerptRange {
+                session_id: session_id.to_owned(),
+                seq,
+                before: side,
+                after: side,
+            },
+            label,
+        )
+    }
+
+    /// What attaching the file `path` (as mentioned) from `cwd` would send now: the same
+    /// resolution, refusals, redaction and cut as `prepare` (the popup's preview and cost).
+    pub async fn estimate_file(
+        &self,
+        cwd: &str,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<AttachedFile, ReferenceError> {
+        let config = self.config;
+        let (cwd, path) = (cwd.to_owned(), path.to_owned());
+        run_blocking(cancel, move || {
+            let file =
+                resolve_file(std::path::Path::new(&cwd), &path).map_err(|r| r.into_error(&path))?;
+            read_file(&file, config.max_file_bytes, config.redact_secrets)
+                .map_err(|r| r.into_error(&file.path))
+        })
+        .await?
+    }
+
+    /// How many conversation messages session `session_id` has gained since a snapshot
+    /// captured it through `captured_through_seq` (docs/references.md: staleness): one
+    /// `stat` while its log is unchanged, a measuring scan when it grew.
+    pub async fn newer_messages(
+        &self,
+        session_id: &str,
+        captured_through_seq: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<usize, ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let cache = Arc::clone(&self.staleness);
+        let id = session_id.to_owned();
+        run_blocking(cancel, move || {
+            cache.newer_messages(store.as_ref(), &id, captured_through_seq)
+        })
+        .await?
     }
 
     /// The validated configuration.
@@ -266,9 +335,10 @@ impl SessionReferences {
         let store = Arc::clone(&self.query);
         let cache = Arc::clone(&self.estimates);
         let budget = self.config.max_reference_bytes;
+        let redact = self.config.redact_secrets;
         let (session_id, label) = (session_id.to_owned(), label.to_owned());
         run_blocking(cancel, move || {
-            cache.get_or_compute(store.as_ref(), &session_id, &label, budget)
+            cache.get_or_compute(store.as_ref(), &session_id, &label, budget, redact)
         })
         .await?
     }
@@ -283,34 +353,59 @@ impl SessionReferences {
         references: &[Reference],
         cancel: &CancellationToken,
     ) -> Result<Prepared, ReferenceError> {
+        let mentions: Vec<Mentioned> = references.iter().cloned().map(Mentioned::Session).collect();
+        self.prepare_mentions(agent, content, &mentions, &[], cancel)
+            .await
+    }
+
+    /// [`prepare`](Self::prepare) for every kind of mention: whole sessions and excerpts
+    /// (one snapshot context, sources in first-mention order) and files (a second context,
+    /// read from the agent's working directory). All or nothing; cancellation wins promptly.
+    pub async fn prepare_mentions(
+        &self,
+        agent: &AgentRef,
+        content: &[ContentBlock],
+        mentions: &[Mentioned],
+        files: &[FileMention],
+        cancel: &CancellationToken,
+    ) -> Result<Prepared, ReferenceError> {
         let content = content.to_vec();
-        let sources = self.normalize(agent, references)?;
-        if sources.is_empty() {
+        let sources = self.normalize(agent, mentions)?;
+        if sources.is_empty() && files.is_empty() {
             return Ok(Prepared {
                 content,
                 context: None,
+                file_context: None,
             });
         }
         if cancel.is_cancelled() {
             return Err(ReferenceError::cancelled());
         }
-        let budget = self.config.max_reference_bytes;
+        let config = self.config;
         let reads = sources.into_iter().map(|source| {
             let store = Arc::clone(&self.query);
             let token = cancel.clone();
             let task = tokio::task::spawn_blocking(move || {
-                read_and_retain(store.as_ref(), source, budget, &token)
+                read_and_retain(store.as_ref(), source, &config, &token)
             });
             async move { task.await.map_err(|e| ReferenceError::task_failed(&e))? }
         });
-        let retained = tokio::select! {
+        let file_read = {
+            let files = files.to_vec();
+            let cwd = agent.cwd.clone();
+            let task =
+                tokio::task::spawn_blocking(move || read_files(cwd.as_deref(), &files, &config));
+            async move { task.await.map_err(|e| ReferenceError::task_failed(&e))? }
+        };
+        let (retained, attached) = tokio::select! {
             biased;
             () = cancel.cancelled() => return Err(ReferenceError::cancelled()),
-            all = try_join_all(reads) => all?,
+            all = futures_util::future::try_join(try_join_all(reads), file_read) => all?,
         };
         Ok(Prepared {
             content,
-            context: Some(context_message(&retained)),
+            context: (!retained.is_empty()).then(|| context_message(&retained)),
+            file_context: (!attached.is_empty()).then(|| file_context_message(&attached)),
         })
     }
 
@@ -319,17 +414,23 @@ impl SessionReferences {
     fn normalize(
         &self,
         agent: &AgentRef,
-        references: &[Reference],
+        mentions: &[Mentioned],
     ) -> Result<Vec<Normalized>, ReferenceError> {
-        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut seen: std::collections::HashSet<(&str, Option<&ExcerptRange>)> =
+            std::collections::HashSet::new();
         let mut out = Vec::new();
-        for r in references {
-            if !seen.insert(r.session_id.as_str()) {
+        for m in mentions {
+            let (session_id, label, excerpt) = match m {
+                Mentioned::Session(r) => (&r.session_id, &r.label, None),
+                Mentioned::Excerpt(e) => (&e.range.session_id, &e.label, Some(&e.range)),
+            };
+            if !seen.insert((session_id.as_str(), excerpt)) {
                 continue;
             }
             out.push(Normalized {
-                session_id: r.session_id.clone(),
-                label: r.label.clone().unwrap_or_else(|| r.session_id.clone()),
+                session_id: session_id.clone(),
+                label: label.clone().unwrap_or_else(|| session_id.clone()),
+                excerpt: excerpt.cloned(),
             });
         }
         if out.iter().any(|n| n.session_id == agent.session_id) {
@@ -355,21 +456,72 @@ impl SessionReferences {
     }
 }
 
-/// Read one source, project and retain it (blocking; runs on a blocking thread).
+/// Read one source (a whole session or an excerpt), project, redact when configured and
+/// retain it (blocking; runs on a blocking thread).
 fn read_and_retain(
     store: &dyn SessionQuery,
     source: Normalized,
-    budget: usize,
+    config: &ReferenceConfig,
     cancel: &CancellationToken,
 ) -> Result<RetainedSource, ReferenceError> {
     if cancel.is_cancelled() {
         return Err(ReferenceError::cancelled());
     }
-    let retained = read_source(store, source.session_id, source.label, budget)?;
+    let (budget, redact) = (config.max_reference_bytes, config.redact_secrets);
+    // A label is usually another session's title: it is sent too, so it is redacted too.
+    let (label, in_label) = redact_if(redact, source.label);
+    let mut retained = match &source.excerpt {
+        None => read_source_redacting(store, source.session_id, label, budget, redact)?,
+        Some(range) => read_excerpt(store, range, label, budget, redact)?,
+    };
+    retained.redactions.add(&in_label);
     if cancel.is_cancelled() {
         return Err(ReferenceError::cancelled());
     }
     Ok(retained)
+}
+
+/// Resolve the file mentions in `cwd`, check their number, and read each one (blocking).
+fn read_files(
+    cwd: Option<&str>,
+    mentions: &[FileMention],
+    config: &ReferenceConfig,
+) -> Result<Vec<AttachedFile>, ReferenceError> {
+    if mentions.is_empty() {
+        return Ok(Vec::new());
+    }
+    // A working directory that is gone is no working directory.
+    let cwd = cwd.filter(|c| std::path::Path::new(c).is_dir());
+    let Some(cwd) = cwd else {
+        return match mentions.iter().find(|m| m.quoted) {
+            Some(m) => Err(ReferenceError::new(
+                ErrorCode::FileRefused,
+                format!(
+                    "cannot attach file {:?}: this session has no working directory here",
+                    m.path
+                ),
+            )),
+            None => Ok(Vec::new()),
+        };
+    };
+    let resolved = resolve_file_mentions(std::path::Path::new(cwd), mentions)?;
+    if resolved.len() > config.max_files {
+        return Err(ReferenceError::new(
+            ErrorCode::TooManyFiles,
+            format!(
+                "a message may attach at most {} files; this one mentions {}",
+                config.max_files,
+                resolved.len()
+            ),
+        ));
+    }
+    resolved
+        .iter()
+        .map(|file| {
+            read_file(file, config.max_file_bytes, config.redact_secrets)
+                .map_err(|r| r.into_error(&file.path))
+        })
+        .collect()
 }
 
 /// Run blocking `work` on the blocking pool, returning `CANCELLED` as soon as `cancel`

@@ -7,7 +7,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::error::ReferenceError;
 use super::kept_lines::{KEPT_LINE_BYTES, KeptLines};
-use super::projection::{project_event, project_sized};
+use super::projection::{ConversationItem, project_event, project_sized};
+use super::redact::{Redactions, redact as redact_text};
 use super::retention::{
     DroppedPrefix, ItemSize, RetainedSource, SourceHeader, finish_retention, plan_drops_after,
 };
@@ -394,6 +395,19 @@ pub fn read_source(
     read_source_with_line_cap(store, session_id, label, budget, KEPT_LINE_BYTES).map(|r| r.0)
 }
 
+/// [`read_source`] with secrets in the kept messages redacted when `redact` is set
+/// (docs/references.md: secret redaction): step 1 is planned on the messages as written, the
+/// kept ones are redacted, and step 2 and every count use the redacted text.
+pub fn read_source_redacting(
+    store: &dyn SessionQuery,
+    session_id: String,
+    label: String,
+    budget: usize,
+    redact: bool,
+) -> Result<RetainedSource, ReferenceError> {
+    read_retained(store, session_id, label, budget, KEPT_LINE_BYTES, redact).map(|r| r.0)
+}
+
 /// [`read_source`] keeping at most `line_cap` bytes of lines during the scan, also telling
 /// how the kept items were read (for tests and measurements).
 pub fn read_source_with_line_cap(
@@ -402,6 +416,17 @@ pub fn read_source_with_line_cap(
     label: String,
     budget: usize,
     line_cap: usize,
+) -> Result<(RetainedSource, LineUse), ReferenceError> {
+    read_retained(store, session_id, label, budget, line_cap, false)
+}
+
+fn read_retained(
+    store: &dyn SessionQuery,
+    session_id: String,
+    label: String,
+    budget: usize,
+    line_cap: usize,
+    redact: bool,
 ) -> Result<(RetainedSource, LineUse), ReferenceError> {
     let mut window = RetentionWindow::with_line_cap(budget, line_cap);
     let mut scan = store
@@ -451,5 +476,32 @@ pub fn read_source_with_line_cap(
             return Err(ReferenceError::read_failed(&header.session_id, cause));
         }
     }
-    finish_retention(header, &plan, items, budget).map(|r| (r, used))
+    if !redact {
+        return finish_retention(header, &plan, items, budget).map(|r| (r, used));
+    }
+    let (items, redactions) = redact_items(items);
+    let plan = plan.resized(&header, &items);
+    let mut retained = finish_retention(header, &plan, items, budget)?;
+    retained.redactions = redactions;
+    Ok((retained, used))
+}
+
+/// Every item's text with its secrets redacted, and the counts.
+pub fn redact_items(items: Vec<ConversationItem<'_>>) -> (Vec<ConversationItem<'_>>, Redactions) {
+    let mut counts = Redactions::default();
+    let items = items
+        .into_iter()
+        .map(|item| {
+            let (text, found) = redact_text(&item.text);
+            if found.total() == 0 {
+                return item;
+            }
+            counts.add(&found);
+            ConversationItem {
+                text: std::borrow::Cow::Owned(text.into_owned()),
+                ..item
+            }
+        })
+        .collect();
+    (items, counts)
 }

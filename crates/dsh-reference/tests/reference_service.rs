@@ -469,7 +469,8 @@ async fn no_references_returns_the_content_and_no_context() {
         prepared,
         Prepared {
             content: content.clone(),
-            context: None
+            context: None,
+            file_context: None,
         }
     );
     assert!(store.reads().is_empty());

@@ -1,7 +1,15 @@
 //! Opening the on-disk (or, when the cache dir is unusable, in-memory) tantivy index: format
 //! check, damage detection and rebuild with a notice.
+//!
+//! Nothing of ours deletes what we did not create (docs/search.md: the index directory): a
+//! directory is used only when it is empty or carries our format mark — anything else is
+//! refused, never wiped — and a rebuild deletes only the files an index of ours writes
+//! (tantivy's own list of them, its fixed files, our marks), never a directory, a link or a
+//! file it cannot name as ours.
 
+use std::collections::HashSet;
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use tantivy::directory::MmapDirectory;
@@ -14,8 +22,25 @@ use crate::file_check;
 use crate::schema::{self, FORMAT, Fields};
 use crate::text_analysis::{self, ANALYZER};
 
-/// File in the index directory naming the format it was written in.
+/// File in the index directory naming the format it was written in: the mark that the
+/// directory is ours.
 const FORMAT_FILE: &str = "dsh-search-format";
+/// What every format mark of ours starts with.
+const MARK_PREFIX: &str = "dsh-search ";
+/// Largest mark read.
+const MAX_MARK_BYTES: u64 = 64;
+/// Tantivy's fixed files: its meta and managed-files lists, its lock files.
+const TANTIVY_FILES: [&str; 4] = [
+    "meta.json",
+    ".managed.json",
+    ".tantivy-meta.lock",
+    ".tantivy-writer.lock",
+];
+/// Largest `meta.json` or `.managed.json` an index of ours may have (they list segments and
+/// files: a few KiB); a larger one is damage.
+const MAX_META_BYTES: u64 = 16 << 20;
+/// Segment file extensions tantivy writes.
+const SEGMENT_EXTENSIONS: [&str; 7] = ["idx", "pos", "term", "store", "fast", "fieldnorm", "del"];
 
 /// An opened index with its reader.
 pub struct Engine {
@@ -68,13 +93,17 @@ pub fn in_memory() -> Result<Engine, SearchError> {
     prepared(index, fields, None)
 }
 
-/// Open the index in `dir`, creating it when absent. An index of another format, or one
-/// that cannot be opened, is deleted and created again: the notice says so.
+/// Open the index in `dir`, creating it when absent. An index of ours of another format, or
+/// one that cannot be opened, has its files deleted and is created again: the notice says
+/// so. A directory that is not empty and carries no mark of ours is refused
+/// ([`SearchError::IndexDirRefused`]), and so is one where a file of an index's name is a
+/// link, FIFO, device or directory.
 pub fn open_dir(dir: &Path) -> Result<(Engine, Option<String>), SearchError> {
     fs::create_dir_all(dir).map_err(|e| SearchError::unavailable(dir, e))?;
+    claim(dir)?;
     let mut notice = None;
     if dir.join("meta.json").exists() {
-        let meta = || fs::read(dir.join("meta.json")).ok();
+        let meta = || file_check::read_small(&dir.join("meta.json"), MAX_META_BYTES).ok();
         match open_until_settled(|| open_existing(dir), meta, OPEN_ATTEMPTS) {
             Ok(engine) => return Ok((engine, None)),
             Err(why) => {
@@ -122,31 +151,103 @@ fn open_until_settled<T>(
     Err(failure)
 }
 
-/// Numbers this process's temporary format marks (threads may open at once).
-static TEMP_MARKS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// The mark in `dir`: `Ok(None)` when there is none, `Err` with the reason when there is a
+/// file of its name that is not a mark of ours.
+fn read_mark(dir: &Path) -> Result<Option<String>, String> {
+    let path = dir.join(FORMAT_FILE);
+    match file_check::read_small(&path, MAX_MARK_BYTES) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(mark) if mark.starts_with(MARK_PREFIX) => Ok(Some(mark)),
+            _ => Err(format!("{FORMAT_FILE} is not a format mark of dsh-refs")),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{FORMAT_FILE}: {e}")),
+    }
+}
 
-/// Write [`FORMAT_FILE`] atomically: a temporary file of this process renamed over it.
-fn write_format_mark(dir: &Path) -> Result<(), SearchError> {
-    let target = dir.join(FORMAT_FILE);
-    if fs::read_to_string(&target).is_ok_and(|f| f == FORMAT) {
+/// Check that `dir` is ours to use: it carries our mark, or holds nothing but our own
+/// temporary marks (another process is creating the index); and that no file of an index's
+/// name is something tantivy would block on or follow.
+fn claim(dir: &Path) -> Result<(), SearchError> {
+    for name in TANTIVY_FILES
+        .iter()
+        .copied()
+        .chain([FORMAT_FILE, file_check::VERIFIED_FILE])
+    {
+        let path = dir.join(name);
+        if let Ok(meta) = fs::symlink_metadata(&path)
+            && !meta.is_file()
+        {
+            return Err(SearchError::refused(
+                dir,
+                format!(
+                    "{name} is {}, not a file an index of ours writes; nothing was changed",
+                    dsh_store::nofollow::describe(&meta)
+                ),
+            ));
+        }
+    }
+    if read_mark(dir)
+        .map_err(|why| SearchError::refused(dir, format!("{why}; nothing was changed")))?
+        .is_some()
+    {
         return Ok(());
     }
-    let n = TEMP_MARKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp = dir.join(format!(".{FORMAT_FILE}.{}.{n}.tmp", std::process::id()));
-    fs::write(&temp, FORMAT)
-        .and_then(|()| fs::rename(&temp, &target))
-        .map_err(|e| {
-            let _ = fs::remove_file(&temp);
-            SearchError::unavailable(dir, e)
-        })
+    let entries = fs::read_dir(dir).map_err(|e| SearchError::unavailable(dir, e))?;
+    let mut foreign = None;
+    for entry in entries {
+        let entry = entry.map_err(|e| SearchError::unavailable(dir, e))?;
+        let name = entry.file_name();
+        let ours = name
+            .to_str()
+            .is_some_and(|n| file_check::is_temp_of(n, FORMAT_FILE));
+        if !ours {
+            foreign = Some(name);
+            break;
+        }
+    }
+    let Some(foreign) = foreign else {
+        return Ok(());
+    };
+    // Another process may have put its mark in while the directory was listed.
+    if matches!(read_mark(dir), Ok(Some(_))) {
+        return Ok(());
+    }
+    Err(SearchError::refused(
+        dir,
+        format!(
+            "it holds files that are not a dsh-refs search index (such as {:?}) and no \
+             {FORMAT_FILE} mark; nothing in it was changed. Set [search] index_dir to an empty \
+             or new directory",
+            foreign.to_string_lossy()
+        ),
+    ))
+}
+
+/// Write [`FORMAT_FILE`] atomically: a new file of this process renamed over it.
+fn write_format_mark(dir: &Path) -> Result<(), SearchError> {
+    if matches!(read_mark(dir), Ok(Some(mark)) if mark == FORMAT) {
+        return Ok(());
+    }
+    file_check::write_replacing(dir, FORMAT_FILE, FORMAT.as_bytes())
+        .map_err(|e| SearchError::unavailable(dir, e))
 }
 
 /// Open an existing index and check that it can be trusted: our format, our schema, every
 /// segment readable.
 fn open_existing(dir: &Path) -> Result<Engine, String> {
-    let format = fs::read_to_string(dir.join(FORMAT_FILE)).unwrap_or_default();
+    let format = read_mark(dir)?.unwrap_or_default();
     if format != FORMAT {
         return Err(format!("is of another format ({:?})", format.trim()));
+    }
+    // Tantivy reads these whole: only files of a sane size are handed to it.
+    for name in ["meta.json", ".managed.json"] {
+        match fs::symlink_metadata(dir.join(name)) {
+            Ok(meta) if meta.len() > MAX_META_BYTES => {
+                return Err(format!("was damaged ({name} is {} bytes)", meta.len()));
+            }
+            _ => {}
+        }
     }
     let index = Index::open_in_dir(dir).map_err(|e| format!("was damaged ({e})"))?;
     let (schema, fields): (Schema, Fields) = schema::build();
@@ -166,26 +267,66 @@ fn open_existing(dir: &Path) -> Result<Engine, String> {
     Ok(engine)
 }
 
-/// Remove everything in `dir` (an index we cannot use).
+/// Remove the files of the index in `dir` (one we cannot use): tantivy's fixed files, the
+/// files its managed list names, segment files, our verified list and temporary files. The
+/// mark stays (the directory is still ours); anything else — a directory, a link, a file
+/// we cannot name as ours — is left alone.
 pub fn wipe(dir: &Path) -> Result<(), SearchError> {
+    let managed = managed_files(dir);
     let entries = fs::read_dir(dir).map_err(|e| SearchError::unavailable(dir, e))?;
     for entry in entries {
         let entry = entry.map_err(|e| SearchError::unavailable(dir, e))?;
-        let path = entry.path();
-        let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
+        if !entry.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
         };
+        if !is_index_file(name, &managed) {
+            continue;
+        }
         // Another process may be removing the same files (it rebuilds too): gone is fine.
-        match removed {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(SearchError::unavailable(&path, e));
+        match fs::remove_file(entry.path()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(SearchError::unavailable(&entry.path(), e));
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// The files tantivy's `.managed.json` lists (empty when it is absent or unreadable).
+fn managed_files(dir: &Path) -> HashSet<String> {
+    file_check::read_small(&dir.join(".managed.json"), MAX_META_BYTES)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Vec<String>>(&bytes).ok())
+        .map(|names| names.into_iter().filter(|n| !n.contains('/')).collect())
+        .unwrap_or_default()
+}
+
+/// Whether `name` is a file an index of ours writes (the mark excepted).
+fn is_index_file(name: &str, managed: &HashSet<String>) -> bool {
+    TANTIVY_FILES.contains(&name)
+        || name == file_check::VERIFIED_FILE
+        || managed.contains(name)
+        || is_segment_file(name)
+        || file_check::is_temp_of(name, FORMAT_FILE)
+        || file_check::is_temp_of(name, file_check::VERIFIED_FILE)
+}
+
+/// `<32 hex digits>.<extension>` or `<32 hex digits>.<opstamp>.del`: a segment file.
+fn is_segment_file(name: &str) -> bool {
+    let Some((id, rest)) = name.split_once('.') else {
+        return false;
+    };
+    let id_ok = id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    let rest_ok = SEGMENT_EXTENSIONS.contains(&rest)
+        || rest
+            .strip_suffix(".del")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    id_ok && rest_ok
 }
 
 #[cfg(test)]

@@ -11,6 +11,11 @@ pub enum SearchError {
     /// The index directory cannot be created, opened or written.
     #[error("search index at {path}: {reason}", path = path.display())]
     IndexUnavailable { path: PathBuf, reason: String },
+    /// The index directory is not one this project may use: it holds files that are not
+    /// an index of ours, or it lies inside, at or above the store. Nothing in it was
+    /// touched.
+    #[error("search index directory {path} refused: {reason}", path = path.display())]
+    IndexDirRefused { path: PathBuf, reason: String },
     /// The search engine failed on an opened index.
     #[error("search index: {0}")]
     Engine(#[from] tantivy::TantivyError),
@@ -27,6 +32,7 @@ pub enum SearchError {
 pub enum ErrorCode {
     InvalidQuery,
     IndexUnavailable,
+    IndexDirRefused,
     Engine,
     Store,
     Cancelled,
@@ -38,6 +44,7 @@ impl ErrorCode {
         match self {
             ErrorCode::InvalidQuery => "SEARCH_INVALID_QUERY",
             ErrorCode::IndexUnavailable => "SEARCH_INDEX_UNAVAILABLE",
+            ErrorCode::IndexDirRefused => "SEARCH_INDEX_DIR_REFUSED",
             ErrorCode::Engine => "SEARCH_ENGINE_FAILED",
             ErrorCode::Store => "SEARCH_STORE_UNREADABLE",
             ErrorCode::Cancelled => "SEARCH_CANCELLED",
@@ -51,9 +58,17 @@ impl SearchError {
         match self {
             SearchError::InvalidQuery { .. } => ErrorCode::InvalidQuery,
             SearchError::IndexUnavailable { .. } => ErrorCode::IndexUnavailable,
+            SearchError::IndexDirRefused { .. } => ErrorCode::IndexDirRefused,
             SearchError::Engine(_) => ErrorCode::Engine,
             SearchError::Store(_) => ErrorCode::Store,
             SearchError::Cancelled => ErrorCode::Cancelled,
+        }
+    }
+
+    pub(crate) fn refused(path: &std::path::Path, reason: impl std::fmt::Display) -> Self {
+        SearchError::IndexDirRefused {
+            path: path.to_owned(),
+            reason: reason.to_string(),
         }
     }
 

@@ -348,6 +348,20 @@ impl SessionIndex {
 }
 
 impl SessionIndex {
+    /// How much of the store the committed index covers: `done` of the `total` listed logs
+    /// have a document (as of some read; an update may be running). For a process that
+    /// found another one updating: while a first build runs, a search finds only `done`.
+    pub fn coverage(&self) -> Result<Progress, SearchError> {
+        let engine = self.engine();
+        engine.reader.reload()?;
+        let known = known_logs(&engine.reader.searcher())?;
+        let (logs, _) = self.list_all()?;
+        Ok(Progress {
+            done: logs.iter().filter(|l| known.contains_key(&l.rel)).count(),
+            total: logs.len(),
+        })
+    }
+
     /// Every log of the store and of the foreign sources, and the foreign origins whose
     /// listing failed.
     fn list_all(&self) -> Result<(Vec<LogFile>, HashSet<Origin>), SearchError> {

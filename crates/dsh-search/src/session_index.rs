@@ -127,15 +127,21 @@ impl SessionIndex {
     /// Open (or create) the index of the store at `store_root`. A damaged index or one of
     /// another format is rebuilt from nothing; when no directory can be used the index is
     /// kept in memory. Either way [`status`](Self::status) carries a notice. Nothing is
-    /// written to the store.
+    /// written to the store. An index directory that is not ours to use — not empty and
+    /// without our mark, or inside, at or above the store — is
+    /// [`SearchError::IndexDirRefused`], nothing in it touched.
     pub fn open(store_root: &Path, options: &IndexOptions) -> Result<SessionIndex, SearchError> {
         let dir = options
             .index_dir
             .clone()
             .or_else(|| cache_location::default_index_dir(store_root));
         let (engine, notice) = match dir {
-            Some(dir) => match engine::open_dir(&dir) {
+            Some(dir) => match cache_location::check_apart(&dir, store_root)
+                .and_then(|()| engine::open_dir(&dir))
+            {
                 Ok(opened) => opened,
+                // A directory not ours to use: said so, never replaced by a quiet fallback.
+                Err(e @ SearchError::IndexDirRefused { .. }) => return Err(e),
                 Err(e) => (
                     engine::in_memory()?,
                     Some(format!("{e}; using an in-memory index for this run")),

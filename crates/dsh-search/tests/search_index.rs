@@ -10,6 +10,7 @@
 mod support;
 
 use std::fs;
+use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
 use dsh_search::{Cancel, IndexOptions, SearchError, SessionIndex};
@@ -747,6 +748,228 @@ fn a_long_session_grows_is_compacted_and_is_checked_against_its_log() {
     refresh(&index);
     assert_eq!(ids(&index, "foxtrotword echoword golfword"), ["long"]);
     assert_eq!(index.search("charlieword", 5).unwrap().len(), 1);
+}
+
+/// Every file below `dir` (links not followed) with its bytes.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                out.push((rel, fs::read(&path).unwrap()));
+            } else {
+                out.push((rel, b"<special>".to_vec()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of the error of opening an index of `root` in `dir`.
+fn open_error(root: &Path, dir: &Path) -> String {
+    match SessionIndex::open(
+        root,
+        &IndexOptions {
+            index_dir: Some(dir.to_owned()),
+        },
+    ) {
+        Ok(index) => format!("opened (notice {:?})", index.status().notice),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(text.contains(&dir.display().to_string()), "{text}");
+            e.code().as_str().to_owned()
+        }
+    }
+}
+
+#[test]
+fn an_index_dir_holding_other_files_is_refused_and_nothing_in_it_is_touched() {
+    // Issue 23, break 1: a `meta.json` that did not look like our index got the whole
+    // directory wiped (a user's thesis.txt and src/deep/main.rs went).
+    let fx = Fixture::new();
+    Log::create(fx.root(), "s", "/w", 1).user("survivor");
+    let user = tempfile::tempdir().unwrap();
+    fs::write(user.path().join("thesis.txt"), "chapter one").unwrap();
+    fs::create_dir_all(user.path().join("src/deep")).unwrap();
+    fs::write(user.path().join("src/deep/main.rs"), "fn main() {}").unwrap();
+    fs::write(user.path().join("meta.json"), "{\"not\": \"an index\"}").unwrap();
+    let before = contents(user.path());
+    assert_eq!(
+        open_error(fx.root(), user.path()),
+        "SEARCH_INDEX_DIR_REFUSED"
+    );
+    assert_eq!(contents(user.path()), before, "nothing deleted or added");
+    // Without a meta.json: no index is made among the user's files either.
+    fs::remove_file(user.path().join("meta.json")).unwrap();
+    let before = contents(user.path());
+    assert_eq!(
+        open_error(fx.root(), user.path()),
+        "SEARCH_INDEX_DIR_REFUSED"
+    );
+    assert_eq!(contents(user.path()), before);
+    // A mark that is not ours is not a mark.
+    fs::write(user.path().join("dsh-search-format"), "my notes").unwrap();
+    assert_eq!(
+        open_error(fx.root(), user.path()),
+        "SEARCH_INDEX_DIR_REFUSED"
+    );
+    // An empty directory, or a new one, is ours.
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(open_error(fx.root(), empty.path()), "opened (notice None)");
+    assert_eq!(
+        open_error(fx.root(), &empty.path().join("new/dir")),
+        "opened (notice None)"
+    );
+}
+
+#[test]
+fn an_index_dir_in_at_or_above_the_store_is_refused() {
+    // Issue 23, break 1: pointed at the store root, the first damaged-looking meta.json
+    // deleted every session log.
+    let outer = tempfile::tempdir().unwrap();
+    let root = outer.path().join("store");
+    let mut log = Log::create(&root, "s", "/w", 1);
+    log.user("survivor");
+    fs::write(root.join("meta.json"), "{ damaged").unwrap();
+    let before = contents(outer.path());
+    for dir in [
+        root.clone(),
+        log.path.parent().unwrap().to_owned(),
+        root.join("search-index"),
+        outer.path().to_owned(),
+    ] {
+        assert_eq!(
+            open_error(&root, &dir),
+            "SEARCH_INDEX_DIR_REFUSED",
+            "{}",
+            dir.display()
+        );
+        assert_eq!(contents(outer.path()), before, "{}", dir.display());
+    }
+}
+
+#[test]
+fn a_rebuild_deletes_only_the_files_of_the_index() {
+    let fx = Fixture::new();
+    Log::create(fx.root(), "s", "/w", 1).user("survivor");
+    let dir = fx.cache.path().join("search");
+    refresh(&fx.index());
+    // Someone keeps things in the index directory; then its meta.json is damaged.
+    fs::write(dir.join("notes.txt"), "mine").unwrap();
+    fs::create_dir_all(dir.join("keep/deeper")).unwrap();
+    fs::write(
+        dir.join("keep/deeper/0123456789abcdef0123456789abcdef.idx"),
+        "mine too",
+    )
+    .unwrap();
+    fs::write(dir.join("0123456789abcdef.idx"), "not a segment name").unwrap();
+    std::os::unix::fs::symlink(fx.root(), dir.join("store-link")).unwrap();
+    fs::write(dir.join("meta.json"), b"{ not json").unwrap();
+    let index = fx.index();
+    assert!(index.status().notice.unwrap().contains("rebuilding"));
+    refresh(&index);
+    assert_eq!(ids(&index, "survivor"), vec!["s"]);
+    let left: Vec<String> = contents(&dir).into_iter().map(|(name, _)| name).collect();
+    for kept in [
+        "notes.txt",
+        "keep/deeper/0123456789abcdef0123456789abcdef.idx",
+        "0123456789abcdef.idx",
+        "store-link",
+    ] {
+        assert!(
+            left.iter().any(|n| n == kept),
+            "{kept} was deleted: {left:?}"
+        );
+    }
+    assert_eq!(contents(fx.root()).len(), 1, "the store is untouched");
+}
+
+/// Run `f` on another thread; a hang is a test failure, not a hung test run.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("blocked on a special file")
+}
+
+#[test]
+fn special_files_in_the_index_dir_are_refused_without_blocking() {
+    // Issue 23, break 7: a FIFO as the index's meta.json hung `search` and the app's
+    // indexing thread for ever.
+    for name in [
+        "meta.json",
+        ".managed.json",
+        ".tantivy-writer.lock",
+        "dsh-search-format",
+    ] {
+        let fx = Fixture::new();
+        Log::create(fx.root(), "s", "/w", 1).user("survivor");
+        let dir = fx.cache.path().join("search");
+        refresh(&fx.index());
+        let path = dir.join(name);
+        fs::remove_file(&path).ok();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let (root, d) = (fx.root().to_owned(), dir.clone());
+        let code = within_a_minute(move || open_error(&root, &d));
+        assert_eq!(code, "SEARCH_INDEX_DIR_REFUSED", "{name}");
+        assert!(
+            fs::symlink_metadata(&path).unwrap().file_type().is_fifo(),
+            "{name} is left as it was"
+        );
+    }
+}
+
+#[test]
+fn a_segment_file_replaced_by_a_fifo_is_damage_not_a_hang() {
+    let fx = Fixture::new();
+    Log::create(fx.root(), "s", "/w", 1).user("survivor");
+    let dir = fx.cache.path().join("search");
+    refresh(&fx.index());
+    // Forget that the files were verified, then swap a segment file for a FIFO.
+    fs::remove_file(dir.join("dsh-search-verified")).unwrap();
+    let segment = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "idx"))
+        .unwrap();
+    fs::remove_file(&segment).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&segment)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (root, cache) = (fx.root().to_owned(), dir.clone());
+    let notice = within_a_minute(move || {
+        let index = open(&root, &cache);
+        refresh(&index);
+        (index.status().notice, ids(&index, "survivor"))
+    });
+    assert!(notice.0.unwrap().contains("rebuilding"));
+    assert_eq!(notice.1, vec!["s"]);
+    assert!(
+        fs::symlink_metadata(&segment)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
 }
 
 /// Proximity (issue 24 item 8) in sessions of several pieces: the session that says the two

@@ -39,6 +39,11 @@ pub const LEGACY_INDEX_FILE: &str = ".dsh-refs-index.json";
 /// Largest index file read (bytes); a bigger one is ignored (and replaced).
 pub const MAX_INDEX_BYTES: u64 = 256 << 20;
 
+/// From this size on, an index's checksum is verified in a pass of its own before anything
+/// is decoded: a damaged or forged large file then costs one read, never the memory of the
+/// records it claims to hold (a 100 000-session index is about 52 MB).
+const CHECK_FIRST_FROM: u64 = 64 << 20;
+
 /// Bumped whenever the layout changes; other versions are ignored.
 const VERSION: u32 = 3;
 
@@ -641,6 +646,16 @@ pub fn load(dir: &Path) -> Option<IndexRecord> {
 /// [`load`], showing each project to `each` as it is decoded; on `None` (absent or
 /// unusable, possibly found out only at the end) whatever `each` saw must be dropped.
 pub fn load_each(dir: &Path, each: &mut dyn FnMut(ProjectRecord)) -> Option<Decoded> {
+    load_each_checked(dir, each, CHECK_FIRST_FROM)
+}
+
+/// [`load_each`], verifying the checksum before decoding a file of `check_from` bytes or
+/// more.
+fn load_each_checked(
+    dir: &Path,
+    each: &mut dyn FnMut(ProjectRecord),
+    check_from: u64,
+) -> Option<Decoded> {
     let path = dir.join(INDEX_FILE);
     let file = match super::nofollow::open_regular(&path) {
         Ok(f) => f,
@@ -665,10 +680,47 @@ pub fn load_each(dir: &Path, each: &mut dyn FnMut(ProjectRecord)) -> Option<Deco
     if meta.len() > MAX_INDEX_BYTES {
         return unusable(&path, "larger than the index size limit");
     }
+    if meta.len() >= check_from && !checksum_matches(&file) {
+        return unusable(&path, "damaged (its checksum does not match)");
+    }
     // Decoded as it is read (never held whole); a file that grows or shrinks meanwhile no
     // longer matches its length and checksum.
     decode_each(file.take(MAX_INDEX_BYTES), meta.len(), each)
         .or_else(|| unusable(&path, "unreadable, damaged or of another version"))
+}
+
+/// Whether the body of the index in `file` hashes to the checksum its head names; reads it
+/// in pieces and keeps none, then leaves `file` at its start again.
+fn checksum_matches(mut file: &fs::File) -> bool {
+    let mut head = [0u8; HEAD_LEN];
+    if file.read_exact(&mut head).is_err() {
+        return false;
+    }
+    let Some(crc) = head
+        .get(20..24)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+    else {
+        return false;
+    };
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; 256 * 1024];
+    let mut left = MAX_INDEX_BYTES;
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(buf.get(..n).unwrap_or_default());
+                left = left.saturating_sub(n as u64);
+                if left == 0 {
+                    return false;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    hasher.finalize() == crc && file.seek(SeekFrom::Start(0)).is_ok()
 }
 
 /// Write the index into `dir` atomically (temp file + rename), creating `dir` (mode 0700)
@@ -821,6 +873,37 @@ mod tests {
             damaged[at] ^= 0x10;
             assert_eq!(parse(&damaged), None, "byte {at} flipped");
         }
+    }
+
+    #[test]
+    fn a_large_index_with_a_wrong_checksum_shows_no_record() {
+        // Issue 23, break 7: a forged 240 MiB index.bin cost 514 MB before the checksum at
+        // its end refused it. From `check_from` bytes on, the checksum comes first.
+        let dir = tempfile::tempdir().unwrap();
+        let mut bytes = encode(&sample());
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x10;
+        std::fs::write(dir.path().join(INDEX_FILE), &bytes).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let private = std::fs::Permissions::from_mode(0o700);
+            std::fs::set_permissions(dir.path(), private).unwrap();
+        }
+        let mut shown = 0;
+        let checked = load_each_checked(dir.path(), &mut |_| shown += 1, 0);
+        assert_eq!((checked.is_none(), shown), (true, 0));
+        // Below the size where the checksum comes first: records are shown as decoded, and
+        // the caller drops them when the end refuses the file.
+        let mut shown = 0;
+        let streamed = load_each_checked(dir.path(), &mut |_| shown += 1, u64::MAX);
+        assert_eq!((streamed.is_none(), shown), (true, 2));
+        // Intact, checked first or not: the same records.
+        std::fs::write(dir.path().join(INDEX_FILE), encode(&sample())).unwrap();
+        let (mut a, mut b) = (0, 0);
+        assert!(load_each_checked(dir.path(), &mut |_| a += 1, 0).is_some());
+        assert!(load_each_checked(dir.path(), &mut |_| b += 1, u64::MAX).is_some());
+        assert_eq!((a, b), (2, 2));
     }
 
     #[test]

@@ -869,6 +869,7 @@ fn publish(
     // Held until the log is published: no other creator can add this id anywhere meanwhile.
     let _creating = super::create_lock::lock_for_create(root, dir, id)?;
     let created_project = !project.exists();
+    let created_dir = !dir.exists();
     fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
     let name = path
         .file_name()
@@ -899,6 +900,17 @@ fn publish(
         Ok(file)
     })();
     let _ = fs::remove_file(&tmp);
+    if result.is_err() {
+        // Nothing was published (a full disk, a write error): the session and project
+        // directories this call made go again. `remove_dir` removes only an empty
+        // directory, and no other creator is inside while the create lock is held.
+        if created_dir {
+            let _ = fs::remove_dir(dir);
+        }
+        if created_project {
+            let _ = fs::remove_dir(project);
+        }
+    }
     let file = result?;
     sync_dir(dir)?;
     if created_project {

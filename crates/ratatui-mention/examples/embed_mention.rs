@@ -11,10 +11,11 @@ use crossterm::event::{
 use crossterm::execute;
 use ratatui::layout::{Constraint, Layout};
 use ratatui::text::Line;
+use ratatui::widgets::Block;
 use ratatui::{DefaultTerminal, Frame};
 use ratatui_mention::{
-    DetailPart, Keep, MentionConfig, MentionInput, MentionInputState, MentionItem, Outcome,
-    PopupLabels,
+    DetailPart, Keep, Mention, MentionConfig, MentionInput, MentionInputState, MentionItem,
+    Outcome, PopupLabels,
 };
 
 /// The source: `(handle, name, team)`.
@@ -45,15 +46,7 @@ fn main() -> io::Result<()> {
 
 /// The event loop: the host owns it, the widget only answers events.
 fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
-    let config = MentionConfig::default()
-        .with_uri_scheme("user:")
-        .with_placeholder("Write a note · @ mentions a person · Esc quits")
-        .with_labels(PopupLabels {
-            title: " @ people ".into(),
-            no_match: "nobody by that name".into(),
-            ..PopupLabels::default()
-        });
-    let mut state = MentionInputState::new(config);
+    let mut state = MentionInputState::new(MentionConfig::default().with_uri_scheme("user:"));
     loop {
         terminal.draw(|frame| draw(frame, &mut state))?;
         let event = event::read()?;
@@ -77,15 +70,23 @@ fn is_quit(event: &Event) -> bool {
         || (key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL))
 }
 
-/// The people whose handle or name contains `query` (case-insensitive), as popup rows.
+/// The people whose handle or name contains `query` (case-insensitive), as popup rows with
+/// the part of the name that matched highlighted.
 fn matching(query: &str) -> Vec<MentionItem> {
     let query = query.to_lowercase();
     PEOPLE
         .iter()
         .filter(|(handle, name, _)| handle.contains(&query) || name.to_lowercase().contains(&query))
         .map(|(handle, name, team)| {
-            MentionItem::new(*handle, *name, format!("@[{name}](user:{handle})"))
-                .with_kind("Person")
+            let mention = Mention::new(*name, format!("user:{handle}"));
+            // ASCII names: the lowercase name's byte offsets are the name's.
+            let matched = name
+                .to_lowercase()
+                .find(&query)
+                .filter(|_| !query.is_empty());
+            MentionItem::new(*handle, *name, &mention)
+                .with_match_ranges(matched.map(|at| at..at + query.len()).into_iter().collect())
+                .with_kind("Person ·")
                 .with_detail(vec![
                     DetailPart::new(format!("@{handle}"), Keep::Start),
                     DetailPart::new(*team, Keep::End),
@@ -95,14 +96,22 @@ fn matching(query: &str) -> Vec<MentionItem> {
 }
 
 fn draw(frame: &mut Frame, state: &mut MentionInputState) {
-    let height = state.desired_height(frame.area().width);
-    let [top, bottom] =
-        Layout::vertical([Constraint::Min(1), Constraint::Length(height)]).areas(frame.area());
+    let [top, rest] =
+        Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(frame.area());
     frame.render_widget(
         Line::from("embed_mention: a ratatui host with a static list of people"),
         top,
     );
-    frame.render_stateful_widget(MentionInput, bottom, state);
+    let input = MentionInput::new()
+        .block(Block::bordered())
+        .placeholder("Write a note · @ mentions a person · Esc quits")
+        .labels(PopupLabels {
+            title: " @ people ".into(),
+            no_match: "nobody by that name".into(),
+            ..PopupLabels::default()
+        });
+    // The widget takes the rows it needs at the bottom of `rest`.
+    frame.render_stateful_widget(input, rest, state);
     if let Some(at) = state.cursor_position() {
         frame.set_cursor_position(at);
     }

@@ -3,45 +3,20 @@
 
 use std::ops::Range;
 
+use crate::mention::label_of;
 use crate::mention_token::mention_spans;
 use crate::untrusted::visible_controls_line;
+use crate::uri_rule::UriRule;
 
-/// Byte ranges of the chips in `text`: every explicit mention with URI scheme `scheme`,
+/// Byte ranges of the chips in `text`: every finished mention whose URI `uris` accepts,
 /// leftmost first.
-pub fn chip_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
-    mention_spans(text, scheme)
-}
-
-/// The label of the canonical mention `mention` with its escapes undone (`\]` → `]`).
-pub fn mention_label(mention: &str) -> String {
-    let mut label = String::new();
-    let mut chars = mention.strip_prefix("@[").unwrap_or(mention).chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ']' => break,
-            '\\' => {
-                if let Some(escaped) = chars.next() {
-                    label.push(escaped);
-                }
-            }
-            c => label.push(c),
-        }
-    }
-    label
-}
-
-/// The URI of the canonical mention `mention` (between the parentheses).
-pub fn mention_uri(mention: &str) -> &str {
-    let Some(body) = mention.strip_suffix(')') else {
-        return "";
-    };
-    body.rfind("](")
-        .map_or("", |at| body.get(at + 2..).unwrap_or(""))
+pub fn chip_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
+    mention_spans(text, uris)
 }
 
 /// What a chip shows: `@` and its label, control characters visible as `\xNN`.
 pub fn chip_text(mention: &str) -> String {
-    format!("@{}", visible_controls_line(&mention_label(mention)))
+    format!("@{}", visible_controls_line(&label_of(mention)))
 }
 
 #[cfg(test)]
@@ -66,15 +41,11 @@ mod tests {
         ];
         for (mention, want) in cases {
             assert_eq!(
-                chip_spans(mention, "dsh-session:"),
+                chip_spans(mention, &UriRule::Schemes(vec!["dsh-session:".to_owned()])),
                 vec![0..mention.len()],
                 "{mention:?} is one chip"
             );
             assert_eq!(chip_text(mention), want, "{mention:?}");
         }
-        assert_eq!(
-            mention_uri(r"@[a\](x](dsh-session:ImEi)"),
-            "dsh-session:ImEi"
-        );
     }
 }

@@ -8,7 +8,6 @@ use std::ops::Range;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::widgets::{Block, BorderType, Widget};
 
 use crate::config::MentionConfig;
 use crate::draft::Draft;
@@ -22,10 +21,6 @@ use crate::untrusted::visible_controls_line;
 pub struct Composer {
     draft: Draft,
     history: InputHistory,
-    placeholder: String,
-    placeholder_style: Style,
-    mention_style: Style,
-    border_style: Style,
     /// Most text rows the composer asks for; longer drafts scroll inside it.
     max_text_rows: u16,
     /// Text columns of the last measure or render (Up/Down move by these rows).
@@ -40,16 +35,11 @@ pub struct Composer {
 }
 
 impl Composer {
-    /// An empty composer with `config`'s history size, placeholder, styles, height and
-    /// mention URI scheme.
+    /// An empty composer with `config`'s history size, height and mention URIs.
     pub fn new(config: &MentionConfig) -> Self {
         Self {
-            draft: Draft::new(&config.uri_scheme),
+            draft: Draft::new(config.uris.clone()),
             history: InputHistory::new(config.history_size),
-            placeholder: visible_controls_line(&config.placeholder).into_owned(),
-            placeholder_style: config.styles.placeholder,
-            mention_style: config.styles.mention,
-            border_style: config.styles.composer_border,
             max_text_rows: config.max_text_rows.max(1),
             text_width: Cell::new(u16::MAX),
             scroll_top: Cell::new(0),
@@ -114,21 +104,6 @@ impl Composer {
     /// Inserts `text` at the caret.
     pub fn insert_str(&mut self, text: &str) {
         self.draft.insert(text);
-    }
-
-    /// Inserts a line break at the caret.
-    pub fn insert_newline(&mut self) {
-        self.draft.insert("\n");
-    }
-
-    /// Backspace: the unit before the caret (a mention as a whole).
-    pub fn delete_backward(&mut self) -> bool {
-        self.draft.delete_backward()
-    }
-
-    /// Delete: the unit after the caret (a mention as a whole).
-    pub fn delete_forward(&mut self) -> bool {
-        self.draft.delete_forward()
     }
 
     /// Replaces the chars `token` (an `@` or `/` token) with `replacement`, as one undo step.
@@ -208,34 +183,36 @@ impl Composer {
         }
     }
 
-    /// Rows the composer wants at `width` columns: wrapped text rows (at most the
-    /// configured maximum) plus the border.
-    pub fn desired_height(&self, width: u16) -> u16 {
-        let inner = width.saturating_sub(2).max(1);
-        self.text_width.set(inner);
-        let rows = self.with_layout(inner, |layout| layout.rows.len());
+    /// Text rows the composer wants at `width` text columns: the wrapped rows, at most the
+    /// configured maximum (longer drafts scroll).
+    pub fn text_rows(&self, width: u16) -> u16 {
+        let width = width.max(1);
+        self.text_width.set(width);
+        let rows = self.with_layout(width, |layout| layout.rows.len());
         u16::try_from(rows)
             .unwrap_or(u16::MAX)
             .clamp(1, self.max_text_rows)
-            + 2
     }
 
-    /// Draws the composer in `area` and returns where the terminal cursor belongs.
-    pub fn render(&self, area: Rect, buf: &mut Buffer) -> Option<Position> {
-        let block = Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(self.border_style);
-        let inner = block.inner(area);
-        block.render(area, buf);
+    /// Draws the draft's text in `inner` (the placeholder when empty) and returns where the
+    /// terminal cursor belongs.
+    pub fn render_text(
+        &self,
+        inner: Rect,
+        buf: &mut Buffer,
+        placeholder: (&str, Style),
+        mention_style: Style,
+    ) -> Option<Position> {
         if inner.width == 0 || inner.height == 0 {
             return None;
         }
         self.text_width.set(inner.width);
         if self.draft.is_empty() {
-            let style = self.placeholder_style;
+            let (text, style) = placeholder;
             // One cell in, so the terminal cursor at the first column does not hide a letter.
             let room = usize::from(inner.width - 1);
-            buf.set_stringn(inner.x + 1, inner.y, &self.placeholder, room, style);
+            let text = visible_controls_line(text);
+            buf.set_stringn(inner.x + 1, inner.y, &text, room, style);
             return Some(Position::new(inner.x, inner.y));
         }
         let caret = self.draft.caret();
@@ -255,7 +232,7 @@ impl Composer {
             for (dy, r) in layout.rows.iter().skip(top).take(height).enumerate() {
                 let y = inner.y + u16::try_from(dy).unwrap_or(u16::MAX);
                 for unit in &r.units {
-                    self.draw_unit(unit, inner, y, buf);
+                    self.draw_unit(unit, inner, y, buf, mention_style);
                 }
             }
             let dy = u16::try_from(row - top).ok()?;
@@ -264,7 +241,7 @@ impl Composer {
         })
     }
 
-    fn draw_unit(&self, unit: &Placed, inner: Rect, y: u16, buf: &mut Buffer) {
+    fn draw_unit(&self, unit: &Placed, inner: Rect, y: u16, buf: &mut Buffer, mention: Style) {
         let Ok(x) = u16::try_from(unit.x) else {
             return;
         };
@@ -292,7 +269,7 @@ impl Composer {
                 buf.set_stringn(x, y, shown, room, Style::new().add_modifier(Modifier::DIM));
             }
             Glyph::Chip(shown) => {
-                buf.set_stringn(x, y, shown, room, self.mention_style);
+                buf.set_stringn(x, y, shown, room, mention);
             }
         }
     }

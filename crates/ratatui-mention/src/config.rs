@@ -1,54 +1,59 @@
-//! Everything a host may change about the widget, with defaults: key bindings, placeholder,
-//! styles, popup labels and sizes. Policy (which keys quit, what a submit does) stays with
-//! the host.
+//! What a host may change about the widget, with neutral defaults: behaviour in
+//! [`MentionConfig`] (keys, triggers, the host's mention URIs, sizes, history), look in
+//! [`MentionStyles`] and [`PopupLabels`], given to [`crate::MentionInput`] each frame. Policy
+//! (which keys quit, what a submit does) stays with the host.
 
 use std::time::Duration;
 
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::key_map::KeyMap;
-use crate::mention_token::DEFAULT_URI_SCHEME;
 use crate::slash_commands::CommandEntry;
+use crate::uri_rule::UriRule;
 
 /// Styles of the composer and the popup.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MentionStyles {
     /// A finished mention inside the composer.
     pub mention: Style,
-    /// The composer's border.
-    pub composer_border: Style,
     /// The placeholder shown in an empty composer.
     pub placeholder: Style,
     /// The popup's border and its `n/m` position.
     pub popup_border: Style,
     /// The popup's title.
     pub popup_title: Style,
-    /// The line shown instead of rows (searching, no match, failed).
+    /// The line shown instead of rows (searching, no match).
     pub message: Style,
+    /// The line shown when the source failed.
+    pub failed: Style,
+    /// A section's title line.
+    pub section_title: Style,
     /// A row's label.
     pub label: Style,
     /// Patched onto the label, kind and matches of the selected row.
     pub selected: Style,
-    /// Patched onto a row's kind (`Session · `).
+    /// Patched onto a row's kind.
     pub kind: Style,
-    /// Patched onto the label chars matching the query.
+    /// Patched onto the label chars the source matched.
     pub matched: Style,
     /// The `›` marker of the selected row.
     pub marker: Style,
-    /// A row's detail line.
+    /// A row's detail line, mark and note.
     pub detail: Style,
 }
 
 impl Default for MentionStyles {
     fn default() -> Self {
         let dim = Style::new().fg(Color::DarkGray);
+        let message = dim.add_modifier(Modifier::ITALIC);
         Self {
             mention: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
-            composer_border: dim,
             placeholder: dim,
             popup_border: dim,
             popup_title: Style::new().add_modifier(Modifier::BOLD),
-            message: dim.add_modifier(Modifier::ITALIC),
+            message,
+            failed: message,
+            section_title: message,
             label: Style::new(),
             selected: Style::new().add_modifier(Modifier::BOLD),
             kind: Style::new().fg(Color::Gray),
@@ -61,11 +66,13 @@ impl Default for MentionStyles {
     }
 }
 
-/// Texts of the popup.
+/// Texts of the popup and of a [`crate::Picker`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PopupLabels {
     /// The popup's title, on its top border.
     pub title: String,
+    /// The command popup's title.
+    pub command_title: String,
     /// Shown while the first query of an empty token runs.
     pub type_to_filter: String,
     /// Shown while a query runs and no rows are on show.
@@ -74,6 +81,8 @@ pub struct PopupLabels {
     pub failed: String,
     /// Shown when a query found nothing.
     pub no_match: String,
+    /// Shown when an empty query found nothing (the source has no rows at all).
+    pub nothing_yet: String,
     /// Shown once an Enter stopped waiting for the newest query's answer.
     pub still_searching: String,
     /// On the bottom border when nothing matches but rows are offered.
@@ -88,10 +97,12 @@ impl Default for PopupLabels {
     fn default() -> Self {
         Self {
             title: " @ ".to_string(),
+            command_title: " / ".to_string(),
             type_to_filter: "type to filter".to_string(),
             searching: "searching…".to_string(),
             failed: "could not search".to_string(),
             no_match: "no matches".to_string(),
+            nothing_yet: "no matches".to_string(),
             still_searching: "still searching — Enter again sends as text".to_string(),
             no_exact_match: "no exact match".to_string(),
             preview_title: "preview".to_string(),
@@ -100,22 +111,21 @@ impl Default for PopupLabels {
     }
 }
 
-/// The widget's configuration; [`MentionConfig::default`] is a complete one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The widget's behaviour; [`MentionConfig::default`] is a complete one: `@` opens the
+/// popup, every well-formed mention is a finished one, no commands.
+#[derive(Debug, Clone)]
 pub struct MentionConfig {
     pub(crate) key_map: KeyMap,
-    pub(crate) placeholder: String,
-    pub(crate) styles: MentionStyles,
-    pub(crate) labels: PopupLabels,
     pub(crate) history_size: usize,
     pub(crate) max_text_rows: u16,
     pub(crate) max_visible_rows: usize,
-    pub(crate) uri_scheme: String,
+    pub(crate) uris: UriRule,
+    pub(crate) triggers: Vec<char>,
     pub(crate) gap_above_composer: u16,
-    /// Commands the `/` popup offers (none: no popup).
+    /// Commands the command popup offers (none: no popup).
     pub(crate) commands: Vec<CommandEntry>,
-    /// The `/` popup's title.
-    pub(crate) command_title: String,
+    /// The character that opens the command popup at the start of an empty draft.
+    pub(crate) command_trigger: char,
     /// How long an Enter or Tab waits for the newest query's answer.
     pub(crate) answer_wait: Duration,
 }
@@ -124,16 +134,14 @@ impl Default for MentionConfig {
     fn default() -> Self {
         Self {
             key_map: KeyMap::default(),
-            placeholder: "Type a message · @ mentions".to_string(),
-            styles: MentionStyles::default(),
-            labels: PopupLabels::default(),
             history_size: 100,
             max_text_rows: 8,
             max_visible_rows: 8,
-            uri_scheme: DEFAULT_URI_SCHEME.to_string(),
+            uris: UriRule::Any,
+            triggers: vec!['@'],
             gap_above_composer: 0,
             commands: Vec::new(),
-            command_title: " / ".to_string(),
+            command_trigger: '/',
             answer_wait: Duration::from_secs(1),
         }
     }
@@ -144,27 +152,6 @@ impl MentionConfig {
     #[must_use]
     pub fn with_key_map(mut self, key_map: KeyMap) -> Self {
         self.key_map = key_map;
-        self
-    }
-
-    /// Shows `placeholder` in an empty composer.
-    #[must_use]
-    pub fn with_placeholder(mut self, placeholder: impl Into<String>) -> Self {
-        self.placeholder = placeholder.into();
-        self
-    }
-
-    /// Draws with `styles`.
-    #[must_use]
-    pub fn with_styles(mut self, styles: MentionStyles) -> Self {
-        self.styles = styles;
-        self
-    }
-
-    /// Shows `labels` in the popup.
-    #[must_use]
-    pub fn with_labels(mut self, labels: PopupLabels) -> Self {
-        self.labels = labels;
         self
     }
 
@@ -189,30 +176,55 @@ impl MentionConfig {
         self
     }
 
-    /// Treats `@[label](<scheme>…)` as a finished mention (highlighted, deleted whole, never
-    /// reopening the popup); the default is [`DEFAULT_URI_SCHEME`].
+    /// Registers `scheme` (e.g. `user:`): finished mentions `@[label](<scheme>…)` are the
+    /// host's (chips: highlighted, deleted whole, never reopening the popup). Call once per
+    /// scheme. With no scheme and no predicate registered, every well-formed mention is one.
     #[must_use]
     pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
-        self.uri_scheme = scheme.into();
+        self.uris = self.uris.with_scheme(scheme.into());
+        self
+    }
+
+    /// Decides with `accepts` which finished mentions are the host's (by their decoded
+    /// URI), in place of registered schemes.
+    #[must_use]
+    pub fn with_uri_predicate(
+        mut self,
+        accepts: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.uris = UriRule::Predicate(std::sync::Arc::new(accepts));
+        self
+    }
+
+    /// The characters that open the popup at the start of a token (default `@`); the
+    /// query outcome says which one.
+    #[must_use]
+    pub fn with_triggers(mut self, triggers: impl IntoIterator<Item = char>) -> Self {
+        self.triggers = triggers.into_iter().collect();
         self
     }
 
     /// Leaves `rows` rows between the popup and the composer for a row of the host's own
     /// (a status line that stays right above the composer whether or not the popup is open).
-    /// [`crate::MentionInputState::desired_height`] includes them.
     #[must_use]
     pub fn with_gap_above_composer(mut self, rows: u16) -> Self {
         self.gap_above_composer = rows;
         self
     }
 
-    /// Offers `commands` in a popup when `/` is typed into an empty draft (filtered by the
-    /// first word; Tab completes, Enter completes and submits one without argument), with
-    /// `title` on its border.
+    /// Offers `commands` in a popup when the command trigger (`/`) is typed into an empty
+    /// draft (filtered by the first word; Tab completes, Enter completes and submits one
+    /// without argument).
     #[must_use]
-    pub fn with_commands(mut self, commands: Vec<CommandEntry>, title: impl Into<String>) -> Self {
+    pub fn with_commands(mut self, commands: Vec<CommandEntry>) -> Self {
         self.commands = commands;
-        self.command_title = title.into();
+        self
+    }
+
+    /// Opens the command popup with `trigger` in place of `/`.
+    #[must_use]
+    pub fn with_command_trigger(mut self, trigger: char) -> Self {
+        self.command_trigger = trigger;
         self
     }
 
@@ -230,28 +242,35 @@ impl MentionConfig {
         self.answer_wait
     }
 
-    /// The commands the `/` popup offers.
+    /// The commands the command popup offers.
     pub fn commands(&self) -> &[CommandEntry] {
         &self.commands
     }
 
-    /// The URI scheme of finished mentions.
-    pub fn uri_scheme(&self) -> &str {
-        &self.uri_scheme
+    /// The characters that open the popup.
+    pub fn triggers(&self) -> &[char] {
+        &self.triggers
+    }
+
+    /// Whether a finished mention of `uri` is one of the host's (a chip).
+    pub fn accepts_uri(&self, uri: &str) -> bool {
+        self.uris.accepts(uri)
     }
 
     /// The key map in use (for a help screen).
     pub fn key_map(&self) -> &KeyMap {
         &self.key_map
     }
+}
 
-    /// The styles in use.
-    pub fn styles(&self) -> &MentionStyles {
-        &self.styles
+impl From<PopupLabels> for std::borrow::Cow<'_, PopupLabels> {
+    fn from(labels: PopupLabels) -> Self {
+        std::borrow::Cow::Owned(labels)
     }
+}
 
-    /// The popup labels in use.
-    pub fn labels(&self) -> &PopupLabels {
-        &self.labels
+impl<'a> From<&'a PopupLabels> for std::borrow::Cow<'a, PopupLabels> {
+    fn from(labels: &'a PopupLabels) -> Self {
+        std::borrow::Cow::Borrowed(labels)
     }
 }

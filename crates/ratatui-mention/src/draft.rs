@@ -6,8 +6,8 @@ use std::ops::Range;
 
 use crate::chip::chip_spans;
 use crate::grapheme::{is_boundary, next_boundary, prev_boundary};
-use crate::mention_token::DEFAULT_URI_SCHEME;
 use crate::undo_stack::{Snapshot, UndoStack};
+use crate::uri_rule::UriRule;
 
 /// What a unit is, for word motion: a chip is a word of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,8 +28,8 @@ enum Coalesce {
 /// Draft text with a unit-aligned caret (byte offset), chips, undo and yank.
 #[derive(Debug, Clone)]
 pub struct Draft {
-    /// URI scheme of the mentions that are chips (`dsh-session:`).
-    scheme: String,
+    /// Which finished mentions are chips (the host's URIs).
+    uris: UriRule,
     text: String,
     caret: usize,
     /// Byte ranges of the chips in `text`, leftmost first (recomputed after every edit).
@@ -48,15 +48,15 @@ pub struct Draft {
 
 impl Default for Draft {
     fn default() -> Self {
-        Self::new(DEFAULT_URI_SCHEME)
+        Self::new(UriRule::Any)
     }
 }
 
 impl Draft {
-    /// An empty draft whose chips are the mentions with URI scheme `scheme`.
-    pub fn new(scheme: &str) -> Self {
+    /// An empty draft whose chips are the mentions whose URI `uris` accepts.
+    pub fn new(uris: UriRule) -> Self {
         Self {
-            scheme: scheme.to_owned(),
+            uris,
             text: String::new(),
             caret: 0,
             chips: Vec::new(),
@@ -100,6 +100,7 @@ impl Draft {
     }
 
     /// The text the last kill (Ctrl+W/U/K, Alt+D) removed.
+    #[cfg(test)]
     pub fn yank_text(&self) -> &str {
         &self.yank
     }
@@ -204,7 +205,7 @@ impl Draft {
             return false;
         };
         self.text = snapshot.text;
-        self.chips = chip_spans(&self.text, &self.scheme);
+        self.chips = chip_spans(&self.text, &self.uris);
         self.caret = snapshot.caret.min(self.text.len());
         self.snap_caret();
         self.last_edit = None;
@@ -228,7 +229,7 @@ impl Draft {
         let end = range.end.clamp(start, self.text.len());
         let mut text = self.text.clone();
         text.replace_range(start..end, insert);
-        let chips = chip_spans(&text, &self.scheme);
+        let chips = chip_spans(&text, &self.uris);
         // An edit next to a chip must not change it (`@[` typed right before one would
         // make the grammar read one longer mention): such an edit is refused.
         self.refused = !self.keeps_other_chips(start..end, insert.len(), &text, &chips);

@@ -6,7 +6,7 @@ use pretty_assertions::assert_eq;
 
 /// Each row as the user sees it (chips marked `‹›`, tabs as spaces).
 fn rows(text: &str, width: u16) -> Vec<String> {
-    let layout = DraftLayout::new(text, &chip_spans(text, SCHEME), width);
+    let layout = DraftLayout::new(text, &chip_spans(text, &scheme()), width);
     layout
         .rows
         .iter()
@@ -26,7 +26,10 @@ fn rows(text: &str, width: u16) -> Vec<String> {
         .collect()
 }
 
-const SCHEME: &str = "dsh-session:";
+/// The chips of the dsh-refs app.
+fn scheme() -> crate::uri_rule::UriRule {
+    crate::uri_rule::UriRule::Schemes(vec!["dsh-session:".to_owned()])
+}
 const VITE: &str = "@[Speed up the Vite build](dsh-session:ImJlYWNvbiI)";
 
 #[test]
@@ -77,7 +80,7 @@ fn wrap_table() {
 #[test]
 fn chips_are_never_split_at_any_width() {
     let text = format!("x {VITE} y @[漢字 label](dsh-session:ImEi) z");
-    let chips = chip_spans(&text, SCHEME);
+    let chips = chip_spans(&text, &scheme());
     for width in 1..60 {
         let layout = DraftLayout::new(&text, &chips, width);
         for row in &layout.rows {
@@ -115,7 +118,7 @@ fn caret_cells() {
         ("a\tb".into(), 10, 2, (0, 4)),
     ];
     for (text, width, caret, want) in cases {
-        let layout = DraftLayout::new(&text, &chip_spans(&text, SCHEME), width);
+        let layout = DraftLayout::new(&text, &chip_spans(&text, &scheme()), width);
         assert_eq!(
             layout.caret(caret),
             want,
@@ -127,7 +130,7 @@ fn caret_cells() {
 #[test]
 fn offsets_for_up_and_down() {
     let text = format!("ab {VITE} cd\nxy");
-    let layout = DraftLayout::new(&text, &chip_spans(&text, SCHEME), 40);
+    let layout = DraftLayout::new(&text, &chip_spans(&text, &scheme()), 40);
     // Row 0: "ab ‹@Speed up the Vite build› cd" — column 10 is inside the chip: nearest side.
     assert_eq!(layout.offset_at(0, 1), 1);
     assert_eq!(layout.offset_at(0, 10), 3, "chip start is nearer");

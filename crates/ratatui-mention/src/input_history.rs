@@ -82,11 +82,6 @@ impl InputHistory {
         self.entries.clear();
         self.browsing = None;
     }
-
-    /// Stops browsing (the shown text becomes an ordinary draft).
-    pub fn reset_browsing(&mut self) {
-        self.browsing = None;
-    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,12 @@
 //! can fill it. The widget sanitizes every field for display; the host formats the text a
 //! pick inserts.
 
+use std::ops::Range;
+
+use ratatui::text::Line;
+
+use crate::mention::Mention;
+use crate::results::ResultRow;
 use crate::snippet::ItemSnippet;
 
 /// How a detail part is cut when the detail line is too narrow.
@@ -18,7 +24,9 @@ pub enum Keep {
 /// One part of an item's dim detail line; parts are joined with ` · `.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetailPart {
+    /// What the part shows.
     pub text: String,
+    /// Which end survives when the line is too narrow.
     pub keep: Keep,
 }
 
@@ -43,28 +51,55 @@ pub struct MentionItem {
     detail: Vec<DetailPart>,
     insert_text: String,
     marked: bool,
+    /// Dim text after the label (e.g. `(open)`).
+    note: String,
     snippet: Option<ItemSnippet>,
+    /// Byte ranges of `label` the source matched (`None`: not said, the widget guesses).
+    match_ranges: Option<Vec<Range<usize>>>,
 }
 
 impl MentionItem {
-    /// An item the host knows as `key`, shown as `label`, inserting `insert_text`.
-    pub fn new(
+    /// An item the host knows as `key`, shown as `label`, inserting `mention` (written with
+    /// its escapes: a host never formats markup by hand).
+    pub fn new(key: impl Into<String>, label: impl Into<String>, mention: &Mention) -> Self {
+        Self::plain(key, label, mention.to_string())
+    }
+
+    /// An item inserting plain `text` rather than a mention (a command name, an emoji).
+    pub fn plain(
         key: impl Into<String>,
         label: impl Into<String>,
-        insert_text: impl Into<String>,
+        text: impl Into<String>,
     ) -> Self {
         Self {
             key: key.into(),
             kind: String::new(),
             label: label.into(),
             detail: Vec::new(),
-            insert_text: insert_text.into(),
+            insert_text: text.into(),
             marked: false,
+            note: String::new(),
             snippet: None,
+            match_ranges: None,
         }
     }
 
-    /// Shows `kind` before the label (`Session · <label>`).
+    /// Highlights `ranges` (byte ranges of the label) as what the source matched; without
+    /// them the widget highlights its own fuzzy match of the query. Ranges off char
+    /// boundaries or past the label are ignored; an empty list highlights nothing.
+    #[must_use]
+    pub fn with_match_ranges(mut self, ranges: Vec<Range<usize>>) -> Self {
+        self.match_ranges = Some(ranges);
+        self
+    }
+
+    /// What the source said it matched in the label, if it said.
+    pub fn match_ranges(&self) -> Option<&[Range<usize>]> {
+        self.match_ranges.as_deref()
+    }
+
+    /// Shows `kind` before the label (`[claude] <label>`; include a separator of your own
+    /// such as `Session ·` when you want one).
     #[must_use]
     pub fn with_kind(mut self, kind: impl Into<String>) -> Self {
         self.kind = kind.into();
@@ -83,6 +118,18 @@ impl MentionItem {
     pub fn with_mark(mut self, marked: bool) -> Self {
         self.marked = marked;
         self
+    }
+
+    /// Shows `note` dimmed after the label (and its mark), e.g. `(open)`.
+    #[must_use]
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.note = note.into();
+        self
+    }
+
+    /// The note shown after the label (empty: none).
+    pub fn note(&self) -> &str {
+        &self.note
     }
 
     /// Shows where the item matched (e.g. a line of a conversation) in place of the
@@ -108,7 +155,7 @@ impl MentionItem {
         &self.key
     }
 
-    /// The kind shown before the label (empty: none).
+    /// The kind shown before the label, followed by a space (empty: none).
     pub fn kind(&self) -> &str {
         &self.kind
     }
@@ -127,4 +174,31 @@ impl MentionItem {
     pub fn insert_text(&self) -> &str {
         &self.insert_text
     }
+}
+
+impl ResultRow for MentionItem {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The label line, and a second line for the detail or snippet when there is one.
+    fn lines(&self) -> u16 {
+        if self.detail.is_empty() && self.snippet.is_none() {
+            1
+        } else {
+            2
+        }
+    }
+}
+
+/// What the host shows about the item `key` in the preview pane, under the item's own label
+/// and detail: `lines` (one screen line each) then `body` (wrapped, newest at the bottom).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemPreview {
+    /// The item this previews (a preview for an item no longer selected is not shown).
+    pub key: String,
+    /// Lines under the label and detail, one screen line each.
+    pub lines: Vec<Line<'static>>,
+    /// Wrapped text after them; when it does not fit, its end stays visible.
+    pub body: Vec<Line<'static>>,
 }

@@ -31,7 +31,7 @@ pub enum Action {
     PopupPageDown,
     /// Popup: the first row; composer: caret to the line start.
     PopupFirst,
-    /// Popup: the last (oldest) match; composer: caret to the line end.
+    /// Popup: the last match; composer: caret to the line end.
     PopupLast,
     /// Show or hide the popup's preview.
     TogglePreview,
@@ -81,7 +81,7 @@ impl Action {
             Action::PopupPageUp => "a page up in the popup",
             Action::PopupPageDown => "a page down in the popup (fetches more matches)",
             Action::PopupFirst => "first item in the popup; line start in the composer",
-            Action::PopupLast => "last (oldest) item in the popup; line end in the composer",
+            Action::PopupLast => "last item in the popup; line end in the composer",
             Action::TogglePreview => "show or hide the popup's preview",
             Action::Escape => "close the popup",
             Action::DeleteBackward => "delete backwards; a mention goes as a whole",
@@ -105,8 +105,11 @@ impl Action {
 /// One row of the key map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Binding {
+    /// The key.
     pub code: KeyCode,
+    /// Its modifiers, exactly.
     pub modifiers: KeyModifiers,
+    /// What it does.
     pub action: Action,
     /// Another encoding of a key listed on its own row (left out of help).
     pub alias: bool,
@@ -191,7 +194,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     Binding::new(KeyCode::Char('y'), CTRL, Action::Yank),
 ];
 
-/// The widget's bindings; [`KeyMap::default`] holds [`DEFAULT_BINDINGS`].
+/// The widget's bindings; [`KeyMap::default`] holds the default ones (see the crate README).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyMap {
     bindings: Vec<Binding>,

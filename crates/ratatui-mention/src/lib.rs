@@ -8,7 +8,7 @@
 //! ```
 //! use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 //! use ratatui::{Terminal, backend::TestBackend};
-//! use ratatui_mention::{MentionInput, MentionInputState, MentionItem, Outcome};
+//! use ratatui_mention::{Mention, MentionInput, MentionInputState, MentionItem, Outcome};
 //!
 //! let mut state = MentionInputState::default();
 //! let key = |c| Event::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
@@ -16,7 +16,8 @@
 //! state.handle_event(&key(' '));
 //! // `@` opens the popup and asks the host for rows.
 //! let Outcome::Query { id, .. } = state.handle_event(&key('@')) else { unreachable!() };
-//! let waited = state.set_results(id, vec![MentionItem::new("42", "Alice", "@[Alice](user:42)")]);
+//! let alice = Mention::new("Alice", "user:42");
+//! let waited = state.set_results(id, vec![MentionItem::new("42", "Alice", &alice)]);
 //! assert!(waited.is_empty(), "no Enter was waiting for this answer");
 //! let enter = Event::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
 //! assert!(matches!(state.handle_event(&enter), Outcome::Inserted { .. }));
@@ -24,35 +25,43 @@
 //!
 //! let mut terminal = Terminal::new(TestBackend::new(40, 3)).unwrap();
 //! terminal.draw(|frame| {
-//!     frame.render_stateful_widget(MentionInput, frame.area(), &mut state);
+//!     frame.render_stateful_widget(MentionInput::new(), frame.area(), &mut state);
 //!     if let Some(at) = state.cursor_position() {
 //!         frame.set_cursor_position(at);
 //!     }
 //! }).unwrap();
 //! ```
 
-pub mod chip;
-pub mod composer;
-pub mod config;
-pub mod draft;
-pub mod draft_layout;
-pub mod grapheme;
-pub mod input_history;
-pub mod item;
-pub mod js_chars;
-pub mod key_map;
-pub mod mention_popup;
-pub mod mention_token;
-pub mod paste;
-pub mod preview;
-pub mod sections;
-pub mod slash_commands;
-pub mod snippet;
-pub mod state;
-pub mod undo_stack;
-pub mod untrusted;
-pub mod widget;
-pub mod wrap;
+#![warn(missing_docs)]
+
+mod chip;
+mod composer;
+mod config;
+mod draft;
+mod draft_layout;
+mod grapheme;
+mod input_history;
+mod item;
+mod js_chars;
+mod key_map;
+mod mention;
+mod mention_token;
+mod paste;
+mod picker;
+mod preview;
+mod results;
+mod results_view;
+mod sections;
+mod slash_commands;
+mod snippet;
+mod state;
+#[cfg(feature = "textarea")]
+mod textarea;
+mod undo_stack;
+mod untrusted;
+mod uri_rule;
+mod widget;
+mod wrap;
 
 #[cfg(test)]
 mod render_snapshots;
@@ -63,10 +72,17 @@ mod render_snapshots;
 struct ReadmeDoctest;
 
 pub use config::{MentionConfig, MentionStyles, PopupLabels};
-pub use item::{DetailPart, Keep, MentionItem};
+pub use item::{DetailPart, ItemPreview, Keep, MentionItem};
 pub use key_map::{Action, Binding, KeyMap};
-pub use mention_popup::{ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage};
+pub use mention::{Mention, MentionSpan, ParseMentionError, find_mentions};
+pub use picker::{Picker, PickerOutcome, PickerView};
+pub use preview::Placement;
+pub use results::{MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, ResultsPage};
 pub use slash_commands::CommandEntry;
 pub use snippet::ItemSnippet;
-pub use state::{ActivePopup, MentionInputState, Outcome};
-pub use widget::MentionInput;
+pub use state::{MentionInputState, Outcome};
+#[cfg(feature = "textarea")]
+pub use textarea::{TextAreaMentions, TextAreaPopup};
+pub use untrusted::{visible_controls, visible_controls_line};
+pub use widget::{MentionInput, MentionLayout};
+pub use wrap::{truncate_to_width, wrap_line_hanging, wrap_lines};

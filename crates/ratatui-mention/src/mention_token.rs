@@ -1,18 +1,20 @@
-//! Finding `@` tokens and finished mentions `@[label](<scheme>…)` in composer text: pure
-//! scans the composer and the popup share, so highlighting and popup detection agree.
-//! Tokens are delimited by JavaScript whitespace ([`crate::js_chars`]).
+//! Finding trigger tokens (`@…`) and finished mentions in composer text: pure scans the
+//! composer and the popup share, so highlighting and popup detection agree. Tokens are
+//! delimited by JavaScript whitespace ([`crate::js_chars`]).
 
 use std::ops::Range;
 
-use crate::js_chars::{is_js_whitespace, is_line_terminator};
+use crate::js_chars::is_js_whitespace;
+use crate::mention::mention_ranges;
+use crate::uri_rule::UriRule;
 
-/// The URI scheme of finished mentions unless configured otherwise (dsh's session URIs).
-pub const DEFAULT_URI_SCHEME: &str = "dsh-session:";
-
-/// The `@…` token under the cursor: char offsets into the whole text and the query after `@`.
+/// The trigger token under the cursor: char offsets into the whole text, the trigger and
+/// the query after it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MentionToken {
-    /// Char index of the `@`.
+    /// The trigger character the token starts with (`@`).
+    pub trigger: char,
+    /// Char index of the trigger.
     pub start_char: usize,
     /// Char index one past the token's last char.
     pub end_char: usize,
@@ -20,16 +22,18 @@ pub struct MentionToken {
     pub query: String,
 }
 
-/// The `@` token under a cursor placed before char `cursor_char_index` (on the `@`, inside
-/// the token or just after it), unless the token lies in a finished mention of `scheme`.
+/// The token under a cursor placed before char `cursor_char_index` (on its first char,
+/// inside it or just after it) that starts with one of `triggers`, unless it lies in a
+/// finished mention `uris` accepts.
 pub fn mention_token_at(
     text: &str,
     cursor_char_index: usize,
-    scheme: &str,
+    uris: &UriRule,
+    triggers: &[char],
 ) -> Option<MentionToken> {
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
-    let mentions = mention_char_spans(text, scheme);
+    let mentions = mention_char_spans(text, uris);
     if mentions.iter().any(|m| m.start < cursor && cursor < m.end) {
         return None;
     }
@@ -52,10 +56,12 @@ pub fn mention_token_at(
     while end < ceiling && chars.get(end).is_some_and(|c| !is_js_whitespace(*c)) {
         end += 1;
     }
-    if chars.get(start) != Some(&'@') || mentions.iter().any(|m| m.start == start) {
+    let trigger = *chars.get(start).filter(|c| triggers.contains(c))?;
+    if mentions.iter().any(|m| m.start == start) {
         return None;
     }
     Some(MentionToken {
+        trigger,
         start_char: start,
         end_char: end,
         query: chars
@@ -66,30 +72,15 @@ pub fn mention_token_at(
     })
 }
 
-/// Byte ranges of the finished mentions `@[label](<scheme>…)` in `text`, leftmost first: a
-/// label with `\`-escapes, then the scheme and a body up to `)` without whitespace (the
-/// URI is not decoded).
-pub fn mention_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
-    let mut spans = Vec::new();
-    let mut pos = 0;
-    while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
-        let start = pos + offset;
-        match explicit_mention_len(text.get(start..).unwrap_or_default(), scheme) {
-            Ok(len) => {
-                spans.push(start..start + len);
-                pos = start + len;
-            }
-            // Every `@[` before `resume` would stop its label scan at the same place and
-            // fail the same way, so skipping them keeps this linear (and the result equal).
-            Err(resume) => pos = start + resume.max(1),
-        }
-    }
-    spans
+/// Byte ranges of the finished mentions in `text` whose URI `uris` accepts, leftmost
+/// first.
+pub fn mention_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
+    mention_ranges(text, &|uri| uris.accepts(uri))
 }
 
 /// [`mention_spans`] as char ranges, for cursor arithmetic on the textarea.
-pub fn mention_char_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
-    let byte_spans = mention_spans(text, scheme);
+pub fn mention_char_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
+    let byte_spans = mention_spans(text, uris);
     if byte_spans.is_empty() {
         return byte_spans;
     }
@@ -110,49 +101,6 @@ pub fn mention_char_spans(text: &str, scheme: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// Length in bytes of the explicit mention at the start of `s` (`Ok`), or where its label
-/// scan stopped (`Err`): a label scan begun at any later `@[` before that offset ends at the
-/// same place (backslash pairing resynchronizes after the `[`), so none of them can match.
-fn explicit_mention_len(s: &str, scheme: &str) -> Result<usize, usize> {
-    let mut it = s.char_indices();
-    let opens = matches!(it.next(), Some((_, '@'))) && matches!(it.next(), Some((_, '[')));
-    if !opens {
-        return Err(1);
-    }
-    // Label: `\` + a char that is not a line terminator, or any char but `\` and `]`.
-    let close = loop {
-        let Some((i, c)) = it.next() else {
-            return Err(s.len());
-        };
-        match c {
-            ']' => break i,
-            '\\' => match it.next() {
-                Some((_, escaped)) if !is_line_terminator(escaped) => {}
-                _ => return Err(i),
-            },
-            _ => {}
-        }
-    };
-    match it.next() {
-        Some((_, '(')) => {}
-        _ => return Err(close),
-    }
-    let uri_start = close + 2;
-    let rest = s.get(uri_start..).ok_or(close)?;
-    if !rest.starts_with(scheme) {
-        return Err(close);
-    }
-    let body = rest.get(scheme.len()..).ok_or(close)?;
-    let body_len = body
-        .find(|c: char| is_js_whitespace(c) || c == ')')
-        .unwrap_or(body.len());
-    if body.get(body_len..).is_some_and(|r| r.starts_with(')')) {
-        Ok(uri_start + scheme.len() + body_len + 1)
-    } else {
-        Err(close)
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::single_range_in_vec_init)] // expected spans are lists
 mod tests {
@@ -160,9 +108,16 @@ mod tests {
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;
 
+    /// The URI rule of the app's chips, and the `@` trigger.
+    fn dsh() -> UriRule {
+        UriRule::Schemes(vec!["dsh-session:".to_owned()])
+    }
+    const AT: &[char] = &['@'];
+
     #[allow(clippy::unnecessary_wraps)] // reads as the expected value in the tables
     fn token(start_char: usize, end_char: usize, query: &str) -> Option<MentionToken> {
         Some(MentionToken {
+            trigger: '@',
             start_char,
             end_char,
             query: query.to_string(),
@@ -248,7 +203,7 @@ mod tests {
         ];
         for (name, text, cursor, want) in cases {
             assert_eq!(
-                mention_token_at(text, cursor, DEFAULT_URI_SCHEME),
+                mention_token_at(text, cursor, &dsh(), AT),
                 want,
                 "{name}: {text:?} @ {cursor}"
             );
@@ -277,22 +232,25 @@ mod tests {
             ("@[a](dsh-session:Ig\u{3000})", vec![]),
         ];
         for (text, want) in cases {
-            assert_eq!(mention_spans(text, DEFAULT_URI_SCHEME), want, "{text:?}");
+            assert_eq!(mention_spans(text, &dsh()), want, "{text:?}");
         }
     }
 
     #[test]
     fn other_schemes_are_mentions_only_when_configured() {
         let text = "ask @[Ada](user:ada) and @[b](dsh-session:Ig)";
-        assert_eq!(mention_spans(text, "user:"), vec![4..20]);
-        assert_eq!(mention_spans(text, DEFAULT_URI_SCHEME), vec![25..45]);
         assert_eq!(
-            mention_token_at(text, 6, "user:"),
+            mention_spans(text, &UriRule::Schemes(vec!["user:".to_owned()])),
+            vec![4..20]
+        );
+        assert_eq!(mention_spans(text, &dsh()), vec![25..45]);
+        assert_eq!(
+            mention_token_at(text, 6, &UriRule::Schemes(vec!["user:".to_owned()]), AT),
             None,
             "inside a user mention"
         );
         assert_eq!(
-            mention_token_at(text, 6, DEFAULT_URI_SCHEME),
+            mention_token_at(text, 6, &dsh(), AT),
             token(4, 20, "[Ada](user:ada)"),
             "not a mention under the default scheme: an ordinary token"
         );
@@ -301,8 +259,8 @@ mod tests {
     #[test]
     fn char_spans_count_chars_not_bytes() {
         let text = "会话 @[记录](dsh-session:Ig) x";
-        assert_eq!(mention_char_spans(text, DEFAULT_URI_SCHEME), vec![3..24]);
-        let span = mention_spans(text, DEFAULT_URI_SCHEME)[0].clone();
+        assert_eq!(mention_char_spans(text, &dsh()), vec![3..24]);
+        let span = mention_spans(text, &dsh())[0].clone();
         assert_eq!(&text[span], "@[记录](dsh-session:Ig)");
     }
 
@@ -318,12 +276,38 @@ mod tests {
     proptest! {
         #[test]
         fn never_panics(text in "\\PC*|[@\\[\\]()\\\\ a\u{3000}\n]*", cursor in 0usize..64) {
-            if let Some(t) = mention_token_at(&text, cursor, DEFAULT_URI_SCHEME) {
+            if let Some(t) = mention_token_at(&text, cursor, &dsh(), AT) {
                 prop_assert!(t.start_char <= cursor.min(text.chars().count()));
                 prop_assert!(t.end_char >= t.start_char);
             }
-            for span in mention_spans(&text, DEFAULT_URI_SCHEME) {
+            for span in mention_spans(&text, &dsh()) {
                 prop_assert!(text.get(span).is_some());
+            }
+        }
+
+        #[test]
+        fn tokens_and_char_spans_are_consistent(
+            text in "\\PC{0,30}|[@\\[\\]()\\\\ a\u{3000}\n漢😀]{0,30}|.{0,30}",
+            cursor in 0usize..80,
+        ) {
+            let chars: Vec<char> = text.chars().collect();
+            if let Some(token) = mention_token_at(&text, cursor, &dsh(), AT) {
+                let cursor = cursor.min(chars.len());
+                prop_assert!(token.start_char <= cursor && cursor <= token.end_char);
+                prop_assert!(token.end_char <= chars.len());
+                prop_assert_eq!(chars[token.start_char], '@');
+                let query: String = chars[token.start_char + 1..token.end_char].iter().collect();
+                prop_assert_eq!(&token.query, &query);
+                prop_assert!(!chars[token.start_char..token.end_char]
+                    .iter()
+                    .any(|&c| is_js_whitespace(c)));
+            }
+            let spans = mention_spans(&text, &dsh());
+            let char_spans = mention_char_spans(&text, &dsh());
+            prop_assert_eq!(spans.len(), char_spans.len());
+            for (bytes, chars_range) in spans.iter().zip(&char_spans) {
+                let via_chars: String = chars[chars_range.clone()].iter().collect();
+                prop_assert_eq!(via_chars.as_str(), &text[bytes.clone()]);
             }
         }
 
@@ -331,20 +315,25 @@ mod tests {
         fn skipping_failed_starts_finds_the_same_spans_as_trying_every_start(
             text in "[@\\[\\]()\\\\ a\n]{0,40}|(@\\[|\\]|\\(|dsh-session:|ImEi|\\)|\\\\|\n|x| )*"
         ) {
-            // The reference: try an explicit mention at every `@[`, one byte further on failure.
+            // The reference: at every `@[`, the one prefix that reads as a whole mention of the
+            // scheme (if any); a refused one is skipped one byte at a time.
             let mut naive = Vec::new();
             let mut pos = 0;
             while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
                 let start = pos + offset;
-                match explicit_mention_len(&text[start..], DEFAULT_URI_SCHEME) {
-                    Ok(len) => {
-                        naive.push(start..start + len);
-                        pos = start + len;
+                let whole = (start + 1..=text.len()).find_map(|end| {
+                    let m = crate::Mention::parse(text.get(start..end)?).ok()?;
+                    m.uri.starts_with("dsh-session:").then_some(end)
+                });
+                match whole {
+                    Some(end) => {
+                        naive.push(start..end);
+                        pos = end;
                     }
-                    Err(_) => pos = start + 1,
+                    None => pos = start + 1,
                 }
             }
-            prop_assert_eq!(mention_spans(&text, DEFAULT_URI_SCHEME), naive);
+            prop_assert_eq!(mention_spans(&text, &dsh()), naive);
         }
     }
 
@@ -354,16 +343,13 @@ mod tests {
         // every keystroke of the composer. Linear, this is a few milliseconds.
         let text = "@[".repeat(100_000) + "\\\n@[";
         let started = std::time::Instant::now();
+        assert_eq!(mention_spans(&text, &dsh()), Vec::<Range<usize>>::new());
         assert_eq!(
-            mention_spans(&text, DEFAULT_URI_SCHEME),
-            Vec::<Range<usize>>::new()
-        );
-        assert_eq!(
-            mention_char_spans(&text, DEFAULT_URI_SCHEME),
+            mention_char_spans(&text, &dsh()),
             Vec::<Range<usize>>::new()
         );
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let closed = format!("{text}](dsh-session:ImEi)");
-        assert_eq!(mention_spans(&closed, DEFAULT_URI_SCHEME).len(), 1);
+        assert_eq!(mention_spans(&closed, &dsh()).len(), 1);
     }
 }

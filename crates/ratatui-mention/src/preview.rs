@@ -4,39 +4,115 @@
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
 use super::wrap::wrap_lines;
+use crate::item::ItemPreview;
+use crate::results::{ResultRow, ResultsList};
 
 /// Narrowest screen that puts the preview on the right.
 pub const RIGHT_MIN_WIDTH: u16 = 100;
-/// Shortest screen that puts the preview below the list when it is too narrow for the right.
-pub const BELOW_MIN_HEIGHT: u16 = 30;
+/// Fewest rows of the area a widget is drawn in that put the preview below the list when it
+/// is too narrow for the right (unless the widget is told otherwise).
+pub const BELOW_MIN_HEIGHT: u16 = 24;
 /// Lines a preview below the list takes (border included).
 pub const BELOW_HEIGHT: u16 = 12;
 /// Fewest lines a popup with a preview on the right takes (border included).
 pub const RIGHT_MIN_HEIGHT: u16 = 12;
 
-/// Where the preview goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where a popup's preview of the selected row goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Placement {
+    /// Beside the list, on the right (wide areas).
     Right,
+    /// Under the list (narrow but tall areas).
     Below,
+    /// Not shown (small areas, turned off, or nothing selected).
+    #[default]
     Hidden,
 }
 
-/// The placement on a `width`×`height` screen, if the user has the preview `enabled`.
-pub fn placement(enabled: bool, width: u16, height: u16) -> Placement {
+/// The placement in a `width`×`height` area, if the user has the preview `enabled`: right
+/// from [`RIGHT_MIN_WIDTH`] columns, else below from `below_min_height` rows.
+pub fn placement(enabled: bool, width: u16, height: u16, below_min_height: u16) -> Placement {
     if !enabled {
         Placement::Hidden
     } else if width >= RIGHT_MIN_WIDTH {
         Placement::Right
-    } else if height >= BELOW_MIN_HEIGHT {
+    } else if height >= below_min_height {
         Placement::Below
     } else {
         Placement::Hidden
+    }
+}
+
+/// What a list's preview is doing: whether the user wants it, where the last frame could
+/// put it (which decides whether the host is asked for content at all), and the host's
+/// content for the selected row.
+#[derive(Debug, Clone)]
+pub(crate) struct PreviewState {
+    enabled: bool,
+    /// Width, height and below-threshold of the area of the last render.
+    last_area: Option<(u16, u16, u16)>,
+    shown: Option<ItemPreview>,
+}
+
+impl Default for PreviewState {
+    fn default() -> Self {
+        PreviewState {
+            enabled: true,
+            last_area: None,
+            shown: None,
+        }
+    }
+}
+
+impl PreviewState {
+    /// The key of `results`' selected row when a visible preview needs the host's content
+    /// for it (asked once per selection).
+    pub(crate) fn want<T: ResultRow>(&mut self, results: &mut ResultsList<T>) -> Option<String> {
+        let (width, height, below) = self.last_area?;
+        if placement(self.enabled, width, height, below) == Placement::Hidden {
+            return None;
+        }
+        let key = results.want_preview()?;
+        self.shown = None;
+        Some(key)
+    }
+
+    /// Takes the host's content; one for a row no longer asked about is dropped.
+    pub(crate) fn set<T: ResultRow>(&mut self, results: &ResultsList<T>, preview: ItemPreview) {
+        if results.preview_asked() == Some(preview.key.as_str()) {
+            self.shown = Some(preview);
+        }
+    }
+
+    /// The content on show.
+    pub(crate) fn shown(&self) -> Option<&ItemPreview> {
+        self.shown.as_ref()
+    }
+
+    /// Forgets the content (the list was cleared).
+    pub(crate) fn clear(&mut self) {
+        self.shown = None;
+    }
+
+    /// Shows or hides the preview (the user's key).
+    pub(crate) fn toggle(&mut self) {
+        self.enabled = !self.enabled;
+    }
+
+    /// Whether the user wants the preview.
+    pub(crate) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The area the list was just drawn in, where a preview goes from `below_min_height`
+    /// rows.
+    pub(crate) fn remember_area(&mut self, width: u16, height: u16, below_min_height: u16) {
+        self.last_area = Some((width, height, below_min_height));
     }
 }
 
@@ -86,6 +162,8 @@ pub struct PreviewPane<'a> {
     pub title: &'a str,
     pub header: Vec<Line<'a>>,
     pub body: Vec<Line<'a>>,
+    pub border: Style,
+    pub title_style: Style,
 }
 
 impl Widget for PreviewPane<'_> {
@@ -93,11 +171,8 @@ impl Widget for PreviewPane<'_> {
         Clear.render(area, buf);
         let block = Block::bordered()
             .border_type(BorderType::Rounded)
-            .border_style(Style::new().fg(Color::DarkGray))
-            .title(Span::styled(
-                format!(" {} ", self.title),
-                Style::new().add_modifier(Modifier::BOLD),
-            ));
+            .border_style(self.border)
+            .title(Span::styled(format!(" {} ", self.title), self.title_style));
         let inner = block.inner(area);
         block.render(area, buf);
         if inner.width == 0 || inner.height == 0 {
@@ -124,12 +199,13 @@ mod tests {
 
     #[test]
     fn placement_follows_the_screen_size() {
-        assert_eq!(placement(true, 120, 20), Placement::Right);
-        assert_eq!(placement(true, 100, 15), Placement::Right);
-        assert_eq!(placement(true, 99, 30), Placement::Below);
-        assert_eq!(placement(true, 60, 29), Placement::Hidden);
-        assert_eq!(placement(true, 60, 15), Placement::Hidden);
-        assert_eq!(placement(false, 200, 60), Placement::Hidden);
+        assert_eq!(placement(true, 120, 20, 30), Placement::Right);
+        assert_eq!(placement(true, 100, 15, 30), Placement::Right);
+        assert_eq!(placement(true, 99, 30, 30), Placement::Below);
+        assert_eq!(placement(true, 60, 29, 30), Placement::Hidden);
+        assert_eq!(placement(true, 60, 24, BELOW_MIN_HEIGHT), Placement::Below);
+        assert_eq!(placement(true, 60, 15, BELOW_MIN_HEIGHT), Placement::Hidden);
+        assert_eq!(placement(false, 200, 60, 0), Placement::Hidden);
     }
 
     #[test]

@@ -7,27 +7,48 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
 use ratatui::style::{Color, Modifier};
-use ratatui::widgets::StatefulWidget;
+use ratatui::widgets::{Block, BorderType, StatefulWidget};
 
 use crate::{
-    ActivePopup, DetailPart, Keep, MentionConfig, MentionInput, MentionInputState, MentionItem,
-    Outcome, PopupLabels,
+    DetailPart, Keep, Mention, MentionConfig, MentionInput, MentionInputState, MentionItem,
+    MentionStyles, Outcome, PopupLabels, ResultsList,
 };
 
-/// The app's labels and placeholder (the snapshots predate the widget crate).
+/// The dsh-refs app's configuration (the snapshots predate the widget crate).
 fn app_config() -> MentionConfig {
     MentionConfig::default()
         .with_history_size(10)
-        .with_placeholder("Ask anything · @ references a session")
-        .with_labels(PopupLabels {
-            title: " @ sessions ".into(),
-            type_to_filter: "type to filter sessions".into(),
-            searching: "searching…".into(),
-            failed: "could not list sessions".into(),
-            no_match: "no matching sessions".into(),
-            ..PopupLabels::default()
-        })
+        .with_uri_scheme("dsh-session:")
+}
+
+/// The app's labels.
+fn app_labels() -> PopupLabels {
+    PopupLabels {
+        title: " @ sessions ".into(),
+        command_title: " / commands ".into(),
+        type_to_filter: "type to filter sessions".into(),
+        searching: "searching…".into(),
+        failed: "could not list sessions".into(),
+        no_match: "no matching sessions".into(),
+        nothing_yet: "no matching sessions".into(),
+        ..PopupLabels::default()
+    }
+}
+
+/// The widget as the app draws it: a rounded dim border, its placeholder and labels (the
+/// preview is left to its own tests).
+fn input() -> MentionInput<'static> {
+    MentionInput::new()
+        .block(
+            Block::bordered()
+                .border_type(BorderType::Rounded)
+                .border_style(Style::new().fg(Color::DarkGray)),
+        )
+        .placeholder("Ask anything · @ references a session")
+        .labels(app_labels())
+        .preview_below_min_height(u16::MAX)
 }
 
 fn pane() -> MentionInputState {
@@ -35,7 +56,7 @@ fn pane() -> MentionInputState {
 }
 
 fn mention_style() -> ratatui::style::Style {
-    app_config().styles().mention
+    MentionStyles::default().mention
 }
 
 /// A row as the app builds it for a session: `id · cwd · created`.
@@ -43,9 +64,9 @@ fn session(id: &str, label: &str, cwd: Option<&str>, created: &str) -> MentionIt
     MentionItem::new(
         id,
         label,
-        format!("@[{label}](dsh-session:{})", uri_body(id)),
+        &Mention::new(label, format!("dsh-session:{}", uri_body(id))),
     )
-    .with_kind("Session")
+    .with_kind("Session ·")
     .with_detail(vec![
         DetailPart::new(id, Keep::Start),
         DetailPart::new(cwd.unwrap_or("(no cwd)"), Keep::End),
@@ -79,10 +100,9 @@ fn type_str(pane: &mut MentionInputState, text: &str) -> Outcome {
 }
 
 fn query_id(pane: &MentionInputState) -> u64 {
-    match pane.active_popup() {
-        ActivePopup::Mention(popup) => popup.query_id(),
-        ActivePopup::None | ActivePopup::Command(_) => panic!("popup closed"),
-    }
+    pane.results()
+        .map(ResultsList::query_id)
+        .expect("popup open")
 }
 
 /// Rows `s-00`, `s-01`, … created an hour apart from 2026-11-20 09:30; every third has no cwd.
@@ -108,14 +128,7 @@ fn draw(
     let mut caret = None;
     terminal
         .draw(|frame| {
-            let area = frame.area();
-            let h = pane.desired_height(area.width).min(area.height);
-            let pane_area = Rect {
-                y: area.bottom() - h,
-                height: h,
-                ..area
-            };
-            frame.render_stateful_widget(MentionInput, pane_area, pane);
+            frame.render_stateful_widget(input(), frame.area(), pane);
             caret = pane.cursor_position();
             if let Some(p) = caret {
                 frame.set_cursor_position(p);
@@ -218,38 +231,50 @@ fn texts_styles_and_keys_come_from_the_configuration() {
         matched: ratatui::style::Style::new().fg(Color::Magenta),
         ..MentionStyles::default()
     };
-    let config = MentionConfig::default()
-        .with_placeholder("Say something")
-        .with_styles(styles)
-        .with_key_map(
-            KeyMap::default()
-                .without(KeyCode::Tab, KeyModifiers::NONE)
-                .with(Binding::new(
-                    KeyCode::Right,
-                    KeyModifiers::ALT,
-                    Action::Complete,
-                )),
-        )
-        .with_labels(PopupLabels {
+    let config = MentionConfig::default().with_key_map(
+        KeyMap::default()
+            .without(KeyCode::Tab, KeyModifiers::NONE)
+            .with(Binding::new(
+                KeyCode::Right,
+                KeyModifiers::ALT,
+                Action::Complete,
+            )),
+    );
+    let look = MentionInput::new()
+        .block(Block::bordered())
+        .placeholder("Say something")
+        .styles(styles)
+        .labels(PopupLabels {
             title: " @ people ".into(),
             no_match: "nobody".into(),
             ..PopupLabels::default()
         });
+    let shot = |pane: &mut MentionInputState| {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 40, 8));
+        look.clone().render(buf.area, &mut buf, pane);
+        buf
+    };
+    let text = |buf: &Buffer| -> String {
+        buf.content()
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect()
+    };
     let mut pane = MentionInputState::new(config);
-    assert!(screen(&mut pane, 40, 3).contains("Say something"));
+    assert!(text(&shot(&mut pane)).contains("Say something"));
     type_str(&mut pane, "@zz");
     let _ = pane.set_results(query_id(&pane), Vec::new());
-    let text = screen(&mut pane, 40, 8);
+    let shown = text(&shot(&mut pane));
     assert!(
-        text.contains(" @ people ") && text.contains("nobody"),
-        "{text}"
+        shown.contains(" @ people ") && shown.contains("nobody"),
+        "{shown}"
     );
     type_str(&mut pane, " @a");
     let _ = pane.set_results(
         query_id(&pane),
-        vec![MentionItem::new("a", "Ada", "@[Ada](user:a)")],
+        vec![MentionItem::new("a", "Ada", &Mention::new("Ada", "user:a"))],
     );
-    let buf = buffer(&mut pane, 40, 8);
+    let buf = shot(&mut pane);
     assert!(
         buf.content()
             .iter()
@@ -289,9 +314,9 @@ fn popup_scrolled_to_keep_selection_visible() {
     let _ = pane.set_results(query_id(&pane), rows(&labels));
     // Up from the first row wraps to the last one, which must scroll into view.
     pane.handle_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+    let layout = input().layout(&pane, Rect::new(0, 0, 70, 24));
     assert_eq!(
-        pane.popup_height(),
-        18,
+        layout.popup.height, 18,
         "eight rows of two lines plus the border"
     );
     insta::assert_snapshot!(screen(&mut pane, 70, 24));
@@ -341,7 +366,7 @@ fn popup_shrinks_to_a_small_area() {
     terminal
         .draw(|frame| {
             let area = frame.area();
-            frame.render_stateful_widget(MentionInput, area, &mut pane);
+            frame.render_stateful_widget(input(), area, &mut pane);
         })
         .unwrap();
     insta::assert_snapshot!(terminal.backend().to_string());
@@ -367,7 +392,7 @@ fn caret_follows_wide_chars_and_wrapping() {
     assert_eq!(caret, Some(Position::new(8, 1)));
     // At 12 columns (10 inside the border) the text wraps; the caret ends on row two.
     type_str(&mut pane, " 会话记录");
-    assert_eq!(pane.desired_height(12), 4);
+    assert_eq!(input().desired_height(&pane, 12, 40), 4);
     let (terminal, caret) = draw(&mut pane, 12, 4);
     insta::assert_snapshot!(format!("{}caret: {caret:?}\n", terminal.backend()));
     // Word wrap: row one holds `漢字😀a `, row two `会话记录`: caret after 8 cells.
@@ -464,8 +489,7 @@ proptest::proptest! {
                     pane.handle_paste(&text);
                 }
                 Step::Answer(n) => {
-                    if let ActivePopup::Mention(popup) = pane.active_popup() {
-                        let id = popup.query_id();
+                    if let Some(id) = pane.results().map(ResultsList::query_id) {
                         let labels: Vec<String> = (0..n).map(|i| format!("S]{i}\\")).collect();
                         let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
                         let _ = pane.set_results(id, rows(&labels));
@@ -475,7 +499,7 @@ proptest::proptest! {
             }
             let area = Rect::new(0, 0, width, height);
             let mut buf = Buffer::empty(area);
-            MentionInput.render(area, &mut buf, &mut pane);
+            input().render(area, &mut buf, &mut pane);
             if let Some(caret) = pane.cursor_position() {
                 proptest::prop_assert!(area.contains(caret), "{caret:?} outside {area:?}");
             }
@@ -486,15 +510,17 @@ proptest::proptest! {
 #[test]
 fn a_configured_gap_is_left_between_popup_and_composer() {
     let mut pane = MentionInputState::new(app_config().with_gap_above_composer(1));
-    let closed = pane.desired_height(60);
+    let closed = input().layout(&pane, Rect::new(0, 0, 60, 40));
+    assert_eq!(closed.height(), 3 + 1, "composer and gap");
     type_str(&mut pane, "@");
     let _ = pane.set_results(query_id(&pane), rows(&["One", "Two"]));
+    let open = input().layout(&pane, Rect::new(0, 0, 60, 40));
     assert_eq!(
-        pane.desired_height(60),
-        closed + pane.popup_height(),
+        open.height(),
+        closed.height() + open.popup.height,
         "the gap is counted once, popup or not"
     );
-    let height = pane.desired_height(60);
+    let height = open.height();
     let mut terminal = Terminal::new(TestBackend::new(60, height)).unwrap();
     terminal
         .draw(|frame| {
@@ -503,7 +529,7 @@ fn a_configured_gap_is_left_between_popup_and_composer() {
             frame
                 .buffer_mut()
                 .set_string(0, height - 4, "HOST ROW", ratatui::style::Style::new());
-            frame.render_stateful_widget(MentionInput, area, &mut pane);
+            frame.render_stateful_widget(input(), area, &mut pane);
         })
         .unwrap();
     let text = terminal.backend().to_string();
@@ -581,7 +607,7 @@ fn command_popup() {
         crate::CommandEntry::new("resume", "/resume [ID]", "open another session", true),
         crate::CommandEntry::new("quit", "/quit", "leave", false),
     ];
-    let mut pane = MentionInputState::new(app_config().with_commands(commands, " / commands "));
+    let mut pane = MentionInputState::new(app_config().with_commands(commands));
     for c in "/".chars() {
         pane.handle_key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE));
     }
@@ -692,10 +718,7 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
     type_str(&mut pane, "t");
     let new = query_id(&pane);
     assert!(new > old);
-    let popup = |pane: &MentionInputState| match pane.active_popup() {
-        ActivePopup::Mention(p) => p.clone(),
-        _ => panic!("popup closed"),
-    };
+    let popup = |pane: &MentionInputState| pane.results().expect("popup open").clone();
     // The newer query's hits arrive before its listing; the older hits come late.
     pane.set_hits(
         new,
@@ -711,7 +734,7 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
             vec![hit("s-09", "Stale", "user", "ou", "ou")],
         ),
     );
-    let keys = |p: &crate::MentionPopup| -> Vec<String> {
+    let keys = |p: &ResultsList| -> Vec<String> {
         p.sections()
             .iter()
             .flat_map(|s| s.rows.iter().map(|r| r.key().to_owned()))

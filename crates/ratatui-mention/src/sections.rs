@@ -60,7 +60,7 @@ pub enum Fetch {
 pub enum Placed {
     /// A section's title line.
     Title { section: usize, y: u16 },
-    /// A row taking `row_height` lines from `y` (the last may be cut by the area).
+    /// A row taking its lines from `y` (the last may be cut by the area).
     Row { at: RowRef, y: u16, selected: bool },
 }
 
@@ -71,17 +71,21 @@ pub struct SectionedList<T> {
     selected: Option<RowRef>,
     /// First visible line of the flat layout.
     top: usize,
-    row_height: usize,
+    /// Lines a row takes (one for a label alone, two with a detail line).
+    lines_of: fn(&T) -> usize,
     /// Rows of the first section asked for and not yet delivered.
     requested: usize,
     /// End was pressed while the first section was incomplete: select its last row once
     /// the rows arrive.
     pending_end: bool,
     page_rows: Cell<usize>,
+    /// Lines the last layout had (scrolling keeps the selection inside them).
+    view_lines: Cell<usize>,
 }
 
-/// Page size before anything was drawn.
+/// Page size before anything was drawn, in rows and in lines.
 const DEFAULT_PAGE_ROWS: usize = 8;
+const DEFAULT_VIEW_LINES: usize = 16;
 
 /// The section of `offered` rows (titled `title`, untitled when it is empty) without the rows
 /// whose `key` the `listed` rows hold; `None` when every offered row is listed already.
@@ -132,16 +136,17 @@ impl<T: Clone> SectionedList<T> {
 }
 
 impl<T> SectionedList<T> {
-    /// An empty list whose rows are `row_height` lines tall.
-    pub fn new(row_height: u16) -> Self {
+    /// An empty list whose rows take `lines_of(row)` lines (at least one).
+    pub fn new(lines_of: fn(&T) -> usize) -> Self {
         SectionedList {
             sections: Vec::new(),
             selected: None,
             top: 0,
-            row_height: usize::from(row_height.max(1)),
+            lines_of,
             requested: 0,
             pending_end: false,
             page_rows: Cell::new(DEFAULT_PAGE_ROWS),
+            view_lines: Cell::new(DEFAULT_VIEW_LINES),
         }
     }
 
@@ -325,15 +330,15 @@ impl<T> SectionedList<T> {
     }
 
     /// Lays the list out in `height` lines, scrolled so the selection is visible; also
-    /// records the page size for paging keys.
+    /// records the page size for paging keys (the rows that fit whole).
     pub fn layout(&self, height: u16) -> Vec<Placed> {
         let height = usize::from(height);
-        self.page_rows
-            .set((height / self.row_height).clamp(1, usize::MAX));
+        self.view_lines.set(height.max(1));
         let lines = self.lines();
         let top = self.visible_top(&lines, height);
         let mut out = Vec::new();
         let mut y = 0;
+        let mut whole_rows = 0;
         for item in lines.iter().skip(top) {
             if y >= height {
                 break;
@@ -348,6 +353,12 @@ impl<T> SectionedList<T> {
                 },
             });
             y += self.line_height(item);
+            if matches!(item, Line::Row(_)) && y <= height {
+                whole_rows += 1;
+            }
+        }
+        if whole_rows > 0 || height > 0 {
+            self.page_rows.set(whole_rows.max(1));
         }
         out
     }
@@ -358,6 +369,13 @@ impl<T> SectionedList<T> {
     }
 
     // ----- internals --------------------------------------------------------------------
+
+    fn row_lines(&self, at: RowRef) -> usize {
+        self.sections
+            .get(at.section)
+            .and_then(|s| s.rows.get(at.row))
+            .map_or(1, |row| (self.lines_of)(row).max(1))
+    }
 
     fn len_of(&self, section: usize) -> usize {
         self.sections.get(section).map_or(0, |s| s.rows.len())
@@ -434,14 +452,13 @@ impl<T> SectionedList<T> {
 
     fn scroll_to_selection(&mut self) {
         let lines = self.lines();
-        let height = self.page_rows.get() * self.row_height;
-        self.top = self.visible_top(&lines, height);
+        self.top = self.visible_top(&lines, self.view_lines.get());
     }
 
     fn line_height(&self, line: &Line) -> usize {
         match line {
             Line::Title(_) => 1,
-            Line::Row(_) => self.row_height,
+            Line::Row(at) => self.row_lines(*at),
         }
     }
 
@@ -484,7 +501,7 @@ impl<T> SectionedList<T> {
             index
         };
         let offset = |i: usize| offsets.get(i).copied().unwrap_or(0);
-        let end_offset = offset(index) + self.row_height;
+        let end_offset = offset(index) + self.row_lines(sel);
         if start < top {
             return start;
         }
@@ -552,7 +569,7 @@ mod tests {
 
     #[test]
     fn selection_starts_on_the_first_exact_row_else_nothing() {
-        let mut list = SectionedList::new(2);
+        let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(3, 3), offered("elsewhere", 2)]);
         assert_eq!(sel(&list), Some((0, 0)));
         list.set_sections(vec![exact(0, 0), offered("closest", 2)]);
@@ -567,7 +584,7 @@ mod tests {
 
     #[test]
     fn moves_cross_sections_and_wrap() {
-        let mut list = SectionedList::new(2);
+        let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(2, 2), offered("elsewhere", 2)]);
         let mut seen = Vec::new();
         for _ in 0..5 {
@@ -582,7 +599,7 @@ mod tests {
 
     #[test]
     fn paging_home_and_end_with_fetching_more() {
-        let mut list = SectionedList::new(2);
+        let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(50, 106)]);
         list.layout(16); // 8 rows a page
         assert_eq!(list.page_down(), Fetch::None);
@@ -621,7 +638,7 @@ mod tests {
 
     #[test]
     fn down_at_the_last_fetched_row_waits_for_more() {
-        let mut list = SectionedList::new(1);
+        let mut list = SectionedList::new(|_| 1);
         list.set_sections(vec![exact(3, 10)]);
         list.layout(2);
         assert_eq!(list.move_down(), Fetch::Rows(6));
@@ -633,7 +650,7 @@ mod tests {
 
     #[test]
     fn a_section_replaced_on_its_own_keeps_the_selection_elsewhere() {
-        let mut list = SectionedList::new(2);
+        let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(3, 3)]);
         list.move_down();
         list.replace_section(1, offered("elsewhere", 2));
@@ -647,7 +664,7 @@ mod tests {
             Some((0, 0)),
             "its section went: back to the first exact row"
         );
-        let mut offered_only = SectionedList::new(2);
+        let mut offered_only = SectionedList::new(|_| 2);
         offered_only.set_sections(vec![exact(0, 0)]);
         offered_only.replace_section(1, offered("elsewhere", 1));
         assert_eq!(
@@ -659,7 +676,7 @@ mod tests {
 
     #[test]
     fn layout_keeps_the_selection_and_its_title_visible() {
-        let mut list = SectionedList::new(2);
+        let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(3, 3), offered("closest", 3)]);
         let ys = |p: &[Placed]| -> Vec<String> {
             p.iter()

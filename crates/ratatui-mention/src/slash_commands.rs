@@ -35,17 +35,22 @@ impl CommandEntry {
         }
     }
 
-    /// The popup row: the usage over the help line; picking it inserts `/name`.
-    pub fn item(&self) -> MentionItem {
-        MentionItem::new(&self.name, &self.usage, format!("/{}", self.name))
+    /// The popup row: the usage over the help line; picking it inserts `<trigger>name`.
+    pub(crate) fn item(&self, trigger: char) -> MentionItem {
+        MentionItem::plain(&self.name, &self.usage, format!("{trigger}{}", self.name))
             .with_detail(vec![DetailPart::new(&self.help, Keep::End)])
     }
 }
 
-/// The `/name` token when the draft starts with `/` and the caret (a char index) is inside
-/// or right after its first word; none once the word holds a second `/` (a path).
-pub fn command_token_at(text: &str, cursor_char_index: usize) -> Option<MentionToken> {
-    if !text.starts_with('/') || cursor_char_index == 0 {
+/// The `/name` token (`trigger` is `/` unless configured) when the draft starts with the
+/// trigger and the caret (a char index) is inside or right after its first word; none once
+/// the word holds a second trigger (a path).
+pub fn command_token_at(
+    text: &str,
+    cursor_char_index: usize,
+    trigger: char,
+) -> Option<MentionToken> {
+    if !text.starts_with(trigger) || cursor_char_index == 0 {
         return None;
     }
     let end = text
@@ -56,10 +61,11 @@ pub fn command_token_at(text: &str, cursor_char_index: usize) -> Option<MentionT
         return None;
     }
     let query: String = text.chars().take(end).skip(1).collect();
-    if query.contains('/') {
+    if query.contains(trigger) {
         return None;
     }
     Some(MentionToken {
+        trigger,
         start_char: 0,
         end_char: end,
         query,
@@ -82,6 +88,7 @@ mod tests {
 
     fn token(end_char: usize, query: &str) -> MentionToken {
         MentionToken {
+            trigger: '/',
             start_char: 0,
             end_char,
             query: query.to_owned(),
@@ -104,8 +111,21 @@ mod tests {
             ("/title\nnext", 6, Some(token(6, "title"))),
         ];
         for (text, cursor, want) in cases {
-            assert_eq!(command_token_at(text, cursor), want, "{text:?} @ {cursor}");
+            assert_eq!(
+                command_token_at(text, cursor, '/'),
+                want,
+                "{text:?} @ {cursor}"
+            );
         }
+        // Another trigger character, if the host configured one.
+        assert_eq!(
+            command_token_at(":he", 3, ':'),
+            Some(MentionToken {
+                trigger: ':',
+                ..token(3, "he")
+            })
+        );
+        assert_eq!(command_token_at("/he", 3, ':'), None);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::wrap::{truncate_start_to_width, truncate_to_width};
 pub struct ItemSnippet {
     /// Who wrote the text (`user`, `assistant`), shown before it.
     pub role: String,
+    /// The matching text (untrusted: shown with its controls made visible).
     pub text: String,
     /// Byte ranges of `text` that matched (ranges off char boundaries are ignored).
     pub highlights: Vec<Range<usize>>,

@@ -1,29 +1,29 @@
-//! The state a host keeps: the composer plus at most one popup. Events go in, outcomes come
-//! out ([`Outcome`]); popup visibility is recomputed from text, caret and the dismissed token
-//! after every key and paste.
-
-use std::collections::VecDeque;
+//! The state a host keeps: the composer plus at most one popup over one results list.
+//! Events go in, outcomes come out ([`Outcome`]); popup visibility is recomputed from text,
+//! caret and the dismissed token after every key and paste.
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
+use ratatui::style::Style;
 
 use crate::composer::Composer;
-use crate::config::{MentionConfig, PopupLabels};
-use crate::item::MentionItem;
+use crate::config::MentionConfig;
+use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, typed_char};
-use crate::mention_popup::{
-    ItemPreview, MentionPopup, OfferedRows, QueryId, ResultsPage, WaitMark,
-};
-use crate::mention_token::mention_token_at;
+use crate::mention::Mention;
+use crate::mention_token::{MentionToken, mention_token_at};
 use crate::paste::normalize_paste;
-use crate::preview::{self, Placement};
-use crate::sections::Fetch;
+use crate::preview::{self, Placement, PreviewState};
+use crate::results::{
+    Held, MoreRequest, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey,
+    give_up, resume,
+};
+use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
 use crate::untrusted::visible_controls_line;
 
-/// What an event did, for the host to act on. Every variant but `Ignored` and `Consumed`
-/// also means "redraw".
+/// What an event did, for the host to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Outcome {
@@ -31,27 +31,42 @@ pub enum Outcome {
     /// open, a key release, a mouse event): the host may use it.
     Ignored,
     /// Taken, but nothing on screen changed (Up at the oldest history entry, Enter on a
-    /// blank draft).
+    /// blank draft, a key held while Enter waits).
     Consumed,
     /// Something on screen changed.
     Changed,
-    /// The token's query changed: the host answers with [`MentionInputState::set_results`]
+    /// The token's query changed: the host answers with [`MentionInputState::set_page`]
     /// (or [`MentionInputState::set_failed`]) for `id`, preferably off the UI thread; an
     /// earlier query still running may be cancelled, its answer would be dropped.
     #[non_exhaustive]
-    Query { id: QueryId, text: String },
+    Query {
+        /// The id to answer with.
+        id: QueryId,
+        /// What was typed after the trigger.
+        text: String,
+        /// The trigger the token starts with (`@`).
+        trigger: char,
+    },
     /// The selection moved near the end of the fetched matches (or to the last one): the
     /// host answers query `text` again with up to `limit` rows, for `id`, with
     /// [`MentionInputState::set_page`]; the selection stays.
     #[non_exhaustive]
     More {
+        /// The id to answer with.
         id: QueryId,
+        /// The query, as asked before.
         text: String,
+        /// How many rows to return now.
         limit: usize,
     },
     /// The selected item replaced the token (its insert text and one space went in).
     #[non_exhaustive]
-    Inserted { key: String, text: String },
+    Inserted {
+        /// The item's key.
+        key: String,
+        /// The text that went in (without the space).
+        text: String,
+    },
     /// Enter or Tab came while query `id` was unanswered, so the rows on show do not answer
     /// what was typed: the key waits for that answer (the answer methods then return what
     /// it did), and keys and pastes arriving meanwhile are held and applied after it, in
@@ -59,20 +74,45 @@ pub enum Outcome {
     /// [`MentionInputState::stop_waiting`] with `id` when it fires first: then nothing is
     /// sent and the popup says Enter again sends the draft as text.
     #[non_exhaustive]
-    Waiting { id: QueryId },
+    Waiting {
+        /// The query whose answer the key waits for.
+        id: QueryId,
+    },
     /// Enter on a non-blank draft with no popup open: the draft, as typed. It stays in the
     /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
     Submit(String),
 }
 
-/// The one popup the widget may show.
+impl Outcome {
+    /// Whether the widget took the event (anything but [`Outcome::Ignored`]): the host
+    /// does not use it for itself.
+    pub fn is_consumed(&self) -> bool {
+        !matches!(self, Outcome::Ignored)
+    }
+
+    /// Whether the screen changed and a frame should be drawn.
+    pub fn needs_redraw(&self) -> bool {
+        !matches!(self, Outcome::Ignored | Outcome::Consumed)
+    }
+}
+
+impl From<MoreRequest> for Outcome {
+    fn from(more: MoreRequest) -> Self {
+        Outcome::More {
+            id: more.id,
+            text: more.query,
+            limit: more.limit,
+        }
+    }
+}
+
+/// The one popup the widget may show: over the `@` (or other trigger) token, or over the
+/// command token at the start of the draft.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ActivePopup {
+enum Popup {
     None,
-    Mention(Box<MentionPopup>),
-    /// The `/` command popup: the host's commands matching the first word.
-    Command(Box<MentionPopup>),
+    Mention(MentionToken),
+    Command(MentionToken),
 }
 
 /// Composer + popup, kept by the host across frames and drawn with [`crate::MentionInput`].
@@ -80,52 +120,19 @@ pub enum ActivePopup {
 pub struct MentionInputState {
     config: MentionConfig,
     composer: Composer,
-    popup: ActivePopup,
-    /// Char index of the `@` whose popup the user closed with Esc.
+    popup: Popup,
+    /// The rows of the open popup (the host's answers, or the matching commands).
+    results: ResultsList<MentionItem>,
+    /// The selected row's preview: wanted, placed, and the host's content.
+    preview: PreviewState,
+    /// Char index of the token whose popup the user closed with Esc.
     dismissed_token: Option<usize>,
-    /// A `/` was typed into an empty draft: the command popup follows the first word until
-    /// the caret leaves it or Esc closes it.
+    /// The command trigger was typed into an empty draft: the command popup follows the
+    /// first word until the caret leaves it or Esc closes it.
     command_armed: bool,
-    last_query_id: QueryId,
     /// Where the last render put the caret.
     cursor: Option<Position>,
-    /// Whether the user wants the popup's preview (toggled with its key).
-    preview_enabled: bool,
-    /// The screen the widget is drawn on, which decides where the preview goes.
-    screen: (u16, u16),
-    /// Enter/Tab waiting for the answer to the newest query, and what arrived meanwhile.
-    waiting: Option<Waiting>,
-    /// The query whose answer an Enter stopped waiting for: Enter again sends as text.
-    gave_up: Option<QueryId>,
 }
-
-/// Enter or Tab pressed while query `query` was unanswered (see [`Outcome::Waiting`]).
-#[derive(Debug, Clone)]
-struct Waiting {
-    query: QueryId,
-    key: WaitingKey,
-    /// Keys and pastes that came after it, applied once it is resolved.
-    held: VecDeque<Held>,
-}
-
-/// Which key waits: Enter inserts the selected row (none: submits as typed), Tab the
-/// selected or first offered one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WaitingKey {
-    Enter,
-    Tab,
-}
-
-/// An input held while Enter/Tab waits.
-#[derive(Debug, Clone)]
-enum Held {
-    Key(KeyEvent),
-    Paste(String),
-}
-
-/// Most inputs held while Enter/Tab waits; later ones are dropped (a burst this long is
-/// no typist's: a paste without bracketed paste mode, a runaway macro).
-const MAX_HELD: usize = 4096;
 
 impl Default for MentionInputState {
     fn default() -> Self {
@@ -139,15 +146,12 @@ impl MentionInputState {
         Self {
             composer: Composer::new(&config),
             config,
-            popup: ActivePopup::None,
+            popup: Popup::None,
+            results: ResultsList::new(),
+            preview: PreviewState::default(),
             dismissed_token: None,
             command_armed: false,
-            last_query_id: 0,
             cursor: None,
-            preview_enabled: true,
-            screen: (0, 0),
-            waiting: None,
-            gave_up: None,
         }
     }
 
@@ -173,79 +177,65 @@ impl MentionInputState {
         if key.kind == KeyEventKind::Release {
             return Outcome::Ignored;
         }
-        if let Some(waiting) = self.waiting.as_mut() {
-            return waiting.hold(Held::Key(key));
+        if self.results.hold(Held::Key(key)) {
+            return Outcome::Consumed;
         }
         let action = self.config.key_map.classify(&key);
-        if let ActivePopup::Command(popup) = &mut self.popup {
+        if matches!(self.popup, Popup::Command(_)) {
+            if matches!(
+                action,
+                Some(Action::Up | Action::PopupPrev | Action::Down | Action::PopupNext)
+            ) {
+                // The commands are all there is: a move never asks for more.
+                let _ = self.results.navigate(action);
+                return Outcome::Changed;
+            }
             match action {
-                Some(Action::Up | Action::PopupPrev) => {
-                    popup.move_up();
-                    return Outcome::Changed;
-                }
-                Some(Action::Down | Action::PopupNext) => {
-                    popup.move_down();
-                    return Outcome::Changed;
-                }
                 Some(Action::Complete) => return self.complete_command(false),
-                Some(Action::Submit) if popup.selected().is_some() => {
+                Some(Action::Submit) if self.results.selected().is_some() => {
                     return self.complete_command(true);
                 }
                 Some(Action::Escape) => {
                     self.command_armed = false;
-                    self.popup = ActivePopup::None;
+                    self.close_popup();
                     return Outcome::Changed;
                 }
                 _ => {}
             }
         }
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            let fetch = match action {
-                Some(Action::Up | Action::PopupPrev) => Some(popup.move_up()),
-                Some(Action::Down | Action::PopupNext) => Some(popup.move_down()),
-                Some(Action::PopupPageUp) => Some(popup.page_up()),
-                Some(Action::PopupPageDown) => Some(popup.page_down()),
-                Some(Action::PopupFirst) => Some(popup.home()),
-                Some(Action::PopupLast) => Some(popup.end()),
-                _ => None,
-            };
-            if let Some(fetch) = fetch {
-                return self.fetch_more(fetch);
+        if let Popup::Mention(token) = &self.popup {
+            if let Some(Moved(more)) = self.results.navigate(action) {
+                return more.map_or(Outcome::Changed, Outcome::from);
             }
+            let answered = self.results.answers_query();
             match action {
                 // The rows on show answer an older query: wait for the newest one's answer
                 // (after one wait ran out, Enter sends the draft as typed).
-                Some(Action::Submit)
-                    if popup.in_flight() && self.gave_up == Some(popup.query_id()) =>
-                {
+                Some(Action::Submit) if !answered && self.results.gave_up_on_query() => {
                     return self.submit();
                 }
-                Some(action @ (Action::Submit | Action::Complete)) if popup.in_flight() => {
-                    let query = popup.query_id();
-                    popup.set_wait(Some(WaitMark::Waiting));
-                    self.waiting = Some(Waiting {
-                        query,
-                        key: if action == Action::Submit {
-                            WaitingKey::Enter
-                        } else {
-                            WaitingKey::Tab
-                        },
-                        held: VecDeque::new(),
-                    });
-                    return Outcome::Waiting { id: query };
+                Some(Action::Submit) if !answered => {
+                    let id = self.results.begin_wait(WaitingKey::Enter);
+                    return Outcome::Waiting { id };
+                }
+                Some(Action::Complete) if !answered => {
+                    let id = self.results.begin_wait(WaitingKey::Tab);
+                    return Outcome::Waiting { id };
                 }
                 // Enter inserts the selected row; with nothing selected (no match) it
                 // submits the draft as typed. Tab falls back to the first row offered.
-                Some(Action::Submit) if popup.selected().is_none() => return self.submit(),
+                Some(Action::Submit) if self.results.selected().is_none() => {
+                    return self.submit();
+                }
                 Some(Action::Submit) => return self.insert_selected(false),
                 Some(Action::Complete) => return self.insert_selected(true),
                 Some(Action::TogglePreview) => {
-                    self.preview_enabled = !self.preview_enabled;
+                    self.toggle_preview();
                     return Outcome::Changed;
                 }
                 Some(Action::Escape) => {
-                    self.dismissed_token = Some(popup.token().start_char);
-                    self.popup = ActivePopup::None;
+                    self.dismissed_token = Some(token.start_char);
+                    self.close_popup();
                     return Outcome::Changed;
                 }
                 _ => {}
@@ -285,8 +275,8 @@ impl MentionInputState {
             Some(Action::Down | Action::PopupNext) => changed(self.composer.move_down_or_history()),
             None => match typed_char(&key) {
                 Some(c) => {
-                    // `/` typed into an empty draft opens the command popup.
-                    if c == '/' && draft.is_empty() {
+                    // The command trigger typed into an empty draft opens the command popup.
+                    if c == self.config.command_trigger && draft.is_empty() {
                         self.command_armed = true;
                     }
                     draft.insert(c.encode_utf8(&mut [0; 4]));
@@ -295,18 +285,18 @@ impl MentionInputState {
                 None => return Outcome::Ignored,
             },
             Some(Action::TogglePreview) => {
-                self.preview_enabled = !self.preview_enabled;
+                self.toggle_preview();
                 Outcome::Changed
             }
         };
         self.sync_popup(result)
     }
 
-    /// Inserts pasted text (normalised: line endings, no controls but tab and newline); a paste never
-    /// submits.
+    /// Inserts pasted text (normalised: line endings, no controls but tab and newline); a
+    /// paste never submits.
     pub fn handle_paste(&mut self, text: &str) -> Outcome {
-        if let Some(waiting) = self.waiting.as_mut() {
-            return waiting.hold(Held::Paste(text.to_owned()));
+        if self.results.hold(Held::Paste(text.to_owned())) {
+            return Outcome::Consumed;
         }
         let text = normalize_paste(text);
         if text.is_empty() {
@@ -316,28 +306,60 @@ impl MentionInputState {
         self.sync_popup(Outcome::Changed)
     }
 
-    /// Delivers the rows answering query `id`; answers to stale queries are dropped, and
-    /// the rows on show stay until the newest query is answered. Returns what an Enter or
-    /// Tab waiting for this answer did, and the held inputs after it (see
-    /// [`Outcome::Waiting`]); the host acts on each as on [`Self::handle_event`]'s outcome.
+    // ----- answers from the host ----------------------------------------------------------
+
+    /// Delivers the page answering query `id`: the first matches, their total and rows
+    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`]. Answers
+    /// to stale queries are dropped, and the rows on show stay until the newest query is
+    /// answered. Returns what an Enter or Tab waiting for this answer did, and the held
+    /// inputs after it (see [`Outcome::Waiting`]); act on each as on
+    /// [`Self::handle_event`]'s outcome.
+    #[must_use = "an Enter that waited for this answer may have submitted"]
+    pub fn set_page(&mut self, id: QueryId, page: ResultsPage) -> Vec<Outcome> {
+        if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_page(id, page) {
+            return Vec::new();
+        }
+        resume(self, id)
+    }
+
+    /// [`Self::set_page`] with exactly `rows`.
     #[must_use = "an Enter that waited for this answer may have submitted"]
     pub fn set_results(&mut self, id: QueryId, rows: Vec<MentionItem>) -> Vec<Outcome> {
         self.set_page(id, ResultsPage::complete(rows))
     }
 
-    /// Delivers the page answering query `id`: the first matches, their total and rows
-    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`]. Returns
-    /// what a waiting Enter or Tab did, as [`Self::set_results`] does.
+    /// Delivers the failure of query `id` (shown in the popup, sanitized); stale ids are
+    /// dropped. Returns what a waiting Enter or Tab did, as [`Self::set_page`] does.
     #[must_use = "an Enter that waited for this answer may have submitted"]
-    pub fn set_page(&mut self, id: QueryId, page: ResultsPage) -> Vec<Outcome> {
-        let answered = match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.set_page(id, page),
-            ActivePopup::Command(_) | ActivePopup::None => false,
-        };
-        if answered {
-            self.resume_waiting(id)
-        } else {
-            Vec::new()
+    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) -> Vec<Outcome> {
+        if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_failed(id, message) {
+            return Vec::new();
+        }
+        resume(self, id)
+    }
+
+    /// Replaces the answer on show for query `id` with a fresher page, keeping the selected
+    /// row when it is still there; an older query's or an unanswered one's is dropped.
+    pub fn refresh_page(&mut self, id: QueryId, page: ResultsPage) {
+        if matches!(self.popup, Popup::Mention(_)) {
+            self.results.refresh_page(id, page);
+        }
+    }
+
+    /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
+    /// popup's last section and never selected on arrival; an older query's answer is
+    /// dropped.
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
+        if matches!(self.popup, Popup::Mention(_)) {
+            self.results.set_hits(id, hits);
+        }
+    }
+
+    /// Changes the title of the popup's hits section (e.g. a progress count), if one is on
+    /// show.
+    pub fn set_hits_title(&mut self, title: &str) {
+        if matches!(self.popup, Popup::Mention(_)) {
+            self.results.set_hits_title(title);
         }
     }
 
@@ -348,132 +370,29 @@ impl MentionInputState {
     /// other id (the answer came first, or a later key waits now).
     #[must_use = "held inputs may have submitted"]
     pub fn stop_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
-        let Some(waiting) = self.waiting.take_if(|w| w.query == id) else {
-            return Vec::new();
-        };
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_wait(Some(WaitMark::GaveUp));
-        }
-        let mut outcomes = vec![Outcome::Changed];
-        self.replay(waiting.held, &mut outcomes);
-        if self.waiting.is_none() {
-            self.gave_up = Some(id);
-        }
-        outcomes
+        give_up(self, id)
     }
 
     /// Whether an Enter or Tab is waiting for the newest query's answer.
     pub fn is_waiting(&self) -> bool {
-        self.waiting.is_some()
-    }
-
-    /// Replaces the answer on show for query `id` with a fresher page, keeping the selected
-    /// row when it is still there (see [`MentionPopup::refresh_page`]); an older query's or
-    /// an unanswered one's is dropped.
-    pub fn refresh_page(&mut self, id: QueryId, page: ResultsPage) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.refresh_page(id, page);
-        }
-    }
-
-    /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
-    /// popup's last section and never selected on arrival (see [`MentionPopup::set_hits`]);
-    /// an older query's answer is dropped.
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_hits(id, hits);
-        }
-    }
-
-    /// Changes the title of the popup's hits section (e.g. a progress count), if one is on
-    /// show.
-    pub fn set_hits_title(&mut self, title: &str) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_hits_title(title);
-        }
-    }
-
-    /// The screen size the widget is drawn on (where the preview goes: right from 100
-    /// columns, below from 30 rows, else hidden).
-    pub fn set_screen(&mut self, width: u16, height: u16) {
-        self.screen = (width, height);
-    }
-
-    /// Where the popup's preview goes now.
-    pub fn preview_placement(&self) -> Placement {
-        preview::placement(self.preview_enabled, self.screen.0, self.screen.1)
+        self.results.is_waiting()
     }
 
     /// The key of the selected item when the visible preview needs the host's content for
     /// it (asked once per selection); answer with [`MentionInputState::set_preview`].
     pub fn want_preview(&mut self) -> Option<String> {
-        if self.preview_placement() == Placement::Hidden {
+        if !matches!(self.popup, Popup::Mention(_)) {
             return None;
         }
-        match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.want_preview(),
-            ActivePopup::Command(_) | ActivePopup::None => None,
-        }
+        self.preview.want(&mut self.results)
     }
 
-    /// Delivers the preview of an item; one for an item no longer selected is dropped.
+    /// Delivers the preview of an item; one for an item no longer asked about is dropped.
     pub fn set_preview(&mut self, preview: ItemPreview) {
-        if let ActivePopup::Mention(popup) = &mut self.popup {
-            popup.set_preview(preview);
-        }
+        self.preview.set(&self.results, preview);
     }
 
-    /// Delivers the failure of query `id` (shown in the popup, sanitized); stale ids are
-    /// dropped. Returns what a waiting Enter or Tab did, as [`Self::set_results`] does.
-    #[must_use = "an Enter that waited for this answer may have submitted"]
-    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) -> Vec<Outcome> {
-        let answered = match &mut self.popup {
-            ActivePopup::Mention(popup) => popup.set_failed(id, message.into()),
-            ActivePopup::Command(_) | ActivePopup::None => false,
-        };
-        if answered {
-            self.resume_waiting(id)
-        } else {
-            Vec::new()
-        }
-    }
-
-    /// Query `id` was answered: an Enter/Tab waiting for it acts now, then the inputs held
-    /// meanwhile are applied.
-    fn resume_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
-        let Some(waiting) = self.waiting.take_if(|w| w.query == id) else {
-            return Vec::new();
-        };
-        let mut outcomes = vec![match waiting.key {
-            WaitingKey::Enter => match &self.popup {
-                ActivePopup::Mention(popup) if popup.selected().is_some() => {
-                    self.insert_selected(false)
-                }
-                ActivePopup::Mention(_) | ActivePopup::Command(_) | ActivePopup::None => {
-                    self.submit()
-                }
-            },
-            WaitingKey::Tab => self.insert_selected(true),
-        }];
-        if outcomes == [Outcome::Consumed] {
-            // Tab with no row to insert: the popup's new rows still need a frame.
-            outcomes = vec![Outcome::Changed];
-        }
-        self.replay(waiting.held, &mut outcomes);
-        outcomes
-    }
-
-    /// Applies held inputs in order, collecting what each did; once one waits again, the
-    /// rest are held for that wait.
-    fn replay(&mut self, held: VecDeque<Held>, outcomes: &mut Vec<Outcome>) {
-        for input in held {
-            let outcome = match input {
-                Held::Key(key) => self.handle_key(key),
-                Held::Paste(text) => self.handle_paste(&text),
-            };
-            outcomes.push(outcome);
-        }
-    }
+    // ----- what the host reads --------------------------------------------------------------
 
     /// The draft, as typed (mentions in their canonical text).
     pub fn draft(&self) -> String {
@@ -485,18 +404,104 @@ impl MentionInputState {
         self.composer.is_empty()
     }
 
+    /// The results of the open `@` popup (none while no popup or the command popup is
+    /// open): its query and id, rows, hits and selection.
+    pub fn results(&self) -> Option<&ResultsList<MentionItem>> {
+        matches!(self.popup, Popup::Mention(_)).then_some(&self.results)
+    }
+
+    /// The trigger of the open `@` popup's token.
+    pub fn trigger(&self) -> Option<char> {
+        match &self.popup {
+            Popup::Mention(token) => Some(token.trigger),
+            Popup::Command(_) | Popup::None => None,
+        }
+    }
+
+    /// The finished mention the caret is on or next to, if any (a host shows what it
+    /// refers to).
+    pub fn mention_at_caret(&self) -> Option<Mention> {
+        let draft = self.composer.draft();
+        let chip = draft.chip_at_caret()?;
+        Mention::parse(draft.text().get(chip)?).ok()
+    }
+
+    /// Whether the last key or paste was not applied because it would have changed the
+    /// mention beside the caret (a host says why).
+    pub fn edit_refused(&self) -> bool {
+        self.composer.draft().last_edit_refused()
+    }
+
+    /// Whether a popup is open (Esc goes to it first).
+    pub fn popup_active(&self) -> bool {
+        !matches!(self.popup, Popup::None)
+    }
+
+    /// Whether the command popup is the one open.
+    pub fn command_popup_active(&self) -> bool {
+        matches!(self.popup, Popup::Command(_))
+    }
+
+    /// Where the last render placed the caret, for the terminal cursor (`None` when hidden).
+    pub fn cursor_position(&self) -> Option<Position> {
+        self.cursor
+    }
+
+    /// Every Up-history entry, oldest first.
+    pub fn history_entries(&self) -> Vec<String> {
+        self.composer.history_entries()
+    }
+
+    // ----- programmatic edits ---------------------------------------------------------------
+
+    /// Replaces the draft with `text`, caret at the end (one undoable edit); the popup
+    /// follows as after a key. Hands back a query for a token under the caret.
+    pub fn set_draft(&mut self, text: &str) -> Outcome {
+        self.results.drop_wait();
+        self.composer.set_text(text);
+        self.sync_popup(Outcome::Changed)
+    }
+
+    /// Inserts `text` at the caret as typed (no normalisation; nothing submits).
+    pub fn insert_text(&mut self, text: &str) -> Outcome {
+        if text.is_empty() {
+            return Outcome::Consumed;
+        }
+        self.results.drop_wait();
+        self.composer.insert_str(text);
+        self.sync_popup(Outcome::Changed)
+    }
+
+    /// Inserts `mention` and one space at the caret (it becomes a chip when its URI is one
+    /// of the host's).
+    pub fn insert_mention(&mut self, mention: &Mention) -> Outcome {
+        self.insert_text(&format!("{mention} "))
+    }
+
+    /// Moves the caret to char index `index` of the draft (clamped; never inside a chip).
+    pub fn set_caret(&mut self, index: usize) -> Outcome {
+        self.results.drop_wait();
+        self.composer.set_cursor_char_index(index);
+        self.sync_popup(Outcome::Changed)
+    }
+
+    /// The caret as a char index of the draft.
+    pub fn caret(&self) -> usize {
+        self.composer.cursor_char_index()
+    }
+
     /// Puts `text` into the composer (e.g. after a failed or cancelled submit), caret at
     /// the end. The popup stays closed for a token under the caret until the user moves
     /// elsewhere.
     pub fn restore_draft(&mut self, text: &str) {
         self.composer.set_text(text);
-        self.popup = ActivePopup::None;
-        self.waiting = None;
+        self.close_popup();
         self.command_armed = false;
         self.dismissed_token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
-            &self.config.uri_scheme,
+            &self.config.uris,
+            &self.config.triggers,
         )
         .map(|t| t.start_char);
     }
@@ -527,130 +532,103 @@ impl MentionInputState {
         true
     }
 
-    /// Every Up-history entry, oldest first.
-    pub fn history_entries(&self) -> Vec<String> {
-        self.composer.history_entries()
-    }
-
     /// Forgets the Up history (e.g. before refilling it from a file, oldest first).
     pub fn clear_history(&mut self) {
         self.composer.clear_history();
     }
 
-    /// The canonical text of the finished mention the caret is on or next to, if any (a
-    /// host shows what it refers to).
-    pub fn mention_at_caret(&self) -> Option<String> {
-        let draft = self.composer.draft();
-        let chip = draft.chip_at_caret()?;
-        draft.text().get(chip).map(str::to_owned)
+    // ----- for the widget -------------------------------------------------------------------
+
+    pub(crate) fn composer_text_rows(&self, width: u16) -> u16 {
+        self.composer.text_rows(width)
     }
 
-    /// Whether the last key or paste was not applied because it would have changed the
-    /// mention beside the caret (a host says why).
-    pub fn edit_refused(&self) -> bool {
-        self.composer.draft().last_edit_refused()
+    pub(crate) fn has_selected_row(&self) -> bool {
+        matches!(self.popup, Popup::Mention(_)) && self.results.selected().is_some()
     }
 
-    /// Whether a popup is open (Esc goes to it first).
-    pub fn popup_active(&self) -> bool {
-        matches!(
-            self.popup,
-            ActivePopup::Mention(_) | ActivePopup::Command(_)
-        )
+    pub(crate) fn preview_enabled(&self) -> bool {
+        self.preview.enabled()
     }
 
-    /// Whether the `/` command popup is the one open.
-    pub fn command_popup_active(&self) -> bool {
-        matches!(self.popup, ActivePopup::Command(_))
-    }
-
-    /// The popup on show, if any.
-    pub fn active_popup(&self) -> &ActivePopup {
-        &self.popup
-    }
-
-    /// Where the last render placed the caret, for the terminal cursor (`None` when hidden).
-    pub fn cursor_position(&self) -> Option<Position> {
-        self.cursor
-    }
-
-    /// Rows the widget wants at `width`: composer, the configured gap, popup.
-    pub fn desired_height(&self, width: u16) -> u16 {
-        self.composer
-            .desired_height(width)
-            .saturating_add(self.config.gap_above_composer)
-            .saturating_add(self.popup_height())
-    }
-
-    /// Rows the popup wants (0 when none is open).
-    pub fn popup_height(&self) -> u16 {
-        match &self.popup {
-            ActivePopup::Command(popup) => popup.desired_height(),
-            ActivePopup::None => 0,
-            ActivePopup::Mention(popup) => {
-                let list = popup.desired_height();
-                if popup.selected().is_none() {
-                    return list;
-                }
-                match self.preview_placement() {
-                    Placement::Hidden => list,
-                    Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
-                    Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
-                }
-            }
+    /// Rows the popup wants with the preview at `placement` (0 when none is open).
+    pub(crate) fn popup_height(&self, placement: Placement) -> u16 {
+        if matches!(self.popup, Popup::None) {
+            return 0;
+        }
+        let body = results_view::body_height(&self.results, self.config.max_visible_rows);
+        let list = u16::try_from(body + 2).unwrap_or(u16::MAX);
+        match placement {
+            Placement::Hidden => list,
+            Placement::Right => list.max(preview::RIGHT_MIN_HEIGHT),
+            Placement::Below => list.saturating_add(preview::BELOW_HEIGHT),
         }
     }
 
-    /// Draws the popup (above) and the composer (at the bottom) inside `area`, leaving
-    /// `gap` rows between them untouched for the host, and records the caret's position.
-    pub(crate) fn render(&mut self, area: Rect, buf: &mut Buffer) {
-        let gap = self.config.gap_above_composer;
-        let composer_height = self.composer.desired_height(area.width).min(area.height);
-        let composer_area = Rect {
-            y: area.y + (area.height - composer_height),
-            height: composer_height,
-            ..area
+    pub(crate) fn remember_area(&mut self, area: Rect, below_min_height: u16) {
+        self.preview
+            .remember_area(area.width, area.height, below_min_height);
+    }
+
+    pub(crate) fn set_cursor(&mut self, cursor: Option<Position>) {
+        self.cursor = cursor;
+    }
+
+    /// Draws the open popup into `area` with the preview at `placement`.
+    pub(crate) fn render_popup(
+        &self,
+        area: Rect,
+        placement: Placement,
+        buf: &mut Buffer,
+        look: Look<'_>,
+    ) {
+        let (title, placement) = match &self.popup {
+            Popup::None => return,
+            Popup::Mention(_) => (&look.labels.title, placement),
+            Popup::Command(_) => (&look.labels.command_title, Placement::Hidden),
         };
-        let gap = gap.min(area.height - composer_height);
-        let popup_height = self.popup_height().min(area.height - composer_height - gap);
-        let popup_area = Rect {
-            y: composer_area.y - gap - popup_height,
-            height: popup_height,
-            ..area
+        let inner = results_view::render_frame(
+            &self.results,
+            title,
+            placement,
+            self.preview.shown(),
+            area,
+            buf,
+            look,
+        );
+        let body = results_view::body_height(&self.results, self.config.max_visible_rows);
+        let rows = Rect {
+            height: inner.height.min(u16::try_from(body).unwrap_or(u16::MAX)),
+            ..inner
         };
-        match &self.popup {
-            _ if popup_height == 0 => {}
-            ActivePopup::Mention(popup) => {
-                popup.render(
-                    popup_area,
-                    buf,
-                    &self.config.styles,
-                    &self.config.labels,
-                    self.preview_placement(),
-                );
-            }
-            ActivePopup::Command(popup) => {
-                let labels = PopupLabels {
-                    title: self.config.command_title.clone(),
-                    ..self.config.labels.clone()
-                };
-                popup.render(
-                    popup_area,
-                    buf,
-                    &self.config.styles,
-                    &labels,
-                    Placement::Hidden,
-                );
-            }
-            ActivePopup::None => {}
-        }
-        self.cursor = self.composer.render(composer_area, buf);
+        results_view::render_rows(&self.results, rows, buf, look);
+    }
+
+    pub(crate) fn render_composer(
+        &self,
+        inner: Rect,
+        buf: &mut Buffer,
+        placeholder: (&str, Style),
+        mention: Style,
+    ) -> Option<Position> {
+        self.composer.render_text(inner, buf, placeholder, mention)
+    }
+
+    // ----- internals --------------------------------------------------------------------
+
+    fn toggle_preview(&mut self) {
+        self.preview.toggle();
+    }
+
+    fn close_popup(&mut self) {
+        self.popup = Popup::None;
+        self.results.clear();
+        self.preview.clear();
     }
 
     fn clear(&mut self) {
         self.composer.set_text("");
-        self.popup = ActivePopup::None;
-        self.waiting = None;
+        self.close_popup();
         self.dismissed_token = None;
         self.command_armed = false;
     }
@@ -659,22 +637,22 @@ impl MentionInputState {
     /// first) command. With `run` and a command without argument the draft is submitted;
     /// otherwise a space follows for the argument.
     fn complete_command(&mut self, run: bool) -> Outcome {
-        let ActivePopup::Command(popup) = &self.popup else {
+        let Popup::Command(token) = &self.popup else {
             return Outcome::Consumed;
         };
-        let Some(row) = popup.selected().or_else(|| popup.rows().first()) else {
+        let Some(row) = self.results.tab_target() else {
             return Outcome::Consumed;
         };
         let name = row.key().to_string();
         let insert = row.insert_text().to_string();
-        let token = popup.token().start_char..popup.token().end_char;
+        let token = token.start_char..token.end_char;
         let takes_argument = self
             .config
             .commands
             .iter()
             .any(|c| c.name == name && c.takes_argument);
         self.command_armed = false;
-        self.popup = ActivePopup::None;
+        self.close_popup();
         if run && !takes_argument {
             self.composer.replace_chars(token, &insert);
             return self.submit();
@@ -692,26 +670,32 @@ impl MentionInputState {
         if !self.command_armed {
             return false;
         }
-        let Some(token) =
-            command_token_at(&self.composer.text(), self.composer.cursor_char_index())
-        else {
+        let trigger = self.config.command_trigger;
+        let Some(token) = command_token_at(
+            &self.composer.text(),
+            self.composer.cursor_char_index(),
+            trigger,
+        ) else {
             self.command_armed = false;
             return false;
         };
         let rows: Vec<MentionItem> = matching(&self.config.commands, &token.query)
             .into_iter()
-            .map(CommandEntry::item)
+            .map(|c| CommandEntry::item(c, trigger))
             .collect();
         if rows.is_empty() {
             // Stays armed: deleting back to a known prefix shows it again.
-            self.popup = ActivePopup::None;
+            self.close_popup();
             return true;
         }
-        let same = matches!(&self.popup, ActivePopup::Command(p) if p.token().query == token.query);
+        let same = matches!(&self.popup, Popup::Command(p) if p.query == token.query);
         if !same {
-            let mut popup = MentionPopup::new(token, 0, self.config.max_visible_rows);
-            popup.set_results(0, rows);
-            self.popup = ActivePopup::Command(Box::new(popup));
+            if !matches!(self.popup, Popup::Command(_)) {
+                self.close_popup();
+            }
+            let id = self.results.ask(token.query.clone());
+            self.results.set_page(id, ResultsPage::complete(rows));
+            self.popup = Popup::Command(token);
         }
         true
     }
@@ -725,111 +709,115 @@ impl MentionInputState {
         }
     }
 
-    /// A move asked for more matches of the answered query: ask the host for them.
-    fn fetch_more(&mut self, fetch: Fetch) -> Outcome {
-        let ActivePopup::Mention(popup) = &mut self.popup else {
-            return Outcome::Changed;
-        };
-        match fetch {
-            Fetch::Rows(limit) if popup.can_fetch() => {
-                self.last_query_id += 1;
-                popup.fetching_more(self.last_query_id);
-                Outcome::More {
-                    id: self.last_query_id,
-                    text: popup.token().query.clone(),
-                    limit,
-                }
-            }
-            Fetch::Rows(_) | Fetch::None => Outcome::Changed,
-        }
-    }
-
     /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space
     /// (Tab: the first row offered when nothing is selected).
     fn insert_selected(&mut self, or_first: bool) -> Outcome {
-        let ActivePopup::Mention(popup) = &self.popup else {
+        let Popup::Mention(token) = &self.popup else {
             return Outcome::Consumed;
         };
         let row = if or_first {
-            popup.tab_target()
+            self.results.tab_target()
         } else {
-            popup.selected()
+            self.results.selected()
         };
         let Some(row) = row else {
             return Outcome::Consumed;
         };
-        // The host formats the text; control characters still never go into the draft raw.
+        // The host's text; control characters still never go into the draft raw.
         let text = visible_controls_line(row.insert_text()).into_owned();
         let key = row.key().to_string();
-        let token = popup.token().start_char..popup.token().end_char;
+        let token = token.start_char..token.end_char;
         self.composer.insert_mention(token, &text);
-        self.popup = ActivePopup::None;
+        self.close_popup();
         // The caret now follows the inserted space, and the token ended at whitespace or
         // the end of the text, so no token (and no query) is under it.
         let _ = self.sync_popup(Outcome::Changed);
         Outcome::Inserted { key, text }
     }
 
-    /// Recomputes the popup from the text and caret; a new or changed `@` query is returned
-    /// as [`Outcome::Query`] in place of `result`.
+    /// Recomputes the popup from the text and caret; a new or changed query is returned as
+    /// [`Outcome::Query`] in place of `result`.
     fn sync_popup(&mut self, result: Outcome) -> Outcome {
         if self.sync_command_popup() {
             return result;
         }
-        if matches!(self.popup, ActivePopup::Command(_)) {
-            self.popup = ActivePopup::None;
+        if matches!(self.popup, Popup::Command(_)) {
+            self.close_popup();
         }
         let token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
-            &self.config.uri_scheme,
+            &self.config.uris,
+            &self.config.triggers,
         );
         let Some(token) = token else {
-            self.popup = ActivePopup::None;
+            if !matches!(self.popup, Popup::None) {
+                self.close_popup();
+            }
             self.dismissed_token = None;
             return result;
         };
         if self.dismissed_token == Some(token.start_char) {
-            self.popup = ActivePopup::None;
+            if !matches!(self.popup, Popup::None) {
+                self.close_popup();
+            }
             return result;
         }
         self.dismissed_token = None;
-        if let ActivePopup::Mention(popup) = &mut self.popup
-            && popup.token().start_char == token.start_char
+        if let Popup::Mention(open) = &self.popup
+            && open.start_char == token.start_char
+            && open.trigger == token.trigger
         {
-            if popup.token().query == token.query {
-                popup.update_token(token, None);
+            let same_query = open.query == token.query;
+            self.popup = Popup::Mention(token.clone());
+            if same_query {
                 return result;
             }
-            self.last_query_id += 1;
-            let text = token.query.clone();
-            popup.update_token(token, Some(self.last_query_id));
-            return Outcome::Query {
-                id: self.last_query_id,
-                text,
-            };
+        } else {
+            self.close_popup();
+            self.popup = Popup::Mention(token.clone());
         }
-        self.last_query_id += 1;
-        let text = token.query.clone();
-        self.popup = ActivePopup::Mention(Box::new(MentionPopup::new(
-            token,
-            self.last_query_id,
-            self.config.max_visible_rows,
-        )));
+        let id = self.results.ask(token.query.clone());
         Outcome::Query {
-            id: self.last_query_id,
-            text,
+            id,
+            text: token.query,
+            trigger: token.trigger,
         }
     }
 }
 
-impl Waiting {
-    /// Holds `input` until the wait ends (dropped beyond [`MAX_HELD`]).
-    fn hold(&mut self, input: Held) -> Outcome {
-        if self.held.len() < MAX_HELD {
-            self.held.push_back(input);
+impl WaitHost for MentionInputState {
+    type Out = Outcome;
+
+    fn results(&mut self) -> &mut ResultsList<MentionItem> {
+        &mut self.results
+    }
+
+    /// Enter inserts the selected row (none: submits the draft as typed); Tab the selected
+    /// or first offered one (none: the new rows still need a frame).
+    fn act(&mut self, key: WaitingKey) -> Outcome {
+        let acted = match key {
+            WaitingKey::Enter if self.results.selected().is_some() => self.insert_selected(false),
+            WaitingKey::Enter => self.submit(),
+            WaitingKey::Tab => self.insert_selected(true),
+        };
+        if acted == Outcome::Consumed {
+            Outcome::Changed
+        } else {
+            acted
         }
-        Outcome::Consumed
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.handle_key(key)
+    }
+
+    fn paste(&mut self, text: &str) -> Outcome {
+        self.handle_paste(text)
+    }
+
+    fn changed() -> Outcome {
+        Outcome::Changed
     }
 }
 
@@ -873,13 +861,18 @@ mod tests {
             "c" => "ImMi",
             _ => "InMxIg",
         };
-        MentionItem::new(id, label, format!("@[{label}](dsh-session:{body})"))
+        MentionItem::new(
+            id,
+            label,
+            &Mention::new(label, format!("dsh-session:{body}")),
+        )
     }
 
     fn query(id: u64, text: &str) -> Outcome {
         Outcome::Query {
             id,
             text: text.to_string(),
+            trigger: '@',
         }
     }
 
@@ -899,10 +892,9 @@ mod tests {
     }
 
     fn selected_id(pane: &MentionInputState) -> Option<String> {
-        match pane.active_popup() {
-            ActivePopup::Mention(p) => p.selected().map(|r| r.key().to_string()),
-            ActivePopup::None | ActivePopup::Command(_) => None,
-        }
+        pane.results()
+            .and_then(|r| r.selected())
+            .map(|r| r.key().to_string())
     }
 
     #[test]
@@ -1022,10 +1014,10 @@ mod tests {
     fn inserted_text_shows_control_characters_visibly() {
         let mut pane = new_pane();
         type_str(&mut pane, "@x");
-        let id = match pane.active_popup() {
-            ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
-        };
+        let id = pane
+            .results()
+            .map(ResultsList::query_id)
+            .unwrap_or_default();
         let _ = pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
         // A careless host's raw controls still never reach the draft.
         let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
@@ -1042,12 +1034,13 @@ mod tests {
             pane.handle_key(key(KeyCode::Left));
         }
         assert!(pane.popup_active(), "caret inside @foo");
-        let id = match pane.active_popup() {
-            ActivePopup::Mention(p) => p.query_id(),
-            ActivePopup::None | ActivePopup::Command(_) => unreachable!(),
-        };
+        let id = pane
+            .results()
+            .map(ResultsList::query_id)
+            .unwrap_or_default();
         let mention = "@[a\\]b](dsh-session:InMxIg)";
-        let _ = pane.set_results(id, vec![MentionItem::new("s1", "a]b", mention)]);
+        let item = MentionItem::new("s1", "a]b", &Mention::new("a]b", "dsh-session:InMxIg"));
+        let _ = pane.set_results(id, vec![item]);
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", mention));
         assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
     }
@@ -1284,26 +1277,29 @@ mod tests {
         assert_eq!(pane.draft(), "draft");
     }
 
+    /// Rows the widget wants at `width` in a bordered block, with room to spare.
+    fn height(pane: &MentionInputState, width: u16) -> u16 {
+        crate::MentionInput::new()
+            .block(ratatui::widgets::Block::bordered())
+            .desired_height(pane, width, u16::MAX)
+    }
+
     #[test]
     fn desired_height_follows_edits() {
         let mut pane = new_pane();
-        assert_eq!(pane.desired_height(20), 3, "one row plus border");
+        assert_eq!(height(&pane, 20), 3, "one row plus border");
         pane.handle_paste("a\nb\nc");
-        assert_eq!(pane.desired_height(20), 5);
+        assert_eq!(height(&pane, 20), 5);
         pane.handle_key(ctrl('z'));
         assert_eq!(pane.draft(), "");
-        assert_eq!(pane.desired_height(20), 3, "undo shrinks it again");
+        assert_eq!(height(&pane, 20), 3, "undo shrinks it again");
         pane.handle_paste(&"x".repeat(100));
-        assert_eq!(pane.desired_height(20), 8, "100 chars wrap to 6 rows of 18");
-        assert_eq!(pane.desired_height(60), 4, "and to 2 rows of 58");
+        assert_eq!(height(&pane, 20), 8, "100 chars wrap to 6 rows of 18");
+        assert_eq!(height(&pane, 60), 4, "and to 2 rows of 58");
         pane.handle_paste(&"\n".repeat(20));
-        assert_eq!(pane.desired_height(20), 10, "capped at 8 text rows");
+        assert_eq!(height(&pane, 20), 10, "capped at 8 text rows");
         pane.handle_paste(" @");
-        assert_eq!(
-            pane.desired_height(20),
-            10 + 3,
-            "plus the popup's message row"
-        );
+        assert_eq!(height(&pane, 20), 10 + 3, "plus the popup's message row");
     }
 
     #[test]
@@ -1345,14 +1341,18 @@ mod tests {
             CommandEntry::new("title", "/title TEXT", "set the title", true),
             CommandEntry::new("theme", "/theme", "switch colours", false),
         ];
-        MentionInputState::new(MentionConfig::default().with_commands(commands, " / "))
+        MentionInputState::new(MentionConfig::default().with_commands(commands))
     }
 
     fn command_rows(pane: &MentionInputState) -> Vec<String> {
-        match pane.active_popup() {
-            ActivePopup::Command(p) => p.rows().iter().map(|r| r.key().to_owned()).collect(),
-            _ => Vec::new(),
+        if !pane.command_popup_active() {
+            return Vec::new();
         }
+        pane.results
+            .rows()
+            .iter()
+            .map(|r| r.key().to_owned())
+            .collect()
     }
 
     #[test]

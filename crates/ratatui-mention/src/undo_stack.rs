@@ -43,13 +43,9 @@ impl UndoStack {
     }
 
     /// How many snapshots are kept.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.snapshots.len()
-    }
-
-    /// Whether there is nothing to undo.
-    pub fn is_empty(&self) -> bool {
-        self.snapshots.is_empty()
     }
 }
 

@@ -20,7 +20,8 @@ pub fn wrap_line(line: &Line<'_>, width: u16) -> Vec<Line<'static>> {
     wrap_line_hanging(line, width, 0)
 }
 
-/// Like [`wrap_line`], with continuation rows indented by `hang` spaces (list items).
+/// Wraps one styled line into lines at most `width` cells wide, breaking after spaces when
+/// it can; continuation rows are indented by `hang` spaces (list items).
 pub fn wrap_line_hanging(line: &Line<'_>, width: u16, hang: u16) -> Vec<Line<'static>> {
     let first_width = usize::from(width.max(1));
     let hang = if hang >= width { 0 } else { usize::from(hang) };

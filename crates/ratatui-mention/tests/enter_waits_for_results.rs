@@ -9,7 +9,10 @@ use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use pretty_assertions::assert_eq;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{MentionConfig, MentionInput, MentionInputState, MentionItem, Outcome};
+use ratatui::widgets::{Block, BorderType};
+use ratatui_mention::{
+    Mention, MentionConfig, MentionInput, MentionInputState, MentionItem, Outcome,
+};
 
 fn key(code: KeyCode) -> Event {
     Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
@@ -21,7 +24,7 @@ fn typed(text: &str) -> Vec<Event> {
 }
 
 fn row(key: &str, label: &str) -> MentionItem {
-    MentionItem::new(key, label, format!("@[{label}](topic:{key})"))
+    MentionItem::new(key, label, &Mention::new(label, format!("topic:{key}")))
 }
 
 fn state() -> MentionInputState {
@@ -58,7 +61,11 @@ fn waiting_id(outcome: &Outcome) -> Option<u64> {
 fn screen(state: &mut MentionInputState, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     terminal
-        .draw(|frame| frame.render_stateful_widget(MentionInput, frame.area(), state))
+        .draw(|frame| {
+            let block = Block::bordered().border_type(BorderType::Rounded);
+            let input = MentionInput::new().block(block);
+            frame.render_stateful_widget(input, frame.area(), state);
+        })
         .unwrap();
     format!("{}", terminal.backend())
 }
@@ -248,4 +255,30 @@ fn held_inputs_are_bounded() {
     assert_eq!(acted.first(), Some(&Outcome::Submit("@x".into())));
     assert_eq!(acted.len(), 1 + 4096);
     assert_eq!(state.draft(), format!("@x{}", "y".repeat(4096)));
+}
+
+/// A hit found for the newest query answers it: moving onto one and pressing Enter acts at
+/// once, even while the listing of that query is still out; a hit of an older query does
+/// not.
+#[test]
+fn a_fresh_hit_selected_is_acted_on_at_once() {
+    use ratatui_mention::OfferedRows;
+    let hits = |key: &str| OfferedRows {
+        title: "elsewhere".into(),
+        rows: vec![row(key, key)],
+    };
+    let mut state = state();
+    burst(&mut state, &typed("@ze"));
+    state.set_hits(3, hits("zed"));
+    assert_eq!(state.handle_event(&key(KeyCode::Down)), Outcome::Changed);
+    let enter = state.handle_event(&key(KeyCode::Enter));
+    assert_eq!(inserted_key(&enter), Some("zed"), "{enter:?}");
+    // The hit shown answers `@zo`; `@zoo` is typed: it is an older query's hit now.
+    let mut state = self::state();
+    burst(&mut state, &typed("@zo"));
+    state.set_hits(3, hits("zorro"));
+    burst(&mut state, &typed("o"));
+    state.handle_event(&key(KeyCode::Down));
+    let enter = state.handle_event(&key(KeyCode::Enter));
+    assert_eq!(waiting_id(&enter), Some(4), "{enter:?}");
 }

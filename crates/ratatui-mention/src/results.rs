@@ -1,0 +1,743 @@
+//! One results list for every picker: the rows a source answers for a query, with the query
+//! lifecycle written once — each query has an id, answers to any other id are dropped, the
+//! rows on show stay until the newest query is answered (no flicker), more rows of the
+//! answered query are fetched as the selection nears the end (`More`), rows only offered
+//! (closest matches, hits elsewhere) follow in their own sections, the selected row's
+//! preview is asked for once, and Enter/Tab that come before the newest answer wait for it.
+//! The `@` popup and a host's own picker ([`crate::Picker`]) are both built on it.
+
+use std::collections::VecDeque;
+
+use crossterm::event::KeyEvent;
+
+use crate::item::MentionItem;
+use crate::key_map::Action;
+use crate::sections::{Fetch, Section, SectionKind, SectionedList, offered_section};
+
+/// A query a results list asked its source to answer, named by a per-list increasing id.
+pub type QueryId = u64;
+
+/// What a results list needs of a row: the host's identity of it and how many lines it
+/// takes.
+pub trait ResultRow: Clone {
+    /// The host's identity of the row (offered rows already listed are left out by it; the
+    /// preview is asked for by it).
+    fn key(&self) -> &str;
+    /// Lines the row takes on screen (at least one).
+    fn lines(&self) -> u16;
+}
+
+/// Rows only offered, under a title (e.g. "closest matches").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedRows<T = MentionItem> {
+    /// The section's title line.
+    pub title: String,
+    /// Its rows, in order.
+    pub rows: Vec<T>,
+}
+
+/// A source's answer to a query: the first matches, how many match in all, and sections of
+/// rows only offered (never selected when they arrive).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultsPage<T = MentionItem> {
+    /// The first matches, best first.
+    pub rows: Vec<T>,
+    /// Every match, not only `rows` (`>= rows.len()`).
+    pub total: usize,
+    /// Sections of rows only offered, after the matches.
+    pub offered: Vec<OfferedRows<T>>,
+}
+
+impl<T> Default for ResultsPage<T> {
+    fn default() -> Self {
+        ResultsPage {
+            rows: Vec::new(),
+            total: 0,
+            offered: Vec::new(),
+        }
+    }
+}
+
+impl<T> ResultsPage<T> {
+    /// A page holding exactly `rows`.
+    pub fn complete(rows: Vec<T>) -> Self {
+        ResultsPage {
+            total: rows.len(),
+            rows,
+            offered: Vec::new(),
+        }
+    }
+}
+
+/// A request for more rows of the answered query: answer `query` again with up to `limit`
+/// rows, for `id`, through [`ResultsList::set_page`] (the selection stays).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoreRequest {
+    /// The id to answer with.
+    pub id: QueryId,
+    /// The query, as asked before.
+    pub query: String,
+    /// How many rows to return now (the first ones included).
+    pub limit: usize,
+}
+
+/// Where the answers stand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Listing {
+    /// No answer yet since the list was opened.
+    Waiting,
+    Answered,
+    Failed(String),
+}
+
+/// An Enter or Tab waiting for the newest query's answer, as the list shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitMark {
+    /// Waiting: the list says it is searching.
+    Waiting,
+    /// The wait ran out: the list says Enter again sends the draft as text.
+    GaveUp,
+}
+
+/// Which key waits: Enter acts on the selected row (none: as typed), Tab on the selected or
+/// first offered one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitingKey {
+    Enter,
+    Tab,
+}
+
+/// An input held while Enter/Tab waits.
+#[derive(Debug, Clone)]
+pub(crate) enum Held {
+    Key(KeyEvent),
+    Paste(String),
+}
+
+/// Enter or Tab pressed while query `query` was unanswered, and what came after it.
+#[derive(Debug, Clone)]
+pub(crate) struct Wait {
+    pub(crate) query: QueryId,
+    pub(crate) key: WaitingKey,
+    pub(crate) held: VecDeque<Held>,
+}
+
+/// A move of the selection, and the request for more rows it made, if any.
+#[derive(Debug)]
+pub(crate) struct Moved(pub(crate) Option<MoreRequest>);
+
+/// What owns a results list whose Enter/Tab may wait: it acts on the waiting key once the
+/// answer is in, and takes the inputs held meanwhile as if they arrived now.
+pub(crate) trait WaitHost {
+    /// What an input did.
+    type Out;
+    /// The results list the key waits on.
+    fn results(&mut self) -> &mut ResultsList<MentionItem>;
+    /// What the waiting key does now that its answer is in.
+    fn act(&mut self, key: WaitingKey) -> Self::Out;
+    /// A held key, applied now.
+    fn key(&mut self, key: KeyEvent) -> Self::Out;
+    /// A held paste, applied now.
+    fn paste(&mut self, text: &str) -> Self::Out;
+    /// "Redraw".
+    fn changed() -> Self::Out;
+}
+
+/// Query `id` was answered: the key waiting for it acts, then the held inputs are applied.
+pub(crate) fn resume<H: WaitHost>(host: &mut H, id: QueryId) -> Vec<H::Out> {
+    let Some(wait) = host.results().take_answered_wait(id) else {
+        return Vec::new();
+    };
+    let mut outcomes = vec![host.act(wait.key)];
+    replay(host, wait.held, &mut outcomes);
+    outcomes
+}
+
+/// The wait for `id` ran out: nothing is acted on, the held inputs are applied.
+pub(crate) fn give_up<H: WaitHost>(host: &mut H, id: QueryId) -> Vec<H::Out> {
+    let Some(wait) = host.results().give_up_wait(id) else {
+        return Vec::new();
+    };
+    let mut outcomes = vec![H::changed()];
+    replay(host, wait.held, &mut outcomes);
+    outcomes
+}
+
+/// Applies held inputs in order; once one waits again, the rest are held for that wait.
+fn replay<H: WaitHost>(host: &mut H, held: VecDeque<Held>, outcomes: &mut Vec<H::Out>) {
+    for input in held {
+        outcomes.push(match input {
+            Held::Key(key) => host.key(key),
+            Held::Paste(text) => host.paste(&text),
+        });
+    }
+}
+
+/// Most inputs held while Enter/Tab waits; later ones are dropped (a burst this long is
+/// no typist's: a paste without bracketed paste mode, a runaway macro).
+const MAX_HELD: usize = 4096;
+
+/// The results of a query source, kept across frames: query lifecycle, sections,
+/// selection, paging and the preview request. Draw one of [`MentionItem`]s with
+/// [`crate::Picker`] or the `@` popup.
+#[derive(Debug, Clone)]
+pub struct ResultsList<T = MentionItem> {
+    query: String,
+    query_id: QueryId,
+    last_id: QueryId,
+    in_flight: bool,
+    /// A request for more rows of the answered query, if one is out.
+    more_id: Option<QueryId>,
+    listing: Listing,
+    list: SectionedList<T>,
+    /// Rows found elsewhere for the newest query that answered them, as the last section.
+    hits: Option<OfferedRows<T>>,
+    /// The query the hits on show answer.
+    hits_for: Option<QueryId>,
+    /// How many sections the page takes (the hits section comes after them).
+    page_sections: usize,
+    /// The row whose preview was asked for.
+    preview_asked: Option<String>,
+    wait: Option<Wait>,
+    /// The query whose answer an Enter stopped waiting for: Enter again acts as typed.
+    gave_up: Option<QueryId>,
+}
+
+fn lines_of<T: ResultRow>(row: &T) -> usize {
+    usize::from(row.lines().max(1))
+}
+
+impl<T: ResultRow> Default for ResultsList<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: ResultRow> ResultsList<T> {
+    /// An empty list with no query asked yet.
+    pub fn new() -> Self {
+        ResultsList {
+            query: String::new(),
+            query_id: 0,
+            last_id: 0,
+            in_flight: false,
+            more_id: None,
+            listing: Listing::Waiting,
+            list: SectionedList::new(lines_of::<T>),
+            hits: None,
+            hits_for: None,
+            page_sections: 0,
+            preview_asked: None,
+            wait: None,
+            gave_up: None,
+        }
+    }
+
+    /// Asks `query` (its answer is wanted for the returned id); the rows on show stay until
+    /// it is answered, and any earlier query's answer is dropped from now on.
+    pub fn ask(&mut self, query: impl Into<String>) -> QueryId {
+        self.last_id += 1;
+        self.query = query.into();
+        self.query_id = self.last_id;
+        self.in_flight = true;
+        self.more_id = None;
+        self.last_id
+    }
+
+    /// Forgets rows, hits and the query (as for a list opened anew); ids keep increasing, so
+    /// answers to the old queries stay stale.
+    pub fn clear(&mut self) {
+        let last_id = self.last_id;
+        *self = Self::new();
+        self.last_id = last_id;
+    }
+
+    /// The newest query asked.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The id of the newest query asked; answers to any other id are stale.
+    pub fn query_id(&self) -> QueryId {
+        self.query_id
+    }
+
+    /// Whether the newest query is still unanswered (the rows on show, if any, answer an
+    /// older one).
+    pub fn in_flight(&self) -> bool {
+        self.in_flight
+    }
+
+    /// Takes the page answering `id` — the newest query, or more rows of it (the selection
+    /// then stays); returns false, changing nothing, for a stale id.
+    pub fn set_page(&mut self, id: QueryId, page: ResultsPage<T>) -> bool {
+        if self.more_id == Some(id) {
+            self.more_id = None;
+            self.list.extend_section(
+                0,
+                Section {
+                    kind: SectionKind::Exact,
+                    title: None,
+                    total: page.total.max(page.rows.len()),
+                    rows: page.rows,
+                },
+            );
+            return true;
+        }
+        if id != self.query_id || !self.in_flight {
+            return false;
+        }
+        self.in_flight = false;
+        self.listing = Listing::Answered;
+        self.show_page(page);
+        true
+    }
+
+    /// Replaces the answer already on show for `id` with a fresher page (rows first answered
+    /// from a remembered page, then from the checked source); the selected row stays when
+    /// the new page has it. False, changing nothing, for another query, before its first
+    /// answer, or while more rows of it are fetched.
+    pub fn refresh_page(&mut self, id: QueryId, page: ResultsPage<T>) -> bool {
+        if id != self.query_id || self.in_flight || self.more_id.is_some() {
+            return false;
+        }
+        let selected = self.list.selected_row().map(|r| r.key().to_owned());
+        self.show_page(page);
+        if let Some(key) = selected {
+            self.list.select_where(|r| r.key() == key);
+        }
+        true
+    }
+
+    /// Takes the failure of `id` (shown in place of rows; a failed request for more rows
+    /// leaves the rows on show); false for a stale id.
+    pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) -> bool {
+        if self.more_id == Some(id) {
+            self.more_id = None;
+            return true;
+        }
+        if id != self.query_id || !self.in_flight {
+            return false;
+        }
+        self.in_flight = false;
+        self.listing = Listing::Failed(message.into());
+        self.list.set_sections(Vec::new());
+        self.page_sections = 0;
+        if self.hits.is_some() {
+            self.place_hits();
+        }
+        true
+    }
+
+    /// Takes rows found elsewhere for `id` (e.g. in conversations), shown as the last
+    /// section under `hits.title` and never selected when they arrive; rows the matches
+    /// list already are left out. A title with no rows still shows (e.g. "index building");
+    /// no title and no rows removes the section. False for an older query's answer.
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows<T>) -> bool {
+        if id != self.query_id {
+            return false;
+        }
+        self.hits = (!hits.title.is_empty() || !hits.rows.is_empty()).then_some(hits);
+        self.hits_for = Some(id);
+        self.place_hits();
+        true
+    }
+
+    /// Changes only the title of the hits section on show (e.g. a progress count).
+    pub fn set_hits_title(&mut self, title: &str) {
+        let Some(hits) = self.hits.as_mut() else {
+            return;
+        };
+        title.clone_into(&mut hits.title);
+        self.list
+            .set_title(self.page_sections, Some(title.to_owned()));
+    }
+
+    /// The hits on show, as the source gave them.
+    pub fn hits(&self) -> Option<&OfferedRows<T>> {
+        self.hits.as_ref()
+    }
+
+    /// The matching rows on show (the newest answer's, or an older one's while a query
+    /// runs).
+    pub fn rows(&self) -> &[T] {
+        self.list
+            .sections()
+            .first()
+            .map_or(&[], |s| s.rows.as_slice())
+    }
+
+    /// Whether no row of any section is on show.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// How many rows match in all (not only those fetched).
+    pub fn total(&self) -> usize {
+        self.list.sections().first().map_or(0, |s| s.total)
+    }
+
+    /// The selected row: the first match when an answer arrives, none when nothing
+    /// matches (offered rows are selected only by moving onto them).
+    pub fn selected(&self) -> Option<&T> {
+        self.list.selected_row()
+    }
+
+    /// What Tab takes: the selected row, else the first row offered.
+    pub fn tab_target(&self) -> Option<&T> {
+        self.list.selected_row().or_else(|| self.list.first_row())
+    }
+
+    /// Previous row (wrapping).
+    pub fn move_up(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.move_up();
+        self.more(fetch)
+    }
+
+    /// Next row (wrapping unless more matches can be fetched).
+    pub fn move_down(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.move_down();
+        self.more(fetch)
+    }
+
+    /// A page up.
+    pub fn page_up(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.page_up();
+        self.more(fetch)
+    }
+
+    /// A page down, fetching more matches near the end.
+    pub fn page_down(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.page_down();
+        self.more(fetch)
+    }
+
+    /// The first row.
+    pub fn home(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.home();
+        self.more(fetch)
+    }
+
+    /// The last match, fetching all of them.
+    pub fn end(&mut self) -> Option<MoreRequest> {
+        let fetch = self.list.end();
+        self.more(fetch)
+    }
+
+    /// The key of the selected row when its preview has not been asked for yet (then it
+    /// counts as asked).
+    pub fn want_preview(&mut self) -> Option<String> {
+        let key = self.list.selected_row()?.key().to_owned();
+        if self.preview_asked.as_deref() == Some(key.as_str()) {
+            return None;
+        }
+        self.preview_asked = Some(key.clone());
+        Some(key)
+    }
+
+    /// Forgets which preview was asked for (e.g. the preview was hidden).
+    pub fn forget_preview(&mut self) {
+        self.preview_asked = None;
+    }
+
+    /// The row whose preview was asked for last.
+    pub fn preview_asked(&self) -> Option<&str> {
+        self.preview_asked.as_deref()
+    }
+
+    // ----- crate internals: sections, messages, the wait of Enter/Tab ----------------------
+
+    /// Moves the selection for a popup key: `None` when `action` is no move.
+    pub(crate) fn navigate(&mut self, action: Option<Action>) -> Option<Moved> {
+        Some(Moved(match action? {
+            Action::Up | Action::PopupPrev => self.move_up(),
+            Action::Down | Action::PopupNext => self.move_down(),
+            Action::PopupPageUp => self.page_up(),
+            Action::PopupPageDown => self.page_down(),
+            Action::PopupFirst => self.home(),
+            Action::PopupLast => self.end(),
+            _ => return None,
+        }))
+    }
+
+    pub(crate) fn sections(&self) -> &[Section<T>] {
+        self.list.sections()
+    }
+
+    pub(crate) fn sectioned(&self) -> &SectionedList<T> {
+        &self.list
+    }
+
+    pub(crate) fn listing(&self) -> &Listing {
+        &self.listing
+    }
+
+    /// Whether Enter or Tab may act at once: the rows on show answer the newest query (its
+    /// page is in), or the selected row is a hit found for the newest query.
+    pub(crate) fn answers_query(&self) -> bool {
+        if !self.in_flight {
+            return true;
+        }
+        let hits_fresh = self.hits.is_some() && self.hits_for == Some(self.query_id);
+        hits_fresh
+            && self
+                .list
+                .selected()
+                .is_some_and(|sel| sel.section == self.page_sections && sel.section > 0)
+    }
+
+    /// Enter or Tab came before the newest query's answer: it waits for it.
+    pub(crate) fn begin_wait(&mut self, key: WaitingKey) -> QueryId {
+        self.wait = Some(Wait {
+            query: self.query_id,
+            key,
+            held: VecDeque::new(),
+        });
+        self.query_id
+    }
+
+    /// Whether an Enter or Tab is waiting.
+    pub(crate) fn is_waiting(&self) -> bool {
+        self.wait.is_some()
+    }
+
+    /// Holds `input` until the wait ends (dropped beyond [`MAX_HELD`]); false when nothing
+    /// waits.
+    pub(crate) fn hold(&mut self, input: Held) -> bool {
+        let Some(wait) = self.wait.as_mut() else {
+            return false;
+        };
+        if wait.held.len() < MAX_HELD {
+            wait.held.push_back(input);
+        }
+        true
+    }
+
+    /// The wait answered by `id` (call after the answer was taken).
+    pub(crate) fn take_answered_wait(&mut self, id: QueryId) -> Option<Wait> {
+        self.wait.take_if(|w| w.query == id && !self.in_flight)
+    }
+
+    /// Ends the wait for `id` unanswered: Enter again then acts as typed.
+    pub(crate) fn give_up_wait(&mut self, id: QueryId) -> Option<Wait> {
+        let wait = self.wait.take_if(|w| w.query == id)?;
+        self.gave_up = Some(id);
+        Some(wait)
+    }
+
+    /// Ends any wait without acting on it (the draft was replaced).
+    pub(crate) fn drop_wait(&mut self) {
+        self.wait = None;
+    }
+
+    /// Whether a wait for the newest (still unanswered) query ran out.
+    pub(crate) fn gave_up_on_query(&self) -> bool {
+        self.in_flight && self.gave_up == Some(self.query_id)
+    }
+
+    /// What the list says about a waiting Enter/Tab.
+    pub(crate) fn wait_mark(&self) -> Option<WaitMark> {
+        if self.wait.is_some() {
+            Some(WaitMark::Waiting)
+        } else if self.gave_up_on_query() {
+            Some(WaitMark::GaveUp)
+        } else {
+            None
+        }
+    }
+
+    fn more(&mut self, fetch: Fetch) -> Option<MoreRequest> {
+        match fetch {
+            Fetch::Rows(limit) if !self.in_flight => {
+                self.last_id += 1;
+                self.more_id = Some(self.last_id);
+                Some(MoreRequest {
+                    id: self.last_id,
+                    query: self.query.clone(),
+                    limit,
+                })
+            }
+            Fetch::Rows(_) | Fetch::None => None,
+        }
+    }
+
+    /// Shows `page`'s sections, then the hits section.
+    fn show_page(&mut self, page: ResultsPage<T>) {
+        let mut sections = vec![Section {
+            kind: SectionKind::Exact,
+            title: None,
+            total: page.total.max(page.rows.len()),
+            rows: page.rows,
+        }];
+        for offered in page.offered {
+            if !offered.rows.is_empty() {
+                sections.push(Section::complete(
+                    SectionKind::Offered,
+                    Some(offered.title),
+                    offered.rows,
+                ));
+            }
+        }
+        self.page_sections = sections.len();
+        if let Some(hits) = self.hits.as_ref() {
+            let listed = sections.first().map_or(&[][..], |s| s.rows.as_slice());
+            if let Some(section) = offered_section(&hits.title, &hits.rows, listed, T::key) {
+                sections.push(section);
+            }
+        }
+        self.list.set_sections(sections);
+    }
+
+    /// Puts the hits section after the page's sections.
+    fn place_hits(&mut self) {
+        let (title, rows) = self
+            .hits
+            .as_ref()
+            .map_or(("", &[][..]), |h| (h.title.as_str(), h.rows.as_slice()));
+        self.list
+            .place_offered(&mut self.page_sections, title, rows, T::key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Row(&'static str);
+
+    impl ResultRow for Row {
+        fn key(&self) -> &str {
+            self.0
+        }
+        fn lines(&self) -> u16 {
+            1
+        }
+    }
+
+    fn page(keys: &[&'static str], total: usize) -> ResultsPage<Row> {
+        ResultsPage {
+            rows: keys.iter().map(|k| Row(k)).collect(),
+            total,
+            offered: Vec::new(),
+        }
+    }
+
+    fn selected(list: &ResultsList<Row>) -> Option<&'static str> {
+        list.selected().map(|r| r.0)
+    }
+
+    #[test]
+    fn stale_and_repeated_answers_are_dropped_and_rows_stay_while_asking() {
+        let mut list = ResultsList::new();
+        let first = list.ask("a");
+        assert!(!list.set_page(first + 1, page(&["x"], 1)), "not asked");
+        assert!(list.set_page(first, page(&["a"], 1)));
+        assert!(!list.set_page(first, page(&["b"], 1)), "answered already");
+        let second = list.ask("ab");
+        assert!(list.in_flight());
+        assert_eq!(selected(&list), Some("a"), "kept while in flight");
+        assert!(!list.set_page(first, page(&["old"], 1)), "stale now");
+        assert!(list.set_failed(second, "down"));
+        assert_eq!(selected(&list), None);
+        assert!(!list.in_flight());
+        // Cleared lists keep counting: an answer to a query of before is still stale.
+        list.clear();
+        let third = list.ask("");
+        assert!(third > second);
+        assert!(!list.set_page(second, page(&["late"], 1)));
+    }
+
+    #[test]
+    fn more_rows_extend_the_answer_and_keep_the_selection() {
+        let mut list = ResultsList::new();
+        let id = list.ask("q");
+        assert!(list.set_page(id, page(&["a", "b", "c"], 10)));
+        let near = list.move_down().expect("within a page of the end");
+        assert_eq!((near.query.as_str(), near.limit), ("q", 6), "twice as many");
+        let more = list.end().expect("End fetches all");
+        assert_eq!(more.limit, 10);
+        assert!(more.id > near.id);
+        assert!(
+            !list.set_page(near.id, page(&["a"], 10)),
+            "superseded by End's"
+        );
+        let rows: Vec<&'static str> = vec!["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
+        assert!(list.set_page(more.id, page(&rows, 10)));
+        assert_eq!(selected(&list), Some("j"), "End lands on the last");
+        assert_eq!(list.total(), 10);
+        // A new query while more rows are fetched makes their answer stale.
+        let mut list = ResultsList::new();
+        let id = list.ask("q");
+        list.set_page(id, page(&["a"], 5));
+        let more = list.end().expect("more");
+        list.ask("qq");
+        assert!(!list.set_page(more.id, page(&["a", "b"], 5)));
+        assert!(list.move_down().is_none(), "no More while a query runs");
+    }
+
+    #[test]
+    fn a_refreshed_page_replaces_the_answer_and_keeps_the_selected_row() {
+        let mut list = ResultsList::new();
+        let id = list.ask("");
+        assert!(!list.refresh_page(id, page(&["x"], 1)), "not answered yet");
+        assert!(list.set_page(id, page(&["a", "b", "c"], 3)));
+        list.move_down();
+        assert!(!list.refresh_page(id + 7, page(&["x"], 1)), "another query");
+        assert!(list.refresh_page(id, page(&["new", "a", "b", "c"], 40)));
+        assert_eq!(selected(&list), Some("b"), "still b");
+        assert_eq!(list.total(), 40);
+        assert!(list.refresh_page(id, page(&["p", "q"], 2)));
+        assert_eq!(selected(&list), Some("p"), "b is gone: the first row");
+    }
+
+    #[test]
+    fn hits_follow_the_matches_without_the_rows_listed_and_are_never_selected() {
+        let mut list = ResultsList::new();
+        let id = list.ask("k");
+        let hits = |keys: &[&'static str]| OfferedRows {
+            title: "elsewhere".into(),
+            rows: keys.iter().map(|k| Row(k)).collect(),
+        };
+        assert!(list.set_hits(id, hits(&["a", "h"])));
+        assert_eq!(selected(&list), None, "hits alone select nothing");
+        assert_eq!(list.tab_target().map(|r| r.0), Some("a"));
+        assert!(list.set_page(id, page(&["a"], 1)));
+        let keys: Vec<Vec<&str>> = list
+            .sections()
+            .iter()
+            .map(|s| s.rows.iter().map(|r| r.0).collect())
+            .collect();
+        assert_eq!(keys, [vec!["a"], vec!["h"]], "a is listed already");
+        list.set_hits_title("elsewhere · 3 of 9");
+        assert_eq!(
+            list.sections()[1].title.as_deref(),
+            Some("elsewhere · 3 of 9")
+        );
+        let newer = list.ask("kk");
+        assert!(!list.set_hits(id, hits(&["z"])), "an older query's hits");
+        assert!(list.set_hits(
+            newer,
+            OfferedRows {
+                title: String::new(),
+                rows: Vec::new()
+            }
+        ));
+        assert!(list.hits().is_none(), "no title, no rows: no section");
+    }
+
+    #[test]
+    fn the_preview_is_asked_once_per_selected_row() {
+        let mut list = ResultsList::new();
+        let id = list.ask("");
+        assert_eq!(list.want_preview(), None, "nothing selected");
+        list.set_page(id, page(&["a", "b"], 2));
+        assert_eq!(list.want_preview().as_deref(), Some("a"));
+        assert_eq!(list.want_preview(), None, "asked already");
+        list.move_down();
+        assert_eq!(list.want_preview().as_deref(), Some("b"));
+        list.forget_preview();
+        assert_eq!(list.want_preview().as_deref(), Some("b"));
+    }
+}

@@ -1,0 +1,502 @@
+//! Mention autocomplete on a host's own [`ratatui_textarea::TextArea`] (feature
+//! `textarea`): the token at the textarea's cursor opens the same popup over the same
+//! results list as [`crate::MentionInputState`], with the same query lifecycle (stale
+//! answers dropped, `More` paging, Enter/Tab waiting for the newest answer); a pick replaces
+//! the token through the textarea's own edit operations, so its undo and yank keep working.
+//!
+//! The difference from the built-in composer: the textarea knows nothing of chips. An
+//! inserted mention stays plain `@[label](uri)` markup in its text — drawn as typed, moved
+//! over and deleted a character at a time — and the host reads it back with
+//! [`crate::find_mentions`].
+
+use crossterm::event::{Event, KeyEvent, KeyEventKind};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::StatefulWidget;
+use ratatui_textarea::{CursorMove, TextArea};
+
+use crate::config::{MentionConfig, MentionStyles, PopupLabels};
+use crate::item::MentionItem;
+use crate::key_map::Action;
+use crate::mention_token::{MentionToken, mention_token_at};
+use crate::preview::Placement;
+use crate::results::{
+    Held, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey, give_up,
+    resume,
+};
+use crate::results_view::{self, Look};
+use crate::state::Outcome;
+use crate::untrusted::visible_controls_line;
+
+/// The mention popup of one textarea, kept by the host next to it.
+#[derive(Debug, Clone)]
+pub struct TextAreaMentions {
+    config: MentionConfig,
+    results: ResultsList<MentionItem>,
+    /// The token the popup completes: its row, and the token within that line.
+    token: Option<(usize, MentionToken)>,
+    /// The `(row, start)` of the token whose popup the user closed with Esc.
+    dismissed: Option<(usize, usize)>,
+}
+
+impl Default for TextAreaMentions {
+    fn default() -> Self {
+        Self::new(MentionConfig::default())
+    }
+}
+
+impl TextAreaMentions {
+    /// Mentions with `config`'s triggers, popup keys, URIs and answer wait (its composer
+    /// settings do not apply: the textarea is the editor).
+    pub fn new(config: MentionConfig) -> Self {
+        TextAreaMentions {
+            config,
+            results: ResultsList::new(),
+            token: None,
+            dismissed: None,
+        }
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &MentionConfig {
+        &self.config
+    }
+
+    /// Handles one terminal event for `textarea`: with the popup open its keys (moves, Tab,
+    /// Enter, Esc) go to the popup; everything else is the textarea's input. Returns what
+    /// happened, as [`crate::MentionInputState::handle_event`] does (`Query` when the
+    /// token's query changed; `Ignored` for events neither takes).
+    pub fn handle_event(&mut self, textarea: &mut TextArea<'_>, event: &Event) -> Outcome {
+        match event {
+            Event::Key(key) => self.handle_key(textarea, *key),
+            Event::Paste(text) => {
+                if self.results.hold(Held::Paste(text.clone())) {
+                    return Outcome::Consumed;
+                }
+                textarea.insert_str(text);
+                self.sync(textarea, Outcome::Changed)
+            }
+            Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(_, _) => {
+                Outcome::Ignored
+            }
+        }
+    }
+
+    fn handle_key(&mut self, textarea: &mut TextArea<'_>, key: KeyEvent) -> Outcome {
+        if key.kind == KeyEventKind::Release {
+            return Outcome::Ignored;
+        }
+        if self.results.hold(Held::Key(key)) {
+            return Outcome::Consumed;
+        }
+        if let Some((row, token)) = &self.token {
+            let action = self.config.key_map.classify(&key);
+            if let Some(Moved(more)) = self.results.navigate(action) {
+                return more.map_or(Outcome::Changed, Outcome::from);
+            }
+            let answered = self.results.answers_query();
+            let waits = !answered && !self.results.gave_up_on_query();
+            match action {
+                Some(Action::Submit) if waits => {
+                    let id = self.results.begin_wait(WaitingKey::Enter);
+                    return Outcome::Waiting { id };
+                }
+                Some(Action::Complete) if !answered => {
+                    let id = self.results.begin_wait(WaitingKey::Tab);
+                    return Outcome::Waiting { id };
+                }
+                Some(Action::Submit) if answered && self.results.selected().is_some() => {
+                    return self.insert(textarea, false);
+                }
+                Some(Action::Complete) => return self.insert(textarea, true),
+                Some(Action::Escape) => {
+                    self.dismissed = Some((*row, token.start_char));
+                    self.close();
+                    return Outcome::Changed;
+                }
+                _ => {}
+            }
+        }
+        let before = (
+            textarea.cursor().0,
+            textarea.cursor().1,
+            textarea.lines().len(),
+        );
+        let modified = textarea.input(key);
+        let after = (
+            textarea.cursor().0,
+            textarea.cursor().1,
+            textarea.lines().len(),
+        );
+        if !modified && before == after {
+            return Outcome::Ignored;
+        }
+        self.sync(textarea, Outcome::Changed)
+    }
+
+    /// Delivers the page answering query `id` (see [`crate::MentionInputState::set_page`]);
+    /// returns what an Enter or Tab waiting for it did, and the inputs held meanwhile.
+    #[must_use = "a Tab that waited for this answer may have inserted a mention"]
+    pub fn set_page(
+        &mut self,
+        textarea: &mut TextArea<'_>,
+        id: QueryId,
+        page: ResultsPage,
+    ) -> Vec<Outcome> {
+        if self.token.is_none() || !self.results.set_page(id, page) {
+            return Vec::new();
+        }
+        resume(&mut Bound(self, textarea), id)
+    }
+
+    /// [`Self::set_page`] with exactly `rows`.
+    #[must_use = "a Tab that waited for this answer may have inserted a mention"]
+    pub fn set_results(
+        &mut self,
+        textarea: &mut TextArea<'_>,
+        id: QueryId,
+        rows: Vec<MentionItem>,
+    ) -> Vec<Outcome> {
+        self.set_page(textarea, id, ResultsPage::complete(rows))
+    }
+
+    /// Delivers the failure of query `id`.
+    #[must_use = "held inputs may have changed the text"]
+    pub fn set_failed(
+        &mut self,
+        textarea: &mut TextArea<'_>,
+        id: QueryId,
+        message: impl Into<String>,
+    ) -> Vec<Outcome> {
+        if self.token.is_none() || !self.results.set_failed(id, message) {
+            return Vec::new();
+        }
+        resume(&mut Bound(self, textarea), id)
+    }
+
+    /// Delivers rows found elsewhere for query `id`, as the popup's last section.
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
+        if self.token.is_some() {
+            self.results.set_hits(id, hits);
+        }
+    }
+
+    /// Gives up waiting for query `id` (see [`crate::MentionInputState::stop_waiting`]).
+    #[must_use = "held inputs may have changed the text"]
+    pub fn stop_waiting(&mut self, textarea: &mut TextArea<'_>, id: QueryId) -> Vec<Outcome> {
+        give_up(&mut Bound(self, textarea), id)
+    }
+
+    /// The open popup's results (query and id, rows, selection).
+    pub fn results(&self) -> Option<&ResultsList<MentionItem>> {
+        self.token.as_ref().map(|_| &self.results)
+    }
+
+    /// Whether the popup is open (Esc and the move keys go to it first).
+    pub fn popup_active(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Rows the popup wants (0 when closed).
+    pub fn popup_height(&self) -> u16 {
+        if self.token.is_none() {
+            return 0;
+        }
+        let body = results_view::body_height(&self.results, self.config.max_visible_rows);
+        u16::try_from(body + 2).unwrap_or(u16::MAX)
+    }
+
+    fn close(&mut self) {
+        self.token = None;
+        self.results.clear();
+    }
+
+    /// The token becomes the selected row's text and a space, through the textarea's own
+    /// edits: jump to the token, delete it, insert (each undoable).
+    fn insert(&mut self, textarea: &mut TextArea<'_>, or_first: bool) -> Outcome {
+        let Some((row, token)) = self.token.clone() else {
+            return Outcome::Consumed;
+        };
+        let item = if or_first {
+            self.results.tab_target()
+        } else {
+            self.results.selected()
+        };
+        let Some(item) = item else {
+            return Outcome::Consumed;
+        };
+        let text = visible_controls_line(item.insert_text()).into_owned();
+        let key = item.key().to_owned();
+        let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(token.start_char)) else {
+            return Outcome::Consumed;
+        };
+        textarea.cancel_selection();
+        textarea.move_cursor(CursorMove::Jump(r, c));
+        textarea.delete_str(token.end_char - token.start_char);
+        textarea.insert_str(format!("{text} "));
+        self.close();
+        let _ = self.sync(textarea, Outcome::Changed);
+        Outcome::Inserted { key, text }
+    }
+
+    /// Recomputes the popup from the token at the textarea's cursor; a new or changed query
+    /// is returned in place of `result`.
+    fn sync(&mut self, textarea: &TextArea<'_>, result: Outcome) -> Outcome {
+        let (row, col) = (textarea.cursor().0, textarea.cursor().1);
+        let line = textarea.lines().get(row).map_or("", String::as_str);
+        let Some(token) = mention_token_at(line, col, &self.config.uris, &self.config.triggers)
+        else {
+            if self.token.is_some() {
+                self.close();
+            }
+            self.dismissed = None;
+            return result;
+        };
+        if self.dismissed == Some((row, token.start_char)) {
+            if self.token.is_some() {
+                self.close();
+            }
+            return result;
+        }
+        self.dismissed = None;
+        match &self.token {
+            Some((open_row, open))
+                if *open_row == row
+                    && open.start_char == token.start_char
+                    && open.trigger == token.trigger =>
+            {
+                let same = open.query == token.query;
+                self.token = Some((row, token.clone()));
+                if same {
+                    return result;
+                }
+            }
+            _ => {
+                self.close();
+                self.token = Some((row, token.clone()));
+            }
+        }
+        let id = self.results.ask(token.query.clone());
+        Outcome::Query {
+            id,
+            text: token.query,
+            trigger: token.trigger,
+        }
+    }
+}
+
+/// The mentions of one textarea bound to it, for a key that waited and the inputs held.
+struct Bound<'a, 'b, 't>(&'a mut TextAreaMentions, &'b mut TextArea<'t>);
+
+impl WaitHost for Bound<'_, '_, '_> {
+    type Out = Outcome;
+
+    fn results(&mut self) -> &mut ResultsList<MentionItem> {
+        &mut self.0.results
+    }
+
+    /// Enter inserts the selected row (none: nothing to do but redraw); Tab the selected or
+    /// first offered one.
+    fn act(&mut self, key: WaitingKey) -> Outcome {
+        let Bound(mentions, textarea) = self;
+        let acted = match key {
+            WaitingKey::Enter if mentions.results.selected().is_some() => {
+                mentions.insert(textarea, false)
+            }
+            WaitingKey::Enter => Outcome::Changed,
+            WaitingKey::Tab => mentions.insert(textarea, true),
+        };
+        if acted == Outcome::Consumed {
+            Outcome::Changed
+        } else {
+            acted
+        }
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.0.handle_key(self.1, key)
+    }
+
+    fn paste(&mut self, text: &str) -> Outcome {
+        self.0.handle_event(self.1, &Event::Paste(text.to_owned()))
+    }
+
+    fn changed() -> Outcome {
+        Outcome::Changed
+    }
+}
+
+/// Draws a [`TextAreaMentions`] popup next to the textarea: above `anchor` (the textarea's
+/// area) when the area given has the room, else below it; nothing while it is closed.
+#[derive(Debug, Clone)]
+pub struct TextAreaPopup<'a> {
+    anchor: Rect,
+    styles: MentionStyles,
+    labels: std::borrow::Cow<'a, PopupLabels>,
+}
+
+impl<'a> TextAreaPopup<'a> {
+    /// A popup beside `anchor`, the area the textarea is drawn in.
+    pub fn new(anchor: Rect) -> Self {
+        TextAreaPopup {
+            anchor,
+            styles: MentionStyles::default(),
+            labels: std::borrow::Cow::Owned(PopupLabels::default()),
+        }
+    }
+
+    /// Draws with `styles`.
+    #[must_use]
+    pub fn styles(mut self, styles: MentionStyles) -> Self {
+        self.styles = styles;
+        self
+    }
+
+    /// Shows `labels`.
+    #[must_use]
+    pub fn labels(mut self, labels: impl Into<std::borrow::Cow<'a, PopupLabels>>) -> Self {
+        self.labels = labels.into();
+        self
+    }
+}
+
+impl StatefulWidget for TextAreaPopup<'_> {
+    type State = TextAreaMentions;
+
+    /// Draws the popup inside `area` (usually the frame), beside the anchor.
+    fn render(self, area: Rect, buf: &mut Buffer, state: &mut TextAreaMentions) {
+        let wanted = state.popup_height();
+        if wanted == 0 {
+            return;
+        }
+        let above = self.anchor.y.saturating_sub(area.y);
+        let below = area.bottom().saturating_sub(self.anchor.bottom());
+        let rect = if above >= wanted || above >= below {
+            let height = wanted.min(above);
+            Rect::new(
+                self.anchor.x,
+                self.anchor.y - height,
+                self.anchor.width,
+                height,
+            )
+        } else {
+            Rect::new(
+                self.anchor.x,
+                self.anchor.bottom(),
+                self.anchor.width,
+                wanted.min(below),
+            )
+        };
+        let rect = rect.intersection(area);
+        if rect.height == 0 {
+            return;
+        }
+        let look = Look {
+            styles: &self.styles,
+            labels: &self.labels,
+        };
+        let inner = results_view::render_frame(
+            &state.results,
+            &self.labels.title,
+            Placement::Hidden,
+            None,
+            rect,
+            buf,
+            look,
+        );
+        results_view::render_rows(&state.results, inner, buf, look);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mention::Mention;
+    use crossterm::event::{KeyCode, KeyModifiers};
+    use pretty_assertions::assert_eq;
+
+    fn key(code: KeyCode) -> Event {
+        Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    fn row(key: &str, label: &str) -> MentionItem {
+        MentionItem::new(key, label, &Mention::new(label, format!("user:{key}")))
+    }
+
+    fn type_str(m: &mut TextAreaMentions, t: &mut TextArea<'_>, text: &str) -> Vec<Outcome> {
+        text.chars()
+            .map(|c| m.handle_event(t, &key(KeyCode::Char(c))))
+            .collect()
+    }
+
+    #[test]
+    fn the_token_at_the_textarea_cursor_asks_and_tab_inserts_through_its_edits() {
+        let mut textarea = TextArea::from(["first line", ""]);
+        textarea.move_cursor(CursorMove::Bottom);
+        let mut m = TextAreaMentions::new(MentionConfig::default().with_uri_scheme("user:"));
+        let asked = type_str(&mut m, &mut textarea, "hi @ad");
+        let Some(Outcome::Query { id, text, .. }) = asked.last().cloned() else {
+            panic!("{asked:?}")
+        };
+        assert_eq!((id, text.as_str()), (3, "ad"));
+        assert!(m.popup_active());
+        let _ = m.set_results(&mut textarea, id, vec![row("ada", "Ada Lovelace")]);
+        let tab = m.handle_event(&mut textarea, &key(KeyCode::Tab));
+        assert!(matches!(tab, Outcome::Inserted { .. }), "{tab:?}");
+        assert_eq!(
+            textarea.lines(),
+            ["first line", "hi @[Ada Lovelace](user:ada) "]
+        );
+        assert!(!m.popup_active());
+        // The textarea's own undo takes the edits back: the token comes back.
+        textarea.undo();
+        textarea.undo();
+        assert_eq!(textarea.lines(), ["first line", "hi @ad"]);
+    }
+
+    #[test]
+    fn popup_keys_go_to_the_popup_and_the_rest_to_the_textarea() {
+        let mut textarea = TextArea::default();
+        let mut m = TextAreaMentions::default();
+        type_str(&mut m, &mut textarea, "@a");
+        let id = m.results().map(ResultsList::query_id).unwrap_or_default();
+        let _ = m.set_results(&mut textarea, id, vec![row("a", "A"), row("b", "B")]);
+        assert_eq!(
+            m.handle_event(&mut textarea, &key(KeyCode::Down)),
+            Outcome::Changed
+        );
+        assert_eq!(
+            m.results().and_then(|r| r.selected()).map(MentionItem::key),
+            Some("b")
+        );
+        assert_eq!(textarea.lines(), ["@a"], "the move went to the popup");
+        assert_eq!(
+            m.handle_event(&mut textarea, &key(KeyCode::Esc)),
+            Outcome::Changed
+        );
+        assert!(!m.popup_active());
+        type_str(&mut m, &mut textarea, "b");
+        assert!(!m.popup_active(), "the dismissed token stays closed");
+        assert_eq!(textarea.lines(), ["@ab"]);
+        // Enter with no popup is the textarea's (a new line).
+        m.handle_event(&mut textarea, &key(KeyCode::Enter));
+        assert_eq!(textarea.lines(), ["@ab", ""]);
+    }
+
+    #[test]
+    fn tab_before_the_answer_waits_for_it() {
+        let mut textarea = TextArea::default();
+        let mut m = TextAreaMentions::default();
+        type_str(&mut m, &mut textarea, "@ad");
+        let wait = m.handle_event(&mut textarea, &key(KeyCode::Tab));
+        assert_eq!(wait, Outcome::Waiting { id: 3 });
+        type_str(&mut m, &mut textarea, "x");
+        assert_eq!(textarea.lines(), ["@ad"], "held");
+        let acted = m.set_results(&mut textarea, 3, vec![row("ada", "Ada")]);
+        assert!(
+            matches!(acted.first(), Some(Outcome::Inserted { .. })),
+            "{acted:?}"
+        );
+        assert_eq!(textarea.lines(), ["@[Ada](user:ada) x"]);
+    }
+}

@@ -1,0 +1,173 @@
+//! The event loop: wait for input, a bus event or the next timer; handle it and everything
+//! already queued; draw one frame for the burst.
+
+use std::io;
+use std::task::Poll;
+use std::time::Duration;
+
+use crossterm::event::Event as TermEvent;
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::time::Instant;
+
+use super::App;
+use crate::agent::AgentStatus;
+use crate::tui::error::TuiError;
+
+/// How often the spinner turns while busy.
+const TICK: Duration = Duration::from_millis(100);
+
+impl App {
+    /// Run until the user quits or the input stream ends.
+    pub async fn run<B, S>(
+        &mut self,
+        terminal: &mut Terminal<B>,
+        mut input: S,
+    ) -> Result<(), TuiError>
+    where
+        B: Backend,
+        B::Error: std::fmt::Display,
+        S: Stream<Item = io::Result<TermEvent>> + Unpin,
+    {
+        self.draw(terminal)?;
+        while !self.frames.should_quit {
+            if !self.step(&mut input).await? {
+                break;
+            }
+            if self.frames.dirty {
+                self.draw(terminal)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Wait for the next input, app event or timer, handle it and everything else already
+    /// queued. Returns false when the input stream has ended.
+    pub async fn step<S>(&mut self, input: &mut S) -> Result<bool, TuiError>
+    where
+        S: Stream<Item = io::Result<TermEvent>> + Unpin,
+    {
+        self.schedule_tick();
+        // The spinner tick, the end of "Ctrl+C again to quit" or of an Enter's wait for
+        // an answer, whichever comes first.
+        let next = [
+            self.ticks.next_tick,
+            self.ticks.quit_armed_until,
+            self.candidates.wait.deadline(),
+            self.picker.as_ref().and_then(|p| p.wait.deadline()),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let sleep = async move {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            event = input.next() => match event {
+                Some(Ok(event)) => self.handle_terminal_event(event),
+                Some(Err(e)) => return Err(TuiError::Input(e)),
+                None => return Ok(false),
+            },
+            Some(event) = self.rx.recv() => self.handle_app_event(event),
+            () = sleep => self.on_tick(),
+        }
+        // Coalesce: handle everything that is already waiting before the next frame.
+        while let Ok(event) = self.rx.try_recv() {
+            self.handle_app_event(event);
+        }
+        // Polled with this task's own waker (not a no-op one): crossterm's EventStream wakes
+        // the waker of its last poll, so a pending poll here must still wake this task.
+        while let Poll::Ready(next) = futures_util::poll!(input.next()) {
+            match next {
+                Some(Ok(event)) => self.handle_terminal_event(event),
+                Some(Err(e)) => return Err(TuiError::Input(e)),
+                None => return Ok(false),
+            }
+        }
+        self.schedule_tick();
+        Ok(true)
+    }
+
+    pub(super) fn schedule_tick(&mut self) {
+        if self.phase().is_busy() {
+            if self.ticks.next_tick.is_none() {
+                self.ticks.next_tick = Some(Instant::now() + TICK);
+            }
+        } else {
+            self.ticks.next_tick = None;
+        }
+    }
+
+    fn on_tick(&mut self) {
+        let now = Instant::now();
+        if self
+            .ticks
+            .quit_armed_until
+            .is_some_and(|until| now >= until)
+        {
+            self.ticks.quit_armed_until = None;
+            self.frames.dirty = true;
+        }
+        // No answer in time: the waiting Enter sends nothing (the popup says so).
+        if let Some(id) = self.candidates.wait.expired() {
+            let outcomes = self.composer.input.stop_waiting(id);
+            self.act_on(outcomes);
+        }
+        if let Some(id) = self.picker.as_mut().and_then(|p| p.wait.expired()) {
+            let outcomes = self
+                .picker
+                .as_mut()
+                .map(|p| p.picker.stop_waiting(id))
+                .unwrap_or_default();
+            self.act_on_picker(outcomes);
+        }
+        if self.ticks.next_tick.is_some_and(|at| now < at) {
+            return;
+        }
+        self.ticks.next_tick = None;
+        if self.phase().is_busy() {
+            self.ticks.spinner_frame = self.ticks.spinner_frame.wrapping_add(1);
+            self.frames.dirty = true;
+        }
+    }
+
+    /// Draw one frame; then ask for the previews the frame made visible.
+    pub fn draw<B>(&mut self, terminal: &mut Terminal<B>) -> Result<(), TuiError>
+    where
+        B: Backend,
+        B::Error: std::fmt::Display,
+    {
+        terminal
+            .draw(|frame| self.render(frame))
+            .map_err(|e| TuiError::Draw(e.to_string()))?;
+        self.frames.dirty = false;
+        self.frames.drawn += 1;
+        // A resize may have made a preview visible: ask for it now it has been placed.
+        self.request_preview();
+        Ok(())
+    }
+
+    /// Before exit: stop preparation and the running turn, and wait (bounded) until the
+    /// agent has logged the turn's end.
+    pub async fn shutdown(&mut self) {
+        self.submit_flow.abort();
+        if self.session.status != AgentStatus::Running {
+            return;
+        }
+        self.session.agent.cancel();
+        let wait_idle = async {
+            while self.session.status == AgentStatus::Running {
+                match self.rx.recv().await {
+                    Some(event) => self.handle_app_event(event),
+                    None => break,
+                }
+            }
+        };
+        // A stuck provider must not keep the terminal hostage.
+        let _ = tokio::time::timeout(Duration::from_secs(3), wait_idle).await;
+    }
+}

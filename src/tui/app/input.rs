@@ -1,0 +1,343 @@
+//! Terminal input and what the widgets made of it: app keys first (one table, `keys.rs`),
+//! then the `/resume` picker when it is open, else the composer; their outcomes start
+//! listings, searches, previews and submissions.
+
+use std::time::Duration;
+
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
+};
+use tokio::time::Instant;
+
+use super::App;
+use super::keys::{AppAction, classify_app_key};
+use crate::agent::AgentStatus;
+use crate::tui::composer::candidates::ListingContext;
+use crate::tui::composer::session_items::results_page;
+use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
+use crate::tui::preview::PreviewRequest;
+use crate::tui::search::conversation_hits::{HitsQuery, HitsTarget, offered};
+use crate::tui::search::indexing::SearchIndexing;
+use ratatui_mention::{Outcome, PickerOutcome};
+
+/// Lines per mouse-wheel notch.
+const WHEEL_LINES: isize = 3;
+/// How long "Ctrl+C again to quit" waits for the second press.
+pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
+
+impl App {
+    /// Handle one terminal event.
+    pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        match event {
+            TermEvent::Key(key) => {
+                if key.kind == KeyEventKind::Release {
+                    return;
+                }
+                self.handle_key(key);
+                self.look_up_chip_cwd();
+            }
+            TermEvent::Paste(text) => {
+                if let Some(picker) = self.picker.as_mut() {
+                    let outcome = picker.picker.handle_paste(&text);
+                    self.act_on_picker(vec![outcome]);
+                } else {
+                    let outcome = self.composer.input.handle_paste(&text);
+                    self.handle_outcome(outcome);
+                }
+                self.look_up_chip_cwd();
+                self.frames.dirty = true;
+            }
+            TermEvent::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => {
+                    self.chat.scroll_by(WHEEL_LINES);
+                    self.frames.dirty = true;
+                }
+                MouseEventKind::ScrollDown => {
+                    self.chat.scroll_by(-WHEEL_LINES);
+                    self.frames.dirty = true;
+                }
+                _ => {}
+            },
+            // The next frame is laid out from its area; previews follow after it.
+            TermEvent::Resize(_, _) => self.frames.dirty = true,
+            TermEvent::FocusGained | TermEvent::FocusLost => {}
+        }
+    }
+
+    fn handle_key(&mut self, key: KeyEvent) {
+        self.frames.dirty = true;
+        if let Some(picker) = self.picker.as_mut() {
+            let ctrl_c =
+                key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+            let outcome = match picker.picker.handle_key(key) {
+                // Ctrl+C closes the picker too (the widget leaves it to the host).
+                PickerOutcome::Ignored if ctrl_c => PickerOutcome::Closed,
+                outcome => outcome,
+            };
+            self.act_on_picker(vec![outcome]);
+            self.request_preview();
+            return;
+        }
+        // App keys first, except those the widget needs in context: Ctrl+D deletes on a
+        // draft, Esc closes an open popup, and PgUp/PgDn page through it.
+        let popup = self.composer.input.popup_active();
+        match classify_app_key(&key) {
+            Some(AppAction::PageUp) if !popup => self.chat.page_up(),
+            Some(AppAction::PageDown) if !popup => self.chat.page_down(),
+            Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
+            Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
+            Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
+            Some(AppAction::ToggleExpand) => self.chat.toggle_expand(),
+            Some(AppAction::Interrupt) => self.interrupt(),
+            Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
+                self.frames.should_quit = true;
+            }
+            Some(AppAction::Escape) if !popup => self.escape(),
+            Some(
+                AppAction::QuitIfEmpty
+                | AppAction::Escape
+                | AppAction::PageUp
+                | AppAction::PageDown,
+            )
+            | None => {
+                let outcome = self.composer.input.handle_key(key);
+                self.handle_outcome(outcome);
+            }
+        }
+        self.request_preview();
+    }
+
+    /// Acts on what the composer did.
+    pub(super) fn handle_outcome(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Submit(text) => {
+                let (flow, cx) = self.submit_parts();
+                match flow.submit(text, cx) {
+                    Submitted::Command(line) => self.run_command(&line),
+                    Submitted::Started => self.schedule_tick(),
+                    Submitted::Ignored | Submitted::Refused => {}
+                }
+            }
+            Outcome::Query { id, text, .. } => {
+                self.search_conversations(HitsTarget::Popup, id, &text);
+                self.query_candidates(id, &text, None);
+            }
+            Outcome::More {
+                id, text, limit, ..
+            } => self.query_candidates(id, &text, Some(limit)),
+            Outcome::Waiting { id, .. } => {
+                let wait = self.composer.input.config().answer_wait();
+                self.candidates.wait.start(id, wait);
+            }
+            // Redraws (marked below), insertions, and keys nobody binds (the app's own
+            // were classified before the widget saw them).
+            _ => {}
+        }
+        self.frames.dirty = true;
+    }
+
+    /// Acts on what an answer (or the end of a wait) did: an Enter or Tab that waited for
+    /// it, then the inputs held meanwhile.
+    pub(super) fn act_on(&mut self, outcomes: Vec<Outcome>) {
+        if outcomes.is_empty() {
+            return;
+        }
+        // The wait is over (a held Enter may start a new one below).
+        self.candidates.wait.end();
+        for outcome in outcomes {
+            self.handle_outcome(outcome);
+        }
+        self.look_up_chip_cwd();
+    }
+
+    /// Acts on what the `/resume` picker did.
+    pub(super) fn act_on_picker(&mut self, outcomes: Vec<PickerOutcome>) {
+        for outcome in outcomes {
+            match outcome {
+                PickerOutcome::Query { id, text, .. } => {
+                    self.search_conversations(HitsTarget::Picker, id, &text);
+                    self.list_for_picker(id, text, None);
+                }
+                PickerOutcome::More {
+                    id, text, limit, ..
+                } => {
+                    self.list_for_picker(id, text, Some(limit));
+                }
+                PickerOutcome::Waiting { id, .. } => {
+                    let wait = self.composer.input.config().answer_wait();
+                    if let Some(picker) = self.picker.as_mut() {
+                        picker.wait.start(id, wait);
+                    }
+                }
+                PickerOutcome::Picked(id) => {
+                    self.close_picker();
+                    self.resume_session(&id);
+                }
+                PickerOutcome::Closed => self.close_picker(),
+                _ => {}
+            }
+        }
+        self.frames.dirty = true;
+    }
+
+    /// Esc with the popup closed: cancel a running `prepare`, else the running turn.
+    fn escape(&mut self) {
+        if self.submit_flow.is_preparing() {
+            self.cancel_prepare();
+        } else if self.session.status == AgentStatus::Running {
+            self.session.agent.cancel();
+        }
+    }
+
+    /// Ctrl+C: cancel what runs, else clear the draft (Up brings it back), else quit —
+    /// on an empty draft only when pressed twice within [`QUIT_CONFIRM`].
+    fn interrupt(&mut self) {
+        if self.submit_flow.is_preparing() {
+            self.cancel_prepare();
+        } else if self.session.status == AgentStatus::Running {
+            self.session.agent.cancel();
+        } else if self.composer.input.clear_draft_to_history() {
+            self.submit_flow.forget_unknown_command();
+        } else if self
+            .ticks
+            .quit_armed_until
+            .is_some_and(|until| Instant::now() < until)
+        {
+            self.frames.should_quit = true;
+        } else {
+            self.ticks.quit_armed_until = Some(Instant::now() + QUIT_CONFIRM);
+        }
+    }
+
+    /// Stops a running `prepare` and gives the text back.
+    pub(super) fn cancel_prepare(&mut self) {
+        let (flow, mut cx) = self.submit_parts();
+        flow.cancel(&mut cx);
+    }
+
+    /// The submit flow and what it works on, borrowed side by side.
+    pub(super) fn submit_parts(
+        &mut self,
+    ) -> (
+        &mut crate::tui::composer::submit_flow::SubmitFlow,
+        SubmitContext<'_>,
+    ) {
+        let agent_ref = self.session.agent_ref();
+        (
+            &mut self.submit_flow,
+            SubmitContext {
+                input: &mut self.composer.input,
+                chat: &mut self.chat,
+                agent: &self.session.agent,
+                refs: self.refs.as_ref(),
+                agent_ref,
+                tx: &self.tx,
+            },
+        )
+    }
+
+    /// Lists candidates for the `@` popup's query `query_id`.
+    fn query_candidates(&mut self, query_id: u64, query: &str, limit: Option<usize>) {
+        // The popup is in use: index what other processes wrote meanwhile (coalesced).
+        if let Some(search) = &self.search.indexing {
+            search.recheck();
+        }
+        let cx = ListingContext {
+            refs: self.refs.as_ref(),
+            store: &self.store,
+            agent: self.session.agent_ref(),
+            tx: &self.tx,
+        };
+        // No reference service mounted: `@` offers nothing, at once.
+        if let Some(empty) = self
+            .candidates
+            .query(&cx, query_id, query.to_owned(), limit)
+        {
+            let zone = self.composer.zone;
+            let page = results_page(&empty, query, "", zone, &|_| dsh_foreign::Origin::Dsh);
+            let outcomes = self.composer.input.set_page(query_id, page);
+            self.act_on(outcomes);
+        }
+    }
+
+    /// Lists every session for `/resume`'s filter `query_id`.
+    fn list_for_picker(&mut self, query_id: u64, query: String, limit: Option<usize>) {
+        let refs = self.listing_service();
+        if let Some(picker) = self.picker.as_mut() {
+            picker.list(refs, query_id, query, limit, &self.tx);
+        }
+    }
+
+    /// Searches conversations for `query` of `target`'s query `query_id` (see
+    /// [`ConversationHits::search`](crate::tui::search::conversation_hits::ConversationHits::search)).
+    pub(super) fn search_conversations(&mut self, target: HitsTarget, query_id: u64, query: &str) {
+        let index = self.search.indexing.as_ref().map(SearchIndexing::index);
+        let exclude = (target == HitsTarget::Popup).then(|| self.session.id.clone());
+        let q = HitsQuery {
+            target,
+            query_id,
+            query: query.to_owned(),
+            exclude,
+        };
+        if let Some(now) = self.hits.search(index, q, &self.tx) {
+            self.show_hits(target, query_id, &now.title, &[]);
+        }
+    }
+
+    /// Shows `hits` (under `title`) in `target`'s section for query `query_id`.
+    pub(super) fn show_hits(
+        &mut self,
+        target: HitsTarget,
+        query_id: u64,
+        title: &str,
+        hits: &[crate::tui::search::conversation_hits::ConversationHit],
+    ) {
+        match target {
+            HitsTarget::Popup => {
+                let section = offered(
+                    title,
+                    hits,
+                    &self.composer.input.draft(),
+                    self.composer.zone,
+                );
+                self.composer.input.set_hits(query_id, section);
+            }
+            HitsTarget::Picker => {
+                if let Some(picker) = self.picker.as_mut() {
+                    let _ = picker.set_hits(query_id, title, hits);
+                }
+            }
+        }
+    }
+
+    /// Starts the estimate a visible preview needs (see [`Previews`](crate::tui::preview::Previews)).
+    pub(super) fn request_preview(&mut self) {
+        let wanted = match self.picker.as_mut() {
+            Some(picker) => {
+                let key = picker.picker.want_preview();
+                key.and_then(|key| {
+                    let row = picker.picker.results().selected()?;
+                    (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
+                })
+            }
+            None => self.composer.input.want_preview().and_then(|key| {
+                let row = self.composer.input.results()?.selected()?;
+                (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
+            }),
+        };
+        if let Some(request) = wanted {
+            let refs = self.listing_service();
+            self.previews.request(request, &refs, &self.tx);
+        }
+    }
+
+    /// Looks up, off the UI thread, the cwd of the session the chip at the caret names when
+    /// no listing has shown it yet (a recalled or pasted mention); the hint then shows it.
+    pub(super) fn look_up_chip_cwd(&mut self) {
+        let Some(mention) = self.composer.input.mention_at_caret() else {
+            return;
+        };
+        let sessions = self.session_query();
+        self.composer.chips.look_up(&mention, sessions, &self.tx);
+    }
+}

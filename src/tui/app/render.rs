@@ -1,0 +1,129 @@
+//! Drawing a frame: the layout is computed once, every part draws into its area, and the
+//! app's own state is only read (the widgets keep their scroll and caret in their states).
+
+use std::fmt::Write as _;
+
+use ratatui::Frame;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+
+use super::App;
+use super::commands::COMMANDS;
+use super::keys::help_rows;
+use super::layout::ScreenLayout;
+use crate::agent::AgentStatus;
+use crate::tui::chrome::header::Header;
+use crate::tui::chrome::status_line::StatusLine;
+use crate::tui::composer::session_items::{composer_config, composer_look};
+use crate::tui::picker::ResumePicker;
+use ratatui_mention::truncate_to_width;
+
+impl App {
+    /// Draws the whole screen into `frame` and places the terminal cursor.
+    pub(super) fn render(&mut self, frame: &mut Frame<'_>) {
+        let area = frame.area();
+        let focused = self.picker.is_none();
+        let look = composer_look(&self.composer.labels, focused);
+        let Some(layout) = ScreenLayout::compute(area, &look, &self.composer.input) else {
+            render_too_small(area, frame.buffer_mut());
+            return;
+        };
+        let title = self.chat.transcript().title().map(str::to_owned);
+        frame.render_widget(
+            Header {
+                session_id: &self.session.id,
+                title: title.as_deref(),
+                cwd: self.session.cwd.as_deref(),
+            },
+            layout.header,
+        );
+        self.chat.render(layout.transcript, frame.buffer_mut());
+        let (_, model) = self.session.agent.model();
+        frame.render_widget(
+            StatusLine {
+                phase: self.phase(),
+                spinner_frame: self.ticks.spinner_frame,
+                model: &model,
+                tokens: self.chat.transcript().tokens(),
+                queued: self.session.queued,
+                elapsed: self.session.turn_started.map(|t| t.elapsed()),
+                indexing: self.search.progress,
+            },
+            layout.status,
+        );
+        frame.render_stateful_widget(look, layout.widget, &mut self.composer.input);
+        let hint = truncate_to_width(&self.hint(), usize::from(area.width));
+        frame.buffer_mut().set_string(
+            layout.hint.x,
+            layout.hint.y,
+            hint,
+            Style::new().add_modifier(Modifier::DIM),
+        );
+        let cursor = match self.picker.as_mut() {
+            Some(picker) => {
+                let view = ResumePicker::view();
+                frame.render_stateful_widget(view, layout.transcript, &mut picker.picker);
+                picker.picker.cursor_position()
+            }
+            None => self.composer.input.cursor_position(),
+        };
+        if let Some(cursor) = cursor {
+            frame.set_cursor_position(cursor);
+        }
+    }
+
+    fn hint(&self) -> String {
+        let input = &self.composer.input;
+        let fixed = if self.picker.is_some() {
+            " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
+        } else if self.quit_armed() {
+            " Ctrl+C again to quit"
+        } else if input.edit_refused() {
+            " not typed: an unclosed @[ would join the mention after it (paste @[…] whole)"
+        } else if input.command_popup_active() {
+            " ↑↓ move · Tab complete · Enter run · Esc close"
+        } else if input.popup_active() {
+            " ↑↓ PgUp/PgDn Home/End move · Tab/Enter insert · Alt+P preview · Esc close"
+        } else if self.submit_flow.is_preparing() {
+            " Esc cancel preparing (your text comes back)"
+        } else if let Some(chip) = self.composer.chip_hint() {
+            return chip;
+        } else if self.session.status == AgentStatus::Running {
+            " Esc interrupt · Enter steer the reply · PgUp/PgDn scroll"
+        } else {
+            " Enter send · Shift+Enter/Ctrl+J newline · @ reference a session · /help"
+        };
+        fixed.to_owned()
+    }
+}
+
+/// The one line shown when the window is below the app's minimum size.
+fn render_too_small(area: Rect, buf: &mut Buffer) {
+    let text = "window too small";
+    let width = u16::try_from(text.len())
+        .unwrap_or(u16::MAX)
+        .min(area.width);
+    let x = area.x + (area.width - width) / 2;
+    let y = area.y + area.height / 2;
+    buf.set_stringn(x, y, text, usize::from(width), Style::new());
+}
+
+/// The `/help` text: commands, composer keys and app keys, from their tables.
+pub(super) fn help_text() -> String {
+    let mut out = String::from("Commands\n");
+    for spec in COMMANDS {
+        let _ = writeln!(out, "  {:<14} {}", spec.usage(), spec.help);
+    }
+    out.push_str("Keys\n");
+    for (keys, help) in key_rows() {
+        let _ = writeln!(out, "  {keys:<14} {help}");
+    }
+    out.trim_end().to_owned()
+}
+
+/// Every key `/help` lists ([`help_rows`] over the app's key map).
+/// The README's key table is this list too (a test compares them).
+pub fn key_rows() -> Vec<(String, &'static str)> {
+    help_rows(composer_config(0).key_map())
+}

@@ -1,0 +1,371 @@
+//! Bus events to the part they concern, and what the app does on its own account: slash
+//! commands, opening and leaving the `/resume` picker, switching sessions, agent events.
+
+use std::sync::Arc;
+
+use super::App;
+use super::commands::{SlashCommand, parse_command};
+use super::event::AppEvent;
+use super::render::help_text;
+use crate::agent::{AgentEvent, AgentStatus, LogFacts};
+use crate::tui::composer::candidates::AnswerContext;
+use crate::tui::picker::ResumePicker;
+use crate::tui::preview::{PreviewEvent, item_preview};
+use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
+use crate::tui::search::indexing::IndexingEvent;
+use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
+use crate::tui::session::{OpenSession, SessionEvent};
+use crate::tui::transcript::NoticeKind;
+use crate::tui::transcript::chat_view::ChatView;
+use dsh_store::event::now_ms;
+use dsh_store::{SessionHeader, SessionWriter, StoreError};
+use ratatui_mention::ItemPreview;
+
+impl App {
+    /// Handle one event from the bus.
+    pub fn handle_app_event(&mut self, event: AppEvent) {
+        match event {
+            AppEvent::Redraw => {}
+            AppEvent::Quit => self.frames.should_quit = true,
+            AppEvent::Agent { generation, event } => {
+                if generation != self.session.generation {
+                    return;
+                }
+                self.on_agent_event(event);
+            }
+            AppEvent::Candidates(event) => {
+                let origin_of = self.origin_of();
+                let cx = AnswerContext {
+                    input: &mut self.composer.input,
+                    chips: &mut self.composer.chips,
+                    chat: &mut self.chat,
+                    zone: self.composer.zone,
+                    origin_of: &origin_of,
+                    refs: self.refs.as_ref(),
+                    agent: self.session.agent_ref(),
+                };
+                let outcomes = self.candidates.on_event(event, cx);
+                self.act_on(outcomes);
+                self.request_preview();
+            }
+            AppEvent::Picker(event) => {
+                let origin_of = self.origin_of();
+                let outcomes = match self.picker.as_mut() {
+                    Some(picker) => picker.on_event(event, &origin_of),
+                    None => Vec::new(),
+                };
+                if !outcomes.is_empty()
+                    && let Some(picker) = self.picker.as_mut()
+                {
+                    picker.wait.end();
+                }
+                self.act_on_picker(outcomes);
+                self.request_preview();
+            }
+            AppEvent::Hits(HitsEvent::Found {
+                target,
+                ticket,
+                query_id,
+                answer,
+            }) => {
+                if self.hits.accept(target, ticket) {
+                    let building = section_title(true, self.search.progress);
+                    let indexing = self.search.progress.is_some();
+                    let (title, hits) = section_for(answer, &building, indexing);
+                    self.show_hits(target, query_id, &title, &hits);
+                    self.request_preview();
+                }
+            }
+            AppEvent::Preview(PreviewEvent::Estimated {
+                ticket,
+                request,
+                result,
+            }) => {
+                let refs = self.listing_service();
+                self.previews.finish(ticket, &refs, &self.tx);
+                let answer = result.map_err(|e| e.message);
+                let preview: ItemPreview = item_preview(&request.session_id, Some(answer.as_ref()));
+                if let Some(picker) = self.picker.as_mut() {
+                    picker.picker.set_preview(preview.clone());
+                }
+                self.composer.input.set_preview(preview);
+            }
+            AppEvent::Prepared { prepare_id, result } => {
+                let (flow, mut cx) = self.submit_parts();
+                if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
+                    self.remember_sent(&sent);
+                }
+            }
+            AppEvent::Session(SessionEvent::Opened { ticket, id, result }) => {
+                if self.switcher.accept(ticket) {
+                    self.on_session_opened(&id, result);
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Loaded { ticket, loaded }) => {
+                if let Some(sent_since) = self.transcript.finish(ticket, loaded.through_seq) {
+                    self.on_transcript_loaded(*loaded, sent_since);
+                }
+            }
+            AppEvent::Chip(event) => self.composer.chips.on_event(event),
+            AppEvent::SearchIndexing(event) => self.on_indexing(event),
+        }
+        self.frames.dirty = true;
+    }
+
+    fn on_indexing(&mut self, event: IndexingEvent) {
+        match event {
+            IndexingEvent::Progress(p) => {
+                self.search.progress = (p.done < p.total).then_some(p);
+                self.refresh_hits_sections(false);
+            }
+            IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
+            IndexingEvent::Finished(result) => {
+                self.search.progress = None;
+                self.refresh_hits_sections(true);
+                if let Err(e) = result {
+                    self.chat
+                        .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
+                }
+            }
+        }
+    }
+
+    /// The index moved on: section titles follow its progress, and once it is complete the
+    /// open pickers search again (their hits came from a partial index).
+    fn refresh_hits_sections(&mut self, finished: bool) {
+        let title = section_title(true, self.search.progress);
+        self.composer.input.set_hits_title(&title);
+        if let Some(picker) = self.picker.as_mut() {
+            picker.picker.set_hits_title(&title);
+        }
+        let index_opened = self.hits.take_awaiting_index();
+        if !finished && !index_opened {
+            return;
+        }
+        // Every open picker, also one whose search found nothing: it may have run before
+        // the first sessions were committed.
+        if let Some(results) = self.composer.input.results() {
+            let (id, query) = (results.query_id(), results.query().to_owned());
+            self.search_conversations(HitsTarget::Popup, id, &query);
+        }
+        if let Some(results) = self.picker.as_ref().map(|p| p.picker.results()) {
+            let (id, query) = (results.query_id(), results.query().to_owned());
+            self.search_conversations(HitsTarget::Picker, id, &query);
+        }
+    }
+
+    /// After a turn: bring the open session's entry in the full-text index up to date, off
+    /// the UI thread (skipped while a full update runs or before the index is open).
+    fn reindex_open_session(&self) {
+        let Some(index) = self.search_index() else {
+            return;
+        };
+        if self.search.progress.is_some() {
+            return;
+        }
+        let id = self.session.id.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = index.refresh_sessions(&[&id]) {
+                tracing::debug!(session = %id, error = %e, "search index not updated");
+            }
+        });
+    }
+
+    fn on_agent_event(&mut self, event: AgentEvent) {
+        match event {
+            AgentEvent::Appended(event) => {
+                if let Some(m) = event.message() {
+                    self.submit_flow.on_logged(&m.id);
+                }
+                // While the log is read for the transcript, and for what that read already
+                // saw, the loaded transcript has the event.
+                if !self.transcript.has_event(event.seq) {
+                    self.chat.apply(&event);
+                }
+            }
+            AgentEvent::Status(status) => {
+                self.session.status = status;
+                match status {
+                    AgentStatus::Idle => {
+                        self.session.queued = 0;
+                        self.session.turn_started = None;
+                        // Idle for good (not between two queued turns): unlogged text comes back.
+                        let agent = &self.session.agent;
+                        if agent.status() == AgentStatus::Idle && agent.queued_prompts() == 0 {
+                            self.submit_flow
+                                .give_back_unlogged(&mut self.composer.input, &mut self.chat);
+                        }
+                        self.reindex_open_session();
+                    }
+                    AgentStatus::Running => {
+                        self.session
+                            .turn_started
+                            .get_or_insert_with(tokio::time::Instant::now);
+                    }
+                }
+            }
+            AgentEvent::Staged { count } => self.session.queued = count,
+            AgentEvent::Discarded { message_ids } => self.submit_flow.on_discarded(&message_ids),
+            AgentEvent::Warning { code, message } => self
+                .chat
+                .push_notice(NoticeKind::Info, format!("{code}: {message}")),
+            AgentEvent::Error { code, message } => {
+                tracing::warn!(code, message = %message, "agent error");
+                self.chat.push_error(code, message);
+            }
+        }
+    }
+
+    // ----- commands ---------------------------------------------------------------------
+
+    pub(super) fn run_command(&mut self, line: &str) {
+        let command = match parse_command(line) {
+            Ok(command) => command,
+            Err(e) => {
+                self.chat.push_notice(NoticeKind::Error, e.to_string());
+                return;
+            }
+        };
+        // The command line is consumed; it stays reachable with Up (and after a restart).
+        self.remember_sent(line);
+        self.composer.input.clear_if_unchanged(line);
+        let agent = &self.session.agent;
+        match command {
+            SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
+            SlashCommand::New => self.new_session(),
+            SlashCommand::Resume(Some(id)) => self.resume_session(&id),
+            SlashCommand::Resume(None) => self.open_picker(),
+            SlashCommand::Title(title) => {
+                agent.set_title(&title);
+                // An empty title is refused by the agent, which reports the error itself.
+                if let Some(shown) = crate::agent::title::clean_title(&title) {
+                    self.chat
+                        .push_notice(NoticeKind::Info, format!("title set: {shown}"));
+                }
+            }
+            SlashCommand::Compact => agent.compact(),
+            SlashCommand::Model(None) => {
+                let (provider, model) = agent.model();
+                let others: Vec<String> = agent
+                    .known_models()
+                    .into_iter()
+                    .filter(|m| *m != model)
+                    .collect();
+                let known = if others.is_empty() {
+                    String::new()
+                } else {
+                    format!("; also known: {}", others.join(", "))
+                };
+                self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("model: {model} (provider {provider}){known}; /model NAME switches for the next turn"),
+                );
+            }
+            SlashCommand::Model(Some(name)) => match agent.switch_model(&name) {
+                Ok(()) => self.chat.push_notice(
+                    NoticeKind::Info,
+                    format!("model: {name} from the next turn on"),
+                ),
+                Err(e) => self.chat.push_error(e.code(), e.to_string()),
+            },
+            SlashCommand::Quit => self.frames.should_quit = true,
+        }
+    }
+
+    fn open_picker(&mut self) {
+        let keys = self.composer.input.config().key_map().clone();
+        let (picker, first) = ResumePicker::open(self.session.id.clone(), self.composer.zone, keys);
+        self.picker = Some(picker);
+        self.act_on_picker(vec![first]);
+    }
+
+    pub(super) fn close_picker(&mut self) {
+        if let Some(mut picker) = self.picker.take() {
+            picker.cancel();
+        }
+        self.hits.cancel(HitsTarget::Picker);
+    }
+
+    fn new_session(&mut self) {
+        let id = super::new_session_id();
+        let header = SessionHeader::new(id.clone(), now_ms(), self.session.cwd.clone());
+        self.switcher
+            .open(id, Some(header), &self.store, &self.provider, &self.tx);
+    }
+
+    pub(super) fn resume_session(&mut self, id: &str) {
+        if id == self.session.id {
+            self.chat
+                .push_notice(NoticeKind::Info, format!("session {id} is already open"));
+            return;
+        }
+        if let Some(refusal) = self
+            .sources
+            .as_ref()
+            .and_then(|s| s.origin(id).read_only_refusal())
+        {
+            self.chat.push_notice(NoticeKind::Error, refusal);
+            return;
+        }
+        self.switcher
+            .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
+    }
+
+    fn on_session_opened(
+        &mut self,
+        id: &str,
+        result: Result<(SessionWriter, Box<LogFacts>), StoreError>,
+    ) {
+        match result {
+            Ok((writer, facts)) => self.switch_to(writer, *facts),
+            Err(e) => self
+                .chat
+                .push_notice(NoticeKind::Error, format!("cannot open session {id}: {e}")),
+        }
+    }
+
+    /// Leave the current session (its turn is cancelled) and open `writer`'s.
+    fn switch_to(&mut self, writer: SessionWriter, facts: LogFacts) {
+        self.cancel_prepare();
+        self.candidates.cancel();
+        self.session.agent.cancel();
+        self.submit_flow.forget_unlogged();
+        let generation = self.session.generation + 1;
+        self.session =
+            OpenSession::start((writer, Some(facts)), &self.provider, generation, &self.tx);
+        self.chat = ChatView::new(self.chat.options());
+        if let Some(sources) = &self.sources {
+            self.chat.set_sessions(Arc::clone(sources));
+        }
+        self.load_transcript();
+    }
+
+    /// Reads the session's log into the transcript off the UI thread; meanwhile the
+    /// transcript says it is reading.
+    pub(super) fn load_transcript(&mut self) {
+        self.chat.set_loading(true);
+        let history_size = self.composer.history_size();
+        self.transcript
+            .start(&self.session.agent, history_size, &self.tx);
+    }
+
+    /// Show a transcript read off the UI thread: its cells (the notices shown meanwhile
+    /// follow), and the session's typed messages in Up history after the older entries
+    /// and before what was sent since.
+    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript, sent_since: usize) {
+        let LoadedTranscript {
+            mut transcript,
+            typed,
+            through_seq: _,
+            error,
+        } = loaded;
+        if let Some(sources) = &self.sources {
+            transcript.set_sessions(Arc::clone(sources));
+        }
+        self.chat.adopt(transcript);
+        self.composer.adopt_session_history(&typed, sent_since);
+        if let Some((code, message)) = error {
+            self.chat.push_error(code, message);
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! The `@` popup's rows: each query of the widget is listed off the UI thread through one
+//! request slot (a newer query cancels the older listing), answered in phases — a head
+//! start from the first page remembered from the last run (its rows checked to still have a
+//! log), then the checked answer — and the empty query's answer is remembered for the next
+//! run. An Enter or Tab that waits for an answer (docs/composer.md) waits here, up to the
+//! widget's `answer_wait`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::chip_hints::ChipHints;
+use super::remembered_page::{self, RememberedPage, RememberedPages};
+use super::session_items::{DisplayZone, OriginOf, results_page};
+use crate::tui::answer_wait::AnswerWait;
+use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::request_slot::{Policy, RequestSlot};
+use crate::tui::transcript::NoticeKind;
+use crate::tui::transcript::chat_view::ChatView;
+use dsh_reference::{
+    AgentRef, CandidatePage, ErrorCode, ListingScope, ReferenceError, SessionReferences,
+};
+use dsh_store::SessionStore;
+use ratatui_mention::{MentionInputState, Outcome};
+use tokio_util::sync::CancellationToken;
+
+/// Which answer of a query this is.
+#[derive(Debug)]
+pub enum CandidatesPhase {
+    /// A head start for the empty query: the first page remembered from the last run, its
+    /// rows still having a log; the checked answer follows.
+    Remembered(CandidatePage),
+    /// The checked answer after a head start: it replaces those rows.
+    Checked(Result<CandidatePage, ReferenceError>),
+    /// The only answer.
+    Answered(Result<CandidatePage, ReferenceError>),
+}
+
+/// An answer to the `@` popup's query `query_id` (`query` as asked), of listing `ticket`.
+#[derive(Debug)]
+pub struct CandidatesEvent {
+    pub ticket: u64,
+    pub query_id: u64,
+    pub query: String,
+    pub phase: CandidatesPhase,
+}
+
+/// The `@` popup's empty-query first page as last answered (loaded at start, kept up to
+/// date), where it is kept, whether a listing has answered in this run, and the id of the
+/// newest empty query (its answer is remembered).
+#[derive(Debug, Default)]
+pub struct FirstPage {
+    pub remembered: Arc<Mutex<Option<RememberedPages>>>,
+    pub path: Option<PathBuf>,
+    listing_answered: bool,
+    empty_query_id: Option<u64>,
+}
+
+/// What a listing is run with.
+pub struct ListingContext<'a> {
+    pub refs: Option<&'a SessionReferences>,
+    pub store: &'a SessionStore,
+    pub agent: AgentRef,
+    pub tx: &'a AppEventSender,
+}
+
+/// What an answer is shown with.
+pub struct AnswerContext<'a> {
+    pub input: &'a mut MentionInputState,
+    pub chips: &'a mut ChipHints,
+    pub chat: &'a mut ChatView,
+    pub zone: DisplayZone,
+    pub origin_of: &'a OriginOf<'a>,
+    pub refs: Option<&'a SessionReferences>,
+    pub agent: AgentRef,
+}
+
+/// The listing of the `@` popup's queries.
+#[derive(Debug)]
+pub struct Candidates {
+    slot: RequestSlot<u64>,
+    pub first_page: FirstPage,
+    /// An Enter/Tab in the popup waiting for an answer.
+    pub wait: AnswerWait,
+}
+
+impl Default for Candidates {
+    fn default() -> Self {
+        Candidates {
+            slot: RequestSlot::new(Policy::Replace),
+            first_page: FirstPage::default(),
+            wait: AnswerWait::default(),
+        }
+    }
+}
+
+impl Candidates {
+    /// Lists `query` for the popup's query `query_id` (`limit`: more rows of the answered
+    /// one) off the UI thread, cancelling the previous listing. Without a reference service
+    /// `@` offers nothing: the empty answer is returned at once.
+    pub fn query(
+        &mut self,
+        cx: &ListingContext<'_>,
+        query_id: u64,
+        query: String,
+        limit: Option<usize>,
+    ) -> Option<CandidatePage> {
+        let Some(refs) = cx.refs.cloned() else {
+            self.slot.cancel();
+            return Some(CandidatePage::default());
+        };
+        let ticket = self.slot.request(query_id)?;
+        let empty = query.is_empty() && limit.is_none();
+        self.first_page.empty_query_id = empty.then_some(query_id);
+        // Before any checked listing answered, the empty query is answered at once from the
+        // page remembered from the last run (its rows verified to still have a log), then
+        // again when the listing is in.
+        let head_start = (empty && !self.first_page.listing_answered)
+            .then(|| {
+                let pages = self
+                    .first_page
+                    .remembered
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                pages
+                    .as_ref()
+                    .and_then(|p| p.best_for(cx.agent.cwd.as_deref()))
+                    .cloned()
+            })
+            .flatten();
+        let agent = cx.agent.clone();
+        let scope = ListingScope::Agent(agent.clone());
+        let (tx, store, cancel) = (cx.tx.clone(), cx.store.clone(), ticket.cancel);
+        let asked = query.clone();
+        let send = move |phase| {
+            tx.send(AppEvent::Candidates(CandidatesEvent {
+                ticket: ticket.id,
+                query_id,
+                query: query.clone(),
+                phase,
+            }));
+        };
+        tokio::spawn(async move {
+            let mut answered = false;
+            if let Some(page) = head_start {
+                let own = agent.session_id.clone();
+                let verified =
+                    tokio::task::spawn_blocking(move || page.verified(&store, &own)).await;
+                if let Ok(page) = verified
+                    && !page.rows.is_empty()
+                    && !cancel.is_cancelled()
+                {
+                    send(CandidatesPhase::Remembered(page));
+                    answered = true;
+                }
+            }
+            let result = refs.list_page(&scope, &asked, limit, &cancel).await;
+            if let Err(e) = &result
+                && e.code == ErrorCode::Cancelled
+            {
+                return;
+            }
+            send(if answered {
+                CandidatesPhase::Checked(result)
+            } else {
+                CandidatesPhase::Answered(result)
+            });
+        });
+        None
+    }
+
+    /// Shows an answer in the popup; returns what an Enter or Tab that waited for it did
+    /// (and the inputs held meanwhile).
+    pub fn on_event(&mut self, event: CandidatesEvent, cx: AnswerContext<'_>) -> Vec<Outcome> {
+        let CandidatesEvent {
+            ticket,
+            query_id,
+            query,
+            phase,
+        } = event;
+        let done = match &phase {
+            CandidatesPhase::Remembered(_) => false,
+            CandidatesPhase::Checked(_) | CandidatesPhase::Answered(_) => true,
+        };
+        let current = if done {
+            self.slot.finish(ticket).0.is_some()
+        } else {
+            self.slot.is_current(ticket)
+        };
+        if !current {
+            return Vec::new();
+        }
+        let AnswerContext {
+            input,
+            chips,
+            chat,
+            zone,
+            origin_of,
+            refs,
+            agent,
+        } = cx;
+        match phase {
+            CandidatesPhase::Remembered(page) => {
+                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                input.set_page(query_id, page)
+            }
+            CandidatesPhase::Checked(Ok(page)) => {
+                chips.remember(&page.rows);
+                self.remember_first_page(query_id, &page, refs, &agent);
+                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                input.refresh_page(query_id, page);
+                Vec::new()
+            }
+            CandidatesPhase::Checked(Err(e)) => {
+                chat.push_notice(
+                    NoticeKind::Error,
+                    format!(
+                        "could not list sessions: {}: {}",
+                        e.code.as_str(),
+                        e.message
+                    ),
+                );
+                Vec::new()
+            }
+            CandidatesPhase::Answered(Ok(page)) => {
+                chips.remember(&page.rows);
+                self.remember_first_page(query_id, &page, refs, &agent);
+                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                input.set_page(query_id, page)
+            }
+            CandidatesPhase::Answered(Err(e)) => {
+                input.set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message))
+            }
+        }
+    }
+
+    /// Cancels the running listing (the session is being left).
+    pub fn cancel(&mut self) {
+        self.slot.cancel();
+    }
+
+    /// Remembers the empty query's answer for the next run's first `@` (when it changed).
+    fn remember_first_page(
+        &mut self,
+        query_id: u64,
+        page: &CandidatePage,
+        refs: Option<&SessionReferences>,
+        agent: &AgentRef,
+    ) {
+        if self.first_page.empty_query_id != Some(query_id) {
+            return;
+        }
+        let first = !std::mem::replace(&mut self.first_page.listing_answered, true);
+        let Some(path) = self.first_page.path.clone() else {
+            return;
+        };
+        let slot = Arc::clone(&self.first_page.remembered);
+        let upsert = move |page: RememberedPage| {
+            let mut pages = slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let pages = pages.get_or_insert_with(RememberedPages::default);
+            pages.upsert(page).then(|| pages.clone())
+        };
+        if let Some(pages) = upsert(RememberedPage::of(page, agent.cwd.as_deref())) {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages));
+        }
+        // Once a run, also the page for a directory not seen yet: the order an agent
+        // without a directory gets.
+        let (Some(refs), true, Some(_)) = (refs.cloned(), first, agent.cwd.as_ref()) else {
+            return;
+        };
+        let generic = ListingScope::Agent(AgentRef {
+            session_id: agent.session_id.clone(),
+            cwd: None,
+        });
+        tokio::spawn(async move {
+            let listed = refs
+                .list_page(&generic, "", None, &CancellationToken::new())
+                .await;
+            if let Ok(page) = listed
+                && let Some(pages) = upsert(RememberedPage::of(&page, None))
+            {
+                let _ =
+                    tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages)).await;
+            }
+        });
+    }
+}

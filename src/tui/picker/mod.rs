@@ -1,0 +1,213 @@
+//! The `/resume` session picker: the widget crate's [`Picker`] over every session — the
+//! filter is its editor, the rows and their matching, paging, conversation hits and preview
+//! are the `@` popup's own results list — listed off the UI thread through one request slot,
+//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
+
+use ratatui::style::{Color, Modifier, Style};
+use tokio_util::sync::CancellationToken;
+
+use crate::tui::answer_wait::AnswerWait;
+use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
+use crate::tui::request_slot::{Policy, RequestSlot};
+use crate::tui::search::conversation_hits::{ConversationHit, offered};
+use dsh_reference::{CandidatePage, ErrorCode, ListingScope, ReferenceError, SessionReferences};
+use ratatui_mention::{
+    KeyMap, MentionItem, MentionStyles, OfferedRows, Picker, PickerOutcome, PickerView,
+    PopupLabels, ResultsPage,
+};
+
+/// Rows of a picker narrower than 100 columns show a preview below them from this many rows.
+const PREVIEW_BELOW_MIN_HEIGHT: u16 = 30;
+
+/// A listing of the picker answered.
+#[derive(Debug)]
+pub enum PickerEvent {
+    /// Rows for filter `query_id` (`query` as asked), of listing `ticket`.
+    Listed {
+        ticket: u64,
+        query_id: u64,
+        query: String,
+        result: Result<CandidatePage, ReferenceError>,
+    },
+}
+
+/// The open `/resume` picker.
+pub struct ResumePicker {
+    pub picker: Picker,
+    /// The session open in the app, marked `(open)`.
+    current: String,
+    zone: DisplayZone,
+    slot: RequestSlot<u64>,
+    /// An Enter waiting for the newest filter's answer.
+    pub wait: AnswerWait,
+}
+
+impl ResumePicker {
+    /// A picker over every session, the open one being `current`; returns it with its first
+    /// query (the empty filter).
+    pub fn open(current: String, zone: DisplayZone, keys: KeyMap) -> (ResumePicker, PickerOutcome) {
+        let mut picker = Picker::new(keys);
+        let first = picker.open();
+        let resume = ResumePicker {
+            picker,
+            current,
+            zone,
+            slot: RequestSlot::new(Policy::Replace),
+            wait: AnswerWait::default(),
+        };
+        (resume, first)
+    }
+
+    /// Lists every session matching `query` for filter `query_id` (`limit`: more rows of
+    /// the answered one) off the UI thread; the previous listing is cancelled.
+    pub fn list(
+        &mut self,
+        refs: SessionReferences,
+        query_id: u64,
+        query: String,
+        limit: Option<usize>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.slot.request(query_id) else {
+            return;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let result = refs
+                .list_page(&ListingScope::All, &query, limit, &ticket.cancel)
+                .await;
+            if let Err(e) = &result
+                && e.code == ErrorCode::Cancelled
+            {
+                return;
+            }
+            tx.send(AppEvent::Picker(PickerEvent::Listed {
+                ticket: ticket.id,
+                query_id,
+                query,
+                result,
+            }));
+        });
+    }
+
+    /// Shows a listing's rows (badges from `origin_of`); returns what an Enter that waited
+    /// for them did.
+    pub fn on_event(&mut self, event: PickerEvent, origin_of: &OriginOf<'_>) -> Vec<PickerOutcome> {
+        let PickerEvent::Listed {
+            ticket,
+            query_id,
+            query,
+            result,
+        } = event;
+        if self.slot.finish(ticket).0.is_none() {
+            return Vec::new();
+        }
+        self.show(query_id, &query, result, origin_of)
+    }
+
+    /// Shows the rows answering filter `query_id` (`query` as asked), marking the open
+    /// session; an answer to any other filter is dropped.
+    pub fn show(
+        &mut self,
+        query_id: u64,
+        query: &str,
+        result: Result<CandidatePage, ReferenceError>,
+        origin_of: &OriginOf<'_>,
+    ) -> Vec<PickerOutcome> {
+        match result {
+            Ok(page) => {
+                let page = results_page(&page, query, "", self.zone, origin_of);
+                let page = ResultsPage {
+                    rows: self.mark_open(page.rows),
+                    offered: page
+                        .offered
+                        .into_iter()
+                        .map(|o| OfferedRows {
+                            rows: self.mark_open(o.rows),
+                            ..o
+                        })
+                        .collect(),
+                    ..page
+                };
+                self.picker.set_page(query_id, page)
+            }
+            Err(e) => self
+                .picker
+                .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
+        }
+    }
+
+    /// Shows conversation `hits` for filter `query_id` under `title`; false for an older
+    /// filter's.
+    pub fn set_hits(&mut self, query_id: u64, title: &str, hits: &[ConversationHit]) -> bool {
+        let section = offered(title, hits, "", self.zone);
+        let section = OfferedRows {
+            rows: self.mark_open(section.rows),
+            ..section
+        };
+        self.picker.set_hits(query_id, section)
+    }
+
+    /// The session open in the app.
+    pub fn current(&self) -> &str {
+        &self.current
+    }
+
+    /// The picker drawn the app's way.
+    pub fn view() -> PickerView<'static> {
+        PickerView::new(" Resume a session ")
+            .placeholder("type to filter by title, id, cwd or what was said")
+            .labels(&*LABELS)
+            .styles(styles())
+            .preview_below_min_height(PREVIEW_BELOW_MIN_HEIGHT)
+    }
+
+    /// Cancels the running listing (the picker closes).
+    pub fn cancel(&mut self) {
+        self.slot.cancel();
+    }
+
+    /// The running listing's cancel handle (tests watch it).
+    pub fn listing(&self) -> Option<&CancellationToken> {
+        self.slot.running_cancel()
+    }
+
+    /// `rows` with the open session marked.
+    fn mark_open(&self, rows: Vec<MentionItem>) -> Vec<MentionItem> {
+        rows.into_iter()
+            .map(|row| {
+                if row.key() == self.current {
+                    row.with_note("(open)")
+                } else {
+                    row
+                }
+            })
+            .collect()
+    }
+}
+
+/// The picker's texts.
+static LABELS: std::sync::LazyLock<PopupLabels> = std::sync::LazyLock::new(|| PopupLabels {
+    type_to_filter: "loading sessions…".to_string(),
+    searching: "searching…".to_string(),
+    failed: "could not list sessions".to_string(),
+    no_match: "no matching sessions".to_string(),
+    nothing_yet: "no sessions yet".to_string(),
+    still_searching: "still searching — Enter again opens the selected one".to_string(),
+    preview_pending: "estimating the reference size…".to_string(),
+    ..PopupLabels::default()
+});
+
+/// The picker's look: cyan section titles, magenta origin badges, failures in red.
+fn styles() -> MentionStyles {
+    MentionStyles {
+        section_title: Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC),
+        kind: Style::new().fg(Color::Magenta),
+        failed: Style::new().fg(Color::Red),
+        ..MentionStyles::default()
+    }
+}
+
+#[cfg(test)]
+mod snapshots;

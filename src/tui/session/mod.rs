@@ -1,0 +1,156 @@
+//! The open session: its agent (and the generation that tells its events from an older
+//! session's), where it runs, and what the agent is doing; and switching to another one —
+//! `/new` and `/resume` open a session for writing off the UI thread through one request
+//! slot, so only the newest switch asked for takes effect.
+
+pub mod transcript_load;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
+
+use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts};
+use crate::llm::Provider;
+use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::request_slot::{Policy, RequestSlot};
+use dsh_reference::AgentRef;
+use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
+
+/// How long opening a session waits for a lock held by an agent that is winding down.
+const OPEN_BUSY_RETRIES: u32 = 20;
+const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
+
+/// The session the app writes to, and its agent.
+pub struct OpenSession {
+    pub agent: Agent,
+    /// Bumped on every switch; agent events of older sessions are dropped.
+    pub generation: u64,
+    pub id: String,
+    pub cwd: Option<String>,
+    pub status: AgentStatus,
+    /// Messages waiting for the running turn.
+    pub queued: usize,
+    /// When the running turn started (the status line's timer).
+    pub turn_started: Option<Instant>,
+}
+
+impl OpenSession {
+    /// The agent on `writer`'s session (with the `facts` gathered while opening it, when
+    /// given), its events forwarded to the bus as generation `generation`.
+    pub fn start(
+        (writer, facts): (SessionWriter, Option<LogFacts>),
+        provider: &Arc<dyn Provider>,
+        generation: u64,
+        tx: &AppEventSender,
+    ) -> OpenSession {
+        let id = writer.header().id.clone();
+        let cwd = writer.header().cwd.clone();
+        let (agent, agent_rx) = match facts {
+            Some(facts) => Agent::spawn_with_facts(writer, facts, Arc::clone(provider)),
+            None => Agent::spawn(writer, Arc::clone(provider)),
+        };
+        forward_agent_events(agent_rx, generation, tx.clone());
+        OpenSession {
+            agent,
+            generation,
+            id,
+            cwd,
+            status: AgentStatus::Idle,
+            queued: 0,
+            turn_started: None,
+        }
+    }
+
+    /// Who references sessions from here (the reference rules' agent).
+    pub fn agent_ref(&self) -> AgentRef {
+        AgentRef {
+            session_id: self.id.clone(),
+            cwd: self.cwd.clone(),
+        }
+    }
+}
+
+fn forward_agent_events(
+    mut agent_rx: UnboundedReceiver<AgentEvent>,
+    generation: u64,
+    tx: AppEventSender,
+) {
+    tokio::spawn(async move {
+        while let Some(event) = agent_rx.recv().await {
+            tx.send(AppEvent::Agent { generation, event });
+        }
+    });
+}
+
+/// What opening a session answered.
+#[derive(Debug)]
+pub enum SessionEvent {
+    /// Session `id` was opened for writing (or could not be), for switch `ticket`.
+    Opened {
+        ticket: u64,
+        id: String,
+        /// The writer and what the agent keeps of the log, gathered while opening it.
+        result: Result<(SessionWriter, Box<LogFacts>), StoreError>,
+    },
+}
+
+/// Opens sessions for `/new` and `/resume`, one switch at a time (a newer one makes an
+/// older one's answer stale).
+#[derive(Debug)]
+pub struct SessionSwitcher {
+    slot: RequestSlot<String>,
+}
+
+impl Default for SessionSwitcher {
+    fn default() -> Self {
+        SessionSwitcher {
+            slot: RequestSlot::new(Policy::Replace),
+        }
+    }
+}
+
+impl SessionSwitcher {
+    /// Opens session `id` for writing off the UI thread (creating it with `create`): a long
+    /// log takes a while to load, and a session just left stays locked until its agent
+    /// loop has wound down.
+    pub fn open(
+        &mut self,
+        id: String,
+        create: Option<SessionHeader>,
+        store: &SessionStore,
+        provider: &Arc<dyn Provider>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.slot.request(id.clone()) else {
+            return;
+        };
+        let (store, tx, provider) = (store.clone(), tx.clone(), Arc::clone(provider));
+        tokio::task::spawn_blocking(move || {
+            let mut retries = 0;
+            let result = loop {
+                // What the agent keeps of the log is gathered here, in the same pass, so
+                // the UI thread never reads the log for it.
+                let mut facts = LogFacts::for_provider(provider.as_ref());
+                match store.open_writer_observing(&id, create.clone(), &mut |e| facts.observe(e)) {
+                    Err(StoreError::Busy { .. }) if retries < OPEN_BUSY_RETRIES => {
+                        retries += 1;
+                        std::thread::sleep(OPEN_BUSY_PAUSE);
+                    }
+                    other => break other.map(|writer| (writer, Box::new(facts))),
+                }
+            };
+            tx.send(AppEvent::Session(SessionEvent::Opened {
+                ticket: ticket.id,
+                id,
+                result,
+            }));
+        });
+    }
+
+    /// Whether the answer for `ticket` is the newest switch's (an older one is dropped).
+    pub fn accept(&mut self, ticket: u64) -> bool {
+        self.slot.finish(ticket).0.is_some()
+    }
+}

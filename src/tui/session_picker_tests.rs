@@ -1,1 +1,0 @@
-//! Key-sequence tests of the `/resume` picker.

@@ -1,0 +1,395 @@
+//! Rendering transcript cells to wrapped, styled lines: one function per cell kind, all
+//! untrusted text made visible first ([`text_lines`]), long bodies collapsed with a
+//! `… +N lines` marker until the expand key is pressed.
+
+use std::fmt::Write as _;
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use super::markdown::render_markdown_hanging;
+use super::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use dsh_foreign::Origin;
+use dsh_reference::{ReferenceEntry, SnapshotSource};
+use ratatui_mention::{visible_controls, visible_controls_line};
+use ratatui_mention::{wrap_line_hanging, wrap_lines};
+
+/// Lines of a tool result shown before it collapses.
+pub const TOOL_LINES: usize = 3;
+/// Lines of a typed or plugin message shown before it collapses.
+pub const MESSAGE_LINES: usize = 12;
+/// The key that expands collapsed cells, as the marker names it.
+pub const EXPAND_KEY: &str = "Ctrl+G";
+
+fn dim() -> Style {
+    Style::new().add_modifier(Modifier::DIM)
+}
+
+/// Render one cell as wrapped lines for `width` columns.
+pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Vec<Line<'static>> {
+    let body_width = width.saturating_sub(2).max(1);
+    match cell {
+        HistoryCell::User { text, steering } => user_lines(text, *steering, body_width, options),
+        HistoryCell::ReferenceCard {
+            references,
+            origins,
+            sources,
+            snapshot,
+        } => card_lines(references, origins, sources, snapshot, body_width, options),
+        HistoryCell::Assistant {
+            text,
+            reasoning,
+            streaming,
+        } => assistant_lines(text, reasoning, *streaming, body_width, options),
+        HistoryCell::Checkpoint { summary } => {
+            let mut lines = vec![Line::styled("— conversation compacted —", dim())];
+            lines.extend(prefixed(
+                "  ",
+                dim(),
+                wrap_lines(&text_lines(summary, dim()), body_width),
+            ));
+            lines
+        }
+        HistoryCell::Tool { text } => {
+            let body = collapse(text_lines(text, dim()), TOOL_LINES, options.expand_long);
+            prefixed("⚙ ", dim(), wrap_lines(&body, body_width))
+        }
+        HistoryCell::Plugin { plugin, text } => {
+            let mut body = vec![Line::styled(
+                format!("[{}]", visible_controls_line(plugin)),
+                dim(),
+            )];
+            body.extend(collapse(
+                text_lines(text, dim()),
+                MESSAGE_LINES,
+                options.expand_long,
+            ));
+            prefixed("  ", dim(), wrap_lines(&body, body_width))
+        }
+        HistoryCell::Notice { kind, text } => {
+            let (marker, style) = match kind {
+                NoticeKind::Info => ("ℹ ", Style::new().fg(Color::Yellow)),
+                NoticeKind::Error => ("✗ ", Style::new().fg(Color::Red)),
+            };
+            prefixed(
+                marker,
+                style,
+                wrap_lines(&text_lines(text, style), body_width),
+            )
+        }
+        HistoryCell::Error { code, message } => {
+            let red = Style::new().fg(Color::Red);
+            let mut lines = vec![Line::from(vec![
+                Span::styled("✗ ", red.add_modifier(Modifier::BOLD)),
+                Span::styled(visible_controls_line(code).into_owned(), red),
+            ])];
+            // One line: newlines and tabs become spaces, other controls stay visible.
+            let flat: String = message
+                .chars()
+                .map(|c| {
+                    if c == '\n' || c == '\t' || c == '\r' {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            let detail = Line::styled(visible_controls_line(&flat).into_owned(), dim());
+            lines.extend(gutter("  ", dim(), wrap_lines(&[detail], body_width)));
+            lines
+        }
+    }
+}
+
+/// Whether `cell` has lines hidden when collapsed.
+pub fn is_collapsible(cell: &HistoryCell) -> bool {
+    let over = |text: &str, keep: usize| text.split('\n').count() > keep;
+    match cell {
+        HistoryCell::Tool { text } => over(text, TOOL_LINES),
+        HistoryCell::User { text, .. } | HistoryCell::Plugin { text, .. } => {
+            over(text, MESSAGE_LINES)
+        }
+        HistoryCell::ReferenceCard { .. }
+        | HistoryCell::Assistant { .. }
+        | HistoryCell::Checkpoint { .. }
+        | HistoryCell::Notice { .. }
+        | HistoryCell::Error { .. } => false,
+    }
+}
+
+/// Untrusted `text` as one styled line per text line, controls made visible.
+fn text_lines(text: &str, style: Style) -> Vec<Line<'static>> {
+    visible_controls(text)
+        .split('\n')
+        .map(|l| Line::styled(l.to_owned(), style))
+        .collect()
+}
+
+/// The first `keep` lines and a `… +N lines` marker, unless `expanded` or short enough.
+fn collapse(mut lines: Vec<Line<'static>>, keep: usize, expanded: bool) -> Vec<Line<'static>> {
+    if expanded || lines.len() <= keep {
+        return lines;
+    }
+    let hidden = lines.len() - keep;
+    lines.truncate(keep);
+    let s = if hidden == 1 { "" } else { "s" };
+    lines.push(Line::styled(
+        format!("… +{hidden} line{s} ({EXPAND_KEY} to expand)"),
+        dim(),
+    ));
+    lines
+}
+
+fn user_lines(
+    text: &str,
+    steering: bool,
+    body_width: u16,
+    options: RenderOptions,
+) -> Vec<Line<'static>> {
+    let marker = if steering { "» " } else { "› " };
+    let style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+    let body = collapse(
+        text_lines(text, Style::new()),
+        MESSAGE_LINES,
+        options.expand_long,
+    );
+    let mut lines = prefixed(marker, style, wrap_lines(&body, body_width));
+    if steering {
+        lines.push(Line::styled("  (steered into the running turn)", dim()));
+    }
+    lines
+}
+
+/// `188 of 400 messages`, or `1 message` when nothing was left out.
+fn message_counts(entry: &ReferenceEntry) -> String {
+    let noun = |n: u64| if n == 1 { "message" } else { "messages" };
+    if entry.retained_messages == entry.original_messages {
+        format!(
+            "{} {}",
+            entry.original_messages,
+            noun(entry.original_messages)
+        )
+    } else {
+        format!(
+            "{} of {} {}",
+            entry.retained_messages,
+            entry.original_messages,
+            noun(entry.original_messages)
+        )
+    }
+}
+
+/// `512 B`, `63.9 KiB`, `1.2 MiB` (one decimal, rounded to nearest).
+pub fn format_bytes(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    let (unit, name) = match bytes {
+        0..KIB => return format!("{bytes} B"),
+        KIB..0x10_0000 => (KIB, "KiB"),
+        _ => (KIB * KIB, "MiB"),
+    };
+    let tenths = (bytes.saturating_mul(10) + unit / 2) / unit;
+    format!("{}.{} {name}", tenths / 10, tenths % 10)
+}
+
+/// One card row: `Label (id) · 188 of 400 messages · 63.9 KiB · truncated`.
+fn card_row(entry: &ReferenceEntry, origin: &Origin, source: Option<&SnapshotSource>) -> String {
+    let mut row = format!(
+        "{} ({}) · {}",
+        visible_controls_line(&entry.label),
+        visible_controls_line(&entry.session_id),
+        message_counts(entry)
+    );
+    if let Some(source) = source.filter(|s| s.serialized_bytes > 0) {
+        let _ = write!(row, " · {}", format_bytes(source.serialized_bytes));
+    }
+    if entry.truncated {
+        row.push_str(" · truncated");
+    }
+    if origin.is_foreign() {
+        let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
+    }
+    row
+}
+
+fn card_lines(
+    references: &[ReferenceEntry],
+    origins: &[Origin],
+    sources: &[SnapshotSource],
+    snapshot: &str,
+    body_width: u16,
+    options: RenderOptions,
+) -> Vec<Line<'static>> {
+    let card_style = dim().fg(Color::Magenta);
+    let mut lines = vec![Line::styled("Referenced sessions", card_style)];
+    for (i, entry) in references.iter().enumerate() {
+        let source = sources.get(i).filter(|s| s.session_id == entry.session_id);
+        let origin = origins.get(i).unwrap_or(&Origin::Dsh);
+        lines.push(Line::styled(card_row(entry, origin, source), card_style));
+    }
+    let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
+    match options.snapshots {
+        SnapshotView::Hidden => lines.push(Line::styled(
+            "  Ctrl+O shows the referenced conversations",
+            dim(),
+        )),
+        SnapshotView::Readable => {
+            lines.extend(gutter(
+                "│ ",
+                dim(),
+                readable_sources(sources, body_width, options.expand_long),
+            ));
+            lines.push(Line::styled(
+                "  Ctrl+O again shows the exact bytes the model received",
+                dim(),
+            ));
+        }
+        SnapshotView::Exact => {
+            lines.extend(gutter(
+                "│ ",
+                dim(),
+                wrap_lines(&text_lines(snapshot, dim()), body_width),
+            ));
+            lines.push(Line::styled("  Ctrl+O hides the snapshot", dim()));
+        }
+    }
+    lines
+}
+
+/// Each source as a heading and its role-labelled messages, wrapped to `width`.
+fn readable_sources(
+    sources: &[SnapshotSource],
+    width: u16,
+    expand_long: bool,
+) -> Vec<Line<'static>> {
+    let width = width.saturating_sub(2).max(1);
+    if sources.is_empty() {
+        return vec![Line::styled(
+            "(the snapshot holds no readable sources)",
+            dim(),
+        )];
+    }
+    let mut lines = Vec::new();
+    for source in sources {
+        let mut heading = format!(
+            "── {} ({})",
+            visible_controls_line(&source.label),
+            visible_controls_line(&source.session_id)
+        );
+        if let Some(cwd) = &source.cwd {
+            let _ = write!(heading, " · {}", visible_controls_line(cwd));
+        }
+        lines.extend(wrap_lines(
+            &[Line::styled(
+                heading,
+                Style::new().add_modifier(Modifier::BOLD),
+            )],
+            width,
+        ));
+        if source.conversation.is_empty() {
+            lines.push(Line::styled("(no messages)", dim()));
+        }
+        for turn in &source.conversation {
+            let role = visible_controls_line(&turn.role).into_owned();
+            let mut body = collapse(
+                text_lines(&turn.text, Style::new()),
+                MESSAGE_LINES,
+                expand_long,
+            );
+            if let Some(first) = body.first_mut() {
+                first.spans.insert(
+                    0,
+                    Span::styled(format!("{role}: "), Style::new().fg(Color::Cyan)),
+                );
+            }
+            lines.extend(wrap_lines(&body, width));
+        }
+    }
+    lines
+}
+
+fn assistant_lines(
+    text: &str,
+    reasoning: &str,
+    streaming: bool,
+    body_width: u16,
+    options: RenderOptions,
+) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if !reasoning.is_empty() {
+        let italic = dim().add_modifier(Modifier::ITALIC);
+        if options.expand_reasoning {
+            lines.extend(prefixed(
+                "✻ ",
+                italic,
+                wrap_lines(&text_lines(reasoning, italic), body_width),
+            ));
+        } else {
+            let count = reasoning.lines().count().max(1);
+            let s = if count == 1 { "" } else { "s" };
+            lines.push(Line::styled(
+                format!("✻ thought for {count} line{s} (Ctrl+T to show)"),
+                italic,
+            ));
+        }
+    }
+    let mut body: Vec<Line<'static>> =
+        render_markdown_hanging(&visible_controls(text), Style::new())
+            .iter()
+            .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+            .collect();
+    if streaming && !text.is_empty() {
+        match body.last_mut() {
+            Some(last) => last.push_span(Span::styled("▌", dim())),
+            None => body.push(Line::styled("▌", dim())),
+        }
+    }
+    lines.extend(prefixed("• ", Style::new(), body));
+    lines
+}
+
+/// Put `marker` (two cells wide) before every line.
+fn gutter(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|mut line| {
+            line.spans.insert(0, Span::styled(marker.to_owned(), style));
+            line
+        })
+        .collect()
+}
+
+/// Put `marker` (two cells wide) before the first line and two spaces before the others.
+fn prefixed(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut line)| {
+            let lead = if i == 0 {
+                marker.to_owned()
+            } else {
+                "  ".to_owned()
+            };
+            line.spans.insert(0, Span::styled(lead, style));
+            line
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_like_the_prepare_output() {
+        let cases = [
+            (0, "0 B"),
+            (1023, "1023 B"),
+            (1024, "1.0 KiB"),
+            (65_434, "63.9 KiB"),
+            (1_258_291, "1.2 MiB"),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(format_bytes(bytes), want);
+        }
+    }
+}
