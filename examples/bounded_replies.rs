@@ -3,7 +3,8 @@
 //! `bounded_replies stream BIN [SECONDS]` starts an OpenAI-compatible server on 127.0.0.1
 //! that answers every request with an endless stream (a 64 KiB delta again and again, as
 //! fast as the client reads) and runs the release binary BIN against it:
-//! - `send` with the default bounds (the reply is cut at `max_reply_bytes`, 4 MiB);
+//! - `send` with the default bounds (the reply is cut at `max_reply_bytes`, 4 MiB), then
+//!   the next `send` to the same session (a server answering briefly) and `check`;
 //! - `send` with the bounds out of reach (`max_reply_bytes` 1 GiB, lines of 7 GiB), sent
 //!   SIGINT after SECONDS (default 3): the time from the signal to the exit;
 //! - `send` against a trickle (one delta every 500 ms) with `max_turn_secs = 3`;
@@ -43,6 +44,8 @@ enum Flow {
     Endless,
     /// A short delta every 500 ms.
     Trickle,
+    /// One short answer, then the end of the stream.
+    Short,
 }
 
 /// Start the server on a thread of its own; its base URL.
@@ -87,11 +90,20 @@ fn start_server(flow: Flow) -> String {
                     let (text, gap) = match flow {
                         Flow::Endless => ("x".repeat(64 * 1024), Duration::ZERO),
                         Flow::Trickle => ("tick ".to_owned(), Duration::from_millis(500)),
+                        Flow::Short => ("a short answer".to_owned(), Duration::ZERO),
                     };
                     let event = format!(
                         "data: {}\n\n",
                         json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]})
                     );
+                    if let Flow::Short = flow {
+                        let end = format!(
+                            "{event}data: {}\n\ndata: [DONE]\n\n",
+                            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                        );
+                        let _ = socket.write_all(end.as_bytes()).await;
+                        return;
+                    }
                     loop {
                         if socket.write_all(event.as_bytes()).await.is_err() {
                             return;
@@ -270,6 +282,7 @@ fn stream(bin: &Path, seconds: u64) {
     let scratch = tempfile::tempdir().unwrap();
     let endless = start_server(Flow::Endless);
     let trickle = start_server(Flow::Trickle);
+    let short = start_server(Flow::Short);
     let run_dir = |name: &str| {
         let d = scratch.path().join(name);
         fs::create_dir_all(&d).unwrap();
@@ -288,6 +301,27 @@ fn stream(bin: &Path, seconds: u64) {
         Duration::from_secs(120),
     );
     report("send, default bounds (4 MiB)", &t, &d.join("store"));
+    // 1b. The session stays usable: the next send (to a server that answers briefly) and
+    // a check of the store.
+    let c = config(&d, &short, "");
+    let t = timed(
+        bin,
+        &["send", "--session", "s", "now briefly"],
+        &d.join("store"),
+        &c,
+        None,
+        Duration::from_secs(120),
+    );
+    report("next send, same session", &t, &d.join("store"));
+    let t = timed(
+        bin,
+        &["check"],
+        &d.join("store"),
+        &c,
+        None,
+        Duration::from_secs(120),
+    );
+    report("check, same store", &t, &d.join("store"));
     if let Some(before) = std::env::var_os("BEFORE_BIN") {
         let d = run_dir("before");
         let c = config(&d, &endless, "");
