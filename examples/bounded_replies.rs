@@ -23,7 +23,11 @@
 //! to the first frame showing the session, then a prompt answered) on it, with time and
 //! peak RSS.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool: a failure should stop it
-#![allow(clippy::cast_precision_loss)] // sizes and times for display
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss
+)] // sizes and times for display; a size in GB from the command line
 
 use std::fs;
 use std::io::{BufWriter, Read, Write};
@@ -63,7 +67,7 @@ fn start_server(flow: Flow) -> String {
                 tokio::spawn(async move {
                     // The request head and body (content-length), then the endless answer.
                     let mut buf = Vec::new();
-                    let mut tmp = [0u8; 65536];
+                    let mut tmp = vec![0u8; 65536];
                     loop {
                         let Ok(n) = socket.read(&mut tmp).await else {
                             return;
@@ -269,8 +273,8 @@ fn report(name: &str, t: &Timed, store: &Path) {
         t.after_signal
             .map(|d| format!(" | SIGINT to exit {:.0} ms", d.as_secs_f64() * 1000.0))
             .unwrap_or_default(),
-        t.stdout_bytes as f64 / 1048576.0,
-        bytes_under(store) as f64 / 1048576.0,
+        t.stdout_bytes as f64 / 1_048_576.0,
+        bytes_under(store) as f64 / 1_048_576.0,
         t.stderr
     );
 }
@@ -427,7 +431,7 @@ fn start_app(bin: &Path, dir: &Path, config: &Path, store: &Path, extra: &[&str]
         let (screen, writer) = (Arc::clone(&screen), Arc::clone(&writer));
         std::thread::spawn(move || {
             let _master = pty.master;
-            let mut buf = [0u8; 65536];
+            let mut buf = vec![0u8; 65536];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
@@ -579,8 +583,8 @@ fn app_stop(
         "{what} | peak RSS {:.1} MiB ({:.1} MiB at the key) | store {:.1} MiB at the key, {:.1} MiB after",
         peak as f64 / 1024.0,
         before_key as f64 / 1024.0,
-        logged as f64 / 1048576.0,
-        bytes_under(&store) as f64 / 1048576.0,
+        logged as f64 / 1_048_576.0,
+        bytes_under(&store) as f64 / 1_048_576.0,
     );
     app.quit();
 }
@@ -705,7 +709,7 @@ fn main() {
         Some("session") => session(Path::new(&args[2]), args[3].parse().unwrap()),
         Some("big") => big(&bin(2), Path::new(&args[3])),
         _ => {
-            eprintln!("usage: bounded_replies stream BIN [SECONDS] | session DIR GB | big BIN DIR")
+            eprintln!("usage: bounded_replies stream BIN [SECONDS] | session DIR GB | big BIN DIR");
         }
     }
 }
