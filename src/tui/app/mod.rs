@@ -11,6 +11,7 @@ mod event_loop;
 mod input;
 pub mod keys;
 mod layout;
+mod mouse;
 mod render;
 mod routing;
 
@@ -42,6 +43,7 @@ use dsh_store::{SessionQuery, SessionStore, SessionWriter};
 use event::{AppEvent, AppEventSender};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
+pub use mouse::MouseSwitch;
 pub use render::key_rows;
 
 /// Knobs from the `[tui]` config section.
@@ -59,11 +61,13 @@ struct Search {
     progress: Option<Progress>,
 }
 
-/// Frame bookkeeping: whether one is due, how many were drawn, whether to leave.
+/// Frame bookkeeping: whether one is due, how many were drawn, whether the last one was
+/// too small to show the app, whether to leave.
 #[derive(Debug, Default)]
 struct Frames {
     dirty: bool,
     drawn: u64,
+    too_small: bool,
     should_quit: bool,
 }
 
@@ -98,6 +102,7 @@ pub struct App {
     search: Search,
     ticks: Ticks,
     frames: Frames,
+    mouse: mouse::MouseCapture,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -171,6 +176,7 @@ impl App {
                 dirty: true,
                 ..Frames::default()
             },
+            mouse: mouse::MouseCapture::default(),
         };
         app.load_transcript();
         app
@@ -345,5 +351,7 @@ impl App {
     }
 }
 
+#[cfg(test)]
+mod input_tests;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,9 @@ impl App {
         let area = frame.area();
         let focused = self.picker.is_none();
         let look = composer_look(&self.composer.labels, focused);
-        let Some(layout) = ScreenLayout::compute(area, &look, &self.composer.input) else {
+        let layout = ScreenLayout::compute(area, &look, &self.composer.input);
+        self.frames.too_small = layout.is_none();
+        let Some(layout) = layout else {
             render_too_small(area, frame.buffer_mut());
             return;
         };
@@ -61,9 +63,11 @@ impl App {
             Style::new().add_modifier(Modifier::DIM),
         );
         let cursor = match self.picker.as_mut() {
+            // Over everything between the header and the hint line: a low window still
+            // shows its filter and rows.
             Some(picker) => {
                 let view = ResumePicker::view();
-                frame.render_stateful_widget(view, layout.transcript, &mut picker.picker);
+                frame.render_stateful_widget(view, layout.overlay(), &mut picker.picker);
                 picker.picker.cursor_position()
             }
             None => self.composer.input.cursor_position(),

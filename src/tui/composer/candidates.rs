@@ -81,6 +81,8 @@ pub struct Candidates {
     pub first_page: FirstPage,
     /// An Enter/Tab in the popup waiting for an answer.
     pub wait: AnswerWait,
+    /// Until when the rows of an older query may stay on show while the newest is asked.
+    pub older_rows: AnswerWait,
 }
 
 impl Default for Candidates {
@@ -89,6 +91,7 @@ impl Default for Candidates {
             slot: RequestSlot::new(Policy::Replace),
             first_page: FirstPage::default(),
             wait: AnswerWait::default(),
+            older_rows: AnswerWait::default(),
         }
     }
 }

@@ -40,6 +40,7 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
         .with_gap_above_composer(1)
         .with_uri_scheme(dsh_reference::uri::SCHEME)
         .with_commands(command_entries())
+        .with_multi_word_queries(true)
 }
 
 /// The popup's texts.
@@ -163,7 +164,8 @@ pub fn session_item(candidate: &Candidate, origin: &Origin, zone: DisplayZone) -
     );
     let item =
         MentionItem::new(&candidate.session_id, &candidate.label, &mention).with_detail(vec![
-            DetailPart::new(&candidate.session_id, Keep::Start),
+            // Sessions of one title differ at the end of their ids: cut in the middle.
+            DetailPart::new(&candidate.session_id, Keep::Middle),
             DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
             DetailPart::new(format_created(candidate.created_at, zone), Keep::Whole),
         ]);
@@ -224,7 +226,7 @@ mod tests {
             "the widget writes what the reference layer reads"
         );
         let want = MentionItem::new("s1", "a]b", &mention).with_detail(vec![
-            DetailPart::new("s1", Keep::Start),
+            DetailPart::new("s1", Keep::Middle),
             DetailPart::new("(no cwd)", Keep::End),
             DetailPart::new("1970-01-01 00:00", Keep::Whole),
         ]);

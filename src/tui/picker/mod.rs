@@ -41,6 +41,8 @@ pub struct ResumePicker {
     slot: RequestSlot<u64>,
     /// An Enter waiting for the newest filter's answer.
     pub wait: AnswerWait,
+    /// Until when the rows of an older filter may stay on show while the newest is asked.
+    pub older_rows: AnswerWait,
 }
 
 impl ResumePicker {
@@ -55,6 +57,7 @@ impl ResumePicker {
             zone,
             slot: RequestSlot::new(Policy::Replace),
             wait: AnswerWait::default(),
+            older_rows: AnswerWait::default(),
         };
         (resume, first)
     }

@@ -651,3 +651,36 @@ fn popup_conversation_hits_through_the_app_rows() {
         )
     );
 }
+
+/// Issue 27, minor 14: sessions of one title were told apart by nothing — their ids were
+/// cut to the same `s-20261127-202319-…`. Ids are cut in the middle now: their ends show.
+#[test]
+fn rows_of_one_title_show_where_their_ids_differ() {
+    let mut pane = composer_state(10);
+    type_str(&mut pane, "@");
+    let same = |id: &str| Candidate {
+        session_id: id.to_owned(),
+        label: "Fix the flaky upload test".to_owned(),
+        cwd: Some("/home/ana/src/uploader-service".to_owned()),
+        created_at: CREATED,
+    };
+    let page = CandidatePage {
+        rows: vec![
+            same("s-20261127-202319-ab12"),
+            same("s-20261127-202319-cd34"),
+        ],
+        total: 2,
+        closest: Vec::new(),
+    };
+    let id = query_id(&pane);
+    answer(&mut pane, id, page);
+    // The list beside the preview at 110 columns is 55 wide.
+    let shown = screen(&mut pane, 110, 14);
+    assert!(shown.contains("ab12 · "), "{shown}");
+    assert!(shown.contains("cd34 · "), "{shown}");
+    let shown = screen(&mut pane, 50, 14);
+    assert!(
+        shown.contains("ab12 · ") && shown.contains("cd34 · "),
+        "{shown}"
+    );
+}
