@@ -93,11 +93,51 @@ impl Drop for Snapshot {
     }
 }
 
-/// Where copies are made: a directory of this process's own.
+/// Where copies are made: a directory of this process's own. Only the files it made are
+/// ever removed, each by name, and the directory itself only once it is empty
+/// (docs/foreign-sources.md: nothing of ours deletes what we did not create).
 #[derive(Debug)]
 pub struct CopyDir {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     taken: u64,
+}
+
+impl Drop for CopyDir {
+    fn drop(&mut self) {
+        remove_copies(&self.dir);
+    }
+}
+
+/// The name of this process's `n`-th copy of the database.
+fn copy_name(n: u64) -> String {
+    format!("opencode-{n}.db")
+}
+
+/// Whether `name` is one of the files a copy is made of: `opencode-<n>.db` and SQLite's
+/// `-wal`, `-shm` and `-journal` beside it.
+fn is_copy_file(name: &str) -> bool {
+    let base = ["-wal", "-shm", "-journal"]
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .unwrap_or(name);
+    base.strip_prefix("opencode-")
+        .and_then(|rest| rest.strip_suffix(".db"))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Remove the copy files in `dir` (regular files named as ours, never through a link),
+/// then `dir` itself if that left it empty; anything else in it stays, and so does `dir`.
+fn remove_copies(dir: &Path) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let ours = entry.file_name().to_str().is_some_and(is_copy_file);
+            let regular = entry.file_type().is_ok_and(|t| t.is_file());
+            if ours && regular {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+    let _ = fs::remove_dir(dir);
 }
 
 impl CopyDir {
@@ -112,17 +152,19 @@ impl CopyDir {
                 tempfile::Builder::new()
                     .prefix("copy-")
                     .tempdir_in(parent)?
+                    .keep()
             }
             None => tempfile::Builder::new()
                 .prefix("dsh-refs-opencode-")
-                .tempdir()?,
+                .tempdir()?
+                .keep(),
         };
         Ok(CopyDir { dir, taken: 0 })
     }
 
     /// The directory.
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
     }
 
     /// A consistent copy of the database `db` (and its WAL), opened; `Ok(None)` when there
@@ -130,8 +172,8 @@ impl CopyDir {
     pub fn take(&mut self, db: &Path) -> Result<Option<Snapshot>, SnapshotError> {
         let wal = wal_of(db);
         // Another process may have taken a long-idle directory of ours for a dead one's.
-        fs::create_dir_all(self.dir.path()).map_err(|source| SnapshotError::Io {
-            path: self.dir.path().to_owned(),
+        fs::create_dir_all(&self.dir).map_err(|source| SnapshotError::Io {
+            path: self.dir.clone(),
             source,
         })?;
         for _ in 0..ATTEMPTS {
@@ -140,7 +182,7 @@ impl CopyDir {
                 return Ok(None);
             }
             self.taken += 1;
-            let copy = self.dir.path().join(format!("opencode-{}.db", self.taken));
+            let copy = self.dir.join(copy_name(self.taken));
             let copied = copy_file(db, &copy).and_then(|()| match before.1 {
                 Some(_) => copy_file(&wal, &wal_of(&copy)),
                 None => Ok(()),
@@ -217,8 +259,9 @@ fn open_copy(copy: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-/// Remove `copy-*` directories under `parent` not touched for a day (left by a process
-/// that died; only directories named like ours are considered).
+/// Clear `copy-*` directories under `parent` not touched for a day (left by a process that
+/// died; only directories named like ours are considered, and in them only our copy files
+/// are removed: [`remove_copies`]).
 fn remove_stale(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
@@ -238,7 +281,61 @@ fn remove_stale(parent: &Path) {
             .and_then(|m| now.duration_since(m).ok())
             .is_some_and(|age| age >= STALE_AFTER);
         if meta.is_dir() && old {
-            let _ = fs::remove_dir_all(entry.path());
+            remove_copies(&entry.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_file_names() {
+        let cases = [
+            ("opencode-1.db", true),
+            ("opencode-12.db-wal", true),
+            ("opencode-3.db-shm", true),
+            ("opencode-3.db-journal", true),
+            ("opencode-.db", false),
+            ("opencode-1x.db", false),
+            ("opencode-1.db.bak", false),
+            ("opencode.db", false),
+            ("thesis.txt", false),
+            ("opencode-1.db-wal-shm", false),
+        ];
+        for (name, want) in cases {
+            assert_eq!(is_copy_file(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    #[allow(clippy::unwrap_used)] // test code
+    fn only_our_copies_are_removed_and_the_directory_only_when_empty() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join("copy-abc");
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        for name in [
+            "opencode-1.db",
+            "opencode-1.db-wal",
+            "notes.txt",
+            "sub/opencode-2.db",
+        ] {
+            fs::write(dir.join(name), b"x").unwrap();
+        }
+        remove_copies(&dir);
+        let mut left: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["notes.txt", "sub"]);
+        assert!(dir.join("sub/opencode-2.db").exists());
+        fs::remove_file(dir.join("notes.txt")).unwrap();
+        fs::remove_file(dir.join("sub/opencode-2.db")).unwrap();
+        fs::remove_dir(dir.join("sub")).unwrap();
+        fs::write(dir.join("opencode-3.db"), b"x").unwrap();
+        remove_copies(&dir);
+        assert!(!dir.exists(), "an emptied directory of ours goes");
     }
 }
