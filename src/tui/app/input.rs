@@ -37,6 +37,8 @@ impl App {
             }
             // The rows a click would hit are not on screen in a window too small.
             TermEvent::Mouse(_) if self.frames.too_small => {}
+            // Nothing can be written while a read-only session is shown.
+            TermEvent::Paste(_) if self.read_only.is_some() => {}
             TermEvent::Paste(text) => {
                 if let Some(picker) = self.picker.as_mut() {
                     let outcome = picker.picker.handle_paste(&text);
@@ -66,6 +68,10 @@ impl App {
         }
         if classify_app_key(&key) == Some(AppAction::ToggleMouse) {
             self.toggle_mouse();
+            return;
+        }
+        if self.read_only.is_some() {
+            self.read_only_key(key);
             return;
         }
         if let Some(picker) = self.picker.as_mut() {

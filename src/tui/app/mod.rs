@@ -12,6 +12,7 @@ mod input;
 pub mod keys;
 mod layout;
 mod mouse;
+mod read_only;
 mod render;
 mod routing;
 
@@ -61,13 +62,14 @@ struct Search {
     progress: Option<Progress>,
 }
 
-/// Frame bookkeeping: whether one is due, how many were drawn, whether the last one was
-/// too small to show the app, whether to leave.
-#[derive(Debug, Default)]
+/// The terminal's side: whether a frame is due, how many were drawn, whether the last one
+/// was too small to show the app, whether the mouse is captured, whether to leave.
+#[derive(Default)]
 struct Frames {
     dirty: bool,
     drawn: u64,
     too_small: bool,
+    mouse: mouse::MouseCapture,
     should_quit: bool,
 }
 
@@ -98,11 +100,12 @@ pub struct App {
     hits: ConversationHits,
     previews: Previews,
     picker: Option<ResumePicker>,
+    /// Another tool's session opened from `/resume`, shown read-only.
+    read_only: Option<read_only::ReadOnlyView>,
     submit_flow: SubmitFlow,
     search: Search,
     ticks: Ticks,
     frames: Frames,
-    mouse: mouse::MouseCapture,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -169,6 +172,7 @@ impl App {
             hits: ConversationHits::default(),
             previews: Previews::default(),
             picker: None,
+            read_only: None,
             submit_flow: SubmitFlow::default(),
             search: Search::default(),
             ticks: Ticks::default(),
@@ -176,7 +180,6 @@ impl App {
                 dirty: true,
                 ..Frames::default()
             },
-            mouse: mouse::MouseCapture::default(),
         };
         app.load_transcript();
         app

@@ -34,25 +34,25 @@ impl App {
     /// [`AppAction::ToggleMouse`](super::keys::AppAction::ToggleMouse) is pressed
     /// (capture is on at start).
     pub fn set_mouse_switch(&mut self, switch: MouseSwitch) {
-        self.mouse.switch = Some(switch);
+        self.frames.mouse.switch = Some(switch);
     }
 
     /// Whether the app has the terminal report the mouse.
     pub fn mouse_captured(&self) -> bool {
-        self.mouse.on
+        self.frames.mouse.on
     }
 
     /// Mouse capture off (the terminal selects text again) or back on; a notice says so.
     pub(super) fn toggle_mouse(&mut self) {
-        let on = !self.mouse.on;
-        if let Some(switch) = self.mouse.switch.as_mut()
+        let on = !self.frames.mouse.on;
+        if let Some(switch) = self.frames.mouse.switch.as_mut()
             && let Err(e) = switch(on)
         {
             self.chat
                 .push_notice(NoticeKind::Error, format!("mouse capture not changed: {e}"));
             return;
         }
-        self.mouse.on = on;
+        self.frames.mouse.on = on;
         let text = if on {
             "mouse on: the wheel scrolls, a click selects a row, a double-click picks it; Shift+drag selects text (Alt+M: off)"
         } else {
@@ -72,7 +72,11 @@ impl App {
             self.request_preview();
             return;
         }
-        let outcome = self.composer.input.handle_mouse(&mouse, now);
+        let outcome = if self.read_only.is_some() {
+            ratatui_mention::Outcome::Ignored
+        } else {
+            self.composer.input.handle_mouse(&mouse, now)
+        };
         if outcome.is_consumed() {
             self.handle_outcome(outcome);
             self.request_preview();
@@ -82,15 +86,20 @@ impl App {
         self.transcript_mouse(mouse);
     }
 
-    /// A mouse event the pickers did not take: the wheel scrolls the transcript.
+    /// A mouse event the pickers did not take: the wheel scrolls the transcript on show
+    /// (a read-only session's while one is shown).
     pub(super) fn transcript_mouse(&mut self, mouse: MouseEvent) {
+        let chat = match self.read_only.as_mut() {
+            Some(view) => &mut view.chat,
+            None => &mut self.chat,
+        };
         match mouse.kind {
             MouseEventKind::ScrollUp => {
-                self.chat.scroll_by(WHEEL_LINES);
+                chat.scroll_by(WHEEL_LINES);
                 self.frames.dirty = true;
             }
             MouseEventKind::ScrollDown => {
-                self.chat.scroll_by(-WHEEL_LINES);
+                chat.scroll_by(-WHEEL_LINES);
                 self.frames.dirty = true;
             }
             _ => {}

@@ -23,7 +23,7 @@ impl App {
     /// Draws the whole screen into `frame` and places the terminal cursor.
     pub(super) fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
-        let focused = self.picker.is_none();
+        let focused = self.picker.is_none() && self.read_only.is_none();
         let look = composer_look(&self.composer.labels, focused);
         let layout = ScreenLayout::compute(area, &look, &self.composer.input);
         self.frames.too_small = layout.is_none();
@@ -31,16 +31,30 @@ impl App {
             render_too_small(area, frame.buffer_mut());
             return;
         };
-        let title = self.chat.transcript().title().map(str::to_owned);
-        frame.render_widget(
-            Header {
-                session_id: &self.session.id,
-                title: title.as_deref(),
-                cwd: self.session.cwd.as_deref(),
-            },
-            layout.header,
-        );
-        self.chat.render(layout.transcript, frame.buffer_mut());
+        // A read-only session shown from `/resume` takes the header and the transcript.
+        if let Some(view) = self.read_only.as_mut() {
+            let heading = view.heading();
+            frame.render_widget(
+                Header {
+                    session_id: &view.id,
+                    title: Some(&heading),
+                    cwd: view.cwd.as_deref(),
+                },
+                layout.header,
+            );
+            view.chat.render(layout.transcript, frame.buffer_mut());
+        } else {
+            let title = self.chat.transcript().title().map(str::to_owned);
+            frame.render_widget(
+                Header {
+                    session_id: &self.session.id,
+                    title: title.as_deref(),
+                    cwd: self.session.cwd.as_deref(),
+                },
+                layout.header,
+            );
+            self.chat.render(layout.transcript, frame.buffer_mut());
+        }
         let (_, model) = self.session.agent.model();
         frame.render_widget(
             StatusLine {
@@ -79,7 +93,9 @@ impl App {
 
     fn hint(&self) -> String {
         let input = &self.composer.input;
-        let fixed = if self.picker.is_some() {
+        let fixed = if self.read_only.is_some() {
+            " read-only · Tab/Enter reference it with @ · PgUp/PgDn scroll · Esc back"
+        } else if self.picker.is_some() {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
         } else if self.quit_armed() {
             " Ctrl+C again to quit"

@@ -108,6 +108,7 @@ impl App {
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
+            AppEvent::ReadOnly(event) => self.on_read_only(event),
         }
         self.frames.dirty = true;
     }
@@ -299,14 +300,17 @@ impl App {
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
         }
-        if let Some(refusal) = self
+        // Another tool's session opens read-only: to look at it and reference it with @.
+        if let Some(origin) = self
             .sources
             .as_ref()
-            .and_then(|s| s.origin(id).read_only_refusal())
+            .map(|s| s.origin(id))
+            .filter(dsh_foreign::Origin::is_foreign)
         {
-            self.chat.push_notice(NoticeKind::Error, refusal);
+            self.open_read_only(id, origin);
             return;
         }
+        self.read_only = None;
         self.switcher
             .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
     }

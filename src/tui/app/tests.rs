@@ -1211,8 +1211,11 @@ async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
     insta::assert_snapshot!("popup_open_status_above_composer", open.backend());
 }
 
+/// Issue 27, item 4: another tool's session opens read-only from `/resume` (it was refused):
+/// its conversation is shown, nothing can be written to it, Tab goes back with a mention of
+/// it in the composer.
 #[tokio::test]
-async fn foreign_sessions_are_listed_in_resume_but_refused() {
+async fn foreign_sessions_are_listed_in_resume_and_open_read_only() {
     // No reference service mounted: /resume lists through the app's sources.
     let mut h = harness(false).await;
     let fixtures =
@@ -1251,10 +1254,56 @@ async fn foreign_sessions_are_listed_in_resume_but_refused() {
         "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
     );
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    assert_eq!(
-        notices(&h.app),
-        ["read-only session from Claude Code — reference it with @"]
+    pump_until(&mut h.app, |app| {
+        app.read_only.as_ref().is_some_and(|v| !v.chat.is_loading())
+    })
+    .await;
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    assert!(
+        shown.contains("[claude] Fix checkout crash on empty cart · read-only"),
+        "{shown}"
     );
+    assert!(
+        shown.contains("read-only · Tab/Enter reference it with @"),
+        "{shown}"
+    );
+    insta::assert_snapshot!("foreign_session_read_only", shown);
+    // Nothing can be written to it; the open session stays the app's own.
+    type_text(&mut h.app, "hello");
+    h.app
+        .handle_terminal_event(TermEvent::Paste("pasted".into()));
+    assert_eq!(h.app.draft(), "");
+    assert_eq!(h.app.session_id(), "s-test");
+    // Tab: back, with a mention of it in the composer.
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert!(h.app.read_only.is_none());
+    assert_eq!(
+        h.app.draft(),
+        format!(
+            "{} ",
+            format_mention(
+                "claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+                Some("Fix checkout crash on empty cart")
+            )
+        )
+    );
+    // Picked in the picker, too; Esc goes back with the draft as it was.
+    h.app.handle_terminal_event(ctrl('c'));
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert_eq!(h.app.draft(), "", "the command line was consumed");
+    type_text(&mut h.app, "checkout");
+    pump_until(&mut h.app, |app| {
+        app.picker.as_ref().is_some_and(|p| {
+            let results = p.picker.results();
+            results.query() == "checkout" && !results.in_flight() && !results.rows().is_empty()
+        })
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    assert!(h.app.read_only.is_some());
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.read_only.is_none());
     assert_eq!(h.app.session_id(), "s-test");
 }
 
