@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
-use dsh_reference::{AgentRef, ReferenceConfig, SessionReferences};
+use dsh_reference::{AgentRef, ListingOrder, ListingScope, ReferenceConfig, SessionReferences};
 use dsh_store::SessionStore;
 use tokio_util::sync::CancellationToken;
 
@@ -80,6 +80,23 @@ fn list_candidates(c: &mut Criterion) {
                 .expect("list")
         });
     });
+    // What `/resume` and the `@` popup ask (issue 27): the page ordered by last activity,
+    // every session's summary in the folded view.
+    let scope = ListingScope::Agent(agent.clone());
+    let ordered = |query: &str| {
+        runtime
+            .block_on(warm.list_page_ordered(
+                &scope,
+                query,
+                None,
+                ListingOrder::LastActivity,
+                &cancel,
+            ))
+            .expect("list")
+    };
+    assert!(!ordered("").page.rows.is_empty());
+    group.bench_function("warm_ordered_empty_query", |b| b.iter(|| ordered("")));
+    group.bench_function("warm_ordered_title_query", |b| b.iter(|| ordered(query)));
     group.bench_function("cold_title_query", |b| {
         b.iter_batched(
             || service(&root),

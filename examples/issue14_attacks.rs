@@ -562,8 +562,8 @@ fn main() {
         .iter_mut()
         .flat_map(|p| p.sessions.iter_mut())
     {
-        if let Some(t) = &mut s.title {
-            t.title = Some("spoofed".into());
+        if let Some(t) = &mut s.digest {
+            t.digest.title = Some("spoofed".into());
             t.stamp.len = 1;
         }
         if let Some(h) = &mut s.header {

@@ -291,3 +291,99 @@ fn help_texts_are_grouped_wrapped_and_show_env_once() {
         insta::assert_snapshot!(name, text);
     }
 }
+
+/// Issue 27 item 4: `--continue` in a directory without a dsh session says so (before it
+/// needs a terminal), and cannot be combined with `--resume` or `--demo`.
+#[test]
+fn continue_without_a_session_here_says_so() {
+    let home = Home::new();
+    let store = home.path("store");
+    let sessions = SessionStore::new(&store);
+    let header = dsh_store::SessionHeader::new("elsewhere", 1, Some("/somewhere/else".into()));
+    let mut w = sessions.open_writer("elsewhere", Some(header)).unwrap();
+    w.append(vec![dsh_store::NewEvent::appended(EventData::UserMessage(
+        dsh_store::Message::user_text("hi"),
+    ))])
+    .unwrap();
+    drop(w);
+    let s = store.to_str().unwrap();
+    let out = home.run(&["--store", s, "--no-foreign-sources", "--continue"]);
+    assert_eq!(status(&out), Some(1), "{}", stderr(&out));
+    let cwd = home.dir.path().canonicalize().unwrap();
+    assert!(
+        stderr(&out).contains(&format!(
+            "CLI_NOTHING_TO_CONTINUE: no dsh session to continue in {}",
+            cwd.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    for args in [
+        &["--store", s, "--continue", "--resume", "elsewhere"][..],
+        &["--continue", "--demo"][..],
+    ] {
+        let out = home.run(args);
+        assert_eq!(status(&out), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("cannot be used with"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Issue 27 minor 23: a `--demo` run leaves nothing in the cache dir — not the listing
+/// index of its temporary store, not a full-text index — while the cache dir's other
+/// contents stay.
+#[test]
+fn demo_runs_leave_nothing_in_the_cache_dir() {
+    let home = Home::new();
+    let cache = home.path("cache");
+    let app_cache = cache.join("dsh-refs");
+    let mine = app_cache.join("store-0123456789abcdef");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("index.bin"), "not ours to remove").unwrap();
+    let run = |args: &[&str]| {
+        let out = home
+            .command(args)
+            .env("XDG_CACHE_HOME", &cache)
+            .output()
+            .unwrap();
+        assert_eq!(status(&out), Some(0), "{args:?}: {}", stderr(&out));
+        out
+    };
+    let rows: Vec<Value> =
+        serde_json::from_str(&stdout(&run(&["--demo", "sessions", "--json"]))).unwrap();
+    let first = rows[0]["sessionId"].as_str().unwrap().to_owned();
+    run(&["--demo", "candidates", "--session", &first, "--query", "a"]);
+    run(&["--demo", "search", "--json", "the"]);
+    run(&["--demo", "send", "--session", "demo-send", "hi"]);
+    let left: Vec<String> = std::fs::read_dir(&app_cache)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["store-0123456789abcdef"]);
+    assert_eq!(
+        std::fs::read_to_string(mine.join("index.bin")).unwrap(),
+        "not ours to remove"
+    );
+}
+
+/// Issue 27 minor 18: `candidates --help` says it lists dsh's candidates (the popup offers
+/// more) and that a limit must be 1 or more; the main help says the same.
+#[test]
+fn candidates_help_describes_dsh_listing_not_the_popup() {
+    let home = Home::new();
+    for args in [&["candidates", "--help"][..], &["--help"][..]] {
+        let text = stdout(&home.run(args));
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(!flat.contains("what the @ popup offers"), "{text}");
+        assert!(!flat.contains("as the @ popup offers them"), "{text}");
+        assert!(flat.contains("as dsh's candidate listing"), "{text}");
+    }
+    let text = stdout(&home.run(&["candidates", "--help"]));
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("At most N results, 1 or more"), "{text}");
+    assert!(flat.contains("newest created first"), "{text}");
+    assert!(!flat.contains("for example --limit 0"), "{text}");
+}

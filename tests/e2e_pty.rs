@@ -808,3 +808,47 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
         "a foreign directory changed"
     );
 }
+
+/// Issue 27 item 4: `--continue` opens the dsh session of the current directory that was
+/// active last — here the older one, continued after the newer one was written, not the
+/// newest created, and not a session of another directory active later still.
+#[test]
+fn continue_opens_the_session_of_this_directory_active_last() {
+    let fx = fixture();
+    let sessions = SessionStore::new(&fx.store);
+    // Event times are milliseconds: make sure the next ones are later.
+    std::thread::sleep(Duration::from_millis(5));
+    let mut alpha = sessions.open_writer("s-alpha", None).unwrap();
+    alpha
+        .append(dsh_store::layout::in_turns(
+            2,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("One more thing about login"),
+            ))],
+        ))
+        .unwrap();
+    drop(alpha);
+    std::thread::sleep(Duration::from_millis(5));
+    let header = SessionHeader::new("s-other", 1_800_000_000_000, Some("/elsewhere".into()));
+    let mut other = sessions.open_writer("s-other", Some(header)).unwrap();
+    other
+        .append(dsh_store::layout::in_turns(
+            1,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("Somewhere else entirely"),
+            ))],
+        ))
+        .unwrap();
+    drop(other);
+    let app = Session::launch(
+        &fx.store,
+        &fx.config,
+        &fx.project,
+        &[],
+        false,
+        &["--continue"],
+    );
+    let screen = app.wait_for_text("One more thing about login");
+    assert!(!screen.contains("Draft the release notes"), "{screen}");
+    assert!(!screen.contains("Somewhere else"), "{screen}");
+}

@@ -422,15 +422,31 @@ fn candidates_json_groups_by_the_target_cwd() {
         "1",
     ]);
     assert_eq!(stdout_json(&out).as_array().unwrap().len(), 1);
-    let out = fx.run(&[
-        "candidates",
-        "--session",
-        "target",
-        "--json",
-        "--limit",
-        "0",
-    ]);
-    expect_error(&out, "SESSION_REFERENCE_INVALID_REFERENCE");
+    // Issue 27 minor 18: a limit that is not 1 or more is a usage error the parser catches
+    // (exit 2, nothing on stdout); the service contract behind it is unchanged
+    // (`candidate_limit_defaults_and_validation` in dsh-reference).
+    for (limit, why) in [
+        ("0", "must be 1 or more"),
+        ("-3", "must be 1 or more"),
+        ("x", "whole number"),
+    ] {
+        for rank in ["dsh", "frecency"] {
+            let out = fx.run(&[
+                "candidates",
+                "--session",
+                "target",
+                "--json",
+                "--rank",
+                rank,
+                "--limit",
+                limit,
+            ]);
+            assert_eq!(out.status.code(), Some(2), "{limit} {rank}");
+            assert!(out.stdout.is_empty(), "{limit} {rank}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("'--limit <N>'") && err.contains(why), "{err}");
+        }
+    }
 }
 
 #[test]
@@ -766,4 +782,31 @@ fn candidates_rank_by_frecency_only_when_asked() {
     assert_eq!(ids(None), ["new", "mid", "old"]);
     assert_eq!(ids(Some("dsh")), ["new", "mid", "old"]);
     assert_eq!(ids(Some("frecency")), ["mid", "old", "new"]);
+}
+
+/// Issue 27 item 3: `candidates --json` keeps dsh's creation order within a group, even
+/// when an older session was active more recently (that order is the app's, not the
+/// contract's).
+#[test]
+fn candidates_keep_dsh_creation_order_over_last_activity() {
+    let fx = Fixture::new();
+    fx.write("older", Some("/work/app"), 100, vec![user("first words")]);
+    fx.write("newer", Some("/work/app"), 200, vec![user("second words")]);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let store = SessionStore::new(fx.store());
+    let mut w = store.open_writer("older", None).unwrap();
+    w.append(dsh_store::layout::in_turns(2, vec![user("continued just now")]))
+        .unwrap();
+    drop(w);
+    let older = dsh_store::SessionQuery::read_summary(&store, "older").unwrap();
+    let newer = dsh_store::SessionQuery::read_summary(&store, "newer").unwrap();
+    assert!(older.last_active_ms > newer.last_active_ms, "{older:?} {newer:?}");
+    let out = fx.run(&["candidates", "--session", "me", "--json"]);
+    let ids: Vec<Value> = stdout_json(&out)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].clone())
+        .collect();
+    assert_eq!(ids, [json!("newer"), json!("older")]);
 }

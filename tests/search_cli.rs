@@ -394,3 +394,37 @@ fn search_while_another_process_builds_the_index_says_how_far_it_is() {
     assert_eq!(hits.as_array().unwrap().len(), 3);
     assert_eq!(stderr(&out), "");
 }
+
+/// Issue 27 minors 18 and 19: `search --help` names every key `search --json` prints
+/// (`origin` among them) and the limit's range; a limit outside it is a usage error.
+#[test]
+fn help_names_every_json_key_and_the_limit_range() {
+    let fx = Fixture::new();
+    let mut log = Log::create(&fx.store(), "s-help", "/src/help", 1_700_000_000_000);
+    log.user("Where is the help text?");
+    log.title("Help text");
+    let out = fx.run(&["search", "--json", "help"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let hit = hits[0].as_object().unwrap();
+    let snippet = hit["snippets"][0].as_object().unwrap();
+    let help = fx.run(&["search", "--help"]);
+    let text = stdout(&help);
+    // The help wraps its lines: compare with the line breaks as spaces.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let keys = hit.keys().chain(snippet.keys());
+    for key in keys {
+        assert!(
+            flat.contains(&format!("{key},"))
+                || flat.contains(&format!("{key}?,"))
+                || flat.contains(&format!("{key}}}"))
+                || flat.contains(&format!("{key}:")),
+            "{key} missing from: {text}"
+        );
+    }
+    assert!(flat.contains("At most N sessions, 1 to 1000"), "{text}");
+    for bad in ["0", "1001", "-1"] {
+        let out = fx.run(&["search", "--limit", bad, "help"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+    }
+}

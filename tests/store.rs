@@ -618,6 +618,32 @@ fn sessions_reports_corrupt_logs_without_failing() {
     );
 }
 
+/// Issue 27 minor 15: a log damaged after its title is listed with that title, and the
+/// damage is still reported.
+#[test]
+fn sessions_lists_a_damaged_log_with_the_title_it_had_before_the_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let path = write_log(
+        &root,
+        "titled",
+        None,
+        1,
+        &format!(
+            "{TS0}\n{U1}\n{A2}\n{TE3}\n{T4}\nnot json\n{}\n",
+            r#"{"type":"turn/end","seq":9,"time":9,"data":{"turn":2,"reason":{"kind":"completed"}}}"#
+        ),
+    );
+    let (out, err, ok) = run_cli(
+        &["sessions", "--json", "--store", root.to_str().unwrap()],
+        tmp.path(),
+    );
+    assert!(ok, "{err}");
+    assert!(err.contains(&format!("{}:7", path.display())), "{err}");
+    let rows: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(rows[0]["title"], json!("Greeting"), "{rows}");
+}
+
 #[test]
 fn append_after_reopen_keeps_appending_durably() {
     let tmp = tempfile::tempdir().unwrap();

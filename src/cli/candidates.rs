@@ -1,5 +1,5 @@
 //! `dsh-refs candidates --session TARGET [--query Q] [--limit N] [--json]` (docs/cli.md): the
-//! sessions TARGET may reference, as the `@` popup would offer them.
+//! sessions TARGET may reference, as dsh's candidate listing gives them.
 
 use std::fmt::Write as _;
 
@@ -25,13 +25,8 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
     let agent_cwd = agent.cwd.clone();
     let refs = service.refs.clone();
     let frecency = args.rank == Rank::Frecency;
+    // The parser admits only positive limits; the service still refuses others.
     let limit = match (args.limit, frecency) {
-        (Some(n), true) if n <= 0 => {
-            return Err(dsh_reference::ReferenceError::invalid_reference(format!(
-                "candidate limit must be a positive integer (got {n})"
-            ))
-            .into());
-        }
         (n, true) => {
             let n = n.map_or(refs.config().candidate_limit, |n| {
                 usize::try_from(n).unwrap_or(usize::MAX)

@@ -1,5 +1,7 @@
 //! `--demo`: a temporary copy of the bundled demo store, so every subcommand and the TUI can
-//! be tried without touching the user's own store. The copy is removed when the run ends.
+//! be tried without touching the user's own store. The copy is removed when the run ends,
+//! and so is everything the run put in the cache dir for it (its listing index, its
+//! full-text index): a demo run leaves nothing behind.
 
 use std::path::{Path, PathBuf};
 
@@ -36,8 +38,43 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A fresh temporary copy of the demo store; its `path()` is the store root.
-pub fn temporary_copy() -> Result<tempfile::TempDir, CliError> {
+/// The demo store of one run: a temporary copy, and the store's cache directory when this
+/// run is the one that may create it. Dropping it removes both.
+#[derive(Debug)]
+pub struct DemoCopy {
+    dir: Option<tempfile::TempDir>,
+    /// `<cache dir>/dsh-refs/<copy>-<hash>`: named after the copy, so nothing but this run
+    /// uses it; `None` when it existed before the run (then it is not ours to remove).
+    cache: Option<PathBuf>,
+}
+
+impl DemoCopy {
+    /// The store root.
+    pub fn root(&self) -> &Path {
+        self.dir
+            .as_ref()
+            .map_or(Path::new(""), tempfile::TempDir::path)
+    }
+}
+
+impl Drop for DemoCopy {
+    fn drop(&mut self) {
+        // The store goes first: a store handle dropped after this finds its root gone and
+        // writes no index into the cache dir.
+        drop(self.dir.take());
+        if let Some(cache) = self.cache.take() {
+            match std::fs::remove_dir_all(&cache) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    tracing::debug!(dir = %cache.display(), error = %e, "demo cache not removed");
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A fresh temporary copy of the demo store.
+pub fn temporary_copy() -> Result<DemoCopy, CliError> {
     let dir = tempfile::TempDir::new()
         .map_err(|e| CliError::io("cannot make a temporary directory", e))?;
     let source = demo_source()?;
@@ -47,5 +84,11 @@ pub fn temporary_copy() -> Result<tempfile::TempDir, CliError> {
             e,
         )
     })?;
-    Ok(dir)
+    // Named while the copy exists (the name hashes its canonical path).
+    let cache = dsh_store::cache::store_cache_dir(dir.path())
+        .filter(|c| std::fs::symlink_metadata(c).is_err());
+    Ok(DemoCopy {
+        dir: Some(dir),
+        cache,
+    })
 }

@@ -38,6 +38,12 @@ pub enum CliError {
         #[source]
         source: StoreError,
     },
+    /// `--continue` in a directory without a dsh session.
+    #[error(
+        "no dsh session to continue in {cwd}: start one with `dsh-refs`, or open another \
+         with `dsh-refs --resume ID` (`dsh-refs sessions` lists them)"
+    )]
+    NothingToContinue { cwd: String },
     /// A foreign session (Claude Code, Codex CLI) is read-only: it cannot be sent to.
     #[error("cannot open session {id:?}: {reason}")]
     ReadOnlySession { id: String, reason: String },
@@ -99,6 +105,7 @@ impl CliError {
             CliError::Submit(e) => e.code(),
             CliError::Llm(e) => e.code(),
             CliError::List(_) => "CLI_LIST_FAILED",
+            CliError::NothingToContinue { .. } => "CLI_NOTHING_TO_CONTINUE",
             CliError::OpenSession { .. } | CliError::ReadOnlySession { .. } => {
                 "SESSION_OPEN_FAILED"
             }

@@ -4,6 +4,7 @@
 pub mod candidates;
 pub mod check;
 pub mod config;
+pub mod continue_session;
 pub mod demo_store;
 pub mod error;
 pub mod foreign_sources;
@@ -74,6 +75,14 @@ pub struct Cli {
     /// Open the chat app on an existing session.
     #[arg(long, value_name = "ID", conflicts_with = "demo", help_heading = APP_HEADING)]
     pub resume: Option<String>,
+    /// Open the chat app on the dsh session of the current directory that was active last
+    /// (other agents' sessions are read-only and never continued).
+    #[arg(
+        long = "continue",
+        conflicts_with_all = ["resume", "demo"],
+        help_heading = APP_HEADING
+    )]
+    pub continue_last: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -83,19 +92,22 @@ pub struct Cli {
 pub enum Command {
     /// List every session, newest first.
     Sessions(SessionsArgs),
-    /// List the sessions a target session may reference (what the @ popup offers).
+    /// List the sessions a target session may reference, as dsh's candidate listing does.
     #[command(
-        long_about = "List the sessions TARGET may reference, as the @ popup offers them.
+        long_about = "List the sessions TARGET may reference, as dsh's candidate listing gives \
+them (its contract: filter, groups and order).
 
 Every other session whose id, cwd or latest title contains Q (case-insensitive) is listed: \
-sessions in TARGET's cwd first, then sessions without a cwd, then the rest, newest first \
-within each group. TARGET's cwd is its header's cwd when the session exists, else the \
-current directory.
+sessions in TARGET's cwd first, then sessions without a cwd, then the rest, newest created \
+first within each group. TARGET's cwd is its header's cwd when the session exists, else the \
+current directory. The chat app's @ popup offers more than this: it orders by last activity, \
+matches several words, offers closest matches and hits in conversations, and files.
 
 Each row carries the mention to paste into a message.
 
-On a session-reference error (for example --limit 0) the exit status is 1 and, with --json, \
-stdout holds {\"error\":{\"code\",\"message\"}}."
+A limit that is not a positive whole number is a usage error (exit status 2). On a \
+session-reference error (for example an invalid candidate_limit in the config) the exit \
+status is 1 and, with --json, stdout holds {\"error\":{\"code\",\"message\"}}."
     )]
     Candidates(CandidatesArgs),
     /// Parse the mentions in TEXT and prepare the snapshot context the model would get.
@@ -169,10 +181,11 @@ pub struct CheckArgs {
 pub struct SearchArgs {
     /// Words, "quoted phrases"; all must occur in a session.
     pub query: String,
-    /// At most N sessions.
+    /// At most N sessions, 1 to 1000.
     #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub limit: u32,
-    /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, score, snippets: [{role, seq, text}]}.
+    /// Machine output: a JSON array of {sessionId, origin, label, cwd?, createdAt, mention,
+    /// score, snippets: [{role, number, seq, text, excerptMention}]}.
     #[arg(long)]
     pub json: bool,
 }
@@ -192,17 +205,31 @@ pub struct CandidatesArgs {
     /// Case-insensitive filter on id, cwd and title.
     #[arg(long, value_name = "Q", default_value = "")]
     pub query: String,
-    /// At most N results (default: `candidate_limit` from the config).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    /// At most N results, 1 or more (default: `candidate_limit` from the config).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = positive_limit
+    )]
     pub limit: Option<i64>,
     /// Machine output: a JSON array of {sessionId, label, cwd?, createdAt, mention, origin}
     /// (with `--rank frecency`, also `pinned` and `frecency`).
     #[arg(long)]
     pub json: bool,
-    /// Order within each cwd group: `dsh` (last activity, dsh's contract) or `frecency`
-    /// (pinned, then how recently and often you referenced or resumed a session).
+    /// Order within each cwd group: `dsh` (newest created first, dsh's contract) or
+    /// `frecency` (pinned, then how recently and often you referenced or resumed a session).
     #[arg(long, value_enum, default_value_t = Rank::Dsh)]
     pub rank: Rank,
+}
+
+/// A `--limit` of 1 or more; anything else is a usage error caught by the parser (exit 2).
+fn positive_limit(text: &str) -> Result<i64, String> {
+    match text.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(_) => Err("must be 1 or more".to_owned()),
+        Err(_) => Err("must be a whole number, 1 or more".to_owned()),
+    }
 }
 
 /// How `candidates` orders sessions within a cwd group.
@@ -329,8 +356,9 @@ pub struct Context {
     /// Whether the root was named (`--store` / `DSH_REFS_STORE`) rather than the default.
     pub store_explicit: bool,
     pub config: config::Config,
-    /// The `--demo` copy the root points into; removed when the last clone is dropped.
-    demo: Option<std::sync::Arc<tempfile::TempDir>>,
+    /// The `--demo` copy the root points into; removed (with what the run put in the
+    /// cache dir for it) when the last clone is dropped.
+    demo: Option<std::sync::Arc<demo_store::DemoCopy>>,
     /// Whether other agents' sessions are listed (`--no-foreign-sources` clears it).
     pub foreign_sources: bool,
 }
@@ -352,7 +380,7 @@ impl Context {
             }
             let dir = demo_store::temporary_copy()?;
             return Ok(Context {
-                store_root: dir.path().to_path_buf(),
+                store_root: dir.root().to_path_buf(),
                 store_explicit: false,
                 config,
                 // The demo is self-contained: the user's other tools' sessions stay out.

@@ -46,8 +46,15 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     }
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
-        let title = match sources.read_title(&header.id) {
-            Ok(t) => t,
+        // A damaged log is listed with the title it had before the damage, and the damage
+        // is reported.
+        let title = match sources.read_summary(&header.id) {
+            Ok(summary) => {
+                if let Some(damage) = &summary.damage {
+                    eprintln!("dsh-refs: warning: {}", visible_controls_line(damage));
+                }
+                summary.title.as_deref().map(str::to_owned)
+            }
             // Already reported by the listing's warnings.
             Err(QueryError::Duplicate { .. }) => None,
             Err(e @ (QueryError::Corrupt { .. } | QueryError::Io { .. })) => {

@@ -1,5 +1,6 @@
-//! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, or on a
-//! temporary copy of the bundled demo store (`--demo`).
+//! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, on the
+//! session of this directory active last (`--continue`), or on a temporary copy of the
+//! bundled demo store (`--demo`).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -48,16 +49,16 @@ fn init_logging() {
 fn open_session(
     store: &SessionStore,
     sources: &SessionSources,
-    cli: &Cli,
+    resume: Option<&str>,
     demo: bool,
     mut facts: LogFacts,
 ) -> Result<(SessionWriter, LogFacts), CliError> {
-    if let Some(id) = &cli.resume {
+    if let Some(id) = resume {
         if !store.exists(id)
             && let Some(reason) = read_only_refusal(sources, id)
         {
             return Err(CliError::ReadOnlySession {
-                id: id.clone(),
+                id: id.to_owned(),
                 reason,
             });
         }
@@ -65,7 +66,7 @@ fn open_session(
             .open_writer_observing(id, None, &mut |e| facts.observe(e))
             .map(|writer| (writer, facts))
             .map_err(|source| CliError::OpenSession {
-                id: id.clone(),
+                id: id.to_owned(),
                 source,
             });
     }
@@ -114,12 +115,18 @@ fn end_runtime(runtime: tokio::runtime::Runtime) {
 /// Run the TUI; returns when the user quits.
 pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     use std::io::IsTerminal;
+    let service = open_service(ctx)?;
+    let (store, sources, refs) = (service.store, service.sources, service.refs);
+    // Said before the terminal is needed: there may be nothing to continue here.
+    let resume = match &cli.resume {
+        Some(id) => Some(id.clone()),
+        None if cli.continue_last => Some(super::continue_session::target(&store)?),
+        None => None,
+    };
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(CliError::NotATerminal);
     }
     init_logging();
-    let service = open_service(ctx)?;
-    let (store, sources, refs) = (service.store, service.sources, service.refs);
     let delay = offline_delay_override()?.unwrap_or(INTERACTIVE_OFFLINE_CHUNK_DELAY);
     let provider = provider_for(&ctx.config.model, delay)?;
     let options = AppOptions {
@@ -131,7 +138,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
     let facts = LogFacts::for_provider(provider.as_ref());
-    let opened = open_session(&store, &sources, cli, ctx.is_demo(), facts)?;
+    let opened = open_session(&store, &sources, resume.as_deref(), ctx.is_demo(), facts)?;
     // The demo's index lives in a temporary directory of its own, not in the cache dir.
     let demo_index = if ctx.is_demo() {
         Some(

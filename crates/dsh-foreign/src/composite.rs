@@ -12,8 +12,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use dsh_store::listing::{Stamp, newest_first};
-use dsh_store::query::TitleLookup;
-use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
+use dsh_store::query::{SummaryLookup, TitleLookup};
+use dsh_store::{
+    QueryError, SessionHeader, SessionQuery, SessionSummary, Surface, SurfaceScan, SurfaceVisitor,
+};
 
 use super::origin::Origin;
 use super::source::ForeignSource;
@@ -221,6 +223,30 @@ impl SessionQuery for SessionSources {
             f(
                 &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(o)) {
                     Some(source) => source.read_title_recent(id, max_age),
+                    None => dsh_lookup(id),
+                },
+            );
+        });
+    }
+
+    fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
+        self.route(id, |q| q.read_summary(id))
+    }
+
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
+        self.route(id, |q| q.read_summary_recent(id, max_age))
+    }
+
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        let origins = Arc::clone(&lock(&self.merged).origins);
+        self.dsh.with_recent_summaries(max_age, &mut |dsh_lookup| {
+            f(
+                &mut |id: &str| match origins.get(id).and_then(|o| self.source_for(o)) {
+                    Some(source) => source.read_summary_recent(id, max_age),
                     None => dsh_lookup(id),
                 },
             );

@@ -8,8 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use dsh_store::listing::Stamp;
-use dsh_store::query::TitleLookup;
-use dsh_store::{QueryError, SessionHeader, SessionQuery, Surface, SurfaceScan, SurfaceVisitor};
+use dsh_store::query::{SummaryLookup, TitleLookup};
+use dsh_store::{
+    QueryError, RecentSummaries, SessionHeader, SessionQuery, SessionSummary, Surface, SurfaceScan,
+    SurfaceVisitor,
+};
 
 use super::log_files::LogFiles;
 use super::log_meta::TitleCleaner;
@@ -66,6 +69,8 @@ impl SourceConfig {
 #[derive(Debug, Clone)]
 pub struct ForeignSource {
     backend: Arc<Backend>,
+    /// Summaries by session id with when they were read (for interactive listings).
+    summaries: Arc<RecentSummaries>,
 }
 
 #[derive(Debug)]
@@ -87,6 +92,7 @@ impl ForeignSource {
         };
         ForeignSource {
             backend: Arc::new(backend),
+            summaries: Arc::new(RecentSummaries::new()),
         }
     }
 
@@ -176,6 +182,41 @@ impl SessionQuery for ForeignSource {
 
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         self.query().with_recent_titles(max_age, f);
+    }
+
+    /// The title, and as the time of last activity when the session was last changed as
+    /// its tool records it: the log file's modification time (Claude Code, Codex CLI and
+    /// Gemini CLI append to it as the conversation goes), OpenCode's newest `time_updated`
+    /// of its messages and parts — one `stat` or a lookup, never a read of the log. No
+    /// message count: counting would mean reading whole logs, and the tools' records are
+    /// not messages one for one.
+    fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
+        let title = self.query().read_title(id)?;
+        let last_active_ms = self
+            .query()
+            .log_stamp(id)?
+            .and_then(|s| s.mtime)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        Ok(SessionSummary {
+            title: title.map(Arc::from),
+            last_active_ms,
+            messages: None,
+            damage: None,
+        })
+    }
+
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
+        self.summaries.get(id, max_age, |id| self.read_summary(id))
+    }
+
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        self.summaries
+            .with_lookup(max_age, &|id| self.read_summary(id), f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {

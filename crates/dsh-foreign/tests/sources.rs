@@ -578,3 +578,54 @@ proptest::proptest! {
         }
     }
 }
+
+/// Issue 27 item 3: every source answers a summary through the composite — a dsh session
+/// with its last event and message count, a foreign one with its title and its log's last
+/// change (no count); listing lookups route the same way.
+#[test]
+fn summaries_give_last_activity_for_every_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let foreign_root = tmp.path().join("foreign");
+    fs::create_dir_all(&foreign_root).unwrap();
+    copy_tree(&fixtures(), &foreign_root);
+    let changed = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_800_000_000);
+    fs::File::options()
+        .append(true)
+        .open(claude_main_path(&foreign_root))
+        .unwrap()
+        .set_modified(changed)
+        .unwrap();
+    let store = SessionStore::new(tmp.path().join("store"));
+    let header = SessionHeader::new("mine", 5, Some("/home/dev/shop".into()));
+    let mut w = store.open_writer("mine", Some(header)).unwrap();
+    w.append(vec![dsh_store::NewEvent::appended(EventData::UserMessage(
+        dsh_store::Message::user_text("hello"),
+    ))])
+    .unwrap();
+    drop(w);
+    let sources = SessionSources::new(
+        Arc::new(store),
+        vec![source(
+            Origin::ClaudeCode,
+            &foreign_root.join("claude"),
+            None,
+        )],
+    );
+    sources.list_sessions().unwrap();
+    let claude = sources.read_summary(CLAUDE_MAIN).unwrap();
+    assert_eq!(
+        claude.title.as_deref(),
+        Some("Fix checkout crash on empty cart")
+    );
+    assert_eq!(claude.last_active_ms, Some(1_800_000_000_000));
+    assert_eq!(claude.messages, None);
+    let mine = sources.read_summary("mine").unwrap();
+    assert_eq!(mine.messages, Some(1));
+    assert!(mine.last_active_ms.is_some_and(|t| t > 5));
+    let hour = std::time::Duration::from_secs(3600);
+    let mut seen = Vec::new();
+    sources.with_recent_summaries(hour, &mut |lookup| {
+        seen = vec![lookup(CLAUDE_MAIN).unwrap(), lookup("mine").unwrap()];
+    });
+    assert_eq!(seen, [claude, mine]);
+}

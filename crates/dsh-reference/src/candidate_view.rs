@@ -3,7 +3,9 @@
 //!
 //! The view answers exactly like the lazy selection in [`candidates`](super::candidates): a
 //! session matches when its id, cwd or latest title contains the query case-insensitively
-//! (`to_lowercase` of each field), ranked by [`Scope`] in listing order.
+//! (`to_lowercase` of each field), ranked by [`Scope`] in listing order — or, within each
+//! group, by last activity ([`ListingOrder::LastActivity`]) when the view was built with the
+//! sessions' summaries.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +14,8 @@ use std::time::{Duration, Instant};
 use memchr::memmem;
 
 use super::candidates::{Candidate, Scope, Selection};
-use dsh_store::{QueryError, SessionHeader, SessionQuery};
+use super::listing_order::{ListingOrder, SessionDetails, TopByActivity};
+use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +41,8 @@ pub struct CandidateView {
     folded: Vec<u8>,
     /// Where each session's text starts in `folded`, and its end as the last entry.
     starts: Vec<usize>,
+    /// Per session, its activity (empty for a view built from titles alone).
+    details: Vec<SessionDetails>,
     /// When the titles were read.
     built: Instant,
     /// How long reading them took.
@@ -61,20 +66,69 @@ impl CandidateView {
         mut read_title: impl FnMut(&str) -> Result<Option<Arc<str>>, QueryError>,
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
+        Self::build_from(
+            sessions,
+            |id| match read_title(id) {
+                Ok(Some(t)) => (TitleState::Titled(t), None),
+                Ok(None) => (TitleState::Untitled, None),
+                Err(QueryError::NotFound { .. }) => (TitleState::Missing, None),
+                Err(_) => (TitleState::Unreadable, None),
+            },
+            cancelled,
+        )
+    }
+
+    /// Read every session's summary (title and activity) through `read_summary` and fold
+    /// the texts, so the view can also order by last activity and tell each row's details;
+    /// `None` when `cancelled` fires first. A damaged log is matched by the title it had
+    /// before the damage (offered under its id when it had none).
+    pub fn build_summarized(
+        sessions: Arc<Vec<SessionHeader>>,
+        mut read_summary: impl FnMut(&str) -> Result<SessionSummary, QueryError>,
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Self> {
+        Self::build_from(
+            sessions,
+            |id| match read_summary(id) {
+                Ok(summary) => {
+                    let details = SessionDetails::of(&summary);
+                    let title = match summary.title {
+                        Some(t) => TitleState::Titled(t),
+                        None if summary.damage.is_some() => TitleState::Unreadable,
+                        None => TitleState::Untitled,
+                    };
+                    (title, Some(details))
+                }
+                Err(QueryError::NotFound { .. }) => {
+                    (TitleState::Missing, Some(SessionDetails::default()))
+                }
+                Err(_) => (TitleState::Unreadable, Some(SessionDetails::default())),
+            },
+            cancelled,
+        )
+    }
+
+    fn build_from(
+        sessions: Arc<Vec<SessionHeader>>,
+        mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>),
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Self> {
         let built = Instant::now();
         let mut titles = Vec::with_capacity(sessions.len());
+        let mut details = Vec::new();
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
         for (n, header) in sessions.iter().enumerate() {
             if n.is_multiple_of(1024) && cancelled() {
                 return None;
             }
-            let title = match read_title(&header.id) {
-                Ok(Some(t)) => TitleState::Titled(t),
-                Ok(None) => TitleState::Untitled,
-                Err(QueryError::NotFound { .. }) => TitleState::Missing,
-                Err(_) => TitleState::Unreadable,
-            };
+            let (title, detail) = read(&header.id);
+            if let Some(detail) = detail {
+                if details.is_empty() {
+                    details.reserve_exact(sessions.len());
+                }
+                details.push(detail);
+            }
             starts.push(folded.len());
             push_folded(&mut folded, &header.id);
             folded.push(SEPARATOR);
@@ -89,14 +143,30 @@ impl CandidateView {
             titles.push(title);
         }
         starts.push(folded.len());
+        // Details come for every session or for none.
+        if details.len() != sessions.len() {
+            details = Vec::new();
+        }
         Some(CandidateView {
             sessions,
             titles,
             folded,
             starts,
+            details,
             built,
             cost: built.elapsed(),
         })
+    }
+
+    /// Whether the view was built with the sessions' summaries (it can then order by last
+    /// activity and tell [`details_at`](Self::details_at)).
+    pub fn has_details(&self) -> bool {
+        !self.details.is_empty() || self.sessions.is_empty()
+    }
+
+    /// The activity of the session at `position`, when the view was built with summaries.
+    pub fn details_at(&self, position: usize) -> Option<SessionDetails> {
+        self.details.get(position).copied()
     }
 
     /// The listing this view was built from.
@@ -217,7 +287,68 @@ impl CandidateView {
         count_all: bool,
         cancelled: impl Fn() -> bool,
     ) -> Selection {
+        self.select_ordered(
+            scope,
+            query,
+            limit,
+            count_all,
+            ListingOrder::Created,
+            cancelled,
+        )
+    }
+
+    /// Like [`select`](Self::select), ordering each group by `order`: by last activity
+    /// (most recent first, equal times in listing order) needs a view built with summaries
+    /// ([`build_summarized`](Self::build_summarized)); without them it keeps listing order.
+    /// Every match is visited then (the most recent one may come last in the listing).
+    pub fn select_ordered(
+        &self,
+        scope: Scope<'_>,
+        query: &str,
+        limit: usize,
+        count_all: bool,
+        order: ListingOrder,
+        cancelled: impl Fn() -> bool,
+    ) -> Selection {
+        let (positions, total) =
+            self.select_positions(scope, query, limit, count_all, order, cancelled);
+        Selection {
+            rows: positions
+                .into_iter()
+                .filter_map(|p| self.candidate_at(p))
+                .collect(),
+            total,
+        }
+    }
+
+    /// The row of the session at `position`: labelled by its title, else its id.
+    pub fn candidate_at(&self, position: usize) -> Option<Candidate> {
+        let header = self.sessions.get(position)?;
+        let label = match self.titles.get(position) {
+            Some(TitleState::Titled(t)) => t.as_ref().to_owned(),
+            _ => header.id.clone(),
+        };
+        Some(Candidate {
+            session_id: header.id.clone(),
+            label,
+            cwd: header.cwd.clone(),
+            created_at: header.created_at,
+        })
+    }
+
+    /// [`select_ordered`](Self::select_ordered) as listing positions, and the total.
+    pub fn select_positions(
+        &self,
+        scope: Scope<'_>,
+        query: &str,
+        limit: usize,
+        count_all: bool,
+        order: ListingOrder,
+        cancelled: impl Fn() -> bool,
+    ) -> (Vec<usize>, usize) {
+        let by_activity = order == ListingOrder::LastActivity && !self.details.is_empty();
         let needle = query.to_lowercase();
+        let mut tops: [TopByActivity; 3] = std::array::from_fn(|_| TopByActivity::new(limit));
         let mut groups: [Vec<usize>; 3] = Default::default();
         let mut total = 0usize;
         let mut interrupted = false;
@@ -238,6 +369,15 @@ impl CandidateView {
             }
             let g = scope.rank(header.cwd.as_deref());
             total += 1;
+            if by_activity {
+                let at = self.details.get(position).map_or(header.created_at, |d| {
+                    d.last_active_ms.unwrap_or(header.created_at)
+                });
+                if let Some(top) = tops.get_mut(g) {
+                    top.offer(at, position);
+                }
+                return true;
+            }
             let full = groups.iter().take(g + 1).map(Vec::len).sum::<usize>() >= limit;
             if !full && let Some(bucket) = groups.get_mut(g) {
                 bucket.push(position);
@@ -246,27 +386,13 @@ impl CandidateView {
             count_all || groups[0].len() < limit
         });
         if interrupted || cancelled() {
-            return Selection::default();
+            return (Vec::new(), 0);
         }
-        let rows = groups
-            .into_iter()
-            .flatten()
-            .take(limit)
-            .filter_map(|position| {
-                let header = self.sessions.get(position)?;
-                let label = match self.titles.get(position) {
-                    Some(TitleState::Titled(t)) => t.as_ref().to_owned(),
-                    _ => header.id.clone(),
-                };
-                Some(Candidate {
-                    session_id: header.id.clone(),
-                    label,
-                    cwd: header.cwd.clone(),
-                    created_at: header.created_at,
-                })
-            })
-            .collect();
-        Selection { rows, total }
+        if by_activity {
+            groups = tops.map(TopByActivity::into_positions);
+        }
+        let positions = groups.into_iter().flatten().take(limit).collect();
+        (positions, total)
     }
 }
 
@@ -283,6 +409,9 @@ pub struct ViewCache {
     current: Mutex<Option<Arc<CandidateView>>>,
     /// A background rebuild is running.
     refreshing: AtomicBool,
+    /// Views are built with summaries (once a caller asked for them; they serve callers
+    /// that need only titles too).
+    summarized: AtomicBool,
 }
 
 impl ViewCache {
@@ -311,8 +440,34 @@ impl ViewCache {
         max_age: Duration,
         cancelled: impl Fn() -> bool,
     ) -> Option<Arc<CandidateView>> {
+        self.view_of(query, sessions, max_age, false, cancelled)
+    }
+
+    /// [`view`](Self::view) built with the sessions' summaries (activity, message counts):
+    /// from now on every view of this cache is.
+    pub fn summarized_view(
+        self: &Arc<Self>,
+        query: &Arc<dyn SessionQuery>,
+        sessions: &Arc<Vec<SessionHeader>>,
+        max_age: Duration,
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Arc<CandidateView>> {
+        self.summarized.store(true, Ordering::Release);
+        self.view_of(query, sessions, max_age, true, cancelled)
+    }
+
+    fn view_of(
+        self: &Arc<Self>,
+        query: &Arc<dyn SessionQuery>,
+        sessions: &Arc<Vec<SessionHeader>>,
+        max_age: Duration,
+        need_details: bool,
+        cancelled: impl Fn() -> bool,
+    ) -> Option<Arc<CandidateView>> {
+        let summarized = self.summarized.load(Ordering::Acquire);
         if let Some(view) = self.current()
             && Arc::ptr_eq(view.sessions(), sessions)
+            && (view.has_details() || !need_details)
         {
             let age = view.built().elapsed();
             // Rebuilt at most once per ten times its own cost, so a large store is never
@@ -324,7 +479,13 @@ impl ViewCache {
                 return Some(view);
             }
         }
-        let view = Arc::new(build_view(query.as_ref(), sessions, max_age, cancelled)?);
+        let view = Arc::new(build_view(
+            query.as_ref(),
+            sessions,
+            max_age,
+            summarized,
+            cancelled,
+        )?);
         self.store(&view);
         Some(view)
     }
@@ -343,9 +504,11 @@ impl ViewCache {
             return true;
         }
         let (cache, query) = (Arc::clone(self), Arc::clone(query));
+        let summarized = self.summarized.load(Ordering::Acquire);
         runtime.spawn_blocking(move || {
             if let Ok(sessions) = query.list_sessions()
-                && let Some(view) = build_view(query.as_ref(), &sessions, max_age, || false)
+                && let Some(view) =
+                    build_view(query.as_ref(), &sessions, max_age, summarized, || false)
             {
                 cache.store(&Arc::new(view));
             }
@@ -355,16 +518,24 @@ impl ViewCache {
     }
 }
 
-/// A view of `sessions` with titles at most `max_age` old. Titles are looked up one by one
-/// (the store answers those its listing vouches for without a syscall), so a popup's
-/// listing answered meanwhile — the first `@` while the app warms this view up — is never
-/// held up by the store's title memo for the whole build.
+/// A view of `sessions` with titles (and, `summarized`, activity) at most `max_age` old.
+/// They are looked up one by one (the store answers those its listing vouches for without a
+/// syscall), so a popup's listing answered meanwhile — the first `@` while the app warms
+/// this view up — is never held up by the store's memo for the whole build.
 fn build_view(
     query: &dyn SessionQuery,
     sessions: &Arc<Vec<SessionHeader>>,
     max_age: Duration,
+    summarized: bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<CandidateView> {
+    if summarized {
+        return CandidateView::build_summarized(
+            Arc::clone(sessions),
+            |id| query.read_summary_recent(id, max_age),
+            cancelled,
+        );
+    }
     CandidateView::build(
         Arc::clone(sessions),
         |id| query.read_title_recent(id, max_age),
@@ -507,6 +678,65 @@ mod tests {
             );
             let scope = Scope::agent(&agent_id, agent_cwd.as_deref());
             prop_assert_eq!(view.select(scope, &query, limit, false, || false).rows, lazy_rows);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// A view built from summaries answers like one built from titles in dsh's order,
+        /// and in activity order gives the same matches and total, each group ordered by
+        /// last activity (its creation time when it has none), ties in listing order.
+        #[test]
+        fn the_activity_order_reorders_each_group(
+            rows in sessions(),
+            times in proptest::collection::vec(proptest::option::of(0i64..8), 24),
+            query in text(),
+            limit in 1usize..6,
+            agent_cwd in prop_oneof![Just(None), Just(Some("/r".to_owned())), text().prop_map(Some)],
+        ) {
+            let answers: HashMap<String, Answer> =
+                rows.iter().map(|(h, a)| (h.id.clone(), a.clone())).collect();
+            let headers: Vec<SessionHeader> = rows.into_iter().map(|(h, _)| h).collect();
+            let last: HashMap<String, Option<i64>> = headers
+                .iter()
+                .zip(&times)
+                .map(|(h, t)| (h.id.clone(), t.map(|t| 90 + t)))
+                .collect();
+            // As a store answers: a damaged log is a summary with its damage.
+            let summary = |id: &str| -> Result<SessionSummary, QueryError> {
+                let (title, damage) = match read(&answers, id) {
+                    Ok(title) => (title, None),
+                    Err(e @ QueryError::Corrupt { .. }) => (None, Some(e.to_string().into())),
+                    Err(e) => return Err(e),
+                };
+                Ok(SessionSummary {
+                    title,
+                    last_active_ms: last.get(id).copied().flatten(),
+                    messages: Some(1),
+                    damage,
+                })
+            };
+            let sessions = Arc::new(headers.clone());
+            let titled = CandidateView::build(Arc::clone(&sessions), |id| read(&answers, id), || false).unwrap();
+            let summed = CandidateView::build_summarized(Arc::clone(&sessions), summary, || false).unwrap();
+            prop_assert!(summed.has_details());
+            let scope = Scope::agent("none", agent_cwd.as_deref());
+            let created = summed.select(scope, &query, limit, true, || false);
+            // Damaged logs without a title are the only difference: both offer them by id.
+            prop_assert_eq!(&created, &titled.select(scope, &query, limit, true, || false));
+            let (positions, total) = summed.select_positions(scope, &query, usize::MAX, true, ListingOrder::Created, || false);
+            prop_assert_eq!(total, created.total);
+            let at = |p: usize| {
+                let h = &headers[p];
+                last.get(&h.id).copied().flatten().unwrap_or(h.created_at)
+            };
+            let mut want = positions;
+            want.sort_by_key(|&p| (scope.rank(headers[p].cwd.as_deref()), std::cmp::Reverse(at(p)), p));
+            want.truncate(limit);
+            let (got, got_total) = summed.select_positions(scope, &query, limit, true, ListingOrder::LastActivity, || false);
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(got_total, total);
         }
     }
 

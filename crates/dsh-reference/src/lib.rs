@@ -12,10 +12,12 @@ pub mod excerpt_uri;
 pub mod file_context;
 pub mod file_mention;
 pub mod frecency;
+pub mod git_head;
 pub mod js_chars;
 pub mod json_text;
 pub mod kept_lines;
 pub mod label_match;
+pub mod listing_order;
 pub mod mention;
 pub mod neutral_label;
 pub mod parse;
@@ -24,6 +26,7 @@ pub mod projection;
 pub mod prompt;
 pub mod redact;
 pub mod reference_entry;
+pub mod relative_time;
 pub mod retention;
 pub mod service;
 pub mod source_read;
@@ -35,7 +38,9 @@ pub use config::ReferenceConfig;
 pub use error::{ErrorCode, ReferenceError};
 pub use estimate::{PreviewTurn, ReferenceEstimate, kib};
 pub use excerpt_uri::{ExcerptRange, encode_excerpt_uri, format_excerpt_mention};
+pub use git_head::{GitHead, git_head};
 pub use label_match::label_match_ranges;
+pub use listing_order::{ListingOrder, SessionDetails};
 pub use mention::format_mention;
 pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
@@ -43,6 +48,9 @@ pub use projection::{ConversationItem, TurnRole, project_surface};
 pub use reference_entry::{
     ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,
 };
+pub use relative_time::relative_time;
 pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, retain_source};
-pub use service::{AgentRef, CandidatePage, ListingScope, Prepared, SessionReferences};
+pub use service::{
+    AgentRef, CandidatePage, DetailedPage, ListingScope, Prepared, SessionReferences,
+};
 pub use uri::{decode_uri, encode_uri};

@@ -1,6 +1,7 @@
 //! The session-reference service (docs/references.md: candidates, prepare): candidate listing and `prepare`, over a
 //! blocking [`SessionQuery`] run off the async runtime and raced against a cancel token.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use super::file_context::{
     AttachedFile, file_context_message, read_file, resolve_file, resolve_file_mentions,
 };
 use super::file_mention::FileMention;
+use super::listing_order::{ListingOrder, SessionDetails};
 use super::parse::Mentioned;
 use super::parse::Reference;
 use super::prompt::context_message;
@@ -71,6 +73,16 @@ pub struct CandidatePage {
     pub rows: Vec<Candidate>,
     pub total: usize,
     pub closest: Vec<ClosestMatch>,
+}
+
+/// A page of a listing with what a picker shows beside each row
+/// ([`SessionReferences::list_page_ordered`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DetailedPage {
+    pub page: CandidatePage,
+    /// For every session of `page.rows` and `page.closest`, by id: when it was last active
+    /// and how many messages it holds, as far as its source tells.
+    pub details: HashMap<String, SessionDetails>,
 }
 
 /// The session-reference service. Cheap to clone; all clones share the query and caches.
@@ -232,6 +244,109 @@ impl SessionReferences {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
             views.view(&store, &sessions, TITLE_MAX_AGE, || token.is_cancelled());
             Ok(())
+        })
+        .await?
+    }
+
+    /// Like [`warm_listing`](Self::warm_listing), reading every session's summary (title,
+    /// last activity, message count), so the first [`list_page_ordered`] answers from memory.
+    ///
+    /// [`list_page_ordered`]: Self::list_page_ordered
+    pub async fn warm_ordered_listing(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(), ReferenceError> {
+        let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            views.summarized_view(&store, &sessions, TITLE_MAX_AGE, || token.is_cancelled());
+            Ok(())
+        })
+        .await?
+    }
+
+    /// Like [`list_page`](Self::list_page), with each group ordered by `order` and every
+    /// row's details (last activity, message count): what `/resume` and the `@` popup show
+    /// with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
+    /// store's caches: a log is read again only when it changed, and then only what was
+    /// appended), so the first call on a cold store takes as long as a first title search;
+    /// [`warm_ordered_listing`](Self::warm_ordered_listing) does it ahead of time.
+    pub async fn list_page_ordered(
+        &self,
+        scope: &ListingScope,
+        query: &str,
+        limit: Option<usize>,
+        order: ListingOrder,
+        cancel: &CancellationToken,
+    ) -> Result<DetailedPage, ReferenceError> {
+        let limit = match limit {
+            None => self.config.candidate_limit,
+            Some(0) => {
+                return Err(ReferenceError::invalid_reference(
+                    "candidate limit must be a positive integer (got 0)",
+                ));
+            }
+            Some(n) => n,
+        };
+        let store = Arc::clone(&self.query);
+        let views = Arc::clone(&self.views);
+        let scope = scope.clone();
+        let query = query.to_owned();
+        let token = cancel.clone();
+        run_blocking(cancel, move || {
+            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
+            let scope = match &scope {
+                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
+                ListingScope::All => Scope::all(),
+            };
+            let cancelled = || token.is_cancelled();
+            let Some(view) = views.summarized_view(&store, &sessions, TITLE_MAX_AGE, cancelled)
+            else {
+                return Ok(DetailedPage::default());
+            };
+            let (positions, total) =
+                view.select_positions(scope, &query, limit, true, order, cancelled);
+            let mut details = HashMap::with_capacity(positions.len());
+            let mut rows = Vec::with_capacity(positions.len());
+            for position in positions {
+                if let Some(row) = view.candidate_at(position) {
+                    if let Some(d) = view.details_at(position) {
+                        details.insert(row.session_id.clone(), d);
+                    }
+                    rows.push(row);
+                }
+            }
+            let closest = if total == 0 {
+                closest_by(
+                    view.sessions(),
+                    scope,
+                    &query,
+                    CLOSEST_LIMIT,
+                    |position, _| view.title_at(position),
+                    cancelled,
+                )
+            } else {
+                Vec::new()
+            };
+            if !closest.is_empty() {
+                for (position, header) in view.sessions().iter().enumerate() {
+                    if closest.iter().any(|c| c.candidate.session_id == header.id)
+                        && let Some(d) = view.details_at(position)
+                    {
+                        details.insert(header.id.clone(), d);
+                    }
+                }
+            }
+            Ok(DetailedPage {
+                page: CandidatePage {
+                    rows,
+                    total,
+                    closest,
+                },
+                details,
+            })
         })
         .await?
     }

@@ -34,6 +34,12 @@ pub fn store_dir_name(root: &Path) -> String {
     format!("{label}-{:016x}", fnv1a64(bytes))
 }
 
+/// A hash of `bytes` that is the same in every process, version and platform (for cache
+/// file names).
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    fnv1a64(bytes)
+}
+
 /// FNV-1a, 64 bits: stable across Rust versions and platforms (std's hasher is not).
 fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

@@ -517,6 +517,18 @@ pub struct ZstdFrames {
     /// Frames opened so far (for error messages).
     frames: usize,
     done: bool,
+    /// Plaintext bytes produced so far.
+    produced: u64,
+    /// Where each frame with data began, once asked for ([`record_frames`](Self::record_frames)).
+    starts: Option<Arc<std::sync::Mutex<Vec<FrameStart>>>>,
+}
+
+/// Where a frame of a `.zstd` log begins: its compressed offset and the plaintext offset of
+/// its first byte (decoding can start there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameStart {
+    pub compressed: u64,
+    pub plain: u64,
 }
 
 impl ZstdFrames {
@@ -530,6 +542,20 @@ impl ZstdFrames {
     pub fn from_file(file: File) -> io::Result<Self> {
         let len = file.metadata()?.len();
         Ok(Self::over(Compressed::File(Arc::new(file)), len))
+    }
+
+    /// Frames of the open log `file` read from the frame that begins at compressed offset
+    /// `start` (found by an earlier read), as if the log began there.
+    pub fn from_file_at(file: File, start: u64) -> io::Result<Self> {
+        let mut frames = Self::from_file(file)?;
+        frames.next = start;
+        Ok(frames)
+    }
+
+    /// From now on, push where each frame with data begins to `starts` as it is opened
+    /// (plaintext offsets counted from where this reader began).
+    pub fn record_frames(&mut self, starts: Arc<std::sync::Mutex<Vec<FrameStart>>>) {
+        self.starts = Some(starts);
     }
 
     /// Length of the compressed log read.
@@ -554,6 +580,7 @@ impl ZstdFrames {
             match span.content_size {
                 Some(size) if reached + size <= target => {
                     reached += size;
+                    self.produced += size;
                     self.next = span.end;
                     self.frames += 1;
                 }
@@ -571,6 +598,8 @@ impl ZstdFrames {
             current: None,
             frames: 0,
             done: false,
+            produced: 0,
+            starts: None,
         }
     }
 
@@ -609,6 +638,15 @@ impl ZstdFrames {
                     let region = region();
                     let decoder = zstd::stream::read::Decoder::new(region)?.single_frame();
                     self.current = Some((decoder, last));
+                    if let Some(starts) = &self.starts {
+                        starts
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .push(FrameStart {
+                                compressed: start,
+                                plain: self.produced,
+                            });
+                    }
                     return Ok(true);
                 }
             }
@@ -631,7 +669,10 @@ impl Read for ZstdFrames {
             let last = *last;
             match decoder.read(buf) {
                 Ok(0) => self.current = None,
-                Ok(n) => return Ok(n),
+                Ok(n) => {
+                    self.produced += n as u64;
+                    return Ok(n);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.current = None;

@@ -11,8 +11,10 @@
 //!
 //! Layout (little-endian): a 24-byte head — magic, [`VERSION`], the body's length and its
 //! CRC-32 — then the body: the root's mtime, and per project a `1` tag, its name and mtime and
-//! its sessions (each behind a `1` tag, closed by `0`), closed by `0`. A file whose length,
-//! checksum, tags or strings do not check out is unusable as a whole.
+//! its sessions (each behind a `1` tag, closed by `0`), closed by `0`. A session holds its
+//! name, its log's format and stamp, its header, and its log's digest (title, activity, where
+//! the read stopped; [`crate::log_digest`]). A file whose length, checksum, tags or strings
+//! do not check out is unusable as a whole.
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -21,10 +23,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use super::activity::Activity;
 use super::event::SessionHeader;
 use super::listing::Stamp;
+use super::log_digest::{Damage, LogDigest};
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
-use super::reader::LogFormat;
+use super::reader::{LogFormat, ScanPos};
 
 /// File name inside the store's cache directory.
 pub const INDEX_FILE: &str = "index.bin";
@@ -44,8 +48,9 @@ pub const MAX_INDEX_BYTES: u64 = 256 << 20;
 /// records it claims to hold (a 100 000-session index is about 52 MB).
 const CHECK_FIRST_FROM: u64 = 64 << 20;
 
-/// Bumped whenever the layout changes; other versions are ignored.
-const VERSION: u32 = 3;
+/// Bumped whenever the layout changes; other versions are ignored (4: digests with activity
+/// and where their read stopped, instead of bare titles).
+const VERSION: u32 = 4;
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"DSHRIDX\0";
@@ -73,11 +78,11 @@ impl FileTime {
     }
 }
 
-/// A stored title and the stamp of the log it was read from.
+/// A stored log digest and the stamp of the log it was read from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TitleRecord {
+pub struct DigestRecord {
     pub stamp: Stamp,
-    pub title: Option<String>,
+    pub digest: LogDigest,
 }
 
 /// One session directory of the header index.
@@ -87,7 +92,7 @@ pub struct SessionRecord {
     /// The log's format and its stamp when the header was read.
     pub log: Option<(LogFormat, Stamp)>,
     pub header: Option<SessionHeader>,
-    pub title: Option<TitleRecord>,
+    pub digest: Option<DigestRecord>,
 }
 
 /// One project directory of the header index.
@@ -117,8 +122,8 @@ pub struct SessionRef<'a> {
     pub name: &'a str,
     pub log: Option<(LogFormat, &'a Stamp)>,
     pub header: Option<&'a SessionHeader>,
-    /// The title's log stamp and the title.
-    pub title: Option<(&'a Stamp, Option<&'a str>)>,
+    /// The digest's log stamp and the digest.
+    pub digest: Option<(&'a Stamp, &'a LogDigest)>,
 }
 
 /// A directory or file name that is exactly one ordinary path component (so an index file
@@ -279,23 +284,53 @@ impl<W: Write> IndexWriter<W> {
                 }
             }
         }
-        match s.title {
+        match s.digest {
             None => self.u8(0),
-            Some((stamp, title)) => {
-                // The title's stamp is nearly always the log's own: then it is not repeated.
+            Some((stamp, digest)) => {
+                // The digest's stamp is nearly always the log's own: then it is not repeated.
                 if s.log.is_some_and(|(_, log)| log == stamp) {
                     self.u8(1)?;
                 } else {
                     self.u8(2)?;
                     self.stamp(stamp)?;
                 }
-                match title {
-                    None => self.u8(0),
-                    Some(t) => {
-                        self.u8(1)?;
-                        self.str(t)
-                    }
-                }
+                self.digest(digest)
+            }
+        }
+    }
+
+    fn digest(&mut self, d: &LogDigest) -> io::Result<()> {
+        match &d.title {
+            None => self.u8(0)?,
+            Some(t) => {
+                self.u8(1)?;
+                self.str(t)?;
+            }
+        }
+        match d.activity.last_event_ms {
+            None => self.u8(0)?,
+            Some(t) => {
+                self.u8(1)?;
+                self.i64(t)?;
+            }
+        }
+        self.u64(d.activity.messages)?;
+        self.u64(d.end.readable_len)?;
+        self.u64(d.end.next_seq)?;
+        self.u64(d.end.line)?;
+        match d.resume_check {
+            None => self.u8(0)?,
+            Some(crc) => {
+                self.u8(1)?;
+                self.u32(crc)?;
+            }
+        }
+        match &d.damage {
+            None => self.u8(0),
+            Some(damage) => {
+                self.u8(1)?;
+                self.u64(damage.line)?;
+                self.str(&damage.reason)
             }
         }
     }
@@ -350,7 +385,7 @@ fn write_record<W: Write>(w: &mut IndexWriter<W>, index: &IndexRecord) -> io::Re
                 name: &s.name,
                 log: s.log.as_ref().map(|(f, st)| (*f, st)),
                 header: s.header.as_ref(),
-                title: s.title.as_ref().map(|t| (&t.stamp, t.title.as_deref())),
+                digest: s.digest.as_ref().map(|d| (&d.stamp, &d.digest)),
             })?;
         }
         w.end_project()?;
@@ -529,28 +564,66 @@ impl<R: BufRead> BodyReader<R> {
         } else {
             None
         };
-        let title_stamp = match self.u8()? {
+        let digest_stamp = match self.u8()? {
             0 => None,
             1 => Some(log.as_ref().ok_or(())?.1),
             2 => Some(self.stamp()?),
             _ => return Err(()),
         };
-        let title = match title_stamp {
+        let digest = match digest_stamp {
             None => None,
-            Some(stamp) => Some(TitleRecord {
+            Some(stamp) => Some(DigestRecord {
                 stamp,
-                title: if self.flag()? {
-                    Some(self.str()?)
-                } else {
-                    None
-                },
+                digest: self.digest()?,
             }),
         };
         Ok(SessionRecord {
             name,
             log,
             header,
+            digest,
+        })
+    }
+
+    fn digest(&mut self) -> Result<LogDigest, Bad> {
+        let title = if self.flag()? {
+            Some(self.str()?.into())
+        } else {
+            None
+        };
+        let last_event_ms = if self.flag()? {
+            Some(self.i64()?)
+        } else {
+            None
+        };
+        let messages = self.u64()?;
+        let end = ScanPos {
+            readable_len: self.u64()?,
+            next_seq: self.u64()?,
+            line: self.u64()?,
+        };
+        let resume_check = if self.flag()? {
+            Some(self.u32()?)
+        } else {
+            None
+        };
+        let damage = if self.flag()? {
+            Some(Box::new(Damage {
+                line: self.u64()?,
+                reason: self.str()?.into(),
+            }))
+        } else {
+            None
+        };
+        Ok(LogDigest {
             title,
+            activity: Activity {
+                last_event_ms,
+                messages,
+            },
+            end,
+            resume_check,
+            damage,
         })
     }
 
@@ -759,7 +832,7 @@ pub fn save(
 }
 
 /// Create `dir` and its parents; the last component is private to this user.
-fn create_private_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     if let Some(parent) = dir.parent() {
         fs::create_dir_all(parent)?;
     }
@@ -824,22 +897,51 @@ mod tests {
                             name: "a".into(),
                             log: Some((LogFormat::Plain, stamp)),
                             header: Some(header),
-                            title: Some(TitleRecord {
+                            digest: Some(DigestRecord {
                                 stamp,
-                                title: Some("Ä title".into()),
+                                digest: LogDigest {
+                                    title: Some("Ä title".into()),
+                                    activity: Activity {
+                                        last_event_ms: Some(-3),
+                                        messages: 12,
+                                    },
+                                    end: ScanPos {
+                                        readable_len: 900,
+                                        next_seq: 30,
+                                        line: 31,
+                                    },
+                                    resume_check: Some(0xdead_beef),
+                                    damage: None,
+                                },
                             }),
                         },
                         SessionRecord {
                             name: "b".into(),
                             log: Some((LogFormat::Zstd, other)),
                             header: None,
-                            title: Some(TitleRecord { stamp, title: None }),
+                            digest: Some(DigestRecord {
+                                stamp,
+                                digest: LogDigest {
+                                    title: None,
+                                    activity: Activity::default(),
+                                    end: ScanPos {
+                                        readable_len: 10,
+                                        next_seq: 0,
+                                        line: 1,
+                                    },
+                                    resume_check: None,
+                                    damage: Some(Box::new(Damage {
+                                        line: 14,
+                                        reason: "unparsable line".into(),
+                                    })),
+                                },
+                            }),
                         },
                         SessionRecord {
                             name: "pending".into(),
                             log: None,
                             header: None,
-                            title: None,
+                            digest: None,
                         },
                     ],
                 },

@@ -1,6 +1,7 @@
 //! Session layer (docs/session-store.md): event model, surface folding, the dsh-compatible JSONL store
 //! and the read-side session query.
 
+pub mod activity;
 mod bookkeeping_line;
 pub mod cache;
 pub mod chunk;
@@ -18,6 +19,10 @@ pub mod kinds;
 pub mod layout;
 pub mod listing;
 pub mod log_check;
+pub mod log_digest;
+pub mod log_index;
+pub mod log_index_file;
+pub mod log_window;
 pub mod lone_surrogates;
 mod message_line;
 pub mod nofollow;
@@ -35,12 +40,14 @@ pub mod writer;
 mod zstd_frame_walk;
 mod zstd_stream;
 
+pub use activity::{Activity, SessionSummary};
 pub use error::StoreError;
 pub use event::{ContentBlock, Event, EventData, Message, Role, SessionHeader, Source, SurfaceOp};
 pub use fold::{FoldError, SurfaceFolder, fold_surface};
 pub use json_scan::TextMeasure;
+pub use log_window::{LogWindow, WindowEnd, WindowLimits};
 pub use query::{QueryError, SessionQuery, Surface};
-pub use recent_titles::RecentTitles;
+pub use recent_titles::{RecentSummaries, RecentTitles};
 pub use rule_book::{
     DshVersion, Effect, Envelope, Findings, Mode, Rule, RuleBook, Versions, Violation,
 };

@@ -22,10 +22,11 @@ use hashbrown::HashTable;
 use super::event::SessionHeader;
 use super::id_order::compare_ids;
 use super::index_file::{FileTime, IndexWriter, ProjectRecord, SessionRef, file_of, plain_name};
+use super::log_digest::LogDigest;
 use super::nofollow;
 use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
 use super::query::QueryError;
-use super::reader::{self, LogFormat, ScanPos};
+use super::reader::{self, LogFormat};
 
 /// How old an mtime must be before an unchanged value proves an unchanged directory.
 const TRUST_AFTER: Duration = Duration::from_secs(2);
@@ -179,20 +180,18 @@ fn trusted_mtime(meta: &fs::Metadata) -> Option<SystemTime> {
     (age >= TRUST_AFTER).then_some(mtime)
 }
 
-/// The latest title of one log as of `stamp`, and where the scan stopped, so a grown
-/// append-only log is only scanned from there.
+/// The digest of one log (latest title, activity, where the read stopped) as of `stamp`,
+/// so a grown append-only log is only read from there.
 #[derive(Debug, Clone)]
-pub struct CachedTitle {
+pub struct CachedDigest {
     pub stamp: Stamp,
     pub format: LogFormat,
-    /// End of the readable prefix scanned; `None` if the scan hit real damage (rescan).
-    pub resume: Option<ScanPos>,
-    pub title: Option<Arc<str>>,
+    pub digest: LogDigest,
 }
 
-/// Titles of logs the table does not hold (a session written after the last listing) are
+/// Digests of logs the table does not hold (a session written after the last listing) are
 /// remembered up to this many; then that memo starts over.
-const LOOSE_TITLES: usize = 1024;
+const LOOSE_DIGESTS: usize = 1024;
 
 /// Where a row's header is: nowhere, at a position of the current listing (kept once,
 /// there), at a position of the headers read (from the index file or a log) since the last
@@ -239,7 +238,7 @@ fn taken_header() -> SessionHeader {
 }
 
 /// One session directory: its name (the encoded id), its log's format and stamp as of the
-/// last check, its header and its title cache. The path is rebuilt from the project's.
+/// last check, its header and its digest cache. The path is rebuilt from the project's.
 #[derive(Debug)]
 struct Row {
     name: Box<OsStr>,
@@ -247,7 +246,7 @@ struct Row {
     header: Slot,
     /// Why this directory is not listed (unreadable, a link, a bad header), as a warning.
     skipped: Option<Box<str>>,
-    title: Option<CachedTitle>,
+    digest: Option<CachedDigest>,
 }
 
 impl Row {
@@ -257,7 +256,7 @@ impl Row {
             log: None,
             header: Slot::None,
             skipped: None,
-            title: None,
+            digest: None,
         }
     }
 }
@@ -314,8 +313,8 @@ pub struct HeaderIndex {
     hasher: foldhash::fast::RandomState,
     /// Ids with logs under two projects: the first two paths found (reads refuse them).
     duplicates: HashMap<String, (PathBuf, PathBuf)>,
-    /// Titles of logs that are not rows of the table.
-    loose_titles: HashMap<PathBuf, CachedTitle>,
+    /// Digests of logs that are not rows of the table.
+    loose_digests: HashMap<PathBuf, CachedDigest>,
     /// Links at the root level, as warnings.
     odd: Vec<String>,
     /// Something was read from disk since the last [`take_touched`](Self::take_touched).
@@ -370,7 +369,7 @@ impl HeaderIndex {
         }
     }
 
-    /// Write the table through `w` (the index file's body): headers, and the titles of the
+    /// Write the table through `w` (the index file's body): headers, and the digests of the
     /// logs still listed. A project holding a name that cannot be stored is stored without
     /// its mtime, so the next process lists it again.
     pub fn write_records<W: io::Write>(&self, w: &mut IndexWriter<W>) -> io::Result<()> {
@@ -397,16 +396,16 @@ impl HeaderIndex {
                 let Some(name) = row.name.to_str() else {
                     continue;
                 };
-                let title = row
-                    .title
+                let digest = row
+                    .digest
                     .as_ref()
-                    .filter(|t| row.log.is_some_and(|(f, _)| f == t.format))
-                    .map(|t| (&t.stamp, t.title.as_deref()));
+                    .filter(|d| row.log.is_some_and(|(f, _)| f == d.format))
+                    .map(|d| (&d.stamp, &d.digest));
                 w.session(&SessionRef {
                     name,
                     log: row.log.as_ref().map(|(f, s)| (*f, s)),
                     header: row.header.get(held),
-                    title,
+                    digest,
                 })?;
             }
             w.end_project()?;
@@ -426,9 +425,10 @@ impl HeaderIndex {
     /// Seed one project from its stored record under `root`; everything is revalidated by
     /// the next [`refresh`](Self::refresh). Directory times from a file are never trusted
     /// (every project is listed again, every log stat-ed); only headers whose log stamp
-    /// still matches are reused, and titles only while their log's stamp matches exactly
-    /// (never continued from). Records with unsafe names or a header of another id are
-    /// dropped, and so is a project seeded before.
+    /// still matches are reused, and digests while their log's stamp matches exactly, or
+    /// continued from where they stopped when the log only grew (the bytes before that
+    /// point checked, [`crate::log_digest`]). Records with unsafe names or a header of
+    /// another id are dropped, and so is a project seeded before.
     pub fn add_record(&mut self, root: &Path, record: ProjectRecord) {
         if !plain_name(&record.name) {
             return;
@@ -452,12 +452,11 @@ impl HeaderIndex {
             });
             // Without a usable header the log is read again.
             let log = session.log.filter(|_| header.is_some());
-            let title = match (session.title, &log) {
-                (Some(t), Some((format, _))) => Some(CachedTitle {
-                    stamp: t.stamp,
+            let digest = match (session.digest, &log) {
+                (Some(d), Some((format, _))) => Some(CachedDigest {
+                    stamp: d.stamp,
                     format: *format,
-                    resume: None,
-                    title: t.title.map(Arc::from),
+                    digest: d.digest,
                 }),
                 _ => None,
             };
@@ -470,7 +469,7 @@ impl HeaderIndex {
                 }
                 None => Slot::None,
             };
-            row.title = title;
+            row.digest = digest;
             rows.push(row);
         }
         rows.sort_by(|a, b| a.name.cmp(&b.name));
@@ -526,10 +525,15 @@ impl HeaderIndex {
         self.location_at(p, r).map(|(loc, _)| loc)
     }
 
-    /// The title of a listed session whose log the listing stat-ed less than `max_age` ago
+    /// The digest of a listed session whose log the listing stat-ed less than `max_age` ago
     /// (per project: a check of 100 000 logs can take longer than `max_age` as a whole), if
-    /// the title cache holds it for that very stamp: no syscall.
-    pub fn vouched_title(&self, id: &str, max_age: Duration) -> Option<Option<Arc<str>>> {
+    /// the digest cache holds it for that very stamp: no syscall. `f` sees it in place.
+    pub fn vouched_digest<T>(
+        &self,
+        id: &str,
+        max_age: Duration,
+        f: impl FnOnce(&LogDigest) -> T,
+    ) -> Option<T> {
         if self.duplicates.contains_key(id) {
             return None;
         }
@@ -538,29 +542,29 @@ impl HeaderIndex {
         project.logs_checked.filter(|t| t.elapsed() < max_age)?;
         let row = &project.rows[r];
         let (format, stamp) = row.log?;
-        let cached = row.title.as_ref()?;
-        (cached.stamp == stamp && cached.format == format).then(|| cached.title.clone())
+        let cached = row.digest.as_ref()?;
+        (cached.stamp == stamp && cached.format == format).then(|| f(&cached.digest))
     }
 
-    /// The title cached for the log at `loc`, if any (whatever its stamp).
-    pub fn cached_title(&self, loc: &LogLocation) -> Option<CachedTitle> {
+    /// The digest cached for the log at `loc`, if any (whatever its stamp).
+    pub fn cached_digest(&self, loc: &LogLocation) -> Option<CachedDigest> {
         let cached = match self.row_of_path(&loc.path) {
-            Some((p, r)) => self.projects[p].rows[r].title.as_ref(),
-            None => self.loose_titles.get(&loc.path),
+            Some((p, r)) => self.projects[p].rows[r].digest.as_ref(),
+            None => self.loose_digests.get(&loc.path),
         };
         cached.filter(|c| c.format == loc.format).cloned()
     }
 
-    /// Remember the title of the log at `loc`.
-    pub fn remember_title(&mut self, loc: &LogLocation, title: CachedTitle) {
+    /// Remember the digest of the log at `loc`.
+    pub fn remember_digest(&mut self, loc: &LogLocation, digest: CachedDigest) {
         if let Some((p, r)) = self.row_of_path(&loc.path) {
-            self.projects[p].rows[r].title = Some(title);
+            self.projects[p].rows[r].digest = Some(digest);
             return;
         }
-        if self.loose_titles.len() >= LOOSE_TITLES {
-            self.loose_titles.clear();
+        if self.loose_digests.len() >= LOOSE_DIGESTS {
+            self.loose_digests.clear();
         }
-        self.loose_titles.insert(loc.path.clone(), title);
+        self.loose_digests.insert(loc.path.clone(), digest);
     }
 
     /// The two logs of an id found under two projects by the last refresh.

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::activity::SessionSummary;
 use super::event::{Event, SessionHeader};
 use super::listing::Stamp;
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
@@ -56,6 +57,9 @@ pub enum QueryError {
 /// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
 pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;
 
+/// A summary lookup by session id (see [`SessionQuery::with_recent_summaries`]).
+pub type SummaryLookup<'a> = dyn FnMut(&str) -> Result<SessionSummary, QueryError> + 'a;
+
 /// Read access to a session store (docs/session-store.md: session query).
 pub trait SessionQuery: Send + Sync + 'static {
     /// Every session's header, newest first by `createdAt`, ties by id ascending (bytes).
@@ -86,6 +90,43 @@ pub trait SessionQuery: Send + Sync + 'static {
     /// for many ids in a row (a store can then lock and read the clock once per listing).
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         f(&mut |id: &str| self.read_title_recent(id, max_age));
+    }
+    /// What a listing shows of a session besides its header: its latest title as far as
+    /// its log could be read, its activity (last event, message count) when the source can
+    /// tell, and the damage that stopped the read. A damaged log is `Ok` here, with
+    /// `damage` and the title it had before the damage, where `read_title` is `Err`.
+    /// Missing session → [`QueryError::NotFound`]. The default asks `read_title` and knows
+    /// no activity.
+    fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
+        match self.read_title(id) {
+            Ok(title) => Ok(SessionSummary {
+                title: title.map(Arc::from),
+                ..SessionSummary::default()
+            }),
+            Err(e @ QueryError::Corrupt { .. }) => Ok(SessionSummary {
+                damage: Some(e.to_string().into()),
+                ..SessionSummary::default()
+            }),
+            Err(e) => Err(e),
+        }
+    }
+    /// Like [`read_summary`](Self::read_summary), but may answer from a cache revalidated
+    /// less than `max_age` ago (as [`read_title_recent`](Self::read_title_recent)). The
+    /// default always reads afresh.
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
+        let _ = max_age;
+        self.read_summary(id)
+    }
+    /// Call `f` with a lookup answering like
+    /// [`read_summary_recent`](Self::read_summary_recent) for many ids in a row (as
+    /// [`with_recent_titles`](Self::with_recent_titles)): for interactive listings ordered
+    /// by activity.
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        f(&mut |id: &str| self.read_summary_recent(id, max_age));
     }
     /// Identity and length of a session's log, which change whenever the log does: the key
     /// for caches of data derived from it. `None` when the store cannot tell (then callers

@@ -1,45 +1,105 @@
-//! The memo behind [`SessionQuery::read_title_recent`](crate::SessionQuery::read_title_recent):
-//! each session's title with when it was last revalidated, so an interactive listing that
-//! asks for every title on each keystroke reads a log at most once per `max_age`. One type
-//! for every source (the dsh store, the foreign sources).
+//! The memo behind [`SessionQuery::read_title_recent`](crate::SessionQuery::read_title_recent)
+//! and [`SessionQuery::with_recent_summaries`](crate::SessionQuery::with_recent_summaries):
+//! each session's title (or summary) with when it was last revalidated, so an interactive
+//! listing that asks for every one on each keystroke reads a log at most once per `max_age`.
+//! One type for every source (the dsh store, the foreign sources).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::query::{QueryError, TitleLookup};
+use super::activity::SessionSummary;
+use super::query::{QueryError, SummaryLookup, TitleLookup};
 
-/// A session's title and the instant it was read.
-type Remembered = (Option<Arc<str>>, Instant);
+/// A lookup of values by session id, handed to a listing.
+pub type Lookup<'a, V> = dyn FnMut(&str) -> Result<V, QueryError> + 'a;
 
-/// Titles by session id, each with the instant it was read.
-#[derive(Debug, Default)]
-pub struct RecentTitles {
-    memo: Mutex<HashMap<String, Remembered>>,
-}
+/// How a memo reads a value it does not hold (fresh enough).
+pub type Read<'a, V> = dyn Fn(&str) -> Result<V, QueryError> + 'a;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Values by session id, each with the instant it was read.
+#[derive(Debug)]
+pub struct RecentMemo<V> {
+    memo: Mutex<HashMap<String, (V, Instant)>>,
+}
+
+impl<V> Default for RecentMemo<V> {
+    fn default() -> Self {
+        RecentMemo {
+            memo: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
 /// The memo's answer for `id` if it was revalidated less than `max_age` before `now`, else
 /// `read`'s answer, remembered as of the moment the read started.
-fn answer(
-    memo: &mut HashMap<String, Remembered>,
+fn answer<V: Clone>(
+    memo: &mut HashMap<String, (V, Instant)>,
     id: &str,
     now: Instant,
     max_age: Duration,
-    read: impl FnOnce(&str) -> Result<Option<String>, QueryError>,
-) -> Result<Option<Arc<str>>, QueryError> {
-    if let Some((title, checked)) = memo.get(id)
+    read: impl FnOnce(&str) -> Result<V, QueryError>,
+) -> Result<V, QueryError> {
+    if let Some((value, checked)) = memo.get(id)
         && now.saturating_duration_since(*checked) < max_age
     {
-        return Ok(title.clone());
+        return Ok(value.clone());
     }
     let checked = Instant::now();
-    let title: Option<Arc<str>> = read(id)?.map(Arc::from);
-    memo.insert(id.to_owned(), (title.clone(), checked));
-    Ok(title)
+    let value = read(id)?;
+    memo.insert(id.to_owned(), (value.clone(), checked));
+    Ok(value)
+}
+
+impl<V: Clone> RecentMemo<V> {
+    /// An empty memo.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value of `id`: remembered if revalidated less than `max_age` ago, else `read`'s,
+    /// remembered. An error is passed on and not remembered. `read` runs without the memo
+    /// locked.
+    pub fn get(
+        &self,
+        id: &str,
+        max_age: Duration,
+        read: impl FnOnce(&str) -> Result<V, QueryError>,
+    ) -> Result<V, QueryError> {
+        if let Some((value, checked)) = lock(&self.memo).get(id)
+            && checked.elapsed() < max_age
+        {
+            return Ok(value.clone());
+        }
+        let checked = Instant::now();
+        let value = read(id)?;
+        lock(&self.memo).insert(id.to_owned(), (value.clone(), checked));
+        Ok(value)
+    }
+
+    /// Call `f` with a lookup answering like [`get`](Self::get) for many ids in a row: the
+    /// memo is locked and the clock read once for the whole listing, so `read` must not use
+    /// this memo itself.
+    pub fn with_values(
+        &self,
+        max_age: Duration,
+        read: &Read<'_, V>,
+        f: &mut dyn FnMut(&mut Lookup<'_, V>),
+    ) {
+        let now = Instant::now();
+        let mut memo = lock(&self.memo);
+        f(&mut |id: &str| answer(&mut memo, id, now, max_age, read));
+    }
+}
+
+/// Titles by session id, each with the instant it was read.
+#[derive(Debug, Default)]
+pub struct RecentTitles {
+    memo: RecentMemo<Option<Arc<str>>>,
 }
 
 impl RecentTitles {
@@ -57,15 +117,18 @@ impl RecentTitles {
         max_age: Duration,
         read: impl FnOnce(&str) -> Result<Option<String>, QueryError>,
     ) -> Result<Option<Arc<str>>, QueryError> {
-        if let Some((title, checked)) = lock(&self.memo).get(id)
-            && checked.elapsed() < max_age
-        {
-            return Ok(title.clone());
-        }
-        let checked = Instant::now();
-        let title: Option<Arc<str>> = read(id)?.map(Arc::from);
-        lock(&self.memo).insert(id.to_owned(), (title.clone(), checked));
-        Ok(title)
+        self.memo
+            .get(id, max_age, |id| Ok(read(id)?.map(Arc::from)))
+    }
+
+    /// Like [`get`](Self::get) with a read that already answers shared titles.
+    pub fn get_shared(
+        &self,
+        id: &str,
+        max_age: Duration,
+        read: impl FnOnce(&str) -> Result<Option<Arc<str>>, QueryError>,
+    ) -> Result<Option<Arc<str>>, QueryError> {
+        self.memo.get(id, max_age, read)
     }
 
     /// Call `f` with a lookup answering like [`get`](Self::get) for many ids in a row: the
@@ -77,9 +140,57 @@ impl RecentTitles {
         read: &dyn Fn(&str) -> Result<Option<String>, QueryError>,
         f: &mut dyn FnMut(&mut TitleLookup<'_>),
     ) {
-        let now = Instant::now();
-        let mut memo = lock(&self.memo);
-        f(&mut |id: &str| answer(&mut memo, id, now, max_age, read));
+        let shared = |id: &str| Ok(read(id)?.map(Arc::from));
+        self.memo
+            .with_values(max_age, &shared, &mut |lookup| f(lookup));
+    }
+
+    /// [`with_lookup`](Self::with_lookup) with a read that already answers shared titles.
+    pub fn with_shared_lookup(
+        &self,
+        max_age: Duration,
+        read: &Read<'_, Option<Arc<str>>>,
+        f: &mut dyn FnMut(&mut TitleLookup<'_>),
+    ) {
+        self.memo
+            .with_values(max_age, read, &mut |lookup| f(lookup));
+    }
+}
+
+/// Summaries by session id, each with the instant it was read (for
+/// [`SessionQuery::with_recent_summaries`](crate::SessionQuery::with_recent_summaries)).
+#[derive(Debug, Default)]
+pub struct RecentSummaries {
+    memo: RecentMemo<SessionSummary>,
+}
+
+impl RecentSummaries {
+    /// An empty memo.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The summary of `id`: remembered if revalidated less than `max_age` ago, else
+    /// `read`'s, remembered (see [`RecentMemo::get`]).
+    pub fn get(
+        &self,
+        id: &str,
+        max_age: Duration,
+        read: impl FnOnce(&str) -> Result<SessionSummary, QueryError>,
+    ) -> Result<SessionSummary, QueryError> {
+        self.memo.get(id, max_age, read)
+    }
+
+    /// Call `f` with a lookup answering like [`get`](Self::get) for many ids in a row (see
+    /// [`RecentMemo::with_values`]).
+    pub fn with_lookup(
+        &self,
+        max_age: Duration,
+        read: &Read<'_, SessionSummary>,
+        f: &mut dyn FnMut(&mut SummaryLookup<'_>),
+    ) {
+        self.memo
+            .with_values(max_age, read, &mut |lookup| f(lookup));
     }
 }
 

@@ -6,23 +6,28 @@
 //! below the root is followed if it is a link, and nothing but session logs is written there.
 
 use std::fs;
-use std::io::{self, BufReader, Seek, SeekFrom};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
+use super::activity::SessionSummary;
 use super::compact_surface::CompactSurface;
 use super::encoding::Compression;
 use super::error::StoreError;
-use super::event::{Event, EventData, SessionHeader};
+use super::event::{Event, SessionHeader};
 use super::fold::KeepingFolder;
 use super::index_file;
-use super::listing::{CachedTitle, HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::listing::{CachedDigest, HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::log_digest::{self, LogDigest};
+use super::log_index::{self, LogIndex};
+use super::log_index_file;
+use super::log_window::{self, LogWindow, WindowEnd, WindowLimits};
 use super::paths;
-use super::query::{QueryError, SessionQuery, Surface, TitleLookup};
-use super::reader::{self, Limits, LogFormat, ScanPos, UNTERMINATED};
-use super::recent_titles::RecentTitles;
+use super::query::{QueryError, SessionQuery, SummaryLookup, Surface, TitleLookup};
+use super::reader::{self, Limits, LogFormat, ScanPos};
+use super::recent_titles::{RecentSummaries, RecentTitles};
 use super::surface_scan::{self, SurfaceScan, SurfaceVisitor};
 use super::writer::SessionWriter;
 use super::{cache, nofollow};
@@ -50,6 +55,9 @@ struct Inner {
     titles_dirty: AtomicBool,
     /// Titles by session id with when they were last revalidated (for `read_title_recent`).
     recent_titles: RecentTitles,
+    /// Summaries by session id with when they were last revalidated (for
+    /// `with_recent_summaries`; apart from the titles', which `candidates` uses alone).
+    recent_summaries: RecentSummaries,
     /// Whether the caches are written back to the index file (the app's own store only).
     persist: bool,
     /// `store.compression`: which encoding writers use.
@@ -64,7 +72,13 @@ struct Inner {
     /// The owner checks every log in the background right after start (the app), so an
     /// early listing may be built by whoever asks first ([`SessionStore::allow_early_listing`]).
     early: AtomicBool,
+    /// Line indexes of the logs read in windows lately, newest last (at most
+    /// [`LOG_INDEXES`]), each with the stamp of the log it indexes.
+    log_indexes: Mutex<Vec<(PathBuf, Stamp, Arc<LogIndex>)>>,
 }
+
+/// Logs whose line index is kept in memory.
+const LOG_INDEXES: usize = 8;
 
 impl Inner {
     /// Seed the caches from the index file next to the store, once.
@@ -206,9 +220,11 @@ impl SessionStore {
                 loaded: OnceLock::new(),
                 titles_dirty: AtomicBool::new(false),
                 recent_titles: RecentTitles::new(),
+                recent_summaries: RecentSummaries::new(),
                 verified: AtomicBool::new(false),
                 provisional: Mutex::new(None),
                 early: AtomicBool::new(false),
+                log_indexes: Mutex::new(Vec::new()),
                 persist,
                 compression: Compression::Auto,
             }),
@@ -243,6 +259,88 @@ impl SessionStore {
     /// The store's root directory.
     pub fn root(&self) -> &Path {
         &self.inner.root
+    }
+
+    /// A window of session `id`'s events ending at `end` (docs/session-store.md: windowed
+    /// reads): at most `limits.max_events` events of at most `limits.max_bytes` bytes of
+    /// log lines, read from the nearest checkpoint of the log's line index, never from the
+    /// start — for scrolling a transcript back to the beginning of any session. The first
+    /// window of a log (or of its part appended since) indexes it in one pass; a `.zstd`
+    /// log's index is kept in the cache directory for later processes. Errors as
+    /// [`read_surface`](SessionQuery::read_surface); a log rewritten while it is read is an
+    /// `Io` error to retry.
+    pub fn read_window(
+        &self,
+        id: &str,
+        end: WindowEnd,
+        limits: WindowLimits,
+    ) -> Result<LogWindow, QueryError> {
+        let (loc, _) = self.find(id)?;
+        let index = self.log_index(&loc)?;
+        let end_seq = match end {
+            WindowEnd::Latest => index.end.next_seq,
+            WindowEnd::BeforeSeq(seq) => seq.min(index.end.next_seq),
+        };
+        let file = reader::open_file(&loc.path)?;
+        log_window::read_window(
+            &loc.path,
+            file,
+            &index,
+            end_seq,
+            &limits,
+            &self.inner.limits,
+        )
+    }
+
+    /// The line index of the log at `loc`, brought up to date: from memory while the log's
+    /// stamp is unchanged, else extended (or built) by reading what it lacks.
+    fn log_index(&self, loc: &LogLocation) -> Result<Arc<LogIndex>, QueryError> {
+        let file = reader::open_file(&loc.path)?;
+        let meta = file.metadata().map_err(|e| io_err(&loc.path, e))?;
+        let stamp = Stamp::of(&meta);
+        let earlier = {
+            let mut held = lock(&self.inner.log_indexes);
+            let at = held.iter().position(|(p, _, _)| *p == loc.path);
+            match at.map(|at| held.remove(at)) {
+                Some((path, known, index)) if known == stamp => {
+                    held.push((path, known, Arc::clone(&index)));
+                    return Ok(index);
+                }
+                Some((_, _, index)) => Some(Arc::unwrap_or_clone(index)),
+                None => None,
+            }
+        };
+        let frames_dir = (loc.format == LogFormat::Zstd)
+            .then(|| self.inner.index_dir.as_deref().map(log_index_file::dir_in))
+            .flatten();
+        let earlier = earlier.or_else(|| {
+            frames_dir
+                .as_deref()
+                .and_then(|dir| log_index_file::load(dir, &loc.path))
+        });
+        let before = earlier.clone();
+        let index = log_index::update(
+            &loc.path,
+            file,
+            &meta,
+            loc.format,
+            &self.inner.limits,
+            earlier,
+        )?;
+        if self.inner.persist
+            && before.as_ref() != Some(&index)
+            && let Some(dir) = &frames_dir
+            && let Err(e) = log_index_file::save(dir, &loc.path, &index)
+        {
+            tracing::debug!(log = %loc.path.display(), error = %e, "frame index not saved");
+        }
+        let index = Arc::new(index);
+        let mut held = lock(&self.inner.log_indexes);
+        if held.len() >= LOG_INDEXES {
+            held.remove(0);
+        }
+        held.push((loc.path.clone(), stamp, Arc::clone(&index)));
+        Ok(index)
     }
 
     /// Find a session's log in any project directory. The same id under two projects is
@@ -376,71 +474,22 @@ impl SessionStore {
         Ok((loc, meta))
     }
 
-    /// Scan for the latest title, continuing a clean earlier scan when the log only grew.
-    fn scan_title(
-        limits: &Limits,
-        id: &str,
-        loc: &LogLocation,
-        stamp: Stamp,
-        cached: Option<CachedTitle>,
-    ) -> Result<CachedTitle, QueryError> {
-        let mut title = None;
-        let mut on_event = |event: Event, _line: u64| {
-            if let EventData::SessionTitle(t) = event.data {
-                title = Some(t.title);
-            }
-            Ok(())
-        };
-        if let Some(c) = cached
-            && c.format == LogFormat::Plain
-            && loc.format == LogFormat::Plain
-            && let Some(pos) = c.resume
-            && stamp.same_file(&c.stamp)
-            && stamp.len >= pos.readable_len
-        {
-            let mut file = reader::open_file(&loc.path)?;
-            file.seek(SeekFrom::Start(pos.readable_len))
-                .map_err(|e| io_err(&loc.path, e))?;
-            let (end, torn) = reader::scan_events_limited(
-                &loc.path,
-                BufReader::with_capacity(256 * 1024, file),
-                pos,
-                limits,
-                &mut on_event,
-            )?;
-            let resume = resumable(torn.as_ref()).then_some(end);
-            return Ok(CachedTitle {
-                stamp,
-                format: loc.format,
-                resume,
-                title: title.map(Arc::from).or(c.title),
-            });
+    /// The summary of a listed session whose log every listing stat-ed less than `max_age`
+    /// ago, if the digest cache holds it for that very stamp: no syscall (but for the path
+    /// of a damaged log). `None`: ask [`read_summary`](SessionQuery::read_summary).
+    fn summary_from_last_check(&self, id: &str, max_age: Duration) -> Option<SessionSummary> {
+        let headers = headers_if_free(&self.inner)?;
+        let (mut summary, damage) = headers.vouched_digest(id, max_age, |d| {
+            (
+                SessionSummary::of_log(d.title.clone(), &d.activity),
+                d.damage.is_some().then(|| d.clone()),
+            )
+        })?;
+        if let Some(digest) = damage {
+            let path = headers.location_of(id)?.path;
+            summary.damage = digest.damage_error(&path).map(|e| e.to_string().into());
         }
-        let summary = reader::scan_log_limited(&loc.path, loc.format, limits, &mut on_event)?;
-        reader::check_header_id(&loc.path, &summary.header, id)?;
-        let resume = resumable(summary.torn_tail.as_ref()).then_some(ScanPos {
-            readable_len: summary.readable_len,
-            next_seq: summary.next_seq,
-            line: summary.lines,
-        });
-        Ok(CachedTitle {
-            stamp,
-            format: loc.format,
-            resume,
-            title: title.map(Arc::from),
-        })
-    }
-
-    /// The title of a listed session whose log every listing stat-ed less than `max_age`
-    /// ago, if the title cache holds it for that very stamp: no syscall. `None`: ask
-    /// [`read_title`](SessionQuery::read_title).
-    fn title_from_last_check(
-        &self,
-        id: &str,
-        max_age: Duration,
-    ) -> Option<Result<Option<String>, QueryError>> {
-        let title = headers_if_free(&self.inner)?.vouched_title(id, max_age)?;
-        Some(Ok(title.as_deref().map(str::to_owned)))
+        Some(summary)
     }
 
     /// Run the header index's periodic stat of every log on a thread of its own, a chunk
@@ -468,24 +517,49 @@ impl SessionStore {
         }
     }
 
-    /// [`read_title`](SessionQuery::read_title) as a shared string.
-    fn read_title_shared(&self, id: &str) -> Result<Option<Arc<str>>, QueryError> {
+    /// The digest of session `id`'s log (latest title, activity, damage): from the cache
+    /// while the log's stamp is unchanged, else read — only what was appended when the log
+    /// just grew (docs/session-store.md: caches).
+    fn read_digest(&self, id: &str) -> Result<(LogLocation, LogDigest), QueryError> {
         let (loc, meta) = self.find(id)?;
         let stamp = Stamp::of(&meta);
-        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_title(&loc));
+        let cached = headers_if_free(&self.inner).and_then(|h| h.cached_digest(&loc));
         if let Some(c) = &cached
             && c.stamp == stamp
             && c.format == loc.format
         {
-            return Ok(c.title.clone());
+            return Ok((loc, c.digest.clone()));
         }
-        let fresh = Self::scan_title(&self.inner.limits, id, &loc, stamp, cached)?;
+        let same_file = cached.as_ref().is_some_and(|c| stamp.same_file(&c.stamp));
+        let digest = log_digest::read_digest(
+            &loc.path,
+            loc.format,
+            &self.inner.limits,
+            id,
+            cached.as_ref().map(|c| &c.digest),
+            same_file,
+        )?;
         self.inner.titles_dirty.store(true, Ordering::Relaxed);
-        let title = fresh.title.clone();
         if let Some(mut headers) = headers_if_free(&self.inner) {
-            headers.remember_title(&loc, fresh);
+            headers.remember_digest(
+                &loc,
+                CachedDigest {
+                    stamp,
+                    format: loc.format,
+                    digest: digest.clone(),
+                },
+            );
         }
-        Ok(title)
+        Ok((loc, digest))
+    }
+
+    /// The listing's title of `id`: the latest title as far as its log could be read (a
+    /// log damaged after its title is listed with it).
+    fn listed_title(&self, id: &str, max_age: Duration) -> Result<Option<Arc<str>>, QueryError> {
+        match self.summary_from_last_check(id, max_age) {
+            Some(summary) => Ok(summary.title),
+            None => Ok(self.read_digest(id)?.1.title),
+        }
     }
 }
 
@@ -541,12 +615,6 @@ pub(crate) fn locate_in(root: &Path, id: &str) -> Result<Option<LogLocation>, Qu
         found = Some(loc);
     }
     Ok(found)
-}
-
-/// A scan can be continued later unless it stopped at real damage (a final line still
-/// being written is not damage yet).
-fn resumable(torn: Option<&reader::TornTail>) -> bool {
-    torn.is_none_or(|t| t.reason == UNTERMINATED)
 }
 
 impl SessionQuery for SessionStore {
@@ -605,9 +673,14 @@ impl SessionQuery for SessionStore {
     }
 
     fn read_title(&self, id: &str) -> Result<Option<String>, QueryError> {
-        Ok(self.read_title_shared(id)?.as_deref().map(str::to_owned))
+        let (loc, digest) = self.read_digest(id)?;
+        if let Some(e) = digest.damage_error(&loc.path) {
+            return Err(e);
+        }
+        Ok(digest.title.as_deref().map(str::to_owned))
     }
 
+    /// The listing's title: a log damaged after its title is listed with that title.
     fn read_title_recent(
         &self,
         id: &str,
@@ -616,21 +689,50 @@ impl SessionQuery for SessionStore {
         self.inner.ensure_loaded();
         // As in a listing: a title the listing's own check of its log vouches for needs no
         // stat (a popup building its view title by title costs no syscall per session).
-        self.inner.recent_titles.get(id, max_age, |id| {
-            self.title_from_last_check(id, max_age)
-                .unwrap_or_else(|| self.read_title(id))
-        })
+        self.inner
+            .recent_titles
+            .get_shared(id, max_age, |id| self.listed_title(id, max_age))
     }
 
+    /// The listing's titles (as [`read_title_recent`](Self::read_title_recent)).
     fn with_recent_titles(&self, max_age: Duration, f: &mut dyn FnMut(&mut TitleLookup<'_>)) {
         self.inner.ensure_loaded();
         // A title the listing's own check of its log vouches for needs no stat. The memo
         // then remembers it as of this lookup, so it may be up to twice `max_age` old.
-        let read = |id: &str| {
-            self.title_from_last_check(id, max_age)
-                .unwrap_or_else(|| self.read_title(id))
+        let read = |id: &str| self.listed_title(id, max_age);
+        self.inner
+            .recent_titles
+            .with_shared_lookup(max_age, &read, f);
+    }
+
+    fn read_summary(&self, id: &str) -> Result<SessionSummary, QueryError> {
+        let (loc, digest) = self.read_digest(id)?;
+        let mut summary = SessionSummary::of_log(digest.title.clone(), &digest.activity);
+        summary.damage = digest.damage_error(&loc.path).map(|e| e.to_string().into());
+        Ok(summary)
+    }
+
+    fn read_summary_recent(
+        &self,
+        id: &str,
+        max_age: Duration,
+    ) -> Result<SessionSummary, QueryError> {
+        self.inner.ensure_loaded();
+        self.inner.recent_summaries.get(id, max_age, |id| {
+            match self.summary_from_last_check(id, max_age) {
+                Some(summary) => Ok(summary),
+                None => self.read_summary(id),
+            }
+        })
+    }
+
+    fn with_recent_summaries(&self, max_age: Duration, f: &mut dyn FnMut(&mut SummaryLookup<'_>)) {
+        self.inner.ensure_loaded();
+        let read = |id: &str| match self.summary_from_last_check(id, max_age) {
+            Some(summary) => Ok(summary),
+            None => self.read_summary(id),
         };
-        self.inner.recent_titles.with_lookup(max_age, &read, f);
+        self.inner.recent_summaries.with_lookup(max_age, &read, f);
     }
 
     fn log_stamp(&self, id: &str) -> Result<Option<Stamp>, QueryError> {

@@ -464,8 +464,8 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
     let mut record = read_index(&index);
     let mut titles = 0;
     for session in sessions_of(&mut record) {
-        if let Some(t) = &mut session.title {
-            t.title = Some("spoofed".into());
+        if let Some(t) = &mut session.digest {
+            t.digest.title = Some("spoofed".into());
             t.stamp.len = 1;
             titles += 1;
         }
@@ -492,8 +492,8 @@ fn a_hand_edited_or_foreign_index_never_changes_an_answer() {
     // An index owned by another user, or writable by others, is ignored.
     let mut record = read_index(&index);
     for session in sessions_of(&mut record) {
-        if let Some(t) = &mut session.title {
-            t.title = Some("foreign".into());
+        if let Some(t) = &mut session.digest {
+            t.digest.title = Some("foreign".into());
         }
     }
     let foreign = index_file::encode(&record);
@@ -544,7 +544,7 @@ fn index_records_are_misses_unless_their_own_log_and_directories_agree() {
     let mut pristine = read_index(&index);
     assert_eq!(
         sessions_of(&mut pristine)
-            .filter(|s| s.title.as_ref().is_some_and(|t| t.title.is_some()))
+            .filter(|s| s.digest.as_ref().is_some_and(|t| t.digest.title.is_some()))
             .count(),
         2,
         "{pristine:?}"
@@ -566,8 +566,8 @@ fn index_records_are_misses_unless_their_own_log_and_directories_agree() {
                 if let Some((_, stamp)) = &mut session.log {
                     wrong(stamp, field);
                 }
-                if let Some(t) = &mut session.title {
-                    t.title = Some("spoofed".into());
+                if let Some(t) = &mut session.digest {
+                    t.digest.title = Some("spoofed".into());
                     wrong(&mut t.stamp, field);
                 }
             }

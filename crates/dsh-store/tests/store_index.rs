@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use dsh_store::index_file::{
-    self, FileTime, INDEX_FILE, IndexRecord, ProjectRecord, SessionRecord, TitleRecord,
+    self, DigestRecord, FileTime, INDEX_FILE, IndexRecord, ProjectRecord, SessionRecord,
 };
 use dsh_store::reader::Limits;
 use dsh_store::reader::LogFormat;
@@ -119,7 +119,7 @@ fn a_fresh_process_starts_from_the_index_and_sees_every_change() {
         .projects
         .iter()
         .flat_map(|p| &p.sessions)
-        .filter_map(|s| s.title.as_ref()?.title.as_deref())
+        .filter_map(|s| s.digest.as_ref()?.digest.title.as_deref())
         .collect();
     assert_eq!(titles.len(), 3, "{index:?}");
     assert_eq!(fresh_view(root), first);
@@ -219,9 +219,19 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
                     name: "../../x".into(),
                     log: Some((LogFormat::Plain, stamp)),
                     header: Some(SessionHeader::new("x", 1, None)),
-                    title: Some(TitleRecord {
+                    digest: Some(DigestRecord {
                         stamp,
-                        title: Some("evil".into()),
+                        digest: dsh_store::log_digest::LogDigest {
+                            title: Some("evil".into()),
+                            activity: dsh_store::Activity::default(),
+                            end: dsh_store::reader::ScanPos {
+                                readable_len: 0,
+                                next_seq: 0,
+                                line: 1,
+                            },
+                            resume_check: None,
+                            damage: None,
+                        },
                     }),
                 }],
             },
@@ -428,4 +438,101 @@ fn an_early_listing_allowed_by_the_owner_answers_before_the_check_then_gives_way
         ids(&store.list_sessions_unchecked().unwrap()),
         ["new", "kept"]
     );
+}
+
+fn user_line(seq: u64, time: i64) -> String {
+    json!({"type": "user/message", "seq": seq, "time": time, "data": {"id": format!("u{seq}"), "role": "user", "content": [{"type": "text", "text": "hello"}], "source": {"kind": "user"}}, "surfaceOp": "append"}).to_string() + "\n"
+}
+
+fn turn_end(seq: u64, time: i64) -> String {
+    json!({"type": "turn/end", "seq": seq, "time": time, "data": {"turn": 1, "reason": {"kind": "completed"}}}).to_string() + "\n"
+}
+
+/// Issue 27 item 3: a log's activity is kept in the index file, and a later process reads
+/// only what was appended since. The proof: everything between the header and the last
+/// bytes the first process read is overwritten with bytes that do not parse — a process
+/// reading the log whole reports damage, one continuing from the index does not.
+#[test]
+fn activity_is_continued_across_processes_from_the_index_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let path = write_session(root, "a", None, 5, "alpha");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&user_line(2, 1_000));
+    fs::write(&path, &text).unwrap();
+    let first_len = text.len();
+    {
+        let store = own_store(root);
+        store.list_sessions().unwrap();
+        let s = store.read_summary("a").unwrap();
+        assert_eq!(s.title.as_deref(), Some("alpha"));
+        assert_eq!((s.last_active_ms, s.messages), (Some(1_000), Some(1)));
+    }
+    text.push_str(&user_line(3, 2_000));
+    text.push_str(&turn_end(4, 2_500));
+    let header_len = text.find('\n').unwrap() + 1;
+    let mut bytes = text.into_bytes();
+    let keep_from = first_len - dsh_store::log_digest::TAIL_CHECK_BYTES;
+    for b in &mut bytes[header_len..keep_from] {
+        if *b != b'\n' {
+            *b = b'#';
+        }
+    }
+    fs::write(&path, &bytes).unwrap();
+    let store = own_store(root);
+    store.list_sessions().unwrap();
+    let s = store.read_summary("a").unwrap();
+    assert_eq!(s.damage, None, "read on from the index, not whole");
+    assert_eq!(s.title.as_deref(), Some("alpha"));
+    assert_eq!((s.last_active_ms, s.messages), (Some(2_500), Some(2)));
+    // A store without the index reads it whole and finds the damage.
+    let bare = SessionStore::with_options(root, None, false, Limits::default());
+    assert!(bare.read_summary("a").unwrap().damage.is_some());
+}
+
+/// Issue 27 minor 15: a log damaged at line 14, after its title, is listed with that title
+/// (listing lookups and `read_summary`), while `read_title` still reports the damage.
+#[test]
+fn a_log_damaged_after_its_title_is_listed_with_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let path = write_session(root, "d", None, 5, "Before the damage");
+    let mut text = fs::read_to_string(&path).unwrap();
+    // Lines 4..=13: messages; line 14: damage; a complete turn/end after it.
+    for seq in 2..12 {
+        text.push_str(&user_line(seq, 100 + seq as i64));
+    }
+    text.push_str("{\"type\":\"user/message\",\"seq\":12,\"ti\n");
+    text.push_str(&turn_end(13, 500));
+    fs::write(&path, &text).unwrap();
+    let store = own_store(root);
+    store.list_sessions().unwrap();
+    match store.read_title("d") {
+        Err(QueryError::Corrupt { line, .. }) => assert_eq!(line, 14),
+        other => panic!("expected corruption at line 14, got {other:?}"),
+    }
+    let hour = Duration::from_secs(3600);
+    assert_eq!(
+        store.read_title_recent("d", hour).unwrap().as_deref(),
+        Some("Before the damage")
+    );
+    let mut listed = None;
+    store.with_recent_titles(hour, &mut |lookup| listed = Some(lookup("d").unwrap()));
+    assert_eq!(listed.flatten().as_deref(), Some("Before the damage"));
+    let summary = store.read_summary("d").unwrap();
+    assert_eq!(summary.title.as_deref(), Some("Before the damage"));
+    assert!(
+        summary
+            .damage
+            .as_deref()
+            .is_some_and(|d| d.contains(":14:")),
+        "{summary:?}"
+    );
+    assert_eq!(
+        (summary.messages, summary.last_active_ms),
+        (Some(10), Some(111))
+    );
+    let mut listed = None;
+    store.with_recent_summaries(hour, &mut |lookup| listed = Some(lookup("d").unwrap()));
+    assert_eq!(listed, Some(summary));
 }

@@ -1,0 +1,144 @@
+//! Issue 27 item 3 (data part of minor 26): `/resume` and the `@` popup order each group by
+//! last activity, with each row's details; dsh's creation order stays available.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure should stop the test
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use dsh_reference::{
+    AgentRef, ListingOrder, ListingScope, ReferenceConfig, SessionDetails, SessionReferences,
+};
+use dsh_store::{SessionHeader, SessionQuery, SessionStore};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// A log with its header and, per `(time, text)`, a user message (all in one turn).
+fn write_log(root: &Path, id: &str, cwd: Option<&str>, created: i64, messages: &[(i64, &str)]) {
+    let dir = dsh_store::paths::session_dir(root, cwd, id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let header = SessionHeader::new(id, created, cwd.map(str::to_owned));
+    let mut text = serde_json::to_string(&header).unwrap() + "\n";
+    for (seq, (time, said)) in messages.iter().enumerate() {
+        let line = json!({"type": "user/message", "seq": seq, "time": time, "data": {"id": format!("m{seq}"), "role": "user", "content": [{"type": "text", "text": said}], "source": {"kind": "user"}}, "surfaceOp": "append"});
+        text.push_str(&line.to_string());
+        text.push('\n');
+    }
+    fs::write(dir.join("session.jsonl"), text).unwrap();
+}
+
+fn ids(page: &dsh_reference::DetailedPage) -> Vec<&str> {
+    page.page
+        .rows
+        .iter()
+        .map(|c| c.session_id.as_str())
+        .collect()
+}
+
+#[tokio::test]
+async fn groups_are_ordered_by_last_activity_with_details() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // Created oldest first: old (continued a moment ago), mid, new (never continued), plus
+    // one elsewhere and one empty (only a header: ordered by its creation).
+    write_log(
+        root,
+        "old",
+        Some("/w"),
+        1_000,
+        &[(1_100, "a"), (9_000, "b")],
+    );
+    write_log(root, "mid", Some("/w"), 2_000, &[(2_500, "c")]);
+    write_log(root, "new", Some("/w"), 3_000, &[(3_100, "d")]);
+    write_log(root, "empty", Some("/w"), 4_000, &[]);
+    write_log(root, "far", Some("/elsewhere"), 5_000, &[(99_000, "e")]);
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(root));
+    let refs = SessionReferences::new(store, ReferenceConfig::default());
+    let cancel = CancellationToken::new();
+    let scope = ListingScope::Agent(AgentRef {
+        session_id: "me".into(),
+        cwd: Some("/w".into()),
+    });
+    let created = refs
+        .list_page_ordered(&scope, "", None, ListingOrder::Created, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(ids(&created), ["empty", "new", "mid", "old", "far"]);
+    let active = refs
+        .list_page_ordered(&scope, "", None, ListingOrder::LastActivity, &cancel)
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(&active),
+        ["old", "empty", "new", "mid", "far"],
+        "same cwd first, each group by last activity"
+    );
+    assert_eq!(active.page.total, 5);
+    assert_eq!(
+        active.details.get("old"),
+        Some(&SessionDetails {
+            last_active_ms: Some(9_000),
+            messages: Some(2),
+        })
+    );
+    assert_eq!(
+        active.details.get("empty"),
+        Some(&SessionDetails {
+            last_active_ms: None,
+            messages: Some(0),
+        })
+    );
+    // Filtered and cut to a limit; the picker's scope is one group.
+    let two = refs
+        .list_page_ordered(
+            &ListingScope::All,
+            "/w",
+            Some(2),
+            ListingOrder::LastActivity,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&two), ["old", "empty"]);
+    assert_eq!(two.page.total, 4);
+    // No exact match: the closest ones come with their details too.
+    let closest = refs
+        .list_page_ordered(
+            &ListingScope::All,
+            "elswhere",
+            None,
+            ListingOrder::LastActivity,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(closest.page.total, 0);
+    assert_eq!(
+        closest
+            .page
+            .closest
+            .first()
+            .map(|c| c.candidate.session_id.as_str()),
+        Some("far")
+    );
+    assert_eq!(
+        closest.details.get("far").and_then(|d| d.last_active_ms),
+        Some(99_000)
+    );
+    // The plain listing keeps dsh's order (the `candidates` contract).
+    let plain = refs
+        .list_candidates(
+            &AgentRef {
+                session_id: "me".into(),
+                cwd: Some("/w".into()),
+            },
+            "",
+            None,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    let plain: Vec<&str> = plain.iter().map(|c| c.session_id.as_str()).collect();
+    assert_eq!(plain, ["empty", "new", "mid", "old", "far"]);
+}
