@@ -795,12 +795,18 @@ fn candidates_keep_dsh_creation_order_over_last_activity() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     let store = SessionStore::new(fx.store());
     let mut w = store.open_writer("older", None).unwrap();
-    w.append(dsh_store::layout::in_turns(2, vec![user("continued just now")]))
-        .unwrap();
+    w.append(dsh_store::layout::in_turns(
+        2,
+        vec![user("continued just now")],
+    ))
+    .unwrap();
     drop(w);
     let older = dsh_store::SessionQuery::read_summary(&store, "older").unwrap();
     let newer = dsh_store::SessionQuery::read_summary(&store, "newer").unwrap();
-    assert!(older.last_active_ms > newer.last_active_ms, "{older:?} {newer:?}");
+    assert!(
+        older.last_active_ms > newer.last_active_ms,
+        "{older:?} {newer:?}"
+    );
     let out = fx.run(&["candidates", "--session", "me", "--json"]);
     let ids: Vec<Value> = stdout_json(&out)
         .as_array()

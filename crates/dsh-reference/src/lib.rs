@@ -24,6 +24,7 @@ pub mod parse;
 pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
+pub mod query_words;
 pub mod redact;
 pub mod reference_entry;
 pub mod relative_time;
@@ -45,6 +46,7 @@ pub use mention::format_mention;
 pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
+pub use query_words::{QueryMatch, query_match_ranges, query_words};
 pub use reference_entry::{
     ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,
 };
