@@ -15,7 +15,7 @@ use memchr::memmem;
 
 use super::candidates::{Candidate, Scope, Selection};
 use super::listing_order::{ListingOrder, SessionDetails, TopByActivity};
-use super::query_words::{QueryMatch, query_words};
+use super::query_words::{ListingQuery, QueryMatch, query_words};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
@@ -326,8 +326,7 @@ impl CandidateView {
     ) -> Selection {
         self.select_ordered(
             scope,
-            query,
-            QueryMatch::Substring,
+            ListingQuery::substring(query),
             limit,
             count_all,
             ListingOrder::Created,
@@ -335,23 +334,22 @@ impl CandidateView {
         )
     }
 
-    /// Like [`select`](Self::select), matching `query` as `matching` says and ordering
-    /// each group by `order`: by last activity
+    /// Like [`select`](Self::select), matching `query` as it says and ordering each group
+    /// by `order`: by last activity
     /// (most recent first, equal times in listing order) needs a view built with summaries
     /// ([`build_summarized`](Self::build_summarized)); without them it keeps listing order.
     /// Every match is visited then (the most recent one may come last in the listing).
     pub fn select_ordered(
         &self,
         scope: Scope<'_>,
-        query: &str,
-        matching: QueryMatch,
+        query: ListingQuery<'_>,
         limit: usize,
         count_all: bool,
         order: ListingOrder,
         cancelled: impl Fn() -> bool,
     ) -> Selection {
         let (positions, total) =
-            self.select_positions(scope, query, matching, limit, count_all, order, cancelled);
+            self.select_positions(scope, query, limit, count_all, order, cancelled);
         Selection {
             rows: positions
                 .into_iter()
@@ -377,12 +375,10 @@ impl CandidateView {
     }
 
     /// [`select_ordered`](Self::select_ordered) as listing positions, and the total.
-    #[allow(clippy::too_many_arguments)] // the select_ordered parameters, as positions
     pub fn select_positions(
         &self,
         scope: Scope<'_>,
-        query: &str,
-        matching: QueryMatch,
+        query: ListingQuery<'_>,
         limit: usize,
         count_all: bool,
         order: ListingOrder,
@@ -426,9 +422,11 @@ impl CandidateView {
             // Once the best group is full no later session can be shown.
             count_all || groups[0].len() < limit
         };
-        match matching {
-            QueryMatch::Substring => self.for_each_match(&query.to_lowercase(), &mut on_match),
-            QueryMatch::Words => self.for_each_match_of_words(&query_words(query), &mut on_match),
+        match query.matching {
+            QueryMatch::Substring => self.for_each_match(&query.text.to_lowercase(), &mut on_match),
+            QueryMatch::Words => {
+                self.for_each_match_of_words(&query_words(query.text), &mut on_match);
+            }
         }
         if interrupted || cancelled() {
             return (Vec::new(), 0);
@@ -742,7 +740,7 @@ mod tests {
                 .map(|h| h.id.as_str())
                 .collect();
             let got = view.select_ordered(
-                Scope::all(), &query, QueryMatch::Words, usize::MAX, true,
+                Scope::all(), ListingQuery::words(&query), usize::MAX, true,
                 ListingOrder::Created, || false,
             );
             let got: Vec<&str> = got.rows.iter().map(|c| c.session_id.as_str()).collect();
@@ -797,7 +795,7 @@ mod tests {
             let created = summed.select(scope, &query, limit, true, || false);
             // Damaged logs without a title are the only difference: both offer them by id.
             prop_assert_eq!(&created, &titled.select(scope, &query, limit, true, || false));
-            let (positions, total) = summed.select_positions(scope, &query, QueryMatch::Substring, usize::MAX, true, ListingOrder::Created, || false);
+            let (positions, total) = summed.select_positions(scope, ListingQuery::substring(&query), usize::MAX, true, ListingOrder::Created, || false);
             prop_assert_eq!(total, created.total);
             let at = |p: usize| {
                 let h = &headers[p];
@@ -806,7 +804,7 @@ mod tests {
             let mut want = positions;
             want.sort_by_key(|&p| (scope.rank(headers[p].cwd.as_deref()), std::cmp::Reverse(at(p)), p));
             want.truncate(limit);
-            let (got, got_total) = summed.select_positions(scope, &query, QueryMatch::Substring, limit, true, ListingOrder::LastActivity, || false);
+            let (got, got_total) = summed.select_positions(scope, ListingQuery::substring(&query), limit, true, ListingOrder::LastActivity, || false);
             prop_assert_eq!(got, want);
             prop_assert_eq!(got_total, total);
         }

@@ -22,6 +22,31 @@ pub enum QueryMatch {
     Words,
 }
 
+/// A listing query and how it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListingQuery<'a> {
+    pub text: &'a str,
+    pub matching: QueryMatch,
+}
+
+impl<'a> ListingQuery<'a> {
+    /// `text` matched as dsh does: one substring.
+    pub fn substring(text: &'a str) -> Self {
+        ListingQuery {
+            text,
+            matching: QueryMatch::Substring,
+        }
+    }
+
+    /// `text` matched word by word.
+    pub fn words(text: &'a str) -> Self {
+        ListingQuery {
+            text,
+            matching: QueryMatch::Words,
+        }
+    }
+}
+
 /// The lowercased words of `query` (split at JavaScript whitespace), each once, longest
 /// first: the longest word is the rarest in practice, so it is searched for first.
 pub fn query_words(query: &str) -> Vec<String> {

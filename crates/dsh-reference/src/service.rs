@@ -26,7 +26,7 @@ use super::listing_order::{ListingOrder, SessionDetails};
 use super::parse::Mentioned;
 use super::parse::Reference;
 use super::prompt::context_message;
-use super::query_words::QueryMatch;
+use super::query_words::ListingQuery;
 use super::redact::redact_if;
 use super::retention::RetainedSource;
 use super::source_read::read_source_redacting;
@@ -270,9 +270,9 @@ impl SessionReferences {
 
     /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
     /// row's details (last activity, message count), and the query matched word by word
-    /// ([`QueryMatch::Words`]: each word of `query` a case-insensitive substring of the
-    /// session's title, id or cwd): what `/resume` and the `@` popup show with
-    /// [`ListingOrder::LastActivity`]. Every session's summary is read (from the
+    /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
+    /// case-insensitive substring of the session's title, id or cwd): what `/resume` and
+    /// the `@` popup show with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
     /// store's caches: a log is read again only when it changed, and then only what was
     /// appended), so the first call on a cold store takes as long as a first title search;
     /// [`warm_ordered_listing`](Self::warm_ordered_listing) does it ahead of time.
@@ -311,8 +311,7 @@ impl SessionReferences {
             };
             let (positions, total) = view.select_positions(
                 scope,
-                &query,
-                QueryMatch::Words,
+                ListingQuery::words(&query),
                 limit,
                 true,
                 order,

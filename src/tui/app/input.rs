@@ -273,8 +273,7 @@ impl App {
             .candidates
             .query(&cx, query_id, query.to_owned(), limit)
         {
-            let zone = self.composer.zone;
-            let page = results_page(&empty, query, "", zone, &|_| dsh_foreign::Origin::Dsh);
+            let page = results_page(&empty, query, "", &|_| dsh_foreign::Origin::Dsh);
             let outcomes = self.composer.input.set_page(query_id, page);
             self.act_on(outcomes);
         }

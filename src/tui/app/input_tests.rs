@@ -2,6 +2,7 @@
 //! popup and `/resume`, unbound chords, Up history after a restart, collapsed pastes, slow
 //! answers, the mouse and its capture key.
 
+use crate::tui::composer::listed_page::ListedPage;
 use std::sync::{Arc, Mutex};
 
 use crossterm::event::{
@@ -87,6 +88,9 @@ async fn ctrl_c_with_the_popup_open_closes_it_and_keeps_the_draft() {
 async fn at_80x12_the_popup_shows_its_rows() {
     let mut h = harness(true).await;
     for n in 0..4 {
+        // Each written a moment after the one before: rows go by last activity, and the
+        // writer stamps events with the clock's milliseconds.
+        std::thread::sleep(std::time::Duration::from_millis(2));
         seed(
             &h.app.store,
             &format!("s-beta-{n}"),
@@ -257,7 +261,7 @@ async fn rows_of_the_query_before_go_when_the_answer_is_late() {
     // The answer shows when it comes.
     h.app
         .handle_app_event(AppEvent::Candidates(CandidatesEvent {
-            phase: CandidatesPhase::Answered(Ok(dsh_reference::CandidatePage::default())),
+            phase: CandidatesPhase::Answered(Ok(ListedPage::default())),
             ..asked
         }));
     assert!(shown(&mut h.app, 80, 24).contains("no matching sessions"));
@@ -361,4 +365,88 @@ async fn alt_m_turns_mouse_capture_off_and_on() {
     );
     let help = super::render::help_text();
     assert!(help.contains("Alt+M"), "{help}");
+}
+
+/// Issue 27 item 3 / minor 26: `/resume` and the `@` popup listed by creation time, so a
+/// session continued a minute ago was far down; rows told neither when a session was last
+/// active nor how long it is. Minor 10: a multi-word query matched its words as one string.
+#[tokio::test]
+async fn lists_go_by_last_activity_with_details_and_match_words() {
+    let mut h = harness(true).await;
+    // Created after `s-alpha` (dsh's order puts it first), never continued since.
+    let header = dsh_store::SessionHeader::new(
+        "s-newer",
+        1_800_000_000_000,
+        Some(super::tests::CWD.to_owned()),
+    );
+    let mut writer = h.app.store.open_writer("s-newer", Some(header)).unwrap();
+    writer
+        .append(vec![dsh_store::NewEvent::appended(
+            dsh_store::EventData::UserMessage(dsh_store::Message::user_text("hello")),
+        )])
+        .unwrap();
+    drop(writer);
+    // `s-alpha` is continued a moment later.
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let mut writer = h.app.store.open_writer("s-alpha", None).unwrap();
+    writer
+        .append(dsh_store::layout::in_turns(
+            2,
+            [dsh_store::NewEvent::appended(
+                dsh_store::EventData::UserMessage(dsh_store::Message::user_text("still?")),
+            )],
+        ))
+        .unwrap();
+    drop(writer);
+    utc(&mut h.app);
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| !p.picker.results().in_flight())
+    })
+    .await;
+    let screen = shown(&mut h.app, 100, 20);
+    assert!(
+        line_of(&screen, "Alpha login bug") < line_of(&screen, "s-newer"),
+        "continued last, listed first:\n{screen}"
+    );
+    let detail = |id: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(&format!("│    {id} · ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        detail("s-alpha").contains(" · just now · 3 msgs│"),
+        "{screen}"
+    );
+    assert!(
+        detail("s-newer").contains(" · just now · 1 msg│"),
+        "{screen}"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    // The `@` popup too, and its words match anywhere in the title, id or cwd.
+    type_text(&mut h.app, "@");
+    popup_answered(&mut h.app).await;
+    let screen = shown(&mut h.app, 100, 20);
+    assert!(
+        line_of(&screen, "Alpha login bug") < line_of(&screen, "s-newer"),
+        "{screen}"
+    );
+    type_text(&mut h.app, "bug alpha");
+    popup_answered(&mut h.app).await;
+    assert!(h.app.composer.input.popup_active(), "a space kept it open");
+    let screen = shown(&mut h.app, 100, 20);
+    assert!(screen.contains("Alpha login bug"), "{screen}");
+    assert!(!screen.contains("s-newer"), "{screen}");
+    assert!(screen.contains(" 1/1 "), "{screen}");
+    type_text(&mut h.app, " atlas");
+    popup_answered(&mut h.app).await;
+    assert!(
+        shown(&mut h.app, 100, 20).contains("Alpha login bug"),
+        "cwd word"
+    );
 }

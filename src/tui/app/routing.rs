@@ -39,7 +39,6 @@ impl App {
                     input: &mut self.composer.input,
                     chips: &mut self.composer.chips,
                     chat: &mut self.chat,
-                    zone: self.composer.zone,
                     origin_of: &origin_of,
                     refs: self.refs.as_ref(),
                     agent: self.session.agent_ref(),

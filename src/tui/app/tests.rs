@@ -1,6 +1,7 @@
 //! App-level tests: snapshots of whole screens over `TestBackend`, key-sequence tests of
 //! the submit paths, and paused-time tests of redraw coalescing and prepare cancellation.
 
+use crate::tui::composer::listed_page::ListedPage;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -200,7 +201,10 @@ async fn the_first_at_shows_the_remembered_page_then_the_checked_one() {
         closest: Vec::new(),
     };
     let mut stale_pages = remembered_page::RememberedPages::default();
-    stale_pages.upsert(RememberedPage::of(&stale, Some(CWD)));
+    stale_pages.upsert(RememberedPage::of(
+        &ListedPage::without_details(stale, 0),
+        Some(CWD),
+    ));
     remembered_page::save(&path, &stale_pages);
     h.app.remember_first_page_in(path.clone());
     h.app.warm_listing();
@@ -1186,11 +1190,15 @@ async fn the_status_line_stays_above_the_composer_when_the_popup_opens() {
     let asked = next_candidates(&mut h.app, query_id).await;
     h.app
         .handle_app_event(AppEvent::Candidates(CandidatesEvent {
-            phase: CandidatesPhase::Answered(Ok(dsh_reference::CandidatePage {
-                total: rows.len(),
-                rows,
-                closest: Vec::new(),
-            })),
+            phase: CandidatesPhase::Answered(Ok(ListedPage::without_details(
+                dsh_reference::CandidatePage {
+                    total: rows.len(),
+                    rows,
+                    closest: Vec::new(),
+                },
+                // Three hours after their creation.
+                1_700_000_000_000 + 3 * 3_600_000,
+            ))),
             ..asked
         }));
     let open = screen(&mut h.app, 80, 20);
@@ -1381,15 +1389,18 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
         .results()
         .expect("popup open")
         .query_id();
-    let page = |id: &str, label: &str| dsh_reference::CandidatePage {
-        rows: vec![dsh_reference::Candidate {
-            session_id: id.into(),
-            label: label.into(),
-            cwd: None,
-            created_at: 0,
-        }],
-        total: 1,
-        closest: Vec::new(),
+    let page = |id: &str, label: &str| {
+        let page = dsh_reference::CandidatePage {
+            rows: vec![dsh_reference::Candidate {
+                session_id: id.into(),
+                label: label.into(),
+                cwd: None,
+                created_at: 0,
+            }],
+            total: 1,
+            closest: Vec::new(),
+        };
+        ListedPage::without_details(page, 0)
     };
     // The newest query is answered first; the older one's answer arrives late.
     let asked = next_candidates(&mut h.app, newest).await;

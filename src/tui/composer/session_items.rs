@@ -10,11 +10,12 @@ use chrono::{FixedOffset, Local, TimeZone};
 use ratatui::style::{Color, Style};
 use ratatui::widgets::{Block, BorderType};
 
+use super::listed_page::ListedPage;
 use crate::tui::app::commands::COMMANDS;
 use dsh_foreign::Origin;
 use dsh_reference::closest::FuzzyQuery;
 use dsh_reference::{
-    Candidate, CandidatePage, encode_uri, label_match_ranges, neutral_label, parse_text,
+    Candidate, QueryMatch, encode_uri, neutral_label, parse_text, query_match_ranges,
 };
 use ratatui_mention::{
     CommandEntry, DetailPart, Keep, Mention, MentionConfig, MentionInput, MentionInputState,
@@ -97,20 +98,21 @@ pub fn all_dsh(_: &str) -> Origin {
 
 /// A listing answer to `query` as the popup's page: the exact matches with their total,
 /// the closest matches offered under their own title, a `✓` on sessions `draft` already
-/// mentions, each row's origin badge from `origin_of`, and in each label what the listing
-/// matched (the query as a substring; for closest matches, its fuzzy match).
+/// mentions, each row's origin badge from `origin_of` and details from `listed` (see
+/// [`listed_item`]), and in each label what the listing matched (each word of the query;
+/// for closest matches, its fuzzy match).
 pub fn results_page(
-    page: &CandidatePage,
+    listed: &ListedPage,
     query: &str,
     draft: &str,
-    zone: DisplayZone,
     origin_of: &OriginOf<'_>,
 ) -> ResultsPage {
     let mentioned: HashSet<String> = parse_text(draft)
         .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
         .unwrap_or_default();
+    let page = &listed.page;
     let item = |c: &Candidate, matched: Vec<Range<usize>>| {
-        session_item(c, &origin_of(&c.session_id), zone)
+        listed_item(c, &origin_of(&c.session_id), listed)
             .with_mark(mentioned.contains(&c.session_id))
             .with_match_ranges(matched)
     };
@@ -129,7 +131,7 @@ pub fn results_page(
         rows: page
             .rows
             .iter()
-            .map(|c| item(c, label_match_ranges(&c.label, query)))
+            .map(|c| item(c, query_match_ranges(&c.label, query, QueryMatch::Words)))
             .collect(),
         total: page.total,
         offered: if closest.is_empty() {
@@ -158,17 +160,46 @@ pub fn char_ranges(text: &str, indices: &[usize]) -> Vec<Range<usize>> {
 /// the label the readable message shows). Another tool's (read-only) session carries its
 /// origin's badge as the row's kind.
 pub fn session_item(candidate: &Candidate, origin: &Origin, zone: DisplayZone) -> MentionItem {
+    session_row(
+        candidate,
+        origin,
+        vec![DetailPart::new(
+            format_created(candidate.created_at, zone),
+            Keep::Whole,
+        )],
+    )
+}
+
+/// `candidate` as a row of a listing (`/resume`, the `@` popup): like [`session_item`], its
+/// detail line `<id> · <cwd> · <branch> · <2 h ago> · <14 msgs>` — the git branch of its
+/// cwd when that is in a repository, when it was last active, and its message count when
+/// its source counts them.
+pub fn listed_item(candidate: &Candidate, origin: &Origin, listed: &ListedPage) -> MentionItem {
+    let mut tail = Vec::with_capacity(3);
+    if let Some(branch) = listed.branch(candidate) {
+        tail.push(DetailPart::new(branch, Keep::Start));
+    }
+    tail.push(DetailPart::new(listed.activity(candidate), Keep::Whole));
+    if let Some(messages) = listed.messages(candidate) {
+        tail.push(DetailPart::new(messages, Keep::Whole));
+    }
+    session_row(candidate, origin, tail)
+}
+
+/// `candidate`'s row: its id and cwd, then `tail` on the detail line.
+fn session_row(candidate: &Candidate, origin: &Origin, tail: Vec<DetailPart>) -> MentionItem {
     let mention = Mention::new(
         neutral_label(&candidate.label),
         encode_uri(&candidate.session_id),
     );
+    let mut detail = vec![
+        // Sessions of one title differ at the end of their ids: cut in the middle.
+        DetailPart::new(&candidate.session_id, Keep::Middle),
+        DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
+    ];
+    detail.extend(tail);
     let item =
-        MentionItem::new(&candidate.session_id, &candidate.label, &mention).with_detail(vec![
-            // Sessions of one title differ at the end of their ids: cut in the middle.
-            DetailPart::new(&candidate.session_id, Keep::Middle),
-            DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
-            DetailPart::new(format_created(candidate.created_at, zone), Keep::Whole),
-        ]);
+        MentionItem::new(&candidate.session_id, &candidate.label, &mention).with_detail(detail);
     // The widget shows a row's kind with its controls made visible, like its label.
     match origin.badge() {
         Some(badge) => item.with_kind(format!("[{badge}]")),
@@ -263,17 +294,20 @@ mod tests {
             "[gem\u{1b}[2Jini]",
         ];
         assert_eq!(kinds, want);
-        let page = CandidatePage {
-            rows: rows.iter().map(|(c, _)| c.clone()).collect(),
-            total: 6,
-            closest: Vec::new(),
+        let page = ListedPage {
+            page: dsh_reference::CandidatePage {
+                rows: rows.iter().map(|(c, _)| c.clone()).collect(),
+                total: 6,
+                closest: Vec::new(),
+            },
+            ..ListedPage::default()
         };
         let origin_of = |id: &str| {
             rows.iter()
                 .find(|(c, _)| c.session_id == id)
                 .map_or(Origin::Dsh, |(_, o)| o.clone())
         };
-        let page = results_page(&page, "", "", utc, &origin_of);
+        let page = results_page(&page, "", "", &origin_of);
         let kinds: Vec<&str> = page.rows.iter().map(MentionItem::kind).collect();
         assert_eq!(kinds, want);
     }

@@ -16,13 +16,16 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::ResumePicker;
+use crate::tui::composer::listed_page::ListedPage;
 use crate::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page,
 };
 use crate::tui::preview::item_preview;
 use crate::tui::search::conversation_hits::{ConversationHit, popup_rows};
 use dsh_reference::estimate::PreviewTurn;
-use dsh_reference::{Candidate, CandidatePage, ClosestMatch, ReferenceEstimate, TurnRole};
+use dsh_reference::{
+    Candidate, CandidatePage, ClosestMatch, ReferenceEstimate, SessionDetails, TurnRole,
+};
 use ratatui_mention::{
     ItemPreview, KeyMap, MentionInputState, Outcome, PickerOutcome, ResultsList,
 };
@@ -66,6 +69,31 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
     }
 }
 
+/// `page` as the listing answers it two hours after [`CREATED`]: session `s-000N` last
+/// active N×10 minutes after its creation with N+2 messages (`s-0002` without activity, a
+/// foreign `s-0005` uncounted), the directory of project 0 on branch `main`.
+fn with_details(page: CandidatePage) -> ListedPage {
+    let details = page
+        .rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .map(|c| {
+            let n: i64 = c.session_id.trim_start_matches("s-").parse().unwrap_or(0);
+            let details = SessionDetails {
+                last_active_ms: (n != 2).then_some(c.created_at + n * 600_000),
+                messages: (n != 5).then(|| u64::try_from(n).unwrap_or(0) + 2),
+            };
+            (c.session_id.clone(), details)
+        })
+        .collect();
+    ListedPage {
+        page,
+        details,
+        branches: [("/home/ana/project-0".to_owned(), "main".to_owned())].into(),
+        listed_at_ms: CREATED + 2 * 3_600_000,
+    }
+}
+
 /// Answers query `id` as the app does (what matched the popup's query, marks from the
 /// current draft).
 fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
@@ -73,7 +101,7 @@ fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
         .results()
         .map(|r| r.query().to_owned())
         .unwrap_or_default();
-    let page = results_page(&page, &query, &pane.draft(), utc(), &all_dsh);
+    let page = results_page(&with_details(page), &query, &pane.draft(), &all_dsh);
     let _ = pane.set_page(id, page);
 }
 
@@ -437,7 +465,7 @@ fn listed(
     query: &str,
     page: CandidatePage,
 ) -> Vec<PickerOutcome> {
-    picker.show(id, query, Ok(page), &all_dsh)
+    picker.show(id, query, Ok(with_details(page)), &all_dsh)
 }
 
 #[test]
