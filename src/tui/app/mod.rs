@@ -204,8 +204,8 @@ impl App {
         self.transcript.note_sent();
     }
 
-    /// List the sessions and read their titles in the background, so the first `@` popup
-    /// or `/resume` answers from memory; the first frame never waits for it.
+    /// List the sessions and read their summaries (title, last activity, message count) in
+    /// the background, so the first `@` popup or `/resume` answers from memory; the first frame never waits for it.
     pub fn warm_listing(&self) {
         let Some(refs) = self.refs.clone() else {
             return;
@@ -229,7 +229,8 @@ impl App {
             });
         }
         tokio::spawn(async move {
-            if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
+            // Summaries, not only titles: the pickers list by last activity.
+            if let Err(e) = refs.warm_ordered_listing(&CancellationToken::new()).await {
                 tracing::debug!(error = %e.message, "listing not warmed");
             }
         });
