@@ -40,7 +40,9 @@ impl Fold {
     /// What the fold shows for `text` (its own bytes): `[pasted 3 000 lines]`, `[pasted
     /// 12 000 chars]` for a long single line, `[2 998 lines]` for recalled lines.
     pub fn label(&self, text: &str) -> String {
-        let lines = text.split('\n').count();
+        // A final line break ends the last line; it does not start another (`seq 3000`
+        // pasted is 3 000 lines).
+        let lines = text.strip_suffix('\n').unwrap_or(text).split('\n').count();
         let (count, unit) = if lines > 1 {
             (lines, "lines")
         } else {
