@@ -10,7 +10,7 @@
 //! else is ignored and replaced. Written to a temp file and renamed into place.
 //!
 //! Layout (little-endian): a 24-byte head — magic, [`VERSION`], the body's length and its
-//! CRC-32 — then the body: the root's mtime, and per project a `1` tag, its name and mtime and
+//! CRC-32 — then the body: the line limit the digests were read with, the root's mtime, and per project a `1` tag, its name and mtime and
 //! its sessions (each behind a `1` tag, closed by `0`), closed by `0`. A session holds its
 //! name, its log's format and stamp, its header, and its log's digest (title, activity, where
 //! the read stopped; [`crate::log_digest`]). A file whose length, checksum, tags or strings
@@ -49,8 +49,9 @@ pub const MAX_INDEX_BYTES: u64 = 256 << 20;
 const CHECK_FIRST_FROM: u64 = 64 << 20;
 
 /// Bumped whenever the layout changes; other versions are ignored (4: digests with activity
-/// and where their read stopped, instead of bare titles).
-const VERSION: u32 = 4;
+/// and where their read stopped, instead of bare titles; 5: the line limit they were read
+/// with).
+const VERSION: u32 = 5;
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"DSHRIDX\0";
@@ -106,6 +107,8 @@ pub struct ProjectRecord {
 /// The whole file, as plain data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexRecord {
+    /// The `store.max_line_bytes` its digests were read with.
+    pub line_limit: u64,
     pub root_mtime: Option<FileTime>,
     pub projects: Vec<ProjectRecord>,
 }
@@ -113,6 +116,10 @@ pub struct IndexRecord {
 /// What a file holds besides its projects (shown one by one as they are decoded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decoded {
+    /// The `store.max_line_bytes` its digests were read with: a digest (title, counts,
+    /// damage) depends on which lines were loaded, so a store read with another limit must
+    /// not take them (issue 27: a lowered limit's damage outlived the setting).
+    pub line_limit: u64,
     pub root_mtime: Option<FileTime>,
 }
 
@@ -234,7 +241,12 @@ impl<W: Write> IndexWriter<W> {
         }
     }
 
-    /// The root directory's mtime; written first.
+    /// The line limit the digests were read with; written first, by [`save`].
+    pub(crate) fn line_limit(&mut self, limit: u64) -> io::Result<()> {
+        self.u64(limit)
+    }
+
+    /// The root directory's mtime; written right after the line limit.
     pub fn root(&mut self, mtime: Option<FileTime>) -> io::Result<()> {
         self.file_time(mtime)
     }
@@ -377,6 +389,7 @@ fn head(len: u64, crc: u32) -> [u8; HEAD_LEN] {
 
 /// Write every record of `index` through `w`.
 fn write_record<W: Write>(w: &mut IndexWriter<W>, index: &IndexRecord) -> io::Result<()> {
+    w.line_limit(index.line_limit)?;
     w.root(index.root_mtime)?;
     for p in &index.projects {
         w.project(&p.name, p.mtime)?;
@@ -627,8 +640,10 @@ impl<R: BufRead> BodyReader<R> {
         })
     }
 
-    /// The root's mtime; each project is shown to `each` as soon as it is decoded.
-    fn index(&mut self, each: &mut dyn FnMut(ProjectRecord)) -> Result<Option<FileTime>, Bad> {
+    /// The line limit and the root's mtime; each project is shown to `each` as soon as it
+    /// is decoded.
+    fn index(&mut self, each: &mut dyn FnMut(ProjectRecord)) -> Result<Decoded, Bad> {
+        let line_limit = self.u64()?;
         let root_mtime = self.file_time()?;
         while self.flag()? {
             let name = self.str()?;
@@ -643,7 +658,10 @@ impl<R: BufRead> BodyReader<R> {
                 sessions,
             });
         }
-        Ok(root_mtime)
+        Ok(Decoded {
+            line_limit,
+            root_mtime,
+        })
     }
 }
 
@@ -678,17 +696,21 @@ fn decode_each<R: Read>(
         ),
         left: len,
     };
-    let root_mtime = body.index(each).ok()?;
+    let decoded = body.index(each).ok()?;
     // Every byte of the body was decoded, so every byte went through the hasher.
     let hashed = body.src.into_inner().crc.finalize();
-    (body.left == 0 && hashed == crc).then_some(Decoded { root_mtime })
+    (body.left == 0 && hashed == crc).then_some(decoded)
 }
 
 /// [`decode_each`] collecting every project.
 fn decode<R: Read>(src: R, file_len: u64) -> Option<IndexRecord> {
     let mut projects = Vec::new();
-    let Decoded { root_mtime } = decode_each(src, file_len, &mut |p| projects.push(p))?;
+    let Decoded {
+        line_limit,
+        root_mtime,
+    } = decode_each(src, file_len, &mut |p| projects.push(p))?;
     Some(IndexRecord {
+        line_limit,
         root_mtime,
         projects,
     })
@@ -709,8 +731,12 @@ fn unusable<T>(path: &Path, why: &str) -> Option<T> {
 /// large, unreadable, damaged or of another version.
 pub fn load(dir: &Path) -> Option<IndexRecord> {
     let mut projects = Vec::new();
-    let Decoded { root_mtime } = load_each(dir, &mut |p| projects.push(p))?;
+    let Decoded {
+        line_limit,
+        root_mtime,
+    } = load_each(dir, &mut |p| projects.push(p))?;
     Some(IndexRecord {
+        line_limit,
         root_mtime,
         projects,
     })
@@ -801,6 +827,7 @@ fn checksum_matches(mut file: &fs::File) -> bool {
 /// index of an earlier version is removed.
 pub fn save(
     dir: &Path,
+    line_limit: u64,
     body: impl FnOnce(&mut IndexWriter<&mut io::BufWriter<&mut fs::File>>) -> io::Result<()>,
 ) -> io::Result<()> {
     create_private_dir(dir)?;
@@ -814,6 +841,7 @@ pub fn save(
         // Written as it is produced, never held whole.
         let mut out = io::BufWriter::with_capacity(256 * 1024, file);
         let mut w = IndexWriter::new(&mut out);
+        w.line_limit(line_limit)?;
         body(&mut w)?;
         w.finish()?;
         (w.len, w.crc.finalize())
@@ -887,6 +915,7 @@ mod tests {
             .extra
             .insert("x".into(), serde_json::json!({"k": [1, 2]}));
         IndexRecord {
+            line_limit: 1 << 20,
             root_mtime: Some(FileTime(9, 9)),
             projects: vec![
                 ProjectRecord {

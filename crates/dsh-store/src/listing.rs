@@ -1287,9 +1287,10 @@ mod tests {
         let mut first = HeaderIndex::default();
         first.refresh(root).unwrap();
         let mut file = Vec::new();
-        first
-            .write_records(&mut crate::index_file::IndexWriter::for_tests(&mut file))
+        let mut w = crate::index_file::IndexWriter::for_tests(&mut file);
+        w.line_limit(crate::reader::Limits::default().max_line_bytes)
             .unwrap();
+        first.write_records(&mut w).unwrap();
         let record = crate::index_file::parse(&crate::index_file::framed(&file)).unwrap();
         // After the index was written: a log deleted inside its directory, a session added.
         fs::remove_file(&gone).unwrap();

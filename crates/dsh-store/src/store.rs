@@ -89,7 +89,10 @@ impl Inner {
             };
             // Seeded project by project as the file is decoded, so it is never held twice.
             let mut seeded = HeaderIndex::default();
-            if index_file::load_each(dir, &mut |p| seeded.add_record(&self.root, p)).is_some() {
+            // Digests read with another line limit are not this store's (a lowered limit's
+            // damage or placeholders must not outlive the setting): the file is replaced.
+            let decoded = index_file::load_each(dir, &mut |p| seeded.add_record(&self.root, p));
+            if decoded.is_some_and(|d| d.line_limit == self.limits.max_line_bytes) {
                 *lock(&self.headers) = seeded;
             }
         });
@@ -120,7 +123,9 @@ impl Drop for Inner {
             .headers
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Err(e) = index_file::save(&dir, |w| headers.write_records(w)) {
+        if let Err(e) = index_file::save(&dir, self.limits.max_line_bytes, |w| {
+            headers.write_records(w)
+        }) {
             tracing::debug!(root = %self.root.display(), error = %e, "session index not saved");
         }
     }

@@ -205,6 +205,7 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
         ctime: None,
     };
     let evil = IndexRecord {
+        line_limit: Limits::default().max_line_bytes,
         root_mtime: Some(FileTime(1, 0)),
         projects: vec![
             ProjectRecord {
@@ -535,4 +536,38 @@ fn a_log_damaged_after_its_title_is_listed_with_it() {
     let mut listed = None;
     store.with_recent_summaries(hour, &mut |lookup| listed = Some(lookup("d").unwrap()));
     assert_eq!(listed, Some(summary));
+}
+
+/// A digest depends on the lines the limit let in: one read with a lowered
+/// `store.max_line_bytes` (a long title line as damage) is not taken by a process with the
+/// default limit, which reads the log again and finds the title; and back.
+#[test]
+fn digests_read_with_another_line_limit_are_read_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = &tmp.path().join("store");
+    let long_title = "x".repeat(200_000);
+    let path = write_session(root, "long", None, 5, &long_title);
+    // A complete turn after it: the long line is not a torn tail.
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&turn_end(2, 10));
+    fs::write(&path, text).unwrap();
+    let low = Limits {
+        max_line_bytes: 65_536,
+        ..Limits::default()
+    };
+    {
+        let store = SessionStore::with_options(root, Some(index_dir(root)), true, low);
+        store.list_sessions().unwrap();
+        assert!(store.read_summary("long").unwrap().damage.is_some());
+    }
+    {
+        let store = own_store(root);
+        store.list_sessions().unwrap();
+        let s = store.read_summary("long").unwrap();
+        assert_eq!(s.damage, None);
+        assert_eq!(s.title.as_deref(), Some(long_title.as_str()));
+    }
+    let store = SessionStore::with_options(root, Some(index_dir(root)), true, low);
+    store.list_sessions().unwrap();
+    assert!(store.read_summary("long").unwrap().damage.is_some());
 }
