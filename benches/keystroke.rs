@@ -175,7 +175,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         let _ = pane.set_results(
             id,
             many.iter()
-                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc))
+                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc, true))
                 .collect(),
         );
     }
@@ -351,7 +351,7 @@ fn preview_and_resume(c: &mut Criterion) {
         let hits = index
             .search_cancellable(&text, HITS_LIMIT, &Cancel::new())
             .expect("search");
-        let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc);
+        let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc, true);
         pane.set_hits(
             id,
             OfferedRows {
@@ -441,7 +441,7 @@ fn preview_and_resume(c: &mut Criterion) {
                         let page = results_page(page, &text, &pane.draft(), &all_dsh);
                         let _ = pane.set_page(id, page);
                     }
-                    let rows = popup_rows(hits, &pane.draft(), utc);
+                    let rows = popup_rows(hits, &pane.draft(), utc, true);
                     pane.set_hits(
                         id,
                         OfferedRows {

@@ -751,7 +751,7 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
     app.wait_for("the reply to finish", |s| {
         s.contains("● idle") && s.contains("• ")
     });
-    // /resume lists a foreign session and refuses to open it.
+    // /resume lists a foreign session and opens it read-only (issue 27 item 4).
     app.type_text("/resume");
     app.send("\r");
     app.wait_for_text("Resume a session");
@@ -760,7 +760,14 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
         s.contains("[codex] Add a Kafka consumer")
     });
     app.send("\r");
-    app.wait_for_text("read-only session from Codex CLI — reference it with @");
+    app.wait_for("the Codex session read-only", |s| {
+        s.contains("[codex] Add a Kafka consumer for · read-only")
+            && s.contains("reference it with @")
+            && s.contains("请把结账页面做简体中文本地化")
+    });
+    // Esc goes back to the session open before; nothing was sent to the foreign one.
+    app.send("\x1b");
+    app.wait_for("the open session again", |s| !s.contains("· read-only"));
     app.send("\x04");
     app.wait_exit();
 

@@ -43,7 +43,7 @@ pub use git_head::{GitHead, git_head};
 pub use label_match::label_match_ranges;
 pub use listing_order::{ListingOrder, SessionDetails};
 pub use mention::format_mention;
-pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, neutral_label};
+pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, mention_label, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
 pub use query_words::{ListingQuery, QueryMatch, query_match_ranges, query_words};

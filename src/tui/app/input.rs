@@ -303,6 +303,14 @@ impl App {
         }
     }
 
+    /// Whether the mentions the pickers insert have secrets in their labels redacted
+    /// (`[references] redact_secrets`, on without a reference service).
+    pub(super) fn redact_labels(&self) -> bool {
+        self.refs
+            .as_ref()
+            .is_none_or(|refs| refs.config().redact_secrets)
+    }
+
     /// Shows `hits` (under `title`) in `target`'s section for query `query_id`.
     pub(super) fn show_hits(
         &mut self,
@@ -318,6 +326,7 @@ impl App {
                     hits,
                     &self.composer.input.draft(),
                     self.composer.zone,
+                    self.redact_labels(),
                 );
                 self.composer.input.set_hits(query_id, section);
             }

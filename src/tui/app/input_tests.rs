@@ -450,3 +450,22 @@ async fn lists_go_by_last_activity_with_details_and_match_words() {
         "cwd word"
     );
 }
+
+/// Issue 25: the `@label` a pick inserts travels in the user's own message; a session
+/// titled with a pasted key inserted the key.
+#[tokio::test]
+async fn a_picked_label_has_its_secrets_redacted() {
+    let mut h = harness(true).await;
+    let secret = format!("sk-ant-api03-{}", "aB3x".repeat(10));
+    seed(&h.app.store, "s-keyed", &format!("Deploy with {secret}"));
+    type_text(&mut h.app, "@deploy");
+    popup_answered(&mut h.app).await;
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    let draft = h.app.draft();
+    let want = dsh_reference::format_mention(
+        "s-keyed",
+        Some("Deploy with [redacted: anthropic-api-key]"),
+    );
+    assert_eq!(draft, format!("{want} "));
+    assert!(!draft.contains("aB3x"), "{draft}");
+}

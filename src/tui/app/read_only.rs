@@ -13,7 +13,7 @@ use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::chat_view::ChatView;
 use crate::tui::transcript::{NoticeKind, Transcript};
 use dsh_foreign::{Origin, SessionSources};
-use dsh_reference::{encode_uri, neutral_label};
+use dsh_reference::{encode_uri, mention_label};
 use dsh_store::{Event, SessionQuery, SurfaceVisitor};
 use ratatui_mention::Mention;
 
@@ -59,9 +59,9 @@ impl ReadOnlyView {
         format!("{badge}{name} · read-only")
     }
 
-    /// The mention that references it.
-    pub fn mention(&self) -> Mention {
-        let label = neutral_label(self.title.as_deref().unwrap_or(&self.id));
+    /// The mention that references it (secrets in its label redacted when `redact_labels`).
+    pub fn mention(&self, redact_labels: bool) -> Mention {
+        let label = mention_label(self.title.as_deref().unwrap_or(&self.id), redact_labels);
         Mention::new(label, encode_uri(&self.id))
     }
 }
@@ -156,6 +156,7 @@ impl App {
     /// back with a mention of it in the composer, Esc or Ctrl+C go back; others do nothing
     /// (nothing can be sent to it).
     pub(super) fn read_only_key(&mut self, key: KeyEvent) {
+        let redact_labels = self.redact_labels();
         let Some(view) = self.read_only.as_mut() else {
             return;
         };
@@ -167,7 +168,7 @@ impl App {
             KeyCode::Up => view.chat.scroll_by(1),
             KeyCode::Down => view.chat.scroll_by(-1),
             KeyCode::Tab | KeyCode::Enter => {
-                let mention = view.mention();
+                let mention = view.mention(redact_labels);
                 self.read_only = None;
                 let outcome = self.composer.input.insert_mention(&mention);
                 self.handle_outcome(outcome);

@@ -137,6 +137,7 @@ impl Candidates {
         let scope = ListingScope::Agent(agent.clone());
         let (tx, store, cancel) = (cx.tx.clone(), cx.store.clone(), ticket.cancel);
         let branches = self.branches.clone();
+        let redact = refs.config().redact_secrets;
         let asked = query.clone();
         let send = move |phase| {
             tx.send(AppEvent::Candidates(CandidatesEvent {
@@ -150,9 +151,10 @@ impl Candidates {
             let mut answered = false;
             if let Some(page) = head_start {
                 let own = agent.session_id.clone();
-                let verified =
-                    tokio::task::spawn_blocking(move || page.verified(&store, &own, now_ms()))
-                        .await;
+                let verified = tokio::task::spawn_blocking(move || {
+                    page.verified(&store, &own, now_ms(), redact)
+                })
+                .await;
                 if let Ok(page) = verified
                     && !page.page.rows.is_empty()
                     && !cancel.is_cancelled()
@@ -309,9 +311,10 @@ pub async fn list_ordered(
         .await?;
     let listed_at = now_ms();
     let branches = branches.clone();
+    let redact = refs.config().redact_secrets;
     let listed = tokio::task::spawn_blocking(move || {
         let of_page = branches.branches_of(&detailed.page);
-        ListedPage::new(detailed, of_page, listed_at)
+        ListedPage::new(detailed, of_page, listed_at, redact)
     })
     .await
     .map_err(|e| ReferenceError::task_failed(&e))?;

@@ -23,6 +23,9 @@ pub struct ListedPage {
     pub branches: HashMap<String, String>,
     /// When the page was listed (Unix milliseconds).
     pub listed_at_ms: i64,
+    /// Whether the mentions its rows insert have the secrets in their labels redacted
+    /// (`[references] redact_secrets`).
+    pub redact_labels: bool,
 }
 
 impl ListedPage {
@@ -32,12 +35,14 @@ impl ListedPage {
         detailed: DetailedPage,
         branches: HashMap<String, String>,
         listed_at_ms: i64,
+        redact_labels: bool,
     ) -> Self {
         ListedPage {
             page: detailed.page,
             details: detailed.details,
             branches,
             listed_at_ms,
+            redact_labels,
         }
     }
 
@@ -47,6 +52,7 @@ impl ListedPage {
         ListedPage {
             page,
             listed_at_ms,
+            redact_labels: true,
             ..ListedPage::default()
         }
     }

@@ -130,8 +130,15 @@ impl RememberedPage {
 
     /// The page to show at `now_ms`: the rows whose session still has a log in `store`,
     /// without the agent's own session (`exclude`), with their remembered details (no
-    /// branches). Reads one directory entry per row.
-    pub fn verified(&self, store: &SessionStore, exclude: &str, now_ms: i64) -> ListedPage {
+    /// branches), their mentions' labels redacted when `redact_labels`. Reads one directory
+    /// entry per row.
+    pub fn verified(
+        &self,
+        store: &SessionStore,
+        exclude: &str,
+        now_ms: i64,
+        redact_labels: bool,
+    ) -> ListedPage {
         let kept: Vec<&Row> = self
             .rows
             .iter()
@@ -166,6 +173,7 @@ impl RememberedPage {
             details,
             branches: HashMap::new(),
             listed_at_ms: now_ms,
+            redact_labels,
         }
     }
 }
@@ -287,7 +295,7 @@ mod tests {
             "ranked for another dir"
         );
         let back = back.best_for(Some("/w")).unwrap();
-        let shown = back.verified(&store, "s-b", 99);
+        let shown = back.verified(&store, "s-b", 99, true);
         let ids: Vec<&str> = shown
             .page
             .rows

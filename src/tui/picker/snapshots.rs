@@ -91,6 +91,7 @@ fn with_details(page: CandidatePage) -> ListedPage {
         details,
         branches: [("/home/ana/project-0".to_owned(), "main".to_owned())].into(),
         listed_at_ms: CREATED + 2 * 3_600_000,
+        redact_labels: true,
     }
 }
 
@@ -665,7 +666,7 @@ fn popup_conversation_hits_through_the_app_rows() {
         id,
         ratatui_mention::OfferedRows {
             title: "in conversations".into(),
-            rows: popup_rows(&hits, &pane.draft(), utc()),
+            rows: popup_rows(&hits, &pane.draft(), utc(), true),
         },
     );
     insta::assert_snapshot!("popup_conversation_hits_app", screen(&mut pane, 70, 10));
