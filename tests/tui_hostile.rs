@@ -157,7 +157,7 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
         .collect();
     let items = rows
         .iter()
-        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local))
+        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local, true))
         .collect();
     let _ = pane.set_results(query_id, items);
     // Walk the selection over every row so each one is drawn at some point.

@@ -462,10 +462,8 @@ async fn a_picked_label_has_its_secrets_redacted() {
     popup_answered(&mut h.app).await;
     h.app.handle_terminal_event(key(KeyCode::Tab));
     let draft = h.app.draft();
-    let want = dsh_reference::format_mention(
-        "s-keyed",
-        Some("Deploy with [redacted: anthropic-api-key]"),
-    );
+    let want =
+        dsh_reference::format_mention("s-keyed", Some("Deploy with [redacted: anthropic-api-key]"));
     assert_eq!(draft, format!("{want} "));
     assert!(!draft.contains("aB3x"), "{draft}");
 }
