@@ -1,6 +1,6 @@
 //! Keystroke to redrawn frame with the `@` popup open over 10 000 sessions (docs/performance.md: ≤ 16 ms):
 //! the key goes through `MentionInputState::handle_key`, the query it asks for runs against the warm
-//! candidate service (`list_page`: counted, as the app asks), the answer is set and the pane is
+//! candidate service (`list_ordered`: last activity, counted, branches read, as the app asks), the answer is set and the pane is
 //! drawn into a `TestBackend` terminal. With the preview shown, the selected session's size
 //! estimate is answered too (from the service's cache once warm, as while browsing);
 //! with the conversation section active as well (the full-text index answering each query,
@@ -27,6 +27,8 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
+use dsh_refs::tui::composer::candidates::list_ordered;
+use dsh_refs::tui::composer::listed_page::{GitBranches, ListedPage};
 use dsh_refs::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page, session_item,
 };
@@ -60,6 +62,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     };
     let cancel = CancellationToken::new();
+    let branches = GitBranches::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
@@ -68,9 +71,9 @@ fn keystroke_to_frame(c: &mut Criterion) {
     let scope = ListingScope::Agent(agent);
     let answer = |pane: &mut MentionInputState, result: Outcome| {
         if let Outcome::Query { id, text, .. } = result {
-            match runtime.block_on(refs.list_page(&scope, &text, None, &cancel)) {
+            match runtime.block_on(list_ordered(&refs, &scope, &text, None, &branches, &cancel)) {
                 Ok(page) => {
-                    let page = results_page(&page, &text, &pane.draft(), utc, &all_dsh);
+                    let page = results_page(&page, &text, &pane.draft(), &all_dsh);
                     let _ = pane.set_page(id, page);
                 }
                 Err(e) => {
@@ -172,7 +175,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         let _ = pane.set_results(
             id,
             many.iter()
-                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc))
+                .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, utc, true))
                 .collect(),
         );
     }
@@ -210,6 +213,7 @@ fn preview_and_resume(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     });
     let cancel = CancellationToken::new();
+    let branches = GitBranches::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
@@ -229,9 +233,11 @@ fn preview_and_resume(c: &mut Criterion) {
             _ => None,
         };
         if let Some((id, text, limit)) = asked {
-            match runtime.block_on(refs.list_page(&scope, &text, limit, &cancel)) {
+            match runtime.block_on(list_ordered(
+                &refs, &scope, &text, limit, &branches, &cancel,
+            )) {
                 Ok(page) => {
-                    let page = results_page(&page, &text, &pane.draft(), utc, &all_dsh);
+                    let page = results_page(&page, &text, &pane.draft(), &all_dsh);
                     let _ = pane.set_page(id, page);
                 }
                 Err(e) => {
@@ -345,7 +351,7 @@ fn preview_and_resume(c: &mut Criterion) {
         let hits = index
             .search_cancellable(&text, HITS_LIMIT, &Cancel::new())
             .expect("search");
-        let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc);
+        let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc, true);
         pane.set_hits(
             id,
             OfferedRows {
@@ -405,11 +411,11 @@ fn preview_and_resume(c: &mut Criterion) {
         });
     });
     // Only the UI thread's part: the key, the answers already computed set, the frame.
-    let answers: Vec<(Option<dsh_reference::CandidatePage>, Vec<_>)> = ["refactor", "refacto"]
+    let answers: Vec<(Option<ListedPage>, Vec<_>)> = ["refactor", "refacto"]
         .iter()
         .map(|q| {
             let page = runtime
-                .block_on(refs.list_page(&scope, q, None, &cancel))
+                .block_on(list_ordered(&refs, &scope, q, None, &branches, &cancel))
                 .ok();
             let hits = index
                 .search_cancellable(q, HITS_LIMIT, &Cancel::new())
@@ -432,10 +438,10 @@ fn preview_and_resume(c: &mut Criterion) {
                 if let Some((id, text)) = query_of(&result) {
                     let (page, hits) = &answers[usize::from(!typed)];
                     if let Some(page) = page {
-                        let page = results_page(page, &text, &pane.draft(), utc, &all_dsh);
+                        let page = results_page(page, &text, &pane.draft(), &all_dsh);
                         let _ = pane.set_page(id, page);
                     }
-                    let rows = popup_rows(hits, &pane.draft(), utc);
+                    let rows = popup_rows(hits, &pane.draft(), utc, true);
                     pane.set_hits(
                         id,
                         OfferedRows {
@@ -460,7 +466,14 @@ fn preview_and_resume(c: &mut Criterion) {
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {
             let (mut picker, _) = ResumePicker::open("sess-00001".into(), utc, KeyMap::default());
-            let page = runtime.block_on(refs.list_page(&ListingScope::All, "", None, &cancel));
+            let page = runtime.block_on(list_ordered(
+                &refs,
+                &ListingScope::All,
+                "",
+                None,
+                &branches,
+                &cancel,
+            ));
             let _ = picker.show(1, "", page, &all_dsh);
             resume_terminal
                 .draw(|frame| {

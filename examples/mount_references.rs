@@ -54,9 +54,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         if let Outcome::Query { id, text, .. } = state.handle_event(&key) {
             match runtime.block_on(refs.list_candidates(&me, &text, None, &cancel)) {
                 Ok(rows) => {
-                    let items = rows
-                        .iter()
-                        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local));
+                    let items = rows.iter().map(|c| {
+                        session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local, true)
+                    });
                     // Answered before the next key: no Enter waits, nothing to act on.
                     let _ = state.set_results(id, items.collect());
                 }

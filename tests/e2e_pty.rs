@@ -438,6 +438,56 @@ fn keys_and_a_paste_sent_in_one_burst_with_enter_insert_the_right_session() {
     assert_eq!(texts, ["@Beta release notes what changed?"]);
 }
 
+/// Issue 27 item 1: `@alph`, Enter, a (large, collapsed) paste and Enter arrive in one
+/// read: the first Enter waits for `alph`'s answer and inserts its row, the paste goes in
+/// after the chip, and the last Enter sends the message — the reference and the whole paste.
+#[test]
+fn a_query_enter_a_paste_and_enter_in_one_read_keep_the_reference() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    let pasted: Vec<String> = (1..=30).map(|i| format!("trace {i}")).collect();
+    let pasted = pasted.join("\n");
+    app.send(&format!("@alph\r\x1b[200~{pasted}\x1b[201~\r"));
+    app.wait_for_text("Alpha login bug (s-alpha) · 2 messages · ");
+    app.wait_for("the reply to finish", |s| {
+        s.contains("● idle") && s.contains("• ")
+    });
+    app.send("\x04");
+    app.wait_exit();
+    let log = new_session_log(&fx.store);
+    let texts: Vec<&str> = log
+        .iter()
+        .filter(|e| e["type"] == "user/message" && source_kind(e, "").as_deref() == Some("user"))
+        .filter_map(|e| e["data"]["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, [format!("@Alpha login bug {pasted}")]);
+    assert_context_then(&log, "user/message");
+}
+
+/// Issue 27 minor 8: Esc and then Ctrl+U (or Ctrl+A, Ctrl+K) pressed quickly reach the app
+/// in one read, as the bytes of Alt+Ctrl+U; they typed `u`. Nothing is typed now.
+#[test]
+fn esc_and_a_ctrl_key_in_one_read_type_nothing() {
+    let fx = fixture();
+    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    app.type_text("keep");
+    app.wait_for_text("│keep");
+    app.send("\x1b\x15");
+    app.send("\x1b\x01\x1b\x0b");
+    app.type_text("!");
+    let screen = app.wait_for_text("│keep!");
+    assert!(
+        !screen.contains("keepu") && !screen.contains("keepa"),
+        "{screen}"
+    );
+    app.send("\x15");
+    app.wait_for("an empty composer", |s| s.contains("│ Ask anything"));
+    app.send("\x04");
+    app.wait_exit();
+}
+
 #[test]
 fn a_mention_sent_while_the_reply_streams_is_steered_with_its_context() {
     let fx = fixture();
@@ -708,7 +758,7 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
     app.wait_for("the reply to finish", |s| {
         s.contains("● idle") && s.contains("• ")
     });
-    // /resume lists a foreign session and refuses to open it.
+    // /resume lists a foreign session and opens it read-only (issue 27 item 4).
     app.type_text("/resume");
     app.send("\r");
     app.wait_for_text("Resume a session");
@@ -717,7 +767,14 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
         s.contains("[codex] Add a Kafka consumer")
     });
     app.send("\r");
-    app.wait_for_text("read-only session from Codex CLI — reference it with @");
+    app.wait_for("the Codex session read-only", |s| {
+        s.contains("[codex] Add a Kafka consumer for · read-only")
+            && s.contains("reference it with @")
+            && s.contains("请把结账页面做简体中文本地化")
+    });
+    // Esc goes back to the session open before; nothing was sent to the foreign one.
+    app.send("\x1b");
+    app.wait_for("the open session again", |s| !s.contains("· read-only"));
     app.send("\x04");
     app.wait_exit();
 

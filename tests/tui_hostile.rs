@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::Candidate;
 use dsh_refs::tui::composer::session_items::{
-    DisplayZone, composer_look, composer_state, popup_labels, session_item,
+    DisplayZone, composer_config, composer_look, composer_state, popup_labels, session_item,
 };
 use ratatui::backend::CrosstermBackend;
 use ratatui::layout::Rect;
@@ -157,7 +157,7 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
         .collect();
     let items = rows
         .iter()
-        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local))
+        .map(|c| session_item(c, &dsh_foreign::Origin::Dsh, DisplayZone::Local, true))
         .collect();
     let _ = pane.set_results(query_id, items);
     // Walk the selection over every row so each one is drawn at some point.
@@ -182,7 +182,15 @@ fn hostile_candidates_in_the_popup_have_no_terminal_effect() {
 #[test]
 fn hostile_pasted_text_in_the_composer_has_no_terminal_effect() {
     let texts = hostile_texts();
+    // Collapsed (the app's default for a paste this long): one inert placeholder.
     let mut pane = composer_state(10);
+    pane.handle_paste(&texts.join("\n"));
+    let (screen, effects) = on_screen(&terminal_bytes(&mut pane));
+    assert_eq!(effects, Vec::<String>::new(), "{screen}");
+    assert!(screen.contains("[pasted "), "{screen}");
+    // Shown in full.
+    let mut pane =
+        MentionInputState::new(composer_config(10).with_paste_collapse(usize::MAX, usize::MAX));
     pane.handle_paste(&texts.join("\n"));
     let bytes = terminal_bytes(&mut pane);
     let (screen, effects) = on_screen(&bytes);

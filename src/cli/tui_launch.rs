@@ -178,6 +178,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         let _restore = terminal::RestoreGuard;
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
         let _ = app_sender.set(app.sender());
+        app.set_mouse_switch(Box::new(terminal::set_mouse_capture));
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }

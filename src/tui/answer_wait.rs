@@ -1,6 +1,7 @@
-//! An Enter (or Tab) that waits for the answer to a query (docs/composer.md: Enter never
-//! outruns the results): which query, and until when — the event loop sleeps until then
-//! and gives up if no answer came. One per picker (the `@` popup, `/resume`).
+//! A deadline for the answer to a query: an Enter (or Tab) that waits for it (docs/composer.md:
+//! Enter never outruns the results), or the rows of the query before that may stay on show
+//! meanwhile. Which query, and until when — the event loop sleeps until then and acts if no
+//! answer came. Two per picker (the `@` popup, `/resume`).
 
 use std::time::Duration;
 

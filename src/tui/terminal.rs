@@ -75,6 +75,17 @@ pub fn init() -> io::Result<Tui> {
     }
 }
 
+/// Starts (`on`) or stops the terminal's mouse reporting: off, the terminal selects text
+/// with the mouse as usual.
+pub fn set_mouse_capture(on: bool) -> io::Result<()> {
+    let mut out = io::stdout();
+    if on {
+        execute!(out, EnableMouseCapture)
+    } else {
+        execute!(out, DisableMouseCapture)
+    }
+}
+
 /// Leave app mode. Safe to call more than once and from the panic hook; errors are ignored
 /// because there is nothing better to do with them while tearing down.
 pub fn restore() {

@@ -15,6 +15,7 @@ use memchr::memmem;
 
 use super::candidates::{Candidate, Scope, Selection};
 use super::listing_order::{ListingOrder, SessionDetails, TopByActivity};
+use super::query_words::{ListingQuery, QueryMatch, query_words};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
@@ -255,6 +256,42 @@ impl CandidateView {
         low + within.saturating_sub(1)
     }
 
+    /// Positions of the sessions matching every one of `words` (lowercased, longest
+    /// first), in order, handed to `visit` until it returns `false`: the sessions holding
+    /// the first word, kept when their text holds each other word too.
+    fn for_each_match_of_words(&self, words: &[String], mut visit: impl FnMut(usize) -> bool) {
+        let Some((first, others)) = words.split_first() else {
+            self.for_each_match("", visit);
+            return;
+        };
+        let finders: Vec<(&str, memmem::Finder<'_>)> = others
+            .iter()
+            .map(|w| (w.as_str(), memmem::Finder::new(w.as_bytes())))
+            .collect();
+        self.for_each_match(first, |position| {
+            let all = finders
+                .iter()
+                .all(|(word, finder)| self.session_contains(position, word, finder));
+            !all || visit(position)
+        });
+    }
+
+    /// Whether the session at `position` holds `needle` (lowercased) in one of its fields;
+    /// `finder` searches for it.
+    fn session_contains(&self, position: usize, needle: &str, finder: &memmem::Finder<'_>) -> bool {
+        if needle.as_bytes().contains(&SEPARATOR) {
+            return self.fields_contain(position, needle);
+        }
+        // Without a separator a match cannot span two fields.
+        let (Some(&start), Some(&end)) = (self.starts.get(position), self.starts.get(position + 1))
+        else {
+            return false;
+        };
+        self.folded
+            .get(start..end)
+            .is_some_and(|text| finder.find(text).is_some())
+    }
+
     /// Whether any of the session's fields contains `needle`, checked separately (the
     /// folded text cannot tell a separator from the same byte inside a field).
     fn fields_contain(&self, position: usize, needle: &str) -> bool {
@@ -289,7 +326,7 @@ impl CandidateView {
     ) -> Selection {
         self.select_ordered(
             scope,
-            query,
+            ListingQuery::substring(query),
             limit,
             count_all,
             ListingOrder::Created,
@@ -297,14 +334,15 @@ impl CandidateView {
         )
     }
 
-    /// Like [`select`](Self::select), ordering each group by `order`: by last activity
+    /// Like [`select`](Self::select), matching `query` as it says and ordering each group
+    /// by `order`: by last activity
     /// (most recent first, equal times in listing order) needs a view built with summaries
     /// ([`build_summarized`](Self::build_summarized)); without them it keeps listing order.
     /// Every match is visited then (the most recent one may come last in the listing).
     pub fn select_ordered(
         &self,
         scope: Scope<'_>,
-        query: &str,
+        query: ListingQuery<'_>,
         limit: usize,
         count_all: bool,
         order: ListingOrder,
@@ -340,20 +378,19 @@ impl CandidateView {
     pub fn select_positions(
         &self,
         scope: Scope<'_>,
-        query: &str,
+        query: ListingQuery<'_>,
         limit: usize,
         count_all: bool,
         order: ListingOrder,
         cancelled: impl Fn() -> bool,
     ) -> (Vec<usize>, usize) {
         let by_activity = order == ListingOrder::LastActivity && !self.details.is_empty();
-        let needle = query.to_lowercase();
         let mut tops: [TopByActivity; 3] = std::array::from_fn(|_| TopByActivity::new(limit));
         let mut groups: [Vec<usize>; 3] = Default::default();
         let mut total = 0usize;
         let mut interrupted = false;
         let mut seen = 0usize;
-        self.for_each_match(&needle, |position| {
+        let mut on_match = |position: usize| {
             seen += 1;
             if seen.is_multiple_of(4096) && cancelled() {
                 interrupted = true;
@@ -384,7 +421,13 @@ impl CandidateView {
             }
             // Once the best group is full no later session can be shown.
             count_all || groups[0].len() < limit
-        });
+        };
+        match query.matching {
+            QueryMatch::Substring => self.for_each_match(&query.text.to_lowercase(), &mut on_match),
+            QueryMatch::Words => {
+                self.for_each_match_of_words(&query_words(query.text), &mut on_match);
+            }
+        }
         if interrupted || cancelled() {
             return (Vec::new(), 0);
         }
@@ -678,6 +721,33 @@ mod tests {
             );
             let scope = Scope::agent(&agent_id, agent_cwd.as_deref());
             prop_assert_eq!(view.select(scope, &query, limit, false, || false).rows, lazy_rows);
+            // Word by word: a session matches when each word is in one of its fields.
+            let words = query_words(&query);
+            let want: Vec<&str> = present
+                .iter()
+                .filter(|h| {
+                    let title = match answers.get(&h.id) {
+                        Some(Answer::Title(t)) => Some(t.as_str()),
+                        _ => None,
+                    };
+                    let fields: Vec<String> = [Some(h.id.as_str()), h.cwd.as_deref(), title]
+                        .into_iter()
+                        .flatten()
+                        .map(str::to_lowercase)
+                        .collect();
+                    words.iter().all(|w| fields.iter().any(|f| f.contains(w.as_str())))
+                })
+                .map(|h| h.id.as_str())
+                .collect();
+            let got = view.select_ordered(
+                Scope::all(), ListingQuery::words(&query), usize::MAX, true,
+                ListingOrder::Created, || false,
+            );
+            let got: Vec<&str> = got.rows.iter().map(|c| c.session_id.as_str()).collect();
+            prop_assert_eq!(got.len(), want.len());
+            for id in want {
+                prop_assert!(got.contains(&id), "{} missing for {:?}", id, query);
+            }
         }
     }
 
@@ -725,7 +795,7 @@ mod tests {
             let created = summed.select(scope, &query, limit, true, || false);
             // Damaged logs without a title are the only difference: both offer them by id.
             prop_assert_eq!(&created, &titled.select(scope, &query, limit, true, || false));
-            let (positions, total) = summed.select_positions(scope, &query, usize::MAX, true, ListingOrder::Created, || false);
+            let (positions, total) = summed.select_positions(scope, ListingQuery::substring(&query), usize::MAX, true, ListingOrder::Created, || false);
             prop_assert_eq!(total, created.total);
             let at = |p: usize| {
                 let h = &headers[p];
@@ -734,7 +804,7 @@ mod tests {
             let mut want = positions;
             want.sort_by_key(|&p| (scope.rank(headers[p].cwd.as_deref()), std::cmp::Reverse(at(p)), p));
             want.truncate(limit);
-            let (got, got_total) = summed.select_positions(scope, &query, limit, true, ListingOrder::LastActivity, || false);
+            let (got, got_total) = summed.select_positions(scope, ListingQuery::substring(&query), limit, true, ListingOrder::LastActivity, || false);
             prop_assert_eq!(got, want);
             prop_assert_eq!(got_total, total);
         }

@@ -24,6 +24,7 @@ pub mod parse;
 pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
+pub mod query_words;
 pub mod redact;
 pub mod reference_entry;
 pub mod relative_time;
@@ -42,9 +43,10 @@ pub use git_head::{GitHead, git_head};
 pub use label_match::label_match_ranges;
 pub use listing_order::{ListingOrder, SessionDetails};
 pub use mention::format_mention;
-pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, neutral_label};
+pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, mention_label, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
+pub use query_words::{ListingQuery, QueryMatch, query_match_ranges, query_words};
 pub use reference_entry::{
     ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,
 };

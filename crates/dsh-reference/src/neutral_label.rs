@@ -3,6 +3,7 @@
 //! a name, never as markup or as more of the user's words.
 
 use super::js_chars::is_line_terminator;
+use super::redact::redact;
 
 /// Most characters (Unicode scalar values) a neutral label holds.
 pub const NEUTRAL_LABEL_MAX_CHARS: usize = 80;
@@ -29,6 +30,18 @@ pub fn neutral_label(label: &str) -> String {
         out.push(CUT_MARK);
     }
     out
+}
+
+/// The label a host inserts in a draft for a session titled `title`: its neutral form, with
+/// the secrets in it redacted first when `redact_secrets` is on (a title is often the first
+/// thing said in a session, pasted keys included, and the label travels in the user's own
+/// message). Redacted before the cut, so a secret near the end is still recognised whole.
+pub fn mention_label(title: &str, redact_secrets: bool) -> String {
+    if redact_secrets {
+        neutral_label(&redact(title).0)
+    } else {
+        neutral_label(title)
+    }
 }
 
 /// One character of a neutral label.
@@ -77,6 +90,39 @@ mod tests {
             assert_eq!(neutral_label(input), *want, "{input:?}");
             assert!(neutral_label(input).chars().count() <= NEUTRAL_LABEL_MAX_CHARS);
             assert_eq!(neutral_label(want), *want, "idempotent on {want:?}");
+        }
+    }
+
+    #[test]
+    fn mention_labels_are_redacted_when_asked() {
+        let key = format!("sk-ant-api03-{}", "aB3x".repeat(10));
+        let late = format!("{} {key}", "x".repeat(70));
+        let cases: Vec<(String, bool, String)> = vec![
+            (
+                format!("use {key} for <prod>"),
+                true,
+                "use [redacted: anthropic-api-key] for ‹prod›".into(),
+            ),
+            (
+                format!("use {key} for <prod>"),
+                false,
+                neutral_label(&format!("use {key} for <prod>")),
+            ),
+            // Near the end of a long title: redacted before the cut, nothing of it kept.
+            (late.clone(), true, format!("{} [redacte…", "x".repeat(70))),
+            (
+                "Kafka lag, commit 9fceb02d0ae598e95dc970b74767f19372d61af8".into(),
+                true,
+                "Kafka lag, commit 9fceb02d0ae598e95dc970b74767f19372d61af8".into(),
+            ),
+        ];
+        for (title, on, want) in cases {
+            let got = mention_label(&title, on);
+            assert_eq!(got, want, "{title:?} {on}");
+            assert!(got.chars().count() <= NEUTRAL_LABEL_MAX_CHARS);
+            if on {
+                assert!(!got.contains("aB3x"), "{got}");
+            }
         }
     }
 

@@ -26,6 +26,7 @@ use super::listing_order::{ListingOrder, SessionDetails};
 use super::parse::Mentioned;
 use super::parse::Reference;
 use super::prompt::context_message;
+use super::query_words::ListingQuery;
 use super::redact::redact_if;
 use super::retention::RetainedSource;
 use super::source_read::read_source_redacting;
@@ -267,9 +268,11 @@ impl SessionReferences {
         .await?
     }
 
-    /// Like [`list_page`](Self::list_page), with each group ordered by `order` and every
-    /// row's details (last activity, message count): what `/resume` and the `@` popup show
-    /// with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
+    /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
+    /// row's details (last activity, message count), and the query matched word by word
+    /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
+    /// case-insensitive substring of the session's title, id or cwd): what `/resume` and
+    /// the `@` popup show with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
     /// store's caches: a log is read again only when it changed, and then only what was
     /// appended), so the first call on a cold store takes as long as a first title search;
     /// [`warm_ordered_listing`](Self::warm_ordered_listing) does it ahead of time.
@@ -306,8 +309,14 @@ impl SessionReferences {
             else {
                 return Ok(DetailedPage::default());
             };
-            let (positions, total) =
-                view.select_positions(scope, &query, limit, true, order, cancelled);
+            let (positions, total) = view.select_positions(
+                scope,
+                ListingQuery::words(&query),
+                limit,
+                true,
+                order,
+                cancelled,
+            );
             let mut details = HashMap::with_capacity(positions.len());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {

@@ -142,3 +142,80 @@ async fn groups_are_ordered_by_last_activity_with_details() {
     let plain: Vec<&str> = plain.iter().map(|c| c.session_id.as_str()).collect();
     assert_eq!(plain, ["empty", "new", "mid", "old", "far"]);
 }
+
+/// A log with its header and a title (issue 27 minor 10's listing part).
+fn write_titled(root: &Path, id: &str, cwd: &str, created: i64, title: &str) {
+    let dir = dsh_store::paths::session_dir(root, Some(cwd), id).unwrap();
+    fs::create_dir_all(&dir).unwrap();
+    let header = SessionHeader::new(id, created, Some(cwd.to_owned()));
+    let line = json!({"type": "session/title", "seq": 0, "time": created, "data": {"title": title, "messageSeqs": [], "source": {"kind": "fallback"}}});
+    let text = serde_json::to_string(&header).unwrap() + "\n" + &line.to_string() + "\n";
+    fs::write(dir.join("session.jsonl"), text).unwrap();
+}
+
+#[tokio::test]
+async fn the_pickers_listing_matches_each_word_of_a_query() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    write_titled(
+        root,
+        "s-leak",
+        "/srv/pool",
+        1_000,
+        "Investigate memory leak",
+    );
+    write_titled(
+        root,
+        "s-pool",
+        "/srv/pool",
+        2_000,
+        "Leak in the memory POOL",
+    );
+    write_titled(root, "s-kafka", "/home/ana/billing", 3_000, "Kafka lag");
+    write_titled(root, "s-cjk", "/w", 4_000, "会话 记录 memory");
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(root));
+    let refs = SessionReferences::new(store, ReferenceConfig::default());
+    let cancel = CancellationToken::new();
+    let cases: &[(&str, &[&str])] = &[
+        // Each word anywhere in the title, in any order and case.
+        ("memory leak", &["s-pool", "s-leak"]),
+        ("LEAK memory", &["s-pool", "s-leak"]),
+        ("  leak   memory ", &["s-pool", "s-leak"]),
+        // Words may come from different fields: the cwd, the id, the title.
+        ("billing lag", &["s-kafka"]),
+        ("s-kafka kafka", &["s-kafka"]),
+        ("pool investigate", &["s-leak"]),
+        ("记录 会话", &["s-cjk"]),
+        // Every word must match.
+        ("memory kafka", &[]),
+        ("memory leak nowhere", &[]),
+        // One word is a plain substring; no word matches everything.
+        ("emor", &["s-cjk", "s-pool", "s-leak"]),
+        ("", &["s-cjk", "s-kafka", "s-pool", "s-leak"]),
+    ];
+    for (query, want) in cases {
+        let page = refs
+            .list_page_ordered(
+                &ListingScope::All,
+                query,
+                None,
+                ListingOrder::LastActivity,
+                &cancel,
+            )
+            .await
+            .unwrap();
+        assert_eq!(ids(&page), *want, "{query:?}");
+        assert_eq!(page.page.total, want.len(), "{query:?}");
+    }
+    // dsh's listing (`candidates`) keeps matching the whole query as one substring.
+    let agent = AgentRef {
+        session_id: "me".into(),
+        cwd: None,
+    };
+    let dsh = refs
+        .list_candidates(&agent, "memory leak", None, &cancel)
+        .await
+        .unwrap();
+    let dsh: Vec<&str> = dsh.iter().map(|c| c.session_id.as_str()).collect();
+    assert_eq!(dsh, ["s-leak"]);
+}

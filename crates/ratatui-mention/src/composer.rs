@@ -9,10 +9,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 
+use crate::chip::chip_text;
 use crate::config::MentionConfig;
-use crate::draft::Draft;
+use crate::draft::{Draft, Fold, FoldKind};
 use crate::draft_layout::{DraftLayout, Glyph, Placed};
-use crate::input_history::InputHistory;
+use crate::input_history::{Entry, InputHistory};
 use crate::untrusted::visible_controls_line;
 
 /// The draft editor with history. Text is canonical: mentions stay `@[label](uri)` for
@@ -32,6 +33,13 @@ pub struct Composer {
     layout: RefCell<Option<(u16, u64, DraftLayout)>>,
     /// The column Up/Down aim for, valid while the draft is at this revision.
     goal: Option<(u64, usize)>,
+    /// The draft's revision right after Up/Down recalled a history entry: while it is
+    /// untouched, Up/Down go on through history (a recalled 3 000-line entry is not walked
+    /// line by line).
+    recalled: Option<u64>,
+    /// A paste of more lines or chars than these is collapsed.
+    collapse_lines: usize,
+    collapse_chars: usize,
 }
 
 impl Composer {
@@ -39,12 +47,15 @@ impl Composer {
     pub fn new(config: &MentionConfig) -> Self {
         Self {
             draft: Draft::new(config.uris.clone()),
-            history: InputHistory::new(config.history_size),
+            history: InputHistory::new(config.history_size, config.collapse_lines),
             max_text_rows: config.max_text_rows.max(1),
             text_width: Cell::new(u16::MAX),
             scroll_top: Cell::new(0),
             layout: RefCell::new(None),
             goal: None,
+            recalled: None,
+            collapse_lines: config.collapse_lines,
+            collapse_chars: config.collapse_chars,
         }
     }
 
@@ -73,9 +84,42 @@ impl Composer {
         self.draft.set_text(text);
     }
 
-    /// Records a submitted text in the input history.
-    pub fn push_history(&mut self, text: &str) {
-        self.history.push(text);
+    /// Replaces the draft with `text` with `folds` collapsed (undoable), caret at the end.
+    pub fn set_text_folded(&mut self, text: &str, folds: &[Fold]) {
+        self.draft.set_text_folded(text, folds);
+    }
+
+    /// Records a submitted text in the input history, with its collapsed pastes when known.
+    pub fn push_history(&mut self, text: &str, folds: Option<Vec<Fold>>) {
+        self.history.push(text, folds);
+    }
+
+    /// Inserts pasted `text` at the caret: collapsed into one unit when it has more lines
+    /// or chars than the configured limits.
+    pub fn insert_paste(&mut self, text: &str) {
+        let long = text.split('\n').nth(self.collapse_lines).is_some()
+            || text.chars().nth(self.collapse_chars).is_some();
+        if long && self.collapse_lines != usize::MAX {
+            self.draft.insert_folded(text, FoldKind::Pasted);
+        } else {
+            self.draft.insert(text);
+        }
+    }
+
+    /// The draft and its folds as a history entry.
+    fn entry(&self) -> Entry {
+        Entry::new(self.draft.text(), self.draft.folds().to_vec())
+    }
+
+    /// Shows a history entry (or the draft set aside) in place of the draft.
+    fn recall(&mut self, entry: &Entry) {
+        self.draft.set_text_folded(&entry.text, &entry.folds);
+        self.recalled = Some(self.draft.revision());
+    }
+
+    /// Whether the draft is a recalled history entry nobody touched since.
+    fn recall_untouched(&self) -> bool {
+        self.recalled == Some(self.draft.revision()) && self.history.is_recall(self.draft.text())
     }
 
     /// Every history entry, oldest first.
@@ -119,14 +163,15 @@ impl Composer {
     }
 
     /// Up: the caret moves up a (wrapped) row, aiming at the column it came from; on the
-    /// first row an older history entry replaces an empty, unchanged or fresh draft.
+    /// first row an older history entry replaces an empty, unchanged or fresh draft. A
+    /// recalled entry not touched since goes straight on to the older one.
     pub fn move_up_or_history(&mut self) -> bool {
-        if self.move_vertically(false) {
+        if !self.recall_untouched() && self.move_vertically(false) {
             return true;
         }
-        match self.history.older(self.draft.text()) {
+        match self.history.older(&self.entry()) {
             Some(entry) => {
-                self.draft.set_text(&entry);
+                self.recall(&entry);
                 true
             }
             None => false,
@@ -134,14 +179,15 @@ impl Composer {
     }
 
     /// Down: the caret moves down a row; on the last row a newer entry (or the draft set
-    /// aside when browsing began) comes back.
+    /// aside when browsing began) comes back. A recalled entry not touched since goes
+    /// straight on to the newer one.
     pub fn move_down_or_history(&mut self) -> bool {
-        if self.move_vertically(true) {
+        if !self.recall_untouched() && self.move_vertically(true) {
             return true;
         }
-        match self.history.newer(self.draft.text()) {
+        match self.history.newer(&self.entry()) {
             Some(entry) => {
-                self.draft.set_text(&entry);
+                self.recall(&entry);
                 true
             }
             None => false,
@@ -174,13 +220,33 @@ impl Composer {
         let mut cache = self.layout.borrow_mut();
         let fresh = matches!(&*cache, Some((w, r, _)) if *w == width && *r == revision);
         if !fresh {
-            let layout = DraftLayout::new(self.draft.text(), self.draft.chips(), width);
+            let layout = DraftLayout::with_atoms(self.draft.text(), &self.atoms(), width);
             *cache = Some((width, revision, layout));
         }
         match &*cache {
             Some((_, _, layout)) => f(layout),
             None => f(&DraftLayout::new("", &[], width)),
         }
+    }
+
+    /// The draft's chips and folds with what they show, leftmost first.
+    fn atoms(&self) -> Vec<(Range<usize>, Glyph)> {
+        let text = self.draft.text();
+        let shown = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
+        let mut atoms: Vec<(Range<usize>, Glyph)> = self
+            .draft
+            .chips()
+            .iter()
+            .map(|c| (c.clone(), Glyph::Chip(chip_text(shown(c)))))
+            .chain(
+                self.draft
+                    .folds()
+                    .iter()
+                    .map(|f| (f.range.clone(), Glyph::Fold(f.label(shown(&f.range))))),
+            )
+            .collect();
+        atoms.sort_by_key(|(r, _)| r.start);
+        atoms
     }
 
     /// Text rows the composer wants at `width` text columns: the wrapped rows, at most the
@@ -201,7 +267,7 @@ impl Composer {
         inner: Rect,
         buf: &mut Buffer,
         placeholder: (&str, Style),
-        mention_style: Style,
+        (mention_style, pasted_style): (Style, Style),
     ) -> Option<Position> {
         if inner.width == 0 || inner.height == 0 {
             return None;
@@ -232,7 +298,7 @@ impl Composer {
             for (dy, r) in layout.rows.iter().skip(top).take(height).enumerate() {
                 let y = inner.y + u16::try_from(dy).unwrap_or(u16::MAX);
                 for unit in &r.units {
-                    self.draw_unit(unit, inner, y, buf, mention_style);
+                    self.draw_unit(unit, inner, y, buf, (mention_style, pasted_style));
                 }
             }
             let dy = u16::try_from(row - top).ok()?;
@@ -241,7 +307,14 @@ impl Composer {
         })
     }
 
-    fn draw_unit(&self, unit: &Placed, inner: Rect, y: u16, buf: &mut Buffer, mention: Style) {
+    fn draw_unit(
+        &self,
+        unit: &Placed,
+        inner: Rect,
+        y: u16,
+        buf: &mut Buffer,
+        (mention, pasted): (Style, Style),
+    ) {
         let Ok(x) = u16::try_from(unit.x) else {
             return;
         };
@@ -270,6 +343,9 @@ impl Composer {
             }
             Glyph::Chip(shown) => {
                 buf.set_stringn(x, y, shown, room, mention);
+            }
+            Glyph::Fold(shown) => {
+                buf.set_stringn(x, y, shown, room, pasted);
             }
         }
     }

@@ -40,6 +40,8 @@ pub struct MentionStyles {
     pub marker: Style,
     /// A row's detail line, mark and note.
     pub detail: Style,
+    /// A collapsed paste inside the composer (`[pasted 3 000 lines]`).
+    pub pasted: Style,
 }
 
 impl Default for MentionStyles {
@@ -62,6 +64,7 @@ impl Default for MentionStyles {
                 .add_modifier(Modifier::UNDERLINED),
             marker: Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
             detail: dim,
+            pasted: Style::new().fg(Color::Magenta),
         }
     }
 }
@@ -128,6 +131,12 @@ pub struct MentionConfig {
     pub(crate) command_trigger: char,
     /// How long an Enter or Tab waits for the newest query's answer.
     pub(crate) answer_wait: Duration,
+    /// A paste of more lines than this collapses into one placeholder.
+    pub(crate) collapse_lines: usize,
+    /// A paste of more chars than this collapses into one placeholder.
+    pub(crate) collapse_chars: usize,
+    /// A space keeps the popup open while the query's words still match something.
+    pub(crate) multi_word: bool,
 }
 
 impl Default for MentionConfig {
@@ -143,6 +152,9 @@ impl Default for MentionConfig {
             commands: Vec::new(),
             command_trigger: '/',
             answer_wait: Duration::from_secs(1),
+            collapse_lines: 10,
+            collapse_chars: 1000,
+            multi_word: false,
         }
     }
 }
@@ -233,6 +245,31 @@ impl MentionConfig {
     #[must_use]
     pub fn with_answer_wait(mut self, wait: Duration) -> Self {
         self.answer_wait = wait;
+        self
+    }
+
+    /// A paste of more than `lines` lines or more than `chars` chars goes into the draft
+    /// collapsed: one placeholder unit (`[pasted 3 000 lines]`) that the caret steps over
+    /// and Backspace deletes whole, submitted and kept in history in full, opened for
+    /// editing with [`crate::Action::ExpandPaste`] (default 10 lines, 1 000 chars;
+    /// `usize::MAX` for both never collapses). A history entry recalled without its pastes
+    /// known (e.g. put there by [`crate::MentionInputState::push_history`] from a file) has
+    /// its middle lines collapsed the same way when it has more than `lines` lines.
+    #[must_use]
+    pub fn with_paste_collapse(mut self, lines: usize, chars: usize) -> Self {
+        self.collapse_lines = lines;
+        self.collapse_chars = chars;
+        self
+    }
+
+    /// With `on`, a query may have several words: a space typed at the end of the token
+    /// keeps the popup open while the rows on show answer the words so far (or their
+    /// answer is still to come), the next words refine it, and two spaces, Esc or a space
+    /// when nothing matched close it (default off: a space ends the token). The query the
+    /// host gets holds the words with single spaces between them.
+    #[must_use]
+    pub fn with_multi_word_queries(mut self, on: bool) -> Self {
+        self.multi_word = on;
         self
     }
 

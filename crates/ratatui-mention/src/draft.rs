@@ -1,6 +1,7 @@
 //! The draft being written: canonical text, a caret that only ever rests between units (a
-//! grapheme cluster or a whole chip), undo and a yank buffer. Every edit happens at unit
-//! boundaries, so no key can land inside a mention or split a cluster.
+//! grapheme cluster, a whole chip or a whole fold), undo and a yank buffer. Every edit
+//! happens at unit boundaries, so no key can land inside a mention or a collapsed paste, or
+//! split a cluster.
 
 use std::ops::Range;
 
@@ -15,6 +16,56 @@ enum UnitClass {
     Space,
     Word,
     Chip,
+}
+
+/// Why a run of the draft is collapsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldKind {
+    /// A large paste (`[pasted 3 000 lines]`).
+    Pasted,
+    /// The middle lines of a long text recalled without its pastes known (`[2 998 lines]`).
+    Long,
+}
+
+/// A run of the draft's text shown as one placeholder unit: the text stays in the draft (it
+/// is submitted, kept in history and copied in full) until the fold is opened for editing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fold {
+    /// Its bytes in the draft text.
+    pub range: Range<usize>,
+    pub kind: FoldKind,
+}
+
+impl Fold {
+    /// What the fold shows for `text` (its own bytes): `[pasted 3 000 lines]`, `[pasted
+    /// 12 000 chars]` for a long single line, `[2 998 lines]` for recalled lines.
+    pub fn label(&self, text: &str) -> String {
+        // A final line break ends the last line; it does not start another (`seq 3000`
+        // pasted is 3 000 lines).
+        let lines = text.strip_suffix('\n').unwrap_or(text).split('\n').count();
+        let (count, unit) = if lines > 1 {
+            (lines, "lines")
+        } else {
+            (text.chars().count(), "chars")
+        };
+        match self.kind {
+            FoldKind::Pasted => format!("[pasted {} {unit}]", grouped(count)),
+            FoldKind::Long => format!("[{} {unit}]", grouped(count)),
+        }
+    }
+}
+
+/// `n` with its thousands set apart by spaces (`3 000`).
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Edits that extend the previous undo step instead of starting one.
@@ -32,8 +83,13 @@ pub struct Draft {
     uris: UriRule,
     text: String,
     caret: usize,
-    /// Byte ranges of the chips in `text`, leftmost first (recomputed after every edit).
+    /// Byte ranges of the chips in `text`, leftmost first (recomputed after every edit);
+    /// none inside or across a fold.
     chips: Vec<Range<usize>>,
+    /// Collapsed runs, leftmost first (shifted by every edit, dropped when edited away).
+    folds: Vec<Fold>,
+    /// Chips and folds together, leftmost first: the units the caret steps over whole.
+    atoms: Vec<Range<usize>>,
     undo: UndoStack,
     /// The last edit's kind and the caret after it, while the next may extend it.
     last_edit: Option<(Coalesce, usize)>,
@@ -60,6 +116,8 @@ impl Draft {
             text: String::new(),
             caret: 0,
             chips: Vec::new(),
+            folds: Vec::new(),
+            atoms: Vec::new(),
             undo: UndoStack::default(),
             last_edit: None,
             yank: String::new(),
@@ -84,12 +142,25 @@ impl Draft {
         &self.chips
     }
 
+    /// The collapsed runs, leftmost first.
+    pub fn folds(&self) -> &[Fold] {
+        &self.folds
+    }
+
+    /// The fold the caret sits on: one ending right before it, else one starting right after.
+    pub fn fold_at_caret(&self) -> Option<&Fold> {
+        self.folds
+            .iter()
+            .find(|f| f.range.end == self.caret)
+            .or_else(|| self.folds.iter().find(|f| f.range.start == self.caret))
+    }
+
     /// Changes whenever the text or the caret does.
     pub fn revision(&self) -> u64 {
         self.revision
     }
 
-    /// Changes whenever the text does (a caret move keeps it).
+    /// Changes whenever the text or its folds do (a caret move keeps it).
     pub fn text_revision(&self) -> u64 {
         self.text_revision
     }
@@ -121,6 +192,58 @@ impl Draft {
         self.edit(0..self.text.len(), text, None);
     }
 
+    /// Replaces the whole text and collapses `folds` of it (ranges that are not whole units
+    /// of `text`, or overlap an earlier one, are left open).
+    pub fn set_text_folded(&mut self, text: &str, folds: &[Fold]) {
+        self.set_text(text);
+        if self.refused || folds.is_empty() {
+            return;
+        }
+        let mut kept: Vec<Fold> = Vec::new();
+        for fold in folds {
+            let r = &fold.range;
+            let whole = r.start < r.end
+                && self.text.get(r.clone()).is_some()
+                && kept.last().is_none_or(|k| k.range.end <= r.start)
+                && !self.chips.iter().any(|c| {
+                    c.start < r.end && r.start < c.end && !(r.start <= c.start && c.end <= r.end)
+                });
+            if whole {
+                kept.push(fold.clone());
+            }
+        }
+        self.folds = kept;
+        self.rescan();
+    }
+
+    /// Inserts `text` at the caret collapsed as one fold of `kind` (one undo step).
+    pub fn insert_folded(&mut self, text: &str, kind: FoldKind) {
+        if text.is_empty() {
+            return;
+        }
+        let at = self.caret;
+        self.edit_folding(at..at, text, None, Some(kind));
+    }
+
+    /// Opens the fold at the caret (see [`Draft::fold_at_caret`]) for editing: its text stays,
+    /// shown in full from now on; undo collapses it again. False when there is none.
+    pub fn expand_fold_at_caret(&mut self) -> bool {
+        let Some(fold) = self.fold_at_caret().cloned() else {
+            return false;
+        };
+        self.undo.push(Snapshot {
+            text: self.text.clone(),
+            caret: self.caret,
+            folds: self.folds.clone(),
+        });
+        self.folds.retain(|f| *f != fold);
+        self.rescan();
+        self.last_edit = None;
+        self.revision += 1;
+        self.text_revision += 1;
+        true
+    }
+
     /// Inserts `text` at the caret. Typing single non-blank clusters in a row is one undo step.
     pub fn insert(&mut self, text: &str) {
         if text.is_empty() {
@@ -143,7 +266,7 @@ impl Draft {
         let Some(unit) = self.prev_unit(self.caret) else {
             return false;
         };
-        let coalesce = (!self.is_chip(&unit)).then_some(Coalesce::Backspace);
+        let coalesce = (!self.is_atom(&unit)).then_some(Coalesce::Backspace);
         self.edit(unit, "", coalesce);
         true
     }
@@ -153,7 +276,7 @@ impl Draft {
         let Some(unit) = self.next_unit(self.caret) else {
             return false;
         };
-        let coalesce = (!self.is_chip(&unit)).then_some(Coalesce::Delete);
+        let coalesce = (!self.is_atom(&unit)).then_some(Coalesce::Delete);
         self.edit(unit, "", coalesce);
         true
     }
@@ -205,7 +328,8 @@ impl Draft {
             return false;
         };
         self.text = snapshot.text;
-        self.chips = chip_spans(&self.text, &self.uris);
+        self.folds = snapshot.folds;
+        self.rescan();
         self.caret = snapshot.caret.min(self.text.len());
         self.snap_caret();
         self.last_edit = None;
@@ -223,13 +347,49 @@ impl Draft {
         true
     }
 
-    /// The one place the text changes: snapshot for undo, replace, re-scan chips, snap caret.
     fn edit(&mut self, range: Range<usize>, insert: &str, coalesce: Option<Coalesce>) {
+        self.edit_folding(range, insert, coalesce, None);
+    }
+
+    /// The one place the text changes: snapshot for undo, replace, shift the folds (a new
+    /// one over `insert` when `fold` says so), re-scan chips, snap caret.
+    fn edit_folding(
+        &mut self,
+        range: Range<usize>,
+        insert: &str,
+        coalesce: Option<Coalesce>,
+        fold: Option<FoldKind>,
+    ) {
         let start = range.start.min(self.text.len());
         let end = range.end.clamp(start, self.text.len());
         let mut text = self.text.clone();
         text.replace_range(start..end, insert);
-        let chips = chip_spans(&text, &self.uris);
+        let shift = |at: usize| at - (end - start) + insert.len();
+        // Folds outside the edit move with it; one it touches is gone (edits are whole
+        // units, so that is one it replaced).
+        let mut folds: Vec<Fold> = self
+            .folds
+            .iter()
+            .filter(|f| f.range.end <= start || f.range.start >= end)
+            .map(|f| {
+                if f.range.start >= end {
+                    Fold {
+                        range: shift(f.range.start)..shift(f.range.end),
+                        kind: f.kind,
+                    }
+                } else {
+                    f.clone()
+                }
+            })
+            .collect();
+        if let Some(kind) = fold {
+            folds.push(Fold {
+                range: start..start + insert.len(),
+                kind,
+            });
+            folds.sort_by_key(|f| f.range.start);
+        }
+        let chips = chips_outside(chip_spans(&text, &self.uris), &folds);
         // An edit next to a chip must not change it (`@[` typed right before one would
         // make the grammar read one longer mention): such an edit is refused.
         self.refused = !self.keeps_other_chips(start..end, insert.len(), &text, &chips);
@@ -241,10 +401,13 @@ impl Draft {
             self.undo.push(Snapshot {
                 text: std::mem::take(&mut self.text),
                 caret: self.caret,
+                folds: std::mem::take(&mut self.folds),
             });
         }
         self.text = text;
         self.chips = chips;
+        self.folds = folds;
+        self.atoms = atoms_of(&self.chips, &self.folds);
         self.caret = start + insert.len();
         self.snap_caret();
         self.last_edit = coalesce.map(|k| (k, self.caret));
@@ -273,6 +436,12 @@ impl Draft {
                 };
                 chips.contains(&moved) && text.get(moved.clone()) == self.text.get(c.clone())
             })
+    }
+
+    /// Chips and atoms again after the text or the folds changed without an edit.
+    fn rescan(&mut self) {
+        self.chips = chips_outside(chip_spans(&self.text, &self.uris), &self.folds);
+        self.atoms = atoms_of(&self.chips, &self.folds);
     }
 
     /// Whether the last edit was refused because it would have changed a chip next to it.
@@ -340,10 +509,10 @@ impl Draft {
         }
     }
 
-    /// A caret inside a chip goes to its end; one inside a cluster to the cluster's end.
+    /// A caret inside a chip or fold goes to its end; one inside a cluster to the cluster's end.
     fn snap_caret(&mut self) {
         if let Some(chip) = self
-            .chips
+            .atoms
             .iter()
             .find(|c| c.start < self.caret && self.caret < c.end)
         {
@@ -364,21 +533,21 @@ impl Draft {
 
     // ----- units ------------------------------------------------------------------------
 
-    fn is_chip(&self, unit: &Range<usize>) -> bool {
-        self.chips.iter().any(|c| c == unit)
+    fn is_atom(&self, unit: &Range<usize>) -> bool {
+        self.atoms.iter().any(|c| c == unit)
     }
 
     /// The text between chips around `pos`: `(end of the chip before, start of the next)`.
     fn gap(&self, pos: usize) -> (usize, usize) {
         let start = self
-            .chips
+            .atoms
             .iter()
             .filter(|c| c.end <= pos)
             .map(|c| c.end)
             .next_back()
             .unwrap_or(0);
         let end = self
-            .chips
+            .atoms
             .iter()
             .find(|c| c.start >= pos)
             .map_or(self.text.len(), |c| c.start);
@@ -390,7 +559,7 @@ impl Draft {
         if pos == 0 {
             return None;
         }
-        if let Some(chip) = self.chips.iter().find(|c| c.end == pos) {
+        if let Some(chip) = self.atoms.iter().find(|c| c.end == pos) {
             return Some(chip.clone());
         }
         let (start, end) = self.gap(pos);
@@ -403,7 +572,7 @@ impl Draft {
         if pos >= self.text.len() {
             return None;
         }
-        if let Some(chip) = self.chips.iter().find(|c| c.start == pos) {
+        if let Some(chip) = self.atoms.iter().find(|c| c.start == pos) {
             return Some(chip.clone());
         }
         let (start, end) = self.gap(pos);
@@ -412,7 +581,7 @@ impl Draft {
     }
 
     fn class(&self, unit: &Range<usize>) -> UnitClass {
-        if self.is_chip(unit) {
+        if self.is_atom(unit) {
             UnitClass::Chip
         } else if self
             .text
@@ -476,7 +645,7 @@ impl Draft {
             let Some(i) = self.text.get(..end).and_then(|head| head.rfind('\n')) else {
                 return 0;
             };
-            match self.chips.iter().find(|c| c.start <= i && i < c.end) {
+            match self.atoms.iter().find(|c| c.start <= i && i < c.end) {
                 Some(chip) => end = chip.start,
                 None => return i + 1,
             }
@@ -491,7 +660,7 @@ impl Draft {
                 return self.text.len();
             };
             let i = from + i;
-            match self.chips.iter().find(|c| c.start <= i && i < c.end) {
+            match self.atoms.iter().find(|c| c.start <= i && i < c.end) {
                 Some(chip) => from = chip.end,
                 None => return i,
             }
@@ -502,7 +671,7 @@ impl Draft {
     fn widen(&self, range: Range<usize>) -> Range<usize> {
         let mut start = range.start.min(self.text.len());
         let mut end = range.end.clamp(start, self.text.len());
-        for chip in &self.chips {
+        for chip in &self.atoms {
             if chip.start < start && start < chip.end {
                 start = chip.start;
             }
@@ -523,3 +692,29 @@ impl Draft {
 #[cfg(test)]
 #[path = "draft_tests.rs"]
 mod tests;
+
+/// `chips` without those inside or across a fold (a fold shows its text as one unit).
+fn chips_outside(chips: Vec<Range<usize>>, folds: &[Fold]) -> Vec<Range<usize>> {
+    if folds.is_empty() {
+        return chips;
+    }
+    chips
+        .into_iter()
+        .filter(|c| {
+            !folds
+                .iter()
+                .any(|f| c.start < f.range.end && f.range.start < c.end)
+        })
+        .collect()
+}
+
+/// Chips and folds as one list of whole units, leftmost first.
+fn atoms_of(chips: &[Range<usize>], folds: &[Fold]) -> Vec<Range<usize>> {
+    let mut atoms: Vec<Range<usize>> = chips
+        .iter()
+        .cloned()
+        .chain(folds.iter().map(|f| f.range.clone()))
+        .collect();
+    atoms.sort_by_key(|r| r.start);
+    atoms
+}

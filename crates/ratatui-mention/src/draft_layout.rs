@@ -26,6 +26,8 @@ pub enum Glyph {
     Control(String),
     /// A mention, drawn as `@label` (cut with `…` to fit).
     Chip(String),
+    /// A collapsed run, drawn as its placeholder (cut with `…` to fit).
+    Fold(String),
 }
 
 /// One unit placed on a row.
@@ -71,7 +73,7 @@ struct Unit {
     blank: bool,
 }
 
-fn units(text: &str, chips: &[Range<usize>]) -> Vec<Unit> {
+fn units(text: &str, atoms: &[(Range<usize>, Glyph)]) -> Vec<Unit> {
     let mut out = Vec::new();
     let mut pos = 0;
     let push_gap = |out: &mut Vec<Unit>, start: usize, gap: &str| {
@@ -112,19 +114,24 @@ fn units(text: &str, chips: &[Range<usize>]) -> Vec<Unit> {
             out.push(unit);
         }
     };
-    for chip in chips {
-        if let Some(gap) = text.get(pos..chip.start) {
+    for (atom, glyph) in atoms {
+        if atom.start < pos {
+            continue;
+        }
+        if let Some(gap) = text.get(pos..atom.start) {
             push_gap(&mut out, pos, gap);
         }
-        let shown = chip_text(text.get(chip.clone()).unwrap_or_default());
-        let width = text_width(&shown);
+        let width = match glyph {
+            Glyph::Chip(shown) | Glyph::Fold(shown) => text_width(shown),
+            _ => 0,
+        };
         out.push(Unit {
-            range: chip.clone(),
-            glyph: Glyph::Chip(shown),
+            range: atom.clone(),
+            glyph: glyph.clone(),
             width,
             blank: false,
         });
-        pos = chip.end;
+        pos = atom.end;
     }
     if let Some(gap) = text.get(pos..) {
         push_gap(&mut out, pos, gap);
@@ -135,8 +142,21 @@ fn units(text: &str, chips: &[Range<usize>]) -> Vec<Unit> {
 impl DraftLayout {
     /// Lays `text` (with chips at `chips`) out in rows of `width` cells.
     pub fn new(text: &str, chips: &[Range<usize>], width: u16) -> Self {
+        let atoms: Vec<(Range<usize>, Glyph)> = chips
+            .iter()
+            .map(|c| {
+                let shown = chip_text(text.get(c.clone()).unwrap_or_default());
+                (c.clone(), Glyph::Chip(shown))
+            })
+            .collect();
+        Self::with_atoms(text, &atoms, width)
+    }
+
+    /// Lays `text` out in rows of `width` cells, each of `atoms` (leftmost first, a chip or
+    /// a fold) one unit drawn as its glyph.
+    pub fn with_atoms(text: &str, atoms: &[(Range<usize>, Glyph)], width: u16) -> Self {
         let width = usize::from(width.max(1));
-        let units = units(text, chips);
+        let units = units(text, atoms);
         let mut rows = Vec::new();
         let mut row = Row::default();
         let mut x = 0;
@@ -181,11 +201,15 @@ impl DraftLayout {
                 continue;
             }
             let mut glyph = unit.glyph.clone();
-            if let Glyph::Chip(shown) = &unit.glyph
-                && w > width
-            {
-                glyph = Glyph::Chip(cut_to_width(shown, width));
-                w = width;
+            if w > width {
+                match &unit.glyph {
+                    Glyph::Chip(shown) => glyph = Glyph::Chip(cut_to_width(shown, width)),
+                    Glyph::Fold(shown) => glyph = Glyph::Fold(cut_to_width(shown, width)),
+                    _ => {}
+                }
+                if matches!(glyph, Glyph::Chip(_) | Glyph::Fold(_)) {
+                    w = width;
+                }
             }
             row.units.push(Placed {
                 range: unit.range.clone(),

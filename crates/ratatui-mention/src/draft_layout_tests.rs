@@ -19,7 +19,7 @@ fn rows(text: &str, width: u16) -> Vec<String> {
                     Glyph::Tab => " ".repeat(u.width),
                     Glyph::Newline => String::new(),
                     Glyph::Control(shown) => shown.clone(),
-                    Glyph::Chip(shown) => format!("‹{shown}›"),
+                    Glyph::Chip(shown) | Glyph::Fold(shown) => format!("‹{shown}›"),
                 })
                 .collect()
         })

@@ -304,3 +304,22 @@ fn no_op_sequence_ever_leaves_the_caret_inside_a_chip() {
         }
     });
 }
+
+/// Issue 27 (tried as a new user): `seq 3000` pasted was labelled `[pasted 3 001 lines]`.
+#[test]
+fn fold_labels_count_lines_as_people_do() {
+    let fold = |kind| Fold { range: 0..0, kind };
+    let cases: &[(&str, FoldKind, &str)] = &[
+        ("a\nb\nc\n", FoldKind::Pasted, "[pasted 3 lines]"),
+        ("a\nb\nc", FoldKind::Pasted, "[pasted 3 lines]"),
+        ("a\nb\n\n", FoldKind::Pasted, "[pasted 3 lines]"),
+        ("abc\n", FoldKind::Pasted, "[pasted 4 chars]"),
+        ("abcd", FoldKind::Pasted, "[pasted 4 chars]"),
+        ("a\nb", FoldKind::Long, "[2 lines]"),
+    ];
+    for (text, kind, want) in cases {
+        assert_eq!(fold(*kind).label(text), *want, "{text:?}");
+    }
+    let many = "line\n".repeat(3000);
+    assert_eq!(fold(FoldKind::Pasted).label(&many), "[pasted 3 000 lines]");
+}

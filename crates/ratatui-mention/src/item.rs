@@ -19,6 +19,8 @@ pub enum Keep {
     End,
     /// Never cut, e.g. a time stamp.
     Whole,
+    /// Keep both ends and cut the middle (`ab…yz`), e.g. ids that differ at the end.
+    Middle,
 }
 
 /// One part of an item's dim detail line; parts are joined with ` · `.

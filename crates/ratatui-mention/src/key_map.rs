@@ -65,6 +65,9 @@ pub enum Action {
     Undo,
     /// Insert the text the last word or line delete removed.
     Yank,
+    /// Open the collapsed paste beside the caret for editing (ignored, so the host may use
+    /// the key, when there is none).
+    ExpandPaste,
 }
 
 impl Action {
@@ -98,6 +101,7 @@ impl Action {
             Action::DeleteWordForward => "delete the next word",
             Action::Undo => "undo",
             Action::Yank => "paste the text deleted last (yank)",
+            Action::ExpandPaste => "open the collapsed paste beside the caret for editing",
         }
     }
 }
@@ -192,6 +196,7 @@ pub const DEFAULT_BINDINGS: &[Binding] = &[
     // A terminal sends Ctrl+_ as 0x1F, which crossterm reports as Ctrl+7.
     Binding::alias(KeyCode::Char('7'), CTRL, Action::Undo),
     Binding::new(KeyCode::Char('y'), CTRL, Action::Yank),
+    Binding::new(KeyCode::Char('g'), CTRL, Action::ExpandPaste),
 ];
 
 /// The widget's bindings; [`KeyMap::default`] holds the default ones (see the crate README).
@@ -276,14 +281,18 @@ impl KeyMap {
     }
 }
 
-/// The char an unbound key types, if it types one: no Ctrl or Alt, or both (`AltGr` arrives
-/// as Ctrl+Alt on some platforms; `@` is AltGr+Q on German layouts).
+/// The char an unbound key types, if it types one: no Ctrl or Alt, or both on a char that
+/// is no ASCII letter or digit (`AltGr` arrives as Ctrl+Alt on some platforms: `@` is
+/// AltGr+Q on German layouts, `ą` AltGr+A on Polish ones). Ctrl+Alt on an ASCII letter or
+/// digit is a chord, never a char: Alt+Ctrl+U, and Esc read together with the Ctrl+U after
+/// it (a terminal sends both as the same bytes), type nothing.
 pub fn typed_char(key: &KeyEvent) -> Option<char> {
     let KeyCode::Char(c) = key.code else {
         return None;
     };
     let ctrl_alt = CTRL | ALT;
-    let plain = !key.modifiers.intersects(ctrl_alt) || key.modifiers.contains(ctrl_alt);
+    let plain = !key.modifiers.intersects(ctrl_alt)
+        || (key.modifiers.contains(ctrl_alt) && !c.is_ascii_alphanumeric());
     (plain && !c.is_control()).then_some(c)
 }
 
@@ -372,6 +381,7 @@ mod tests {
                 "Alt+D / Ctrl+Delete",
                 "Ctrl+Z / Ctrl+_",
                 "Ctrl+Y",
+                "Ctrl+G",
             ]
         );
         for ((action, _), (_, help)) in map.grouped().iter().zip(&rows) {
@@ -413,6 +423,12 @@ mod tests {
             (KeyEvent::new(KeyCode::Char('a'), NONE), Some('a')),
             (KeyEvent::new(KeyCode::Char('A'), SHIFT), Some('A')),
             (KeyEvent::new(KeyCode::Char('@'), CTRL | ALT), Some('@')),
+            (KeyEvent::new(KeyCode::Char('ą'), CTRL | ALT), Some('ą')),
+            (KeyEvent::new(KeyCode::Char('{'), CTRL | ALT), Some('{')),
+            // Chords, not AltGr: Alt+Ctrl+U, or Esc and Ctrl+U read in one go.
+            (KeyEvent::new(KeyCode::Char('u'), CTRL | ALT), None),
+            (KeyEvent::new(KeyCode::Char('A'), CTRL | ALT | SHIFT), None),
+            (KeyEvent::new(KeyCode::Char('7'), CTRL | ALT), None),
             (KeyEvent::new(KeyCode::Char('q'), CTRL), None),
             (KeyEvent::new(KeyCode::Char('x'), ALT), None),
             (KeyEvent::new(KeyCode::Char('漢'), NONE), Some('漢')),

@@ -72,6 +72,66 @@ pub fn mention_token_at(
     })
 }
 
+/// The token of several words whose trigger is at char `start`: from the trigger over words
+/// joined by single spaces (a space right before the cursor included), ended by two
+/// spaces, any other whitespace or a finished mention. `None` unless a trigger opens a
+/// token at `start` and the cursor lies after it and within the words. The query is the
+/// words after the trigger, without a trailing space.
+pub fn multi_word_token_at(
+    text: &str,
+    cursor_char_index: usize,
+    uris: &UriRule,
+    triggers: &[char],
+    start: usize,
+) -> Option<MentionToken> {
+    let chars: Vec<char> = text.chars().collect();
+    let cursor = cursor_char_index.min(chars.len());
+    let trigger = *chars.get(start).filter(|c| triggers.contains(c))?;
+    let mentions = mention_char_spans(text, uris);
+    let opens = start == 0
+        || chars.get(start - 1).is_some_and(|c| is_js_whitespace(*c))
+        || mentions.iter().any(|m| m.end == start);
+    if !opens || cursor <= start || mentions.iter().any(|m| m.start <= start && start < m.end) {
+        return None;
+    }
+    let ceiling = mentions
+        .iter()
+        .find(|m| m.start > start)
+        .map_or(chars.len(), |m| m.start);
+    let mut end = start + 1;
+    while end < ceiling {
+        let Some(&c) = chars.get(end) else { break };
+        let next = chars.get(end + 1).copied();
+        let joins = c == ' ' && end + 1 < ceiling && next.is_some_and(|n| !is_js_whitespace(n));
+        if !is_js_whitespace(c) || joins {
+            end += 1;
+        } else {
+            // A single space right before the cursor belongs to the query being typed.
+            if c == ' ' && end + 1 == cursor && next != Some(' ') {
+                end += 1;
+            }
+            break;
+        }
+    }
+    if cursor > end {
+        return None;
+    }
+    let mut query: String = chars
+        .get(start + 1..end)
+        .unwrap_or_default()
+        .iter()
+        .collect();
+    if query.ends_with(' ') {
+        query.pop();
+    }
+    Some(MentionToken {
+        trigger,
+        start_char: start,
+        end_char: end,
+        query,
+    })
+}
+
 /// Byte ranges of the finished mentions in `text` whose URI `uris` accepts, leftmost
 /// first.
 pub fn mention_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
@@ -351,5 +411,43 @@ mod tests {
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let closed = format!("{text}](dsh-session:ImEi)");
         assert_eq!(mention_spans(&closed, &dsh()).len(), 1);
+    }
+
+    #[test]
+    fn multi_word_token_table() {
+        let mention = "@[Old chat](dsh-session:ImEi)";
+        let after = format!("@a b{mention}");
+        let cases: Vec<(&str, usize, usize, Option<MentionToken>)> = vec![
+            ("@alice", 6, 0, token(0, 6, "alice")),
+            ("@alice ", 7, 0, token(0, 7, "alice")),
+            (
+                "@Investigate memry leak",
+                23,
+                0,
+                token(0, 23, "Investigate memry leak"),
+            ),
+            (
+                "@Investigate memry leak",
+                5,
+                0,
+                token(0, 23, "Investigate memry leak"),
+            ),
+            ("say @two words", 14, 4, token(4, 14, "two words")),
+            ("@two  ", 6, 0, None),
+            ("@two  words", 11, 0, None),
+            ("@two \nnext", 5, 0, token(0, 5, "two")),
+            ("@two\tx", 6, 0, None),
+            ("@two words", 0, 0, None),
+            ("x@two words", 11, 1, None),
+            ("@a b", 4, 1, None),
+            (after.as_str(), 4, 0, token(0, 4, "a b")),
+        ];
+        for (text, cursor, start, want) in cases {
+            assert_eq!(
+                multi_word_token_at(text, cursor, &dsh(), AT, start),
+                want,
+                "{text:?} cursor {cursor} start {start}"
+            );
+        }
     }
 }

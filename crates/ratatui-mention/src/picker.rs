@@ -3,7 +3,9 @@
 //! host for rows, and Enter picks the selected row — waiting, like the popup, when the
 //! newest filter is unanswered. A host uses it for "open a session", "open a file".
 
-use crossterm::event::{Event, KeyEvent, KeyEventKind};
+use std::time::Instant;
+
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
@@ -17,8 +19,8 @@ use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, KeyMap, typed_char};
 use crate::preview::{self, PreviewState};
 use crate::results::{
-    Held, MoreRequest, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey,
-    give_up, resume,
+    Drawn, Held, MoreRequest, Moved, OfferedRows, Pointer, QueryId, ResultsList, ResultsPage,
+    WaitHost, WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::untrusted::{is_control, visible_controls_line};
@@ -118,10 +120,37 @@ impl Picker {
         match event {
             Event::Key(key) => self.handle_key(*key),
             Event::Paste(text) => self.handle_paste(text),
-            Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(_, _) => {
-                PickerOutcome::Ignored
-            }
+            Event::Mouse(mouse) => self.handle_mouse(mouse, Instant::now()),
+            Event::FocusGained | Event::FocusLost | Event::Resize(_, _) => PickerOutcome::Ignored,
         }
+    }
+
+    /// Handles a mouse event that happened at `now`, over the list as the last frame drew
+    /// it: the wheel moves the selection a row (stopping at the ends), a click selects the
+    /// row under it, a double click picks it. Anything elsewhere is
+    /// [`PickerOutcome::Ignored`].
+    pub fn handle_mouse(&mut self, mouse: &MouseEvent, now: Instant) -> PickerOutcome {
+        if self.results.is_waiting() {
+            return PickerOutcome::Ignored;
+        }
+        match self.results.pointer(*mouse, now) {
+            Pointer::Outside => PickerOutcome::Ignored,
+            Pointer::Consumed => PickerOutcome::Consumed,
+            Pointer::Moved(more) => more.map_or(PickerOutcome::Changed, PickerOutcome::from),
+            Pointer::Activate => self.pick(),
+        }
+    }
+
+    /// Whether the last frame drew the picker (a window too small for it does not: keys
+    /// would act on rows nobody sees).
+    pub fn is_drawn(&self) -> bool {
+        self.cursor.is_some()
+    }
+
+    /// Stops showing the rows of an older filter while filter `id` is unanswered (see
+    /// [`ResultsList::hide_older_rows`]).
+    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
+        self.results.hide_older_rows(id)
     }
 
     /// Handles one key: moves, Enter, Esc, the preview key, then the filter's edits.
@@ -150,6 +179,7 @@ impl Picker {
                 return PickerOutcome::Changed;
             }
             Some(Action::Newline | Action::Complete) => return PickerOutcome::Consumed,
+            Some(Action::ExpandPaste) => return PickerOutcome::Ignored,
             Some(Action::Left) => return moved(filter.move_left()),
             Some(Action::Right) => return moved(filter.move_right()),
             Some(Action::WordLeft) => return moved(filter.move_word_left()),
@@ -403,6 +433,7 @@ impl StatefulWidget for PickerView<'_> {
             .preview
             .remember_area(area.width, area.height, self.below_min_height);
         picker.cursor = None;
+        picker.results.set_drawn(Drawn::default());
         if area.height < 4 || area.width < 20 {
             return;
         }
@@ -416,7 +447,7 @@ impl StatefulWidget for PickerView<'_> {
             area.height,
             self.below_min_height,
         );
-        let inner = results_view::render_frame(
+        let (list_area, inner) = results_view::render_frame(
             &picker.results,
             self.title,
             placement,
@@ -441,7 +472,11 @@ impl StatefulWidget for PickerView<'_> {
             height: inner.height - 1,
             ..inner
         };
-        results_view::render_rows(&picker.results, rows, buf, look);
+        let rows = results_view::render_rows(&picker.results, rows, buf, look);
+        picker.results.set_drawn(Drawn {
+            area: list_area,
+            rows,
+        });
     }
 }
 

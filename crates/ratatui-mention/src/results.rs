@@ -7,12 +7,14 @@
 //! The `@` popup and a host's own picker ([`crate::Picker`]) are both built on it.
 
 use std::collections::VecDeque;
+use std::time::{Duration, Instant};
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::{Position, Rect};
 
 use crate::item::MentionItem;
 use crate::key_map::Action;
-use crate::sections::{Fetch, Section, SectionKind, SectionedList, offered_section};
+use crate::sections::{Fetch, RowRef, Section, SectionKind, SectionedList, offered_section};
 
 /// A query a results list asked its source to answer, named by a per-list increasing id.
 pub type QueryId = u64;
@@ -126,6 +128,29 @@ pub(crate) struct Wait {
 #[derive(Debug)]
 pub(crate) struct Moved(pub(crate) Option<MoreRequest>);
 
+/// What a mouse event did to a drawn list.
+#[derive(Debug)]
+pub(crate) enum Pointer {
+    /// Not over the list: the host's.
+    Outside,
+    /// Over the list, nothing changed.
+    Consumed,
+    /// The wheel or a click moved the selection.
+    Moved(Option<MoreRequest>),
+    /// A double click on a row (now selected): act on it as Enter does.
+    Activate,
+}
+
+/// Two clicks on one row within this time are a double click.
+const DOUBLE_CLICK: Duration = Duration::from_millis(500);
+
+/// Where the last frame drew the list and each of its rows (for the mouse).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Drawn {
+    pub(crate) area: Rect,
+    pub(crate) rows: Vec<(Rect, RowRef)>,
+}
+
 /// What owns a results list whose Enter/Tab may wait: it acts on the waiting key once the
 /// answer is in, and takes the inputs held meanwhile as if they arrived now.
 pub(crate) trait WaitHost {
@@ -201,6 +226,10 @@ pub struct ResultsList<T = MentionItem> {
     wait: Option<Wait>,
     /// The query whose answer an Enter stopped waiting for: Enter again acts as typed.
     gave_up: Option<QueryId>,
+    /// Where the last frame drew the list.
+    drawn: Drawn,
+    /// The row last clicked, and when (a second click soon after is a double click).
+    last_click: Option<(RowRef, Instant)>,
 }
 
 fn lines_of<T: ResultRow>(row: &T) -> usize {
@@ -230,6 +259,8 @@ impl<T: ResultRow> ResultsList<T> {
             preview_asked: None,
             wait: None,
             gave_up: None,
+            drawn: Drawn::default(),
+            last_click: None,
         }
     }
 
@@ -435,6 +466,24 @@ impl<T: ResultRow> ResultsList<T> {
         Some(key)
     }
 
+    /// Stops showing the rows of an older query while query `id` is still unanswered (the
+    /// host's timer ran out: they look like an answer and are not one); the list says it
+    /// is searching until the answer comes. False when `id` is answered or not the newest.
+    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
+        if id != self.query_id || !self.in_flight || self.list.is_empty() {
+            return false;
+        }
+        self.list.set_sections(Vec::new());
+        self.page_sections = 0;
+        if self.hits_for != Some(id) {
+            self.hits = None;
+        }
+        if self.hits.is_some() {
+            self.place_hits();
+        }
+        true
+    }
+
     /// Forgets which preview was asked for (e.g. the preview was hidden).
     pub fn forget_preview(&mut self) {
         self.preview_asked = None;
@@ -458,6 +507,53 @@ impl<T: ResultRow> ResultsList<T> {
             Action::PopupLast => self.end(),
             _ => return None,
         }))
+    }
+
+    /// Remembers where the frame drew the list (`area`, border included) and its rows.
+    pub(crate) fn set_drawn(&mut self, drawn: Drawn) {
+        self.drawn = drawn;
+    }
+
+    /// What a mouse event at `now` does: over the list, the wheel moves the selection a row
+    /// (stopping at the ends), a click selects the row under it and a second click on it
+    /// soon after activates it.
+    pub(crate) fn pointer(&mut self, mouse: MouseEvent, now: Instant) -> Pointer {
+        let at = Position::new(mouse.column, mouse.row);
+        if !self.drawn.area.contains(at) {
+            return Pointer::Outside;
+        }
+        match mouse.kind {
+            MouseEventKind::ScrollUp => Pointer::Moved(self.step(-1)),
+            MouseEventKind::ScrollDown => Pointer::Moved(self.step(1)),
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(row) = self
+                    .drawn
+                    .rows
+                    .iter()
+                    .find(|(rect, _)| rect.contains(at))
+                    .map(|(_, row)| *row)
+                else {
+                    return Pointer::Consumed;
+                };
+                let double = self.last_click.is_some_and(|(last, when)| {
+                    last == row && now.duration_since(when) <= DOUBLE_CLICK
+                });
+                if double {
+                    self.last_click = None;
+                    self.list.select(row);
+                    return Pointer::Activate;
+                }
+                self.last_click = Some((row, now));
+                let fetch = self.list.select(row);
+                Pointer::Moved(self.more(fetch))
+            }
+            _ => Pointer::Consumed,
+        }
+    }
+
+    fn step(&mut self, delta: isize) -> Option<MoreRequest> {
+        let fetch = self.list.step(delta);
+        self.more(fetch)
     }
 
     pub(crate) fn sections(&self) -> &[Section<T>] {

@@ -16,10 +16,13 @@ use crate::config::{MentionStyles, PopupLabels};
 use crate::item::{ItemPreview, Keep, MentionItem};
 use crate::preview::{self, Placement, PreviewPane};
 use crate::results::{Listing, ResultRow, ResultsList, WaitMark};
-use crate::sections::{Placed, SectionKind};
+use crate::sections::{Placed, RowRef, SectionKind};
 use crate::snippet::snippet_line;
 use crate::untrusted::visible_controls_line;
-use crate::wrap::{truncate_start_to_width, truncate_to_width};
+use crate::wrap::{truncate_middle_to_width, truncate_start_to_width, truncate_to_width};
+
+/// Rows a framed list needs: its border and one row; lower, it is drawn on one line.
+pub(crate) const FRAMED_MIN_HEIGHT: u16 = 3;
 
 /// How results are drawn this frame.
 #[derive(Debug, Clone, Copy)]
@@ -30,7 +33,8 @@ pub(crate) struct Look<'a> {
 
 /// The frame of a results list in `area`: a bordered block titled `title` with the position
 /// (`3/106`) on its bottom border, and the selected row's preview where `placement` puts it
-/// (only while a row is selected). Returns the inside of the list's block.
+/// (only while a row is selected). Returns the list's area (border included) and its
+/// inside.
 pub(crate) fn render_frame(
     list: &ResultsList<MentionItem>,
     title: &str,
@@ -39,7 +43,7 @@ pub(crate) fn render_frame(
     area: Rect,
     buf: &mut Buffer,
     look: Look<'_>,
-) -> Rect {
+) -> (Rect, Rect) {
     let styles = look.styles;
     let placement = if list.selected().is_some() {
         placement
@@ -65,18 +69,76 @@ pub(crate) fn render_frame(
     if let (Some(preview_area), Some(row)) = (preview_area, list.selected()) {
         render_preview(row, preview, preview_area, buf, look);
     }
-    inner
+    (list_area, inner)
 }
 
-/// The rows of `list` (or the line saying why there are none) in `area`.
+/// The list squeezed into one line, for an area too low for its frame: the selected row
+/// (or the line saying why there is none) and the position, e.g. `› Fix the build  1/12`.
+/// Returns where the selected row was drawn.
+pub(crate) fn render_compact(
+    list: &ResultsList<MentionItem>,
+    area: Rect,
+    buf: &mut Buffer,
+    look: Look<'_>,
+) -> Vec<(Rect, RowRef)> {
+    Clear.render(area, buf);
+    if area.width == 0 || area.height == 0 {
+        return Vec::new();
+    }
+    let line = Rect {
+        y: area.bottom() - 1,
+        height: 1,
+        ..area
+    };
+    let position = position(list, look.labels).map(|p| format!(" {p} "));
+    let position_width = position.as_deref().map_or(0, UnicodeWidthStr::width);
+    let room = line
+        .width
+        .saturating_sub(u16::try_from(position_width).unwrap_or(u16::MAX));
+    let mut drawn = Vec::new();
+    if let (Some(row), Some(at)) = (list.selected(), list.sectioned().selected()) {
+        let label = label_line(row, &[], true, room, look.styles);
+        buf.set_line(line.x, line.y, &label, room);
+        drawn.push((
+            Rect {
+                width: room,
+                ..line
+            },
+            at,
+        ));
+    } else {
+        let (message, failed) = empty_message(list, look.labels)
+            .unwrap_or_else(|| (look.labels.no_exact_match.clone(), false));
+        let style = if failed {
+            look.styles.failed
+        } else {
+            look.styles.message
+        };
+        let text = format!("  {}", visible_controls_line(&message));
+        buf.set_line(line.x, line.y, &Line::styled(text, style), room);
+    }
+    if let Some(position) = position {
+        buf.set_line(
+            line.x + room,
+            line.y,
+            &Line::styled(position, look.styles.popup_border),
+            line.width - room,
+        );
+    }
+    drawn
+}
+
+/// The rows of `list` (or the line saying why there are none) in `area`; returns where
+/// each row was drawn.
 pub(crate) fn render_rows(
     list: &ResultsList<MentionItem>,
     area: Rect,
     buf: &mut Buffer,
     look: Look<'_>,
-) {
+) -> Vec<(Rect, RowRef)> {
+    let mut drawn = Vec::new();
     if area.width == 0 || area.height == 0 {
-        return;
+        return drawn;
     }
     let styles = look.styles;
     if let Some((message, failed)) = empty_message(list, look.labels) {
@@ -96,7 +158,7 @@ pub(crate) fn render_rows(
             );
             buf.set_line(area.x, area.y + y, &line, area.width);
         }
-        return;
+        return drawn;
     }
     let matcher = SkimMatcherV2::default().ignore_case();
     let query = list.query();
@@ -121,6 +183,13 @@ pub(crate) fn render_rows(
                 let Some(row) = section.rows.get(at.row) else {
                     continue;
                 };
+                let lines = row.lines().max(1);
+                let rect = Rect {
+                    y: area.y + y,
+                    height: lines.min(area.height - y),
+                    ..area
+                };
+                drawn.push((rect, at));
                 let hits = label_hits(row, query, section.kind, &matcher);
                 let label = label_line(row, &hits, selected, area.width, styles);
                 buf.set_line(area.x, area.y + y, &label, area.width);
@@ -145,6 +214,7 @@ pub(crate) fn render_rows(
             }
         }
     }
+    drawn
 }
 
 /// The line shown instead of rows, if there are none to show, and whether it reports a
@@ -421,6 +491,10 @@ pub(crate) fn detail_line(row: &MentionItem, width: u16, style: Style) -> Line<'
                 let cells = shares.next().unwrap_or(0).max(MIN_PART_CELLS);
                 text.push_str(&truncate_start_to_width(part, cells));
             }
+            Keep::Middle => {
+                let cells = shares.next().unwrap_or(0).max(MIN_PART_CELLS);
+                text.push_str(&truncate_middle_to_width(part, cells));
+            }
         }
     }
     Line::styled(text, style)
@@ -475,6 +549,20 @@ mod tests {
             ("会话记录整理", 7, "会话记…", "…录整理"),
             ("abc", 0, "", ""),
         ];
+        // Ids of sessions with the same title differ at their end (issue 27, minor 14).
+        let middle = [
+            ("s-20261127-202319-ab12", 30, "s-20261127-202319-ab12"),
+            ("s-20261127-202319-ab12", 12, "s-202…9-ab12"),
+            ("s-20261127-202319-ab12", 8, "s-2…ab12"),
+            ("会话记录整理", 7, "会…整理"),
+            ("abc", 1, "…"),
+            ("abc", 0, ""),
+        ];
+        for (text, cells, want) in middle {
+            let got = truncate_middle_to_width(text, cells);
+            assert_eq!(got, want, "middle {text:?} {cells}");
+            assert!(got.width() <= cells);
+        }
         for (text, cells, end, start) in cases {
             assert_eq!(truncate_to_width(text, cells), end, "end {text:?} {cells}");
             assert_eq!(

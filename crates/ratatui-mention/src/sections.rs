@@ -299,6 +299,35 @@ impl<T> SectionedList<T> {
         Fetch::None
     }
 
+    /// `delta` rows on (back when negative), stopping at either end (the mouse wheel):
+    /// from nothing, the first row.
+    pub fn step(&mut self, delta: isize) -> Fetch {
+        let n = self.row_count();
+        if n == 0 {
+            return Fetch::None;
+        }
+        let next = match self.flat_selected() {
+            Some(i) => i.saturating_add_signed(delta).min(n - 1),
+            None => 0,
+        };
+        self.select_flat(next);
+        self.fetch_if_near_end()
+    }
+
+    /// Selects row `at` (a click), when it exists.
+    pub fn select(&mut self, at: RowRef) -> Fetch {
+        if self
+            .sections
+            .get(at.section)
+            .is_none_or(|s| s.rows.len() <= at.row)
+        {
+            return Fetch::None;
+        }
+        self.selected = Some(at);
+        self.scroll_to_selection();
+        self.fetch_if_near_end()
+    }
+
     /// The first row.
     pub fn home(&mut self) -> Fetch {
         if self.row_count() > 0 {

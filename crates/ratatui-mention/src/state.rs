@@ -2,22 +2,26 @@
 //! Events go in, outcomes come out ([`Outcome`]); popup visibility is recomputed from text,
 //! caret and the dismissed token after every key and paste.
 
-use crossterm::event::{Event, KeyEvent, KeyEventKind};
+use std::time::Instant;
+
+use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEvent};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 
 use crate::composer::Composer;
 use crate::config::MentionConfig;
+use crate::draft::Fold;
+use crate::input_history::{Entry, long_text_folds};
 use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, typed_char};
 use crate::mention::Mention;
-use crate::mention_token::{MentionToken, mention_token_at};
+use crate::mention_token::{MentionToken, mention_token_at, multi_word_token_at};
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement, PreviewState};
 use crate::results::{
-    Held, MoreRequest, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey,
-    give_up, resume,
+    Drawn, Held, MoreRequest, Moved, OfferedRows, Pointer, QueryId, ResultsList, ResultsPage,
+    WaitHost, WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
@@ -132,6 +136,10 @@ pub struct MentionInputState {
     command_armed: bool,
     /// Where the last render put the caret.
     cursor: Option<Position>,
+    /// The draft last submitted, with its folds: pushed to history and restored with them.
+    submitted: Option<Entry>,
+    /// Char index of the `@` of a token a space did not end (multi-word queries).
+    multi_word: Option<usize>,
 }
 
 impl Default for MentionInputState {
@@ -152,6 +160,8 @@ impl MentionInputState {
             dismissed_token: None,
             command_armed: false,
             cursor: None,
+            submitted: None,
+            multi_word: None,
         }
     }
 
@@ -166,9 +176,27 @@ impl MentionInputState {
         match event {
             Event::Key(key) => self.handle_key(*key),
             Event::Paste(text) => self.handle_paste(text),
-            Event::FocusGained | Event::FocusLost | Event::Mouse(_) | Event::Resize(_, _) => {
-                Outcome::Ignored
+            Event::Mouse(mouse) => self.handle_mouse(mouse, Instant::now()),
+            Event::FocusGained | Event::FocusLost | Event::Resize(_, _) => Outcome::Ignored,
+        }
+    }
+
+    /// Handles a mouse event that happened at `now`, over the popup as the last frame drew
+    /// it: the wheel moves the selection a row (stopping at the ends), a click selects the
+    /// row under it, a double click inserts it. Anything elsewhere is
+    /// [`Outcome::Ignored`].
+    pub fn handle_mouse(&mut self, mouse: &MouseEvent, now: Instant) -> Outcome {
+        if matches!(self.popup, Popup::None) || self.results.is_waiting() {
+            return Outcome::Ignored;
+        }
+        match self.results.pointer(*mouse, now) {
+            Pointer::Outside => Outcome::Ignored,
+            Pointer::Consumed => Outcome::Consumed,
+            Pointer::Moved(more) => more.map_or(Outcome::Changed, Outcome::from),
+            Pointer::Activate if matches!(self.popup, Popup::Command(_)) => {
+                self.complete_command(true)
             }
+            Pointer::Activate => self.insert_selected(false),
         }
     }
 
@@ -204,6 +232,16 @@ impl MentionInputState {
             }
         }
         if let Popup::Mention(token) = &self.popup {
+            // A space at the end of the token keeps it open while its words still match
+            // (or their answer is to come); otherwise it ends the token.
+            if action.is_none()
+                && self.config.multi_word
+                && typed_char(&key) == Some(' ')
+                && self.composer.cursor_char_index() == token.end_char
+            {
+                let matching = self.results.in_flight() || self.results.total() > 0;
+                self.multi_word = matching.then_some(token.start_char);
+            }
             if let Some(Moved(more)) = self.results.navigate(action) {
                 return more.map_or(Outcome::Changed, Outcome::from);
             }
@@ -258,6 +296,10 @@ impl MentionInputState {
                 draft.insert("\t");
                 Outcome::Changed
             }
+            Some(Action::ExpandPaste) if draft.fold_at_caret().is_none() => {
+                return Outcome::Ignored;
+            }
+            Some(Action::ExpandPaste) => changed(draft.expand_fold_at_caret()),
             Some(Action::Left) => changed(draft.move_left()),
             Some(Action::Right) => changed(draft.move_right()),
             Some(Action::WordLeft) => changed(draft.move_word_left()),
@@ -302,7 +344,7 @@ impl MentionInputState {
         if text.is_empty() {
             return Outcome::Consumed;
         }
-        self.composer.insert_str(&text);
+        self.composer.insert_paste(&text);
         self.sync_popup(Outcome::Changed)
     }
 
@@ -373,6 +415,14 @@ impl MentionInputState {
         give_up(self, id)
     }
 
+    /// Stops showing the rows of an older query while query `id` is unanswered: call it when
+    /// your timer after an [`Outcome::Query`] runs out before the answer came (rows of the
+    /// query before would be taken for an answer). The popup says it is searching until the
+    /// answer comes. False when `id` is answered, not the newest, or no rows are on show.
+    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
+        matches!(self.popup, Popup::Mention(_)) && self.results.hide_older_rows(id)
+    }
+
     /// Whether an Enter or Tab is waiting for the newest query's answer.
     pub fn is_waiting(&self) -> bool {
         self.results.is_waiting()
@@ -430,6 +480,11 @@ impl MentionInputState {
     /// mention beside the caret (a host says why).
     pub fn edit_refused(&self) -> bool {
         self.composer.draft().last_edit_refused()
+    }
+
+    /// Whether a collapsed paste sits beside the caret ([`Action::ExpandPaste`] opens it).
+    pub fn collapsed_at_caret(&self) -> bool {
+        self.composer.draft().fold_at_caret().is_some()
     }
 
     /// Whether a popup is open (Esc goes to it first).
@@ -491,10 +546,12 @@ impl MentionInputState {
     }
 
     /// Puts `text` into the composer (e.g. after a failed or cancelled submit), caret at
-    /// the end. The popup stays closed for a token under the caret until the user moves
-    /// elsewhere.
+    /// the end; the pastes that were collapsed when it was submitted are again (a long text
+    /// submitted elsewhere has its middle lines collapsed). The popup stays closed for a
+    /// token under the caret until the user moves elsewhere.
     pub fn restore_draft(&mut self, text: &str) {
-        self.composer.set_text(text);
+        let folds = self.folds_of(text);
+        self.composer.set_text_folded(text, &folds);
         self.close_popup();
         self.command_armed = false;
         self.dismissed_token = mention_token_at(
@@ -515,9 +572,16 @@ impl MentionInputState {
         true
     }
 
-    /// Records a submitted text in the input history (Up brings it back).
+    /// Records a submitted text in the input history (Up brings it back): with the pastes
+    /// collapsed in it when it is the draft last submitted, else with its middle lines
+    /// collapsed when it is long.
     pub fn push_history(&mut self, text: &str) {
-        self.composer.push_history(text);
+        let folds = self
+            .submitted
+            .as_ref()
+            .filter(|s| s.text == text)
+            .map(|s| s.folds.clone());
+        self.composer.push_history(text, folds);
     }
 
     /// Moves the draft into history (Up brings it back) and clears the composer. Returns
@@ -527,7 +591,8 @@ impl MentionInputState {
             return false;
         }
         let draft = self.composer.text();
-        self.composer.push_history(&draft);
+        let folds = self.composer.draft().folds().to_vec();
+        self.composer.push_history(&draft, Some(folds));
         self.clear();
         true
     }
@@ -574,9 +639,10 @@ impl MentionInputState {
         self.cursor = cursor;
     }
 
-    /// Draws the open popup into `area` with the preview at `placement`.
+    /// Draws the open popup into `area` with the preview at `placement` (squeezed into one
+    /// line when `area` is lower than its frame); an empty `area` draws nothing.
     pub(crate) fn render_popup(
-        &self,
+        &mut self,
         area: Rect,
         placement: Placement,
         buf: &mut Buffer,
@@ -587,7 +653,16 @@ impl MentionInputState {
             Popup::Mention(_) => (&look.labels.title, placement),
             Popup::Command(_) => (&look.labels.command_title, Placement::Hidden),
         };
-        let inner = results_view::render_frame(
+        if area.height == 0 {
+            self.results.set_drawn(Drawn::default());
+            return;
+        }
+        if area.height < results_view::FRAMED_MIN_HEIGHT {
+            let rows = results_view::render_compact(&self.results, area, buf, look);
+            self.results.set_drawn(Drawn { area, rows });
+            return;
+        }
+        let (list_area, inner) = results_view::render_frame(
             &self.results,
             title,
             placement,
@@ -601,7 +676,11 @@ impl MentionInputState {
             height: inner.height.min(u16::try_from(body).unwrap_or(u16::MAX)),
             ..inner
         };
-        results_view::render_rows(&self.results, rows, buf, look);
+        let rows = results_view::render_rows(&self.results, rows, buf, look);
+        self.results.set_drawn(Drawn {
+            area: list_area,
+            rows,
+        });
     }
 
     pub(crate) fn render_composer(
@@ -609,9 +688,9 @@ impl MentionInputState {
         inner: Rect,
         buf: &mut Buffer,
         placeholder: (&str, Style),
-        mention: Style,
+        styles: (Style, Style),
     ) -> Option<Position> {
-        self.composer.render_text(inner, buf, placeholder, mention)
+        self.composer.render_text(inner, buf, placeholder, styles)
     }
 
     // ----- internals --------------------------------------------------------------------
@@ -622,6 +701,7 @@ impl MentionInputState {
 
     fn close_popup(&mut self) {
         self.popup = Popup::None;
+        self.multi_word = None;
         self.results.clear();
         self.preview.clear();
     }
@@ -703,9 +783,17 @@ impl MentionInputState {
     fn submit(&mut self) -> Outcome {
         let text = self.composer.text();
         if text.trim().is_empty() {
-            Outcome::Consumed
-        } else {
-            Outcome::Submit(text)
+            return Outcome::Consumed;
+        }
+        self.submitted = Some(Entry::new(&text, self.composer.draft().folds().to_vec()));
+        Outcome::Submit(text)
+    }
+
+    /// The folds `text` gets back: those it had when last submitted, else its long middle.
+    fn folds_of(&self, text: &str) -> Vec<Fold> {
+        match self.submitted.as_ref().filter(|s| s.text == text) {
+            Some(submitted) => submitted.folds.clone(),
+            None => long_text_folds(text, self.config.collapse_lines),
         }
     }
 
@@ -744,12 +832,19 @@ impl MentionInputState {
         if matches!(self.popup, Popup::Command(_)) {
             self.close_popup();
         }
-        let token = mention_token_at(
-            &self.composer.text(),
-            self.composer.cursor_char_index(),
-            &self.config.uris,
-            &self.config.triggers,
-        );
+        let (text, caret) = (self.composer.text(), self.composer.cursor_char_index());
+        let multi_word = self.multi_word.and_then(|start| {
+            multi_word_token_at(
+                &text,
+                caret,
+                &self.config.uris,
+                &self.config.triggers,
+                start,
+            )
+        });
+        let multi = multi_word.is_some();
+        let token = multi_word
+            .or_else(|| mention_token_at(&text, caret, &self.config.uris, &self.config.triggers));
         let Some(token) = token else {
             if !matches!(self.popup, Popup::None) {
                 self.close_popup();
@@ -764,6 +859,9 @@ impl MentionInputState {
             return result;
         }
         self.dismissed_token = None;
+        if !multi {
+            self.multi_word = None;
+        }
         if let Popup::Mention(open) = &self.popup
             && open.start_char == token.start_char
             && open.trigger == token.trigger
@@ -1262,14 +1360,18 @@ mod tests {
         assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
         pane.handle_key(key(KeyCode::Up));
         assert_eq!(pane.draft(), "first\nsecond line");
-        // Caret at the end (second line): Up moves to the first line, not further back.
-        pane.handle_key(key(KeyCode::Up));
-        assert_eq!(pane.draft(), "first\nsecond line");
+        // An untouched recall: Up goes on through history, not up its lines.
         assert_eq!(
             pane.handle_key(key(KeyCode::Up)),
             Outcome::Consumed,
             "oldest"
         );
+        // Touched (the caret moved): Up moves to the first line, not further back.
+        pane.handle_key(key(KeyCode::Left));
+        assert_eq!(pane.handle_key(key(KeyCode::Up)), Outcome::Changed);
+        assert_eq!(pane.draft(), "first\nsecond line");
+        assert_eq!(pane.caret(), 5, "on the first line");
+        // On the first row Down moves down a row; on the last, to the newer entry.
         pane.handle_key(key(KeyCode::Down));
         pane.handle_key(key(KeyCode::Down));
         assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
@@ -1296,7 +1398,9 @@ mod tests {
         pane.handle_paste(&"x".repeat(100));
         assert_eq!(height(&pane, 20), 8, "100 chars wrap to 6 rows of 18");
         assert_eq!(height(&pane, 60), 4, "and to 2 rows of 58");
-        pane.handle_paste(&"\n".repeat(20));
+        for _ in 0..20 {
+            pane.handle_key(ctrl('j'));
+        }
         assert_eq!(height(&pane, 20), 10, "capped at 8 text rows");
         pane.handle_paste(" @");
         assert_eq!(height(&pane, 20), 10 + 3, "plus the popup's message row");

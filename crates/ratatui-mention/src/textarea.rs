@@ -395,7 +395,7 @@ impl StatefulWidget for TextAreaPopup<'_> {
             styles: &self.styles,
             labels: &self.labels,
         };
-        let inner = results_view::render_frame(
+        let (_, inner) = results_view::render_frame(
             &state.results,
             &self.labels.title,
             Placement::Hidden,
@@ -404,7 +404,7 @@ impl StatefulWidget for TextAreaPopup<'_> {
             buf,
             look,
         );
-        results_view::render_rows(&state.results, inner, buf, look);
+        let _ = results_view::render_rows(&state.results, inner, buf, look);
     }
 }
 

@@ -3,16 +3,19 @@
 
 use std::collections::VecDeque;
 
+use crate::draft::Fold;
+
 /// Most snapshots kept.
 const MAX_SNAPSHOTS: usize = 200;
 /// Most bytes of snapshot text kept (the oldest go first).
 const MAX_BYTES: usize = 8 * 1024 * 1024;
 
-/// The draft as it was before an edit: its text and caret.
+/// The draft as it was before an edit: its text, caret and folds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot {
     pub text: String,
     pub caret: usize,
+    pub folds: Vec<Fold>,
 }
 
 /// Snapshots, oldest first.
@@ -57,6 +60,7 @@ mod tests {
         Snapshot {
             text: text.to_string(),
             caret: 0,
+            folds: Vec::new(),
         }
     }
 

@@ -151,7 +151,8 @@ impl<'a> MentionInput<'a> {
             popup,
             gap,
             composer,
-            preview: if popup_h == 0 {
+            // A popup squeezed below its frame's height is one line: no preview beside it.
+            preview: if popup_h < crate::results_view::FRAMED_MIN_HEIGHT {
                 Placement::Hidden
             } else {
                 preview
@@ -187,9 +188,7 @@ impl StatefulWidget for MentionInput<'_> {
             styles: &self.styles,
             labels: &self.labels,
         };
-        if layout.popup.height > 0 {
-            state.render_popup(layout.popup, layout.preview, buf, look);
-        }
+        state.render_popup(layout.popup, layout.preview, buf, look);
         let inner = match &self.block {
             Some(block) => {
                 let inner = block.inner(layout.composer);
@@ -202,7 +201,7 @@ impl StatefulWidget for MentionInput<'_> {
             inner,
             buf,
             (&self.placeholder, self.styles.placeholder),
-            self.styles.mention,
+            (self.styles.mention, self.styles.pasted),
         );
         state.set_cursor(cursor.filter(|_| self.is_focused()));
     }

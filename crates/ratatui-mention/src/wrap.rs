@@ -160,6 +160,23 @@ pub fn truncate_start_to_width(text: &str, cells: usize) -> String {
     out
 }
 
+/// `text` cut to at most `cells` columns keeping both ends, `…` in place of the middle
+/// when cut (the end gets the odd cell).
+pub fn truncate_middle_to_width(text: &str, cells: usize) -> String {
+    if display_width(text) <= cells {
+        return text.to_string();
+    }
+    let room = cells.saturating_sub(1);
+    let head = truncate_to_width(text, room / 2 + 1);
+    let head = head.strip_suffix('…').unwrap_or(&head);
+    let tail = truncate_start_to_width(text, room - display_width(head) + 1);
+    let tail = tail.strip_prefix('…').unwrap_or(&tail);
+    if cells == 0 {
+        return String::new();
+    }
+    format!("{head}…{tail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

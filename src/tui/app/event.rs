@@ -44,6 +44,8 @@ pub enum AppEvent {
     },
     /// The background full-text indexing made progress, finished, or has a notice.
     SearchIndexing(IndexingEvent),
+    /// Another tool's session opened read-only was read.
+    ReadOnly(super::read_only::ReadOnlyEvent),
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

@@ -56,6 +56,8 @@ impl App {
             self.ticks.quit_armed_until,
             self.candidates.wait.deadline(),
             self.picker.as_ref().and_then(|p| p.wait.deadline()),
+            self.candidates.older_rows.deadline(),
+            self.picker.as_ref().and_then(|p| p.older_rows.deadline()),
         ]
         .into_iter()
         .flatten()
@@ -124,6 +126,16 @@ impl App {
                 .map(|p| p.picker.stop_waiting(id))
                 .unwrap_or_default();
             self.act_on_picker(outcomes);
+        }
+        // A slow answer: the rows of the query before stop looking like one.
+        if let Some(id) = self.candidates.older_rows.expired() {
+            self.frames.dirty |= self.composer.input.hide_older_rows(id);
+        }
+        if let Some(id) = self.picker.as_mut().and_then(|p| p.older_rows.expired()) {
+            self.frames.dirty |= self
+                .picker
+                .as_mut()
+                .is_some_and(|p| p.picker.hide_older_rows(id));
         }
         if self.ticks.next_tick.is_some_and(|at| now < at) {
             return;

@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-use crossterm::event::{
-    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEventKind,
-};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use tokio::time::Instant;
 
 use super::App;
@@ -20,8 +18,9 @@ use crate::tui::search::conversation_hits::{HitsQuery, HitsTarget, offered};
 use crate::tui::search::indexing::SearchIndexing;
 use ratatui_mention::{Outcome, PickerOutcome};
 
-/// Lines per mouse-wheel notch.
-const WHEEL_LINES: isize = 3;
+/// How long the rows of an older query stay on show while the newest one is unanswered
+/// (an answer within it never makes the list flicker; a slower one shows "searching…").
+pub(super) const OLDER_ROWS_GRACE: Duration = Duration::from_millis(250);
 /// How long "Ctrl+C again to quit" waits for the second press.
 pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
 
@@ -36,6 +35,10 @@ impl App {
                 self.handle_key(key);
                 self.look_up_chip_cwd();
             }
+            // The rows a click would hit are not on screen in a window too small.
+            TermEvent::Mouse(_) if self.frames.too_small => {}
+            // Nothing can be written while a read-only session is shown.
+            TermEvent::Paste(_) if self.read_only.is_some() => {}
             TermEvent::Paste(text) => {
                 if let Some(picker) = self.picker.as_mut() {
                     let outcome = picker.picker.handle_paste(&text);
@@ -47,17 +50,7 @@ impl App {
                 self.look_up_chip_cwd();
                 self.frames.dirty = true;
             }
-            TermEvent::Mouse(mouse) => match mouse.kind {
-                MouseEventKind::ScrollUp => {
-                    self.chat.scroll_by(WHEEL_LINES);
-                    self.frames.dirty = true;
-                }
-                MouseEventKind::ScrollDown => {
-                    self.chat.scroll_by(-WHEEL_LINES);
-                    self.frames.dirty = true;
-                }
-                _ => {}
-            },
+            TermEvent::Mouse(mouse) => self.handle_mouse(mouse),
             // The next frame is laid out from its area; previews follow after it.
             TermEvent::Resize(_, _) => self.frames.dirty = true,
             TermEvent::FocusGained | TermEvent::FocusLost => {}
@@ -66,9 +59,22 @@ impl App {
 
     fn handle_key(&mut self, key: KeyEvent) {
         self.frames.dirty = true;
+        let ctrl_c =
+            key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
+        // A window too small to show the app takes no Enter or Tab: nothing is sent, picked
+        // or inserted unseen (typing goes on; it shows once the window is bigger).
+        if self.frames.too_small && matches!(key.code, KeyCode::Enter | KeyCode::Tab) {
+            return;
+        }
+        if classify_app_key(&key) == Some(AppAction::ToggleMouse) {
+            self.toggle_mouse();
+            return;
+        }
+        if self.read_only.is_some() {
+            self.read_only_key(key);
+            return;
+        }
         if let Some(picker) = self.picker.as_mut() {
-            let ctrl_c =
-                key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
             let outcome = match picker.picker.handle_key(key) {
                 // Ctrl+C closes the picker too (the widget leaves it to the host).
                 PickerOutcome::Ignored if ctrl_c => PickerOutcome::Closed,
@@ -81,23 +87,33 @@ impl App {
         // App keys first, except those the widget needs in context: Ctrl+D deletes on a
         // draft, Esc closes an open popup, and PgUp/PgDn page through it.
         let popup = self.composer.input.popup_active();
+        let collapsed = self.composer.input.collapsed_at_caret();
         match classify_app_key(&key) {
+            // Ctrl+C with a popup open closes it (the draft stays), like Esc.
+            Some(AppAction::Interrupt) if popup => {
+                let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+                let outcome = self.composer.input.handle_key(esc);
+                self.handle_outcome(outcome);
+            }
             Some(AppAction::PageUp) if !popup => self.chat.page_up(),
             Some(AppAction::PageDown) if !popup => self.chat.page_down(),
             Some(AppAction::ScrollToBottom) => self.chat.scroll_to_bottom(),
             Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
-            Some(AppAction::ToggleExpand) => self.chat.toggle_expand(),
+            Some(AppAction::ToggleExpand) if !collapsed => self.chat.toggle_expand(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
                 self.frames.should_quit = true;
             }
             Some(AppAction::Escape) if !popup => self.escape(),
+            Some(AppAction::ToggleMouse) => self.toggle_mouse(),
+            // Ctrl+G beside a collapsed paste opens it (the widget's key).
             Some(
                 AppAction::QuitIfEmpty
                 | AppAction::Escape
                 | AppAction::PageUp
-                | AppAction::PageDown,
+                | AppAction::PageDown
+                | AppAction::ToggleExpand,
             )
             | None => {
                 let outcome = self.composer.input.handle_key(key);
@@ -119,6 +135,7 @@ impl App {
                 }
             }
             Outcome::Query { id, text, .. } => {
+                self.candidates.older_rows.start(id, OLDER_ROWS_GRACE);
                 self.search_conversations(HitsTarget::Popup, id, &text);
                 self.query_candidates(id, &text, None);
             }
@@ -155,6 +172,9 @@ impl App {
         for outcome in outcomes {
             match outcome {
                 PickerOutcome::Query { id, text, .. } => {
+                    if let Some(picker) = self.picker.as_mut() {
+                        picker.older_rows.start(id, OLDER_ROWS_GRACE);
+                    }
                     self.search_conversations(HitsTarget::Picker, id, &text);
                     self.list_for_picker(id, text, None);
                 }
@@ -253,8 +273,7 @@ impl App {
             .candidates
             .query(&cx, query_id, query.to_owned(), limit)
         {
-            let zone = self.composer.zone;
-            let page = results_page(&empty, query, "", zone, &|_| dsh_foreign::Origin::Dsh);
+            let page = results_page(&empty, query, "", &|_| dsh_foreign::Origin::Dsh);
             let outcomes = self.composer.input.set_page(query_id, page);
             self.act_on(outcomes);
         }
@@ -284,6 +303,14 @@ impl App {
         }
     }
 
+    /// Whether the mentions the pickers insert have secrets in their labels redacted
+    /// (`[references] redact_secrets`, on without a reference service).
+    pub(super) fn redact_labels(&self) -> bool {
+        self.refs
+            .as_ref()
+            .is_none_or(|refs| refs.config().redact_secrets)
+    }
+
     /// Shows `hits` (under `title`) in `target`'s section for query `query_id`.
     pub(super) fn show_hits(
         &mut self,
@@ -299,6 +326,7 @@ impl App {
                     hits,
                     &self.composer.input.draft(),
                     self.composer.zone,
+                    self.redact_labels(),
                 );
                 self.composer.input.set_hits(query_id, section);
             }

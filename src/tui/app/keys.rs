@@ -14,12 +14,15 @@ pub enum AppAction {
     ToggleSnapshots,
     ToggleReasoning,
     ToggleExpand,
-    /// Ctrl+C: cancel what runs, else clear the draft, else quit (pressed twice).
+    /// Ctrl+C: close the popup, else cancel what runs, else clear the draft, else quit
+    /// (pressed twice).
     Interrupt,
     /// Ctrl+D on an empty draft (on a draft the widget deletes forward).
     QuitIfEmpty,
     /// Esc with no popup open (with one, the widget closes it).
     Escape,
+    /// Turn mouse capture off (the terminal selects text) and on again.
+    ToggleMouse,
 }
 
 impl AppAction {
@@ -37,12 +40,17 @@ impl AppAction {
                 "reference cards: show the conversations, then the exact bytes, then hide"
             }
             AppAction::ToggleReasoning => "show or hide model reasoning",
-            AppAction::ToggleExpand => "expand or collapse tool results and long messages",
+            AppAction::ToggleExpand => {
+                "open the collapsed paste at the caret, else expand or collapse tool results and long messages"
+            }
             AppAction::Interrupt => {
-                "cancel the reply, else clear the draft (Up restores), else press twice to quit"
+                "close @ popup, else cancel the reply, else clear the draft (Up restores), else quit (twice)"
             }
             AppAction::QuitIfEmpty => "quit when the draft is empty, else delete forwards",
             AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
+            AppAction::ToggleMouse => {
+                "mouse capture off (the terminal selects text) and on; while on, Shift+drag selects"
+            }
         }
     }
 }
@@ -97,6 +105,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+G",
         AppAction::ToggleExpand,
+    ),
+    (
+        KeyCode::Char('m'),
+        KeyModifiers::ALT,
+        "Alt+M",
+        AppAction::ToggleMouse,
     ),
 ];
 
@@ -195,7 +209,7 @@ mod tests {
             .iter()
             .filter(|b| !b.alias)
             .count();
-        assert_eq!(keys.len(), listed + APP_BINDINGS.len() - 4, "{keys:?}");
+        assert_eq!(keys.len(), listed + APP_BINDINGS.len() - 5, "{keys:?}");
         let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
         assert_eq!(
             help("Esc"),

@@ -31,6 +31,14 @@ pub struct ScreenLayout {
 }
 
 impl ScreenLayout {
+    /// Everything between the header and the hint line (an overlay such as `/resume`).
+    pub fn overlay(&self) -> Rect {
+        Rect {
+            height: self.hint.y.saturating_sub(self.transcript.y),
+            ..self.transcript
+        }
+    }
+
     /// The layout of `area` with the composer drawn by `input` over `state`; `None` when
     /// the area is too small for the app.
     pub fn compute(
@@ -50,7 +58,17 @@ impl ScreenLayout {
         // The transcript keeps a few rows (and its blank row) above the most the composer
         // and its popup may take.
         let available = body.height.saturating_sub(1);
-        let keep = available.saturating_sub(MIN_PANE).min(MIN_TRANSCRIPT);
+        // With a popup open, the transcript keeps only rows the popup does not want.
+        let wanted = if state.popup_active() {
+            let probe = Rect {
+                height: available,
+                ..body
+            };
+            input.layout(state, probe).height().max(MIN_PANE)
+        } else {
+            MIN_PANE
+        };
+        let keep = available.saturating_sub(wanted).min(MIN_TRANSCRIPT);
         let most = available
             .saturating_sub(keep)
             .max(MIN_PANE)

@@ -11,6 +11,8 @@ mod event_loop;
 mod input;
 pub mod keys;
 mod layout;
+mod mouse;
+mod read_only;
 mod render;
 mod routing;
 
@@ -42,6 +44,7 @@ use dsh_store::{SessionQuery, SessionStore, SessionWriter};
 use event::{AppEvent, AppEventSender};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
+pub use mouse::MouseSwitch;
 pub use render::key_rows;
 
 /// Knobs from the `[tui]` config section.
@@ -59,11 +62,14 @@ struct Search {
     progress: Option<Progress>,
 }
 
-/// Frame bookkeeping: whether one is due, how many were drawn, whether to leave.
-#[derive(Debug, Default)]
+/// The terminal's side: whether a frame is due, how many were drawn, whether the last one
+/// was too small to show the app, whether the mouse is captured, whether to leave.
+#[derive(Default)]
 struct Frames {
     dirty: bool,
     drawn: u64,
+    too_small: bool,
+    mouse: mouse::MouseCapture,
     should_quit: bool,
 }
 
@@ -94,6 +100,8 @@ pub struct App {
     hits: ConversationHits,
     previews: Previews,
     picker: Option<ResumePicker>,
+    /// Another tool's session opened from `/resume`, shown read-only.
+    read_only: Option<read_only::ReadOnlyView>,
     submit_flow: SubmitFlow,
     search: Search,
     ticks: Ticks,
@@ -166,6 +174,7 @@ impl App {
             hits: ConversationHits::default(),
             previews: Previews::default(),
             picker: None,
+            read_only: None,
             submit_flow: SubmitFlow::default(),
             search: Search::default(),
             ticks: Ticks::default(),
@@ -203,8 +212,8 @@ impl App {
         self.transcript.note_sent();
     }
 
-    /// List the sessions and read their titles in the background, so the first `@` popup
-    /// or `/resume` answers from memory; the first frame never waits for it.
+    /// List the sessions and read their summaries (title, last activity, message count) in
+    /// the background, so the first `@` popup or `/resume` answers from memory; the first frame never waits for it.
     pub fn warm_listing(&self) {
         let Some(refs) = self.refs.clone() else {
             return;
@@ -228,7 +237,8 @@ impl App {
             });
         }
         tokio::spawn(async move {
-            if let Err(e) = refs.warm_listing(&CancellationToken::new()).await {
+            // Summaries, not only titles: the pickers list by last activity.
+            if let Err(e) = refs.warm_ordered_listing(&CancellationToken::new()).await {
                 tracing::debug!(error = %e.message, "listing not warmed");
             }
         });
@@ -353,5 +363,7 @@ impl App {
     }
 }
 
+#[cfg(test)]
+mod input_tests;
 #[cfg(test)]
 mod tests;

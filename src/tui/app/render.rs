@@ -22,22 +22,38 @@ impl App {
     /// Draws the whole screen into `frame` and places the terminal cursor.
     pub(super) fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
-        let focused = self.picker.is_none();
+        let focused = self.picker.is_none() && self.read_only.is_none();
         let look = composer_look(&self.composer.labels, focused);
-        let Some(layout) = ScreenLayout::compute(area, &look, &self.composer.input) else {
+        let layout = ScreenLayout::compute(area, &look, &self.composer.input);
+        self.frames.too_small = layout.is_none();
+        let Some(layout) = layout else {
             render_too_small(area, frame.buffer_mut());
             return;
         };
-        let title = self.chat.transcript().title().map(str::to_owned);
-        frame.render_widget(
-            Header {
-                session_id: &self.session.id,
-                title: title.as_deref(),
-                cwd: self.session.cwd.as_deref(),
-            },
-            layout.header,
-        );
-        self.chat.render(layout.transcript, frame.buffer_mut());
+        // A read-only session shown from `/resume` takes the header and the transcript.
+        if let Some(view) = self.read_only.as_mut() {
+            let heading = view.heading();
+            frame.render_widget(
+                Header {
+                    session_id: &view.id,
+                    title: Some(&heading),
+                    cwd: view.cwd.as_deref(),
+                },
+                layout.header,
+            );
+            view.chat.render(layout.transcript, frame.buffer_mut());
+        } else {
+            let title = self.chat.transcript().title().map(str::to_owned);
+            frame.render_widget(
+                Header {
+                    session_id: &self.session.id,
+                    title: title.as_deref(),
+                    cwd: self.session.cwd.as_deref(),
+                },
+                layout.header,
+            );
+            self.chat.render(layout.transcript, frame.buffer_mut());
+        }
         let (_, model) = self.session.agent.model();
         frame.render_widget(
             StatusLine {
@@ -60,9 +76,11 @@ impl App {
             Style::new().add_modifier(Modifier::DIM),
         );
         let cursor = match self.picker.as_mut() {
+            // Over everything between the header and the hint line: a low window still
+            // shows its filter and rows.
             Some(picker) => {
                 let view = ResumePicker::view();
-                frame.render_stateful_widget(view, layout.transcript, &mut picker.picker);
+                frame.render_stateful_widget(view, layout.overlay(), &mut picker.picker);
                 picker.picker.cursor_position()
             }
             None => self.composer.input.cursor_position(),
@@ -74,7 +92,9 @@ impl App {
 
     fn hint(&self) -> String {
         let input = &self.composer.input;
-        let fixed = if self.picker.is_some() {
+        let fixed = if self.read_only.is_some() {
+            " read-only · Tab/Enter reference it with @ · PgUp/PgDn scroll · Esc back"
+        } else if self.picker.is_some() {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"
         } else if self.quit_armed() {
             " Ctrl+C again to quit"

@@ -39,7 +39,6 @@ impl App {
                     input: &mut self.composer.input,
                     chips: &mut self.composer.chips,
                     chat: &mut self.chat,
-                    zone: self.composer.zone,
                     origin_of: &origin_of,
                     refs: self.refs.as_ref(),
                     agent: self.session.agent_ref(),
@@ -114,6 +113,7 @@ impl App {
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
+            AppEvent::ReadOnly(event) => self.on_read_only(event),
         }
         self.frames.dirty = true;
     }
@@ -326,14 +326,17 @@ impl App {
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
             return;
         }
-        if let Some(refusal) = self
+        // Another tool's session opens read-only: to look at it and reference it with @.
+        if let Some(origin) = self
             .sources
             .as_ref()
-            .and_then(|s| s.origin(id).read_only_refusal())
+            .map(|s| s.origin(id))
+            .filter(dsh_foreign::Origin::is_foreign)
         {
-            self.chat.push_notice(NoticeKind::Error, refusal);
+            self.open_read_only(id, origin);
             return;
         }
+        self.read_only = None;
         self.switcher
             .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
     }

@@ -9,15 +9,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::chip_hints::ChipHints;
+use super::listed_page::{GitBranches, ListedPage, now_ms};
 use super::remembered_page::{self, RememberedPage, RememberedPages};
-use super::session_items::{DisplayZone, OriginOf, results_page};
+use super::session_items::{OriginOf, results_page};
 use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
 use dsh_reference::{
-    AgentRef, CandidatePage, ErrorCode, ListingScope, ReferenceError, SessionReferences,
+    AgentRef, ErrorCode, ListingOrder, ListingScope, ReferenceError, SessionReferences,
 };
 use dsh_store::SessionStore;
 use ratatui_mention::{MentionInputState, Outcome};
@@ -28,11 +29,11 @@ use tokio_util::sync::CancellationToken;
 pub enum CandidatesPhase {
     /// A head start for the empty query: the first page remembered from the last run, its
     /// rows still having a log; the checked answer follows.
-    Remembered(CandidatePage),
+    Remembered(ListedPage),
     /// The checked answer after a head start: it replaces those rows.
-    Checked(Result<CandidatePage, ReferenceError>),
+    Checked(Result<ListedPage, ReferenceError>),
     /// The only answer.
-    Answered(Result<CandidatePage, ReferenceError>),
+    Answered(Result<ListedPage, ReferenceError>),
 }
 
 /// An answer to the `@` popup's query `query_id` (`query` as asked), of listing `ticket`.
@@ -68,7 +69,6 @@ pub struct AnswerContext<'a> {
     pub input: &'a mut MentionInputState,
     pub chips: &'a mut ChipHints,
     pub chat: &'a mut ChatView,
-    pub zone: DisplayZone,
     pub origin_of: &'a OriginOf<'a>,
     pub refs: Option<&'a SessionReferences>,
     pub agent: AgentRef,
@@ -79,8 +79,12 @@ pub struct AnswerContext<'a> {
 pub struct Candidates {
     slot: RequestSlot<u64>,
     pub first_page: FirstPage,
+    /// The git branches of the rows' directories, kept a few seconds.
+    branches: GitBranches,
     /// An Enter/Tab in the popup waiting for an answer.
     pub wait: AnswerWait,
+    /// Until when the rows of an older query may stay on show while the newest is asked.
+    pub older_rows: AnswerWait,
 }
 
 impl Default for Candidates {
@@ -88,7 +92,9 @@ impl Default for Candidates {
         Candidates {
             slot: RequestSlot::new(Policy::Replace),
             first_page: FirstPage::default(),
+            branches: GitBranches::default(),
             wait: AnswerWait::default(),
+            older_rows: AnswerWait::default(),
         }
     }
 }
@@ -103,10 +109,10 @@ impl Candidates {
         query_id: u64,
         query: String,
         limit: Option<usize>,
-    ) -> Option<CandidatePage> {
+    ) -> Option<ListedPage> {
         let Some(refs) = cx.refs.cloned() else {
             self.slot.cancel();
-            return Some(CandidatePage::default());
+            return Some(ListedPage::default());
         };
         let ticket = self.slot.request(query_id)?;
         let empty = query.is_empty() && limit.is_none();
@@ -130,6 +136,8 @@ impl Candidates {
         let agent = cx.agent.clone();
         let scope = ListingScope::Agent(agent.clone());
         let (tx, store, cancel) = (cx.tx.clone(), cx.store.clone(), ticket.cancel);
+        let branches = self.branches.clone();
+        let redact = refs.config().redact_secrets;
         let asked = query.clone();
         let send = move |phase| {
             tx.send(AppEvent::Candidates(CandidatesEvent {
@@ -143,17 +151,19 @@ impl Candidates {
             let mut answered = false;
             if let Some(page) = head_start {
                 let own = agent.session_id.clone();
-                let verified =
-                    tokio::task::spawn_blocking(move || page.verified(&store, &own)).await;
+                let verified = tokio::task::spawn_blocking(move || {
+                    page.verified(&store, &own, now_ms(), redact)
+                })
+                .await;
                 if let Ok(page) = verified
-                    && !page.rows.is_empty()
+                    && !page.page.rows.is_empty()
                     && !cancel.is_cancelled()
                 {
                     send(CandidatesPhase::Remembered(page));
                     answered = true;
                 }
             }
-            let result = refs.list_page(&scope, &asked, limit, &cancel).await;
+            let result = list_ordered(&refs, &scope, &asked, limit, &branches, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
@@ -193,20 +203,19 @@ impl Candidates {
             input,
             chips,
             chat,
-            zone,
             origin_of,
             refs,
             agent,
         } = cx;
         match phase {
             CandidatesPhase::Remembered(page) => {
-                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.set_page(query_id, page)
             }
             CandidatesPhase::Checked(Ok(page)) => {
-                chips.remember(&page.rows);
+                chips.remember(&page.page.rows);
                 self.remember_first_page(query_id, &page, refs, &agent);
-                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.refresh_page(query_id, page);
                 Vec::new()
             }
@@ -222,9 +231,9 @@ impl Candidates {
                 Vec::new()
             }
             CandidatesPhase::Answered(Ok(page)) => {
-                chips.remember(&page.rows);
+                chips.remember(&page.page.rows);
                 self.remember_first_page(query_id, &page, refs, &agent);
-                let page = results_page(&page, &query, &input.draft(), zone, origin_of);
+                let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.set_page(query_id, page)
             }
             CandidatesPhase::Answered(Err(e)) => {
@@ -242,7 +251,7 @@ impl Candidates {
     fn remember_first_page(
         &mut self,
         query_id: u64,
-        page: &CandidatePage,
+        page: &ListedPage,
         refs: Option<&SessionReferences>,
         agent: &AgentRef,
     ) {
@@ -272,10 +281,10 @@ impl Candidates {
             session_id: agent.session_id.clone(),
             cwd: None,
         });
+        let branches = self.branches.clone();
         tokio::spawn(async move {
-            let listed = refs
-                .list_page(&generic, "", None, &CancellationToken::new())
-                .await;
+            let cancel = CancellationToken::new();
+            let listed = list_ordered(&refs, &generic, "", None, &branches, &cancel).await;
             if let Ok(page) = listed
                 && let Some(pages) = upsert(RememberedPage::of(&page, None))
             {
@@ -284,4 +293,33 @@ impl Candidates {
             }
         });
     }
+}
+
+/// `query` listed in `scope` as the pickers show it (docs/tui-app.md: rows): each group by
+/// last activity, the words of the query matched one by one, each row's details and the
+/// git branch of each directory on the page (read off the UI thread, kept a few seconds).
+pub async fn list_ordered(
+    refs: &SessionReferences,
+    scope: &ListingScope,
+    query: &str,
+    limit: Option<usize>,
+    branches: &GitBranches,
+    cancel: &CancellationToken,
+) -> Result<ListedPage, ReferenceError> {
+    let detailed = refs
+        .list_page_ordered(scope, query, limit, ListingOrder::LastActivity, cancel)
+        .await?;
+    let listed_at = now_ms();
+    let branches = branches.clone();
+    let redact = refs.config().redact_secrets;
+    let listed = tokio::task::spawn_blocking(move || {
+        let of_page = branches.branches_of(&detailed.page);
+        ListedPage::new(detailed, of_page, listed_at, redact)
+    })
+    .await
+    .map_err(|e| ReferenceError::task_failed(&e))?;
+    if cancel.is_cancelled() {
+        return Err(ReferenceError::cancelled());
+    }
+    Ok(listed)
 }

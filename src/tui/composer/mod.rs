@@ -5,6 +5,7 @@
 pub mod candidates;
 pub mod chip_hints;
 pub mod history_file;
+pub mod listed_page;
 pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;

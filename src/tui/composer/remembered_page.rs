@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use dsh_reference::{Candidate, CandidatePage};
+use std::collections::HashMap;
+
+use super::listed_page::ListedPage;
+use dsh_reference::{Candidate, CandidatePage, SessionDetails};
 use dsh_store::SessionStore;
 
 /// The file, in the store's cache directory.
@@ -17,8 +20,8 @@ const FILE_NAME: &str = "first-page.json";
 const MAX_FILE_BYTES: u64 = 512 * 1024;
 /// Rows remembered: a page's worth.
 pub const MAX_ROWS: usize = 60;
-/// The file's format.
-const VERSION: u32 = 1;
+/// The file's format (2: rows in last-activity order, with their details).
+const VERSION: u32 = 2;
 
 /// One remembered row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +30,10 @@ struct Row {
     label: String,
     cwd: Option<String>,
     created_at: i64,
+    #[serde(default)]
+    last_active_ms: Option<i64>,
+    #[serde(default)]
+    messages: Option<u64>,
 }
 
 /// The empty query's first page as last answered for an agent in `agent_cwd`.
@@ -84,8 +91,10 @@ impl RememberedPages {
 }
 
 impl RememberedPage {
-    /// The first rows of `page` (the answer to the empty query for an agent in `agent_cwd`).
-    pub fn of(page: &CandidatePage, agent_cwd: Option<&str>) -> Self {
+    /// The first rows of `listed` (the answer to the empty query for an agent in
+    /// `agent_cwd`) with their details.
+    pub fn of(listed: &ListedPage, agent_cwd: Option<&str>) -> Self {
+        let page = &listed.page;
         RememberedPage {
             version: VERSION,
             agent_cwd: agent_cwd.map(str::to_owned),
@@ -94,11 +103,20 @@ impl RememberedPage {
                 .rows
                 .iter()
                 .take(MAX_ROWS)
-                .map(|c| Row {
-                    id: c.session_id.clone(),
-                    label: c.label.clone(),
-                    cwd: c.cwd.clone(),
-                    created_at: c.created_at,
+                .map(|c| {
+                    let details = listed
+                        .details
+                        .get(&c.session_id)
+                        .copied()
+                        .unwrap_or_default();
+                    Row {
+                        id: c.session_id.clone(),
+                        label: c.label.clone(),
+                        cwd: c.cwd.clone(),
+                        created_at: c.created_at,
+                        last_active_ms: details.last_active_ms,
+                        messages: details.messages,
+                    }
                 })
                 .collect(),
         }
@@ -110,13 +128,34 @@ impl RememberedPage {
         self.version == VERSION && self.agent_cwd.as_deref() == agent_cwd
     }
 
-    /// The page to show now: the rows whose session still has a log in `store`, without
-    /// the agent's own session (`exclude`). Reads one directory entry per row.
-    pub fn verified(&self, store: &SessionStore, exclude: &str) -> CandidatePage {
-        let rows: Vec<Candidate> = self
+    /// The page to show at `now_ms`: the rows whose session still has a log in `store`,
+    /// without the agent's own session (`exclude`), with their remembered details (no
+    /// branches), their mentions' labels redacted when `redact_labels`. Reads one directory
+    /// entry per row.
+    pub fn verified(
+        &self,
+        store: &SessionStore,
+        exclude: &str,
+        now_ms: i64,
+        redact_labels: bool,
+    ) -> ListedPage {
+        let kept: Vec<&Row> = self
             .rows
             .iter()
             .filter(|r| r.id != exclude && store.exists(&r.id))
+            .collect();
+        let details = kept
+            .iter()
+            .map(|r| {
+                let details = SessionDetails {
+                    last_active_ms: r.last_active_ms,
+                    messages: r.messages,
+                };
+                (r.id.clone(), details)
+            })
+            .collect();
+        let rows: Vec<Candidate> = kept
+            .iter()
             .map(|r| Candidate {
                 session_id: r.id.clone(),
                 label: r.label.clone(),
@@ -125,10 +164,16 @@ impl RememberedPage {
             })
             .collect();
         let gone = self.rows.len() - rows.len();
-        CandidatePage {
-            total: self.total.saturating_sub(gone).max(rows.len()),
-            rows,
-            closest: Vec::new(),
+        ListedPage {
+            page: CandidatePage {
+                total: self.total.saturating_sub(gone).max(rows.len()),
+                rows,
+                closest: Vec::new(),
+            },
+            details,
+            branches: HashMap::new(),
+            listed_at_ms: now_ms,
+            redact_labels,
         }
     }
 }
@@ -220,10 +265,20 @@ mod tests {
             )])
             .unwrap();
         }
-        let page = CandidatePage {
-            rows: vec![candidate("s-a"), candidate("s-gone"), candidate("s-b")],
-            total: 10,
-            closest: Vec::new(),
+        let page = ListedPage {
+            page: CandidatePage {
+                rows: vec![candidate("s-a"), candidate("s-gone"), candidate("s-b")],
+                total: 10,
+                closest: Vec::new(),
+            },
+            details: HashMap::from([(
+                "s-a".to_owned(),
+                SessionDetails {
+                    last_active_ms: Some(5),
+                    messages: Some(3),
+                },
+            )]),
+            ..ListedPage::default()
         };
         let remembered = RememberedPage::of(&page, Some("/w"));
         let mut pages = RememberedPages::default();
@@ -240,20 +295,30 @@ mod tests {
             "ranked for another dir"
         );
         let back = back.best_for(Some("/w")).unwrap();
-        let shown = back.verified(&store, "s-b");
-        let ids: Vec<&str> = shown.rows.iter().map(|c| c.session_id.as_str()).collect();
+        let shown = back.verified(&store, "s-b", 99, true);
+        let ids: Vec<&str> = shown
+            .page
+            .rows
+            .iter()
+            .map(|c| c.session_id.as_str())
+            .collect();
         assert_eq!(ids, ["s-a"], "gone and own session left out");
-        assert_eq!(shown.total, 8);
+        assert_eq!(shown.page.total, 8);
+        assert_eq!(shown.details, page.details, "details kept");
+        assert_eq!(shown.listed_at_ms, 99);
     }
 
     #[test]
     fn a_dir_not_seen_gets_the_page_for_no_dir_and_old_dirs_are_forgotten() {
         let page = |cwd: Option<&str>, id: &str| {
             RememberedPage::of(
-                &CandidatePage {
-                    rows: vec![candidate(id)],
-                    total: 1,
-                    closest: Vec::new(),
+                &ListedPage {
+                    page: CandidatePage {
+                        rows: vec![candidate(id)],
+                        total: 1,
+                        closest: Vec::new(),
+                    },
+                    ..ListedPage::default()
                 },
                 cwd,
             )
@@ -288,7 +353,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE_NAME);
         assert_eq!(load(&path), None, "absent");
-        for text in ["", "{", "[]", r#"{"version":2,"pages":[]}"#] {
+        // Version 1 held rows in creation order: not shown as the last-activity order.
+        let v1 = r#"{"version":1,"pages":[{"version":1,"agent_cwd":null,"total":1,"rows":[{"id":"s","label":"l","cwd":null,"created_at":1}]}]}"#;
+        for text in ["", "{", "[]", r#"{"version":3,"pages":[]}"#, v1] {
             std::fs::write(&path, text).unwrap();
             assert_eq!(load(&path), None, "{text:?}");
         }

@@ -8,10 +8,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::composer::candidates::list_ordered;
+use crate::tui::composer::listed_page::{GitBranches, ListedPage};
 use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
-use dsh_reference::{CandidatePage, ErrorCode, ListingScope, ReferenceError, SessionReferences};
+use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};
 use ratatui_mention::{
     KeyMap, MentionItem, MentionStyles, OfferedRows, Picker, PickerOutcome, PickerView,
     PopupLabels, ResultsPage,
@@ -28,7 +30,7 @@ pub enum PickerEvent {
         ticket: u64,
         query_id: u64,
         query: String,
-        result: Result<CandidatePage, ReferenceError>,
+        result: Result<ListedPage, ReferenceError>,
     },
 }
 
@@ -39,8 +41,12 @@ pub struct ResumePicker {
     current: String,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
+    /// The git branches of the rows' directories, kept a few seconds.
+    branches: GitBranches,
     /// An Enter waiting for the newest filter's answer.
     pub wait: AnswerWait,
+    /// Until when the rows of an older filter may stay on show while the newest is asked.
+    pub older_rows: AnswerWait,
 }
 
 impl ResumePicker {
@@ -54,7 +60,9 @@ impl ResumePicker {
             current,
             zone,
             slot: RequestSlot::new(Policy::Replace),
+            branches: GitBranches::default(),
             wait: AnswerWait::default(),
+            older_rows: AnswerWait::default(),
         };
         (resume, first)
     }
@@ -73,10 +81,11 @@ impl ResumePicker {
             return;
         };
         let tx = tx.clone();
+        let branches = self.branches.clone();
         tokio::spawn(async move {
-            let result = refs
-                .list_page(&ListingScope::All, &query, limit, &ticket.cancel)
-                .await;
+            let scope = ListingScope::All;
+            let result =
+                list_ordered(&refs, &scope, &query, limit, &branches, &ticket.cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
@@ -112,12 +121,12 @@ impl ResumePicker {
         &mut self,
         query_id: u64,
         query: &str,
-        result: Result<CandidatePage, ReferenceError>,
+        result: Result<ListedPage, ReferenceError>,
         origin_of: &OriginOf<'_>,
     ) -> Vec<PickerOutcome> {
         match result {
             Ok(page) => {
-                let page = results_page(&page, query, "", self.zone, origin_of);
+                let page = results_page(&page, query, "", origin_of);
                 let page = ResultsPage {
                     rows: self.mark_open(page.rows),
                     offered: page
@@ -141,7 +150,7 @@ impl ResumePicker {
     /// Shows conversation `hits` for filter `query_id` under `title`; false for an older
     /// filter's.
     pub fn set_hits(&mut self, query_id: u64, title: &str, hits: &[ConversationHit]) -> bool {
-        let section = offered(title, hits, "", self.zone);
+        let section = offered(title, hits, "", self.zone, true);
         let section = OfferedRows {
             rows: self.mark_open(section.rows),
             ..section

@@ -16,13 +16,16 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::ResumePicker;
+use crate::tui::composer::listed_page::ListedPage;
 use crate::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page,
 };
 use crate::tui::preview::item_preview;
 use crate::tui::search::conversation_hits::{ConversationHit, popup_rows};
 use dsh_reference::estimate::PreviewTurn;
-use dsh_reference::{Candidate, CandidatePage, ClosestMatch, ReferenceEstimate, TurnRole};
+use dsh_reference::{
+    Candidate, CandidatePage, ClosestMatch, ReferenceEstimate, SessionDetails, TurnRole,
+};
 use ratatui_mention::{
     ItemPreview, KeyMap, MentionInputState, Outcome, PickerOutcome, ResultsList,
 };
@@ -66,6 +69,32 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
     }
 }
 
+/// `page` as the listing answers it two hours after [`CREATED`]: session `s-000N` last
+/// active N×10 minutes after its creation with N+2 messages (`s-0002` without activity, a
+/// foreign `s-0005` uncounted), the directory of project 0 on branch `main`.
+fn with_details(page: CandidatePage) -> ListedPage {
+    let details = page
+        .rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .map(|c| {
+            let n: i64 = c.session_id.trim_start_matches("s-").parse().unwrap_or(0);
+            let details = SessionDetails {
+                last_active_ms: (n != 2).then_some(c.created_at + n * 600_000),
+                messages: (n != 5).then(|| u64::try_from(n).unwrap_or(0) + 2),
+            };
+            (c.session_id.clone(), details)
+        })
+        .collect();
+    ListedPage {
+        page,
+        details,
+        branches: [("/home/ana/project-0".to_owned(), "main".to_owned())].into(),
+        listed_at_ms: CREATED + 2 * 3_600_000,
+        redact_labels: true,
+    }
+}
+
 /// Answers query `id` as the app does (what matched the popup's query, marks from the
 /// current draft).
 fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
@@ -73,7 +102,7 @@ fn answer(pane: &mut MentionInputState, id: u64, page: CandidatePage) {
         .results()
         .map(|r| r.query().to_owned())
         .unwrap_or_default();
-    let page = results_page(&page, &query, &pane.draft(), utc(), &all_dsh);
+    let page = results_page(&with_details(page), &query, &pane.draft(), &all_dsh);
     let _ = pane.set_page(id, page);
 }
 
@@ -437,7 +466,7 @@ fn listed(
     query: &str,
     page: CandidatePage,
 ) -> Vec<PickerOutcome> {
-    picker.show(id, query, Ok(page), &all_dsh)
+    picker.show(id, query, Ok(with_details(page)), &all_dsh)
 }
 
 #[test]
@@ -637,7 +666,7 @@ fn popup_conversation_hits_through_the_app_rows() {
         id,
         ratatui_mention::OfferedRows {
             title: "in conversations".into(),
-            rows: popup_rows(&hits, &pane.draft(), utc()),
+            rows: popup_rows(&hits, &pane.draft(), utc(), true),
         },
     );
     insta::assert_snapshot!("popup_conversation_hits_app", screen(&mut pane, 70, 10));
@@ -649,5 +678,38 @@ fn popup_conversation_hits_through_the_app_rows() {
             "{} ",
             dsh_reference::format_mention("s-0004", Some("Planning offsite"))
         )
+    );
+}
+
+/// Issue 27, minor 14: sessions of one title were told apart by nothing — their ids were
+/// cut to the same `s-20261127-202319-…`. Ids are cut in the middle now: their ends show.
+#[test]
+fn rows_of_one_title_show_where_their_ids_differ() {
+    let mut pane = composer_state(10);
+    type_str(&mut pane, "@");
+    let same = |id: &str| Candidate {
+        session_id: id.to_owned(),
+        label: "Fix the flaky upload test".to_owned(),
+        cwd: Some("/home/ana/src/uploader-service".to_owned()),
+        created_at: CREATED,
+    };
+    let page = CandidatePage {
+        rows: vec![
+            same("s-20261127-202319-ab12"),
+            same("s-20261127-202319-cd34"),
+        ],
+        total: 2,
+        closest: Vec::new(),
+    };
+    let id = query_id(&pane);
+    answer(&mut pane, id, page);
+    // The list beside the preview at 110 columns is 55 wide.
+    let shown = screen(&mut pane, 110, 14);
+    assert!(shown.contains("ab12 · "), "{shown}");
+    assert!(shown.contains("cd34 · "), "{shown}");
+    let shown = screen(&mut pane, 50, 14);
+    assert!(
+        shown.contains("ab12 · ") && shown.contains("cd34 · "),
+        "{shown}"
     );
 }

@@ -101,15 +101,21 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
         .collect()
 }
 
-/// `hits` as `@` popup rows: the canonical mention of each session, its matching line in
-/// place of the detail line, and a `✓` on sessions `draft` already mentions.
-pub fn popup_rows(hits: &[ConversationHit], draft: &str, zone: DisplayZone) -> Vec<MentionItem> {
+/// `hits` as `@` popup rows: the canonical mention of each session (its label redacted when
+/// `redact_labels`), its matching line in place of the detail line, and a `✓` on sessions
+/// `draft` already mentions.
+pub fn popup_rows(
+    hits: &[ConversationHit],
+    draft: &str,
+    zone: DisplayZone,
+    redact_labels: bool,
+) -> Vec<MentionItem> {
     let mentioned: HashSet<String> = parse_text(draft)
         .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
         .unwrap_or_default();
     hits.iter()
         .map(|h| {
-            let item = session_item(&h.candidate, &h.origin, zone)
+            let item = session_item(&h.candidate, &h.origin, zone, redact_labels)
                 .with_mark(mentioned.contains(&h.candidate.session_id));
             match &h.snippet {
                 Some(snippet) => item.with_snippet(snippet.clone()),
@@ -264,10 +270,11 @@ pub fn offered(
     hits: &[ConversationHit],
     draft: &str,
     zone: DisplayZone,
+    redact_labels: bool,
 ) -> OfferedRows {
     OfferedRows {
         title: title.to_owned(),
-        rows: popup_rows(hits, draft, zone),
+        rows: popup_rows(hits, draft, zone, redact_labels),
     }
 }
 
@@ -335,7 +342,7 @@ mod tests {
         ];
         let rows = to_rows(hits, Some("open"));
         let zone = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).unwrap());
-        let items = popup_rows(&rows, "", zone);
+        let items = popup_rows(&rows, "", zone, true);
         let kinds: Vec<(&str, &str)> = rows
             .iter()
             .zip(&items)

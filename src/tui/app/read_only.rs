@@ -1,0 +1,182 @@
+//! Another tool's session opened from `/resume`: read-only — its conversation is shown in
+//! place of the open session's (read off the UI thread from its source), nothing can be
+//! sent to it, and Tab or Enter go back with a mention of it in the composer ("reference it
+//! with @"); Esc goes back as it was.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::App;
+use super::event::{AppEvent, AppEventSender};
+use crate::tui::request_slot::{Policy, RequestSlot};
+use crate::tui::transcript::chat_view::ChatView;
+use crate::tui::transcript::{NoticeKind, Transcript};
+use dsh_foreign::{Origin, SessionSources};
+use dsh_reference::{encode_uri, mention_label};
+use dsh_store::{Event, SessionQuery, SurfaceVisitor};
+use ratatui_mention::Mention;
+
+/// A foreign session's conversation was read.
+#[derive(Debug)]
+pub enum ReadOnlyEvent {
+    /// Session `id` of read `ticket`: its transcript and title, or why it could not be read.
+    Loaded {
+        ticket: u64,
+        id: String,
+        result: Result<Read, String>,
+    },
+}
+
+/// What was read of a read-only session.
+#[derive(Debug)]
+pub struct Read {
+    pub transcript: Box<Transcript>,
+    pub title: Option<String>,
+    pub cwd: Option<String>,
+}
+
+/// A session of another tool, shown read-only.
+pub struct ReadOnlyView {
+    pub id: String,
+    pub origin: Origin,
+    /// Its title once read (else the id names it).
+    pub title: Option<String>,
+    /// Where it ran, once read.
+    pub cwd: Option<String>,
+    pub chat: ChatView,
+    slot: RequestSlot<String>,
+}
+
+impl ReadOnlyView {
+    /// What the header shows for it: `[claude] Title · read-only`.
+    pub fn heading(&self) -> String {
+        let badge = self
+            .origin
+            .badge()
+            .map_or_else(String::new, |b| format!("[{b}] "));
+        let name = self.title.as_deref().unwrap_or(&self.id);
+        format!("{badge}{name} · read-only")
+    }
+
+    /// The mention that references it (secrets in its label redacted when `redact_labels`).
+    pub fn mention(&self, redact_labels: bool) -> Mention {
+        let label = mention_label(self.title.as_deref().unwrap_or(&self.id), redact_labels);
+        Mention::new(label, encode_uri(&self.id))
+    }
+}
+
+/// Folds a session's surface into a transcript.
+struct Fold<'a>(&'a mut Transcript);
+
+impl SurfaceVisitor for Fold<'_> {
+    fn visit(&mut self, event: &Event, _removed: &[u64]) {
+        self.0.apply(event);
+    }
+}
+
+/// Reads session `id` from `sources` off the UI thread; the answer comes as
+/// [`ReadOnlyEvent::Loaded`] for `ticket`.
+fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSender) {
+    tokio::task::spawn_blocking(move || {
+        let mut transcript = Transcript::default();
+        transcript.set_sessions(Arc::clone(&sources));
+        let scanned = sources
+            .scan_surface(&id, &mut Fold(&mut transcript))
+            .map_err(|e| e.to_string());
+        let title = sources.read_title(&id).ok().flatten();
+        let cwd = sources
+            .list_sessions()
+            .ok()
+            .and_then(|all| all.iter().find(|h| h.id == id).and_then(|h| h.cwd.clone()));
+        let result = scanned.map(|_| Read {
+            transcript: Box::new(transcript),
+            title,
+            cwd,
+        });
+        tx.send(AppEvent::ReadOnly(ReadOnlyEvent::Loaded {
+            ticket,
+            id,
+            result,
+        }));
+    });
+}
+
+impl App {
+    /// Opens another tool's session `id` read-only (instead of refusing to resume it).
+    pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
+        let Some(sources) = self.sources.clone() else {
+            return;
+        };
+        let mut chat = ChatView::new(self.chat.options());
+        chat.set_sessions(Arc::clone(&sources));
+        chat.set_loading(true);
+        let mut view = ReadOnlyView {
+            id: id.to_owned(),
+            origin,
+            title: None,
+            cwd: None,
+            chat,
+            slot: RequestSlot::new(Policy::Replace),
+        };
+        if let Some(ticket) = view.slot.request(id.to_owned()) {
+            read(sources, id.to_owned(), ticket.id, self.tx.clone());
+        }
+        self.read_only = Some(view);
+    }
+
+    /// A read of a read-only session answered.
+    pub(super) fn on_read_only(&mut self, event: ReadOnlyEvent) {
+        let ReadOnlyEvent::Loaded { ticket, id, result } = event;
+        let Some(view) = self.read_only.as_mut().filter(|v| v.id == id) else {
+            return;
+        };
+        if view.slot.finish(ticket).0.is_none() {
+            return;
+        }
+        match result {
+            Ok(read) => {
+                view.title = read
+                    .title
+                    .or_else(|| read.transcript.title().map(str::to_owned));
+                view.cwd = read.cwd;
+                view.chat.adopt(*read.transcript);
+            }
+            Err(message) => {
+                view.chat.set_loading(false);
+                view.chat.push_notice(
+                    NoticeKind::Error,
+                    format!("cannot read session {id}: {message}"),
+                );
+            }
+        }
+    }
+
+    /// A key while a read-only session is shown: scrolling keys scroll it, Tab or Enter go
+    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others do nothing
+    /// (nothing can be sent to it).
+    pub(super) fn read_only_key(&mut self, key: KeyEvent) {
+        let redact_labels = self.redact_labels();
+        let Some(view) = self.read_only.as_mut() else {
+            return;
+        };
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::PageUp => view.chat.page_up(),
+            KeyCode::PageDown => view.chat.page_down(),
+            KeyCode::End if ctrl => view.chat.scroll_to_bottom(),
+            KeyCode::Up => view.chat.scroll_by(1),
+            KeyCode::Down => view.chat.scroll_by(-1),
+            KeyCode::Tab | KeyCode::Enter => {
+                let mention = view.mention(redact_labels);
+                self.read_only = None;
+                let outcome = self.composer.input.insert_mention(&mention);
+                self.handle_outcome(outcome);
+                self.look_up_chip_cwd();
+            }
+            KeyCode::Esc => self.read_only = None,
+            KeyCode::Char('c') if ctrl => self.read_only = None,
+            _ => {}
+        }
+    }
+}
