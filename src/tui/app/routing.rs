@@ -10,7 +10,7 @@ use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
 use crate::tui::composer::candidates::AnswerContext;
 use crate::tui::picker::ResumePicker;
-use crate::tui::preview::{PreviewEvent, item_preview};
+use crate::tui::preview::{PreviewEvent, item_preview_at_match};
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
 use crate::tui::search::indexing::IndexingEvent;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
@@ -84,7 +84,13 @@ impl App {
                 let refs = self.listing_service();
                 self.previews.finish(ticket, &refs, &self.tx);
                 let answer = result.map_err(|e| e.message);
-                let preview: ItemPreview = item_preview(&request.session_id, Some(answer.as_ref()));
+                // A row found in conversations: its preview is scrolled to the match.
+                let matched = self.selected_snippet(&request.session_id);
+                let preview: ItemPreview = item_preview_at_match(
+                    &request.session_id,
+                    Some(answer.as_ref()),
+                    matched.as_ref(),
+                );
                 if let Some(picker) = self.picker.as_mut() {
                     picker.picker.set_preview(preview.clone());
                 }
@@ -116,6 +122,16 @@ impl App {
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
         }
         self.frames.dirty = true;
+    }
+
+    /// The snippet of the selected row of the open picker (else the `@` popup) when it is
+    /// session `key`'s: a row found in conversations carries the line that matched.
+    fn selected_snippet(&self, key: &str) -> Option<ratatui_mention::ItemSnippet> {
+        let row = match self.picker.as_ref() {
+            Some(picker) => picker.picker.results().selected(),
+            None => self.composer.input.results().and_then(|r| r.selected()),
+        };
+        row.filter(|row| row.key() == key)?.snippet().cloned()
     }
 
     fn on_indexing(&mut self, event: IndexingEvent) {

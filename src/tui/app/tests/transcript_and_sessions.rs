@@ -428,3 +428,61 @@ async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
     let shown = format!("{}", terminal.backend());
     assert!(shown.contains("a2999"), "{shown}");
 }
+
+/// Issue 27 minor 16 (item 3's last sentence), in the app: selecting a session found in
+/// conversations previews it at the message that matched, not at its newest.
+#[tokio::test]
+async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
+    let mut h = harness(true).await;
+    let header = SessionHeader::new("s-deploy", 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = h.app.store.open_writer("s-deploy", Some(header)).unwrap();
+    let mut events = Vec::new();
+    for (q, a) in [
+        (
+            "Use the quokkaflip script to deploy?",
+            "Yes, it switches traffic.",
+        ),
+        ("And the parser leak?", "Fixed in 1.2."),
+        ("Anything else?", "Nothing for now."),
+    ] {
+        events.push(NewEvent::appended(EventData::UserMessage(
+            Message::user_text(q),
+        )));
+        events.push(NewEvent::appended(EventData::AssistantMessage {
+            turn: 1,
+            step: 1,
+            message: Message::new(
+                Role::Assistant,
+                vec![ContentBlock::text(a)],
+                Source::model("offline", "offline-echo"),
+            ),
+            usage: None,
+            extra: serde_json::Map::new(),
+        }));
+    }
+    writer
+        .append(dsh_store::layout::in_turns(1, events))
+        .unwrap();
+    drop(writer);
+    let _index = indexed(&mut h);
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    type_text(&mut h.app, "@quokkaflip");
+    frames_until(&mut h.app, &mut terminal, |app| {
+        app.composer
+            .input
+            .results()
+            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+    })
+    .await;
+    // Nothing matches by title, id or cwd: the hit is selected by moving onto it.
+    h.app.handle_terminal_event(key(KeyCode::Down));
+    frames_until(&mut h.app, &mut terminal, |app| !app.previews.is_busy()).await;
+    frames_until(&mut h.app, &mut terminal, |_| true).await;
+    let shown = format!("{}", terminal.backend());
+    assert!(
+        shown.contains("the matching message · 5 newer messages"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Nothing for now."), "{shown}");
+}
