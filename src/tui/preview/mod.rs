@@ -162,30 +162,26 @@ fn scrolled_to_match(estimate: &ReferenceEstimate, snippet: &ItemSnippet) -> Vec
         })
         .flatten();
     let dim = Style::new().fg(Color::DarkGray);
-    match found {
-        Some(at) => {
-            let newer = estimate.recent.len() - at - 1;
-            let mut body = turn_lines(estimate.recent.get(..=at).unwrap_or_default());
-            if newer > 0 {
-                let noun = if newer == 1 { "message" } else { "messages" };
-                body.push(Line::styled(
-                    format!("▲ the matching message · {newer} newer {noun} below it"),
-                    dim,
-                ));
-            }
-            body
-        }
-        None => {
-            let mut body = turn_lines(&estimate.recent);
-            body.push(Line::styled("▼ the matching message (older):", dim));
-            body.push(Line::styled(
-                snippet.role.clone(),
-                Style::new().add_modifier(Modifier::BOLD),
-            ));
-            body.push(Line::raw(visible_controls_line(&snippet.text).into_owned()));
-            body
-        }
+    let Some(at) = found else {
+        let mut body = turn_lines(&estimate.recent);
+        body.push(Line::styled("▼ the matching message (older):", dim));
+        body.push(Line::styled(
+            snippet.role.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+        body.push(Line::raw(visible_controls_line(&snippet.text).into_owned()));
+        return body;
+    };
+    let newer = estimate.recent.len() - at - 1;
+    let mut body = turn_lines(estimate.recent.get(..=at).unwrap_or_default());
+    if newer > 0 {
+        let noun = if newer == 1 { "message" } else { "messages" };
+        body.push(Line::styled(
+            format!("▲ the matching message · {newer} newer {noun} below it"),
+            dim,
+        ));
     }
+    body
 }
 
 /// What the preview says about a reference's cost under the session's own title and
