@@ -14,6 +14,8 @@ pub enum AppAction {
     ToggleSnapshots,
     ToggleReasoning,
     ToggleExpand,
+    /// Mention the newest reference card's session again, with its newer messages.
+    ReinsertReference,
     /// Ctrl+C: cancel what runs, else clear the draft, else quit (pressed twice).
     Interrupt,
     /// Ctrl+D on an empty draft (on a draft the widget deletes forward).
@@ -38,6 +40,9 @@ impl AppAction {
             }
             AppAction::ToggleReasoning => "show or hide model reasoning",
             AppAction::ToggleExpand => "expand or collapse tool results and long messages",
+            AppAction::ReinsertReference => {
+                "mention the newest referenced session again (a stale one first), fresh"
+            }
             AppAction::Interrupt => {
                 "cancel the reply, else clear the draft (Up restores), else press twice to quit"
             }
@@ -97,6 +102,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+G",
         AppAction::ToggleExpand,
+    ),
+    (
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+        "Ctrl+R",
+        AppAction::ReinsertReference,
     ),
 ];
 

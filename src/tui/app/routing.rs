@@ -116,6 +116,12 @@ impl App {
                 if self.transcript.finish_older(ticket) {
                     self.chat
                         .older_read(read.map(|(cells, start)| (*cells, start)));
+                    self.check_staleness();
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Newer { ticket, answers }) => {
+                if self.transcript.finish_newer(ticket) {
+                    self.chat.set_newer(&answers);
                 }
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
@@ -218,6 +224,8 @@ impl App {
                                 .give_back_unlogged(&mut self.composer.input, &mut self.chat);
                         }
                         self.reindex_open_session();
+                        // A turn may have added a card, or sources may have moved on.
+                        self.check_staleness();
                     }
                     AgentStatus::Running => {
                         self.session
@@ -430,5 +438,38 @@ impl App {
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);
         }
+        self.check_staleness();
+    }
+
+    /// Asks, off the UI thread, how many messages the sources of the transcript's reference
+    /// cards gained since their snapshots (cards say "source has N newer messages").
+    pub(super) fn check_staleness(&mut self) {
+        let Some(refs) = self.refs.clone() else {
+            return;
+        };
+        let asks = self.chat.transcript().staleness_asks();
+        self.transcript.check_newer(refs, asks, &self.tx);
+    }
+
+    /// The re-insert key: a fresh mention of the newest reference whose source has newer
+    /// messages (else of the newest reference) goes into the composer at the caret — an
+    /// excerpt as the same exchange, a session whole; sent, it snapshots the source anew.
+    pub(super) fn reinsert_reference(&mut self) {
+        let Some(entry) = self.chat.transcript().reinsert_target().cloned() else {
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "Ctrl+R: no referenced session in this conversation yet (mention one with @)",
+            );
+            return;
+        };
+        let mention = match entry.excerpt() {
+            Some(span) => {
+                self.listing_service()
+                    .excerpt_mention(&entry.session_id, span.seq, &entry.label)
+            }
+            None => dsh_reference::format_mention(&entry.session_id, Some(&entry.label)),
+        };
+        let outcome = self.composer.input.insert_text(&format!("{mention} "));
+        self.handle_outcome(outcome);
     }
 }

@@ -12,6 +12,7 @@ use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::Transcript;
 use dsh_foreign::SessionSources;
+use dsh_reference::SessionReferences;
 use dsh_store::{SessionStore, WindowEnd, WindowLimits};
 
 /// A session's conversation as read from its log for the transcript.
@@ -41,6 +42,13 @@ pub enum TranscriptEvent {
         ticket: u64,
         read: Result<(Box<Transcript>, u64), String>,
     },
+    /// How many messages the cards' sources gained since their snapshots, of check
+    /// `ticket`: `(session, captured through seq, newer messages)` (sources that could not
+    /// be read are left out).
+    Newer {
+        ticket: u64,
+        answers: Vec<(String, Option<u64>, usize)>,
+    },
 }
 
 /// The load of the open session's transcript.
@@ -49,6 +57,8 @@ pub struct TranscriptLoader {
     slot: RequestSlot<()>,
     /// The window of older events being read.
     older: RequestSlot<u64>,
+    /// The staleness check of the cards' sources running.
+    newer: RequestSlot<()>,
     /// Inputs sent while the load runs (they go after the session's own messages in Up
     /// history).
     sent_since: usize,
@@ -64,6 +74,7 @@ impl Default for TranscriptLoader {
         TranscriptLoader {
             slot: RequestSlot::new(Policy::Replace),
             older: RequestSlot::new(Policy::Replace),
+            newer: RequestSlot::new(Policy::Replace),
             sent_since: 0,
             loaded_through: None,
             again: false,
@@ -78,8 +89,9 @@ impl TranscriptLoader {
         let Some(ticket) = self.slot.request(()) else {
             return;
         };
-        // A window read for the transcript being replaced is stale.
+        // A window read or a check for the transcript being replaced is stale.
         self.older.cancel();
+        self.newer.cancel();
         self.again = false;
         self.sent_since = 0;
         self.loaded_through = None;
@@ -160,6 +172,53 @@ impl TranscriptLoader {
             Ok(handle) => drop(handle.spawn_blocking(read)),
             Err(_) => read(),
         }
+    }
+
+    /// Checks off the UI thread how many messages each of `asks`' sessions gained since the
+    /// seq a snapshot captured it through (one `stat` per unchanged log: the reference
+    /// layer keeps the counts by log stamp); the answer arrives as
+    /// [`TranscriptEvent::Newer`]. A newer check cancels the running one.
+    pub fn check_newer(
+        &mut self,
+        refs: SessionReferences,
+        asks: Vec<(String, Option<u64>)>,
+        tx: &AppEventSender,
+    ) {
+        if asks.is_empty() {
+            return;
+        }
+        let Some(ticket) = self.newer.request(()) else {
+            return;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut answers = Vec::new();
+            for (id, seq) in asks {
+                if ticket.cancel.is_cancelled() {
+                    return;
+                }
+                match refs.newer_messages(&id, seq, &ticket.cancel).await {
+                    Ok(n) => answers.push((id, seq, n)),
+                    Err(e) => {
+                        tracing::debug!(session = %id, error = %e.message, "staleness not checked");
+                    }
+                }
+            }
+            tx.send(AppEvent::Transcript(TranscriptEvent::Newer {
+                ticket: ticket.id,
+                answers,
+            }));
+        });
+    }
+
+    /// Whether a staleness check runs.
+    pub fn is_checking_newer(&self) -> bool {
+        self.newer.running().is_some()
+    }
+
+    /// The staleness check `ticket` answered: whether it is current.
+    pub fn finish_newer(&mut self, ticket: u64) -> bool {
+        self.newer.finish(ticket).0.is_some()
     }
 
     /// The window read `ticket` answered: whether it is current (else it is stale).

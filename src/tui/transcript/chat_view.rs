@@ -207,6 +207,12 @@ impl ChatView {
         }
     }
 
+    /// Take what a staleness check of the cards' sources found (see
+    /// [`Transcript::set_newer`]).
+    pub fn set_newer(&mut self, answers: &[(String, Option<u64>, usize)]) {
+        self.transcript.set_newer(answers);
+    }
+
     /// Show a help table (`/help`).
     pub fn push_help(&mut self, sections: Vec<super::HelpSection>) {
         self.transcript.push_help(sections);

@@ -39,6 +39,9 @@ pub enum HistoryCell {
         origins: Vec<Origin>,
         sources: Vec<SnapshotSource>,
         snapshot: String,
+        /// Per reference, how many messages its source gained since the snapshot (`None`:
+        /// not checked yet, or it could not be).
+        newer: Vec<Option<usize>>,
     },
     /// A model reply; `streaming` while chunks are still arriving.
     Assistant {
@@ -431,6 +434,75 @@ impl Transcript {
         }
     }
 
+    /// Every `(session, captured through seq)` the cards reference, once each: what a
+    /// staleness check asks about.
+    pub fn staleness_asks(&self) -> Vec<(String, Option<u64>)> {
+        let mut asks: Vec<(String, Option<u64>)> = Vec::new();
+        for cell in &self.cells {
+            if let HistoryCell::ReferenceCard { references, .. } = cell {
+                for r in references {
+                    let ask = (r.session_id.clone(), r.captured_through_seq);
+                    if !asks.contains(&ask) {
+                        asks.push(ask);
+                    }
+                }
+            }
+        }
+        asks
+    }
+
+    /// Takes what a staleness check found: `(session, captured through seq, messages the
+    /// session gained since)`; the cards that change are re-rendered.
+    pub fn set_newer(&mut self, answers: &[(String, Option<u64>, usize)]) {
+        for index in 0..self.cells.len() {
+            let Some(HistoryCell::ReferenceCard {
+                references, newer, ..
+            }) = self.cells.get_mut(index)
+            else {
+                continue;
+            };
+            let fresh: Vec<Option<usize>> = references
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    answers
+                        .iter()
+                        .find(|(id, seq, _)| *id == r.session_id && *seq == r.captured_through_seq)
+                        .map(|(_, _, n)| *n)
+                        .or_else(|| newer.get(i).copied().flatten())
+                })
+                .collect();
+            if fresh != *newer {
+                *newer = fresh;
+                self.touch(index);
+            }
+        }
+    }
+
+    /// The reference the re-insert key mentions afresh: the newest one whose source has
+    /// newer messages, else the newest one; `None` without a card.
+    pub fn reinsert_target(&self) -> Option<&ReferenceEntry> {
+        let cards = self.cells.iter().rev().filter_map(|cell| match cell {
+            HistoryCell::ReferenceCard {
+                references, newer, ..
+            } => Some((references, newer)),
+            _ => None,
+        });
+        let mut newest = None;
+        for (references, newer) in cards {
+            newest = newest.or_else(|| references.first());
+            let stale = references
+                .iter()
+                .zip(newer)
+                .rev()
+                .find(|(_, n)| n.is_some_and(|n| n > 0));
+            if let Some((entry, _)) = stale {
+                return Some(entry);
+            }
+        }
+        newest
+    }
+
     /// Where each referenced session comes from (dsh when no sources are known).
     fn origins_of(&self, references: &[ReferenceEntry]) -> Vec<Origin> {
         references
@@ -695,6 +767,7 @@ fn user_message_cell(message: &Message) -> HistoryCell {
             origins: Vec::new(),
             sources: decode_snapshot(&snapshot).unwrap_or_default(),
             snapshot,
+            newer: Vec::new(),
         };
     }
     if source.is_some_and(dsh_store::Source::is_compact_checkpoint) {

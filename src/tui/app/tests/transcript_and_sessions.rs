@@ -486,3 +486,58 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
     );
     assert!(!shown.contains("Nothing for now."), "{shown}");
 }
+
+/// The text of the first reference card's rows on a `width`-wide screen.
+fn card_text(app: &mut App, width: u16) -> String {
+    let shown = format!("{}", screen(app, width, 40).backend());
+    shown
+        .lines()
+        .skip_while(|l| !l.contains("Referenced sessions"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 25 item 4 (card part): once the referenced session has grown since its
+/// snapshot, the card says by how many messages, checked cheaply after each turn; Ctrl+R
+/// puts a fresh mention of it into the composer; with no card Ctrl+R says so.
+#[tokio::test]
+async fn a_stale_card_says_so_and_ctrl_r_mentions_it_afresh() {
+    let mut h = harness(true).await;
+    h.app.handle_terminal_event(ctrl('r'));
+    assert!(
+        notices(&h.app).join("\n").contains("no referenced session"),
+        "{:?}",
+        notices(&h.app)
+    );
+    send_and_expect(&mut h, &alpha_mention(), "@Alpha login bug what broke?").await;
+    pump_until(&mut h.app, |app| !app.transcript.is_checking_newer()).await;
+    let card = card_text(&mut h.app, 120);
+    assert!(
+        card.contains("Alpha login bug (s-alpha) · 2 messages"),
+        "{card}"
+    );
+    assert!(!card.contains("newer"), "fresh: {card}");
+    // s-alpha moves on: one more exchange.
+    let mut writer = h.app.store.open_writer("s-alpha", None).unwrap();
+    let next = writer.rules().next_turn();
+    writer
+        .append(dsh_store::layout::in_turns(
+            next,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("And the refresh token?"),
+            ))],
+        ))
+        .unwrap();
+    drop(writer);
+    send_and_expect(&mut h, "thanks", "thanks").await;
+    pump_until(&mut h.app, |app| !app.transcript.is_checking_newer()).await;
+    let card = card_text(&mut h.app, 120);
+    assert!(card.contains("source has 1 newer message"), "{card}");
+    assert!(card.contains("Ctrl+R mentions it again"), "{card}");
+    h.app.handle_terminal_event(ctrl('r'));
+    assert_eq!(
+        h.app.draft(),
+        format!("{} ", format_mention("s-alpha", Some("Alpha login bug")))
+    );
+}
