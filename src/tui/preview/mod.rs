@@ -219,7 +219,7 @@ pub fn estimate_lines(
             } else {
                 ("not truncated", Style::new().fg(Color::Green))
             };
-            let lines = vec![
+            let mut lines = vec![
                 Line::styled(format!("{} {messages}", estimate.total_messages), dim),
                 Line::from(estimate.summary()),
                 Line::from(vec![
@@ -230,6 +230,16 @@ pub fn estimate_lines(
                     Span::styled(verdict, style),
                 ]),
             ];
+            match estimate.redacted_secrets {
+                0 => {}
+                n => lines.push(Line::styled(
+                    format!(
+                        "{n} {} redacted before sending",
+                        if n == 1 { "secret" } else { "secrets" }
+                    ),
+                    Style::new().fg(Color::Yellow),
+                )),
+            }
             (lines, turn_lines(&estimate.recent))
         }
     }
@@ -315,6 +325,23 @@ mod tests {
                 })
                 .collect(),
             redacted_secrets: 0,
+        }
+    }
+
+    /// Issue 25 item 3 (preview part): the preview says how many secrets the reference
+    /// would have redacted, and nothing when none.
+    #[test]
+    fn the_preview_counts_redacted_secrets() {
+        let mut estimate = turns(&["a", "b"]);
+        let plain = text_of(&estimate_lines(Some(Ok(&Arc::new(estimate.clone())))).0);
+        assert!(!plain.iter().any(|l| l.contains("redacted")), "{plain:?}");
+        for (n, want) in [
+            (1, "1 secret redacted before sending"),
+            (3, "3 secrets redacted before sending"),
+        ] {
+            estimate.redacted_secrets = n;
+            let lines = text_of(&estimate_lines(Some(Ok(&Arc::new(estimate.clone())))).0);
+            assert_eq!(lines.last().map(String::as_str), Some(want), "{lines:?}");
         }
     }
 
