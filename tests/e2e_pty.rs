@@ -173,16 +173,17 @@ impl Session {
     }
 
     fn wait_exit(&mut self) {
+        let status = self.wait_exit_status();
+        assert_eq!(status, 0, "exit status; screen:\n{}", self.contents());
+    }
+
+    /// Wait for the app to exit; its exit status.
+    fn wait_exit_status(&mut self) -> u32 {
         let start = Instant::now();
         loop {
             let exited = self.child.lock().unwrap().try_wait().unwrap();
             if let Some(status) = exited {
-                assert!(
-                    status.success(),
-                    "exit status {status:?}; screen:\n{}",
-                    self.contents()
-                );
-                return;
+                return status.exit_code();
             }
             if start.elapsed() > WAIT {
                 let _ = self.child.lock().unwrap().kill();
@@ -554,7 +555,13 @@ fn termination_signals_leave_the_terminal_restored() {
             app.wait_for_text("responding");
         }
         kill(&app, signal);
-        app.wait_exit();
+        // Quit like /quit, then the status a shell expects of a signalled program (was 0).
+        let number = match signal {
+            "TERM" => 15,
+            "HUP" => 1,
+            _ => 2,
+        };
+        assert_eq!(app.wait_exit_status(), 128 + number, "SIG{signal}");
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(
             restored(&app),

@@ -83,6 +83,10 @@ pub enum CliError {
     /// finding problems: 1).
     #[error("exit status {status}")]
     Quiet { status: u8 },
+    /// The app ended because of termination signal `number` (SIGTERM, SIGHUP, SIGINT): it
+    /// quit as on `/quit`, and the exit status says it was signalled, 128 + the number.
+    #[error("ended by signal {number}")]
+    Signalled { number: u8 },
 }
 
 impl CliError {
@@ -120,6 +124,7 @@ impl CliError {
             CliError::BadEnv { .. } => "CLI_BAD_ENV",
             CliError::StoreUnreadable(_) => "CLI_STORE_UNREADABLE",
             CliError::Quiet { .. } => "CLI_PROBLEMS_FOUND",
+            CliError::Signalled { .. } => "CLI_TERMINATED",
         }
     }
 
@@ -140,7 +145,7 @@ impl CliError {
 
     /// Whether nothing is to be said: the command reported on stdout already.
     pub fn is_quiet(&self) -> bool {
-        matches!(self, CliError::Quiet { .. })
+        matches!(self, CliError::Quiet { .. } | CliError::Signalled { .. })
     }
 
     /// The process exit status: 0 for a closed pipe, 2 for usage errors, 3 for a store
@@ -149,6 +154,7 @@ impl CliError {
         match self {
             CliError::Output(_) if self.is_closed_pipe() => 0,
             CliError::Quiet { status } => *status,
+            CliError::Signalled { number } => number.saturating_add(128),
             CliError::StoreUnreadable(_) => 3,
             CliError::Usage(_) | CliError::Search(dsh_search::SearchError::InvalidQuery { .. }) => {
                 2
@@ -170,6 +176,7 @@ mod tests {
             (pipe, 0, "CLI_OUTPUT_FAILED"),
             (full, 1, "CLI_OUTPUT_FAILED"),
             (CliError::Usage("x".into()), 2, "CLI_USAGE"),
+            (CliError::Signalled { number: 15 }, 143, "CLI_TERMINATED"),
             (
                 CliError::NoStore {
                     path: "/nope".into(),

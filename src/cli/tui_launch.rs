@@ -211,12 +211,20 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     end_runtime(runtime);
     let session_id = session_id?;
     terminal::restore();
+    let signalled = terminal::termination_signal();
     if !ctx.is_demo() && hint_store.exists(&session_id) {
-        write_stdout(&format!(
+        let hint = write_stdout(&format!(
             "Resume this session with: dsh-refs --resume {session_id}\n"
-        ))?;
+        ));
+        // After SIGHUP the terminal may be gone: the exit status still says why it ended.
+        if signalled.is_none() {
+            hint?;
+        }
     }
-    Ok(())
+    match signalled {
+        Some(number) => Err(CliError::Signalled { number }),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use std::io::{self, Stdout, Write};
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crossterm::event::{
     DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
@@ -27,6 +27,18 @@ pub type Tui = Terminal<CrosstermBackend<Stdout>>;
 static ENHANCED: AtomicBool = AtomicBool::new(false);
 /// Whether the terminal is currently in app mode (restore is idempotent).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// The termination signal that asked the app to quit (0: none yet).
+static SIGNALLED: AtomicU8 = AtomicU8::new(0);
+
+/// The termination signal (its number) that ended the app through its normal quit, if one
+/// did: the process then exits with 128 + it, as a shell expects of a signalled program.
+pub fn termination_signal() -> Option<u8> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        n => Some(n),
+    }
+}
 static PANIC_HOOK: Once = Once::new();
 
 /// Put the terminal in app mode and return a ratatui terminal on stdout.
@@ -113,7 +125,7 @@ pub fn watch_termination_signals(quit: impl Fn() -> bool + Send + Sync + 'static
         let quit = Arc::new(quit);
         let asked = Arc::new(AtomicBool::new(false));
         for (kind, number) in [
-            (SignalKind::terminate(), 15),
+            (SignalKind::terminate(), 15u8),
             (SignalKind::hangup(), 1),
             (SignalKind::interrupt(), 2),
         ] {
@@ -123,6 +135,8 @@ pub fn watch_termination_signals(quit: impl Fn() -> bool + Send + Sync + 'static
             let (quit, asked) = (Arc::clone(&quit), Arc::clone(&asked));
             tokio::spawn(async move {
                 while stream.recv().await.is_some() {
+                    let _ =
+                        SIGNALLED.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst);
                     if asked.swap(true, Ordering::SeqCst) || !quit() {
                         restore_and_exit(number);
                     }
@@ -139,9 +153,9 @@ pub fn watch_termination_signals(quit: impl Fn() -> bool + Send + Sync + 'static
 }
 
 /// Leave app mode and end the process for signal `number` (the app did not, or could not).
-fn restore_and_exit(number: i32) -> ! {
+fn restore_and_exit(number: u8) -> ! {
     restore();
-    std::process::exit(128 + number)
+    std::process::exit(128 + i32::from(number))
 }
 
 /// Restores the terminal when dropped, so every exit path (including `?`) leaves app mode.
