@@ -119,7 +119,13 @@ impl App {
                     self.check_staleness();
                 }
             }
-            AppEvent::Transcript(TranscriptEvent::Newer { ticket, answers }) => {
+            AppEvent::Transcript(TranscriptEvent::Newer { ticket, read }) => {
+                if self.transcript.finish_newer_window(ticket) {
+                    self.chat.newer_read(read.map(|(cells, end)| (*cells, end)));
+                    self.check_staleness();
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Stale { ticket, answers }) => {
                 if self.transcript.finish_newer(ticket) {
                     self.chat.set_newer(&answers);
                 }
@@ -400,6 +406,14 @@ impl App {
                 &self.store,
                 &self.session.id,
                 before,
+                self.sources.clone(),
+                &self.tx,
+            );
+        } else if let Some(from) = self.chat.wants_newer() {
+            self.transcript.read_newer(
+                &self.store,
+                &self.session.id,
+                from,
                 self.sources.clone(),
                 &self.tx,
             );

@@ -42,10 +42,16 @@ pub enum TranscriptEvent {
         ticket: u64,
         read: Result<(Box<Transcript>, u64), String>,
     },
+    /// The window of the events from a seq on, of read `ticket`: its cells and the seq it
+    /// ends before, or why it could not be read.
+    Newer {
+        ticket: u64,
+        read: Result<(Box<Transcript>, u64), String>,
+    },
     /// How many messages the cards' sources gained since their snapshots, of check
     /// `ticket`: `(session, captured through seq, newer messages)` (sources that could not
     /// be read are left out).
-    Newer {
+    Stale {
         ticket: u64,
         answers: Vec<(String, Option<u64>, usize)>,
     },
@@ -57,6 +63,8 @@ pub struct TranscriptLoader {
     slot: RequestSlot<()>,
     /// The window of older events being read.
     older: RequestSlot<u64>,
+    /// The window of newer events being read (scrolling down after older ones).
+    forward: RequestSlot<u64>,
     /// The staleness check of the cards' sources running.
     newer: RequestSlot<()>,
     /// Inputs sent while the load runs (they go after the session's own messages in Up
@@ -74,6 +82,7 @@ impl Default for TranscriptLoader {
         TranscriptLoader {
             slot: RequestSlot::new(Policy::Replace),
             older: RequestSlot::new(Policy::Replace),
+            forward: RequestSlot::new(Policy::Replace),
             newer: RequestSlot::new(Policy::Replace),
             sent_since: 0,
             loaded_through: None,
@@ -91,6 +100,7 @@ impl TranscriptLoader {
         };
         // A window read or a check for the transcript being replaced is stale.
         self.older.cancel();
+        self.forward.cancel();
         self.newer.cancel();
         self.again = false;
         self.sent_since = 0;
@@ -177,7 +187,7 @@ impl TranscriptLoader {
     /// Checks off the UI thread how many messages each of `asks`' sessions gained since the
     /// seq a snapshot captured it through (one `stat` per unchanged log: the reference
     /// layer keeps the counts by log stamp); the answer arrives as
-    /// [`TranscriptEvent::Newer`]. A newer check cancels the running one.
+    /// [`TranscriptEvent::Stale`]. A newer check cancels the running one.
     pub fn check_newer(
         &mut self,
         refs: SessionReferences,
@@ -204,11 +214,19 @@ impl TranscriptLoader {
                     }
                 }
             }
-            tx.send(AppEvent::Transcript(TranscriptEvent::Newer {
+            tx.send(AppEvent::Transcript(TranscriptEvent::Stale {
                 ticket: ticket.id,
                 answers,
             }));
         });
+    }
+
+    /// Whether the transcript, a window of it or a staleness check is being read.
+    pub fn is_reading(&self) -> bool {
+        self.is_loading()
+            || self.older.running().is_some()
+            || self.forward.running().is_some()
+            || self.newer.running().is_some()
     }
 
     /// Whether a staleness check runs.
@@ -219,6 +237,70 @@ impl TranscriptLoader {
     /// The staleness check `ticket` answered: whether it is current.
     pub fn finish_newer(&mut self, ticket: u64) -> bool {
         self.newer.finish(ticket).0.is_some()
+    }
+
+    /// Reads the window of session `id`'s events from seq `from` on (at most
+    /// [`WindowLimits::default`]'s events and bytes; fewer events when their lines are
+    /// larger, never a gap) on a blocking thread into transcript cells; the answer arrives
+    /// as [`TranscriptEvent::Newer`] with the seq the window ends before (`from` when the
+    /// log has nothing after it).
+    pub fn read_newer(
+        &mut self,
+        store: &SessionStore,
+        id: &str,
+        from: u64,
+        sessions: Option<Arc<SessionSources>>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.forward.request(from) else {
+            return;
+        };
+        let (store, id, tx) = (store.clone(), id.to_owned(), tx.clone());
+        let read = move || {
+            let defaults = WindowLimits::default();
+            let mut count = defaults.max_events;
+            // `read_window` reads backwards: the window before `from + count`, shrunk until
+            // its byte bound no longer cuts its front.
+            let read = loop {
+                let limits = WindowLimits {
+                    max_events: count,
+                    whole_turns: false,
+                    ..defaults
+                };
+                let end = from.saturating_add(u64::try_from(count).unwrap_or(u64::MAX));
+                match store.read_window(&id, WindowEnd::BeforeSeq(end), limits) {
+                    Ok(window)
+                        if window.start_seq > from && !window.events.is_empty() && count > 1 =>
+                    {
+                        count /= 2;
+                    }
+                    other => break other,
+                }
+            };
+            let read = read.map_err(|e| e.to_string()).map(|window| {
+                let mut cells = Transcript::default();
+                if let Some(sessions) = sessions {
+                    cells.set_sessions(sessions);
+                }
+                for event in window.events.iter().filter(|e| e.seq >= from) {
+                    cells.apply(event);
+                }
+                (Box::new(cells), window.end_seq.max(from))
+            });
+            tx.send(AppEvent::Transcript(TranscriptEvent::Newer {
+                ticket: ticket.id,
+                read,
+            }));
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(read)),
+            Err(_) => read(),
+        }
+    }
+
+    /// The forward read `ticket` answered: whether it is current.
+    pub fn finish_newer_window(&mut self, ticket: u64) -> bool {
+        self.forward.finish(ticket).0.is_some()
     }
 
     /// The window read `ticket` answered: whether it is current (else it is stale).

@@ -39,6 +39,24 @@ pub struct ChatView {
     /// The next frame's growth in lines is at the top (older cells put in front), not at
     /// the bottom: a scrolled view keeps its distance from the bottom.
     grown_at_top: bool,
+    /// Reading the log forward (the newest cells were dropped for older ones).
+    newer: NewerState,
+    /// Cells from this index on were just put at the end by a forward read: the view
+    /// stays on the lines it showed (it scrolls up by theirs).
+    keep_view_from: Option<usize>,
+}
+
+/// Reading the log's events after the transcript's last cell, as the user scrolls down a
+/// transcript whose newest cells were dropped.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum NewerState {
+    /// Nothing being read.
+    #[default]
+    Idle,
+    /// A window from this seq is being read.
+    Reading(u64),
+    /// Nothing more to read forward (or it failed): read the whole session again.
+    ReadAgain,
 }
 
 /// Reading the log's events before the transcript's first cell, as the user scrolls up.
@@ -146,6 +164,43 @@ impl ChatView {
         }
     }
 
+    /// The seq to read the log forward from, once the view is at the bottom of a
+    /// transcript whose newest cells were dropped for older ones (asked once; answer with
+    /// [`newer_read`](Self::newer_read)).
+    pub fn wants_newer(&mut self) -> Option<u64> {
+        if self.loading || self.is_scrolled() || self.newer != NewerState::Idle {
+            return None;
+        }
+        let from = self.transcript.newer_from()?;
+        self.newer = NewerState::Reading(from);
+        Some(from)
+    }
+
+    /// The forward window asked for by [`wants_newer`](Self::wants_newer) was read: its
+    /// cells (`newer`, events up to `end_seq`) go at the end, the view staying on the lines
+    /// it shows; an empty window (the log's end) or a failure reads the session again.
+    pub fn newer_read(&mut self, read: Result<(Transcript, u64), String>) {
+        let NewerState::Reading(from) = self.newer else {
+            return;
+        };
+        match read {
+            Ok((newer, end_seq)) if end_seq > from && !newer.cells().is_empty() => {
+                self.newer = NewerState::Idle;
+                let (count, hidden) = (self.transcript.cells().len(), self.transcript.hidden());
+                self.transcript.append_window(newer, end_seq);
+                let dropped = usize::try_from(self.transcript.hidden() - hidden).unwrap_or(count);
+                self.keep_view_from = Some(count.saturating_sub(dropped));
+            }
+            Ok((_, end_seq)) if end_seq > from => {
+                // Events without cells of their own: on past them.
+                self.transcript
+                    .append_window(Transcript::default(), end_seq);
+                self.newer = NewerState::Idle;
+            }
+            Ok(_) | Err(_) => self.newer = NewerState::ReadAgain,
+        }
+    }
+
     /// Whether a window of older events is being read.
     pub fn is_reading_older(&self) -> bool {
         matches!(self.older, OlderState::Reading(_))
@@ -154,7 +209,10 @@ impl ChatView {
     /// Whether the view is back at the bottom of a transcript whose newest cells were
     /// dropped for older ones: the session should be read again to show them.
     pub fn wants_latest(&self) -> bool {
-        self.transcript.newer_cut() && !self.loading && !self.is_scrolled()
+        self.transcript.newer_cut()
+            && !self.loading
+            && !self.is_scrolled()
+            && (self.newer == NewerState::ReadAgain || self.transcript.newer_from().is_none())
     }
 
     /// Show that the session's conversation is being read (a line above the cells).
@@ -176,6 +234,8 @@ impl ChatView {
         self.scroll_from_bottom = 0;
         self.loading = false;
         self.older = OlderState::Idle;
+        self.newer = NewerState::Idle;
+        self.keep_view_from = None;
         self.at_top = false;
     }
 
@@ -392,7 +452,13 @@ impl ChatView {
         }
         let total = self.layout(area.width);
         let height = usize::from(area.height);
-        if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
+        if let Some(from) = self.keep_view_from.take() {
+            // Cells a forward read put at the end: the view stays on its lines.
+            let added: usize = self.cache.cells.get(from..).map_or(0, |cells| {
+                cells.iter().map(|(_, lines)| lines.len() + 1).sum()
+            });
+            self.scroll_from_bottom += added;
+        } else if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
             self.scroll_from_bottom += total - self.last_total;
         }
         self.grown_at_top = false;

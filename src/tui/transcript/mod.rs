@@ -160,8 +160,12 @@ pub struct Transcript {
     /// Windows of older events put in front so far (renderers re-align their caches).
     prepended: u64,
     /// The newest cells were dropped to make room for older ones: the log's newer events
-    /// are not shown until the transcript is read again.
+    /// are not shown until read forward again (window by window from
+    /// [`newer_from`](Self::newer_from)) or the transcript is read again.
     newer_cut: bool,
+    /// While the newest cells are cut: the first seq whose events are not in the cells at
+    /// the end (`None`: not known, read the transcript again).
+    newer_from: Option<u64>,
     /// The seq of the event being applied (the seq the cells it makes get).
     applying: Option<u64>,
     /// Index of the live (streaming) assistant cell, if any.
@@ -219,6 +223,23 @@ impl Transcript {
         self.newer_cut
     }
 
+    /// While [`newer_cut`](Self::newer_cut): the seq to read the log forward from.
+    pub fn newer_from(&self) -> Option<u64> {
+        self.newer_from.filter(|_| self.newer_cut)
+    }
+
+    /// Put `newer`'s cells — built from the log's events from
+    /// [`newer_from`](Self::newer_from) up to (not including) `end_seq` — after these; the
+    /// oldest are dropped past the bounds as usual (then older ones can be read back).
+    pub fn append_window(&mut self, newer: Transcript, end_seq: u64) {
+        for (cell, seq) in newer.cells.into_iter().zip(newer.seqs) {
+            self.applying = seq;
+            self.push(cell);
+        }
+        self.applying = None;
+        self.newer_from = Some(end_seq);
+    }
+
     /// How many windows of older cells were put in front.
     pub fn prepended(&self) -> u64 {
         self.prepended
@@ -270,6 +291,22 @@ impl Transcript {
         if dropped == 0 {
             return 0;
         }
+        // Read forward again from the first event of the dropped cells (else from where
+        // an earlier cut began); unknown when only the app's own cells went.
+        let first_dropped = self
+            .seqs
+            .get(keep..)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .min()
+            .copied();
+        self.newer_from = match (first_dropped, self.newer_cut) {
+            (Some(seq), true) => Some(self.newer_from.map_or(seq, |f| f.min(seq))),
+            (Some(seq), false) => Some(seq),
+            (None, true) => self.newer_from,
+            (None, false) => None,
+        };
         self.cells.truncate(keep);
         self.versions.truncate(keep);
         self.sizes.truncate(keep);

@@ -418,15 +418,32 @@ async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
     assert!(windows >= 2, "read in windows: {windows}");
     assert!(!shown.contains("earlier entries"), "{shown}");
     assert_eq!(h.app.chat.transcript().older_than(), None);
-    // Back at the bottom: the newest exchange, read again.
-    h.app.chat.scroll_to_bottom();
-    frames_until(&mut h.app, &mut terminal, |app| {
-        !app.transcript_loading() && !app.chat.transcript().newer_cut()
-    })
-    .await;
-    h.app.draw(&mut terminal).unwrap();
+    // Down again: the middle of the session is read forward window by window (not
+    // skipped), the cells still bounded, to the newest exchange.
+    let mut seen_middle = false;
+    for _ in 0..20_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageDown));
+        h.app.draw(&mut terminal).unwrap();
+        while let Ok(event) = h.app.rx.try_recv() {
+            h.app.handle_app_event(event);
+            h.app.draw(&mut terminal).unwrap();
+        }
+        if h.app.transcript.is_reading() {
+            frames_until(&mut h.app, &mut terminal, |app| {
+                !app.transcript.is_reading()
+            })
+            .await;
+        }
+        assert!(h.app.chat.transcript().cells().len() <= 2_000);
+        let shown = format!("{}", terminal.backend());
+        seen_middle |= shown.contains("q1500");
+        if shown.contains("a2999") && !h.app.chat.is_scrolled() {
+            break;
+        }
+    }
     let shown = format!("{}", terminal.backend());
     assert!(shown.contains("a2999"), "{shown}");
+    assert!(seen_middle, "the middle was skipped on the way down");
 }
 
 /// Issue 27 minor 16 (item 3's last sentence), in the app: selecting a session found in
