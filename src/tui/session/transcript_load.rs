@@ -137,11 +137,7 @@ impl TranscriptLoader {
                 }));
             });
         };
-        // Outside a runtime (never in the app) the read runs here.
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(read)),
-            Err(_) => read(),
-        }
+        off_ui_thread(read);
     }
 
     /// Reads the window of session `id`'s events before seq `before` on a blocking thread
@@ -163,25 +159,13 @@ impl TranscriptLoader {
             let read = store
                 .read_window(&id, WindowEnd::BeforeSeq(before), WindowLimits::default())
                 .map_err(|e| e.to_string())
-                .map(|window| {
-                    let mut cells = Transcript::default();
-                    if let Some(sessions) = sessions {
-                        cells.set_sessions(sessions);
-                    }
-                    for event in &window.events {
-                        cells.apply(event);
-                    }
-                    (Box::new(cells), window.start_seq)
-                });
+                .map(|window| (window_cells(&window.events, sessions), window.start_seq));
             tx.send(AppEvent::Transcript(TranscriptEvent::Older {
                 ticket: ticket.id,
                 read,
             }));
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(read)),
-            Err(_) => read(),
-        }
+        off_ui_thread(read);
     }
 
     /// Checks off the UI thread how many messages each of `asks`' sessions gained since the
@@ -278,24 +262,17 @@ impl TranscriptLoader {
                 }
             };
             let read = read.map_err(|e| e.to_string()).map(|window| {
-                let mut cells = Transcript::default();
-                if let Some(sessions) = sessions {
-                    cells.set_sessions(sessions);
-                }
-                for event in window.events.iter().filter(|e| e.seq >= from) {
-                    cells.apply(event);
-                }
-                (Box::new(cells), window.end_seq.max(from))
+                let events = window.events.as_slice();
+                let start = events.partition_point(|e| e.seq < from);
+                let cells = window_cells(events.get(start..).unwrap_or_default(), sessions);
+                (cells, window.end_seq.max(from))
             });
             tx.send(AppEvent::Transcript(TranscriptEvent::Newer {
                 ticket: ticket.id,
                 read,
             }));
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(read)),
-            Err(_) => read(),
-        }
+        off_ui_thread(read);
     }
 
     /// The forward read `ticket` answered: whether it is current.
@@ -344,4 +321,28 @@ impl TranscriptLoader {
     pub fn has_event(&self, seq: u64) -> bool {
         self.is_loading() || self.loaded_through.is_some_and(|through| seq <= through)
     }
+}
+
+/// Runs `read` on a blocking thread (outside a runtime, never in the app, right here).
+fn off_ui_thread(read: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(read)),
+        Err(_) => read(),
+    }
+}
+
+/// Transcript cells of a window of the log's `events` (origins of referenced sessions from
+/// `sessions`).
+fn window_cells(
+    events: &[dsh_store::Event],
+    sessions: Option<Arc<SessionSources>>,
+) -> Box<Transcript> {
+    let mut cells = Transcript::default();
+    if let Some(sessions) = sessions {
+        cells.set_sessions(sessions);
+    }
+    for event in events {
+        cells.apply(event);
+    }
+    Box::new(cells)
 }

@@ -304,27 +304,33 @@ async fn a_refusal_is_visible_from_a_scrolled_transcript() {
     );
 }
 
-/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
-fn seed_long(store: &SessionStore, id: &str, turns: usize) {
-    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
-    let mut writer = store.open_writer(id, Some(header)).unwrap();
+/// The events of `(question, answer)` exchanges, to lay out in turns.
+fn exchanges(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<NewEvent> {
     let mut events = Vec::new();
-    for i in 0..turns {
+    for (q, a) in pairs {
         events.push(NewEvent::appended(EventData::UserMessage(
-            Message::user_text(format!("q{i:04}")),
+            Message::user_text(q),
         )));
         events.push(NewEvent::appended(EventData::AssistantMessage {
             turn: 1,
             step: 1,
             message: Message::new(
                 Role::Assistant,
-                vec![ContentBlock::text(format!("a{i:04}"))],
+                vec![ContentBlock::text(a)],
                 Source::model("offline", "offline-echo"),
             ),
             usage: None,
             extra: serde_json::Map::new(),
         }));
     }
+    events
+}
+
+/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
+fn seed_long(store: &SessionStore, id: &str, turns: usize) {
+    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = store.open_writer(id, Some(header)).unwrap();
+    let events = exchanges((0..turns).map(|i| (format!("q{i:04}"), format!("a{i:04}"))));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
@@ -453,30 +459,17 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
     let mut h = harness(true).await;
     let header = SessionHeader::new("s-deploy", 1_700_000_000_000, Some(CWD.to_owned()));
     let mut writer = h.app.store.open_writer("s-deploy", Some(header)).unwrap();
-    let mut events = Vec::new();
-    for (q, a) in [
-        (
-            "Use the quokkaflip script to deploy?",
-            "Yes, it switches traffic.",
-        ),
-        ("And the parser leak?", "Fixed in 1.2."),
-        ("Anything else?", "Nothing for now."),
-    ] {
-        events.push(NewEvent::appended(EventData::UserMessage(
-            Message::user_text(q),
-        )));
-        events.push(NewEvent::appended(EventData::AssistantMessage {
-            turn: 1,
-            step: 1,
-            message: Message::new(
-                Role::Assistant,
-                vec![ContentBlock::text(a)],
-                Source::model("offline", "offline-echo"),
+    let events = exchanges(
+        [
+            (
+                "Use the quokkaflip script to deploy?",
+                "Yes, it switches traffic.",
             ),
-            usage: None,
-            extra: serde_json::Map::new(),
-        }));
-    }
+            ("And the parser leak?", "Fixed in 1.2."),
+            ("Anything else?", "Nothing for now."),
+        ]
+        .map(|(q, a)| (q.to_owned(), a.to_owned())),
+    );
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
