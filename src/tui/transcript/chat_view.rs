@@ -41,6 +41,9 @@ pub struct ChatView {
     grown_at_top: bool,
     /// Reading the log forward (the newest cells were dropped for older ones).
     newer: NewerState,
+    /// Lines a scroll up asked for past the top while older events were still in the log:
+    /// applied as their windows land.
+    pending_up: usize,
     /// Cells from this index on were just put at the end by a forward read: the view
     /// stays on the lines it showed (it scrolls up by theirs).
     keep_view_from: Option<usize>,
@@ -58,6 +61,9 @@ enum NewerState {
     /// Nothing more to read forward (or it failed): read the whole session again.
     ReadAgain,
 }
+
+/// Most lines a scroll past the top keeps asking for (about 500 pages of a tall window).
+const MAX_PENDING_UP: usize = 20_000;
 
 /// Reading the log's events before the transcript's first cell, as the user scrolls up.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -236,6 +242,7 @@ impl ChatView {
         self.older = OlderState::Idle;
         self.newer = NewerState::Idle;
         self.keep_view_from = None;
+        self.pending_up = 0;
         self.at_top = false;
     }
 
@@ -307,6 +314,16 @@ impl ChatView {
         } else {
             self.scroll_from_bottom.saturating_sub(lines.unsigned_abs())
         };
+        if lines > 0 && next > max && self.transcript.older_than().is_some() {
+            // Past the top with older events in the log: the rest of the move waits for
+            // the windows that bring them (a burst of PgUp goes as far as it asks).
+            self.pending_up = self
+                .pending_up
+                .saturating_add(next - max)
+                .min(MAX_PENDING_UP);
+        } else if lines < 0 {
+            self.pending_up = 0;
+        }
         self.scroll_from_bottom = next.min(max);
     }
 
@@ -328,6 +345,7 @@ impl ChatView {
     /// are left).
     pub fn page_down(&mut self) {
         let page = self.page();
+        self.pending_up = 0;
         if self.scroll_from_bottom <= page + 1 {
             self.scroll_from_bottom = 0;
         } else {
@@ -338,6 +356,7 @@ impl ChatView {
     /// Jump back to the newest output.
     pub fn scroll_to_bottom(&mut self) {
         self.scroll_from_bottom = 0;
+        self.pending_up = 0;
     }
 
     /// Whether the view is scrolled away from the bottom.
@@ -460,6 +479,18 @@ impl ChatView {
             self.scroll_from_bottom += added;
         } else if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
             self.scroll_from_bottom += total - self.last_total;
+        }
+        if self.grown_at_top && !self.is_reading_older() && self.pending_up > 0 {
+            // A window landed: the move that went past the top goes on into it, and what
+            // is left past its top waits for the next one.
+            let max = max_scroll(total, height);
+            let wanted = self.scroll_from_bottom.saturating_add(self.pending_up);
+            self.pending_up = if self.transcript.older_than().is_some() {
+                wanted.saturating_sub(max)
+            } else {
+                0
+            };
+            self.scroll_from_bottom = wanted;
         }
         self.grown_at_top = false;
         self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));

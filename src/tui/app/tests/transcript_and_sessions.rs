@@ -397,26 +397,39 @@ async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
         }
         if shown.contains("reading earlier entries") {
             windows += 1;
-            // The window arrives off the UI thread; the view stays on the lines it showed.
-            let bottom = |shown: &str| -> Vec<String> {
-                // The transcript's rows under the top marker's, without the "↓ N more
-                // lines" row (N shrinks by the newest lines dropped for the window).
+            // The window arrives off the UI thread; the pages that went past the top go on
+            // into it: older exchanges, right above those shown.
+            let numbers = |shown: &str| -> Vec<u32> {
                 shown
                     .lines()
-                    .skip(3)
-                    .take(14)
-                    .filter(|r| !r.contains("more lines"))
-                    .map(str::to_owned)
+                    .filter_map(|l| {
+                        let t = l.trim_matches('"').trim_start_matches(['›', '•', ' ']);
+                        t.get(1..5)
+                            .filter(|_| t.starts_with(['q', 'a']))?
+                            .parse()
+                            .ok()
+                    })
                     .collect()
             };
-            let before = bottom(&shown);
+            let before = numbers(&shown);
             frames_until(&mut h.app, &mut terminal, |app| {
                 !app.chat.is_reading_older()
             })
             .await;
             h.app.draw(&mut terminal).unwrap();
             let after = format!("{}", terminal.backend());
-            assert_eq!(bottom(&after), before, "the view moved:\n{shown}\n{after}");
+            let (was, now) = (numbers(&shown), numbers(&after));
+            let (Some(top_before), Some(top_now), Some(bottom_now)) =
+                (before.iter().min(), now.iter().min(), now.iter().max())
+            else {
+                panic!("no exchanges shown:\n{shown}\n{after}");
+            };
+            // The read starts after the frame that reached the top, so the PgUp of the
+            // next round counts too: about two pages (of 17 lines; an exchange is 4) further.
+            assert!(
+                top_now < top_before && top_before - top_now <= 12 && bottom_now >= top_now,
+                "{was:?} -> {now:?}:\n{shown}\n{after}"
+            );
         }
     }
     let shown = format!("{}", terminal.backend());
@@ -550,4 +563,32 @@ async fn a_stale_card_says_so_and_ctrl_r_mentions_it_afresh() {
         h.app.draft(),
         format!("{} ", format_mention("s-alpha", Some("Alpha login bug")))
     );
+}
+
+/// Keys in a burst: PgUp pressed many times in one read goes as far back as it asks,
+/// window after window (it stopped at the top of the first window read).
+#[tokio::test]
+async fn a_burst_of_page_ups_goes_back_as_far_as_it_asks() {
+    let mut h = harness(true).await;
+    seed_long(&h.app.store, "s-long", 3_000);
+    type_text(&mut h.app, "/resume s-long");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-long" && !app.transcript_loading()
+    })
+    .await;
+    let mut terminal = Terminal::new(TestBackend::new(60, 24)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    // 3 000 exchanges are ~12 000 lines; 22 lines a page: 1 000 pages pass the start.
+    for _ in 0..1_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageUp));
+    }
+    frames_until(&mut h.app, &mut terminal, |app| {
+        app.chat.transcript().older_than().is_none() && !app.chat.is_reading_older()
+    })
+    .await;
+    h.app.draw(&mut terminal).unwrap();
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("q0000"), "{shown}");
+    assert!(h.app.chat.transcript().cells().len() <= 2_000);
 }
