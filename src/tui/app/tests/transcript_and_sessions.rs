@@ -565,7 +565,7 @@ async fn a_stale_card_says_so_and_ctrl_r_mentions_it_afresh() {
     );
 }
 
-/// Keys in a burst: PgUp pressed many times in one read goes as far back as it asks,
+/// Keys in a burst: `PgUp` pressed many times in one read goes as far back as it asks,
 /// window after window (it stopped at the top of the first window read).
 #[tokio::test]
 async fn a_burst_of_page_ups_goes_back_as_far_as_it_asks() {
