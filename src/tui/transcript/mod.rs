@@ -132,6 +132,18 @@ const MIN_CELLS: usize = 16;
 /// Cells dropped at once past the count bound, so the shift is amortized.
 const TRIM_STEP: usize = 256;
 
+/// Most bytes of one reply's text (and as many of its reasoning) a cell shows — the
+/// default `max_reply_bytes`, so a reply within the default bound is shown whole. Past it
+/// the cell ends with [`CUT_NOTE`] and stops growing; the whole reply stays in the log.
+/// Rendering wraps a cell at once (some twenty bytes per character), so this bounds the
+/// app's memory and frame time whatever bound the config raises: an endless stream under a
+/// 1 GiB `max_reply_bytes` once grew the app past 3 GB after Esc and aborted it.
+const MAX_SHOWN_REPLY_BYTES: usize = 4 << 20;
+
+/// What a reply cut for display ends with.
+const CUT_NOTE: &str =
+    "\n\n[… the reply goes on past 4 MiB: the rest is kept in the session log, not shown here]";
+
 /// The running step's token estimate, replaced by the provider's usage when it arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct StepEstimate {
@@ -633,6 +645,9 @@ impl Transcript {
     }
 
     fn apply_other(&mut self, k: &str, data: &Value) {
+        if let Some(label) = dsh_store::not_loaded::label(k, data) {
+            return self.push_notice(NoticeKind::Info, label);
+        }
         match k {
             kind::TOOL_CALL => {
                 let name = data
@@ -696,11 +711,12 @@ impl Transcript {
             text, reasoning, ..
         }) = self.cells.get_mut(index)
         {
-            if is_reasoning {
-                reasoning.push_str(delta);
-            } else {
-                text.push_str(delta);
+            let shown = if is_reasoning { reasoning } else { text };
+            if shown.len() > MAX_SHOWN_REPLY_BYTES {
+                // Already cut for display: nothing changes on screen.
+                return;
             }
+            append_shown(shown, delta);
             self.touch(index);
         }
     }
@@ -715,6 +731,8 @@ impl Transcript {
                 ContentBlock::Other(_) => {}
             }
         }
+        cut_shown(&mut text);
+        cut_shown(&mut reasoning);
         let cell = HistoryCell::Assistant {
             text,
             reasoning,
@@ -785,6 +803,41 @@ impl Transcript {
         ]);
         self.revision += 1;
     }
+}
+
+/// Appends a streamed `part` to a reply's `shown` text, keeping at most
+/// [`MAX_SHOWN_REPLY_BYTES`] of it (cut at a character boundary) and then [`CUT_NOTE`] once.
+fn append_shown(shown: &mut String, part: &str) {
+    if shown.len() > MAX_SHOWN_REPLY_BYTES {
+        return;
+    }
+    let room = MAX_SHOWN_REPLY_BYTES - shown.len();
+    if part.len() <= room {
+        shown.push_str(part);
+        return;
+    }
+    shown.push_str(
+        part.get(..floor_char_boundary(part, room))
+            .unwrap_or_default(),
+    );
+    shown.push_str(CUT_NOTE);
+}
+
+/// A whole reply's text as a cell shows it: the same cut as [`append_shown`] gives.
+fn cut_shown(text: &mut String) {
+    if text.len() > MAX_SHOWN_REPLY_BYTES {
+        text.truncate(floor_char_boundary(text, MAX_SHOWN_REPLY_BYTES));
+        text.push_str(CUT_NOTE);
+    }
+}
+
+/// The largest character boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 fn append_part(out: &mut String, part: &str) {
@@ -1038,6 +1091,66 @@ mod tests {
             },
             "an interrupted step keeps its estimate"
         );
+    }
+
+    #[test]
+    fn a_reply_past_the_shown_bound_is_cut_once_and_stops_growing() {
+        // Issue 23 item 4: with raised reply bounds an endless stream grew the cell without
+        // end; rendering it after Esc aborted the app at 3 GB.
+        let mut t = Transcript::default();
+        // One byte, then two-byte characters: the bound falls inside a character.
+        t.apply(&chunk(0, json!({"type": "text", "text": "a"})));
+        let delta = "é".repeat(32 * 1024);
+        let mut streamed = String::from("a");
+        let mut seq = 1;
+        while streamed.len() <= MAX_SHOWN_REPLY_BYTES + delta.len() {
+            t.apply(&chunk(seq, json!({"type": "text", "text": delta})));
+            streamed.push_str(&delta);
+            seq += 1;
+        }
+        let shown = |t: &Transcript| match t.cells() {
+            [HistoryCell::Assistant { text, .. }] => text.clone(),
+            other => panic!("{other:?}"),
+        };
+        let cut = shown(&t);
+        let kept = cut.strip_suffix(CUT_NOTE).expect("ends with the note once");
+        assert_eq!(
+            kept.len(),
+            MAX_SHOWN_REPLY_BYTES - 1,
+            "cut at a character boundary"
+        );
+        assert!(streamed.starts_with(kept) && !kept.contains(CUT_NOTE));
+        // More of the stream changes nothing on screen.
+        let version = t.cell_version(0);
+        t.apply(&chunk(seq, json!({"type": "text", "text": delta})));
+        assert_eq!(t.cell_version(0), version);
+        assert_eq!(shown(&t), cut);
+        // The logged reply (the whole text) is shown with the same cut.
+        let reply = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::text(streamed.clone())],
+            Source::model("offline", "m"),
+        );
+        t.apply(&ev(
+            seq + 1,
+            EventData::AssistantMessage {
+                turn: 1,
+                step: 0,
+                message: reply,
+                usage: None,
+                extra: serde_json::Map::new(),
+            },
+        ));
+        assert_eq!(shown(&t), cut);
+        // A reply within the bound is shown whole, without the note.
+        let mut whole = String::from("x");
+        append_shown(&mut whole, &"y".repeat(MAX_SHOWN_REPLY_BYTES - 1));
+        assert_eq!(whole.len(), MAX_SHOWN_REPLY_BYTES);
+        let mut exact = whole.clone();
+        cut_shown(&mut exact);
+        assert_eq!(exact, whole);
+        append_shown(&mut whole, "z");
+        assert!(whole.ends_with(CUT_NOTE));
     }
 
     #[test]
