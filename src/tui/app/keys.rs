@@ -14,6 +14,8 @@ pub enum AppAction {
     ToggleSnapshots,
     ToggleReasoning,
     ToggleExpand,
+    /// Mention the newest reference card's session again, with its newer messages.
+    ReinsertReference,
     /// Ctrl+C: close the popup, else cancel what runs, else clear the draft, else quit
     /// (pressed twice).
     Interrupt,
@@ -42,6 +44,9 @@ impl AppAction {
             AppAction::ToggleReasoning => "show or hide model reasoning",
             AppAction::ToggleExpand => {
                 "open the collapsed paste at the caret, else expand or collapse tool results and long messages"
+            }
+            AppAction::ReinsertReference => {
+                "mention the newest referenced session again (a stale one first), fresh"
             }
             AppAction::Interrupt => {
                 "close @ popup, else cancel the reply, else clear the draft (Up restores), else quit (twice)"
@@ -111,6 +116,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::ALT,
         "Alt+M",
         AppAction::ToggleMouse,
+    ),
+    (
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+        "Ctrl+R",
+        AppAction::ReinsertReference,
     ),
 ];
 
