@@ -152,7 +152,7 @@ pub fn composer_help(action: Action) -> &'static str {
         Action::Complete => "insert the selected session (or the first one offered); else a tab",
         Action::PopupFirst => "first session in @ popup and /resume; line start in the composer",
         Action::PopupLast => {
-            "last (oldest) session in @ popup and /resume; line end in the composer"
+            "last session (active longest ago) in @ popup and /resume; line end in the composer"
         }
         Action::TogglePreview => "show or hide the preview in @ popup and /resume",
         Action::Escape => "close @ popup",
