@@ -27,8 +27,8 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::composer::candidates::list_ordered;
-use dsh_refs::tui::composer::listed_page::{GitBranches, ListedPage};
+use dsh_refs::tui::composer::candidates::{RowSources, list_ordered};
+use dsh_refs::tui::composer::listed_page::ListedPage;
 use dsh_refs::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page, session_item,
 };
@@ -62,7 +62,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     };
     let cancel = CancellationToken::new();
-    let branches = GitBranches::default();
+    let branches = RowSources::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
@@ -213,7 +213,7 @@ fn preview_and_resume(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     });
     let cancel = CancellationToken::new();
-    let branches = GitBranches::default();
+    let branches = RowSources::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));

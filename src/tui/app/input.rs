@@ -74,6 +74,12 @@ impl App {
             self.read_only_key(key);
             return;
         }
+        if classify_app_key(&key) == Some(AppAction::TogglePin)
+            && (self.picker.is_some() || self.composer.input.popup_active())
+        {
+            self.toggle_pin();
+            return;
+        }
         if let Some(picker) = self.picker.as_mut() {
             let outcome = match picker.picker.handle_key(key) {
                 // Ctrl+C closes the picker too (the widget leaves it to the host).
@@ -113,7 +119,8 @@ impl App {
                 | AppAction::Escape
                 | AppAction::PageUp
                 | AppAction::PageDown
-                | AppAction::ToggleExpand,
+                | AppAction::ToggleExpand
+                | AppAction::TogglePin,
             )
             | None => {
                 let outcome = self.composer.input.handle_key(key);
@@ -252,8 +259,43 @@ impl App {
                 refs: self.refs.as_ref(),
                 agent_ref,
                 tx: &self.tx,
+                usage: &self.candidates.sources.usage,
             },
         )
+    }
+
+    /// Alt+.: pins or unpins the session selected in `/resume` or the `@` popup, and lists
+    /// its query again so the order and the row show it (docs/tui-app.md: pins).
+    fn toggle_pin(&mut self) {
+        let now = u64::try_from(crate::tui::composer::listed_page::now_ms()).unwrap_or(0);
+        if let Some(picker) = self.picker.as_mut() {
+            let results = picker.picker.results();
+            let Some(id) = results.selected().map(|r| r.key().to_owned()) else {
+                return;
+            };
+            let (query_id, query) = (results.query_id(), results.query().to_owned());
+            self.candidates.sources.usage.toggle_pin(&id, now);
+            let refs = self.listing_service();
+            if let Some(picker) = self.picker.as_mut() {
+                picker.list(refs, query_id, query, None, true, &self.tx);
+            }
+            return;
+        }
+        let Some(results) = self.composer.input.results() else {
+            return;
+        };
+        let Some(id) = results.selected().map(|r| r.key().to_owned()) else {
+            return;
+        };
+        let (query_id, query) = (results.query_id(), results.query().to_owned());
+        self.candidates.sources.usage.toggle_pin(&id, now);
+        let cx = ListingContext {
+            refs: self.refs.as_ref(),
+            store: &self.store,
+            agent: self.session.agent_ref(),
+            tx: &self.tx,
+        };
+        self.candidates.refresh(&cx, query_id, query);
     }
 
     /// Lists candidates for the `@` popup's query `query_id`.
@@ -283,7 +325,7 @@ impl App {
     fn list_for_picker(&mut self, query_id: u64, query: String, limit: Option<usize>) {
         let refs = self.listing_service();
         if let Some(picker) = self.picker.as_mut() {
-            picker.list(refs, query_id, query, limit, &self.tx);
+            picker.list(refs, query_id, query, limit, false, &self.tx);
         }
     }
 

@@ -467,3 +467,121 @@ async fn a_picked_label_has_its_secrets_redacted() {
     assert_eq!(draft, format!("{want} "));
     assert!(!draft.contains("aB3x"), "{draft}");
 }
+
+/// The keys of the rows in the `@` popup.
+fn popup_keys(app: &App) -> Vec<String> {
+    app.composer
+        .input
+        .results()
+        .map(|r| r.rows().iter().map(|row| row.key().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// Issue 25 item 5: Alt+. pins the selected session (first in its group, `pinned` in its
+/// row, kept in the usage book); a sent reference and a resume are noted as uses.
+#[tokio::test]
+async fn alt_dot_pins_and_uses_are_noted() {
+    let mut h = harness(true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("usage.json");
+    h.app.keep_usage_in(book.clone());
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    seed(&h.app.store, "s-beta", "Beta plan");
+    utc(&mut h.app);
+    type_text(&mut h.app, "@");
+    popup_answered(&mut h.app).await;
+    assert_eq!(
+        popup_keys(&h.app),
+        ["s-beta", "s-alpha"],
+        "by last activity"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Down));
+    let alt_dot = TermEvent::Key(KeyEvent::new(KeyCode::Char('.'), KeyModifiers::ALT));
+    h.app.handle_terminal_event(alt_dot.clone());
+    pump_until(&mut h.app, |app| {
+        popup_keys(app).first().map(String::as_str) == Some("s-alpha")
+    })
+    .await;
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("s-alpha · ") && l.contains(" · pinned · ")),
+        "{screen}"
+    );
+    assert_eq!(
+        h.app
+            .composer
+            .input
+            .results()
+            .and_then(|r| r.selected())
+            .map(|r| r.key().to_owned()),
+        Some("s-alpha".to_owned()),
+        "the pinned row stays selected"
+    );
+    assert_eq!(h.app.draft(), "@", "Alt+. typed nothing");
+    pump_until(&mut h.app, |_| {
+        dsh_reference::frecency::UsageBook::load(&book).is_pinned("s-alpha")
+    })
+    .await;
+    // Sending a reference to `s-beta` notes a use: it shows in its row.
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    type_text(&mut h.app, "compare");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.candidates
+            .sources
+            .usage
+            .book()
+            .score("s-beta", u64::MAX / 2)
+            > 0
+    })
+    .await;
+    // `/resume`: Alt+. unpins there too; the use shows.
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| !p.picker.results().in_flight())
+    })
+    .await;
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("s-beta · ") && l.contains("used 1×")),
+        "{screen}"
+    );
+    let picker_keys = |app: &App| -> Vec<String> {
+        app.picker
+            .as_ref()
+            .map(|p| {
+                p.picker
+                    .results()
+                    .rows()
+                    .iter()
+                    .map(|r| r.key().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        picker_keys(&h.app).first().map(String::as_str),
+        Some("s-alpha")
+    );
+    let at_alpha = picker_keys(&h.app)
+        .iter()
+        .position(|k| k == "s-alpha")
+        .unwrap();
+    for _ in 0..at_alpha {
+        h.app.handle_terminal_event(key(KeyCode::Down));
+    }
+    h.app.handle_terminal_event(alt_dot);
+    pump_until(&mut h.app, |app| {
+        !app.candidates.sources.usage.book().is_pinned("s-alpha")
+            && picker_keys(app).first().map(String::as_str) != Some("s-alpha")
+    })
+    .await;
+}

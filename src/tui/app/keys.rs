@@ -23,6 +23,8 @@ pub enum AppAction {
     Escape,
     /// Turn mouse capture off (the terminal selects text) and on again.
     ToggleMouse,
+    /// Alt+.: pin or unpin the session selected in the `@` popup or `/resume`.
+    TogglePin,
 }
 
 impl AppAction {
@@ -50,6 +52,9 @@ impl AppAction {
             AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
             AppAction::ToggleMouse => {
                 "mouse capture off (the terminal selects text) and on; while on, Shift+drag selects"
+            }
+            AppAction::TogglePin => {
+                "pin or unpin the selected session in @ popup and /resume (pinned first in its group)"
             }
         }
     }
@@ -111,6 +116,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::ALT,
         "Alt+M",
         AppAction::ToggleMouse,
+    ),
+    (
+        KeyCode::Char('.'),
+        KeyModifiers::ALT,
+        "Alt+.",
+        AppAction::TogglePin,
     ),
 ];
 

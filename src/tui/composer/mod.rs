@@ -9,6 +9,7 @@ pub mod listed_page;
 pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;
+pub mod usage;
 
 #[cfg(test)]
 mod mention_agreement_tests;

@@ -177,17 +177,24 @@ pub fn session_item(
 }
 
 /// `candidate` as a row of a listing (`/resume`, the `@` popup): like [`session_item`], its
-/// detail line `<id> · <cwd> · <branch> · <2 h ago> · <14 msgs>` — the git branch of its
-/// cwd when that is in a repository, when it was last active, and its message count when
-/// its source counts them.
+/// detail line `<id> · <cwd> · <branch> · pinned · <2 h ago> · <14 msgs> · <used 3×>` — the
+/// git branch of its cwd when that is in a repository, `pinned` when it is (Alt+.), when it
+/// was last active, its message count when its source counts them, and the uses the usage
+/// book remembers (references sent, resumes) when there are any.
 pub fn listed_item(candidate: &Candidate, origin: &Origin, listed: &ListedPage) -> MentionItem {
-    let mut tail = Vec::with_capacity(3);
+    let mut tail = Vec::with_capacity(5);
     if let Some(branch) = listed.branch(candidate) {
         tail.push(DetailPart::new(branch, Keep::Start));
+    }
+    if listed.pinned(candidate) {
+        tail.push(DetailPart::new("pinned", Keep::Whole));
     }
     tail.push(DetailPart::new(listed.activity(candidate), Keep::Whole));
     if let Some(messages) = listed.messages(candidate) {
         tail.push(DetailPart::new(messages, Keep::Whole));
+    }
+    if let Some(uses) = listed.uses(candidate) {
+        tail.push(DetailPart::new(uses, Keep::Whole));
     }
     session_row(candidate, origin, listed.redact_labels, tail)
 }
