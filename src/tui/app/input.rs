@@ -80,6 +80,13 @@ impl App {
             self.toggle_pin();
             return;
         }
+        if classify_app_key(&key) == Some(AppAction::InsertExcerpt)
+            && self.picker.is_none()
+            && self.composer.input.popup_active()
+        {
+            self.insert_excerpt();
+            return;
+        }
         if let Some(picker) = self.picker.as_mut() {
             let outcome = match picker.picker.handle_key(key) {
                 // Ctrl+C closes the picker too (the widget leaves it to the host).
@@ -120,7 +127,8 @@ impl App {
                 | AppAction::PageUp
                 | AppAction::PageDown
                 | AppAction::ToggleExpand
-                | AppAction::TogglePin,
+                | AppAction::TogglePin
+                | AppAction::InsertExcerpt,
             )
             | None => {
                 let outcome = self.composer.input.handle_key(key);
@@ -298,6 +306,48 @@ impl App {
         self.candidates.refresh(&cx, query_id, query);
     }
 
+    /// Alt+E: the selected row of the `@` popup is a conversation hit of a dsh session: its
+    /// token becomes an excerpt mention of the exchange that matched (the matched message
+    /// and `[references] excerpt_context` messages each side, docs/references.md: excerpt
+    /// references); on any other row nothing happens.
+    fn insert_excerpt(&mut self) {
+        let Some(refs) = self.refs.as_ref() else {
+            return;
+        };
+        let Some(selected) = self
+            .composer
+            .input
+            .results()
+            .and_then(|r| r.selected())
+            .map(|r| r.key().to_owned())
+        else {
+            return;
+        };
+        let Some((id, seq, title)) = self
+            .search_hits_shown()
+            .iter()
+            .find(|h| h.candidate.session_id == selected)
+            .and_then(|h| {
+                Some((
+                    h.candidate.session_id.clone(),
+                    h.seq?,
+                    h.candidate.label.clone(),
+                ))
+            })
+        else {
+            return;
+        };
+        let label = dsh_reference::mention_label(&title, refs.config().redact_secrets);
+        let text = refs.excerpt_mention(&id, seq, &label);
+        let outcome = self.composer.input.replace_token(&text);
+        self.handle_outcome(outcome);
+    }
+
+    /// The conversation hits on show in the `@` popup.
+    fn search_hits_shown(&self) -> &[crate::tui::search::conversation_hits::ConversationHit] {
+        &self.hits.popup_shown
+    }
+
     /// Lists candidates for the `@` popup's query `query_id`.
     fn query_candidates(&mut self, query_id: u64, query: &str, limit: Option<usize>) {
         // The popup is in use: index what other processes wrote meanwhile (coalesced).
@@ -363,6 +413,7 @@ impl App {
     ) {
         match target {
             HitsTarget::Popup => {
+                self.hits.popup_shown = hits.to_vec();
                 let section = offered(
                     title,
                     hits,

@@ -520,10 +520,16 @@ async fn alt_dot_pins_and_uses_are_noted() {
         "the pinned row stays selected"
     );
     assert_eq!(h.app.draft(), "@", "Alt+. typed nothing");
-    pump_until(&mut h.app, |_| {
-        dsh_reference::frecency::UsageBook::load(&book).is_pinned("s-alpha")
-    })
-    .await;
+    // Written back off the UI thread (no event tells when).
+    let mut written = false;
+    for _ in 0..2000 {
+        written = dsh_reference::frecency::UsageBook::load(&book).is_pinned("s-alpha");
+        if written {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(written, "the pin is kept in the usage book");
     // Sending a reference to `s-beta` notes a use: it shows in its row.
     h.app.handle_terminal_event(key(KeyCode::Up));
     h.app.handle_terminal_event(key(KeyCode::Tab));
@@ -584,4 +590,53 @@ async fn alt_dot_pins_and_uses_are_noted() {
             && picker_keys(app).first().map(String::as_str) != Some("s-alpha")
     })
     .await;
+}
+
+/// Issue 25 item 2: from a conversation hit in the `@` popup, Alt+E mentions only the
+/// exchange that matched (a `dsh-excerpt:` mention of its message and the messages around
+/// it), never the whole session; on a listed row it does nothing.
+#[tokio::test]
+async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
+    let mut h = harness(true).await;
+    let _index = super::tests::indexed(&mut h);
+    type_text(&mut h.app, "@token");
+    pump_until(&mut h.app, |app| {
+        app.composer
+            .input
+            .results()
+            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+    })
+    .await;
+    let alt_e = TermEvent::Key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::ALT));
+    // Nothing selected yet (no exact match): nothing happens.
+    h.app.handle_terminal_event(alt_e.clone());
+    assert_eq!(h.app.draft(), "@token");
+    while h
+        .app
+        .composer
+        .input
+        .results()
+        .and_then(|r| r.selected())
+        .is_none_or(|r| r.key() != "s-alpha")
+    {
+        h.app.handle_terminal_event(key(KeyCode::Down));
+    }
+    h.app.handle_terminal_event(alt_e);
+    let draft = h.app.draft();
+    assert!(!h.app.composer.input.popup_active());
+    let parsed = dsh_reference::parse_text(&draft).unwrap();
+    assert!(
+        parsed.references.is_empty(),
+        "not the whole session: {draft}"
+    );
+    let [dsh_reference::Mentioned::Excerpt(excerpt)] = parsed.mentions.as_slice() else {
+        panic!("one excerpt mention: {draft}");
+    };
+    assert_eq!(excerpt.range.session_id, "s-alpha");
+    assert_eq!((excerpt.range.before, excerpt.range.after), (2, 2));
+    assert_eq!(excerpt.label.as_deref(), Some("Alpha login bug"));
+    // The matched message: the reply that said "token" (the second message of the log).
+    let snippet_seq = h.app.hits.popup_shown.first().and_then(|hit| hit.seq);
+    assert_eq!(Some(excerpt.range.seq), snippet_seq);
+    assert!(draft.ends_with(") "), "{draft}");
 }

@@ -25,6 +25,9 @@ pub enum AppAction {
     ToggleMouse,
     /// Alt+.: pin or unpin the session selected in the `@` popup or `/resume`.
     TogglePin,
+    /// Alt+E: on a conversation hit in the `@` popup, mention only the exchange that
+    /// matched.
+    InsertExcerpt,
 }
 
 impl AppAction {
@@ -55,6 +58,9 @@ impl AppAction {
             }
             AppAction::TogglePin => {
                 "pin or unpin the selected session in @ popup and /resume (pinned first in its group)"
+            }
+            AppAction::InsertExcerpt => {
+                "on an \"in conversations\" row of @ popup: insert an excerpt (the exchange that matched)"
             }
         }
     }
@@ -122,6 +128,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::ALT,
         "Alt+.",
         AppAction::TogglePin,
+    ),
+    (
+        KeyCode::Char('e'),
+        KeyModifiers::ALT,
+        "Alt+E",
+        AppAction::InsertExcerpt,
     ),
 ];
 

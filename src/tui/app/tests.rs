@@ -1558,7 +1558,7 @@ async fn a_pasted_mention_of_an_unlisted_session_shows_its_cwd_in_the_hint() {
 
 /// Starts background indexing into a temp dir and waits (blocking, bounded) until the
 /// index is open and complete.
-fn indexed(h: &mut Harness) -> tempfile::TempDir {
+pub(super) fn indexed(h: &mut Harness) -> tempfile::TempDir {
     let index_dir = tempfile::TempDir::new().unwrap();
     h.app.start_search_indexing(IndexOptions {
         index_dir: Some(index_dir.path().to_owned()),
@@ -1589,6 +1589,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> ConversationHit {
             highlights: Vec::new(),
         }),
         origin: dsh_foreign::Origin::Dsh,
+        seq: Some(1),
     }
 }
 

@@ -40,6 +40,7 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
         .with_history_size(history_size)
         .with_gap_above_composer(1)
         .with_uri_scheme(dsh_reference::uri::SCHEME)
+        .with_uri_scheme(dsh_reference::excerpt_uri::EXCERPT_SCHEME)
         .with_commands(command_entries())
         .with_multi_word_queries(true)
 }

@@ -594,6 +594,7 @@ fn conversation_hit(i: usize, label: &str, text: &str, word: &str) -> Conversati
             highlights: std::iter::once(start..start + word.len()).collect(),
         }),
         origin: dsh_foreign::Origin::Dsh,
+        seq: Some(1),
     }
 }
 
