@@ -8,9 +8,11 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyM
 use tokio::time::Instant;
 
 use super::App;
+use super::event::AppEvent;
 use super::keys::{AppAction, classify_app_key};
 use crate::agent::AgentStatus;
 use crate::tui::composer::candidates::ListingContext;
+use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY, file_preview};
 use crate::tui::composer::session_items::results_page;
 use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
 use crate::tui::preview::PreviewRequest;
@@ -160,6 +162,13 @@ impl App {
             Outcome::Waiting { id, .. } => {
                 let wait = self.composer.input.config().answer_wait();
                 self.candidates.wait.start(id, wait);
+            }
+            // A directory of the file section keeps completion open: without the space
+            // after it, `@dir/` is the token again and the popup lists the directory.
+            Outcome::Inserted { key, .. } if key.starts_with(DIR_KEY) => {
+                let back = crossterm::event::KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
+                let outcome = self.composer.input.handle_key(back);
+                self.handle_outcome(outcome);
             }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
@@ -431,6 +440,34 @@ impl App {
         }
     }
 
+    /// The preview of a file section row `key`: what a mention of the file would attach
+    /// (`estimate_file`, off the UI thread), or for a directory what Tab does.
+    fn preview_file(&self, key: &str) {
+        let (Some(refs), Some(cwd)) = (self.refs.clone(), self.session.cwd.clone()) else {
+            return;
+        };
+        if let Some(dir) = key.strip_prefix(DIR_KEY) {
+            let preview = ratatui_mention::ItemPreview {
+                key: key.to_owned(),
+                lines: vec![ratatui::text::Line::from(format!(
+                    "directory {dir}/ · Tab or Enter lists its entries"
+                ))],
+                body: Vec::new(),
+            };
+            self.tx.send(AppEvent::FilePreview(preview));
+            return;
+        }
+        let Some(path) = key.strip_prefix(FILE_KEY) else {
+            return;
+        };
+        let (key, path, tx) = (key.to_owned(), path.to_owned(), self.tx.clone());
+        tokio::spawn(async move {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let estimate = refs.estimate_file(&cwd, &path, &cancel).await;
+            tx.send(AppEvent::FilePreview(file_preview(&key, &path, estimate)));
+        });
+    }
+
     /// Starts the estimate a visible preview needs (see [`Previews`](crate::tui::preview::Previews)).
     pub(super) fn request_preview(&mut self) {
         let wanted = match self.picker.as_mut() {
@@ -442,6 +479,10 @@ impl App {
                 })
             }
             None => self.composer.input.want_preview().and_then(|key| {
+                if key.starts_with(FILE_KEY) || key.starts_with(DIR_KEY) {
+                    self.preview_file(&key);
+                    return None;
+                }
                 let row = self.composer.input.results()?.selected()?;
                 (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
             }),

@@ -640,3 +640,44 @@ async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
     assert_eq!(Some(excerpt.range.seq), snippet_seq);
     assert!(draft.ends_with(") "), "{draft}");
 }
+
+/// Issue 25 item 1 (the popup part): the `@` popup offers the paths of the session's cwd
+/// in a `files` section, matches highlighted; a directory keeps completion open on its
+/// entries; a file inserts `@path`; its preview tells what would be attached.
+#[tokio::test]
+async fn the_popup_offers_files_and_directories_keep_it_open() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("src/parse")).unwrap();
+    std::fs::write(repo.path().join("src/parse/words.rs"), "fn words() {}\n").unwrap();
+    std::fs::write(repo.path().join("README.md"), "# demo\n").unwrap();
+    let cwd = repo.path().to_str().unwrap().to_owned();
+    let mut h = super::tests::harness_in(true, &cwd).await;
+    // No session matches a path: Tab takes the first offered row, the files first.
+    let files_of = |app: &App| -> Vec<String> {
+        app.composer
+            .input
+            .results()
+            .and_then(|r| r.tab_target())
+            .map(|row| vec![row.key().to_owned()])
+            .unwrap_or_default()
+    };
+    type_text(&mut h.app, "@src/pa");
+    pump_until(&mut h.app, |app| !files_of(app).is_empty()).await;
+    assert_eq!(
+        files_of(&h.app).first().map(String::as_str),
+        Some("dir:src/parse")
+    );
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(screen.contains("[dir] src/parse"), "{screen}");
+    // Tab on the directory: `@src/parse/`, the popup open on its entries.
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "@src/parse/");
+    assert!(h.app.composer.input.popup_active());
+    pump_until(&mut h.app, |app| {
+        files_of(app).first().map(String::as_str) == Some("file:src/parse/words.rs")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "@src/parse/words.rs ");
+    assert!(!h.app.composer.input.popup_active());
+}

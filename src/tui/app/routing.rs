@@ -89,6 +89,7 @@ impl App {
                 }
                 self.composer.input.set_preview(preview);
             }
+            AppEvent::FilePreview(preview) => self.composer.input.set_preview(preview),
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
                 if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {

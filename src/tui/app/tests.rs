@@ -80,6 +80,11 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
+    harness_in(with_refs, CWD).await
+}
+
+/// Like [`harness`], the open session's cwd being `cwd`.
+pub(super) async fn harness_in(with_refs: bool, cwd: &str) -> Harness {
     let dir = tempfile::TempDir::new().unwrap();
     let store = SessionStore::new(dir.path());
     seed(&store, "s-alpha", "Alpha login bug");
@@ -87,7 +92,7 @@ pub(super) async fn harness(with_refs: bool) -> Harness {
         let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
         SessionReferences::new(query, ReferenceConfig::default())
     });
-    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some(CWD.to_owned()));
+    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some(cwd.to_owned()));
     let writer = store.open_writer("s-test", Some(header)).unwrap();
     let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
     let options = AppOptions {

@@ -5,10 +5,11 @@
 //! run. An Enter or Tab that waits for an answer (docs/composer.md) waits here, up to the
 //! widget's `answer_wait`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::chip_hints::ChipHints;
+use super::file_section::FileCandidates;
 use super::listed_page::{GitBranches, ListedPage, RowUsage, matches_words, now_ms, rank_by_usage};
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{OriginOf, results_page};
@@ -35,6 +36,9 @@ pub enum CandidatesPhase {
     Checked(Result<ListedPage, ReferenceError>),
     /// The only answer.
     Answered(Result<ListedPage, ReferenceError>),
+    /// The sessions, before the file section is ranked (the checked answer with it
+    /// follows).
+    Sessions(ListedPage),
 }
 
 /// An answer to the `@` popup's query `query_id` (`query` as asked), of listing `ticket`.
@@ -83,6 +87,8 @@ pub struct Candidates {
     /// What rows show beside a session (git branches, pins and uses), shared with
     /// `/resume`.
     pub sources: RowSources,
+    /// The paths of the agent's cwd (the file section).
+    pub files: FileCandidates,
     /// An Enter/Tab in the popup waiting for an answer.
     pub wait: AnswerWait,
     /// Until when the rows of an older query may stay on show while the newest is asked.
@@ -95,6 +101,7 @@ impl Default for Candidates {
             slot: RequestSlot::new(Policy::Replace),
             first_page: FirstPage::default(),
             sources: RowSources::default(),
+            files: FileCandidates::default(),
             wait: AnswerWait::default(),
             older_rows: AnswerWait::default(),
         }
@@ -141,6 +148,7 @@ impl Candidates {
         let sources = self.sources.clone();
         let redact = refs.config().redact_secrets;
         let asked = query.clone();
+        let files = self.files.clone();
         let send = move |phase| {
             tx.send(AppEvent::Candidates(CandidatesEvent {
                 ticket: ticket.id,
@@ -171,11 +179,37 @@ impl Candidates {
                     answered = true;
                 }
             }
-            let result = list_ordered(&refs, &scope, &asked, limit, &sources, &cancel).await;
+            let mut result = list_ordered(&refs, &scope, &asked, limit, &sources, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
                 return;
+            }
+            // The file section, for a query in a cwd that is a directory (the empty query
+            // walks it ahead): the sessions are shown first, the rows with files replace
+            // them once ranked.
+            if let (Ok(listed), Some(cwd)) = (&mut result, agent.cwd.clone())
+                && Path::new(&cwd).is_dir()
+            {
+                let (token, query) = (cancel.clone(), asked.clone());
+                if query.is_empty() {
+                    // Not cancelled with this listing: the next keys' listings wait
+                    // for this walk (bounded) instead of starting their own.
+                    drop(tokio::task::spawn_blocking(move || {
+                        files.rows(Path::new(&cwd), "", &|| false)
+                    }));
+                } else {
+                    send(CandidatesPhase::Sessions(listed.clone()));
+                    let rows = tokio::task::spawn_blocking(move || {
+                        files.rows(Path::new(&cwd), &query, &|| token.is_cancelled())
+                    })
+                    .await;
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    listed.files = rows.unwrap_or_default();
+                    answered = true;
+                }
             }
             send(if answered {
                 CandidatesPhase::Checked(result)
@@ -221,7 +255,7 @@ impl Candidates {
             phase,
         } = event;
         let done = match &phase {
-            CandidatesPhase::Remembered(_) => false,
+            CandidatesPhase::Remembered(_) | CandidatesPhase::Sessions(_) => false,
             CandidatesPhase::Checked(_) | CandidatesPhase::Answered(_) => true,
         };
         let current = if done {
@@ -244,6 +278,20 @@ impl Candidates {
             CandidatesPhase::Remembered(page) => {
                 let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.set_page(query_id, page)
+            }
+            CandidatesPhase::Sessions(page) => {
+                chips.remember(&page.page.rows);
+                self.remember_first_page(query_id, &page, refs, &agent);
+                let answered = input
+                    .results()
+                    .is_some_and(|r| r.query_id() == query_id && !r.in_flight());
+                let page = results_page(&page, &query, &input.draft(), origin_of);
+                if answered {
+                    input.refresh_page(query_id, page);
+                    Vec::new()
+                } else {
+                    input.set_page(query_id, page)
+                }
             }
             CandidatesPhase::Checked(Ok(page)) => {
                 chips.remember(&page.page.rows);

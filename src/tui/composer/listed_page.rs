@@ -29,6 +29,8 @@ pub struct ListedPage {
     pub redact_labels: bool,
     /// Sessions pinned (Alt+.), and per session the uses the usage book remembers.
     pub usage: RowUsage,
+    /// Paths of the agent's cwd matching the query (the `@` popup's file section).
+    pub files: Vec<super::file_section::FileRow>,
 }
 
 /// What the usage book says about the rows of a page.
@@ -123,6 +125,7 @@ impl ListedPage {
             listed_at_ms,
             redact_labels,
             usage: RowUsage::default(),
+            files: Vec::new(),
         }
     }
 

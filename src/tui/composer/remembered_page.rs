@@ -175,6 +175,7 @@ impl RememberedPage {
             listed_at_ms: now_ms,
             redact_labels,
             usage: RowUsage::default(),
+            files: Vec::new(),
         }
     }
 }

@@ -128,6 +128,18 @@ pub fn results_page(
             )
         })
         .collect();
+    let mut offered = Vec::new();
+    if !closest.is_empty() {
+        offered.push(OfferedRows {
+            title: CLOSEST_TITLE.to_string(),
+            rows: closest,
+        });
+    }
+    // Files come first when the query looks like a path.
+    if let Some(files) = super::file_section::section(&listed.files) {
+        let path_like = query.contains('/') || query.contains('.');
+        offered.insert(if path_like { 0 } else { offered.len() }, files);
+    }
     ResultsPage {
         rows: page
             .rows
@@ -135,14 +147,7 @@ pub fn results_page(
             .map(|c| item(c, query_match_ranges(&c.label, query, QueryMatch::Words)))
             .collect(),
         total: page.total,
-        offered: if closest.is_empty() {
-            Vec::new()
-        } else {
-            vec![OfferedRows {
-                title: CLOSEST_TITLE.to_string(),
-                rows: closest,
-            }]
-        },
+        offered,
     }
 }
 

@@ -97,6 +97,7 @@ fn with_details(page: CandidatePage) -> ListedPage {
             pinned: ["s-0004".to_owned()].into(),
             uses: [("s-0003".to_owned(), 2)].into(),
         },
+        files: Vec::new(),
     }
 }
 
