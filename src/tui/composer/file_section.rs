@@ -84,6 +84,9 @@ impl FileCandidates {
     /// The best [`FILE_ROWS`] paths of `cwd` for `query` (a query ending in `/` lists that
     /// directory); `cwd` is walked first when it is not the one walked last. Blocking.
     pub fn rows(&self, cwd: &Path, query: &str, cancelled: &dyn Fn() -> bool) -> Vec<FileRow> {
+        // `@"my no` is a quoted path being typed: its quotes are not part of the path.
+        let query = query.strip_prefix('"').unwrap_or(query);
+        let query = query.strip_suffix('"').unwrap_or(query);
         let index = self.index_of(cwd, cancelled);
         let Some(index) = index else {
             return Vec::new();
@@ -245,6 +248,14 @@ mod tests {
         let other = tempfile::tempdir().unwrap();
         assert!(files.rows(other.path(), "late", &|| false).is_empty());
         assert_eq!(files.rows(root, "late", &|| false).len(), 1);
+        // A quoted path being typed ranks without its quotes.
+        assert_eq!(
+            files
+                .rows(root, "\"src/ma", &|| false)
+                .first()
+                .map(|r| r.path.as_str()),
+            Some("src/main.rs")
+        );
         // A cancelled walk offers nothing and is not kept.
         let fresh = FileCandidates::default();
         assert!(fresh.rows(root, "main", &|| true).is_empty());
