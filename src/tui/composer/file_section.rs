@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ratatui::text::Line;
 
+use crate::tui::chrome::status_line::grouped_count;
+
 use dsh_file_search::{EntryKind, FileIndex, FileRanker, MAX_ENTRIES, walk};
 use dsh_reference::file_mention::format_file_mention;
 use dsh_reference::{ReferenceError, kib};
@@ -46,7 +48,7 @@ impl FileRow {
         let (key, kind, detail) = if self.directory {
             (DIR_KEY, "[dir]", "directory · Tab lists it")
         } else {
-            (FILE_KEY, "[file]", "file · its text is attached when sent")
+            (FILE_KEY, "[file]", "file · its text goes with the message")
         };
         Some(
             MentionItem::plain(format!("{key}{}", self.path), &self.path, text)
@@ -153,17 +155,14 @@ pub fn file_preview(
         Ok(file) => {
             let sent = file.text.len();
             let on_disk = usize::try_from(file.bytes).unwrap_or(usize::MAX);
-            let mut first = format!(
-                "{} of {} KiB attached · ≈{} tokens · {}",
-                kib(sent),
-                kib(on_disk),
-                sent / 4,
-                if file.truncated() {
-                    "cut (head and tail kept)"
-                } else {
-                    "whole file"
-                }
-            );
+            let mut first = if file.truncated() {
+                format!("{} of {} KiB (cut)", kib(sent), kib(on_disk))
+            } else {
+                format!("{} KiB", kib(on_disk))
+            };
+            first.push_str(" · ≈");
+            first.push_str(&grouped_count(sent / 4));
+            first.push_str(" tokens");
             let redacted = file.redactions.total();
             if redacted > 0 {
                 first.push_str(" · ");
@@ -182,7 +181,8 @@ pub fn file_preview(
         Ok(file) => file
             .text
             .lines()
-            .take(40)
+            // The head: the widget keeps the end of a body that does not fit.
+            .take(12)
             .map(|l| Line::from(ratatui_mention::visible_controls_line(l).into_owned()))
             .collect(),
         Err(_) => Vec::new(),
@@ -293,7 +293,8 @@ mod tests {
         };
         let ok = refs.estimate_file(cwd, "notes.txt", &cancel).await;
         let shown = text(&file_preview("file:notes.txt", "notes.txt", ok));
-        assert!(shown.contains("whole file · 1 secrets redacted"), "{shown}");
+        assert!(shown.contains(" KiB · ≈"), "{shown}");
+        assert!(shown.contains(" tokens · 1 secrets redacted"), "{shown}");
         assert!(shown.contains("line one"), "{shown}");
         assert!(!shown.contains("aB3x"), "{shown}");
         let binary = refs.estimate_file(cwd, "blob.bin", &cancel).await;
