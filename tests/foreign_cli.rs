@@ -510,7 +510,7 @@ fn the_foreign_line_limit_is_the_configured_store_limit() {
         fx.claude().display().to_string(),
         fx.codex().display().to_string()
     );
-    // Under the default limit (16 MiB) the line is read (and is off the chain).
+    // Under the default limit (32 MiB) the line is read (and is off the chain).
     let v = ok_json(&fx.run(&["prepare", "--session", "target", "--json", &mention]));
     assert!(v["context"]["content"][0]["text"].is_string());
     // Lowered in the config, the same line is damage before the end: corruption named by

@@ -630,29 +630,68 @@ fn sessions_warns_about_skipped_sessions_and_shows_invisible_characters() {
     );
 }
 
-/// Issue 14, finding 1: `store.max_line_bytes` from the config bounds every line read; a
-/// longer line before a complete turn is corruption naming the file and line.
+/// Issue 14, finding 1: `store.max_line_bytes` from the config bounds every line read.
+/// Issue 23 item 3: a complete longer line that is one event stays as a placeholder (the
+/// session lists, and `check` names the line); one that is not (here: a seq out of order)
+/// before a complete turn is corruption naming the file and line.
 #[test]
 fn a_line_over_the_configured_limit_is_reported_with_file_and_line() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("store");
-    let big = json!({"type": "session/title", "seq": 0, "time": 1, "data": {"title": "x".repeat(200_000), "messageSeqs": [], "source": {"kind": "manual"}}});
-    let path = write_raw(
+    let big = |seq: u64| json!({"type": "session/title", "seq": seq, "time": 1, "data": {"title": "x".repeat(200_000), "messageSeqs": [], "source": {"kind": "manual"}}});
+    write_raw(
         &root,
         "long",
-        format!("{}\n{big}\n{}\n", header_line("long"), turn_end_line(1)).as_bytes(),
+        format!(
+            "{}\n{}\n{}\n",
+            header_line("long"),
+            big(0),
+            turn_end_line(1)
+        )
+        .as_bytes(),
+    );
+    let bad = write_raw(
+        &root,
+        "bad",
+        format!("{}\n{}\n{}\n", header_line("bad"), big(5), turn_end_line(1)).as_bytes(),
     );
     let config = tmp.path().join("config.toml");
     fs::write(&config, "[store]\nmax_line_bytes = 65536\n").unwrap();
-    let (_, stderr, ok) = run_cli(&["--config", config.to_str().unwrap(), "sessions"], &root);
+    let config = config.to_str().unwrap();
+    let (stdout, stderr, ok) = run_cli(&["--config", config, "sessions"], &root);
     assert!(ok, "{stderr}");
     let want = format!(
-        "{}:2: corrupt session log: line longer than store.max_line_bytes",
-        path.display()
+        "{}:2: corrupt session log: line of 200106 bytes, longer than store.max_line_bytes \
+         (65536 bytes); its seq 5 breaks continuity, expected 0",
+        bad.display()
     );
     assert!(stderr.contains(&want), "{stderr}");
-    // Without the lowered limit the same log is fine.
-    let (stdout, stderr, ok) = run_cli(&["sessions"], &root);
-    assert!(ok && stderr.is_empty(), "{stderr}");
+    assert!(
+        stdout.contains("long") && !stdout.contains("xxxx"),
+        "{stdout}"
+    );
+    assert!(!stderr.contains("long/session.jsonl"), "{stderr}");
+    let (stdout, stderr, _) = run_cli(&["--config", config, "check", "--session", "long"], &root);
+    assert!(
+        stdout.contains("1 line longer than store.max_line_bytes, read as placeholders")
+            && stdout.contains("first: line 2, seq 0, session/title of 196 KiB"),
+        "{stdout}{stderr}"
+    );
+    // Without the lowered limit the same log reads whole (a fresh store: a title read is
+    // remembered until its log changes).
+    let fresh = tmp.path().join("fresh");
+    write_raw(
+        &fresh,
+        "long",
+        format!(
+            "{}\n{}\n{}\n",
+            header_line("long"),
+            big(0),
+            turn_end_line(1)
+        )
+        .as_bytes(),
+    );
+    let (stdout, stderr, ok) = run_cli(&["sessions"], &fresh);
+    assert!(ok, "{stderr}");
     assert!(stdout.contains("xxxx"));
 }

@@ -65,6 +65,11 @@ pub(crate) async fn compact(
     let start_seq = logged.first().map_or(0, |e| e.seq);
 
     let summary = match stream_reply(shared, summarize_request(messages), token, None).await {
+        // A summary cut at a bound is not a summary of the span.
+        Ok(reply) if reply.cut.is_some() => {
+            let cut = reply.cut.map_or(AgentError::EmptySummary, AgentError::Llm);
+            return abandon(shared, &id, turn, cut).await;
+        }
         Ok(reply) if !reply.text().trim().is_empty() => reply.text().trim().to_owned(),
         Ok(_) => return abandon(shared, &id, turn, AgentError::EmptySummary).await,
         Err(e) => return abandon(shared, &id, turn, e).await,

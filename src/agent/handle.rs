@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub(crate) closed: AtomicBool,
     pub(crate) log: AgentLog,
     providers: Mutex<ProviderSlot>,
+    /// When the running turn's model calls must have ended (`[model] max_turn_secs`).
+    turn_deadline: Mutex<Option<tokio::time::Instant>>,
 }
 
 /// The provider turns use, and the one `/model` chose for the next turn.
@@ -71,6 +73,31 @@ impl Shared {
         Arc::clone(&self.providers().current)
     }
 
+    /// At a turn's start (after its admission): the clock of `[model] max_turn_secs` starts.
+    pub(crate) fn start_turn_clock(&self) {
+        let max = self.provider().reply_limits().max_turn;
+        let deadline = tokio::time::Instant::now()
+            .checked_add(max)
+            .unwrap_or_else(far_future);
+        *self
+            .turn_deadline
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(deadline);
+    }
+
+    /// When the running turn's model calls must end (from now, when no turn started one).
+    pub(crate) fn turn_deadline(&self) -> tokio::time::Instant {
+        let started = *self
+            .turn_deadline
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        started.unwrap_or_else(|| {
+            tokio::time::Instant::now()
+                .checked_add(self.provider().reply_limits().max_turn)
+                .unwrap_or_else(far_future)
+        })
+    }
+
     /// At a turn's start: a model chosen with [`Agent::switch_model`] takes effect.
     pub(crate) fn start_turn_provider(&self) {
         let mut slot = self.providers();
@@ -78,6 +105,11 @@ impl Shared {
             slot.current = next;
         }
     }
+}
+
+/// A deadline no turn reaches (about 30 years ahead), for a configured span that overflows.
+fn far_future() -> tokio::time::Instant {
+    tokio::time::Instant::now() + std::time::Duration::from_secs(86_400 * 365 * 30)
 }
 
 /// Dropped with the last [`Agent`] clone; tells the loop to stop once idle.
@@ -150,6 +182,7 @@ impl Agent {
                 current: provider,
                 next: None,
             }),
+            turn_deadline: Mutex::new(None),
         });
         shared.log.check_encoding_soon();
         tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -22,7 +22,7 @@ use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
 use super::reply_blocks::ReplyBlocks;
 use super::session_log::{appended, plain, title_event};
 use super::title::fallback_title;
-use crate::llm::{ChatRequest, StreamEvent, Usage};
+use crate::llm::{ChatRequest, LlmError, StreamEvent, Usage};
 use dsh_store::chunk::{self, BlockType};
 use dsh_store::event::{EventData, TitleSourceKind, TurnEndKind, TurnEndReason};
 use dsh_store::{ContentBlock, Event, Message, NewEvent, Role, Source};
@@ -205,6 +205,7 @@ async fn run_steps(
     token: &CancellationToken,
 ) -> Result<TurnEndReason, AgentError> {
     // dsh's trigger shape: the turn was started by a message, with that message's source.
+    shared.start_turn_clock();
     let trigger =
         json!({"kind": "message", "source": message.source.clone().unwrap_or_else(Source::user)});
     let mut opening = vec![plain(EventData::TurnStart {
@@ -280,7 +281,7 @@ async fn run_step(
     // Everything acknowledged so far is on disk before the model sees it.
     shared.log.sync().await?;
     let reply = stream_reply(shared, ChatRequest { messages }, token, Some((turn, step))).await;
-    let reply = match reply {
+    let mut reply = match reply {
         Ok(reply) => reply,
         Err(e) => {
             let step_end = plain(EventData::StepEnd {
@@ -296,6 +297,13 @@ async fn run_step(
     let usage = reply
         .usage
         .map(|u| json!({"inputTokens": u.input_tokens, "outputTokens": u.output_tokens}));
+    // A reply cut at a bound is kept as what was received, marked as dsh marks a reply
+    // it cut (`interrupted: true`); the turn then ends with the bound's error.
+    let cut = reply.cut.take();
+    let mut extra = serde_json::Map::new();
+    if cut.is_some() {
+        extra.insert("interrupted".into(), Value::Bool(true));
+    }
     let message = Message::new(
         Role::Assistant,
         reply.content(),
@@ -307,7 +315,7 @@ async fn run_step(
             step,
             message,
             usage,
-            extra: serde_json::Map::new(),
+            extra,
         }),
         plain(EventData::StepEnd {
             turn,
@@ -316,7 +324,10 @@ async fn run_step(
         }),
     ];
     shared.log.append(batch, false).await?;
-    Ok(())
+    match cut {
+        Some(e) => Err(AgentError::Llm(e)),
+        None => Ok(()),
+    }
 }
 
 /// Before a turn's first step: when the surface (with the turn's `own` opening messages)
@@ -359,6 +370,9 @@ async fn compact_if_over_window(
 pub(crate) struct Reply {
     pub(crate) blocks: ReplyBlocks,
     pub(crate) usage: Option<Usage>,
+    /// Why the stream was cut before its end (`[model] max_reply_bytes`,
+    /// `max_turn_secs`); the blocks hold what was received until then.
+    pub(crate) cut: Option<LlmError>,
 }
 
 impl Reply {
@@ -373,47 +387,155 @@ impl Reply {
     }
 }
 
+/// Stream items taken at once when they are already there, and the text they may add up
+/// to: a fast stream becomes few, larger chunk events instead of one per network delta.
+const COALESCE_ITEMS: usize = 4096;
+const COALESCE_BYTES: usize = 256 * 1024;
+
+/// How a batch of stream items ended.
+enum Outcome {
+    /// More may come.
+    Open,
+    /// The stream ended normally.
+    End,
+    /// The provider failed.
+    Failed(LlmError),
+    /// A bound was reached: the stream is cut.
+    Cut(LlmError),
+}
+
 /// Stream one provider reply. With `chunks = Some((turn, step))` the stream is logged as
 /// `assistant/chunk` events (buffered) in dsh's chunk vocabulary: blocks with their deltas,
-/// then `usage` and `finish`. Cancellation wins promptly over a stalled stream.
+/// then `usage` and `finish`. Cancellation wins promptly over a stalled or flooding stream.
+///
+/// The reply is bounded (docs/llm-providers.md: reply bounds): at `max_reply_bytes` of text
+/// plus reasoning, or at the turn's deadline (`max_turn_secs`), the stream is dropped, the
+/// open block ends with what arrived, a `finish` chunk records the error, and the reply comes
+/// back with [`Reply::cut`] set. Nothing more than the capped reply is held.
 pub(crate) async fn stream_reply(
     shared: &Shared,
     request: ChatRequest,
     token: &CancellationToken,
     chunks: Option<(u64, u64)>,
 ) -> Result<Reply, AgentError> {
-    let mut stream = shared.provider().stream(request, token.child_token());
+    let provider = shared.provider();
+    let limits = provider.reply_limits();
+    let deadline = shared.turn_deadline();
+    let stream_token = token.child_token();
+    let mut stream = provider.stream(request, stream_token.clone());
     let mut reply = Reply::default();
+    let mut used: u64 = 0;
     loop {
-        let next = tokio::select! {
+        let first = tokio::select! {
             biased;
             () = token.cancelled() => return Err(AgentError::Cancelled),
-            next = stream.next() => next,
+            () = tokio::time::sleep_until(deadline) => None,
+            next = stream.next() => Some(next),
         };
-        let logged = match next {
-            None => {
-                let mut end: Vec<Value> = reply.blocks.close().into_iter().collect();
+        let mut deltas: Vec<(BlockType, String)> = Vec::new();
+        let mut outcome = match first {
+            None => Outcome::Cut(LlmError::TurnDeadline {
+                secs: limits.max_turn.as_secs(),
+            }),
+            Some(item) => take(item, &mut deltas, &mut reply),
+        };
+        // Whatever else is already there joins this batch.
+        let mut items = 1;
+        let mut bytes: usize = deltas.iter().map(|(_, t)| t.len()).sum();
+        while matches!(outcome, Outcome::Open) && items < COALESCE_ITEMS && bytes < COALESCE_BYTES {
+            let Some(item) = stream.next().now_or_never() else {
+                break;
+            };
+            items += 1;
+            outcome = take(item, &mut deltas, &mut reply);
+            bytes = deltas.iter().map(|(_, t)| t.len()).sum();
+        }
+        let mut logged = Vec::new();
+        for (kind, mut text) in deltas {
+            let room = limits.max_reply_bytes.saturating_sub(used);
+            if text.len() as u64 > room {
+                text.truncate(char_floor(
+                    &text,
+                    usize::try_from(room).unwrap_or(usize::MAX),
+                ));
+                outcome = Outcome::Cut(LlmError::ReplyTooLarge {
+                    limit: limits.max_reply_bytes,
+                });
+            }
+            if !text.is_empty() {
+                used += text.len() as u64;
+                logged.extend(reply.blocks.push(kind, &text));
+            }
+            if matches!(outcome, Outcome::Cut(_)) {
+                break;
+            }
+        }
+        match outcome {
+            Outcome::Open => log_chunks(shared, chunks, logged).await?,
+            Outcome::End => {
+                logged.extend(reply.blocks.close());
                 if let Some(u) = reply.usage {
-                    end.push(chunk::usage(u.input_tokens, u.output_tokens));
+                    logged.push(chunk::usage(u.input_tokens, u.output_tokens));
                 }
-                end.push(chunk::finish_stop());
-                log_chunks(shared, chunks, end).await?;
+                logged.push(chunk::finish_stop());
+                log_chunks(shared, chunks, logged).await?;
                 return Ok(reply);
             }
-            Some(Err(e)) if token.is_cancelled() => {
-                drop(e);
-                return Err(AgentError::Cancelled);
+            Outcome::Failed(e) => {
+                log_chunks(shared, chunks, logged).await?;
+                if token.is_cancelled() {
+                    return Err(AgentError::Cancelled);
+                }
+                return Err(AgentError::Llm(e));
             }
-            Some(Err(e)) => return Err(AgentError::Llm(e)),
-            Some(Ok(StreamEvent::Usage(u))) => {
-                reply.usage = Some(u);
-                continue;
+            Outcome::Cut(e) => {
+                // Stop the provider's request at once; nothing more is read.
+                stream_token.cancel();
+                drop(stream);
+                logged.extend(reply.blocks.close());
+                logged.push(chunk::finish_error(e.code(), &e.to_string()));
+                log_chunks(shared, chunks, logged).await?;
+                reply.cut = Some(e);
+                return Ok(reply);
             }
-            Some(Ok(StreamEvent::Text(t))) => reply.blocks.push(BlockType::Text, &t),
-            Some(Ok(StreamEvent::Reasoning(t))) => reply.blocks.push(BlockType::Reasoning, &t),
-        };
-        log_chunks(shared, chunks, logged).await?;
+        }
     }
+}
+
+/// One stream item into the batch: a delta joins `deltas` (merged with the one before
+/// when of the same kind), usage is kept, the end or a failure ends the batch.
+fn take(
+    item: Option<Result<StreamEvent, LlmError>>,
+    deltas: &mut Vec<(BlockType, String)>,
+    reply: &mut Reply,
+) -> Outcome {
+    let (kind, text) = match item {
+        None => return Outcome::End,
+        Some(Err(e)) => return Outcome::Failed(e),
+        Some(Ok(StreamEvent::Usage(u))) => {
+            reply.usage = Some(u);
+            return Outcome::Open;
+        }
+        Some(Ok(StreamEvent::Text(t))) => (BlockType::Text, t),
+        Some(Ok(StreamEvent::Reasoning(t))) => (BlockType::Reasoning, t),
+    };
+    if text.is_empty() {
+        return Outcome::Open;
+    }
+    match deltas.last_mut() {
+        Some((k, joined)) if *k == kind => joined.push_str(&text),
+        _ => deltas.push((kind, text)),
+    }
+    Outcome::Open
+}
+
+/// The largest char boundary of `text` at or below `at`.
+fn char_floor(text: &str, at: usize) -> usize {
+    let mut end = at.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// Log stream chunks of step `(turn, step)` as buffered `assistant/chunk` events (nothing
@@ -513,6 +635,7 @@ async fn manual_compact(shared: &Shared, token: &CancellationToken) -> Result<()
         return Err(AgentError::NothingToCompact);
     }
     let turn = shared.log.next_turn();
+    shared.start_turn_clock();
     shared
         .log
         .append(vec![own_turn_start(turn, "compaction")], true)

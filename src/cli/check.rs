@@ -12,7 +12,8 @@ use std::io::IsTerminal;
 use serde_json::{Value, json};
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_store::log_check::LogReport;
+use dsh_store::log_check::{LogReport, NotLoadedLines};
+use dsh_store::not_loaded;
 use dsh_store::{DshVersion, QueryError, SessionQuery, SessionStore};
 use ratatui_mention::visible_controls_line;
 
@@ -38,6 +39,19 @@ impl Row {
             Outcome::Checked(r) => !r.findings.is_empty(),
             Outcome::Unreadable(_) => true,
         }
+    }
+
+    /// Lines too long to load: reported, not a problem (dsh reads them; this project
+    /// shows placeholders).
+    fn not_loaded(&self) -> Option<&NotLoadedLines> {
+        match &self.outcome {
+            Outcome::Checked(r) if r.not_loaded.lines > 0 => Some(&r.not_loaded),
+            _ => None,
+        }
+    }
+
+    fn reported(&self) -> bool {
+        self.has_problems() || self.not_loaded().is_some()
     }
 }
 
@@ -146,8 +160,9 @@ fn consequence(rule: dsh_store::Rule, versions: dsh_store::Versions) -> String {
 fn human_report(rows: &[Row]) -> String {
     let mut out = String::new();
     let mut with_problems = 0;
-    for row in rows.iter().filter(|r| r.has_problems()) {
-        with_problems += 1;
+    let mut with_long_lines = 0;
+    for row in rows.iter().filter(|r| r.reported()) {
+        with_problems += usize::from(row.has_problems());
         let _ = writeln!(
             out,
             "{}  {}",
@@ -165,6 +180,24 @@ fn human_report(rows: &[Row]) -> String {
             Outcome::Checked(report) => {
                 if let Some(note) = report.written_by.explanation() {
                     let _ = writeln!(out, "  {note}");
+                }
+                if let Some(lines) = row.not_loaded() {
+                    with_long_lines += 1;
+                    let first = lines.first.first();
+                    let _ = writeln!(
+                        out,
+                        "  {} line{} longer than store.max_line_bytes, read as placeholders (dsh \
+                         reads them; a larger [store] max_line_bytes loads them){}",
+                        lines.lines,
+                        if lines.lines == 1 { "" } else { "s" },
+                        first.map_or(String::new(), |l| format!(
+                            "; first: line {}, seq {}, {} of {}",
+                            l.line,
+                            l.seq,
+                            visible_controls_line(&l.kind),
+                            not_loaded::size(l.bytes)
+                        )),
+                    );
                 }
                 for (rule, count) in report.findings.rules() {
                     let first = count.first.first();
@@ -193,15 +226,32 @@ fn human_report(rows: &[Row]) -> String {
             n => format!("{n} break dsh's rules"),
         }
     );
+    if with_long_lines > 0 {
+        let _ = writeln!(
+            out,
+            "{with_long_lines} {} lines too long to load (shown as placeholders)",
+            if with_long_lines == 1 {
+                "session holds"
+            } else {
+                "sessions hold"
+            }
+        );
+    }
     out
 }
 
 fn json_report(rows: &[Row]) -> Value {
     let sessions: Vec<Value> = rows
         .iter()
-        .filter(|r| r.has_problems())
+        .filter(|r| r.reported())
         .map(|row| {
             let mut entry = json!({"sessionId": row.id, "path": row.path});
+            if let Some(lines) = row.not_loaded() {
+                entry["notLoaded"] = json!({
+                    "lines": lines.lines,
+                    "first": lines.first.iter().map(|l| json!({"line": l.line, "seq": l.seq, "type": l.kind, "bytes": l.bytes})).collect::<Vec<_>>(),
+                });
+            }
             match &row.outcome {
                 Outcome::Unreadable(e) => {
                     entry["error"] = json!({"code": "SESSION_LOG_UNREADABLE", "message": e.to_string()});
@@ -239,7 +289,7 @@ fn json_report(rows: &[Row]) -> Value {
         .collect();
     json!({
         "checked": rows.len(),
-        "withProblems": sessions.len(),
+        "withProblems": rows.iter().filter(|r| r.has_problems()).count(),
         "sessions": sessions,
     })
 }

@@ -35,6 +35,13 @@ pub struct ModelSection {
     pub max_retries: u32,
     /// The model's context window in tokens (default: the provider's own).
     pub context_tokens: Option<u64>,
+    /// Most UTF-8 bytes of text plus reasoning one reply may stream; the stream is cut
+    /// there (`LLM_REPLY_TOO_LARGE`). Unset: 4 MiB, or less when `store.max_line_bytes`
+    /// is too small for that ([`Config::parse`] fills it in).
+    pub max_reply_bytes: Option<u64>,
+    /// How long one turn's model calls may take in all; the stream is cut then
+    /// (`LLM_TURN_DEADLINE`). `timeout_secs` bounds each wait for the next chunk.
+    pub max_turn_secs: u64,
 }
 
 impl Default for ModelSection {
@@ -47,6 +54,8 @@ impl Default for ModelSection {
             timeout_secs: 120,
             max_retries: 3,
             context_tokens: None,
+            max_reply_bytes: None,
+            max_turn_secs: crate::llm::provider::DEFAULT_MAX_TURN.as_secs(),
         }
     }
 }
@@ -193,6 +202,30 @@ pub struct Config {
     pub search: SearchSection,
 }
 
+/// The most a UTF-8 text can grow when written as a JSON string: a control character
+/// (one byte) becomes a six-byte `\u00XX` escape.
+pub const ESCAPE_GROWTH: u64 = 6;
+
+/// Room kept in a log line for everything besides the reply's text and the model's name:
+/// the event envelope, the message's id, role, provider, usage, block keys (about 400
+/// bytes in practice).
+pub const LINE_ENVELOPE_BYTES: u64 = 2048;
+
+/// The longest log line a reply of `max_reply_bytes` from a model named with
+/// `model_name` bytes can take: its text and reasoning all escaped in one
+/// `assistant/message` (a `block-end` chunk holds one block, never more).
+pub fn reply_line_bytes(max_reply_bytes: u64, model_name: u64) -> u64 {
+    max_reply_bytes
+        .saturating_add(model_name)
+        .saturating_mul(ESCAPE_GROWTH)
+        .saturating_add(LINE_ENVELOPE_BYTES)
+}
+
+/// The largest `max_reply_bytes` whose lines fit `max_line_bytes` (0: none does).
+pub fn max_reply_for_line(max_line_bytes: u64, model_name: u64) -> u64 {
+    (max_line_bytes.saturating_sub(LINE_ENVELOPE_BYTES) / ESCAPE_GROWTH).saturating_sub(model_name)
+}
+
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -212,7 +245,8 @@ impl Config {
             path: path.to_owned(),
             message,
         };
-        let config: Config = toml::from_str(text).map_err(|e| invalid(toml_message(text, &e)))?;
+        let mut config: Config =
+            toml::from_str(text).map_err(|e| invalid(toml_message(text, &e)))?;
         if config.model.timeout_secs == 0 {
             return Err(invalid(
                 "key `model.timeout_secs`: must be at least 1".into(),
@@ -232,6 +266,35 @@ impl Config {
             return Err(invalid(
                 "key `store.max_line_bytes`: must be at least 4096".into(),
             ));
+        }
+        if config.model.max_turn_secs == 0 {
+            return Err(invalid(
+                "key `model.max_turn_secs`: must be at least 1".into(),
+            ));
+        }
+        let model_name = config.model.model.len() as u64;
+        let room = max_reply_for_line(config.store.max_line_bytes, model_name);
+        match config.model.max_reply_bytes {
+            Some(0) => {
+                return Err(invalid(
+                    "key `model.max_reply_bytes`: must be at least 1".into(),
+                ));
+            }
+            Some(max) if max > room => {
+                let longest = reply_line_bytes(max, model_name);
+                return Err(invalid(format!(
+                    "key `model.max_reply_bytes`: a reply of {max} bytes can take {longest} \
+                     bytes in one log line (JSON escaping grows text up to {ESCAPE_GROWTH}x), \
+                     more than store.max_line_bytes ({}): lower max_reply_bytes to at most \
+                     {room} or raise store.max_line_bytes to at least {longest}",
+                    config.store.max_line_bytes,
+                )));
+            }
+            Some(_) => {}
+            None => {
+                config.model.max_reply_bytes =
+                    Some(room.min(crate::llm::provider::DEFAULT_MAX_REPLY_BYTES));
+            }
         }
         if config.model.api_key_env.is_empty() {
             return Err(invalid(
@@ -374,12 +437,76 @@ mod tests {
     fn example_file_parses_to_defaults_where_silent() {
         let text = include_str!("../../config.example.toml");
         let config = Config::parse(text, Path::new("config.example.toml")).unwrap();
-        assert_eq!(config.model, ModelSection::default());
+        // Parsing fills in the reply limit the store's lines allow (the default's here).
+        let model = ModelSection {
+            max_reply_bytes: Some(crate::llm::provider::DEFAULT_MAX_REPLY_BYTES),
+            ..ModelSection::default()
+        };
+        assert_eq!(config.model, model);
         assert_eq!(config.references.max_references, Some(3));
         assert_eq!(config.search, SearchSection::default());
         assert!(config.search.enabled);
         assert_eq!(config.store, StoreSection::default());
         assert_eq!(config.sources, SourcesSection::default());
+    }
+
+    #[test]
+    fn a_reply_limit_that_could_not_fit_one_log_line_is_refused() {
+        // Issue 23 item 2: every line a reply can take must be one the reader loads.
+        let p = Path::new("/x/config.toml");
+        let name = "deepseek-chat".len() as u64;
+        let defaults = Config::parse("", p).unwrap();
+        assert_eq!(defaults.model.max_reply_bytes, Some(4 << 20));
+        assert!(reply_line_bytes(4 << 20, name) <= defaults.store.max_line_bytes);
+        let err = Config::parse("[model]\nmax_reply_bytes = 8388608\n", p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("key `model.max_reply_bytes`")
+                && err.contains("more than store.max_line_bytes (33554432)")
+                && err.contains(&format!("at most {}", max_reply_for_line(32 << 20, name))),
+            "{err}"
+        );
+        // A lowered line limit lowers the default reply limit with it (a config written
+        // for an earlier version keeps working) but refuses an explicit one that cannot fit.
+        let small_lines = "[store]\nmax_line_bytes = 1048576\n";
+        let lowered = Config::parse(small_lines, p).unwrap();
+        assert_eq!(
+            lowered.model.max_reply_bytes,
+            Some(max_reply_for_line(1 << 20, name))
+        );
+        let fits = format!(
+            "{small_lines}[model]\nmax_reply_bytes = {}\n",
+            max_reply_for_line(1 << 20, name)
+        );
+        assert!(Config::parse(&fits, p).is_ok());
+        let over = format!(
+            "{small_lines}[model]\nmax_reply_bytes = {}\n",
+            max_reply_for_line(1 << 20, name) + 1
+        );
+        assert!(Config::parse(&over, p).is_err());
+        // The model's name is in every reply line.
+        let long_name = format!(
+            "{small_lines}[model]\nmodel = \"{}\"\nmax_reply_bytes = {}\n",
+            "m".repeat(1000),
+            max_reply_for_line(1 << 20, name)
+        );
+        assert!(Config::parse(&long_name, p).is_err());
+        let raised = "[store]\nmax_line_bytes = 67108864\n[model]\nmax_reply_bytes = 8388608\n";
+        assert_eq!(
+            Config::parse(raised, p).unwrap().model.max_reply_bytes,
+            Some(8 << 20)
+        );
+        for bad in [
+            "max_reply_bytes = 0",
+            "max_turn_secs = 0",
+            "max_turn_secs = -1",
+        ] {
+            let err = Config::parse(&format!("[model]\n{bad}\n"), p)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(bad.split(' ').next().unwrap()), "{err}");
+        }
     }
 
     #[test]

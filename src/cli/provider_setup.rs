@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::llm::{ApiKey, LlmError, ModelSettings, Provider};
+use crate::llm::configured::Configured;
+use crate::llm::{ApiKey, LlmError, ModelSettings, Provider, ReplyLimits};
 
 use super::config::ModelSection;
 
@@ -41,12 +42,21 @@ pub fn provider_for(
         offline_chunk_delay,
     );
     let provider = crate::llm::build_provider(settings.resolve()?)?;
-    Ok(match section.context_tokens {
-        Some(tokens) => Arc::new(crate::llm::context_limit::WithContextTokens::new(
-            provider, tokens,
-        )),
-        None => provider,
-    })
+    let mut configured = Configured::new(provider).with_reply_limits(reply_limits(section));
+    if let Some(tokens) = section.context_tokens {
+        configured = configured.with_context_tokens(tokens);
+    }
+    Ok(Arc::new(configured))
+}
+
+/// The reply bounds of `section` (`max_reply_bytes`, `max_turn_secs`).
+pub fn reply_limits(section: &ModelSection) -> ReplyLimits {
+    ReplyLimits {
+        max_reply_bytes: section
+            .max_reply_bytes
+            .unwrap_or(crate::llm::provider::DEFAULT_MAX_REPLY_BYTES),
+        max_turn: Duration::from_secs(section.max_turn_secs),
+    }
 }
 
 #[cfg(test)]

@@ -161,6 +161,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
     let history_size = options.history_size;
+    let resumed = resume.is_some();
     let session_id = runtime.block_on(async move {
         // SIGTERM, SIGHUP and SIGINT end the app like /quit (a running turn is logged as
         // aborted); the terminal is restored even if it does not end.
@@ -182,6 +183,14 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
             app.use_history_file(path, history_size);
         }
         app.set_sources(sources);
+        if resumed {
+            // `/new` opens in this process's directory, not in the resumed session's.
+            app.set_home_cwd(
+                std::env::current_dir()
+                    .ok()
+                    .map(|d| d.to_string_lossy().into_owned()),
+            );
+        }
         // The demo's store is a temporary copy: nothing of it is kept in the cache dir.
         if let Some(path) = remember_first_page
             .then(|| crate::tui::composer::remembered_page::path_for(&store_root))

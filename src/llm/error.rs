@@ -47,6 +47,18 @@ pub enum LlmError {
     /// The caller cancelled the request.
     #[error("model request cancelled")]
     Cancelled,
+    /// The reply reached `[model] max_reply_bytes`: the stream was cut there.
+    #[error(
+        "the reply reached {limit} bytes of text and reasoning ([model] max_reply_bytes) and \
+         was cut there; the part received is kept"
+    )]
+    ReplyTooLarge { limit: u64 },
+    /// The turn reached `[model] max_turn_secs`: the stream was cut there.
+    #[error(
+        "the turn took {secs} s ([model] max_turn_secs) and the reply was cut there; the part \
+         received is kept"
+    )]
+    TurnDeadline { secs: u64 },
 }
 
 impl LlmError {
@@ -63,6 +75,8 @@ impl LlmError {
             LlmError::BadRequest { .. } => "LLM_BAD_REQUEST",
             LlmError::BadStream { .. } => "LLM_BAD_STREAM",
             LlmError::Cancelled => "LLM_CANCELLED",
+            LlmError::ReplyTooLarge { .. } => "LLM_REPLY_TOO_LARGE",
+            LlmError::TurnDeadline { .. } => "LLM_TURN_DEADLINE",
         }
     }
 }
@@ -137,6 +151,8 @@ mod tests {
                 "LLM_BAD_STREAM",
             ),
             (LlmError::Cancelled, "LLM_CANCELLED"),
+            (LlmError::ReplyTooLarge { limit: 1 }, "LLM_REPLY_TOO_LARGE"),
+            (LlmError::TurnDeadline { secs: 1 }, "LLM_TURN_DEADLINE"),
         ];
         for (err, code) in cases {
             assert_eq!(err.code(), code, "{err}");

@@ -1,7 +1,7 @@
 //! llm layer (docs/llm-providers.md): the provider contract, the offline model and the OpenAI-compatible
 //! streaming provider.
 
-pub mod context_limit;
+pub mod configured;
 pub mod error;
 pub mod factory;
 pub mod offline;
@@ -14,5 +14,5 @@ pub use factory::{ModelSettings, ProviderChoice, ProviderConfig, build_provider}
 pub use offline::OfflineProvider;
 pub use openai::{ApiKey, OpenAiConfig, OpenAiProvider};
 pub use provider::{
-    ChatRequest, Provider, StreamEvent, Usage, is_summarize_request, summarize_request,
+    ChatRequest, Provider, ReplyLimits, StreamEvent, Usage, is_summarize_request, summarize_request,
 };

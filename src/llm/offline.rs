@@ -30,8 +30,6 @@ const WORDS_PER_CHUNK: usize = 4;
 #[derive(Debug, Clone, Default)]
 pub struct OfflineProvider {
     chunk_delay: Duration,
-    /// A name chosen with `/model` (the replies stay the same); default [`OFFLINE_MODEL`].
-    model: Option<String>,
 }
 
 impl OfflineProvider {
@@ -53,15 +51,9 @@ impl Provider for OfflineProvider {
         OFFLINE_NAME
     }
 
+    /// Always [`OFFLINE_MODEL`]: it has no other (`/model NAME` changes nothing, and says so).
     fn model(&self) -> &str {
-        self.model.as_deref().unwrap_or(OFFLINE_MODEL)
-    }
-
-    fn with_model(&self, model: &str) -> Option<std::sync::Arc<dyn Provider>> {
-        Some(std::sync::Arc::new(OfflineProvider {
-            chunk_delay: self.chunk_delay,
-            model: Some(model.to_owned()),
-        }))
+        OFFLINE_MODEL
     }
 
     fn stream(

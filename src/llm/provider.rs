@@ -1,6 +1,8 @@
 //! The provider contract (docs/llm-providers.md): a chat request in, a stream of text, reasoning and usage
 //! events out. Shared by the offline and OpenAI-compatible providers and by the agent.
 
+use std::time::Duration;
+
 use futures_util::stream::BoxStream;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
@@ -37,6 +39,33 @@ pub struct Usage {
 /// the chat models of `DeepSeek` accept and far below what larger models do.
 pub const DEFAULT_CONTEXT_TOKENS: u64 = 65_536;
 
+/// Default of `[model] max_reply_bytes`: the most UTF-8 bytes of text plus reasoning one
+/// reply may stream (4 MiB).
+pub const DEFAULT_MAX_REPLY_BYTES: u64 = 4 << 20;
+
+/// Default of `[model] max_turn_secs`: how long one turn's model calls may take in all.
+pub const DEFAULT_MAX_TURN: Duration = Duration::from_secs(600);
+
+/// Bounds of the replies of one turn (docs/llm-providers.md: reply bounds). The agent cuts a
+/// stream that reaches either, keeps the partial reply and ends the turn with an error
+/// (`LLM_REPLY_TOO_LARGE`, `LLM_TURN_DEADLINE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyLimits {
+    /// UTF-8 bytes of reply text plus reasoning.
+    pub max_reply_bytes: u64,
+    /// From the turn's start to the end of its last model call.
+    pub max_turn: Duration,
+}
+
+impl Default for ReplyLimits {
+    fn default() -> Self {
+        ReplyLimits {
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
+            max_turn: DEFAULT_MAX_TURN,
+        }
+    }
+}
+
 /// A chat model. `stream` returns at once; the work happens as the stream is polled, and
 /// dropping the stream abandons the call. Cancelling `cancel` ends the stream promptly with
 /// [`LlmError::Cancelled`].
@@ -49,6 +78,11 @@ pub trait Provider: Send + Sync {
     /// that no longer fits as a window of its newest messages.
     fn context_tokens(&self) -> u64 {
         DEFAULT_CONTEXT_TOKENS
+    }
+    /// How big a reply may grow and how long a turn may take (the defaults unless
+    /// configured).
+    fn reply_limits(&self) -> ReplyLimits {
+        ReplyLimits::default()
     }
     /// Start one model call.
     fn stream(

@@ -21,6 +21,8 @@ pub enum Step {
     Reset,
     /// Reset the connection without reading the request (only as the first step).
     ResetAtOnce,
+    /// Write these bytes again and again until the peer goes away (an endless reply).
+    Forever(Vec<u8>),
 }
 
 /// A request as the server received it.
@@ -131,6 +133,14 @@ async fn play(
                 }
             }
             Step::Pause(d) => tokio::time::sleep(d).await,
+            Step::Forever(bytes) => loop {
+                if socket.write_all(&bytes).await.is_err() {
+                    return;
+                }
+                if !write_gap.is_zero() {
+                    tokio::time::sleep(write_gap).await;
+                }
+            },
             Step::Reset | Step::ResetAtOnce => {
                 let _ = socket.set_zero_linger();
                 return;
@@ -196,10 +206,15 @@ pub fn stream_head() -> Step {
 
 /// One HTTP chunk carrying `data` (one TCP write).
 pub fn chunk(data: &[u8]) -> Step {
+    Step::Write(chunk_bytes(data))
+}
+
+/// The bytes of one HTTP chunk carrying `data`.
+pub fn chunk_bytes(data: &[u8]) -> Vec<u8> {
     let mut out = format!("{:x}\r\n", data.len()).into_bytes();
     out.extend_from_slice(data);
     out.extend_from_slice(b"\r\n");
-    Step::Write(out)
+    out
 }
 
 /// The end of a chunked body.

@@ -1,7 +1,7 @@
 //! A session as index documents, and back: the lead piece with the session's fields and its
 //! last messages, the other pieces with their messages only (docs/search.md: long sessions).
 
-use dsh_reference::TurnRole;
+use dsh_store::projection::TurnRole;
 use tantivy::TantivyDocument;
 use tantivy::schema::Value;
 

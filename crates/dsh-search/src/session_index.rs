@@ -429,7 +429,7 @@ fn fresh_match(
         .into_iter()
         .flatten()
         .map(|text| IndexedMessage {
-            role: dsh_reference::TurnRole::User,
+            role: dsh_store::projection::TurnRole::User,
             checkpoint: false,
             seq: 0,
             time: 0,

@@ -15,9 +15,9 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
-use dsh_reference::TurnRole;
-use dsh_reference::projection::project_event;
 use dsh_store::compact_surface::{CompactSurface, Placed};
+use dsh_store::projection::TurnRole;
+use dsh_store::projection::project_event;
 use dsh_store::reader::{self, LogFormat, ScanPos, UNTERMINATED};
 use dsh_store::{EventData, QueryError, SessionHeader, SurfaceOp};
 

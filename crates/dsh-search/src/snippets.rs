@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::ops::Range;
 
-use dsh_reference::TurnRole;
+use dsh_store::projection::TurnRole;
 use tantivy::tokenizer::TextAnalyzer;
 
 use crate::query_syntax::{Clause, ParsedQuery};

@@ -55,6 +55,16 @@ pub fn finish_stop() -> Value {
     json!({"type": ChunkKind::Finish.as_str(), "reason": {"kind": "stop"}})
 }
 
+/// `{type:"finish", reason:{kind:"error", failure:{code, message}}}`: the stream was cut
+/// short (dsh's `FinishReason` `error` with its `LlmFailure`, the same in 6816e8a3d5 and
+/// 0.1.0-rc.8).
+pub fn finish_error(code: &str, message: &str) -> Value {
+    json!({
+        "type": ChunkKind::Finish.as_str(),
+        "reason": {"kind": "error", "failure": {"code": code, "message": message}},
+    })
+}
+
 /// The text a chunk adds to the reply, and whether it is reasoning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextDelta<'a> {

@@ -10,8 +10,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::error::StoreError;
+use super::listing::locate_in;
 use super::nofollow;
-use super::store::locate_in;
 
 /// How long a creator waits for another creator's short critical section.
 const LOCK_WAIT: Duration = Duration::from_secs(5);

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::fold::FoldError;
-use super::query::QueryError;
+use super::query_error::QueryError;
 
 /// Why opening or appending to a session failed.
 #[derive(Debug, thiserror::Error)]

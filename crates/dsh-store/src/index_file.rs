@@ -25,10 +25,10 @@ use serde_json::{Map, Value};
 
 use super::activity::Activity;
 use super::event::SessionHeader;
-use super::listing::Stamp;
 use super::log_digest::{Damage, LogDigest};
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
 use super::reader::{LogFormat, ScanPos};
+use super::stamp::Stamp;
 
 /// File name inside the store's cache directory.
 pub const INDEX_FILE: &str = "index.bin";

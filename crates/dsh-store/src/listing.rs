@@ -25,8 +25,9 @@ use super::index_file::{FileTime, IndexWriter, ProjectRecord, SessionRef, file_o
 use super::log_digest::LogDigest;
 use super::nofollow;
 use super::paths::{self, LOG_FILE, ZSTD_LOG_FILE};
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::reader::{self, LogFormat};
+pub use super::stamp::Stamp;
 
 /// How old an mtime must be before an unchanged value proves an unchanged directory.
 const TRUST_AFTER: Duration = Duration::from_secs(2);
@@ -41,50 +42,47 @@ pub struct LogLocation {
     pub format: LogFormat,
 }
 
-/// A file's identity for revalidation: length, mtime and (on Unix) device, inode and ctime,
-/// so a log replaced by another file is never mistaken for the old one having grown, and a
-/// log rewritten in place with its mtime set back still differs (nobody can set a ctime).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub len: u64,
-    pub mtime: Option<SystemTime>,
-    pub file_id: Option<(u64, u64)>,
-    /// Change time as (seconds, nanoseconds) since the epoch.
-    pub ctime: Option<(i64, i64)>,
-}
-
-impl Stamp {
-    pub fn of(meta: &fs::Metadata) -> Self {
-        #[cfg(unix)]
-        let (file_id, ctime) = {
-            use std::os::unix::fs::MetadataExt;
-            (
-                Some((meta.dev(), meta.ino())),
-                Some((meta.ctime(), meta.ctime_nsec())),
-            )
-        };
-        #[cfg(not(unix))]
-        let (file_id, ctime) = (None, None);
-        Stamp {
-            len: meta.len(),
-            mtime: meta.modified().ok(),
-            file_id,
-            ctime,
-        }
-    }
-
-    /// Whether `self` can be the same file as `earlier` (same inode where known).
-    pub fn same_file(&self, earlier: &Stamp) -> bool {
-        self.file_id == earlier.file_id
-    }
-}
-
 /// The order of `list_sessions`: newest `createdAt` first, ties by id as dsh orders them. Other sources merged
 /// into one listing (another tool's sessions) use it too, so ties sort the same everywhere.
 pub fn newest_first(a: &SessionHeader, b: &SessionHeader) -> std::cmp::Ordering {
     b.created_at
         .cmp(&a.created_at)
         .then_with(|| compare_ids(&a.id, &b.id))
+}
+
+/// `SessionStore::locate` under `root`.
+pub(crate) fn locate_in(root: &Path, id: &str) -> Result<Option<LogLocation>, QueryError> {
+    let encoded = paths::encode_session_id(id)?;
+    let projects = match sorted_subdirs(root) {
+        Ok(p) => p,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(QueryError::Io {
+                path: root.to_owned(),
+                source,
+            });
+        }
+    };
+    let mut found: Option<LogLocation> = None;
+    for project in projects {
+        let dir = project.join(&encoded);
+        let here = log_in(&dir).map_err(|warning| QueryError::Io {
+            path: dir.clone(),
+            source: io::Error::new(io::ErrorKind::InvalidInput, warning),
+        })?;
+        let Some((loc, _)) = here else {
+            continue;
+        };
+        if let Some(first) = found {
+            return Err(QueryError::Duplicate {
+                id: id.to_owned(),
+                first: first.path,
+                second: loc.path,
+            });
+        }
+        found = Some(loc);
+    }
+    Ok(found)
 }
 
 /// The log of one session directory: the plain file if present, else the `.zstd` one.

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::event::{Event, EventData, SessionHeader, kind};
 use super::kinds::{TitleSourceKind, TurnEndKind};
-use super::query::QueryError;
+use super::not_loaded::NotLoaded;
+use super::query_error::QueryError;
 use super::reader::{self, Limits, LineItems, LogFormat, ScanItem, TornTail};
 use super::rule_book::{Envelope, Findings, Mode, RuleBook};
 
@@ -65,7 +66,34 @@ pub struct LogReport {
     pub written_by: WrittenBy,
     /// Where the readable log ends early, if it does (a write in progress or a crash).
     pub torn_tail: Option<TornTail>,
+    /// Lines too long to load (`store.max_line_bytes`), read as placeholders.
+    pub not_loaded: NotLoadedLines,
 }
+
+/// Lines of a log longer than `store.max_line_bytes`: dsh reads them, this project's
+/// reader keeps a placeholder for each event (docs/session-store.md: damage).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NotLoadedLines {
+    pub lines: u64,
+    /// The first few.
+    pub first: Vec<NotLoadedLine>,
+}
+
+/// One line too long to load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotLoadedLine {
+    /// 1-based line number.
+    pub line: u64,
+    /// Seq of its (first) event.
+    pub seq: u64,
+    /// Its `type` (`assistant/chunk` for a packed row).
+    pub kind: String,
+    /// Its length with the `\n`.
+    pub bytes: u64,
+}
+
+/// Not-loaded lines kept in full.
+const NOT_LOADED_KEPT: usize = 3;
 
 /// An event with the envelope of the line it came from.
 struct Checked {
@@ -74,6 +102,13 @@ struct Checked {
 }
 
 impl ScanItem for Checked {
+    fn not_loaded(event: Event) -> Self {
+        Checked {
+            event,
+            envelope: Envelope::plain(),
+        }
+    }
+
     fn decode(
         line: &Rc<Vec<u8>>,
         body_len: usize,
@@ -101,8 +136,24 @@ pub fn check_log(path: &Path, format: LogFormat, limits: &Limits) -> Result<LogR
     let mut findings = Findings::default();
     let mut written_by = WrittenBy::Unknown;
     let mut events = 0u64;
-    let summary = reader::scan_at_limited(path, src, limits, &mut |item: Checked, _pos| {
+    let mut not_loaded = NotLoadedLines::default();
+    let mut last_line = 0;
+    let summary = reader::scan_at_limited(path, src, limits, &mut |item: Checked, pos| {
         events += 1;
+        if let Some(n) = NotLoaded::of(&item.event)
+            && pos.line != last_line
+        {
+            not_loaded.lines += 1;
+            if not_loaded.first.len() < NOT_LOADED_KEPT {
+                not_loaded.first.push(NotLoadedLine {
+                    line: pos.line,
+                    seq: item.event.seq,
+                    kind: item.event.kind().to_owned(),
+                    bytes: n.line_bytes,
+                });
+            }
+        }
+        last_line = pos.line;
         let broken = book.admit(&item.event, &item.envelope, Mode::Scan);
         if written_by == WrittenBy::Unknown {
             written_by = telltale(&item.event);
@@ -124,6 +175,7 @@ pub fn check_log(path: &Path, format: LogFormat, limits: &Limits) -> Result<LogR
         },
         findings,
         torn_tail: summary.torn_tail,
+        not_loaded,
     })
 }
 

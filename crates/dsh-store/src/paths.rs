@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::query::QueryError;
+use super::query_error::QueryError;
 
 /// The log file of a session.
 pub const LOG_FILE: &str = "session.jsonl";

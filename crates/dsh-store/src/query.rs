@@ -3,56 +3,15 @@
 //! Methods are blocking; async callers run them on a blocking thread and race them against
 //! a cancel token, so a storage backend that hangs can never hold a caller hostage.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::activity::SessionSummary;
-use super::event::{Event, SessionHeader};
-use super::listing::Stamp;
+use super::event::SessionHeader;
+pub use super::query_error::QueryError;
+pub use super::stamp::Stamp;
+pub use super::surface::Surface;
 use super::surface_scan::{SurfaceScan, SurfaceVisitor};
-
-/// One session's current surface (docs/session-store.md (session query) `read_surface`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Surface {
-    pub session: SessionHeader,
-    /// Seq of the last event of any type in the log; `None` for an empty log.
-    pub captured_through_seq: Option<u64>,
-    /// Current surface events in folded (model) order.
-    pub events: Vec<Event>,
-}
-
-/// Why a query failed. Not-found is distinct from damage.
-#[derive(Debug, thiserror::Error)]
-pub enum QueryError {
-    #[error("session {id:?} not found")]
-    NotFound { id: String },
-    #[error("invalid session id {id:?}: {reason}")]
-    InvalidId { id: String, reason: String },
-    #[error("{path}:{line}: corrupt session log: {reason}", path = path.display())]
-    Corrupt {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
-    /// The same id has logs under two project directories; neither is picked silently.
-    #[error(
-        "session {id:?} has two logs, {first} and {second}; remove or rename one",
-        first = first.display(),
-        second = second.display()
-    )]
-    Duplicate {
-        id: String,
-        first: PathBuf,
-        second: PathBuf,
-    },
-    #[error("{path}: {source}", path = path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// A title lookup by session id (see [`SessionQuery::with_recent_titles`]).
 pub type TitleLookup<'a> = dyn FnMut(&str) -> Result<Option<Arc<str>>, QueryError> + 'a;

@@ -17,9 +17,11 @@ use serde_json::Value;
 
 use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
+use super::line_skim::LineSkim;
 use super::lone_surrogates;
 use super::message_line;
-use super::query::QueryError;
+use super::not_loaded;
+use super::query_error::QueryError;
 use super::read_ahead::ReadAhead;
 
 /// Longest header line accepted (bytes).
@@ -29,8 +31,9 @@ const MAX_HEADER_BYTES: u64 = 1 << 20;
 /// it is scanned (below it, a thread costs more than it saves).
 pub(crate) const READ_AHEAD_FROM: u64 = 1 << 20;
 
-/// Default of `store.max_line_bytes`: the longest log line read (16 MiB).
-pub const DEFAULT_MAX_LINE_BYTES: u64 = 16 << 20;
+/// Default of `store.max_line_bytes`: the longest log line read (32 MiB: room for the
+/// longest line a reply of the default `[model] max_reply_bytes`, 4 MiB, can take).
+pub const DEFAULT_MAX_LINE_BYTES: u64 = 32 << 20;
 /// Default cap on the members of one packed chunk row.
 pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
 
@@ -272,7 +275,7 @@ pub fn scan_at_limited<E: ScanItem>(
 ) -> Result<ScanSummary, QueryError> {
     let mut buf = Vec::with_capacity(4096);
     let max_header = limits.max_line_bytes.min(MAX_HEADER_BYTES);
-    let line = read_line(path, &mut src, &mut buf, 1, max_header)?;
+    let line = read_line(path, &mut src, &mut buf, 1, max_header, false)?;
     if line.oversized {
         return Err(corrupt(
             path,
@@ -358,17 +361,31 @@ pub fn scan_events_at_limited<E: ScanItem>(
     loop {
         let buf = Rc::make_mut(&mut shared);
         buf.clear();
-        let line = read_line(path, &mut src, buf, pos.line + 1, limits.max_line_bytes)?;
+        let line = read_line(
+            path,
+            &mut src,
+            buf,
+            pos.line + 1,
+            limits.max_line_bytes,
+            true,
+        )?;
         let n = line.len;
         if n == 0 {
             return Ok((pos, None));
         }
         let line_no = pos.line + 1;
         let decoded = if line.oversized {
-            Err(format!(
-                "line longer than store.max_line_bytes ({} bytes)",
-                limits.max_line_bytes
-            ))
+            match line.skim {
+                // A complete line too long to load: a placeholder keeps its place.
+                Some(skim) if line.terminated => not_loaded::placeholders(
+                    &skim.finish(),
+                    pos.next_seq,
+                    n,
+                    (limits.max_line_bytes, limits.max_packed_members),
+                )
+                .map(|events| LineItems::Many(events.into_iter().map(E::not_loaded).collect())),
+                _ => Err(UNTERMINATED.to_owned()),
+            }
         } else {
             match buf.len().checked_sub(1) {
                 Some(body_len) if buf.ends_with(b"\n") => {
@@ -395,7 +412,7 @@ pub fn scan_events_at_limited<E: ScanItem>(
                 let buf = Rc::make_mut(&mut shared);
                 // An unterminated line ended at end of file: whatever a later read finds
                 // was appended since (a writer at work), so it is a torn tail, never corruption.
-                let at_end = !line.oversized && !buf.ends_with(b"\n");
+                let at_end = !line.terminated;
                 let complete_turn_end_follows = !at_end
                     && ((!line.oversized && buf.ends_with(b"\n") && is_turn_end(buf))
                         || turn_end_follows(path, &mut src, buf, line_no, limits)?);
@@ -419,27 +436,35 @@ pub fn scan_events_at_limited<E: ScanItem>(
 }
 
 /// One line as read by [`read_line`].
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct LineRead {
     /// Bytes the line took in the stream, with its `\n` (all of them, even when oversized).
     len: u64,
-    /// Longer than the limit: `buf` holds only a prefix, the rest was skipped unbuffered.
+    /// Longer than the limit: `buf` is empty, the line was skipped unbuffered.
     oversized: bool,
+    /// The line ended with `\n` (else it ended at the end of the stream).
+    terminated: bool,
+    /// What an oversized line said of itself (when asked for).
+    skim: Option<LineSkim>,
 }
 
 /// Read one line into `buf`, holding at most `max` bytes of it: the rest of a longer line is
-/// consumed without being stored, so a line without an end costs no memory.
+/// consumed without being stored, so a line without an end costs no memory. With `skim`, an
+/// oversized line's bytes go through a [`LineSkim`] as they are skipped.
 fn read_line(
     path: &Path,
     src: &mut impl BufRead,
     buf: &mut Vec<u8>,
     line: u64,
     max: u64,
+    skim: bool,
 ) -> Result<LineRead, QueryError> {
     let max = usize::try_from(max).unwrap_or(usize::MAX);
     let mut read = LineRead {
         len: 0,
         oversized: false,
+        terminated: false,
+        skim: None,
     };
     loop {
         let chunk = match src.fill_buf() {
@@ -457,18 +482,30 @@ fn read_line(
             Some(at) => (at + 1, true),
             None => (chunk.len(), false),
         };
-        if !read.oversized {
+        let piece = chunk.get(..take).unwrap_or_default();
+        if read.oversized {
+            if let Some(skim) = &mut read.skim {
+                skim.feed(piece.strip_suffix(b"\n").unwrap_or(piece));
+            }
+        } else {
             let room = max.saturating_sub(buf.len());
             if take > room {
                 read.oversized = true;
+                if skim {
+                    let mut s = LineSkim::new();
+                    s.feed(buf);
+                    s.feed(piece.strip_suffix(b"\n").unwrap_or(piece));
+                    read.skim = Some(s);
+                }
                 buf.clear();
             } else {
-                buf.extend_from_slice(chunk.get(..take).unwrap_or_default());
+                buf.extend_from_slice(piece);
             }
         }
         src.consume(take);
         read.len += take as u64;
         if done {
+            read.terminated = true;
             return Ok(read);
         }
     }
@@ -485,11 +522,11 @@ fn turn_end_follows(
     loop {
         buf.clear();
         line += 1;
-        let read = read_line(path, src, buf, line, limits.max_line_bytes)?;
+        let read = read_line(path, src, buf, line, limits.max_line_bytes, false)?;
         if read.len == 0 {
             return Ok(false);
         }
-        if !read.oversized && buf.ends_with(b"\n") && is_turn_end(buf) {
+        if !read.oversized && read.terminated && is_turn_end(buf) {
             return Ok(true);
         }
     }
@@ -556,9 +593,17 @@ pub trait ScanItem: Sized {
         next_seq: u64,
         limits: &Limits,
     ) -> Result<LineItems<Self>, String>;
+
+    /// A placeholder for an event whose line was too long to load
+    /// ([`crate::not_loaded`]).
+    fn not_loaded(event: Event) -> Self;
 }
 
 impl ScanItem for Event {
+    fn not_loaded(event: Event) -> Self {
+        event
+    }
+
     fn decode(
         line: &Rc<Vec<u8>>,
         body_len: usize,

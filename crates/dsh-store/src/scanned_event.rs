@@ -90,6 +90,15 @@ impl ScannedEvent {
 }
 
 impl ScanItem for ScannedEvent {
+    fn not_loaded(event: Event) -> Self {
+        // Nothing of the line was kept: it cannot be decoded again.
+        ScannedEvent::Full {
+            event,
+            line: Rc::new(Vec::new()),
+            body_len: 0,
+        }
+    }
+
     fn decode(
         line: &Rc<Vec<u8>>,
         body_len: usize,

@@ -19,7 +19,7 @@ use super::error::StoreError;
 use super::event::{Event, SessionHeader};
 use super::fold::KeepingFolder;
 use super::index_file;
-use super::listing::{CachedDigest, HeaderIndex, Stamp, log_in, sorted_subdirs};
+use super::listing::{CachedDigest, HeaderIndex, Stamp, locate_in};
 use super::log_digest::{self, LogDigest};
 use super::log_index::{self, LogIndex};
 use super::log_index_file;
@@ -585,41 +585,6 @@ fn fold_at<T>(
 /// The root resolved once (links in its own path are fine); as given if it does not exist.
 fn resolve_root(root: PathBuf) -> PathBuf {
     fs::canonicalize(&root).unwrap_or(root)
-}
-
-/// [`SessionStore::locate`] under `root`.
-pub(crate) fn locate_in(root: &Path, id: &str) -> Result<Option<LogLocation>, QueryError> {
-    let encoded = paths::encode_session_id(id)?;
-    let projects = match sorted_subdirs(root) {
-        Ok(p) => p,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(QueryError::Io {
-                path: root.to_owned(),
-                source,
-            });
-        }
-    };
-    let mut found: Option<LogLocation> = None;
-    for project in projects {
-        let dir = project.join(&encoded);
-        let here = log_in(&dir).map_err(|warning| QueryError::Io {
-            path: dir.clone(),
-            source: io::Error::new(io::ErrorKind::InvalidInput, warning),
-        })?;
-        let Some((loc, _)) = here else {
-            continue;
-        };
-        if let Some(first) = found {
-            return Err(QueryError::Duplicate {
-                id: id.to_owned(),
-                first: first.path,
-                second: loc.path,
-            });
-        }
-        found = Some(loc);
-    }
-    Ok(found)
 }
 
 impl SessionQuery for SessionStore {

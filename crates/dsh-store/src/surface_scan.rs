@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use super::compact_surface::{CompactSurface, Placed, SurfacePositions};
 use super::dsh_compat::ZstdFrames;
 use super::event::{Event, SessionHeader};
-use super::query::{QueryError, Surface};
+use super::query_error::QueryError;
 use super::reader::{self, Limits, LinePos, LogFormat};
 use super::scanned_event::ScannedEvent;
 use super::sized_line::SizedMessage;
+use super::surface::Surface;
 
 /// Where a visited event's line is, for [`SurfaceScan::reread_at`]; empty for sources that
 /// read events again another way.

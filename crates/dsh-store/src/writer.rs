@@ -22,9 +22,9 @@ use super::encoding::{self, Compression};
 use super::error::StoreError;
 use super::event::{Event, EventData, SessionHeader, SurfaceOp, now_ms};
 use super::paths::{LOG_FILE, ZSTD_LOG_FILE};
-use super::query::QueryError;
+use super::query_error::QueryError;
 use super::reader::{self, LogFormat};
-use super::rule_book::{Envelope, Findings, Mode, RuleBook};
+use super::rule_book::{Envelope, Findings, Mode, RuleBook, readable_line};
 use super::zstd_stream::{self, FrameEnds, Frames, ReadAt};
 
 /// An event to append; the writer assigns `seq` and `time`.
@@ -553,9 +553,9 @@ impl SessionWriter {
                 self.rules.rollback(savepoint);
                 return Err(err);
             }
-            // The reader refuses a longer line (store.max_line_bytes): never write one.
+            // The rule book's own rule: no line the reader would not load.
             let len = (lines.len() - start) as u64;
-            if len > self.limits.max_line_bytes {
+            if !readable_line::readable(len, &self.limits) {
                 self.rules.rollback(savepoint);
                 return Err(StoreError::LineTooLong {
                     id,

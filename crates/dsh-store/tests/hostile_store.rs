@@ -83,54 +83,161 @@ fn small_limits() -> Limits {
     }
 }
 
+fn user_message(seq: u64, text: &str) -> String {
+    json!({"type": "user/message", "seq": seq, "time": 1, "data": {"id": format!("u{seq}"), "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "surfaceOp": "append"}).to_string() + "\n"
+}
+
+fn assistant_message(seq: u64, text: &str) -> String {
+    json!({"type": "assistant/message", "seq": seq, "time": 2, "data": {"turn": 1, "step": 1, "message": {"id": format!("a{seq}"), "role": "assistant", "content": [{"type": "text", "text": text}], "source": {"kind": "model", "provider": "p", "model": "m"}}}, "surfaceOp": "append"}).to_string() + "\n"
+}
+
+fn step(kind: &str, seq: u64) -> String {
+    json!({"type": kind, "seq": seq, "time": 1, "data": {"turn": 1, "step": 1}}).to_string() + "\n"
+}
+
+/// One turn whose reply is `reply`, as dsh and earlier versions of this project wrote it.
+fn turn_with_reply(id: &str, reply: &str) -> String {
+    format!(
+        "{}{}{}{}{}{}{}",
+        header_line(id, 1, None),
+        turn_start(0),
+        user_message(1, "question"),
+        step("step/start", 2),
+        assistant_message(3, reply),
+        step("step/end", 4),
+        turn_end(5)
+    )
+}
+
 #[test]
-fn a_line_over_the_limit_is_corruption_mid_log_and_a_torn_tail_at_the_end() {
+fn a_complete_line_over_the_limit_stays_in_the_log_as_a_placeholder() {
+    // Issue 23 item 3: before, the line was corruption mid-log (the session could not be
+    // opened, continued or referenced until store.max_line_bytes was raised).
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("store");
-    let long = title_line(1, &"x".repeat(100_000));
-    let mid = write_log(
-        &root,
-        "_no-cwd",
-        "mid",
-        &format!(
-            "{}{}{long}{}",
-            header_line("mid", 1, None),
-            turn_start(0),
-            turn_end(2)
-        ),
-    );
-    write_log(
-        &root,
-        "_no-cwd",
-        "tail",
-        &format!("{}{}{long}", header_line("tail", 2, None), turn_start(0)),
-    );
+    let reply = "x\u{1}\"".repeat(40_000);
+    let path = write_log(&root, "_no-cwd", "mid", &turn_with_reply("mid", &reply));
     let store = store_with(&root, small_limits());
-    match store.read_title("mid") {
+    let surface = store.read_surface("mid").unwrap();
+    assert_eq!(surface.captured_through_seq, Some(5));
+    let seqs: Vec<u64> = surface.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 3]);
+    let placeholder = &surface.events[1];
+    assert_eq!(placeholder.kind(), "assistant/message");
+    let line_bytes = fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .nth(4)
+        .unwrap()
+        .len() as u64
+        + 1;
+    assert!(line_bytes > 64 * 1024);
+    assert_eq!(
+        dsh_store::not_loaded::NotLoaded::of(placeholder),
+        Some(dsh_store::not_loaded::NotLoaded { line_bytes })
+    );
+    let EventData::Other { kind, data } = &placeholder.data else {
+        panic!("{placeholder:?}")
+    };
+    assert_eq!(
+        dsh_store::not_loaded::label(kind, data).as_deref(),
+        Some("[reply of 352 KiB not loaded]")
+    );
+    // Checked: no rule broken, the line reported.
+    let report = store.check_session("mid").unwrap();
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    assert_eq!(report.not_loaded.lines, 1);
+    assert_eq!(report.not_loaded.first[0].seq, 3);
+    assert_eq!(report.torn_tail, None);
+    // Continued: the writer opens it and appends after it; nothing of it is rewritten.
+    let before = fs::read(&path).unwrap();
+    let mut w = store.open_writer("mid", None).unwrap();
+    assert_eq!(w.next_seq(), 6);
+    assert!(w.inherited().is_empty(), "{:?}", w.inherited());
+    w.append(vec![NewEvent::plain(EventData::TurnStart {
+        turn: 2,
+        trigger: json!({"kind": "user"}),
+        extra: serde_json::Map::new(),
+    })])
+    .unwrap();
+    drop(w);
+    let after = fs::read(&path).unwrap();
+    assert_eq!(&after[..before.len()], &before[..]);
+    // With a limit that holds it, the reply reads whole.
+    let default = store_with(&root, Limits::default());
+    let surface = default.read_surface("mid").unwrap();
+    assert_eq!(surface.events[1].message().unwrap().joined_text(), reply);
+}
+
+#[test]
+fn a_packed_row_over_the_limit_becomes_placeholder_chunks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let n = 40;
+    let row = json!({
+        "type": "text-chunks", "seq0": 3, "time0": 1,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": vec![0; n - 1], "texts": vec!["y".repeat(4000); n]}
+    })
+    .to_string()
+        + "\n";
+    let log = format!(
+        "{}{}{}{}{row}{}{}",
+        header_line("rows", 1, None),
+        turn_start(0),
+        user_message(1, "q"),
+        step("step/start", 2),
+        step("step/end", 3 + n as u64),
+        json!({"type": "turn/end", "seq": 4 + n as u64, "time": 1, "data": {"turn": 1, "reason": {"kind": "completed"}}}).to_string() + "\n",
+    );
+    write_log(&root, "_no-cwd", "rows", &log);
+    let store = store_with(&root, small_limits());
+    let mut seqs = Vec::new();
+    let placeholders = std::cell::Cell::new(0);
+    let w = store
+        .open_writer_observing("rows", None, &mut |e| {
+            seqs.push(e.seq);
+            if dsh_store::not_loaded::NotLoaded::of(e).is_some() {
+                assert_eq!(e.kind(), "assistant/chunk");
+                placeholders.set(placeholders.get() + 1);
+            }
+        })
+        .unwrap();
+    assert_eq!(w.next_seq(), 5 + n as u64);
+    assert_eq!(seqs, (0..5 + n as u64).collect::<Vec<_>>());
+    assert_eq!(placeholders.get(), n);
+}
+
+#[test]
+fn a_line_over_the_limit_that_is_not_one_event_is_still_damage() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    let reply = "z".repeat(100_000);
+    // Mid-log with a turn/end after it: corruption, with file and line.
+    let wrong_seq = turn_with_reply("seq", &reply).replace("\"seq\":3,", "\"seq\":9,");
+    let seq_path = write_log(&root, "_no-cwd", "seq", &wrong_seq);
+    // At the end, unterminated: a torn tail (a write in progress), cut by the writer.
+    let full = turn_with_reply("tail", &reply);
+    let cut = full.find(&reply).unwrap() + 70_000;
+    write_log(&root, "_no-cwd", "tail", &full[..cut]);
+    let store = store_with(&root, small_limits());
+    match store.read_surface("seq") {
         Err(QueryError::Corrupt { path, line, reason }) => {
-            assert_eq!(path, mid);
-            assert_eq!(line, 3);
-            assert!(reason.contains("max_line_bytes"), "{reason}");
+            assert_eq!((path, line), (seq_path, 5));
+            assert!(
+                reason.contains("max_line_bytes") && reason.contains("seq 9"),
+                "{reason}"
+            );
         }
         other => panic!("expected corruption, got {other:?}"),
     }
-    // At the end, the same line is a torn tail: the readable prefix is served.
-    assert_eq!(store.read_title("tail").unwrap(), None);
-    // The writer refuses the corrupt log and truncates only the torn tail.
     assert!(matches!(
-        store.open_writer("mid", None),
-        Err(StoreError::Query(QueryError::Corrupt { line: 3, .. }))
+        store.open_writer("seq", None),
+        Err(StoreError::Query(QueryError::Corrupt { line: 5, .. }))
     ));
+    let surface = store.read_surface("tail").unwrap();
+    assert_eq!(surface.captured_through_seq, Some(2));
     let w = store.open_writer("tail", None).unwrap();
-    assert_eq!(w.next_seq(), 1);
-    // With the default limit both logs read whole.
-    let default = store_with(&root, Limits::default());
-    assert!(
-        default
-            .read_title("mid")
-            .unwrap()
-            .is_some_and(|t| t.len() == 100_000)
-    );
+    assert_eq!(w.next_seq(), 3);
 }
 
 #[test]
@@ -156,7 +263,7 @@ fn an_endless_line_is_skipped_without_being_held() {
     assert_eq!(seqs, vec![0]);
     let torn = summary.torn_tail.unwrap();
     assert_eq!(torn.line, 3);
-    assert!(torn.reason.contains("max_line_bytes"), "{}", torn.reason);
+    assert_eq!(torn.reason, reader::UNTERMINATED);
 }
 
 #[test]
@@ -582,4 +689,95 @@ fn index_records_are_misses_unless_their_own_log_and_directories_agree() {
     // directory, so it is read again from the log.
     edit(None);
     assert_eq!(view(&root), want, "cwd edited");
+}
+
+/// Every log this repository holds (dsh-written fixtures, the demo store), read with a
+/// limit small enough that most lines are skipped: each skipped line's placeholder keeps
+/// exactly the type, seq, time, surfaceOp and sourceEventSeqs a full read finds (packed
+/// rows: one chunk per member, at the row's first time).
+#[test]
+fn placeholders_keep_the_envelope_of_every_line_of_real_logs() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut logs = Vec::new();
+    for dir in ["crates/dsh-store/tests/fixtures", "assets/demo/store"] {
+        let mut stack = vec![repo.join(dir)];
+        while let Some(d) = stack.pop() {
+            for entry in fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().is_some_and(|n| n == "session.jsonl") {
+                    logs.push(path);
+                }
+            }
+        }
+    }
+    assert!(logs.len() >= 10, "{logs:?}");
+    let tiny = Limits {
+        max_line_bytes: 160,
+        ..Limits::default()
+    };
+    let mut placeholders = 0;
+    for log in &logs {
+        // Event lines only: the header has a limit of its own.
+        let bytes = fs::read(log).unwrap();
+        let header = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+        let read = |limits: &Limits| {
+            let mut events = Vec::new();
+            let start = reader::ScanPos {
+                readable_len: header as u64,
+                next_seq: 0,
+                line: 1,
+            };
+            let (_, torn) = reader::scan_events_limited(
+                log,
+                &bytes[header..],
+                start,
+                limits,
+                &mut |e, line| {
+                    events.push((e, line));
+                    Ok(())
+                },
+            )
+            .unwrap();
+            (events, torn)
+        };
+        let (full, full_torn) = read(&Limits::default());
+        let (skimmed, torn) = read(&tiny);
+        assert_eq!(torn, full_torn, "{}", log.display());
+        assert_eq!(skimmed.len(), full.len(), "{}", log.display());
+        for ((s, s_line), (f, f_line)) in skimmed.iter().zip(&full) {
+            assert_eq!((s.seq, s_line), (f.seq, f_line), "{}", log.display());
+            if dsh_store::not_loaded::NotLoaded::of(s).is_none() {
+                assert_eq!(s, f);
+                continue;
+            }
+            placeholders += 1;
+            assert_eq!(s.kind(), f.kind(), "{} seq {}", log.display(), f.seq);
+            assert_eq!(
+                s.surface_op,
+                f.surface_op,
+                "{} seq {}",
+                log.display(),
+                f.seq
+            );
+            assert_eq!(
+                s.source_event_seqs,
+                f.source_event_seqs,
+                "{}",
+                log.display()
+            );
+            if s_line
+                != &full
+                    .iter()
+                    .find(|(e, _)| e.seq + 1 == f.seq)
+                    .map_or(0, |(_, l)| *l)
+            {
+                // The first event of its line: a packed row's members after it share the
+                // row's first time.
+                assert_eq!(s.time, f.time, "{} seq {}", log.display(), f.seq);
+            }
+        }
+    }
+    assert!(placeholders > 100, "{placeholders}");
 }

@@ -160,6 +160,8 @@ impl App {
         self.frames.drawn += 1;
         // A resize may have made a preview visible: ask for it now it has been placed.
         self.request_preview();
+        // The view may have reached the transcript's first line (or come back down).
+        self.follow_scrollback();
         Ok(())
     }
 

@@ -156,6 +156,8 @@ impl App {
             ..RenderOptions::default()
         });
         let session = OpenSession::start(opened, &provider, 0, &tx);
+        let mut switcher = SessionSwitcher::default();
+        switcher.home_cwd.clone_from(&session.cwd);
         let mut app = App {
             tx,
             rx,
@@ -164,7 +166,7 @@ impl App {
             refs,
             provider,
             session,
-            switcher: SessionSwitcher::default(),
+            switcher,
             transcript: TranscriptLoader::default(),
             chat,
             composer: Composer::new(options.history_size),
@@ -183,6 +185,12 @@ impl App {
         };
         app.load_transcript();
         app
+    }
+
+    /// Where `/new` opens its session (default: the first session's cwd); set to the
+    /// process's directory when the app starts on a resumed session.
+    pub fn set_home_cwd(&mut self, cwd: Option<String>) {
+        self.switcher.home_cwd = cwd;
     }
 
     /// Remembers the `@` popup's empty-query first page in `path` (the store's cache

@@ -1,8 +1,6 @@
 //! Drawing a frame: the layout is computed once, every part draws into its area, and the
 //! app's own state is only read (the widgets keep their scroll and caret in their states).
 
-use std::fmt::Write as _;
-
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,6 +15,7 @@ use crate::tui::chrome::header::Header;
 use crate::tui::chrome::status_line::StatusLine;
 use crate::tui::composer::session_items::{composer_config, composer_look};
 use crate::tui::picker::ResumePicker;
+use crate::tui::transcript::HelpSection;
 use ratatui_mention::truncate_to_width;
 
 impl App {
@@ -129,17 +128,24 @@ fn render_too_small(area: Rect, buf: &mut Buffer) {
     buf.set_stringn(x, y, text, usize::from(width), Style::new());
 }
 
-/// The `/help` text: commands, composer keys and app keys, from their tables.
-pub(super) fn help_text() -> String {
-    let mut out = String::from("Commands\n");
-    for spec in COMMANDS {
-        let _ = writeln!(out, "  {:<14} {}", spec.usage(), spec.help);
-    }
-    out.push_str("Keys\n");
-    for (keys, help) in key_rows() {
-        let _ = writeln!(out, "  {keys:<14} {help}");
-    }
-    out.trim_end().to_owned()
+/// The `/help` table: commands, composer keys and app keys, from their tables.
+pub(super) fn help_sections() -> Vec<HelpSection> {
+    vec![
+        HelpSection {
+            title: "Commands".to_owned(),
+            rows: COMMANDS
+                .iter()
+                .map(|spec| (spec.usage(), spec.help.to_owned()))
+                .collect(),
+        },
+        HelpSection {
+            title: "Keys".to_owned(),
+            rows: key_rows()
+                .into_iter()
+                .map(|(keys, help)| (keys, help.to_owned()))
+                .collect(),
+        },
+    ]
 }
 
 /// Every key `/help` lists ([`help_rows`] over the app's key map).

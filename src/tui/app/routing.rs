@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::App;
 use super::commands::{SlashCommand, parse_command};
 use super::event::AppEvent;
-use super::render::help_text;
+use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
 use crate::tui::composer::candidates::AnswerContext;
 use crate::tui::picker::ResumePicker;
@@ -104,6 +104,12 @@ impl App {
             AppEvent::Transcript(TranscriptEvent::Loaded { ticket, loaded }) => {
                 if let Some(sent_since) = self.transcript.finish(ticket, loaded.through_seq) {
                     self.on_transcript_loaded(*loaded, sent_since);
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Older { ticket, read }) => {
+                if self.transcript.finish_older(ticket) {
+                    self.chat
+                        .older_read(read.map(|(cells, start)| (*cells, start)));
                 }
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
@@ -220,6 +226,9 @@ impl App {
     // ----- commands ---------------------------------------------------------------------
 
     pub(super) fn run_command(&mut self, line: &str) {
+        // What a command says lands at the bottom: the view follows it there, also when
+        // the transcript was scrolled up.
+        self.chat.scroll_to_bottom();
         let command = match parse_command(line) {
             Ok(command) => command,
             Err(e) => {
@@ -232,7 +241,7 @@ impl App {
         self.composer.input.clear_if_unchanged(line);
         let agent = &self.session.agent;
         match command {
-            SlashCommand::Help => self.chat.push_notice(NoticeKind::Info, help_text()),
+            SlashCommand::Help => self.chat.push_help(help_sections()),
             SlashCommand::New => self.new_session(),
             SlashCommand::Resume(Some(id)) => self.resume_session(&id),
             SlashCommand::Resume(None) => self.open_picker(),
@@ -257,9 +266,14 @@ impl App {
                 } else {
                     format!("; also known: {}", others.join(", "))
                 };
+                let how = if self.provider.with_model(&model).is_some() {
+                    "; /model NAME switches for the next turn"
+                } else {
+                    "; it has no other (the config's [model] section chooses the provider)"
+                };
                 self.chat.push_notice(
                     NoticeKind::Info,
-                    format!("model: {model} (provider {provider}){known}; /model NAME switches for the next turn"),
+                    format!("model: {model} (provider {provider}){known}{how}"),
                 );
             }
             SlashCommand::Model(Some(name)) => match agent.switch_model(&name) {
@@ -267,6 +281,16 @@ impl App {
                     NoticeKind::Info,
                     format!("model: {name} from the next turn on"),
                 ),
+                Err(crate::agent::AgentError::ModelFixed { provider }) => {
+                    let (_, model) = agent.model();
+                    self.chat.push_notice(
+                        NoticeKind::Info,
+                        format!(
+                            "/model {name} changes nothing: the {provider} provider has one model, \
+                             {model}, and keeps it (the config's [model] section chooses the provider)"
+                        ),
+                    );
+                }
                 Err(e) => self.chat.push_error(e.code(), e.to_string()),
             },
             SlashCommand::Quit => self.frames.should_quit = true,
@@ -291,12 +315,15 @@ impl App {
 
     fn new_session(&mut self) {
         let id = super::new_session_id();
-        let header = SessionHeader::new(id.clone(), now_ms(), self.session.cwd.clone());
+        // In the process's directory, not in that of a session resumed since.
+        let header = SessionHeader::new(id.clone(), now_ms(), self.switcher.home_cwd.clone());
         self.switcher
             .open(id, Some(header), &self.store, &self.provider, &self.tx);
     }
 
     pub(super) fn resume_session(&mut self, id: &str) {
+        // A refusal or "already open" must be seen, also from a scrolled transcript.
+        self.chat.scroll_to_bottom();
         if id == self.session.id {
             self.chat
                 .push_notice(NoticeKind::Info, format!("session {id} is already open"));
@@ -353,6 +380,24 @@ impl App {
         self.load_transcript();
     }
 
+    /// After a frame: the view reached the first line and the log has older events (read
+    /// the window before it), or came back to the bottom of a transcript whose newest cells
+    /// were dropped for older ones (read the session again).
+    pub(super) fn follow_scrollback(&mut self) {
+        if let Some(before) = self.chat.wants_older() {
+            self.transcript.read_older(
+                &self.store,
+                &self.session.id,
+                before,
+                self.sources.clone(),
+                &self.tx,
+            );
+        } else if self.chat.wants_latest() {
+            self.load_transcript();
+            self.transcript.mark_again();
+        }
+    }
+
     /// Reads the session's log into the transcript off the UI thread; meanwhile the
     /// transcript says it is reading.
     pub(super) fn load_transcript(&mut self) {
@@ -376,7 +421,9 @@ impl App {
             transcript.set_sessions(Arc::clone(sources));
         }
         self.chat.adopt(transcript);
-        self.composer.adopt_session_history(&typed, sent_since);
+        if !self.transcript.take_again() {
+            self.composer.adopt_session_history(&typed, sent_since);
+        }
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);
         }

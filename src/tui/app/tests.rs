@@ -272,7 +272,9 @@ async fn the_first_at_shows_the_remembered_page_then_the_checked_one() {
     let kept = |pages: &remembered_page::RememberedPages| {
         pages.best_for(Some(CWD)) != stale_pages.best_for(Some(CWD)) && pages.has_generic()
     };
-    for _ in 0..2000 {
+    // Up to 60 s: the generic page comes from a second listing in the background, slow
+    // when the suite runs beside other builds on two cores (it once took over 10 s).
+    for _ in 0..12_000 {
         if remembered_page::load(&path).is_some_and(|p| kept(&p)) {
             break;
         }
@@ -932,9 +934,12 @@ async fn known_commands_are_case_insensitive_and_a_paste_follows_the_same_rule()
     type_text(&mut h.app, "/HELP");
     h.app.handle_terminal_event(key(KeyCode::Enter));
     assert!(
-        notices(&h.app)[0].starts_with("Commands\n"),
+        matches!(
+            h.app.chat.transcript().cells().last(),
+            Some(HistoryCell::Help { sections }) if sections[0].title == "Commands"
+        ),
         "{:?}",
-        notices(&h.app)
+        h.app.chat.transcript().cells()
     );
     assert_eq!(h.app.draft(), "");
     h.app
@@ -953,17 +958,28 @@ async fn help_lists_every_command_and_every_key_of_the_key_map() {
     let mut h = harness(true).await;
     type_text(&mut h.app, "/help");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    let help = notices(&h.app).remove(0);
+    let sections = h
+        .app
+        .chat
+        .transcript()
+        .cells()
+        .iter()
+        .find_map(|c| match c {
+            HistoryCell::Help { sections } => Some(sections.clone()),
+            _ => None,
+        })
+        .expect("a help table");
+    let rows: Vec<(String, String)> = sections.into_iter().flat_map(|s| s.rows).collect();
     for spec in COMMANDS {
-        assert!(help.contains(&spec.usage()), "{}", spec.usage());
+        assert!(
+            rows.contains(&(spec.usage(), spec.help.to_owned())),
+            "{}",
+            spec.usage()
+        );
     }
     for (keys, text) in key_rows() {
-        assert!(help.contains(&format!("{keys:<14} {text}")), "{keys}");
+        assert!(rows.contains(&(keys.clone(), text.to_owned())), "{keys}");
     }
-    assert!(
-        help.contains("Ctrl+U         delete to the line start"),
-        "{help}"
-    );
 }
 
 #[tokio::test]
@@ -2064,3 +2080,5 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     })
     .await;
 }
+
+mod transcript_and_sessions;

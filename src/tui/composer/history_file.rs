@@ -55,9 +55,17 @@ impl HistoryFile {
             entries: VecDeque::new(),
             max_entries,
         };
-        let meta = match std::fs::metadata(path) {
-            Ok(meta) => meta,
+        // Opened without blocking and checked on the open file (not checked by path, then
+        // opened: a FIFO swapped in between would block): a FIFO or device would block or
+        // stream forever, so only regular files are read.
+        let opened = match crate::regular_file::open_regular(path) {
+            Ok(opened) => opened,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(file),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                return Err(HistoryFileError::NotAFile {
+                    path: path.to_owned(),
+                });
+            }
             Err(source) => {
                 return Err(HistoryFileError::Read {
                     path: path.to_owned(),
@@ -65,13 +73,7 @@ impl HistoryFile {
                 });
             }
         };
-        // A FIFO or device would block or stream forever: only regular files are read.
-        if !meta.is_file() {
-            return Err(HistoryFileError::NotAFile {
-                path: path.to_owned(),
-            });
-        }
-        let text = read_tail(path, meta.len()).map_err(|source| HistoryFileError::Read {
+        let text = read_tail(opened).map_err(|source| HistoryFileError::Read {
             path: path.to_owned(),
             source,
         })?;
@@ -145,9 +147,9 @@ fn encoded_len(entry: &str) -> usize {
     encode(entry).len() + 1
 }
 
-/// The last [`MAX_FILE_BYTES`] of the file, from the first whole line on.
-fn read_tail(path: &Path, len: u64) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
+/// The last [`MAX_FILE_BYTES`] of the open regular file, from the first whole line on.
+fn read_tail(mut file: std::fs::File) -> std::io::Result<String> {
+    let len = file.metadata()?.len();
     let max = MAX_FILE_BYTES as u64;
     let skip = len.saturating_sub(max);
     file.seek(SeekFrom::Start(skip))?;

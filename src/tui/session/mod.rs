@@ -97,16 +97,20 @@ pub enum SessionEvent {
 }
 
 /// Opens sessions for `/new` and `/resume`, one switch at a time (a newer one makes an
-/// older one's answer stale).
+/// older one's answer stale), and knows where `/new` opens.
 #[derive(Debug)]
 pub struct SessionSwitcher {
     slot: RequestSlot<String>,
+    /// The directory `/new` opens in: the process's (the app's first session's, unless it
+    /// was resumed), never the cwd of a session resumed since.
+    pub home_cwd: Option<String>,
 }
 
 impl Default for SessionSwitcher {
     fn default() -> Self {
         SessionSwitcher {
             slot: RequestSlot::new(Policy::Replace),
+            home_cwd: None,
         }
     }
 }

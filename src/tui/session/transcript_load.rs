@@ -1,13 +1,18 @@
 //! Reading the open session's log into the transcript off the UI thread (a long session
-//! would hold up the UI), with its own typed messages for Up history. One load at a time,
-//! through one request slot: switching sessions makes the older load stale.
+//! would hold up the UI), with its own typed messages for Up history; and, as the user
+//! scrolls back, windows of the log's older events (a windowed read: bounded, from the
+//! nearest checkpoint of the log's index, never from the start). One load and one window
+//! at a time, each through its request slot: switching sessions makes older ones stale.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::agent::Agent;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::Transcript;
+use dsh_foreign::SessionSources;
+use dsh_store::{SessionStore, WindowEnd, WindowLimits};
 
 /// A session's conversation as read from its log for the transcript.
 #[derive(Debug)]
@@ -30,25 +35,38 @@ pub enum TranscriptEvent {
         ticket: u64,
         loaded: Box<LoadedTranscript>,
     },
+    /// The window of older events of read `ticket`: its cells and the seq it starts at
+    /// (`0`: the log's start), or why it could not be read.
+    Older {
+        ticket: u64,
+        read: Result<(Box<Transcript>, u64), String>,
+    },
 }
 
 /// The load of the open session's transcript.
 #[derive(Debug)]
 pub struct TranscriptLoader {
     slot: RequestSlot<()>,
+    /// The window of older events being read.
+    older: RequestSlot<u64>,
     /// Inputs sent while the load runs (they go after the session's own messages in Up
     /// history).
     sent_since: usize,
     /// `Appended` events up to this seq are already in the loaded transcript.
     loaded_through: Option<u64>,
+    /// The running load reads the open session again (its typed messages are in Up
+    /// history already).
+    again: bool,
 }
 
 impl Default for TranscriptLoader {
     fn default() -> Self {
         TranscriptLoader {
             slot: RequestSlot::new(Policy::Replace),
+            older: RequestSlot::new(Policy::Replace),
             sent_since: 0,
             loaded_through: None,
+            again: false,
         }
     }
 }
@@ -60,6 +78,9 @@ impl TranscriptLoader {
         let Some(ticket) = self.slot.request(()) else {
             return;
         };
+        // A window read for the transcript being replaced is stale.
+        self.older.cancel();
+        self.again = false;
         self.sent_since = 0;
         self.loaded_through = None;
         let (agent, tx) = (agent.clone(), tx.clone());
@@ -99,6 +120,62 @@ impl TranscriptLoader {
             Ok(handle) => drop(handle.spawn_blocking(read)),
             Err(_) => read(),
         }
+    }
+
+    /// Reads the window of session `id`'s events before seq `before` on a blocking thread
+    /// (at most [`WindowLimits::default`]: 400 events, 4 MiB of log lines, whole turns)
+    /// into transcript cells; the answer arrives as [`TranscriptEvent::Older`].
+    pub fn read_older(
+        &mut self,
+        store: &SessionStore,
+        id: &str,
+        before: u64,
+        sessions: Option<Arc<SessionSources>>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.older.request(before) else {
+            return;
+        };
+        let (store, id, tx) = (store.clone(), id.to_owned(), tx.clone());
+        let read = move || {
+            let read = store
+                .read_window(&id, WindowEnd::BeforeSeq(before), WindowLimits::default())
+                .map_err(|e| e.to_string())
+                .map(|window| {
+                    let mut cells = Transcript::default();
+                    if let Some(sessions) = sessions {
+                        cells.set_sessions(sessions);
+                    }
+                    for event in &window.events {
+                        cells.apply(event);
+                    }
+                    (Box::new(cells), window.start_seq)
+                });
+            tx.send(AppEvent::Transcript(TranscriptEvent::Older {
+                ticket: ticket.id,
+                read,
+            }));
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => drop(handle.spawn_blocking(read)),
+            Err(_) => read(),
+        }
+    }
+
+    /// The window read `ticket` answered: whether it is current (else it is stale).
+    pub fn finish_older(&mut self, ticket: u64) -> bool {
+        self.older.finish(ticket).0.is_some()
+    }
+
+    /// Marks the load just started as a second read of the same session.
+    pub fn mark_again(&mut self) {
+        self.again = self.is_loading();
+    }
+
+    /// Whether the load that answered read the same session again (then its typed messages
+    /// are not added to Up history a second time).
+    pub fn take_again(&mut self) -> bool {
+        std::mem::take(&mut self.again)
     }
 
     /// Whether the open session's transcript is still being read.

@@ -32,6 +32,25 @@ pub struct ChatView {
     cache: LineCache,
     /// The session's log is being read into a transcript off the UI thread.
     loading: bool,
+    /// Scrolling back: the window of older events being read, or why it could not be.
+    older: OlderState,
+    /// The last frame showed the first line (reading older events is then due).
+    at_top: bool,
+    /// The next frame's growth in lines is at the top (older cells put in front), not at
+    /// the bottom: a scrolled view keeps its distance from the bottom.
+    grown_at_top: bool,
+}
+
+/// Reading the log's events before the transcript's first cell, as the user scrolls up.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+enum OlderState {
+    /// Nothing being read.
+    #[default]
+    Idle,
+    /// A window before this seq is being read.
+    Reading(u64),
+    /// The last read failed (said above the cells; not retried automatically).
+    Failed(String),
 }
 
 /// Rendered lines of finished cells for one width and option set.
@@ -43,6 +62,8 @@ struct LineCache {
     cells: Vec<(u64, Vec<Line<'static>>)>,
     /// The transcript's [`hidden`](Transcript::hidden) count these cells line up with.
     hidden: u64,
+    /// The transcript's [`prepended`](Transcript::prepended) count these cells line up with.
+    prepended: u64,
     /// The line above the kept cells saying how many older ones are not shown.
     marker: Option<Line<'static>>,
 }
@@ -66,9 +87,74 @@ impl ChatView {
         self.transcript.set_sessions(sessions);
     }
 
-    /// Fold one log event in.
+    /// Fold one log event in — unless the newest cells were dropped for older ones (the
+    /// event is in the log, shown when the transcript is read again at the bottom).
     pub fn apply(&mut self, event: &Event) {
-        self.transcript.apply(event);
+        if !self.transcript.newer_cut() {
+            self.transcript.apply(event);
+        }
+    }
+
+    /// The seq to read the window of older events before, once the view shows the first
+    /// line and the log has events before it (asked once; answer with
+    /// [`older_read`](Self::older_read)).
+    pub fn wants_older(&mut self) -> Option<u64> {
+        if !self.at_top || self.loading || self.older != OlderState::Idle {
+            return None;
+        }
+        let before = self.transcript.older_than()?;
+        self.older = OlderState::Reading(before);
+        // Its marker line goes above the cells.
+        self.grown_at_top = true;
+        Some(before)
+    }
+
+    /// The window asked for by [`wants_older`](Self::wants_older) was read: its cells
+    /// (`older`, built from events from seq `start_seq` on; `0`: the log's start) go in
+    /// front, the view staying where it is; or why it could not be read.
+    pub fn older_read(&mut self, read: Result<(Transcript, u64), String>) {
+        let OlderState::Reading(before) = self.older else {
+            return;
+        };
+        match read {
+            Ok((_, start_seq)) if start_seq >= before => {
+                // No progress (never for a log the store indexed): said, not retried.
+                self.older = OlderState::Failed(format!("no readable events before #{before}"));
+                self.grown_at_top = true;
+            }
+            Ok((older, start_seq)) => {
+                self.older = OlderState::Idle;
+                self.grown_at_top = true;
+                let before = self.transcript.cells().len();
+                let dropped = self.transcript.prepend(older, start_seq);
+                // The newest cells' lines leave the bottom: a scrolled view moves down by
+                // them to stay on the lines it shows.
+                let gone: usize = self
+                    .cache
+                    .cells
+                    .get(before.saturating_sub(dropped)..before)
+                    .map_or(0, |cells| {
+                        cells.iter().map(|(_, lines)| lines.len() + 1).sum()
+                    });
+                self.scroll_from_bottom = self.scroll_from_bottom.saturating_sub(gone);
+                self.at_top = false;
+            }
+            Err(message) => {
+                self.older = OlderState::Failed(message);
+                self.grown_at_top = true;
+            }
+        }
+    }
+
+    /// Whether a window of older events is being read.
+    pub fn is_reading_older(&self) -> bool {
+        matches!(self.older, OlderState::Reading(_))
+    }
+
+    /// Whether the view is back at the bottom of a transcript whose newest cells were
+    /// dropped for older ones: the session should be read again to show them.
+    pub fn wants_latest(&self) -> bool {
+        self.transcript.newer_cut() && !self.loading && !self.is_scrolled()
     }
 
     /// Show that the session's conversation is being read (a line above the cells).
@@ -89,6 +175,8 @@ impl ChatView {
         self.cache = LineCache::default();
         self.scroll_from_bottom = 0;
         self.loading = false;
+        self.older = OlderState::Idle;
+        self.at_top = false;
     }
 
     /// Show a notice.
@@ -119,6 +207,11 @@ impl ChatView {
         }
     }
 
+    /// Show a help table (`/help`).
+    pub fn push_help(&mut self, sections: Vec<super::HelpSection>) {
+        self.transcript.push_help(sections);
+    }
+
     /// Show an error with its code.
     pub fn push_error(&mut self, code: impl Into<String>, message: impl Into<String>) {
         self.transcript.push_error(code, message);
@@ -129,6 +222,12 @@ impl ChatView {
         self.options.expand_reasoning = !self.options.expand_reasoning;
     }
 
+    /// Show tabs as `\x09` in messages and replies too (a log of another tool, shown
+    /// read-only), or expand them (the default: the user's own sessions).
+    pub fn set_tabs_visible(&mut self, visible: bool) {
+        self.options.tabs_visible = visible;
+    }
+
     /// Current expansion options.
     pub fn options(&self) -> RenderOptions {
         self.options
@@ -136,9 +235,7 @@ impl ChatView {
 
     /// Scroll up (positive) or down (negative) by `lines`.
     pub fn scroll_by(&mut self, lines: isize) {
-        let max = self
-            .last_total
-            .saturating_sub(usize::from(self.last_height));
+        let max = max_scroll(self.last_total, usize::from(self.last_height));
         let next = if lines >= 0 {
             self.scroll_from_bottom.saturating_add(lines.unsigned_abs())
         } else {
@@ -147,16 +244,29 @@ impl ChatView {
         self.scroll_from_bottom = next.min(max);
     }
 
-    /// Scroll one page up.
-    pub fn page_up(&mut self) {
-        let page = usize::from(self.last_height.saturating_sub(1).max(1));
-        self.scroll_by(isize::try_from(page).unwrap_or(isize::MAX));
+    /// Lines a page moves the view: the rows that show text while scrolled, less one kept
+    /// for context.
+    fn page(&self) -> usize {
+        let rows = text_rows(usize::from(self.last_height), true);
+        rows.saturating_sub(1).max(1)
     }
 
-    /// Scroll one page down.
+    /// Scroll one page up: the top line moves up a page (from the bottom one more, for the
+    /// row the "more lines" marker then takes).
+    pub fn page_up(&mut self) {
+        let lines = self.page() + usize::from(!self.is_scrolled());
+        self.scroll_by(isize::try_from(lines).unwrap_or(isize::MAX));
+    }
+
+    /// Scroll one page down (to the bottom when less than a page and the marker's row
+    /// are left).
     pub fn page_down(&mut self) {
-        let page = usize::from(self.last_height.saturating_sub(1).max(1));
-        self.scroll_by(-isize::try_from(page).unwrap_or(isize::MAX));
+        let page = self.page();
+        if self.scroll_from_bottom <= page + 1 {
+            self.scroll_from_bottom = 0;
+        } else {
+            self.scroll_by(-isize::try_from(page).unwrap_or(isize::MAX));
+        }
     }
 
     /// Jump back to the newest output.
@@ -181,6 +291,12 @@ impl ChatView {
             };
             self.cache.hidden = hidden;
         }
+        if self.transcript.prepended() != self.cache.prepended {
+            // Older cells went in front: render them all again.
+            self.cache.cells.clear();
+            self.cache.prepended = self.transcript.prepended();
+            self.cache.hidden = hidden;
+        }
         if hidden != self.cache.hidden {
             // The transcript dropped its oldest cells: drop their cached lines alike.
             let dropped = usize::try_from(hidden.saturating_sub(self.cache.hidden))
@@ -189,13 +305,27 @@ impl ChatView {
             self.cache.cells.drain(..dropped);
             self.cache.hidden = hidden;
         }
+        let dim = Style::new().add_modifier(Modifier::DIM);
         self.cache.marker = if self.loading {
             Some(Line::styled(
                 "⋯ reading the conversation from the session log…",
-                Style::new().add_modifier(Modifier::DIM),
+                dim,
             ))
         } else {
-            (hidden > 0).then(|| hidden_marker(hidden))
+            match &self.older {
+                OlderState::Idle => None,
+                OlderState::Reading(_) => Some(Line::styled(
+                    "⋯ reading earlier entries from the session log…",
+                    dim,
+                )),
+                OlderState::Failed(why) => Some(Line::styled(
+                    format!(
+                        "⋯ earlier entries could not be read: {}",
+                        ratatui_mention::visible_controls_line(why)
+                    ),
+                    dim,
+                )),
+            }
         };
         let cells = self.transcript.cells();
         self.cache.cells.truncate(cells.len());
@@ -256,40 +386,72 @@ impl ChatView {
         }
         let total = self.layout(area.width);
         let height = usize::from(area.height);
-        if self.scroll_from_bottom > 0 && total > self.last_total {
+        if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
             self.scroll_from_bottom += total - self.last_total;
         }
-        self.scroll_from_bottom = self.scroll_from_bottom.min(total.saturating_sub(height));
+        self.grown_at_top = false;
+        self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));
         self.last_total = total;
         self.last_height = area.height;
+        let scrolled = self.scroll_from_bottom > 0;
+        let rows = text_rows(height, scrolled);
         let end = total - self.scroll_from_bottom;
-        let start = end.saturating_sub(height);
+        let start = end.saturating_sub(rows);
+        self.at_top = start == 0;
         for (row, line) in self.visible_lines(start, end).into_iter().enumerate() {
             let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
             line.render(Rect::new(area.x, y, area.width, 1), buf);
         }
-        if self.scroll_from_bottom > 0 {
-            let hint = format!(" ↓ {} more lines (PgDn) ", self.scroll_from_bottom);
-            let x = area.right().saturating_sub(
-                u16::try_from(crate::tui::text_width::display_width(&hint)).unwrap_or(u16::MAX),
-            );
-            buf.set_string(
+        if scrolled && rows < height {
+            // The bottom row is the marker's own: it never covers a line of the transcript.
+            let hint = more_marker(self.scroll_from_bottom, usize::from(area.width));
+            let width = crate::tui::text_width::display_width(&hint);
+            let x = area
+                .right()
+                .saturating_sub(u16::try_from(width).unwrap_or(u16::MAX));
+            buf.set_stringn(
                 x.max(area.x),
                 area.bottom().saturating_sub(1),
                 hint,
+                usize::from(area.width),
                 Style::new().add_modifier(Modifier::REVERSED),
             );
         }
     }
 }
 
-/// The dim line above the kept cells once older ones were dropped.
-fn hidden_marker(hidden: u64) -> Line<'static> {
-    let noun = if hidden == 1 { "entry" } else { "entries" };
-    Line::styled(
-        format!("⋯ {hidden} earlier {noun} not shown here (they stay in the session log)"),
-        Style::new().add_modifier(Modifier::DIM),
-    )
+/// The marker under a view scrolled up `below` lines, as long as `width` columns allow:
+/// ` ↓ 12 more lines (PgDn) `, else ` ↓ 12 more `, else ` ↓ 12 `.
+fn more_marker(below: usize, width: usize) -> String {
+    let noun = if below == 1 { "line" } else { "lines" };
+    [
+        format!(" ↓ {below} more {noun} (PgDn) "),
+        format!(" ↓ {below} more "),
+        format!(" ↓ {below} "),
+    ]
+    .into_iter()
+    .find(|m| crate::tui::text_width::display_width(m) <= width)
+    .unwrap_or_else(|| format!("↓{below}"))
+}
+
+/// Rows of a `height`-row view that show transcript lines: all of them, except the bottom
+/// row while scrolled up (the "more lines" marker has it), when there are at least two.
+fn text_rows(height: usize, scrolled: bool) -> usize {
+    if scrolled && height >= 2 {
+        height - 1
+    } else {
+        height
+    }
+}
+
+/// How far a view of `height` rows over `total` lines scrolls up: until the first line is at
+/// the top, with the marker's row at the bottom.
+fn max_scroll(total: usize, height: usize) -> usize {
+    if total <= height {
+        0
+    } else {
+        total - text_rows(height, true)
+    }
 }
 
 #[cfg(test)]
@@ -324,26 +486,97 @@ mod tests {
     fn shows_the_newest_lines_and_scrolls_by_pages() {
         // 6 one-line cells → 11 lines with separators.
         let mut view = view_with(6);
-        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n4", "", "ℹ n5"]);
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n4", "", "ℹ n5"]);
+        // A page (the 3 text rows while scrolled, less one) up: the top line moves up 2.
         view.page_up();
+        let shown = rows(&mut view, 12, 4);
         assert_eq!(
-            rows(&mut view, 12, 3)[..2],
-            ["ℹ n3".to_owned(), String::new()]
+            shown[..3],
+            [String::new(), "ℹ n3".to_owned(), String::new()]
+        );
+        assert_eq!(
+            shown[3], "   ↓ 3 more",
+            "narrow: the short marker; {shown:?}"
         );
         assert!(view.is_scrolled());
         // New output while scrolled up does not move the view.
-        let before = rows(&mut view, 12, 3);
+        let before = rows(&mut view, 12, 4);
         view.push_notice(NoticeKind::Info, "n6");
-        assert_eq!(rows(&mut view, 12, 3)[..2], before[..2]);
+        assert_eq!(rows(&mut view, 12, 4)[..3], before[..3]);
         view.scroll_to_bottom();
-        assert_eq!(rows(&mut view, 12, 3), vec!["ℹ n5", "", "ℹ n6"]);
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n5", "", "ℹ n6"]);
         // Scrolling never goes past the top.
         for _ in 0..10 {
             view.page_up();
         }
-        assert_eq!(rows(&mut view, 12, 3)[0], "ℹ n0");
+        assert_eq!(rows(&mut view, 12, 4)[0], "ℹ n0");
+        // Pages down come back to the bottom, the marker gone.
+        for _ in 0..10 {
+            view.page_down();
+        }
+        assert!(!view.is_scrolled());
+        assert_eq!(rows(&mut view, 12, 4), vec!["", "ℹ n5", "", "ℹ n6"]);
+        view.page_up();
         view.scroll_by(-1000);
         assert!(!view.is_scrolled());
+    }
+
+    /// Issue 27 minor 13: the "↓ N more lines" marker had the bottom row drawn over the
+    /// transcript's line there. At every scroll position the rows above the marker are the
+    /// layout's lines in order, the marker row holds the marker alone, and every line is seen.
+    #[test]
+    fn the_more_lines_marker_has_a_row_of_its_own() {
+        let mut view = ChatView::default();
+        let body: Vec<String> = (0..30)
+            .map(|i| format!("line {i:02} of a long notice"))
+            .collect();
+        view.push_notice(NoticeKind::Info, body.join("\n"));
+        let (width, height) = (40, 6);
+        let total = view.layout(width);
+        let all: Vec<String> = view
+            .visible_lines(0, total)
+            .iter()
+            .map(|l| l.to_string().trim_end().to_owned())
+            .collect();
+        let mut seen = vec![false; total];
+        let mut positions = 0;
+        loop {
+            let shown = rows(&mut view, width, height);
+            let below = view.scroll_from_bottom;
+            let text = if below > 0 {
+                let marker = shown.last().unwrap();
+                let noun = if below == 1 { "line" } else { "lines" };
+                assert_eq!(
+                    marker.trim(),
+                    format!("↓ {below} more {noun} (PgDn)"),
+                    "the marker row holds the marker alone: {shown:?}"
+                );
+                &shown[..shown.len() - 1]
+            } else {
+                &shown[..]
+            };
+            let end = total - below;
+            let start = end - text.len();
+            assert_eq!(text, &all[start..end], "scrolled {below}: {shown:?}");
+            for flag in &mut seen[start..end] {
+                *flag = true;
+            }
+            positions += 1;
+            if view.scroll_from_bottom >= total || positions > total {
+                break;
+            }
+            let before = view.scroll_from_bottom;
+            view.scroll_by(1);
+            if view.scroll_from_bottom == before {
+                break;
+            }
+        }
+        assert!(seen.iter().all(|s| *s), "every line is seen: {seen:?}");
+        assert_eq!(
+            rows(&mut view, width, height)[0],
+            all[0],
+            "up to the first line"
+        );
     }
 
     #[test]
@@ -370,9 +603,10 @@ mod tests {
     }
 
     #[test]
-    fn dropped_cells_leave_a_marker_and_the_cache_lines_up() {
+    fn dropped_cells_leave_the_cache_lined_up() {
         // Rendered before and after the transcript drops its oldest cells: the cached lines
-        // follow the cells that are left, and the top shows how many were dropped.
+        // follow the cells that are left. The app's own cells are not in the log: nothing
+        // is read back for them, and no marker stays above the cells.
         let mut view = view_with(10);
         assert_eq!(rows(&mut view, 80, 1), vec!["ℹ n9"]);
         for i in 10..2_100 {
@@ -381,18 +615,12 @@ mod tests {
         let hidden = view.transcript().hidden();
         assert!(hidden > 0);
         assert_eq!(rows(&mut view, 80, 3), vec!["ℹ n2098", "", "ℹ n2099"]);
-        for _ in 0..3_000 {
+        for _ in 0..10_000 {
             view.page_up();
         }
         let top = rows(&mut view, 80, 4);
-        assert_eq!(
-            top[..3],
-            vec![
-                format!("⋯ {hidden} earlier entries not shown here (they stay in the session log)"),
-                String::new(),
-                format!("ℹ n{hidden}"),
-            ][..]
-        );
+        assert_eq!(top[..1], vec![format!("ℹ n{hidden}")][..]);
+        assert_eq!(view.wants_older(), None, "nothing to read back");
         // Every slice of the layout agrees with the whole, marker included.
         let total = view.layout(80);
         let all: Vec<String> = view

@@ -6,6 +6,7 @@ pub mod markdown;
 pub mod render;
 #[cfg(test)]
 mod snapshots;
+pub mod tabs;
 
 use std::sync::Arc;
 
@@ -55,6 +56,17 @@ pub enum HistoryCell {
     Notice { kind: NoticeKind, text: String },
     /// A failure with its stable code (one red `✗ CODE` line, the message dim below).
     Error { code: String, message: String },
+    /// A two-column table the app shows (`/help`): sections of `(keys, what they do)` rows,
+    /// the second column aligned and wrapped under itself.
+    Help { sections: Vec<HelpSection> },
+}
+
+/// One titled section of a [`HistoryCell::Help`] table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HelpSection {
+    pub title: String,
+    /// `(keys or usage, help)` rows.
+    pub rows: Vec<(String, String)>,
 }
 
 /// What a reference card shows under its rows (Ctrl+O cycles through them).
@@ -90,6 +102,9 @@ pub struct RenderOptions {
     pub expand_reasoning: bool,
     /// Show tool results and long messages in full instead of collapsed.
     pub expand_long: bool,
+    /// Show tabs as `\x09` in the messages and replies too (a log of another tool shown
+    /// read-only); else they are expanded there (see [`tabs`]).
+    pub tabs_visible: bool,
 }
 
 /// Token usage summed over the replies seen. `estimated` is set while any part of it is an
@@ -114,6 +129,18 @@ const MIN_CELLS: usize = 16;
 /// Cells dropped at once past the count bound, so the shift is amortized.
 const TRIM_STEP: usize = 256;
 
+/// Most bytes of one reply's text (and as many of its reasoning) a cell shows — the
+/// default `max_reply_bytes`, so a reply within the default bound is shown whole. Past it
+/// the cell ends with [`CUT_NOTE`] and stops growing; the whole reply stays in the log.
+/// Rendering wraps a cell at once (some twenty bytes per character), so this bounds the
+/// app's memory and frame time whatever bound the config raises: an endless stream under a
+/// 1 GiB `max_reply_bytes` once grew the app past 3 GB after Esc and aborted it.
+const MAX_SHOWN_REPLY_BYTES: usize = 4 << 20;
+
+/// What a reply cut for display ends with.
+const CUT_NOTE: &str =
+    "\n\n[… the reply goes on past 4 MiB: the rest is kept in the session log, not shown here]";
+
 /// The running step's token estimate, replaced by the provider's usage when it arrives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct StepEstimate {
@@ -131,8 +158,21 @@ pub struct Transcript {
     sizes: Vec<usize>,
     /// Sum of `sizes`.
     kept_bytes: usize,
+    /// Per cell: the seq of the log event it shows (`None`: a cell of the app's own).
+    seqs: Vec<Option<u64>>,
     /// Cells dropped from the front to keep the bounds (they stay in the log).
     hidden: u64,
+    /// The log's events before this seq are not in the cells (dropped to keep the bounds,
+    /// or never read): a windowed read brings them back. `None`: the cells start at the
+    /// log's first event.
+    older_than: Option<u64>,
+    /// Windows of older events put in front so far (renderers re-align their caches).
+    prepended: u64,
+    /// The newest cells were dropped to make room for older ones: the log's newer events
+    /// are not shown until the transcript is read again.
+    newer_cut: bool,
+    /// The seq of the event being applied (the seq the cells it makes get).
+    applying: Option<u64>,
     /// Index of the live (streaming) assistant cell, if any.
     live: Option<usize>,
     title: Option<String>,
@@ -161,11 +201,92 @@ impl Transcript {
     /// Add `other`'s notices and errors after these cells (what the app reported while
     /// this transcript was read from the log; its log-derived cells are in this one).
     pub fn append_notices_from(&mut self, other: Transcript) {
-        for cell in other.cells {
-            if matches!(cell, HistoryCell::Notice { .. } | HistoryCell::Error { .. }) {
+        for (cell, seq) in other.cells.into_iter().zip(other.seqs) {
+            // The app's own cells only: the log's are read again.
+            if seq.is_none()
+                && matches!(
+                    cell,
+                    HistoryCell::Notice { .. }
+                        | HistoryCell::Error { .. }
+                        | HistoryCell::Help { .. }
+                )
+            {
                 self.push(cell);
             }
         }
+    }
+
+    /// The seq before which the log's events are not in the cells (scroll back to read
+    /// them with a windowed read); `None` when the cells start at the log's start.
+    pub fn older_than(&self) -> Option<u64> {
+        self.older_than
+    }
+
+    /// Whether the newest cells were dropped for older ones (read the log again to show
+    /// the newest).
+    pub fn newer_cut(&self) -> bool {
+        self.newer_cut
+    }
+
+    /// How many windows of older cells were put in front.
+    pub fn prepended(&self) -> u64 {
+        self.prepended
+    }
+
+    /// Mark that the log's events before `seq` are not in the cells (a transcript built
+    /// from a window of the log that does not start at its beginning).
+    pub fn set_older_than(&mut self, seq: Option<u64>) {
+        self.older_than = seq.filter(|s| *s > 0);
+    }
+
+    /// Put `older`'s cells — built from the window of the log's events right before
+    /// [`older_than`](Self::older_than), starting at seq `start_seq` (`0`: the log's
+    /// start) — in front of these. The bounds still hold: past them the newest cells are
+    /// dropped (never a streaming reply) and [`newer_cut`](Self::newer_cut) is set.
+    /// Returns how many of the newest cells were dropped.
+    pub fn prepend(&mut self, older: Transcript, start_seq: u64) -> usize {
+        let n = older.cells.len();
+        self.revision += 1;
+        let revision = self.revision;
+        let mut sizes = older.sizes;
+        sizes.resize(n, 0);
+        let mut seqs = older.seqs;
+        seqs.resize(n, None);
+        self.kept_bytes += sizes.iter().sum::<usize>();
+        self.cells.splice(0..0, older.cells);
+        self.sizes.splice(0..0, sizes);
+        self.seqs.splice(0..0, seqs);
+        self.versions.splice(0..0, std::iter::repeat_n(revision, n));
+        self.live = self.live.map(|i| i + n);
+        self.older_than = (start_seq > 0).then_some(start_seq);
+        self.prepended += 1;
+        self.trim_newest()
+    }
+
+    /// Drop the newest cells past the bounds (after older ones were put in front); never
+    /// the streaming reply or what precedes it.
+    fn trim_newest(&mut self) -> usize {
+        let floor = self
+            .live
+            .map_or(MIN_CELLS, |live| (live + 1).max(MIN_CELLS));
+        let mut keep = self.cells.len();
+        let mut bytes = self.kept_bytes;
+        while keep > floor && (keep > MAX_CELLS || bytes > MAX_TEXT_BYTES) {
+            keep -= 1;
+            bytes -= self.sizes.get(keep).copied().unwrap_or(0);
+        }
+        let dropped = self.cells.len() - keep;
+        if dropped == 0 {
+            return 0;
+        }
+        self.cells.truncate(keep);
+        self.versions.truncate(keep);
+        self.sizes.truncate(keep);
+        self.seqs.truncate(keep);
+        self.kept_bytes = bytes;
+        self.newer_cut = true;
+        self.revision += 1;
+        dropped
     }
     /// Latest session title seen in the log.
     pub fn title(&self) -> Option<&str> {
@@ -220,6 +341,11 @@ impl Transcript {
         });
     }
 
+    /// Add a help table.
+    pub fn push_help(&mut self, sections: Vec<HelpSection>) {
+        self.push(HistoryCell::Help { sections });
+    }
+
     /// Add an error cell, unless the last cell already reports the same error (the agent
     /// reports a failed turn once as an event and once in the logged turn end).
     pub fn push_error(&mut self, code: impl Into<String>, message: impl Into<String>) {
@@ -236,6 +362,7 @@ impl Transcript {
         self.revision += 1;
         let size = cell_bytes(&cell);
         self.cells.push(cell);
+        self.seqs.push(self.applying);
         self.versions.push(self.revision);
         self.sizes.push(size);
         self.kept_bytes += size;
@@ -282,6 +409,10 @@ impl Transcript {
         self.cells.drain(..drop);
         self.versions.drain(..drop);
         self.sizes.drain(..drop);
+        if let Some(last) = self.seqs.drain(..drop).flatten().last() {
+            // The events up to the last dropped cell's are read again by scrolling back.
+            self.older_than = Some(self.older_than.map_or(last + 1, |o| o.max(last + 1)));
+        }
         self.kept_bytes = bytes;
         self.live = self.live.map(|i| i - drop);
         self.hidden += drop as u64;
@@ -326,6 +457,12 @@ impl Transcript {
 
     /// Fold one log event into the transcript.
     pub fn apply(&mut self, event: &Event) {
+        self.applying = Some(event.seq);
+        self.apply_event(event);
+        self.applying = None;
+    }
+
+    fn apply_event(&mut self, event: &Event) {
         match &event.data {
             EventData::UserMessage(message) => {
                 self.count_conversation(message);
@@ -399,6 +536,9 @@ impl Transcript {
     }
 
     fn apply_other(&mut self, k: &str, data: &Value) {
+        if let Some(label) = dsh_store::not_loaded::label(k, data) {
+            return self.push_notice(NoticeKind::Info, label);
+        }
         match k {
             kind::TOOL_CALL => {
                 let name = data
@@ -462,11 +602,12 @@ impl Transcript {
             text, reasoning, ..
         }) = self.cells.get_mut(index)
         {
-            if is_reasoning {
-                reasoning.push_str(delta);
-            } else {
-                text.push_str(delta);
+            let shown = if is_reasoning { reasoning } else { text };
+            if shown.len() > MAX_SHOWN_REPLY_BYTES {
+                // Already cut for display: nothing changes on screen.
+                return;
             }
+            append_shown(shown, delta);
             self.touch(index);
         }
     }
@@ -481,6 +622,8 @@ impl Transcript {
                 ContentBlock::Other(_) => {}
             }
         }
+        cut_shown(&mut text);
+        cut_shown(&mut reasoning);
         let cell = HistoryCell::Assistant {
             text,
             reasoning,
@@ -553,6 +696,41 @@ impl Transcript {
     }
 }
 
+/// Appends a streamed `part` to a reply's `shown` text, keeping at most
+/// [`MAX_SHOWN_REPLY_BYTES`] of it (cut at a character boundary) and then [`CUT_NOTE`] once.
+fn append_shown(shown: &mut String, part: &str) {
+    if shown.len() > MAX_SHOWN_REPLY_BYTES {
+        return;
+    }
+    let room = MAX_SHOWN_REPLY_BYTES - shown.len();
+    if part.len() <= room {
+        shown.push_str(part);
+        return;
+    }
+    shown.push_str(
+        part.get(..floor_char_boundary(part, room))
+            .unwrap_or_default(),
+    );
+    shown.push_str(CUT_NOTE);
+}
+
+/// A whole reply's text as a cell shows it: the same cut as [`append_shown`] gives.
+fn cut_shown(text: &mut String) {
+    if text.len() > MAX_SHOWN_REPLY_BYTES {
+        text.truncate(floor_char_boundary(text, MAX_SHOWN_REPLY_BYTES));
+        text.push_str(CUT_NOTE);
+    }
+}
+
+/// The largest character boundary of `text` at or below `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 fn append_part(out: &mut String, part: &str) {
     if !out.is_empty() {
         out.push('\n');
@@ -610,6 +788,10 @@ fn cell_bytes(cell: &HistoryCell) -> usize {
         } => text.len() + reasoning.len(),
         HistoryCell::Checkpoint { summary } => summary.len(),
         HistoryCell::Error { code, message } => code.len() + message.len(),
+        HistoryCell::Help { sections } => sections
+            .iter()
+            .flat_map(|s| s.rows.iter().map(|(k, h)| k.len() + h.len()))
+            .sum(),
         // The decoded sources repeat the snapshot's text.
         HistoryCell::ReferenceCard { snapshot, .. } => snapshot.len() * 2,
     }
@@ -802,6 +984,66 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_past_the_shown_bound_is_cut_once_and_stops_growing() {
+        // Issue 23 item 4: with raised reply bounds an endless stream grew the cell without
+        // end; rendering it after Esc aborted the app at 3 GB.
+        let mut t = Transcript::default();
+        // One byte, then two-byte characters: the bound falls inside a character.
+        t.apply(&chunk(0, json!({"type": "text", "text": "a"})));
+        let delta = "é".repeat(32 * 1024);
+        let mut streamed = String::from("a");
+        let mut seq = 1;
+        while streamed.len() <= MAX_SHOWN_REPLY_BYTES + delta.len() {
+            t.apply(&chunk(seq, json!({"type": "text", "text": delta})));
+            streamed.push_str(&delta);
+            seq += 1;
+        }
+        let shown = |t: &Transcript| match t.cells() {
+            [HistoryCell::Assistant { text, .. }] => text.clone(),
+            other => panic!("{other:?}"),
+        };
+        let cut = shown(&t);
+        let kept = cut.strip_suffix(CUT_NOTE).expect("ends with the note once");
+        assert_eq!(
+            kept.len(),
+            MAX_SHOWN_REPLY_BYTES - 1,
+            "cut at a character boundary"
+        );
+        assert!(streamed.starts_with(kept) && !kept.contains(CUT_NOTE));
+        // More of the stream changes nothing on screen.
+        let version = t.cell_version(0);
+        t.apply(&chunk(seq, json!({"type": "text", "text": delta})));
+        assert_eq!(t.cell_version(0), version);
+        assert_eq!(shown(&t), cut);
+        // The logged reply (the whole text) is shown with the same cut.
+        let reply = Message::new(
+            Role::Assistant,
+            vec![ContentBlock::text(streamed.clone())],
+            Source::model("offline", "m"),
+        );
+        t.apply(&ev(
+            seq + 1,
+            EventData::AssistantMessage {
+                turn: 1,
+                step: 0,
+                message: reply,
+                usage: None,
+                extra: serde_json::Map::new(),
+            },
+        ));
+        assert_eq!(shown(&t), cut);
+        // A reply within the bound is shown whole, without the note.
+        let mut whole = String::from("x");
+        append_shown(&mut whole, &"y".repeat(MAX_SHOWN_REPLY_BYTES - 1));
+        assert_eq!(whole.len(), MAX_SHOWN_REPLY_BYTES);
+        let mut exact = whole.clone();
+        cut_shown(&mut exact);
+        assert_eq!(exact, whole);
+        append_shown(&mut whole, "z");
+        assert!(whole.ends_with(CUT_NOTE));
+    }
+
+    #[test]
     fn chunks_stream_into_one_live_cell_then_finalize() {
         let mut t = Transcript::default();
         t.apply(&chunk(0, json!({"type": "text", "text": "Hel"})));
@@ -933,7 +1175,7 @@ mod tests {
     fn untrusted_text_never_reaches_the_terminal_raw() {
         let cells = [
             HistoryCell::User {
-                text: "a\u{1b}[2Jb\u{7}".into(),
+                text: "a\u{1b}[2Jb\u{7}\tc".into(),
                 steering: false,
             },
             HistoryCell::User {
@@ -950,15 +1192,17 @@ mod tests {
                 text: "t\u{8}".into(),
             },
         ];
-        for snapshots in [
+        let views = [
             SnapshotView::Hidden,
             SnapshotView::Readable,
             SnapshotView::Exact,
-        ] {
+        ];
+        for (snapshots, tabs_visible) in views.into_iter().flat_map(|v| [(v, false), (v, true)]) {
             let options = RenderOptions {
                 snapshots,
                 expand_reasoning: true,
                 expand_long: true,
+                tabs_visible,
             };
             for cell in &cells {
                 for line in render_cell(cell, 40, options) {

@@ -8,7 +8,9 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown_hanging;
-use super::{HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use super::tabs::visible_expanding_tabs;
+use super::{HelpSection, HistoryCell, NoticeKind, RenderOptions, SnapshotView};
+use crate::tui::text_width::display_width;
 use dsh_foreign::Origin;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
 use ratatui_mention::{visible_controls, visible_controls_line};
@@ -77,6 +79,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
                 wrap_lines(&text_lines(text, style), body_width),
             )
         }
+        HistoryCell::Help { sections } => help_lines(sections, body_width),
         HistoryCell::Error { code, message } => {
             let red = Style::new().fg(Color::Red);
             let mut lines = vec![Line::from(vec![
@@ -101,6 +104,77 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
     }
 }
 
+/// Indent of a help row under its section title.
+const HELP_INDENT: usize = 2;
+/// Columns between the keys and the help.
+const HELP_GAP: usize = 2;
+/// Fewest columns the help column keeps; narrower, each help goes under its keys.
+const HELP_MIN_WIDTH: usize = 20;
+
+/// A help table: `ℹ` and each section's title, then its rows with the help column aligned
+/// for the whole table and wrapped under itself. Keys wider than two fifths of the width
+/// take a line of their own, the help following at the column.
+fn help_lines(sections: &[HelpSection], body_width: u16) -> Vec<Line<'static>> {
+    let width = usize::from(body_width);
+    let title_style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let key_style = Style::new().fg(Color::Cyan);
+    let widest = sections
+        .iter()
+        .flat_map(|s| {
+            s.rows
+                .iter()
+                .map(|(keys, _)| display_width(&visible_controls_line(keys)))
+        })
+        .max()
+        .unwrap_or(0);
+    let keys_width = widest.min(width * 2 / 5);
+    let mut column = HELP_INDENT + keys_width + HELP_GAP;
+    if width.saturating_sub(column) < HELP_MIN_WIDTH {
+        // Too narrow for two columns: the help under its keys, indented once more.
+        column = HELP_INDENT * 2;
+    }
+    let help_width = u16::try_from(width.saturating_sub(column).max(1)).unwrap_or(u16::MAX);
+    let mut body = Vec::new();
+    for section in sections {
+        body.push(Line::styled(
+            visible_controls_line(&section.title).into_owned(),
+            title_style,
+        ));
+        for (keys, help) in &section.rows {
+            let keys = visible_controls_line(keys).into_owned();
+            let keys_shown = display_width(&keys);
+            let wrapped = wrap_lines(
+                &[Line::raw(visible_controls_line(help).into_owned())],
+                help_width,
+            );
+            let own_line = HELP_INDENT + keys_shown + 1 > column;
+            if own_line {
+                body.extend(wrap_lines(
+                    &[Line::from(vec![
+                        Span::raw(" ".repeat(HELP_INDENT)),
+                        Span::styled(keys.clone(), key_style),
+                    ])],
+                    body_width,
+                ));
+            }
+            for (i, mut line) in wrapped.into_iter().enumerate() {
+                let lead = if i == 0 && !own_line {
+                    vec![
+                        Span::raw(" ".repeat(HELP_INDENT)),
+                        Span::styled(keys.clone(), key_style),
+                        Span::raw(" ".repeat(column - HELP_INDENT - keys_shown)),
+                    ]
+                } else {
+                    vec![Span::raw(" ".repeat(column))]
+                };
+                line.spans.splice(0..0, lead);
+                body.push(line);
+            }
+        }
+    }
+    prefixed("ℹ ", Style::new().fg(Color::Yellow), body)
+}
+
 /// Whether `cell` has lines hidden when collapsed.
 pub fn is_collapsible(cell: &HistoryCell) -> bool {
     let over = |text: &str, keep: usize| text.split('\n').count() > keep;
@@ -113,6 +187,7 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
         | HistoryCell::Assistant { .. }
         | HistoryCell::Checkpoint { .. }
         | HistoryCell::Notice { .. }
+        | HistoryCell::Help { .. }
         | HistoryCell::Error { .. } => false,
     }
 }
@@ -120,6 +195,18 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
 /// Untrusted `text` as one styled line per text line, controls made visible.
 fn text_lines(text: &str, style: Style) -> Vec<Line<'static>> {
     visible_controls(text)
+        .split('\n')
+        .map(|l| Line::styled(l.to_owned(), style))
+        .collect()
+}
+
+/// The user's own message or the model's reply as one styled line per text line: controls
+/// made visible, tabs expanded unless `options` keep them visible (see [`super::tabs`]).
+fn own_text_lines(text: &str, style: Style, options: RenderOptions) -> Vec<Line<'static>> {
+    if options.tabs_visible {
+        return text_lines(text, style);
+    }
+    visible_expanding_tabs(text)
         .split('\n')
         .map(|l| Line::styled(l.to_owned(), style))
         .collect()
@@ -149,7 +236,7 @@ fn user_lines(
     let marker = if steering { "» " } else { "› " };
     let style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
     let body = collapse(
-        text_lines(text, Style::new()),
+        own_text_lines(text, Style::new(), options),
         MESSAGE_LINES,
         options.expand_long,
     );
@@ -321,7 +408,7 @@ fn assistant_lines(
             lines.extend(prefixed(
                 "✻ ",
                 italic,
-                wrap_lines(&text_lines(reasoning, italic), body_width),
+                wrap_lines(&own_text_lines(reasoning, italic, options), body_width),
             ));
         } else {
             let count = reasoning.lines().count().max(1);
@@ -332,11 +419,15 @@ fn assistant_lines(
             ));
         }
     }
-    let mut body: Vec<Line<'static>> =
-        render_markdown_hanging(&visible_controls(text), Style::new())
-            .iter()
-            .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
-            .collect();
+    let shown = if options.tabs_visible {
+        visible_controls(text)
+    } else {
+        visible_expanding_tabs(text)
+    };
+    let mut body: Vec<Line<'static>> = render_markdown_hanging(&shown, Style::new())
+        .iter()
+        .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+        .collect();
     if streaming && !text.is_empty() {
         match body.last_mut() {
             Some(last) => last.push_span(Span::styled("▌", dim())),
@@ -378,6 +469,99 @@ fn prefixed(marker: &str, style: Style, lines: Vec<Line<'static>>) -> Vec<Line<'
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn rows(cell: &HistoryCell, options: RenderOptions) -> Vec<String> {
+        render_cell(cell, 40, options)
+            .iter()
+            .map(|l| l.to_string().trim_end().to_owned())
+            .collect()
+    }
+
+    /// Issue 27 minor 4: tabs in the user's own text and the model's replies are expanded to
+    /// the next multiple of 4 columns; other sessions' text keeps them visible as `\x09`.
+    #[test]
+    fn own_messages_and_replies_expand_tabs_other_text_shows_them() {
+        let own = RenderOptions::default();
+        let user = HistoryCell::User {
+            text: "a\tb\n\tc".into(),
+            steering: false,
+        };
+        assert_eq!(rows(&user, own), ["› a   b", "      c"]);
+        let steering = HistoryCell::User {
+            text: "ab\tc".into(),
+            steering: true,
+        };
+        assert_eq!(rows(&steering, own)[0], "» ab  c");
+        let reply = HistoryCell::Assistant {
+            text: "name\tsize\n```\nfn f() {\n\treturn;\n}\n```".into(),
+            reasoning: "why\tnot".into(),
+            streaming: false,
+        };
+        let expanded = RenderOptions {
+            expand_reasoning: true,
+            ..own
+        };
+        assert_eq!(
+            rows(&reply, expanded),
+            [
+                "✻ why not",
+                "• name    size",
+                "    fn f() {",
+                "        return;",
+                "    }"
+            ]
+        );
+        // A foreign log shown read-only: tabs stay visible in its messages too.
+        let foreign = RenderOptions {
+            tabs_visible: true,
+            ..own
+        };
+        assert_eq!(rows(&user, foreign), ["› a\\x09b", "  \\x09c"]);
+        assert_eq!(rows(&reply, foreign)[1], "• name\\x09size");
+        // Tool output and the conversations of referenced sessions keep them visible.
+        let tool = HistoryCell::Tool {
+            text: "tool result: a\tb".into(),
+        };
+        assert_eq!(rows(&tool, own), ["⚙ tool result: a\\x09b"]);
+        let card = HistoryCell::ReferenceCard {
+            references: Vec::new(),
+            origins: Vec::new(),
+            sources: vec![SnapshotSource {
+                session_id: "s-1".into(),
+                label: "L".into(),
+                cwd: None,
+                conversation: vec![dsh_reference::SnapshotTurn {
+                    role: "user".into(),
+                    text: "x\ty".into(),
+                }],
+                serialized_bytes: 0,
+            }],
+            snapshot: "exact\tbytes".into(),
+        };
+        let readable = RenderOptions {
+            snapshots: SnapshotView::Readable,
+            ..own
+        };
+        assert!(
+            rows(&card, readable)
+                .iter()
+                .any(|r| r.ends_with("user: x\\x09y")),
+            "{:?}",
+            rows(&card, readable)
+        );
+        let exact = RenderOptions {
+            snapshots: SnapshotView::Exact,
+            ..own
+        };
+        assert!(
+            rows(&card, exact)
+                .iter()
+                .any(|r| r.ends_with("exact\\x09bytes")),
+            "{:?}",
+            rows(&card, exact)
+        );
+    }
 
     #[test]
     fn sizes_read_like_the_prepare_output() {

@@ -14,7 +14,9 @@
 //! - the turn and step structure of dsh's session invariant (`turns.rs`);
 //! - the compaction brackets and checkpoints of both vocabularies (`compaction.rs`);
 //! - title sources (`titles.rs`);
-//! - seq contiguity.
+//! - seq contiguity;
+//! - and this project's own rule: no line longer than its reader loads
+//!   (`readable_line.rs`, `store.max_line_bytes`).
 //!
 //! The writer ([`crate::SessionWriter`]) checks every new batch against the book it holds
 //! and refuses a batch that breaks a rule ([`crate::StoreError::RuleBroken`]); a log that
@@ -26,6 +28,7 @@ mod compaction;
 mod envelope;
 mod findings;
 mod messages;
+pub mod readable_line;
 mod surface;
 mod titles;
 mod turns;
@@ -36,6 +39,7 @@ pub use findings::{Findings, RuleCount};
 pub use vocabulary::RELEASE_KNOWN_EVENT_TYPES;
 
 use super::event::Event;
+use super::not_loaded::NotLoaded;
 
 /// A dsh version whose readers this project writes for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -391,6 +395,20 @@ impl RuleBook {
                     event.seq, self.next_seq
                 ),
             ));
+        }
+        if mode == Mode::Scan && NotLoaded::of(event).is_some() {
+            // A line too long to load (crate::not_loaded): only what its placeholder kept
+            // (seq, surfaceOp, sourceEventSeqs) can be judged; dsh reads the line itself.
+            let mut ignored = Vec::new();
+            self.surface.admit(event, &mut ignored);
+            out.extend(
+                ignored
+                    .into_iter()
+                    .filter(|v| matches!(v.rule, Rule::ShadowedNodes | Rule::Provenance)),
+            );
+            self.previous = Some(compaction::Previous::of(event));
+            self.next_seq = event.seq.saturating_add(1);
+            return out;
         }
         envelope::check(event, envelope, &mut out);
         vocabulary::check(event, envelope, &mut out);

@@ -1,0 +1,430 @@
+//! App tests of the transcript, the previews, switching sessions and the commands
+//! (issue 27, part B), on the harness of the app tests.
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+/// Issue 27 minor 4: a tab in the user's own message (and in the model's reply quoting it)
+/// is expanded in the transcript, not shown as `\x09`.
+#[tokio::test]
+async fn tabs_in_a_sent_message_and_its_reply_are_expanded() {
+    let mut h = harness(true).await;
+    send_and_expect(&mut h, "ab\tcd\tx", "ab\tcd\tx").await;
+    let shown = format!("{}", screen(&mut h.app, 80, 24).backend());
+    assert!(shown.contains("› ab  cd  x"), "{shown}");
+    assert!(!shown.contains("\\x09"), "{shown}");
+}
+
+/// Writes a remembered first page listing `ids` (labelled `remembered <id>`) at `path` and
+/// waits until the app has loaded it, as on a launch after the first.
+async fn with_remembered_page(h: &mut Harness, path: &std::path::Path, ids: &[&str]) {
+    use crate::tui::composer::remembered_page::{self, RememberedPage};
+    let page = dsh_reference::CandidatePage {
+        rows: ids
+            .iter()
+            .map(|id| dsh_reference::Candidate {
+                session_id: (*id).into(),
+                label: format!("remembered {id}"),
+                cwd: Some(CWD.into()),
+                created_at: 1_700_000_000_000,
+            })
+            .collect(),
+        total: ids.len(),
+        closest: Vec::new(),
+    };
+    let mut pages = remembered_page::RememberedPages::default();
+    pages.upsert(RememberedPage::of(&page, Some(CWD)));
+    remembered_page::save(path, &pages);
+    h.app.remember_first_page_in(path.to_owned());
+    h.app.warm_listing();
+    for _ in 0..4000 {
+        let loaded = h
+            .app
+            .candidates
+            .first_page
+            .remembered
+            .lock()
+            .unwrap()
+            .is_some();
+        if loaded {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("the remembered page was not loaded");
+}
+
+/// Handles bus events as the event loop does (a frame after each) until `done` holds on
+/// what a `width`×`height` screen shows.
+async fn pump_frames_until(
+    app: &mut App,
+    (width, height): (u16, u16),
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let waited = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            app.draw(&mut terminal).unwrap();
+            let shown = format!("{}", terminal.backend());
+            if done(&shown) {
+                return shown;
+            }
+            let Some(event) = app.rx.recv().await else {
+                return shown;
+            };
+            app.handle_app_event(event);
+            while let Ok(event) = app.rx.try_recv() {
+                app.handle_app_event(event);
+            }
+        }
+    })
+    .await;
+    let Ok(shown) = waited else {
+        app.draw(&mut terminal).unwrap();
+        panic!("not reached; the screen:\n{}", terminal.backend());
+    };
+    shown
+}
+
+/// Issue 27 major 2: on a launch after the first, the `@` popup's first row comes from the
+/// remembered page and then the checked listing; its preview still gets its cost (it said
+/// "estimating the reference size…" until the selection moved). Both orders of the
+/// estimate and the checked listing (on a large store the listing comes last).
+#[tokio::test]
+async fn the_first_rows_preview_prices_when_the_first_page_was_remembered() {
+    for estimate_first in [true, false] {
+        let mut h = harness(true).await;
+        let cache = tempfile::TempDir::new().unwrap();
+        with_remembered_page(&mut h, &cache.path().join("first-page.json"), &["s-alpha"]).await;
+        let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+        h.app.draw(&mut terminal).unwrap();
+        type_text(&mut h.app, "@");
+        h.app.draw(&mut terminal).unwrap();
+        // Hold back whichever of the two answers must come second.
+        let mut held = Vec::new();
+        let (mut estimated, mut checked) = (false, false);
+        while !(estimated && checked) {
+            let event = tokio::time::timeout(Duration::from_secs(20), h.app.rx.recv())
+                .await
+                .expect("answers in time")
+                .expect("bus open");
+            let is_estimate = matches!(event, AppEvent::Preview(_));
+            let is_checked = matches!(
+                &event,
+                AppEvent::Candidates(CandidatesEvent {
+                    phase: CandidatesPhase::Checked(_) | CandidatesPhase::Answered(_),
+                    ..
+                })
+            );
+            if (is_checked && estimate_first && !estimated)
+                || (is_estimate && !estimate_first && !checked)
+            {
+                held.push(event);
+                continue;
+            }
+            estimated |= is_estimate;
+            checked |= is_checked;
+            h.app.handle_app_event(event);
+            h.app.draw(&mut terminal).unwrap();
+            for event in held.drain(..) {
+                estimated |= matches!(event, AppEvent::Preview(_));
+                checked |= matches!(event, AppEvent::Candidates(_));
+                h.app.handle_app_event(event);
+                h.app.draw(&mut terminal).unwrap();
+            }
+        }
+        let shown = pump_frames_until(&mut h.app, (120, 30), |shown| {
+            shown.contains("2 of 2 messages kept")
+        })
+        .await;
+        assert!(shown.contains("Alpha login bug"), "{shown}");
+    }
+}
+
+/// Issue 27 minor 17: `/help`'s second column starts at one column in every row of both
+/// sections, and a help too long for the line wraps under that column, never under the
+/// keys; narrow, each help goes under its keys.
+#[tokio::test]
+async fn help_columns_are_aligned_and_wrap_under_themselves() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "/help");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    for width in [120u16, 80, 60] {
+        let mut terminal = Terminal::new(TestBackend::new(width, 200)).unwrap();
+        h.app.draw(&mut terminal).unwrap();
+        let rows: Vec<String> = format!("{}", terminal.backend())
+            .lines()
+            .map(|l| l.trim_matches('"').to_owned())
+            .collect();
+        let column_of = |needle: &str| {
+            rows.iter()
+                .find_map(|r| r.find(needle).map(|at| r[..at].chars().count()))
+                .unwrap_or_else(|| panic!("{needle:?} not shown at {width}:\n{}", rows.join("\n")))
+        };
+        let help_column = column_of("show commands and key bindings");
+        for spec in COMMANDS {
+            let start: Vec<&str> = spec.help.split(' ').take(2).collect();
+            assert_eq!(
+                column_of(&start.join(" ")),
+                help_column,
+                "{} at {width}",
+                spec.name
+            );
+        }
+        assert_eq!(
+            column_of("delete to the line start"),
+            help_column,
+            "width {width}"
+        );
+        // Below the first title every row is a title, a key row (keys at column 4) or a
+        // help (or its continuation) at the help column.
+        let first = rows.iter().position(|r| r.contains("Commands")).unwrap();
+        for row in rows
+            .iter()
+            .skip(first + 1)
+            .take_while(|r| !r.trim().is_empty())
+        {
+            if row.trim() == "Keys" {
+                continue;
+            }
+            let indent = row.chars().take_while(|c| *c == ' ').count();
+            assert!(
+                indent == help_column || indent == 4,
+                "a row neither a key row nor under the help column at {width}: {row:?}\n{}",
+                rows.join("\n")
+            );
+        }
+    }
+}
+
+/// Issue 27 minor 9: `/model NAME` on the offline provider says it changes nothing, and
+/// nothing shows the name; `/model` says there is no other model.
+#[tokio::test]
+async fn slash_model_on_the_offline_provider_says_it_changes_nothing() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "/model deepseek-reasoner");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let said = notices(&h.app).join("\n");
+    assert!(
+        said.contains("/model deepseek-reasoner changes nothing"),
+        "{said}"
+    );
+    assert!(!said.contains("from the next turn on"), "{said}");
+    assert_eq!(h.app.agent().model().1, "offline-echo");
+    let shown = format!("{}", screen(&mut h.app, 120, 30).backend());
+    let status = shown.lines().rev().find(|l| l.contains("offline-echo"));
+    assert!(status.is_some(), "{shown}");
+    type_text(&mut h.app, "/model");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let said = notices(&h.app).join("\n");
+    assert!(said.contains("it has no other"), "{said}");
+    assert!(!said.contains("switches for the next turn"), "{said}");
+}
+
+/// Issue 27 minor 20: `/new` after `/resume` opens in the directory the app started in,
+/// not in the resumed session's.
+#[tokio::test]
+async fn slash_new_after_resume_opens_in_the_starting_directory() {
+    let mut h = harness(true).await;
+    let header = SessionHeader::new("s-elsewhere", 1_700_000_000_000, Some("/srv/other".into()));
+    let mut writer = h
+        .app
+        .store
+        .open_writer("s-elsewhere", Some(header))
+        .unwrap();
+    writer
+        .append(dsh_store::layout::in_turns(
+            1,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("over there"),
+            ))],
+        ))
+        .unwrap();
+    drop(writer);
+    type_text(&mut h.app, "/resume s-elsewhere");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-elsewhere" && !app.transcript_loading() || !notices(app).is_empty()
+    })
+    .await;
+    assert_eq!(notices(&h.app), Vec::<String>::new());
+    assert_eq!(h.app.session.cwd.as_deref(), Some("/srv/other"));
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id().starts_with("s-2")).await;
+    assert_eq!(h.app.session.cwd.as_deref(), Some(CWD));
+    // Started on a resumed session, the app is told the process's directory.
+    h.app.set_home_cwd(Some("/home/me/here".into()));
+    type_text(&mut h.app, "/resume s-elsewhere");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id() == "s-elsewhere").await;
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| app.session_id().starts_with("s-2")).await;
+    assert_eq!(h.app.session.cwd.as_deref(), Some("/home/me/here"));
+}
+
+/// Issue 27 minor 25: a refusal (or any command's answer) lands in view while the
+/// transcript is scrolled up, not below the fold.
+#[tokio::test]
+async fn a_refusal_is_visible_from_a_scrolled_transcript() {
+    let mut h = harness(false).await;
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    let claude = dsh_foreign::ForeignSource::new(dsh_foreign::SourceConfig {
+        origin: Origin::ClaudeCode,
+        root: fixtures.join("claude/projects"),
+        max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
+        clean_title: crate::agent::title::plain_fallback_title,
+        index_file: None,
+    });
+    let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
+    h.app
+        .set_sources(Arc::new(SessionSources::new(dsh, vec![claude])));
+    for i in 0..40 {
+        h.app.chat.push_notice(
+            crate::tui::transcript::NoticeKind::Info,
+            format!("line {i}"),
+        );
+    }
+    screen(&mut h.app, 80, 14);
+    h.app.handle_terminal_event(key(KeyCode::PageUp));
+    h.app.handle_terminal_event(key(KeyCode::PageUp));
+    let shown = format!("{}", screen(&mut h.app, 80, 14).backend());
+    assert!(!shown.contains("line 39"), "scrolled up: {shown}");
+    type_text(
+        &mut h.app,
+        "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
+    );
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    let shown = format!("{}", screen(&mut h.app, 80, 14).backend());
+    assert!(
+        shown.contains("read-only session from Claude Code"),
+        "{shown}"
+    );
+}
+
+/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
+fn seed_long(store: &SessionStore, id: &str, turns: usize) {
+    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = store.open_writer(id, Some(header)).unwrap();
+    let mut events = Vec::new();
+    for i in 0..turns {
+        events.push(NewEvent::appended(EventData::UserMessage(
+            Message::user_text(format!("q{i:04}")),
+        )));
+        events.push(NewEvent::appended(EventData::AssistantMessage {
+            turn: 1,
+            step: 1,
+            message: Message::new(
+                Role::Assistant,
+                vec![ContentBlock::text(format!("a{i:04}"))],
+                Source::model("offline", "offline-echo"),
+            ),
+            usage: None,
+            extra: serde_json::Map::new(),
+        }));
+    }
+    writer
+        .append(dsh_store::layout::in_turns(1, events))
+        .unwrap();
+}
+
+/// Draws and handles bus events until `done` holds on the app (bounded).
+async fn frames_until(
+    app: &mut App,
+    terminal: &mut Terminal<TestBackend>,
+    done: impl Fn(&App) -> bool,
+) {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            app.draw(terminal).unwrap();
+            if done(app) {
+                return;
+            }
+            let Some(event) = app.rx.recv().await else {
+                return;
+            };
+            app.handle_app_event(event);
+        }
+    })
+    .await
+    .expect("condition not reached");
+}
+
+/// Issue 27 item 5 / minor 11: a session longer than the transcript keeps is scrolled back
+/// to its very first message, window by window as `PgUp` reaches the top, the transcript
+/// never holding more than its bounds; "earlier entries" shows only while a window is
+/// read; back at the bottom the newest messages are there again.
+#[tokio::test]
+async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
+    let mut h = harness(true).await;
+    seed_long(&h.app.store, "s-long", 3_000);
+    type_text(&mut h.app, "/resume s-long");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-long" && !app.transcript_loading()
+    })
+    .await;
+    let mut terminal = Terminal::new(TestBackend::new(60, 24)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("a2999"), "{shown}");
+    assert!(
+        h.app.chat.transcript().older_than().is_some(),
+        "older events not kept"
+    );
+    let bound = h.app.chat.transcript().cells().len();
+    assert!(bound <= 2_000, "{bound}");
+    let mut windows = 0;
+    for _ in 0..20_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageUp));
+        h.app.draw(&mut terminal).unwrap();
+        let shown = format!("{}", terminal.backend());
+        assert!(
+            h.app.chat.transcript().cells().len() <= 2_000,
+            "bounded: {}",
+            h.app.chat.transcript().cells().len()
+        );
+        if shown.contains("q0000") {
+            break;
+        }
+        if shown.contains("reading earlier entries") {
+            windows += 1;
+            // The window arrives off the UI thread; the view stays on the lines it showed.
+            let bottom = |shown: &str| -> Vec<String> {
+                // The transcript's rows under the top marker's, without the "↓ N more
+                // lines" row (N shrinks by the newest lines dropped for the window).
+                shown
+                    .lines()
+                    .skip(3)
+                    .take(14)
+                    .filter(|r| !r.contains("more lines"))
+                    .map(str::to_owned)
+                    .collect()
+            };
+            let before = bottom(&shown);
+            frames_until(&mut h.app, &mut terminal, |app| {
+                !app.chat.is_reading_older()
+            })
+            .await;
+            h.app.draw(&mut terminal).unwrap();
+            let after = format!("{}", terminal.backend());
+            assert_eq!(bottom(&after), before, "the view moved:\n{shown}\n{after}");
+        }
+    }
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("q0000"), "the first message: {shown}");
+    assert!(windows >= 2, "read in windows: {windows}");
+    assert!(!shown.contains("earlier entries"), "{shown}");
+    assert_eq!(h.app.chat.transcript().older_than(), None);
+    // Back at the bottom: the newest exchange, read again.
+    h.app.chat.scroll_to_bottom();
+    frames_until(&mut h.app, &mut terminal, |app| {
+        !app.transcript_loading() && !app.chat.transcript().newer_cut()
+    })
+    .await;
+    h.app.draw(&mut terminal).unwrap();
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("a2999"), "{shown}");
+}
