@@ -363,8 +363,13 @@ async fn alt_m_turns_mouse_capture_off_and_on() {
             .join("\n")
             .contains("mouse capture not changed: no tty")
     );
-    let help = super::render::help_text();
-    assert!(help.contains("Alt+M"), "{help}");
+    let help = super::render::help_sections();
+    assert!(
+        help.iter()
+            .flat_map(|s| &s.rows)
+            .any(|(keys, _)| keys == "Alt+M"),
+        "{help:?}"
+    );
 }
 
 /// Issue 27 item 3 / minor 26: `/resume` and the `@` popup listed by creation time, so a

@@ -33,7 +33,10 @@ async fn with_remembered_page(h: &mut Harness, path: &std::path::Path, ids: &[&s
         closest: Vec::new(),
     };
     let mut pages = remembered_page::RememberedPages::default();
-    pages.upsert(RememberedPage::of(&page, Some(CWD)));
+    pages.upsert(RememberedPage::of(
+        &crate::tui::composer::listed_page::ListedPage::without_details(page, 0),
+        Some(CWD),
+    ));
     remembered_page::save(path, &pages);
     h.app.remember_first_page_in(path.to_owned());
     h.app.warm_listing();
@@ -297,11 +300,11 @@ async fn a_refusal_is_visible_from_a_scrolled_transcript() {
         "/resume claude-code:5f1c2d3e-0000-4000-8000-000000000001",
     );
     h.app.handle_terminal_event(key(KeyCode::Enter));
+    // Another tool's session opens read-only (issue 27 item 4) in place of the scrolled
+    // transcript: in view at once.
     let shown = format!("{}", screen(&mut h.app, 80, 14).backend());
-    assert!(
-        shown.contains("read-only session from Claude Code"),
-        "{shown}"
-    );
+    assert!(shown.contains(" dsh-refs  [claude] "), "{shown}");
+    assert!(!shown.contains("line 3"), "{shown}");
 }
 
 /// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
