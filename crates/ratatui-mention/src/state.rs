@@ -233,13 +233,18 @@ impl MentionInputState {
         }
         if let Popup::Mention(token) = &self.popup {
             // A space at the end of the token keeps it open while its words still match
-            // (or their answer is to come); otherwise it ends the token.
+            // (or their answer is to come), or inside a quote still open (`@"my notes`);
+            // otherwise it ends the token.
             if action.is_none()
                 && self.config.multi_word
                 && typed_char(&key) == Some(' ')
                 && self.composer.cursor_char_index() == token.end_char
             {
-                let matching = self.results.in_flight() || self.results.total() > 0;
+                let open_quote = token
+                    .query
+                    .strip_prefix('"')
+                    .is_some_and(|rest| !rest.contains('"'));
+                let matching = open_quote || self.results.in_flight() || self.results.total() > 0;
                 self.multi_word = matching.then_some(token.start_char);
             }
             if let Some(Moved(more)) = self.results.navigate(action) {
