@@ -27,8 +27,9 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use dsh_reference::{AgentRef, Candidate, ListingScope, ReferenceConfig, SessionReferences};
-use dsh_refs::tui::composer::candidates::list_ordered;
-use dsh_refs::tui::composer::listed_page::{GitBranches, ListedPage};
+use dsh_refs::tui::composer::candidates::{RowSources, list_ordered};
+use dsh_refs::tui::composer::file_section::{FileCandidates, FileRow};
+use dsh_refs::tui::composer::listed_page::ListedPage;
 use dsh_refs::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page, session_item,
 };
@@ -62,7 +63,7 @@ fn keystroke_to_frame(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     };
     let cancel = CancellationToken::new();
-    let branches = GitBranches::default();
+    let branches = RowSources::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
@@ -213,7 +214,7 @@ fn preview_and_resume(c: &mut Criterion) {
         cwd: Some("/home/dev/project-1".into()),
     });
     let cancel = CancellationToken::new();
-    let branches = GitBranches::default();
+    let branches = RowSources::default();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     let labels = popup_labels();
     let utc = DisplayZone::Fixed(chrono::FixedOffset::east_opt(0).expect("utc"));
@@ -534,9 +535,103 @@ fn keystroke_in_a_long_draft(c: &mut Criterion) {
         });
     });
 }
+/// Issue 25: keystroke → frame with the `@` popup's file section over a 50 000-file
+/// repository (≤ 16 ms): typing `src/pars` and deleting its last char, each key ranked
+/// (`FileCandidates::rows`, off the UI thread in the app, timed here with the rest), the
+/// page with its `files` section set and drawn; and the UI thread's part alone.
+fn keystroke_with_files(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let (tops, mids) = (["crates", "src", "docs", "tests", "tools"], 10usize);
+    let mut written = 0usize;
+    'outer: for top in tops {
+        for m in 0..mids {
+            for pkg in 0..100 {
+                let dir = root.join(format!("{top}/mod{m}/pkg{pkg}/src"));
+                std::fs::create_dir_all(&dir).expect("dir");
+                for leaf in [
+                    "parse", "render", "state", "event", "lib", "main", "index", "util", "error",
+                    "config",
+                ] {
+                    std::fs::write(dir.join(format!("{leaf}_{written}.rs")), "").expect("file");
+                    written += 1;
+                    if written >= 50_000 {
+                        break 'outer;
+                    }
+                }
+            }
+        }
+    }
+    let files = FileCandidates::default();
+    assert!(
+        !files.rows(root, "src/pars", &|| false).is_empty(),
+        "walked"
+    );
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
+    let labels = popup_labels();
+    let mut pane = composer_state(100);
+    for ch in "@src/pars".chars() {
+        let _ = pane.handle_key(key(ch));
+    }
+    let query_id =
+        |pane: &MentionInputState| pane.results().map(ratatui_mention::ResultsList::query_id);
+    let mut answer = |pane: &mut MentionInputState, rows: Vec<FileRow>| {
+        let Some(id) = query_id(pane) else { return };
+        let text = pane
+            .results()
+            .map(|r| r.query().to_owned())
+            .unwrap_or_default();
+        let listed = ListedPage {
+            files: rows,
+            ..ListedPage::default()
+        };
+        let page = results_page(&listed, &text, &pane.draft(), &all_dsh);
+        let _ = pane.set_page(id, page);
+        terminal
+            .draw(|frame| {
+                frame.render_stateful_widget(composer_look(&labels, true), frame.area(), pane);
+            })
+            .expect("draw");
+    };
+    let mut typed = true;
+    c.bench_function("keystroke_to_frame_files_50k", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('s')
+            };
+            typed = !typed;
+            let _ = pane.handle_key(k);
+            let text = pane
+                .results()
+                .map(|r| r.query().to_owned())
+                .unwrap_or_default();
+            let rows = files.rows(root, &text, &|| false);
+            answer(&mut pane, rows);
+        });
+    });
+    let ranked: Vec<Vec<FileRow>> = ["src/pars", "src/par"]
+        .iter()
+        .map(|q| files.rows(root, q, &|| false))
+        .collect();
+    c.bench_function("keystroke_to_frame_files_50k_ui_thread", |b| {
+        b.iter(|| {
+            let k = if typed {
+                KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE)
+            } else {
+                key('s')
+            };
+            typed = !typed;
+            let _ = pane.handle_key(k);
+            answer(&mut pane, ranked[usize::from(!typed)].clone());
+        });
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
-    targets = keystroke_to_frame, preview_and_resume, keystroke_in_a_long_draft
+    targets = keystroke_to_frame, preview_and_resume, keystroke_in_a_long_draft, keystroke_with_files
 }
 criterion_main!(benches);

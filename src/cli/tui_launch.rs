@@ -198,6 +198,10 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         {
             app.remember_first_page_in(path);
         }
+        // Pins and uses of the demo's sessions are not kept either.
+        if let Some(path) = remember_first_page.then(super::usage::usage_path).flatten() {
+            app.keep_usage_in(path);
+        }
         app.warm_listing();
         if let Some(options) = search_options {
             app.start_search_indexing(options);

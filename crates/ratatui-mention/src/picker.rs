@@ -256,6 +256,12 @@ impl Picker {
         resume(self, id)
     }
 
+    /// Replaces the rows on show for `id` with a fresher page, the selected row kept when
+    /// it is still there (see [`ResultsList::refresh_page`]); false for another query.
+    pub fn refresh_page(&mut self, id: QueryId, page: ResultsPage) -> bool {
+        self.results.refresh_page(id, page)
+    }
+
     /// Takes the failure of `id`; returns what a waiting Enter did.
     #[must_use = "an Enter that waited for this answer may have picked a row"]
     pub fn set_failed(&mut self, id: QueryId, message: impl Into<String>) -> Vec<PickerOutcome> {

@@ -233,13 +233,18 @@ impl MentionInputState {
         }
         if let Popup::Mention(token) = &self.popup {
             // A space at the end of the token keeps it open while its words still match
-            // (or their answer is to come); otherwise it ends the token.
+            // (or their answer is to come), or inside a quote still open (`@"my notes`);
+            // otherwise it ends the token.
             if action.is_none()
                 && self.config.multi_word
                 && typed_char(&key) == Some(' ')
                 && self.composer.cursor_char_index() == token.end_char
             {
-                let matching = self.results.in_flight() || self.results.total() > 0;
+                let open_quote = token
+                    .query
+                    .strip_prefix('"')
+                    .is_some_and(|rest| !rest.contains('"'));
+                let matching = open_quote || self.results.in_flight() || self.results.total() > 0;
                 self.multi_word = matching.then_some(token.start_char);
             }
             if let Some(Moved(more)) = self.results.navigate(action) {
@@ -531,6 +536,27 @@ impl MentionInputState {
     /// of the host's).
     pub fn insert_mention(&mut self, mention: &Mention) -> Outcome {
         self.insert_text(&format!("{mention} "))
+    }
+
+    /// With the popup open, replaces its token with `text` and one space, as Tab does with
+    /// a row's insert text — for a mention the host builds for the selected row itself (an
+    /// excerpt of it, say) — and closes the popup. [`Outcome::Inserted`] with the selected
+    /// row's key; [`Outcome::Consumed`] (nothing changed) without an open mention popup or
+    /// a selected row.
+    pub fn replace_token(&mut self, text: &str) -> Outcome {
+        let Popup::Mention(token) = &self.popup else {
+            return Outcome::Consumed;
+        };
+        let Some(key) = self.results.selected().map(|r| r.key().to_owned()) else {
+            return Outcome::Consumed;
+        };
+        self.results.drop_wait();
+        let text = visible_controls_line(text).into_owned();
+        let token = token.start_char..token.end_char;
+        self.composer.insert_mention(token, &text);
+        self.close_popup();
+        let _ = self.sync_popup(Outcome::Changed);
+        Outcome::Inserted { key, text }
     }
 
     /// Moves the caret to char index `index` of the draft (clamped; never inside a chip).
@@ -993,6 +1019,21 @@ mod tests {
         pane.results()
             .and_then(|r| r.selected())
             .map(|r| r.key().to_string())
+    }
+
+    #[test]
+    fn the_host_replaces_the_token_with_its_own_text_for_the_selected_row() {
+        let mut pane = pane_with_rows();
+        let _ = pane.handle_key(key(KeyCode::Down));
+        let text = "@[Food, part](dsh-excerpt:WyJiIiw3LDIsMl0)";
+        assert_eq!(pane.replace_token(text), inserted("b", text));
+        assert_eq!(pane.draft(), format!("{text} "));
+        assert!(!pane.popup_active());
+        // Nothing open, nothing replaced; controls never go in raw.
+        assert_eq!(pane.replace_token("x"), Outcome::Consumed);
+        let mut pane = pane_with_rows();
+        let _ = pane.replace_token("a\u{1b}[2Jb");
+        assert_eq!(pane.draft(), "a\\x1B[2Jb ");
     }
 
     #[test]

@@ -133,3 +133,22 @@ fn off_by_default_a_space_ends_the_token() {
     type_str(&mut state, " ");
     assert!(!state.popup_active());
 }
+
+/// Issue 25: `@"my notes.md"` — a space inside a quote still open keeps the popup open
+/// even when nothing matched the words so far (a file section answers offered rows only).
+#[test]
+fn a_space_inside_an_open_quote_keeps_the_popup_open() {
+    let mut state = state();
+    type_str(&mut state, "@\"my");
+    answer(&mut state, Vec::new());
+    type_str(&mut state, " ");
+    assert!(state.popup_active(), "inside the quote");
+    let asked = type_str(&mut state, "no");
+    assert_eq!(asked.last().map(|(_, q)| q.as_str()), Some("\"my no"));
+    // Once the quote is closed a space ends the token as usual (no match).
+    answer(&mut state, Vec::new());
+    type_str(&mut state, "tes\"");
+    answer(&mut state, Vec::new());
+    type_str(&mut state, " ");
+    assert!(!state.popup_active());
+}

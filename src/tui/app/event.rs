@@ -31,6 +31,8 @@ pub enum AppEvent {
     Hits(HitsEvent),
     /// A preview's size estimate is in.
     Preview(PreviewEvent),
+    /// The preview of a file row of the `@` popup is ready.
+    FilePreview(ratatui_mention::ItemPreview),
     /// A session for `/new` or `/resume` was opened for writing (or could not be).
     Session(SessionEvent),
     /// The open session's log was read into a transcript.

@@ -8,9 +8,11 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyM
 use tokio::time::Instant;
 
 use super::App;
+use super::event::AppEvent;
 use super::keys::{AppAction, classify_app_key};
 use crate::agent::AgentStatus;
 use crate::tui::composer::candidates::ListingContext;
+use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY, file_preview};
 use crate::tui::composer::session_items::results_page;
 use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
 use crate::tui::preview::PreviewRequest;
@@ -74,6 +76,19 @@ impl App {
             self.read_only_key(key);
             return;
         }
+        if classify_app_key(&key) == Some(AppAction::TogglePin)
+            && (self.picker.is_some() || self.composer.input.popup_active())
+        {
+            self.toggle_pin();
+            return;
+        }
+        if classify_app_key(&key) == Some(AppAction::InsertExcerpt)
+            && self.picker.is_none()
+            && self.composer.input.popup_active()
+        {
+            self.insert_excerpt();
+            return;
+        }
         if let Some(picker) = self.picker.as_mut() {
             let outcome = match picker.picker.handle_key(key) {
                 // Ctrl+C closes the picker too (the widget leaves it to the host).
@@ -114,7 +129,9 @@ impl App {
                 | AppAction::Escape
                 | AppAction::PageUp
                 | AppAction::PageDown
-                | AppAction::ToggleExpand,
+                | AppAction::ToggleExpand
+                | AppAction::TogglePin
+                | AppAction::InsertExcerpt,
             )
             | None => {
                 let outcome = self.composer.input.handle_key(key);
@@ -146,6 +163,13 @@ impl App {
             Outcome::Waiting { id, .. } => {
                 let wait = self.composer.input.config().answer_wait();
                 self.candidates.wait.start(id, wait);
+            }
+            // A directory of the file section keeps completion open: without the space
+            // after it, `@dir/` is the token again and the popup lists the directory.
+            Outcome::Inserted { key, .. } if key.starts_with(DIR_KEY) => {
+                let back = crossterm::event::KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
+                let outcome = self.composer.input.handle_key(back);
+                self.handle_outcome(outcome);
             }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
@@ -253,8 +277,85 @@ impl App {
                 refs: self.refs.as_ref(),
                 agent_ref,
                 tx: &self.tx,
+                usage: &self.candidates.sources.usage,
             },
         )
+    }
+
+    /// Alt+.: pins or unpins the session selected in `/resume` or the `@` popup, and lists
+    /// its query again so the order and the row show it (docs/tui-app.md: pins).
+    fn toggle_pin(&mut self) {
+        let now = u64::try_from(crate::tui::composer::listed_page::now_ms()).unwrap_or(0);
+        if let Some(picker) = self.picker.as_mut() {
+            let results = picker.picker.results();
+            let Some(id) = results.selected().map(|r| r.key().to_owned()) else {
+                return;
+            };
+            let (query_id, query) = (results.query_id(), results.query().to_owned());
+            self.candidates.sources.usage.toggle_pin(&id, now);
+            let refs = self.listing_service();
+            if let Some(picker) = self.picker.as_mut() {
+                picker.list(refs, query_id, query, None, true, &self.tx);
+            }
+            return;
+        }
+        let Some(results) = self.composer.input.results() else {
+            return;
+        };
+        let Some(id) = results.selected().map(|r| r.key().to_owned()) else {
+            return;
+        };
+        let (query_id, query) = (results.query_id(), results.query().to_owned());
+        self.candidates.sources.usage.toggle_pin(&id, now);
+        let cx = ListingContext {
+            refs: self.refs.as_ref(),
+            store: &self.store,
+            agent: self.session.agent_ref(),
+            tx: &self.tx,
+        };
+        self.candidates.refresh(&cx, query_id, query);
+    }
+
+    /// Alt+E: the selected row of the `@` popup is a conversation hit of a dsh session: its
+    /// token becomes an excerpt mention of the exchange that matched (the matched message
+    /// and `[references] excerpt_context` messages each side, docs/references.md: excerpt
+    /// references); on any other row nothing happens.
+    fn insert_excerpt(&mut self) {
+        let Some(refs) = self.refs.as_ref() else {
+            return;
+        };
+        let Some(selected) = self
+            .composer
+            .input
+            .results()
+            .and_then(|r| r.selected())
+            .map(|r| r.key().to_owned())
+        else {
+            return;
+        };
+        let Some((id, seq, title)) = self
+            .search_hits_shown()
+            .iter()
+            .find(|h| h.candidate.session_id == selected)
+            .and_then(|h| {
+                Some((
+                    h.candidate.session_id.clone(),
+                    h.seq?,
+                    h.candidate.label.clone(),
+                ))
+            })
+        else {
+            return;
+        };
+        let label = dsh_reference::mention_label(&title, refs.config().redact_secrets);
+        let text = refs.excerpt_mention(&id, seq, &label);
+        let outcome = self.composer.input.replace_token(&text);
+        self.handle_outcome(outcome);
+    }
+
+    /// The conversation hits on show in the `@` popup.
+    fn search_hits_shown(&self) -> &[crate::tui::search::conversation_hits::ConversationHit] {
+        &self.hits.popup_shown
     }
 
     /// Lists candidates for the `@` popup's query `query_id`.
@@ -284,7 +385,7 @@ impl App {
     fn list_for_picker(&mut self, query_id: u64, query: String, limit: Option<usize>) {
         let refs = self.listing_service();
         if let Some(picker) = self.picker.as_mut() {
-            picker.list(refs, query_id, query, limit, &self.tx);
+            picker.list(refs, query_id, query, limit, false, &self.tx);
         }
     }
 
@@ -322,6 +423,7 @@ impl App {
     ) {
         match target {
             HitsTarget::Popup => {
+                self.hits.popup_shown = hits.to_vec();
                 let section = offered(
                     title,
                     hits,
@@ -339,6 +441,34 @@ impl App {
         }
     }
 
+    /// The preview of a file section row `key`: what a mention of the file would attach
+    /// (`estimate_file`, off the UI thread), or for a directory what Tab does.
+    fn preview_file(&self, key: &str) {
+        let (Some(refs), Some(cwd)) = (self.refs.clone(), self.session.cwd.clone()) else {
+            return;
+        };
+        if let Some(dir) = key.strip_prefix(DIR_KEY) {
+            let preview = ratatui_mention::ItemPreview {
+                key: key.to_owned(),
+                lines: vec![ratatui::text::Line::from(format!(
+                    "directory {dir}/ · Tab or Enter lists its entries"
+                ))],
+                body: Vec::new(),
+            };
+            self.tx.send(AppEvent::FilePreview(preview));
+            return;
+        }
+        let Some(path) = key.strip_prefix(FILE_KEY) else {
+            return;
+        };
+        let (key, path, tx) = (key.to_owned(), path.to_owned(), self.tx.clone());
+        tokio::spawn(async move {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let estimate = refs.estimate_file(&cwd, &path, &cancel).await;
+            tx.send(AppEvent::FilePreview(file_preview(&key, &path, estimate)));
+        });
+    }
+
     /// Starts the estimate a visible preview needs (see [`Previews`](crate::tui::preview::Previews)).
     pub(super) fn request_preview(&mut self) {
         let wanted = match self.picker.as_mut() {
@@ -350,6 +480,10 @@ impl App {
                 })
             }
             None => self.composer.input.want_preview().and_then(|key| {
+                if key.starts_with(FILE_KEY) || key.starts_with(DIR_KEY) {
+                    self.preview_file(&key);
+                    return None;
+                }
                 let row = self.composer.input.results()?.selected()?;
                 (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
             }),

@@ -470,3 +470,217 @@ async fn a_picked_label_has_its_secrets_redacted() {
     assert_eq!(draft, format!("{want} "));
     assert!(!draft.contains("aB3x"), "{draft}");
 }
+
+/// The keys of the rows in the `@` popup.
+fn popup_keys(app: &App) -> Vec<String> {
+    app.composer
+        .input
+        .results()
+        .map(|r| r.rows().iter().map(|row| row.key().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// Issue 25 item 5: Alt+. pins the selected session (first in its group, `pinned` in its
+/// row, kept in the usage book); a sent reference and a resume are noted as uses.
+#[tokio::test]
+async fn alt_dot_pins_and_uses_are_noted() {
+    let mut h = harness(true).await;
+    let dir = tempfile::tempdir().unwrap();
+    let book = dir.path().join("usage.json");
+    h.app.keep_usage_in(book.clone());
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    seed(&h.app.store, "s-beta", "Beta plan");
+    utc(&mut h.app);
+    type_text(&mut h.app, "@");
+    popup_answered(&mut h.app).await;
+    assert_eq!(
+        popup_keys(&h.app),
+        ["s-beta", "s-alpha"],
+        "by last activity"
+    );
+    h.app.handle_terminal_event(key(KeyCode::Down));
+    let alt_dot = TermEvent::Key(KeyEvent::new(KeyCode::Char('.'), KeyModifiers::ALT));
+    h.app.handle_terminal_event(alt_dot.clone());
+    pump_until(&mut h.app, |app| {
+        popup_keys(app).first().map(String::as_str) == Some("s-alpha")
+    })
+    .await;
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("s-alpha · ") && l.contains(" · pinned · ")),
+        "{screen}"
+    );
+    assert_eq!(
+        h.app
+            .composer
+            .input
+            .results()
+            .and_then(|r| r.selected())
+            .map(|r| r.key().to_owned()),
+        Some("s-alpha".to_owned()),
+        "the pinned row stays selected"
+    );
+    assert_eq!(h.app.draft(), "@", "Alt+. typed nothing");
+    // Written back off the UI thread (no event tells when).
+    let mut written = false;
+    for _ in 0..2000 {
+        written = dsh_reference::frecency::UsageBook::load(&book).is_pinned("s-alpha");
+        if written {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(written, "the pin is kept in the usage book");
+    // Sending a reference to `s-beta` notes a use: it shows in its row.
+    h.app.handle_terminal_event(key(KeyCode::Up));
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    type_text(&mut h.app, "compare");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.candidates
+            .sources
+            .usage
+            .book()
+            .score("s-beta", u64::MAX / 2)
+            > 0
+    })
+    .await;
+    // `/resume`: Alt+. unpins there too; the use shows.
+    type_text(&mut h.app, "/resume");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| !p.picker.results().in_flight())
+    })
+    .await;
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("s-beta · ") && l.contains("used 1×")),
+        "{screen}"
+    );
+    let picker_keys = |app: &App| -> Vec<String> {
+        app.picker
+            .as_ref()
+            .map(|p| {
+                p.picker
+                    .results()
+                    .rows()
+                    .iter()
+                    .map(|r| r.key().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        picker_keys(&h.app).first().map(String::as_str),
+        Some("s-alpha")
+    );
+    let at_alpha = picker_keys(&h.app)
+        .iter()
+        .position(|k| k == "s-alpha")
+        .unwrap();
+    for _ in 0..at_alpha {
+        h.app.handle_terminal_event(key(KeyCode::Down));
+    }
+    h.app.handle_terminal_event(alt_dot);
+    pump_until(&mut h.app, |app| {
+        !app.candidates.sources.usage.book().is_pinned("s-alpha")
+            && picker_keys(app).first().map(String::as_str) != Some("s-alpha")
+    })
+    .await;
+}
+
+/// Issue 25 item 2: from a conversation hit in the `@` popup, Alt+E mentions only the
+/// exchange that matched (a `dsh-excerpt:` mention of its message and the messages around
+/// it), never the whole session; on a listed row it does nothing.
+#[tokio::test]
+async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
+    let mut h = harness(true).await;
+    let _index = super::tests::indexed(&mut h);
+    type_text(&mut h.app, "@token");
+    pump_until(&mut h.app, |app| {
+        app.composer
+            .input
+            .results()
+            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+    })
+    .await;
+    let alt_e = TermEvent::Key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::ALT));
+    // Nothing selected yet (no exact match): nothing happens.
+    h.app.handle_terminal_event(alt_e.clone());
+    assert_eq!(h.app.draft(), "@token");
+    while h
+        .app
+        .composer
+        .input
+        .results()
+        .and_then(|r| r.selected())
+        .is_none_or(|r| r.key() != "s-alpha")
+    {
+        h.app.handle_terminal_event(key(KeyCode::Down));
+    }
+    h.app.handle_terminal_event(alt_e);
+    let draft = h.app.draft();
+    assert!(!h.app.composer.input.popup_active());
+    let parsed = dsh_reference::parse_text(&draft).unwrap();
+    assert!(
+        parsed.references.is_empty(),
+        "not the whole session: {draft}"
+    );
+    let [dsh_reference::Mentioned::Excerpt(excerpt)] = parsed.mentions.as_slice() else {
+        panic!("one excerpt mention: {draft}");
+    };
+    assert_eq!(excerpt.range.session_id, "s-alpha");
+    assert_eq!((excerpt.range.before, excerpt.range.after), (2, 2));
+    assert_eq!(excerpt.label.as_deref(), Some("Alpha login bug"));
+    // The matched message: the reply that said "token" (the second message of the log).
+    let snippet_seq = h.app.hits.popup_shown.first().and_then(|hit| hit.seq);
+    assert_eq!(Some(excerpt.range.seq), snippet_seq);
+    assert!(draft.ends_with(") "), "{draft}");
+}
+
+/// Issue 25 item 1 (the popup part): the `@` popup offers the paths of the session's cwd
+/// in a `files` section, matches highlighted; a directory keeps completion open on its
+/// entries; a file inserts `@path`; its preview tells what would be attached.
+#[tokio::test]
+async fn the_popup_offers_files_and_directories_keep_it_open() {
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(repo.path().join("src/parse")).unwrap();
+    std::fs::write(repo.path().join("src/parse/words.rs"), "fn words() {}\n").unwrap();
+    std::fs::write(repo.path().join("README.md"), "# demo\n").unwrap();
+    let cwd = repo.path().to_str().unwrap().to_owned();
+    let mut h = super::tests::harness_in(true, &cwd).await;
+    // No session matches a path: Tab takes the first offered row, the files first.
+    let files_of = |app: &App| -> Vec<String> {
+        app.composer
+            .input
+            .results()
+            .and_then(|r| r.tab_target())
+            .map(|row| vec![row.key().to_owned()])
+            .unwrap_or_default()
+    };
+    type_text(&mut h.app, "@src/pa");
+    pump_until(&mut h.app, |app| !files_of(app).is_empty()).await;
+    assert_eq!(
+        files_of(&h.app).first().map(String::as_str),
+        Some("dir:src/parse")
+    );
+    let screen = shown(&mut h.app, 100, 24);
+    assert!(screen.contains("[dir] src/parse"), "{screen}");
+    // Tab on the directory: `@src/parse/`, the popup open on its entries.
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "@src/parse/");
+    assert!(h.app.composer.input.popup_active());
+    pump_until(&mut h.app, |app| {
+        files_of(app).first().map(String::as_str) == Some("file:src/parse/words.rs")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Tab));
+    assert_eq!(h.app.draft(), "@src/parse/words.rs ");
+    assert!(!h.app.composer.input.popup_active());
+}

@@ -25,6 +25,11 @@ pub enum AppAction {
     Escape,
     /// Turn mouse capture off (the terminal selects text) and on again.
     ToggleMouse,
+    /// Alt+.: pin or unpin the session selected in the `@` popup or `/resume`.
+    TogglePin,
+    /// Alt+E: on a conversation hit in the `@` popup, mention only the exchange that
+    /// matched.
+    InsertExcerpt,
 }
 
 impl AppAction {
@@ -55,6 +60,12 @@ impl AppAction {
             AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
             AppAction::ToggleMouse => {
                 "mouse capture off (the terminal selects text) and on; while on, Shift+drag selects"
+            }
+            AppAction::TogglePin => {
+                "pin or unpin the selected session in @ popup and /resume (pinned first in its group)"
+            }
+            AppAction::InsertExcerpt => {
+                "on an \"in conversations\" row of @ popup: insert an excerpt (the exchange that matched)"
             }
         }
     }
@@ -122,6 +133,18 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+R",
         AppAction::ReinsertReference,
+    ),
+    (
+        KeyCode::Char('.'),
+        KeyModifiers::ALT,
+        "Alt+.",
+        AppAction::TogglePin,
+    ),
+    (
+        KeyCode::Char('e'),
+        KeyModifiers::ALT,
+        "Alt+E",
+        AppAction::InsertExcerpt,
     ),
 ];
 

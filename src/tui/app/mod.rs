@@ -199,6 +199,12 @@ impl App {
         self.candidates.first_page.path = Some(path);
     }
 
+    /// Keeps pins and uses in the usage book at `path` (read by
+    /// [`warm_listing`](Self::warm_listing)); without it they last this run only.
+    pub fn keep_usage_in(&mut self, path: std::path::PathBuf) {
+        self.candidates.sources.usage = crate::tui::composer::usage::Usage::at(Some(path));
+    }
+
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
     /// already there into Up history (older than this session's own messages).
     pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
@@ -221,6 +227,8 @@ impl App {
         // A `@` typed before the warm-up starts may get the store's early listing, and
         // before that the first page remembered from the last run.
         self.store.allow_early_listing();
+        let usage = self.candidates.sources.usage.clone();
+        tokio::task::spawn_blocking(move || usage.load());
         if let Some(path) = &self.candidates.first_page.path {
             let (path, slot) = (
                 path.clone(),

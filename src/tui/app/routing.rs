@@ -95,6 +95,7 @@ impl App {
                 }
                 self.composer.input.set_preview(preview);
             }
+            AppEvent::FilePreview(preview) => self.composer.input.set_preview(preview),
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
                 if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
@@ -328,7 +329,9 @@ impl App {
 
     fn open_picker(&mut self) {
         let keys = self.composer.input.config().key_map().clone();
-        let (picker, first) = ResumePicker::open(self.session.id.clone(), self.composer.zone, keys);
+        let (mut picker, first) =
+            ResumePicker::open(self.session.id.clone(), self.composer.zone, keys);
+        picker.sources = self.candidates.sources.clone();
         self.picker = Some(picker);
         self.act_on_picker(vec![first]);
     }
@@ -367,6 +370,13 @@ impl App {
             return;
         }
         self.read_only = None;
+        let now = u64::try_from(crate::tui::composer::listed_page::now_ms()).unwrap_or(0);
+        let usage = &self.candidates.sources.usage;
+        usage.record(
+            &[id.to_owned()],
+            dsh_reference::frecency::UseKind::Resumed,
+            now,
+        );
         self.switcher
             .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
     }

@@ -80,6 +80,11 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
+    harness_in(with_refs, CWD).await
+}
+
+/// Like [`harness`], the open session's cwd being `cwd`.
+pub(super) async fn harness_in(with_refs: bool, cwd: &str) -> Harness {
     let dir = tempfile::TempDir::new().unwrap();
     let store = SessionStore::new(dir.path());
     seed(&store, "s-alpha", "Alpha login bug");
@@ -87,7 +92,7 @@ pub(super) async fn harness(with_refs: bool) -> Harness {
         let query: Arc<dyn SessionQuery> = Arc::new(store.clone());
         SessionReferences::new(query, ReferenceConfig::default())
     });
-    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some(CWD.to_owned()));
+    let header = SessionHeader::new("s-test", 1_700_000_000_500, Some(cwd.to_owned()));
     let writer = store.open_writer("s-test", Some(header)).unwrap();
     let provider: Arc<dyn Provider> = Arc::new(OfflineProvider::new());
     let options = AppOptions {
@@ -1574,7 +1579,7 @@ async fn a_pasted_mention_of_an_unlisted_session_shows_its_cwd_in_the_hint() {
 
 /// Starts background indexing into a temp dir and waits (blocking, bounded) until the
 /// index is open and complete.
-fn indexed(h: &mut Harness) -> tempfile::TempDir {
+pub(super) fn indexed(h: &mut Harness) -> tempfile::TempDir {
     let index_dir = tempfile::TempDir::new().unwrap();
     h.app.start_search_indexing(IndexOptions {
         index_dir: Some(index_dir.path().to_owned()),
@@ -1605,6 +1610,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> ConversationHit {
             highlights: Vec::new(),
         }),
         origin: dsh_foreign::Origin::Dsh,
+        seq: Some(1),
     }
 }
 

@@ -5,13 +5,15 @@
 //! run. An Enter or Tab that waits for an answer (docs/composer.md) waits here, up to the
 //! widget's `answer_wait`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::chip_hints::ChipHints;
-use super::listed_page::{GitBranches, ListedPage, now_ms};
+use super::file_section::FileCandidates;
+use super::listed_page::{GitBranches, ListedPage, RowUsage, matches_words, now_ms, rank_by_usage};
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{OriginOf, results_page};
+use super::usage::Usage;
 use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
@@ -34,6 +36,9 @@ pub enum CandidatesPhase {
     Checked(Result<ListedPage, ReferenceError>),
     /// The only answer.
     Answered(Result<ListedPage, ReferenceError>),
+    /// The sessions, before the file section is ranked (the checked answer with it
+    /// follows).
+    Sessions(ListedPage),
 }
 
 /// An answer to the `@` popup's query `query_id` (`query` as asked), of listing `ticket`.
@@ -79,8 +84,11 @@ pub struct AnswerContext<'a> {
 pub struct Candidates {
     slot: RequestSlot<u64>,
     pub first_page: FirstPage,
-    /// The git branches of the rows' directories, kept a few seconds.
-    branches: GitBranches,
+    /// What rows show beside a session (git branches, pins and uses), shared with
+    /// `/resume`.
+    pub sources: RowSources,
+    /// The paths of the agent's cwd (the file section).
+    pub files: FileCandidates,
     /// An Enter/Tab in the popup waiting for an answer.
     pub wait: AnswerWait,
     /// Until when the rows of an older query may stay on show while the newest is asked.
@@ -92,7 +100,8 @@ impl Default for Candidates {
         Candidates {
             slot: RequestSlot::new(Policy::Replace),
             first_page: FirstPage::default(),
-            branches: GitBranches::default(),
+            sources: RowSources::default(),
+            files: FileCandidates::default(),
             wait: AnswerWait::default(),
             older_rows: AnswerWait::default(),
         }
@@ -136,9 +145,10 @@ impl Candidates {
         let agent = cx.agent.clone();
         let scope = ListingScope::Agent(agent.clone());
         let (tx, store, cancel) = (cx.tx.clone(), cx.store.clone(), ticket.cancel);
-        let branches = self.branches.clone();
+        let sources = self.sources.clone();
         let redact = refs.config().redact_secrets;
         let asked = query.clone();
+        let files = self.files.clone();
         let send = move |phase| {
             tx.send(AppEvent::Candidates(CandidatesEvent {
                 ticket: ticket.id,
@@ -151,8 +161,14 @@ impl Candidates {
             let mut answered = false;
             if let Some(page) = head_start {
                 let own = agent.session_id.clone();
+                let (book, scope) = (sources.usage.book(), scope.clone());
                 let verified = tokio::task::spawn_blocking(move || {
-                    page.verified(&store, &own, now_ms(), redact)
+                    let now = now_ms();
+                    let mut page = page.verified(&store, &own, now, redact);
+                    let now = u64::try_from(now).unwrap_or(0);
+                    rank_by_usage(&mut page.page.rows, &book, &scope, now);
+                    page.usage = RowUsage::of(&page.page, &book);
+                    page
                 })
                 .await;
                 if let Ok(page) = verified
@@ -163,11 +179,37 @@ impl Candidates {
                     answered = true;
                 }
             }
-            let result = list_ordered(&refs, &scope, &asked, limit, &branches, &cancel).await;
+            let mut result = list_ordered(&refs, &scope, &asked, limit, &sources, &cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
                 return;
+            }
+            // The file section, for a query in a cwd that is a directory (the empty query
+            // walks it ahead): the sessions are shown first, the rows with files replace
+            // them once ranked.
+            if let (Ok(listed), Some(cwd)) = (&mut result, agent.cwd.clone())
+                && Path::new(&cwd).is_dir()
+            {
+                let (token, query) = (cancel.clone(), asked.clone());
+                if query.is_empty() {
+                    // Not cancelled with this listing: the next keys' listings wait
+                    // for this walk (bounded) instead of starting their own.
+                    drop(tokio::task::spawn_blocking(move || {
+                        files.rows(Path::new(&cwd), "", &|| false)
+                    }));
+                } else {
+                    send(CandidatesPhase::Sessions(listed.clone()));
+                    let rows = tokio::task::spawn_blocking(move || {
+                        files.rows(Path::new(&cwd), &query, &|| token.is_cancelled())
+                    })
+                    .await;
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    listed.files = rows.unwrap_or_default();
+                    answered = true;
+                }
             }
             send(if answered {
                 CandidatesPhase::Checked(result)
@@ -176,6 +218,31 @@ impl Candidates {
             });
         });
         None
+    }
+
+    /// Lists `query` again for the popup's query `query_id`, whose rows are on show: the
+    /// answer replaces them, the selected row kept (a pin changed the order).
+    pub fn refresh(&mut self, cx: &ListingContext<'_>, query_id: u64, query: String) {
+        let Some(refs) = cx.refs.cloned() else {
+            return;
+        };
+        let Some(ticket) = self.slot.request(query_id) else {
+            return;
+        };
+        let scope = ListingScope::Agent(cx.agent.clone());
+        let (tx, sources) = (cx.tx.clone(), self.sources.clone());
+        tokio::spawn(async move {
+            let result = list_ordered(&refs, &scope, &query, None, &sources, &ticket.cancel).await;
+            if matches!(&result, Err(e) if e.code == ErrorCode::Cancelled) {
+                return;
+            }
+            tx.send(AppEvent::Candidates(CandidatesEvent {
+                ticket: ticket.id,
+                query_id,
+                query,
+                phase: CandidatesPhase::Checked(result),
+            }));
+        });
     }
 
     /// Shows an answer in the popup; returns what an Enter or Tab that waited for it did
@@ -188,7 +255,7 @@ impl Candidates {
             phase,
         } = event;
         let done = match &phase {
-            CandidatesPhase::Remembered(_) => false,
+            CandidatesPhase::Remembered(_) | CandidatesPhase::Sessions(_) => false,
             CandidatesPhase::Checked(_) | CandidatesPhase::Answered(_) => true,
         };
         let current = if done {
@@ -211,6 +278,20 @@ impl Candidates {
             CandidatesPhase::Remembered(page) => {
                 let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.set_page(query_id, page)
+            }
+            CandidatesPhase::Sessions(page) => {
+                chips.remember(&page.page.rows);
+                self.remember_first_page(query_id, &page, refs, &agent);
+                let answered = input
+                    .results()
+                    .is_some_and(|r| r.query_id() == query_id && !r.in_flight());
+                let page = results_page(&page, &query, &input.draft(), origin_of);
+                if answered {
+                    input.refresh_page(query_id, page);
+                    Vec::new()
+                } else {
+                    input.set_page(query_id, page)
+                }
             }
             CandidatesPhase::Checked(Ok(page)) => {
                 chips.remember(&page.page.rows);
@@ -281,10 +362,10 @@ impl Candidates {
             session_id: agent.session_id.clone(),
             cwd: None,
         });
-        let branches = self.branches.clone();
+        let sources = self.sources.clone();
         tokio::spawn(async move {
             let cancel = CancellationToken::new();
-            let listed = list_ordered(&refs, &generic, "", None, &branches, &cancel).await;
+            let listed = list_ordered(&refs, &generic, "", None, &sources, &cancel).await;
             if let Ok(page) = listed
                 && let Some(pages) = upsert(RememberedPage::of(&page, None))
             {
@@ -295,26 +376,75 @@ impl Candidates {
     }
 }
 
+/// Where the pickers' rows get what they show beside a session. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct RowSources {
+    /// The git branches of the rows' directories, kept a few seconds.
+    pub branches: GitBranches,
+    /// Pins and uses.
+    pub usage: Usage,
+}
+
+/// Pinned sessions looked up by id for one page when the listing's first rows miss them.
+const MAX_PINNED_LOOKUPS: usize = 16;
+
 /// `query` listed in `scope` as the pickers show it (docs/tui-app.md: rows): each group by
-/// last activity, the words of the query matched one by one, each row's details and the
-/// git branch of each directory on the page (read off the UI thread, kept a few seconds).
+/// last activity, then reordered by the usage book (pinned first, then frecency; a pinned
+/// session matching the query is brought onto the page even when older than its rows), the
+/// words of the query matched one by one, each row's details, pins and uses, and the git
+/// branch of each directory on the page (read off the UI thread, kept a few seconds).
 pub async fn list_ordered(
     refs: &SessionReferences,
     scope: &ListingScope,
     query: &str,
     limit: Option<usize>,
-    branches: &GitBranches,
+    sources: &RowSources,
     cancel: &CancellationToken,
 ) -> Result<ListedPage, ReferenceError> {
-    let detailed = refs
+    let mut detailed = refs
         .list_page_ordered(scope, query, limit, ListingOrder::LastActivity, cancel)
         .await?;
+    let book = sources.usage.book();
     let listed_at = now_ms();
-    let branches = branches.clone();
+    if detailed.page.total > 0 {
+        let missing: Vec<String> = book
+            .sessions
+            .iter()
+            .filter(|(id, u)| {
+                u.pinned_at.is_some() && !detailed.page.rows.iter().any(|c| &c.session_id == *id)
+            })
+            .map(|(id, _)| id.clone())
+            .take(MAX_PINNED_LOOKUPS)
+            .collect();
+        for id in missing {
+            let Ok(found) = refs
+                .list_page_ordered(scope, &id, Some(8), ListingOrder::LastActivity, cancel)
+                .await
+            else {
+                continue;
+            };
+            let Some(row) = found.page.rows.into_iter().find(|c| c.session_id == id) else {
+                continue;
+            };
+            if matches_words(&row, query) {
+                if let Some(details) = found.details.get(&id) {
+                    detailed.details.insert(id, *details);
+                }
+                detailed.page.rows.push(row);
+            }
+        }
+    }
+    let now = u64::try_from(listed_at).unwrap_or(0);
+    rank_by_usage(&mut detailed.page.rows, &book, scope, now);
+    let usage = RowUsage::of(&detailed.page, &book);
+    let branches = sources.branches.clone();
     let redact = refs.config().redact_secrets;
     let listed = tokio::task::spawn_blocking(move || {
         let of_page = branches.branches_of(&detailed.page);
-        ListedPage::new(detailed, of_page, listed_at, redact)
+        ListedPage {
+            usage,
+            ..ListedPage::new(detailed, of_page, listed_at, redact)
+        }
     })
     .await
     .map_err(|e| ReferenceError::task_failed(&e))?;

@@ -3,13 +3,14 @@
 //! many messages it holds — the git branch each working directory on the page is on, and
 //! when it was listed (relative times count from then, so a frame never reads the clock).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use dsh_reference::frecency::UsageBook;
 use dsh_reference::{
-    Candidate, CandidatePage, DetailedPage, SessionDetails, git_head, relative_time,
+    Candidate, CandidatePage, DetailedPage, ListingScope, SessionDetails, git_head, relative_time,
 };
 
 /// A page of sessions with what each row shows beside its title.
@@ -26,6 +27,86 @@ pub struct ListedPage {
     /// Whether the mentions its rows insert have the secrets in their labels redacted
     /// (`[references] redact_secrets`).
     pub redact_labels: bool,
+    /// Sessions pinned (Alt+.), and per session the uses the usage book remembers.
+    pub usage: RowUsage,
+    /// Paths of the agent's cwd matching the query (the `@` popup's file section).
+    pub files: Vec<super::file_section::FileRow>,
+}
+
+/// What the usage book says about the rows of a page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowUsage {
+    pub pinned: HashSet<String>,
+    pub uses: HashMap<String, usize>,
+}
+
+impl RowUsage {
+    /// What `book` says about the sessions of `page`.
+    pub fn of(page: &CandidatePage, book: &UsageBook) -> Self {
+        let mut usage = RowUsage::default();
+        let ids = page
+            .rows
+            .iter()
+            .chain(page.closest.iter().map(|c| &c.candidate))
+            .map(|c| &c.session_id);
+        for id in ids {
+            let Some(used) = book.sessions.get(id) else {
+                continue;
+            };
+            if used.pinned_at.is_some() {
+                usage.pinned.insert(id.clone());
+            }
+            if !used.uses.is_empty() {
+                usage.uses.insert(id.clone(), used.uses.len());
+            }
+        }
+        usage
+    }
+}
+
+/// The group of `scope` a session in `cwd` is ranked in: the `@` popup's three (same cwd
+/// as the agent, none, other), `/resume`'s one.
+fn group_of(scope: &ListingScope, cwd: Option<&str>) -> u8 {
+    match scope {
+        ListingScope::Agent(agent) => match cwd {
+            Some(c) if agent.cwd.as_deref() == Some(c) => 0,
+            None => 1,
+            Some(_) => 2,
+        },
+        ListingScope::All => 0,
+    }
+}
+
+/// Orders `rows` (grouped by `scope`, each group by last activity) by the usage book:
+/// within each group pinned sessions first (the newest pin first), then by frecency score
+/// at `now_ms` (docs/references.md: frecency and pins), then as they were (a stable sort).
+pub fn rank_by_usage(rows: &mut [Candidate], book: &UsageBook, scope: &ListingScope, now_ms: u64) {
+    rows.sort_by_cached_key(|c| {
+        let pin = book.sessions.get(&c.session_id).and_then(|u| u.pinned_at);
+        (
+            group_of(scope, c.cwd.as_deref()),
+            pin.is_none(),
+            std::cmp::Reverse(pin.unwrap_or(0)),
+            std::cmp::Reverse(book.score(&c.session_id, now_ms)),
+        )
+    });
+}
+
+/// Whether every word of `query` is a case-insensitive substring of `candidate`'s id, cwd
+/// or label (the pickers' rule, `dsh_reference::QueryMatch::Words`).
+pub fn matches_words(candidate: &Candidate, query: &str) -> bool {
+    let fields: Vec<String> = [
+        Some(candidate.session_id.as_str()),
+        candidate.cwd.as_deref(),
+        Some(candidate.label.as_str()),
+    ]
+    .into_iter()
+    .flatten()
+    .map(str::to_lowercase)
+    .collect();
+    dsh_reference::query_words(query)
+        .iter()
+        .all(|w| fields.iter().any(|f| f.contains(w.as_str())))
 }
 
 impl ListedPage {
@@ -43,6 +124,8 @@ impl ListedPage {
             branches,
             listed_at_ms,
             redact_labels,
+            usage: RowUsage::default(),
+            files: Vec::new(),
         }
     }
 
@@ -76,6 +159,17 @@ impl ListedPage {
         } else {
             format!("{n} msgs")
         })
+    }
+
+    /// Whether `candidate` is pinned.
+    pub fn pinned(&self, candidate: &Candidate) -> bool {
+        self.usage.pinned.contains(&candidate.session_id)
+    }
+
+    /// `used 3×`: how many uses (references, resumes) the usage book remembers.
+    pub fn uses(&self, candidate: &Candidate) -> Option<String> {
+        let n = self.usage.uses.get(&candidate.session_id)?;
+        Some(format!("used {n}×"))
     }
 
     /// The git branch of `candidate`'s working directory, when it is in a repository.
@@ -242,5 +336,119 @@ mod tests {
         assert_eq!(branches.branches_of(&page), got);
         let fresh = GitBranches::default().branches_of(&page);
         assert_eq!(fresh.get(&s(&repo)).map(String::as_str), Some("other"));
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::*;
+    use dsh_reference::AgentRef;
+    use dsh_reference::frecency::UseKind;
+    use pretty_assertions::assert_eq;
+
+    fn row(id: &str, cwd: Option<&str>) -> Candidate {
+        Candidate {
+            session_id: id.into(),
+            label: format!("Title of {id}"),
+            cwd: cwd.map(str::to_owned),
+            created_at: 0,
+        }
+    }
+
+    #[test]
+    fn pins_then_frecency_then_activity_within_each_group() {
+        const NOW: u64 = 1_000_000_000;
+        let mut book = UsageBook::default();
+        book.toggle_pin("w-old", NOW - 10);
+        book.toggle_pin("w-older", NOW - 20);
+        book.toggle_pin("none-pinned", NOW - 5);
+        book.record("w-used", UseKind::Referenced, NOW - 1);
+        book.record("x-used", UseKind::Resumed, NOW - 1);
+        // As the listing gives them: by group, then by last activity.
+        let listed = [
+            row("w-new", Some("/w")),
+            row("w-used", Some("/w")),
+            row("w-older", Some("/w")),
+            row("w-old", Some("/w")),
+            row("none-a", None),
+            row("none-pinned", None),
+            row("x-a", Some("/x")),
+            row("x-used", Some("/x")),
+        ];
+        let agent = ListingScope::Agent(AgentRef {
+            session_id: "me".into(),
+            cwd: Some("/w".into()),
+        });
+        let ids = |rows: &[Candidate]| -> Vec<String> {
+            rows.iter().map(|c| c.session_id.clone()).collect()
+        };
+        let mut rows = listed.to_vec();
+        rank_by_usage(&mut rows, &book, &agent, NOW);
+        assert_eq!(
+            ids(&rows),
+            [
+                "w-old",
+                "w-older",
+                "w-used",
+                "w-new",
+                "none-pinned",
+                "none-a",
+                "x-used",
+                "x-a"
+            ],
+            "newest pin first, then used, then as listed; groups stay"
+        );
+        // `/resume` has one group: pins and uses lead across directories.
+        let mut rows = listed.to_vec();
+        rank_by_usage(&mut rows, &book, &ListingScope::All, NOW);
+        assert_eq!(
+            ids(&rows),
+            [
+                "none-pinned",
+                "w-old",
+                "w-older",
+                "w-used",
+                "x-used",
+                "w-new",
+                "none-a",
+                "x-a"
+            ]
+        );
+        let page = CandidatePage {
+            rows,
+            total: 8,
+            closest: Vec::new(),
+        };
+        let usage = RowUsage::of(&page, &book);
+        let mut pinned: Vec<&str> = usage.pinned.iter().map(String::as_str).collect();
+        pinned.sort_unstable();
+        assert_eq!(pinned, ["none-pinned", "w-old", "w-older"]);
+        assert_eq!(usage.uses.get("w-used"), Some(&1));
+        let listed = ListedPage {
+            usage,
+            ..ListedPage::default()
+        };
+        assert!(listed.pinned(&row("w-old", None)));
+        assert_eq!(
+            listed.uses(&row("x-used", None)).as_deref(),
+            Some("used 1×")
+        );
+        assert_eq!(listed.uses(&row("x-a", None)), None);
+    }
+
+    #[test]
+    fn words_match_like_the_listing() {
+        let c = row("s-kafka", Some("/home/ana/billing"));
+        let cases = [
+            ("", true),
+            ("kafka", true),
+            ("KAFKA billing", true),
+            ("title ana", true),
+            ("kafka redis", false),
+            ("  s-kaf  ", true),
+        ];
+        for (query, want) in cases {
+            assert_eq!(matches_words(&c, query), want, "{query:?}");
+        }
     }
 }

@@ -4,11 +4,13 @@
 
 pub mod candidates;
 pub mod chip_hints;
+pub mod file_section;
 pub mod history_file;
 pub mod listed_page;
 pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;
+pub mod usage;
 
 #[cfg(test)]
 mod mention_agreement_tests;

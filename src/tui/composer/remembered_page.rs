@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::HashMap;
 
-use super::listed_page::ListedPage;
+use super::listed_page::{ListedPage, RowUsage};
 use dsh_reference::{Candidate, CandidatePage, SessionDetails};
 use dsh_store::SessionStore;
 
@@ -174,6 +174,8 @@ impl RememberedPage {
             branches: HashMap::new(),
             listed_at_ms: now_ms,
             redact_labels,
+            usage: RowUsage::default(),
+            files: Vec::new(),
         }
     }
 }

@@ -40,6 +40,7 @@ pub fn composer_config(history_size: usize) -> MentionConfig {
         .with_history_size(history_size)
         .with_gap_above_composer(1)
         .with_uri_scheme(dsh_reference::uri::SCHEME)
+        .with_uri_scheme(dsh_reference::excerpt_uri::EXCERPT_SCHEME)
         .with_commands(command_entries())
         .with_multi_word_queries(true)
 }
@@ -127,6 +128,18 @@ pub fn results_page(
             )
         })
         .collect();
+    let mut offered = Vec::new();
+    if !closest.is_empty() {
+        offered.push(OfferedRows {
+            title: CLOSEST_TITLE.to_string(),
+            rows: closest,
+        });
+    }
+    // Files come first when the query looks like a path.
+    if let Some(files) = super::file_section::section(&listed.files) {
+        let path_like = query.contains('/') || query.contains('.');
+        offered.insert(if path_like { 0 } else { offered.len() }, files);
+    }
     ResultsPage {
         rows: page
             .rows
@@ -134,14 +147,7 @@ pub fn results_page(
             .map(|c| item(c, query_match_ranges(&c.label, query, QueryMatch::Words)))
             .collect(),
         total: page.total,
-        offered: if closest.is_empty() {
-            Vec::new()
-        } else {
-            vec![OfferedRows {
-                title: CLOSEST_TITLE.to_string(),
-                rows: closest,
-            }]
-        },
+        offered,
     }
 }
 
@@ -177,17 +183,24 @@ pub fn session_item(
 }
 
 /// `candidate` as a row of a listing (`/resume`, the `@` popup): like [`session_item`], its
-/// detail line `<id> · <cwd> · <branch> · <2 h ago> · <14 msgs>` — the git branch of its
-/// cwd when that is in a repository, when it was last active, and its message count when
-/// its source counts them.
+/// detail line `<id> · <cwd> · <branch> · pinned · <2 h ago> · <14 msgs> · <used 3×>` — the
+/// git branch of its cwd when that is in a repository, `pinned` when it is (Alt+.), when it
+/// was last active, its message count when its source counts them, and the uses the usage
+/// book remembers (references sent, resumes) when there are any.
 pub fn listed_item(candidate: &Candidate, origin: &Origin, listed: &ListedPage) -> MentionItem {
-    let mut tail = Vec::with_capacity(3);
+    let mut tail = Vec::with_capacity(5);
     if let Some(branch) = listed.branch(candidate) {
         tail.push(DetailPart::new(branch, Keep::Start));
+    }
+    if listed.pinned(candidate) {
+        tail.push(DetailPart::new("pinned", Keep::Whole));
     }
     tail.push(DetailPart::new(listed.activity(candidate), Keep::Whole));
     if let Some(messages) = listed.messages(candidate) {
         tail.push(DetailPart::new(messages, Keep::Whole));
+    }
+    if let Some(uses) = listed.uses(candidate) {
+        tail.push(DetailPart::new(uses, Keep::Whole));
     }
     session_row(candidate, origin, listed.redact_labels, tail)
 }

@@ -11,6 +11,7 @@ use crate::tui::app::commands::find_command;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
+use dsh_reference::frecency::UseKind;
 use dsh_reference::{AgentRef, ErrorCode, SessionReferences};
 use ratatui_mention::MentionInputState;
 
@@ -70,6 +71,8 @@ pub struct SubmitContext<'a> {
     pub refs: Option<&'a SessionReferences>,
     pub agent_ref: AgentRef,
     pub tx: &'a AppEventSender,
+    /// Where the sessions a sent message references are noted (frecency).
+    pub usage: &'a super::usage::Usage,
 }
 
 /// A submission whose references are being prepared.
@@ -209,6 +212,12 @@ impl SubmitFlow {
                 self.unlogged
                     .push((submission.message.id.clone(), pending.original.clone()));
                 let contexts = submission.contexts();
+                let referenced: Vec<String> = contexts
+                    .iter()
+                    .flat_map(crate::cli::usage::referenced_ids)
+                    .collect();
+                let now = u64::try_from(super::listed_page::now_ms()).unwrap_or(0);
+                cx.usage.record(&referenced, UseKind::Referenced, now);
                 dispatch_contexts(cx.agent, submission.message, contexts);
                 Some(pending.original)
             }

@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
-use crate::tui::composer::candidates::list_ordered;
-use crate::tui::composer::listed_page::{GitBranches, ListedPage};
+use crate::tui::composer::candidates::{RowSources, list_ordered};
+use crate::tui::composer::listed_page::ListedPage;
 use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
@@ -25,11 +25,13 @@ const PREVIEW_BELOW_MIN_HEIGHT: u16 = 30;
 /// A listing of the picker answered.
 #[derive(Debug)]
 pub enum PickerEvent {
-    /// Rows for filter `query_id` (`query` as asked), of listing `ticket`.
+    /// Rows for filter `query_id` (`query` as asked), of listing `ticket`; `refresh`: they
+    /// replace the rows on show for it (a pin changed), the selection kept.
     Listed {
         ticket: u64,
         query_id: u64,
         query: String,
+        refresh: bool,
         result: Result<ListedPage, ReferenceError>,
     },
 }
@@ -41,8 +43,8 @@ pub struct ResumePicker {
     current: String,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
-    /// The git branches of the rows' directories, kept a few seconds.
-    branches: GitBranches,
+    /// What rows show beside a session (the `@` popup's, shared).
+    pub sources: RowSources,
     /// An Enter waiting for the newest filter's answer.
     pub wait: AnswerWait,
     /// Until when the rows of an older filter may stay on show while the newest is asked.
@@ -60,7 +62,7 @@ impl ResumePicker {
             current,
             zone,
             slot: RequestSlot::new(Policy::Replace),
-            branches: GitBranches::default(),
+            sources: RowSources::default(),
             wait: AnswerWait::default(),
             older_rows: AnswerWait::default(),
         };
@@ -68,24 +70,25 @@ impl ResumePicker {
     }
 
     /// Lists every session matching `query` for filter `query_id` (`limit`: more rows of
-    /// the answered one) off the UI thread; the previous listing is cancelled.
+    /// the answered one; `refresh`: again, to replace the rows on show) off the UI thread;
+    /// the previous listing is cancelled.
     pub fn list(
         &mut self,
         refs: SessionReferences,
         query_id: u64,
         query: String,
         limit: Option<usize>,
+        refresh: bool,
         tx: &AppEventSender,
     ) {
         let Some(ticket) = self.slot.request(query_id) else {
             return;
         };
         let tx = tx.clone();
-        let branches = self.branches.clone();
+        let sources = self.sources.clone();
         tokio::spawn(async move {
             let scope = ListingScope::All;
-            let result =
-                list_ordered(&refs, &scope, &query, limit, &branches, &ticket.cancel).await;
+            let result = list_ordered(&refs, &scope, &query, limit, &sources, &ticket.cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
@@ -95,6 +98,7 @@ impl ResumePicker {
                 ticket: ticket.id,
                 query_id,
                 query,
+                refresh,
                 result,
             }));
         });
@@ -107,9 +111,17 @@ impl ResumePicker {
             ticket,
             query_id,
             query,
+            refresh,
             result,
         } = event;
         if self.slot.finish(ticket).0.is_none() {
+            return Vec::new();
+        }
+        if refresh {
+            if let Ok(page) = result {
+                let page = self.rows_of(&page, &query, origin_of);
+                self.picker.refresh_page(query_id, page);
+            }
             return Vec::new();
         }
         self.show(query_id, &query, result, origin_of)
@@ -126,24 +138,29 @@ impl ResumePicker {
     ) -> Vec<PickerOutcome> {
         match result {
             Ok(page) => {
-                let page = results_page(&page, query, "", origin_of);
-                let page = ResultsPage {
-                    rows: self.mark_open(page.rows),
-                    offered: page
-                        .offered
-                        .into_iter()
-                        .map(|o| OfferedRows {
-                            rows: self.mark_open(o.rows),
-                            ..o
-                        })
-                        .collect(),
-                    ..page
-                };
+                let page = self.rows_of(&page, query, origin_of);
                 self.picker.set_page(query_id, page)
             }
             Err(e) => self
                 .picker
                 .set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message)),
+        }
+    }
+
+    /// `listed` as the picker's page, the open session marked.
+    fn rows_of(&self, listed: &ListedPage, query: &str, origin_of: &OriginOf<'_>) -> ResultsPage {
+        let page = results_page(listed, query, "", origin_of);
+        ResultsPage {
+            rows: self.mark_open(page.rows),
+            offered: page
+                .offered
+                .into_iter()
+                .map(|o| OfferedRows {
+                    rows: self.mark_open(o.rows),
+                    ..o
+                })
+                .collect(),
+            ..page
         }
     }
 

@@ -16,7 +16,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::ResumePicker;
-use crate::tui::composer::listed_page::ListedPage;
+use crate::tui::composer::listed_page::{ListedPage, RowUsage};
 use crate::tui::composer::session_items::{
     DisplayZone, all_dsh, composer_look, composer_state, popup_labels, results_page,
 };
@@ -71,7 +71,8 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
 
 /// `page` as the listing answers it two hours after [`CREATED`]: session `s-000N` last
 /// active N×10 minutes after its creation with N+2 messages (`s-0002` without activity, a
-/// foreign `s-0005` uncounted), the directory of project 0 on branch `main`.
+/// foreign `s-0005` uncounted), the directory of project 0 on branch `main`, `s-0004`
+/// pinned and `s-0003` used twice.
 fn with_details(page: CandidatePage) -> ListedPage {
     let details = page
         .rows
@@ -92,6 +93,11 @@ fn with_details(page: CandidatePage) -> ListedPage {
         branches: [("/home/ana/project-0".to_owned(), "main".to_owned())].into(),
         listed_at_ms: CREATED + 2 * 3_600_000,
         redact_labels: true,
+        usage: RowUsage {
+            pinned: ["s-0004".to_owned()].into(),
+            uses: [("s-0003".to_owned(), 2)].into(),
+        },
+        files: Vec::new(),
     }
 }
 
@@ -589,6 +595,7 @@ fn conversation_hit(i: usize, label: &str, text: &str, word: &str) -> Conversati
             highlights: std::iter::once(start..start + word.len()).collect(),
         }),
         origin: dsh_foreign::Origin::Dsh,
+        seq: Some(1),
     }
 }
 

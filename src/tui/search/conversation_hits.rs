@@ -37,6 +37,9 @@ pub struct ConversationHit {
     pub snippet: Option<ItemSnippet>,
     /// The tool the session comes from: a foreign hit carries its badge like a listed row.
     pub origin: Origin,
+    /// The log seq of the message that matched, for an excerpt mention of that exchange
+    /// (dsh sessions only).
+    pub seq: Option<u64>,
 }
 
 /// The answer to one search.
@@ -82,7 +85,12 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
     hits.into_iter()
         .filter(|h| exclude != Some(h.session_id.as_str()))
         .map(|h| {
-            let snippet = h.snippets.into_iter().next().map(|s| ItemSnippet {
+            let first = h.snippets.into_iter().next();
+            let seq = first
+                .as_ref()
+                .filter(|_| h.origin == Origin::Dsh)
+                .map(|s| s.seq);
+            let snippet = first.map(|s| ItemSnippet {
                 role: s.role.as_str().to_string(),
                 text: s.text,
                 highlights: s.highlights,
@@ -96,6 +104,7 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
                 },
                 snippet,
                 origin: h.origin,
+                seq,
             }
         })
         .collect()
@@ -151,6 +160,8 @@ pub enum HitsEvent {
 /// the older search.
 #[derive(Debug)]
 pub struct ConversationHits {
+    /// The hits on show in the `@` popup (Alt+E inserts an excerpt of the selected one).
+    pub popup_shown: Vec<ConversationHit>,
     popup: RequestSlot<u64, Cancel>,
     picker: RequestSlot<u64, Cancel>,
     /// A picker asked for hits before the index was open: search once it is.
@@ -160,6 +171,7 @@ pub struct ConversationHits {
 impl Default for ConversationHits {
     fn default() -> Self {
         ConversationHits {
+            popup_shown: Vec::new(),
             popup: RequestSlot::new(Policy::Replace),
             picker: RequestSlot::new(Policy::Replace),
             awaiting_index: false,
