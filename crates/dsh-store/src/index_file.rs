@@ -762,19 +762,8 @@ fn load_each_checked(
         Err(e) => return unusable(&path, &e.to_string()),
     };
     let meta = file.metadata().ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // Only this user's own cache is believed, and only if nobody else can write it.
-        let me = rustix::process::geteuid().as_raw();
-        let dir_meta = fs::symlink_metadata(dir).ok()?;
-        if meta.uid() != me
-            || dir_meta.uid() != me
-            || meta.mode() & 0o022 != 0
-            || dir_meta.mode() & 0o022 != 0
-        {
-            return unusable(&path, "owned by another user or writable by others");
-        }
+    if !own_cache_file(&meta, dir) {
+        return unusable(&path, "owned by another user or writable by others");
     }
     if meta.len() > MAX_INDEX_BYTES {
         return unusable(&path, "larger than the index size limit");
@@ -820,6 +809,28 @@ fn checksum_matches(mut file: &fs::File) -> bool {
         }
     }
     hasher.finalize() == crc && file.seek(SeekFrom::Start(0)).is_ok()
+}
+
+/// Whether a cache file (its metadata `meta`, in `dir`) is this user's own and nobody else
+/// can write it or its directory: only then is what it says believed.
+pub(crate) fn own_cache_file(meta: &fs::Metadata, dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let me = rustix::process::geteuid().as_raw();
+        let Ok(dir_meta) = fs::symlink_metadata(dir) else {
+            return false;
+        };
+        meta.uid() == me
+            && dir_meta.uid() == me
+            && meta.mode() & 0o022 == 0
+            && dir_meta.mode() & 0o022 == 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (meta, dir);
+        true
+    }
 }
 
 /// Write the index into `dir` atomically (temp file + rename), creating `dir` (mode 0700)

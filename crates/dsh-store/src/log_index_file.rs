@@ -196,19 +196,8 @@ pub fn load(dir: &Path, log: &Path) -> Option<LogIndex> {
     let path = dir.join(file_name(log));
     let file = super::nofollow::open_regular(&path).ok()?;
     let meta = file.metadata().ok()?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // Only this user's own cache is believed, and only if nobody else can write it.
-        let me = rustix::process::geteuid().as_raw();
-        let dir_meta = fs::symlink_metadata(dir).ok()?;
-        if meta.uid() != me
-            || dir_meta.uid() != me
-            || meta.mode() & 0o022 != 0
-            || dir_meta.mode() & 0o022 != 0
-        {
-            return None;
-        }
+    if !super::index_file::own_cache_file(&meta, dir) {
+        return None;
     }
     if meta.len() > MAX_FILE_BYTES {
         return None;
