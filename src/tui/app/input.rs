@@ -116,6 +116,7 @@ impl App {
             Some(AppAction::ToggleSnapshots) => self.chat.toggle_snapshots(),
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
             Some(AppAction::ToggleExpand) if !collapsed => self.chat.toggle_expand(),
+            Some(AppAction::ReinsertReference) => self.reinsert_reference(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
                 self.frames.should_quit = true;

@@ -14,6 +14,8 @@ pub enum AppAction {
     ToggleSnapshots,
     ToggleReasoning,
     ToggleExpand,
+    /// Mention the newest reference card's session again, with its newer messages.
+    ReinsertReference,
     /// Ctrl+C: close the popup, else cancel what runs, else clear the draft, else quit
     /// (pressed twice).
     Interrupt,
@@ -47,6 +49,9 @@ impl AppAction {
             AppAction::ToggleReasoning => "show or hide model reasoning",
             AppAction::ToggleExpand => {
                 "open the collapsed paste at the caret, else expand or collapse tool results and long messages"
+            }
+            AppAction::ReinsertReference => {
+                "mention the newest referenced session again (a stale one first), fresh"
             }
             AppAction::Interrupt => {
                 "close @ popup, else cancel the reply, else clear the draft (Up restores), else quit (twice)"
@@ -135,6 +140,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         "Alt+E",
         AppAction::InsertExcerpt,
     ),
+    (
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+        "Ctrl+R",
+        AppAction::ReinsertReference,
+    ),
 ];
 
 /// The app action bound to `key`, if any.
@@ -164,7 +175,7 @@ pub fn composer_help(action: Action) -> &'static str {
         Action::Complete => "insert the selected session (or the first one offered); else a tab",
         Action::PopupFirst => "first session in @ popup and /resume; line start in the composer",
         Action::PopupLast => {
-            "last (oldest) session in @ popup and /resume; line end in the composer"
+            "last session (active longest ago) in @ popup and /resume; line end in the composer"
         }
         Action::TogglePreview => "show or hide the preview in @ popup and /resume",
         Action::Escape => "close @ popup",

@@ -10,7 +10,7 @@ use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
 use crate::tui::composer::candidates::AnswerContext;
 use crate::tui::picker::ResumePicker;
-use crate::tui::preview::{PreviewEvent, item_preview};
+use crate::tui::preview::{PreviewEvent, item_preview_at_match};
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
 use crate::tui::search::indexing::IndexingEvent;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
@@ -83,7 +83,13 @@ impl App {
                 let refs = self.listing_service();
                 self.previews.finish(ticket, &refs, &self.tx);
                 let answer = result.map_err(|e| e.message);
-                let preview: ItemPreview = item_preview(&request.session_id, Some(answer.as_ref()));
+                // A row found in conversations: its preview is scrolled to the match.
+                let matched = self.selected_snippet(&request.session_id);
+                let preview: ItemPreview = item_preview_at_match(
+                    &request.session_id,
+                    Some(answer.as_ref()),
+                    matched.as_ref(),
+                );
                 if let Some(picker) = self.picker.as_mut() {
                     picker.picker.set_preview(preview.clone());
                 }
@@ -110,6 +116,18 @@ impl App {
                 if self.transcript.finish_older(ticket) {
                     self.chat
                         .older_read(read.map(|(cells, start)| (*cells, start)));
+                    self.check_staleness();
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Newer { ticket, read }) => {
+                if self.transcript.finish_newer_window(ticket) {
+                    self.chat.newer_read(read.map(|(cells, end)| (*cells, end)));
+                    self.check_staleness();
+                }
+            }
+            AppEvent::Transcript(TranscriptEvent::Stale { ticket, answers }) => {
+                if self.transcript.finish_newer(ticket) {
+                    self.chat.set_newer(&answers);
                 }
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
@@ -117,6 +135,16 @@ impl App {
             AppEvent::ReadOnly(event) => self.on_read_only(event),
         }
         self.frames.dirty = true;
+    }
+
+    /// The snippet of the selected row of the open picker (else the `@` popup) when it is
+    /// session `key`'s: a row found in conversations carries the line that matched.
+    fn selected_snippet(&self, key: &str) -> Option<ratatui_mention::ItemSnippet> {
+        let row = match self.picker.as_ref() {
+            Some(picker) => picker.picker.results().selected(),
+            None => self.composer.input.results().and_then(|r| r.selected()),
+        };
+        row.filter(|row| row.key() == key)?.snippet().cloned()
     }
 
     fn on_indexing(&mut self, event: IndexingEvent) {
@@ -203,6 +231,8 @@ impl App {
                                 .give_back_unlogged(&mut self.composer.input, &mut self.chat);
                         }
                         self.reindex_open_session();
+                        // A turn may have added a card, or sources may have moved on.
+                        self.check_staleness();
                     }
                     AgentStatus::Running => {
                         self.session
@@ -392,6 +422,14 @@ impl App {
                 self.sources.clone(),
                 &self.tx,
             );
+        } else if let Some(from) = self.chat.wants_newer() {
+            self.transcript.read_newer(
+                &self.store,
+                &self.session.id,
+                from,
+                self.sources.clone(),
+                &self.tx,
+            );
         } else if self.chat.wants_latest() {
             self.load_transcript();
             self.transcript.mark_again();
@@ -427,5 +465,38 @@ impl App {
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);
         }
+        self.check_staleness();
+    }
+
+    /// Asks, off the UI thread, how many messages the sources of the transcript's reference
+    /// cards gained since their snapshots (cards say "source has N newer messages").
+    pub(super) fn check_staleness(&mut self) {
+        let Some(refs) = self.refs.clone() else {
+            return;
+        };
+        let asks = self.chat.transcript().staleness_asks();
+        self.transcript.check_newer(refs, asks, &self.tx);
+    }
+
+    /// The re-insert key: a fresh mention of the newest reference whose source has newer
+    /// messages (else of the newest reference) goes into the composer at the caret — an
+    /// excerpt as the same exchange, a session whole; sent, it snapshots the source anew.
+    pub(super) fn reinsert_reference(&mut self) {
+        let Some(entry) = self.chat.transcript().reinsert_target().cloned() else {
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "Ctrl+R: no referenced session in this conversation yet (mention one with @)",
+            );
+            return;
+        };
+        let mention = match entry.excerpt() {
+            Some(span) => {
+                self.listing_service()
+                    .excerpt_mention(&entry.session_id, span.seq, &entry.label)
+            }
+            None => dsh_reference::format_mention(&entry.session_id, Some(&entry.label)),
+        };
+        let outcome = self.composer.input.insert_text(&format!("{mention} "));
+        self.handle_outcome(outcome);
     }
 }

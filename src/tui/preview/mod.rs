@@ -13,9 +13,9 @@ use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::{
-    ReferenceError, ReferenceEstimate, SessionReferences, TurnRole, neutral_label,
+    PreviewTurn, ReferenceError, ReferenceEstimate, SessionReferences, TurnRole, neutral_label,
 };
-use ratatui_mention::{ItemPreview, visible_controls, visible_controls_line};
+use ratatui_mention::{ItemPreview, ItemSnippet, visible_controls, visible_controls_line};
 
 /// A preview computation the host should run: the session and the label it would be
 /// referenced under (the label a mention of it carries).
@@ -116,12 +116,72 @@ pub fn item_preview(
     key: &str,
     answer: Option<Result<&Arc<ReferenceEstimate>, &String>>,
 ) -> ItemPreview {
-    let (lines, body) = estimate_lines(answer);
+    item_preview_at_match(key, answer, None)
+}
+
+/// [`item_preview`] of a row found in conversations (`matched`: its snippet): scrolled to
+/// the message that matched.
+pub fn item_preview_at_match(
+    key: &str,
+    answer: Option<Result<&Arc<ReferenceEstimate>, &String>>,
+    matched: Option<&ItemSnippet>,
+) -> ItemPreview {
+    let (lines, mut body) = estimate_lines(answer);
+    if let (Some(snippet), Some(Ok(estimate))) = (matched, answer) {
+        body = scrolled_to_match(estimate, snippet);
+    }
     ItemPreview {
         key: key.to_owned(),
         lines,
         body,
     }
+}
+
+/// Text with every run of whitespace one space (snippets are one line of their message).
+fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The body of a conversation hit's preview: the retained turns up to the one that
+/// matched (the pane shows a body's end, so it is in view) and how many newer follow; when
+/// the matched message is not among them, the turns then the matched line, marked.
+fn scrolled_to_match(estimate: &ReferenceEstimate, snippet: &ItemSnippet) -> Vec<Line<'static>> {
+    // The snippet's longest piece between the `…` cuts, compared whitespace-squeezed.
+    let needle = snippet
+        .text
+        .split('…')
+        .map(squeezed)
+        .max_by_key(String::len)
+        .unwrap_or_default();
+    let found = (!needle.is_empty())
+        .then(|| {
+            estimate
+                .recent
+                .iter()
+                .rposition(|turn| squeezed(&turn.text).contains(&needle))
+        })
+        .flatten();
+    let dim = Style::new().fg(Color::DarkGray);
+    let Some(at) = found else {
+        let mut body = turn_lines(&estimate.recent);
+        body.push(Line::styled("▼ the matching message (older):", dim));
+        body.push(Line::styled(
+            snippet.role.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        ));
+        body.push(Line::raw(visible_controls_line(&snippet.text).into_owned()));
+        return body;
+    };
+    let newer = estimate.recent.len() - at - 1;
+    let mut body = turn_lines(estimate.recent.get(..=at).unwrap_or_default());
+    if newer > 0 {
+        let noun = if newer == 1 { "message" } else { "messages" };
+        body.push(Line::styled(
+            format!("▲ the matching message · {newer} newer {noun} below it"),
+            dim,
+        ));
+    }
+    body
 }
 
 /// What the preview says about a reference's cost under the session's own title and
@@ -140,12 +200,13 @@ pub fn estimate_lines(
             )],
             Vec::new(),
         ),
+        // In the body, which the pane wraps: a long or multi-line error is read whole.
         Some(Err(message)) => (
-            vec![Line::styled(
-                format!("cannot reference: {}", visible_controls_line(message)),
-                Style::new().fg(Color::Red),
-            )],
             Vec::new(),
+            format!("cannot reference: {}", visible_controls(message))
+                .lines()
+                .map(|line| Line::styled(line.to_owned(), Style::new().fg(Color::Red)))
+                .collect(),
         ),
         Some(Ok(estimate)) => {
             let messages = if estimate.total_messages == 1 {
@@ -158,7 +219,7 @@ pub fn estimate_lines(
             } else {
                 ("not truncated", Style::new().fg(Color::Green))
             };
-            let lines = vec![
+            let mut lines = vec![
                 Line::styled(format!("{} {messages}", estimate.total_messages), dim),
                 Line::from(estimate.summary()),
                 Line::from(vec![
@@ -169,15 +230,26 @@ pub fn estimate_lines(
                     Span::styled(verdict, style),
                 ]),
             ];
-            (lines, turn_lines(estimate))
+            match estimate.redacted_secrets {
+                0 => {}
+                n => lines.push(Line::styled(
+                    format!(
+                        "{n} {} redacted before sending",
+                        if n == 1 { "secret" } else { "secrets" }
+                    ),
+                    Style::new().fg(Color::Yellow),
+                )),
+            }
+            (lines, turn_lines(&estimate.recent))
         }
     }
 }
 
-/// The newest retained turns: `user` / `assistant` in colour (the labels the conversation hits and the readable card use), then the text, controls visible.
-fn turn_lines(estimate: &ReferenceEstimate) -> Vec<Line<'static>> {
+/// Retained turns: `user` / `assistant` in colour (the labels the conversation hits and
+/// the readable card use), then the text, controls visible.
+fn turn_lines(turns: &[PreviewTurn]) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for turn in &estimate.recent {
+    for turn in turns {
         let (who, style) = match turn.role {
             TurnRole::User => (
                 "user",
@@ -212,6 +284,115 @@ mod tests {
         for (n, want) in cases {
             assert_eq!(grouped_count(n), want);
         }
+    }
+
+    fn text_of(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(ToString::to_string).collect()
+    }
+
+    /// Issue 27 minor 15: an error is in the body, which the pane wraps (the header's
+    /// lines are one screen line each and were cut), one line per line of the message.
+    #[test]
+    fn an_error_is_wrapped_not_cut() {
+        let message = format!("{} END\nsecond line \u{1b}[2J", "a long reason ".repeat(12));
+        let (lines, body) = estimate_lines(Some(Err(&message)));
+        assert!(lines.is_empty(), "{lines:?}");
+        let body = text_of(&body);
+        assert_eq!(body.len(), 2, "{body:?}");
+        assert!(body[0].starts_with("cannot reference: a long reason"));
+        assert!(body[0].ends_with(" END"), "{body:?}");
+        assert_eq!(body[1], "second line \\x1B[2J");
+    }
+
+    fn turns(texts: &[&str]) -> ReferenceEstimate {
+        ReferenceEstimate {
+            total_messages: texts.len(),
+            kept_messages: texts.len(),
+            bytes: 100,
+            budget: 65_536,
+            truncated: false,
+            compacted: false,
+            recent: texts
+                .iter()
+                .enumerate()
+                .map(|(i, text)| PreviewTurn {
+                    role: if i % 2 == 0 {
+                        TurnRole::User
+                    } else {
+                        TurnRole::Assistant
+                    },
+                    text: (*text).to_owned(),
+                })
+                .collect(),
+            redacted_secrets: 0,
+        }
+    }
+
+    /// Issue 25 item 3 (preview part): the preview says how many secrets the reference
+    /// would have redacted, and nothing when none.
+    #[test]
+    fn the_preview_counts_redacted_secrets() {
+        let mut estimate = turns(&["a", "b"]);
+        let plain = text_of(&estimate_lines(Some(Ok(&Arc::new(estimate.clone())))).0);
+        assert!(!plain.iter().any(|l| l.contains("redacted")), "{plain:?}");
+        for (n, want) in [
+            (1, "1 secret redacted before sending"),
+            (3, "3 secrets redacted before sending"),
+        ] {
+            estimate.redacted_secrets = n;
+            let lines = text_of(&estimate_lines(Some(Ok(&Arc::new(estimate.clone())))).0);
+            assert_eq!(lines.last().map(String::as_str), Some(want), "{lines:?}");
+        }
+    }
+
+    fn snippet(text: &str) -> ItemSnippet {
+        ItemSnippet {
+            role: "user".into(),
+            text: text.into(),
+            highlights: Vec::new(),
+        }
+    }
+
+    /// Issue 27 minor 16: the preview of a row found in conversations ends at the message
+    /// that matched (the pane shows a body's end), saying how many newer follow; a match
+    /// older than the retained turns is shown after them, marked.
+    #[test]
+    fn a_conversation_hit_is_previewed_at_its_match() {
+        let estimate = Arc::new(turns(&[
+            "how do we deploy?",
+            "with the\nblue-green   script",
+            "and the memory leak in the parser?",
+            "fixed in 1.2",
+            "thanks",
+        ]));
+        let answer = Some(Ok(&estimate));
+        let shown =
+            item_preview_at_match("s1", answer, Some(&snippet("…with the blue-green script")));
+        let body = text_of(&shown.body);
+        assert_eq!(
+            body[body.len() - 3..],
+            [
+                "with the".to_owned(),
+                "blue-green   script".to_owned(),
+                "▲ the matching message · 3 newer messages below it".to_owned(),
+            ]
+        );
+        let plain = item_preview("s1", answer);
+        assert_eq!(
+            text_of(&plain.body).last().map(String::as_str),
+            Some("thanks")
+        );
+        let older = item_preview_at_match("s1", answer, Some(&snippet("an old \u{7}remark…")));
+        let body = text_of(&older.body);
+        assert_eq!(
+            body[body.len() - 3..],
+            [
+                "▼ the matching message (older):".to_owned(),
+                "user".to_owned(),
+                "an old \\x07remark…".to_owned(),
+            ]
+        );
+        assert_eq!(shown.lines, plain.lines, "the cost lines stay");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::Transcript;
 use dsh_foreign::SessionSources;
+use dsh_reference::SessionReferences;
 use dsh_store::{SessionStore, WindowEnd, WindowLimits};
 
 /// A session's conversation as read from its log for the transcript.
@@ -41,6 +42,19 @@ pub enum TranscriptEvent {
         ticket: u64,
         read: Result<(Box<Transcript>, u64), String>,
     },
+    /// The window of the events from a seq on, of read `ticket`: its cells and the seq it
+    /// ends before, or why it could not be read.
+    Newer {
+        ticket: u64,
+        read: Result<(Box<Transcript>, u64), String>,
+    },
+    /// How many messages the cards' sources gained since their snapshots, of check
+    /// `ticket`: `(session, captured through seq, newer messages)` (sources that could not
+    /// be read are left out).
+    Stale {
+        ticket: u64,
+        answers: Vec<(String, Option<u64>, usize)>,
+    },
 }
 
 /// The load of the open session's transcript.
@@ -49,6 +63,10 @@ pub struct TranscriptLoader {
     slot: RequestSlot<()>,
     /// The window of older events being read.
     older: RequestSlot<u64>,
+    /// The window of newer events being read (scrolling down after older ones).
+    forward: RequestSlot<u64>,
+    /// The staleness check of the cards' sources running.
+    newer: RequestSlot<()>,
     /// Inputs sent while the load runs (they go after the session's own messages in Up
     /// history).
     sent_since: usize,
@@ -64,6 +82,8 @@ impl Default for TranscriptLoader {
         TranscriptLoader {
             slot: RequestSlot::new(Policy::Replace),
             older: RequestSlot::new(Policy::Replace),
+            forward: RequestSlot::new(Policy::Replace),
+            newer: RequestSlot::new(Policy::Replace),
             sent_since: 0,
             loaded_through: None,
             again: false,
@@ -78,8 +98,10 @@ impl TranscriptLoader {
         let Some(ticket) = self.slot.request(()) else {
             return;
         };
-        // A window read for the transcript being replaced is stale.
+        // A window read or a check for the transcript being replaced is stale.
         self.older.cancel();
+        self.forward.cancel();
+        self.newer.cancel();
         self.again = false;
         self.sent_since = 0;
         self.loaded_through = None;
@@ -115,11 +137,7 @@ impl TranscriptLoader {
                 }));
             });
         };
-        // Outside a runtime (never in the app) the read runs here.
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(read)),
-            Err(_) => read(),
-        }
+        off_ui_thread(read);
     }
 
     /// Reads the window of session `id`'s events before seq `before` on a blocking thread
@@ -141,25 +159,125 @@ impl TranscriptLoader {
             let read = store
                 .read_window(&id, WindowEnd::BeforeSeq(before), WindowLimits::default())
                 .map_err(|e| e.to_string())
-                .map(|window| {
-                    let mut cells = Transcript::default();
-                    if let Some(sessions) = sessions {
-                        cells.set_sessions(sessions);
-                    }
-                    for event in &window.events {
-                        cells.apply(event);
-                    }
-                    (Box::new(cells), window.start_seq)
-                });
+                .map(|window| (window_cells(&window.events, sessions), window.start_seq));
             tx.send(AppEvent::Transcript(TranscriptEvent::Older {
                 ticket: ticket.id,
                 read,
             }));
         };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => drop(handle.spawn_blocking(read)),
-            Err(_) => read(),
+        off_ui_thread(read);
+    }
+
+    /// Checks off the UI thread how many messages each of `asks`' sessions gained since the
+    /// seq a snapshot captured it through (one `stat` per unchanged log: the reference
+    /// layer keeps the counts by log stamp); the answer arrives as
+    /// [`TranscriptEvent::Stale`]. A newer check cancels the running one.
+    pub fn check_newer(
+        &mut self,
+        refs: SessionReferences,
+        asks: Vec<(String, Option<u64>)>,
+        tx: &AppEventSender,
+    ) {
+        if asks.is_empty() {
+            return;
         }
+        let Some(ticket) = self.newer.request(()) else {
+            return;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut answers = Vec::new();
+            for (id, seq) in asks {
+                if ticket.cancel.is_cancelled() {
+                    return;
+                }
+                match refs.newer_messages(&id, seq, &ticket.cancel).await {
+                    Ok(n) => answers.push((id, seq, n)),
+                    Err(e) => {
+                        tracing::debug!(session = %id, error = %e.message, "staleness not checked");
+                    }
+                }
+            }
+            tx.send(AppEvent::Transcript(TranscriptEvent::Stale {
+                ticket: ticket.id,
+                answers,
+            }));
+        });
+    }
+
+    /// Whether the transcript, a window of it or a staleness check is being read.
+    pub fn is_reading(&self) -> bool {
+        self.is_loading()
+            || self.older.running().is_some()
+            || self.forward.running().is_some()
+            || self.newer.running().is_some()
+    }
+
+    /// Whether a staleness check runs.
+    pub fn is_checking_newer(&self) -> bool {
+        self.newer.running().is_some()
+    }
+
+    /// The staleness check `ticket` answered: whether it is current.
+    pub fn finish_newer(&mut self, ticket: u64) -> bool {
+        self.newer.finish(ticket).0.is_some()
+    }
+
+    /// Reads the window of session `id`'s events from seq `from` on (at most
+    /// [`WindowLimits::default`]'s events and bytes; fewer events when their lines are
+    /// larger, never a gap) on a blocking thread into transcript cells; the answer arrives
+    /// as [`TranscriptEvent::Newer`] with the seq the window ends before (`from` when the
+    /// log has nothing after it).
+    pub fn read_newer(
+        &mut self,
+        store: &SessionStore,
+        id: &str,
+        from: u64,
+        sessions: Option<Arc<SessionSources>>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.forward.request(from) else {
+            return;
+        };
+        let (store, id, tx) = (store.clone(), id.to_owned(), tx.clone());
+        let read = move || {
+            let defaults = WindowLimits::default();
+            let mut count = defaults.max_events;
+            // `read_window` reads backwards: the window before `from + count`, shrunk until
+            // its byte bound no longer cuts its front.
+            let read = loop {
+                let limits = WindowLimits {
+                    max_events: count,
+                    whole_turns: false,
+                    ..defaults
+                };
+                let end = from.saturating_add(u64::try_from(count).unwrap_or(u64::MAX));
+                match store.read_window(&id, WindowEnd::BeforeSeq(end), limits) {
+                    Ok(window)
+                        if window.start_seq > from && !window.events.is_empty() && count > 1 =>
+                    {
+                        count /= 2;
+                    }
+                    other => break other,
+                }
+            };
+            let read = read.map_err(|e| e.to_string()).map(|window| {
+                let events = window.events.as_slice();
+                let start = events.partition_point(|e| e.seq < from);
+                let cells = window_cells(events.get(start..).unwrap_or_default(), sessions);
+                (cells, window.end_seq.max(from))
+            });
+            tx.send(AppEvent::Transcript(TranscriptEvent::Newer {
+                ticket: ticket.id,
+                read,
+            }));
+        };
+        off_ui_thread(read);
+    }
+
+    /// The forward read `ticket` answered: whether it is current.
+    pub fn finish_newer_window(&mut self, ticket: u64) -> bool {
+        self.forward.finish(ticket).0.is_some()
     }
 
     /// The window read `ticket` answered: whether it is current (else it is stale).
@@ -203,4 +321,28 @@ impl TranscriptLoader {
     pub fn has_event(&self, seq: u64) -> bool {
         self.is_loading() || self.loaded_through.is_some_and(|through| seq <= through)
     }
+}
+
+/// Runs `read` on a blocking thread (outside a runtime, never in the app, right here).
+fn off_ui_thread(read: impl FnOnce() + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => drop(handle.spawn_blocking(read)),
+        Err(_) => read(),
+    }
+}
+
+/// Transcript cells of a window of the log's `events` (origins of referenced sessions from
+/// `sessions`).
+fn window_cells(
+    events: &[dsh_store::Event],
+    sessions: Option<Arc<SessionSources>>,
+) -> Box<Transcript> {
+    let mut cells = Transcript::default();
+    if let Some(sessions) = sessions {
+        cells.set_sessions(sessions);
+    }
+    for event in events {
+        cells.apply(event);
+    }
+    Box::new(cells)
 }

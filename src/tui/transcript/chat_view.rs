@@ -39,7 +39,31 @@ pub struct ChatView {
     /// The next frame's growth in lines is at the top (older cells put in front), not at
     /// the bottom: a scrolled view keeps its distance from the bottom.
     grown_at_top: bool,
+    /// Reading the log forward (the newest cells were dropped for older ones).
+    newer: NewerState,
+    /// Lines a scroll up asked for past the top while older events were still in the log:
+    /// applied as their windows land.
+    pending_up: usize,
+    /// Cells from this index on were just put at the end by a forward read: the view
+    /// stays on the lines it showed (it scrolls up by theirs).
+    keep_view_from: Option<usize>,
 }
+
+/// Reading the log's events after the transcript's last cell, as the user scrolls down a
+/// transcript whose newest cells were dropped.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum NewerState {
+    /// Nothing being read.
+    #[default]
+    Idle,
+    /// A window from this seq is being read.
+    Reading(u64),
+    /// Nothing more to read forward (or it failed): read the whole session again.
+    ReadAgain,
+}
+
+/// Most lines a scroll past the top keeps asking for (about 500 pages of a tall window).
+const MAX_PENDING_UP: usize = 20_000;
 
 /// Reading the log's events before the transcript's first cell, as the user scrolls up.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -146,6 +170,43 @@ impl ChatView {
         }
     }
 
+    /// The seq to read the log forward from, once the view is at the bottom of a
+    /// transcript whose newest cells were dropped for older ones (asked once; answer with
+    /// [`newer_read`](Self::newer_read)).
+    pub fn wants_newer(&mut self) -> Option<u64> {
+        if self.loading || self.is_scrolled() || self.newer != NewerState::Idle {
+            return None;
+        }
+        let from = self.transcript.newer_from()?;
+        self.newer = NewerState::Reading(from);
+        Some(from)
+    }
+
+    /// The forward window asked for by [`wants_newer`](Self::wants_newer) was read: its
+    /// cells (`newer`, events up to `end_seq`) go at the end, the view staying on the lines
+    /// it shows; an empty window (the log's end) or a failure reads the session again.
+    pub fn newer_read(&mut self, read: Result<(Transcript, u64), String>) {
+        let NewerState::Reading(from) = self.newer else {
+            return;
+        };
+        match read {
+            Ok((newer, end_seq)) if end_seq > from && !newer.cells().is_empty() => {
+                self.newer = NewerState::Idle;
+                let (count, hidden) = (self.transcript.cells().len(), self.transcript.hidden());
+                self.transcript.append_window(newer, end_seq);
+                let dropped = usize::try_from(self.transcript.hidden() - hidden).unwrap_or(count);
+                self.keep_view_from = Some(count.saturating_sub(dropped));
+            }
+            Ok((_, end_seq)) if end_seq > from => {
+                // Events without cells of their own: on past them.
+                self.transcript
+                    .append_window(Transcript::default(), end_seq);
+                self.newer = NewerState::Idle;
+            }
+            Ok(_) | Err(_) => self.newer = NewerState::ReadAgain,
+        }
+    }
+
     /// Whether a window of older events is being read.
     pub fn is_reading_older(&self) -> bool {
         matches!(self.older, OlderState::Reading(_))
@@ -154,7 +215,10 @@ impl ChatView {
     /// Whether the view is back at the bottom of a transcript whose newest cells were
     /// dropped for older ones: the session should be read again to show them.
     pub fn wants_latest(&self) -> bool {
-        self.transcript.newer_cut() && !self.loading && !self.is_scrolled()
+        self.transcript.newer_cut()
+            && !self.loading
+            && !self.is_scrolled()
+            && (self.newer == NewerState::ReadAgain || self.transcript.newer_from().is_none())
     }
 
     /// Show that the session's conversation is being read (a line above the cells).
@@ -176,6 +240,9 @@ impl ChatView {
         self.scroll_from_bottom = 0;
         self.loading = false;
         self.older = OlderState::Idle;
+        self.newer = NewerState::Idle;
+        self.keep_view_from = None;
+        self.pending_up = 0;
         self.at_top = false;
     }
 
@@ -205,6 +272,12 @@ impl ChatView {
             self.transcript
                 .push_notice(NoticeKind::Info, "nothing collapsed to expand");
         }
+    }
+
+    /// Take what a staleness check of the cards' sources found (see
+    /// [`Transcript::set_newer`]).
+    pub fn set_newer(&mut self, answers: &[(String, Option<u64>, usize)]) {
+        self.transcript.set_newer(answers);
     }
 
     /// Show a help table (`/help`).
@@ -241,6 +314,16 @@ impl ChatView {
         } else {
             self.scroll_from_bottom.saturating_sub(lines.unsigned_abs())
         };
+        if lines > 0 && next > max && self.transcript.older_than().is_some() {
+            // Past the top with older events in the log: the rest of the move waits for
+            // the windows that bring them (a burst of PgUp goes as far as it asks).
+            self.pending_up = self
+                .pending_up
+                .saturating_add(next - max)
+                .min(MAX_PENDING_UP);
+        } else if lines < 0 {
+            self.pending_up = 0;
+        }
         self.scroll_from_bottom = next.min(max);
     }
 
@@ -262,6 +345,7 @@ impl ChatView {
     /// are left).
     pub fn page_down(&mut self) {
         let page = self.page();
+        self.pending_up = 0;
         if self.scroll_from_bottom <= page + 1 {
             self.scroll_from_bottom = 0;
         } else {
@@ -272,6 +356,7 @@ impl ChatView {
     /// Jump back to the newest output.
     pub fn scroll_to_bottom(&mut self) {
         self.scroll_from_bottom = 0;
+        self.pending_up = 0;
     }
 
     /// Whether the view is scrolled away from the bottom.
@@ -386,8 +471,26 @@ impl ChatView {
         }
         let total = self.layout(area.width);
         let height = usize::from(area.height);
-        if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
+        if let Some(from) = self.keep_view_from.take() {
+            // Cells a forward read put at the end: the view stays on its lines.
+            let added: usize = self.cache.cells.get(from..).map_or(0, |cells| {
+                cells.iter().map(|(_, lines)| lines.len() + 1).sum()
+            });
+            self.scroll_from_bottom += added;
+        } else if self.scroll_from_bottom > 0 && total > self.last_total && !self.grown_at_top {
             self.scroll_from_bottom += total - self.last_total;
+        }
+        if self.grown_at_top && !self.is_reading_older() && self.pending_up > 0 {
+            // A window landed: the move that went past the top goes on into it, and what
+            // is left past its top waits for the next one.
+            let max = max_scroll(total, height);
+            let wanted = self.scroll_from_bottom.saturating_add(self.pending_up);
+            self.pending_up = if self.transcript.older_than().is_some() {
+                wanted.saturating_sub(max)
+            } else {
+                0
+            };
+            self.scroll_from_bottom = wanted;
         }
         self.grown_at_top = false;
         self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));

@@ -39,6 +39,9 @@ pub enum HistoryCell {
         origins: Vec<Origin>,
         sources: Vec<SnapshotSource>,
         snapshot: String,
+        /// Per reference, how many messages its source gained since the snapshot (`None`:
+        /// not checked yet, or it could not be).
+        newer: Vec<Option<usize>>,
     },
     /// A model reply; `streaming` while chunks are still arriving.
     Assistant {
@@ -169,8 +172,12 @@ pub struct Transcript {
     /// Windows of older events put in front so far (renderers re-align their caches).
     prepended: u64,
     /// The newest cells were dropped to make room for older ones: the log's newer events
-    /// are not shown until the transcript is read again.
+    /// are not shown until read forward again (window by window from
+    /// [`newer_from`](Self::newer_from)) or the transcript is read again.
     newer_cut: bool,
+    /// While the newest cells are cut: the first seq whose events are not in the cells at
+    /// the end (`None`: not known, read the transcript again).
+    newer_from: Option<u64>,
     /// The seq of the event being applied (the seq the cells it makes get).
     applying: Option<u64>,
     /// Index of the live (streaming) assistant cell, if any.
@@ -228,6 +235,23 @@ impl Transcript {
         self.newer_cut
     }
 
+    /// While [`newer_cut`](Self::newer_cut): the seq to read the log forward from.
+    pub fn newer_from(&self) -> Option<u64> {
+        self.newer_from.filter(|_| self.newer_cut)
+    }
+
+    /// Put `newer`'s cells — built from the log's events from
+    /// [`newer_from`](Self::newer_from) up to (not including) `end_seq` — after these; the
+    /// oldest are dropped past the bounds as usual (then older ones can be read back).
+    pub fn append_window(&mut self, newer: Transcript, end_seq: u64) {
+        for (cell, seq) in newer.cells.into_iter().zip(newer.seqs) {
+            self.applying = seq;
+            self.push(cell);
+        }
+        self.applying = None;
+        self.newer_from = Some(end_seq);
+    }
+
     /// How many windows of older cells were put in front.
     pub fn prepended(&self) -> u64 {
         self.prepended
@@ -279,6 +303,22 @@ impl Transcript {
         if dropped == 0 {
             return 0;
         }
+        // Read forward again from the first event of the dropped cells (else from where
+        // an earlier cut began); unknown when only the app's own cells went.
+        let first_dropped = self
+            .seqs
+            .get(keep..)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .min()
+            .copied();
+        self.newer_from = match (first_dropped, self.newer_cut) {
+            (Some(seq), true) => Some(self.newer_from.map_or(seq, |f| f.min(seq))),
+            (Some(seq), false) => Some(seq),
+            (None, true) => self.newer_from,
+            (None, false) => None,
+        };
         self.cells.truncate(keep);
         self.versions.truncate(keep);
         self.sizes.truncate(keep);
@@ -441,6 +481,75 @@ impl Transcript {
                 self.touch(index);
             }
         }
+    }
+
+    /// Every `(session, captured through seq)` the cards reference, once each: what a
+    /// staleness check asks about.
+    pub fn staleness_asks(&self) -> Vec<(String, Option<u64>)> {
+        let mut asks: Vec<(String, Option<u64>)> = Vec::new();
+        for cell in &self.cells {
+            if let HistoryCell::ReferenceCard { references, .. } = cell {
+                for r in references {
+                    let ask = (r.session_id.clone(), r.captured_through_seq);
+                    if !asks.contains(&ask) {
+                        asks.push(ask);
+                    }
+                }
+            }
+        }
+        asks
+    }
+
+    /// Takes what a staleness check found: `(session, captured through seq, messages the
+    /// session gained since)`; the cards that change are re-rendered.
+    pub fn set_newer(&mut self, answers: &[(String, Option<u64>, usize)]) {
+        for index in 0..self.cells.len() {
+            let Some(HistoryCell::ReferenceCard {
+                references, newer, ..
+            }) = self.cells.get_mut(index)
+            else {
+                continue;
+            };
+            let fresh: Vec<Option<usize>> = references
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    answers
+                        .iter()
+                        .find(|(id, seq, _)| *id == r.session_id && *seq == r.captured_through_seq)
+                        .map(|(_, _, n)| *n)
+                        .or_else(|| newer.get(i).copied().flatten())
+                })
+                .collect();
+            if fresh != *newer {
+                *newer = fresh;
+                self.touch(index);
+            }
+        }
+    }
+
+    /// The reference the re-insert key mentions afresh: the newest one whose source has
+    /// newer messages, else the newest one; `None` without a card.
+    pub fn reinsert_target(&self) -> Option<&ReferenceEntry> {
+        let cards = self.cells.iter().rev().filter_map(|cell| match cell {
+            HistoryCell::ReferenceCard {
+                references, newer, ..
+            } => Some((references, newer)),
+            _ => None,
+        });
+        let mut newest = None;
+        for (references, newer) in cards {
+            newest = newest.or_else(|| references.first());
+            let stale = references
+                .iter()
+                .zip(newer)
+                .rev()
+                .find(|(_, n)| n.is_some_and(|n| n > 0));
+            if let Some((entry, _)) = stale {
+                return Some(entry);
+            }
+        }
+        newest
     }
 
     /// Where each referenced session comes from (dsh when no sources are known).
@@ -748,6 +857,7 @@ fn user_message_cell(message: &Message) -> HistoryCell {
             origins: Vec::new(),
             sources: decode_snapshot(&snapshot).unwrap_or_default(),
             snapshot,
+            newer: Vec::new(),
         };
     }
     if source.is_some_and(dsh_store::Source::is_compact_checkpoint) {

@@ -22,6 +22,8 @@ pub const TOOL_LINES: usize = 3;
 pub const MESSAGE_LINES: usize = 12;
 /// The key that expands collapsed cells, as the marker names it.
 pub const EXPAND_KEY: &str = "Ctrl+G";
+/// The key that mentions a card's session again (fresh content), as a stale card names it.
+pub const REINSERT_KEY: &str = "Ctrl+R";
 
 fn dim() -> Style {
     Style::new().add_modifier(Modifier::DIM)
@@ -37,7 +39,14 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
             origins,
             sources,
             snapshot,
-        } => card_lines(references, origins, sources, snapshot, body_width, options),
+            newer,
+        } => card_lines(
+            (references, origins, newer),
+            sources,
+            snapshot,
+            body_width,
+            options,
+        ),
         HistoryCell::Assistant {
             text,
             reasoning,
@@ -279,12 +288,26 @@ pub fn format_bytes(bytes: usize) -> String {
 }
 
 /// One card row: `Label (id) · 188 of 400 messages · 63.9 KiB · truncated`.
-fn card_row(entry: &ReferenceEntry, origin: &Origin, source: Option<&SnapshotSource>) -> String {
+/// One reference's row: label, id, what it holds (`3 of 12 messages`, or for an excerpt
+/// `excerpt, messages 4–8 of 12`), size, cut, origin, secrets redacted, and how many
+/// messages its source has gained since (`newer`).
+fn card_row(
+    entry: &ReferenceEntry,
+    origin: &Origin,
+    source: Option<&SnapshotSource>,
+    newer: Option<usize>,
+) -> String {
+    let held = match entry.excerpt() {
+        Some(span) => format!(
+            "excerpt, messages {}–{} of {}",
+            span.first, span.last, span.of
+        ),
+        None => message_counts(entry),
+    };
     let mut row = format!(
-        "{} ({}) · {}",
+        "{} ({}) · {held}",
         visible_controls_line(&entry.label),
         visible_controls_line(&entry.session_id),
-        message_counts(entry)
     );
     if let Some(source) = source.filter(|s| s.serialized_bytes > 0) {
         let _ = write!(row, " · {}", format_bytes(source.serialized_bytes));
@@ -295,12 +318,25 @@ fn card_row(entry: &ReferenceEntry, origin: &Origin, source: Option<&SnapshotSou
     if origin.is_foreign() {
         let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
     }
+    match entry.redacted_secrets() {
+        0 => {}
+        1 => row.push_str(" · 1 secret redacted"),
+        n => {
+            let _ = write!(row, " · {n} secrets redacted");
+        }
+    }
+    match newer {
+        Some(1) => row.push_str(" · source has 1 newer message"),
+        Some(n) if n > 1 => {
+            let _ = write!(row, " · source has {n} newer messages");
+        }
+        _ => {}
+    }
     row
 }
 
 fn card_lines(
-    references: &[ReferenceEntry],
-    origins: &[Origin],
+    (references, origins, newer): (&[ReferenceEntry], &[Origin], &[Option<usize>]),
     sources: &[SnapshotSource],
     snapshot: &str,
     body_width: u16,
@@ -311,9 +347,19 @@ fn card_lines(
     for (i, entry) in references.iter().enumerate() {
         let source = sources.get(i).filter(|s| s.session_id == entry.session_id);
         let origin = origins.get(i).unwrap_or(&Origin::Dsh);
-        lines.push(Line::styled(card_row(entry, origin, source), card_style));
+        let newer = newer.get(i).copied().flatten();
+        lines.push(Line::styled(
+            card_row(entry, origin, source, newer),
+            card_style,
+        ));
     }
     let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
+    if newer.iter().any(|n| n.is_some_and(|n| n > 0)) {
+        lines.push(Line::styled(
+            format!("  {REINSERT_KEY} mentions it again with its newer messages"),
+            dim(),
+        ));
+    }
     match options.snapshots {
         SnapshotView::Hidden => lines.push(Line::styled(
             "  Ctrl+O shows the referenced conversations",
@@ -471,6 +517,52 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
+    /// Issue 25 items 2–4 (card part): an excerpt's row says which messages it holds, a
+    /// row says how many secrets were redacted and how many messages its source gained.
+    #[test]
+    fn card_rows_name_excerpts_redactions_and_staleness() {
+        let entry = |extra: serde_json::Value| -> ReferenceEntry {
+            let mut value = serde_json::json!({
+                "sessionId": "s-1", "label": "Kafka", "capturedThroughSeq": 40,
+                "compacted": false, "originalMessages": 12, "retainedMessages": 12,
+                "omittedMessages": 0, "omittedBytes": 0, "truncated": false, "inputIndex": 0
+            });
+            if let (Some(v), Some(extra)) = (value.as_object_mut(), extra.as_object()) {
+                v.extend(extra.clone());
+            }
+            serde_json::from_value(value).unwrap()
+        };
+        let cases = [
+            (
+                entry(serde_json::json!({})),
+                None,
+                "Kafka (s-1) · 12 messages",
+            ),
+            (
+                entry(
+                    serde_json::json!({"excerpt": {"seq": 9, "before": 2, "after": 2,
+                    "matchSeq": 9, "firstSeq": 5, "lastSeq": 13, "first": 4, "last": 8, "of": 12},
+                    "redactedSecrets": 2}),
+                ),
+                Some(3),
+                "Kafka (s-1) · excerpt, messages 4–8 of 12 · 2 secrets redacted · source has 3 newer messages",
+            ),
+            (
+                entry(serde_json::json!({"redactedSecrets": 1})),
+                Some(0),
+                "Kafka (s-1) · 12 messages · 1 secret redacted",
+            ),
+            (
+                entry(serde_json::json!({})),
+                Some(1),
+                "Kafka (s-1) · 12 messages · source has 1 newer message",
+            ),
+        ];
+        for (entry, newer, want) in cases {
+            assert_eq!(card_row(&entry, &Origin::Dsh, None, newer), want);
+        }
+    }
+
     fn rows(cell: &HistoryCell, options: RenderOptions) -> Vec<String> {
         render_cell(cell, 40, options)
             .iter()
@@ -538,6 +630,7 @@ mod tests {
                 serialized_bytes: 0,
             }],
             snapshot: "exact\tbytes".into(),
+            newer: Vec::new(),
         };
         let readable = RenderOptions {
             snapshots: SnapshotView::Readable,

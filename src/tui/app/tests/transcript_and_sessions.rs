@@ -292,27 +292,33 @@ async fn a_refusal_is_visible_from_a_scrolled_transcript() {
     assert!(shown.contains("is already open"), "{shown}");
 }
 
-/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
-fn seed_long(store: &SessionStore, id: &str, turns: usize) {
-    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
-    let mut writer = store.open_writer(id, Some(header)).unwrap();
+/// The events of `(question, answer)` exchanges, to lay out in turns.
+fn exchanges(pairs: impl IntoIterator<Item = (String, String)>) -> Vec<NewEvent> {
     let mut events = Vec::new();
-    for i in 0..turns {
+    for (q, a) in pairs {
         events.push(NewEvent::appended(EventData::UserMessage(
-            Message::user_text(format!("q{i:04}")),
+            Message::user_text(q),
         )));
         events.push(NewEvent::appended(EventData::AssistantMessage {
             turn: 1,
             step: 1,
             message: Message::new(
                 Role::Assistant,
-                vec![ContentBlock::text(format!("a{i:04}"))],
+                vec![ContentBlock::text(a)],
                 Source::model("offline", "offline-echo"),
             ),
             usage: None,
             extra: serde_json::Map::new(),
         }));
     }
+    events
+}
+
+/// Writes session `id` (in the harness's cwd) with `turns` exchanges `q0000`/`a0000`, ….
+fn seed_long(store: &SessionStore, id: &str, turns: usize) {
+    let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = store.open_writer(id, Some(header)).unwrap();
+    let events = exchanges((0..turns).map(|i| (format!("q{i:04}"), format!("a{i:04}"))));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
@@ -379,26 +385,39 @@ async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
         }
         if shown.contains("reading earlier entries") {
             windows += 1;
-            // The window arrives off the UI thread; the view stays on the lines it showed.
-            let bottom = |shown: &str| -> Vec<String> {
-                // The transcript's rows under the top marker's, without the "↓ N more
-                // lines" row (N shrinks by the newest lines dropped for the window).
+            // The window arrives off the UI thread; the pages that went past the top go on
+            // into it: older exchanges, right above those shown.
+            let numbers = |shown: &str| -> Vec<u32> {
                 shown
                     .lines()
-                    .skip(3)
-                    .take(14)
-                    .filter(|r| !r.contains("more lines"))
-                    .map(str::to_owned)
+                    .filter_map(|l| {
+                        let t = l.trim_matches('"').trim_start_matches(['›', '•', ' ']);
+                        t.get(1..5)
+                            .filter(|_| t.starts_with(['q', 'a']))?
+                            .parse()
+                            .ok()
+                    })
                     .collect()
             };
-            let before = bottom(&shown);
+            let before = numbers(&shown);
             frames_until(&mut h.app, &mut terminal, |app| {
                 !app.chat.is_reading_older()
             })
             .await;
             h.app.draw(&mut terminal).unwrap();
             let after = format!("{}", terminal.backend());
-            assert_eq!(bottom(&after), before, "the view moved:\n{shown}\n{after}");
+            let (was, now) = (numbers(&shown), numbers(&after));
+            let (Some(top_before), Some(top_now), Some(bottom_now)) =
+                (before.iter().min(), now.iter().min(), now.iter().max())
+            else {
+                panic!("no exchanges shown:\n{shown}\n{after}");
+            };
+            // The read starts after the frame that reached the top, so the PgUp of the
+            // next round counts too: about two pages (of 17 lines; an exchange is 4) further.
+            assert!(
+                top_now < top_before && top_before - top_now <= 12 && bottom_now >= top_now,
+                "{was:?} -> {now:?}:\n{shown}\n{after}"
+            );
         }
     }
     let shown = format!("{}", terminal.backend());
@@ -406,13 +425,158 @@ async fn a_long_session_scrolls_back_to_its_start_within_bounds() {
     assert!(windows >= 2, "read in windows: {windows}");
     assert!(!shown.contains("earlier entries"), "{shown}");
     assert_eq!(h.app.chat.transcript().older_than(), None);
-    // Back at the bottom: the newest exchange, read again.
-    h.app.chat.scroll_to_bottom();
+    // Down again: the middle of the session is read forward window by window (not
+    // skipped), the cells still bounded, to the newest exchange.
+    let mut seen_middle = false;
+    for _ in 0..20_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageDown));
+        h.app.draw(&mut terminal).unwrap();
+        while let Ok(event) = h.app.rx.try_recv() {
+            h.app.handle_app_event(event);
+            h.app.draw(&mut terminal).unwrap();
+        }
+        if h.app.transcript.is_reading() {
+            frames_until(&mut h.app, &mut terminal, |app| {
+                !app.transcript.is_reading()
+            })
+            .await;
+        }
+        assert!(h.app.chat.transcript().cells().len() <= 2_000);
+        let shown = format!("{}", terminal.backend());
+        seen_middle |= shown.contains("q1500");
+        if shown.contains("a2999") && !h.app.chat.is_scrolled() {
+            break;
+        }
+    }
+    let shown = format!("{}", terminal.backend());
+    assert!(shown.contains("a2999"), "{shown}");
+    assert!(seen_middle, "the middle was skipped on the way down");
+}
+
+/// Issue 27 minor 16 (item 3's last sentence), in the app: selecting a session found in
+/// conversations previews it at the message that matched, not at its newest.
+#[tokio::test]
+async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
+    let mut h = harness(true).await;
+    let header = SessionHeader::new("s-deploy", 1_700_000_000_000, Some(CWD.to_owned()));
+    let mut writer = h.app.store.open_writer("s-deploy", Some(header)).unwrap();
+    let events = exchanges(
+        [
+            (
+                "Use the quokkaflip script to deploy?",
+                "Yes, it switches traffic.",
+            ),
+            ("And the parser leak?", "Fixed in 1.2."),
+            ("Anything else?", "Nothing for now."),
+        ]
+        .map(|(q, a)| (q.to_owned(), a.to_owned())),
+    );
+    writer
+        .append(dsh_store::layout::in_turns(1, events))
+        .unwrap();
+    drop(writer);
+    let _index = indexed(&mut h);
+    let mut terminal = Terminal::new(TestBackend::new(120, 30)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    type_text(&mut h.app, "@quokkaflip");
     frames_until(&mut h.app, &mut terminal, |app| {
-        !app.transcript_loading() && !app.chat.transcript().newer_cut()
+        app.composer
+            .input
+            .results()
+            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+    })
+    .await;
+    // Nothing matches by title, id or cwd: the hit is selected by moving onto it.
+    h.app.handle_terminal_event(key(KeyCode::Down));
+    frames_until(&mut h.app, &mut terminal, |app| !app.previews.is_busy()).await;
+    frames_until(&mut h.app, &mut terminal, |_| true).await;
+    let shown = format!("{}", terminal.backend());
+    assert!(
+        shown.contains("the matching message · 5 newer messages"),
+        "{shown}"
+    );
+    assert!(!shown.contains("Nothing for now."), "{shown}");
+}
+
+/// The text of the first reference card's rows on a `width`-wide screen.
+fn card_text(app: &mut App, width: u16) -> String {
+    let shown = format!("{}", screen(app, width, 40).backend());
+    shown
+        .lines()
+        .skip_while(|l| !l.contains("Referenced sessions"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Issue 25 item 4 (card part): once the referenced session has grown since its
+/// snapshot, the card says by how many messages, checked cheaply after each turn; Ctrl+R
+/// puts a fresh mention of it into the composer; with no card Ctrl+R says so.
+#[tokio::test]
+async fn a_stale_card_says_so_and_ctrl_r_mentions_it_afresh() {
+    let mut h = harness(true).await;
+    h.app.handle_terminal_event(ctrl('r'));
+    assert!(
+        notices(&h.app).join("\n").contains("no referenced session"),
+        "{:?}",
+        notices(&h.app)
+    );
+    send_and_expect(&mut h, &alpha_mention(), "@Alpha login bug what broke?").await;
+    pump_until(&mut h.app, |app| !app.transcript.is_checking_newer()).await;
+    let card = card_text(&mut h.app, 120);
+    assert!(
+        card.contains("Alpha login bug (s-alpha) · 2 messages"),
+        "{card}"
+    );
+    assert!(!card.contains("newer"), "fresh: {card}");
+    // s-alpha moves on: one more exchange.
+    let mut writer = h.app.store.open_writer("s-alpha", None).unwrap();
+    let next = writer.rules().next_turn();
+    writer
+        .append(dsh_store::layout::in_turns(
+            next,
+            [NewEvent::appended(EventData::UserMessage(
+                Message::user_text("And the refresh token?"),
+            ))],
+        ))
+        .unwrap();
+    drop(writer);
+    send_and_expect(&mut h, "thanks", "thanks").await;
+    pump_until(&mut h.app, |app| !app.transcript.is_checking_newer()).await;
+    let card = card_text(&mut h.app, 120);
+    assert!(card.contains("source has 1 newer message"), "{card}");
+    assert!(card.contains("Ctrl+R mentions it again"), "{card}");
+    h.app.handle_terminal_event(ctrl('r'));
+    assert_eq!(
+        h.app.draft(),
+        format!("{} ", format_mention("s-alpha", Some("Alpha login bug")))
+    );
+}
+
+/// Keys in a burst: `PgUp` pressed many times in one read goes as far back as it asks,
+/// window after window (it stopped at the top of the first window read).
+#[tokio::test]
+async fn a_burst_of_page_ups_goes_back_as_far_as_it_asks() {
+    let mut h = harness(true).await;
+    seed_long(&h.app.store, "s-long", 3_000);
+    type_text(&mut h.app, "/resume s-long");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == "s-long" && !app.transcript_loading()
+    })
+    .await;
+    let mut terminal = Terminal::new(TestBackend::new(60, 24)).unwrap();
+    h.app.draw(&mut terminal).unwrap();
+    // 3 000 exchanges are ~12 000 lines; 22 lines a page: 1 000 pages pass the start.
+    for _ in 0..1_000 {
+        h.app.handle_terminal_event(key(KeyCode::PageUp));
+    }
+    frames_until(&mut h.app, &mut terminal, |app| {
+        app.chat.transcript().older_than().is_none() && !app.chat.is_reading_older()
     })
     .await;
     h.app.draw(&mut terminal).unwrap();
     let shown = format!("{}", terminal.backend());
-    assert!(shown.contains("a2999"), "{shown}");
+    assert!(shown.contains("q0000"), "{shown}");
+    assert!(h.app.chat.transcript().cells().len() <= 2_000);
 }
