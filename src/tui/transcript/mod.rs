@@ -43,6 +43,12 @@ pub enum HistoryCell {
         /// not checked yet, or it could not be).
         newer: Vec<Option<usize>>,
     },
+    /// A file-reference context (`@path` mentions): one card row per attached file and the
+    /// exact text the model received (shown with Ctrl+O), never as the user's words.
+    FileCard {
+        files: Vec<dsh_reference::file_context::FileEntry>,
+        text: String,
+    },
     /// A model reply; `streaming` while chunks are still arriving.
     Assistant {
         text: String,
@@ -344,11 +350,14 @@ impl Transcript {
         }
     }
 
-    /// Whether any cell has something Ctrl+O can show (a reference card).
+    /// Whether any cell has something Ctrl+O can show (a session or file reference card).
     pub fn has_reference_cards(&self) -> bool {
-        self.cells
-            .iter()
-            .any(|c| matches!(c, HistoryCell::ReferenceCard { .. }))
+        self.cells.iter().any(|c| {
+            matches!(
+                c,
+                HistoryCell::ReferenceCard { .. } | HistoryCell::FileCard { .. }
+            )
+        })
     }
 
     /// Whether any cell is collapsed at the given options (so the expand key does something).
@@ -860,6 +869,12 @@ fn user_message_cell(message: &Message) -> HistoryCell {
             newer: Vec::new(),
         };
     }
+    if let Some(files) = source.and_then(dsh_reference::file_context::decode_file_source) {
+        return HistoryCell::FileCard {
+            files,
+            text: message.joined_text(),
+        };
+    }
     if source.is_some_and(dsh_store::Source::is_compact_checkpoint) {
         let text = message.joined_text();
         let summary = text
@@ -904,6 +919,9 @@ fn cell_bytes(cell: &HistoryCell) -> usize {
             .sum(),
         // The decoded sources repeat the snapshot's text.
         HistoryCell::ReferenceCard { snapshot, .. } => snapshot.len() * 2,
+        HistoryCell::FileCard { files, text } => {
+            text.len() + files.iter().map(|f| f.path.len()).sum::<usize>()
+        }
     }
 }
 
@@ -1017,6 +1035,41 @@ mod tests {
         late.set_sessions(sessions);
         assert_eq!(card_rows(&late)[..4], want);
         assert!(late.cell_version(0) > before, "re-rendered");
+    }
+
+    /// Issue 25 item 1: a file context is a card of its files, never the user's words (it
+    /// was shown as a `›` message holding the whole fenced file text).
+    #[test]
+    fn a_file_context_becomes_a_card_of_its_files() {
+        let files = vec![dsh_reference::file_context::AttachedFile {
+            path: "src/\u{1b}[31mmain.rs".into(),
+            bytes: 13,
+            text: "fn main() {}\n".into(),
+            omitted_bytes: 0,
+            redactions: dsh_reference::redact::Redactions::default(),
+        }];
+        let message = dsh_reference::file_context::file_context_message(&files);
+        let mut t = Transcript::default();
+        t.apply(&ev(0, EventData::UserMessage(message)));
+        let Some(HistoryCell::FileCard { files, text }) = t.cells().first() else {
+            panic!("not a file card: {:?}", t.cells());
+        };
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path, "src/\u{1b}[31mmain.rs");
+        assert!(text.contains("<referenced-files>"), "{text}");
+        assert!(t.has_reference_cards(), "Ctrl+O has the file text to show");
+        let shown: Vec<String> = render::render_cell(&t.cells()[0], 80, RenderOptions::default())
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        assert_eq!(
+            shown,
+            vec![
+                "⧉ Referenced files".to_owned(),
+                "  src/\\x1B[31mmain.rs · 13 B".to_owned(),
+                "  Ctrl+O shows the text the model received".to_owned(),
+            ]
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::tabs::visible_expanding_tabs;
 use super::{HelpSection, HistoryCell, NoticeKind, RenderOptions, SnapshotView};
 use crate::tui::text_width::display_width;
 use dsh_foreign::Origin;
+use dsh_reference::file_context::FileEntry;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
 use ratatui_mention::{visible_controls, visible_controls_line};
 use ratatui_mention::{wrap_line_hanging, wrap_lines};
@@ -47,6 +48,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
             body_width,
             options,
         ),
+        HistoryCell::FileCard { files, text } => file_card_lines(files, text, body_width, options),
         HistoryCell::Assistant {
             text,
             reasoning,
@@ -193,6 +195,7 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
             over(text, MESSAGE_LINES)
         }
         HistoryCell::ReferenceCard { .. }
+        | HistoryCell::FileCard { .. }
         | HistoryCell::Assistant { .. }
         | HistoryCell::Checkpoint { .. }
         | HistoryCell::Notice { .. }
@@ -383,6 +386,63 @@ fn card_lines(
                 wrap_lines(&text_lines(snapshot, dim()), body_width),
             ));
             lines.push(Line::styled("  Ctrl+O hides the snapshot", dim()));
+        }
+    }
+    lines
+}
+
+/// One attached file's row: `src/main.rs · 11.6 KiB`, or for a file cut to its budget
+/// `big.log · 32.0 KiB of 2.1 MiB sent (head and tail)`, and the secrets redacted.
+fn file_row(file: &FileEntry) -> String {
+    let mut row = visible_controls_line(&file.path).into_owned();
+    if file.omitted_bytes > 0 {
+        let _ = write!(
+            row,
+            " · {} of {} sent (head and tail)",
+            format_bytes(usize::try_from(file.sent_bytes).unwrap_or(usize::MAX)),
+            format_bytes(usize::try_from(file.bytes).unwrap_or(usize::MAX))
+        );
+    } else {
+        let _ = write!(
+            row,
+            " · {}",
+            format_bytes(usize::try_from(file.bytes).unwrap_or(usize::MAX))
+        );
+    }
+    match file.redacted_secrets {
+        0 => {}
+        1 => row.push_str(" · 1 secret redacted"),
+        n => {
+            let _ = write!(row, " · {n} secrets redacted");
+        }
+    }
+    row
+}
+
+/// The card of a file-reference context: a row per file; Ctrl+O shows the exact text the
+/// model received (the same in the readable and the exact view: it is the files' text).
+fn file_card_lines(
+    files: &[FileEntry],
+    text: &str,
+    body_width: u16,
+    options: RenderOptions,
+) -> Vec<Line<'static>> {
+    let card_style = dim().fg(Color::Magenta);
+    let mut lines = vec![Line::styled("Referenced files", card_style)];
+    lines.extend(files.iter().map(|f| Line::styled(file_row(f), card_style)));
+    let mut lines = prefixed("⧉ ", card_style, wrap_lines(&lines, body_width));
+    match options.snapshots {
+        SnapshotView::Hidden => lines.push(Line::styled(
+            "  Ctrl+O shows the text the model received",
+            dim(),
+        )),
+        SnapshotView::Readable | SnapshotView::Exact => {
+            lines.extend(gutter(
+                "│ ",
+                dim(),
+                wrap_lines(&text_lines(text, dim()), body_width),
+            ));
+            lines.push(Line::styled("  Ctrl+O again goes on / hides it", dim()));
         }
     }
     lines
