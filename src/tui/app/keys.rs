@@ -129,12 +129,6 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         AppAction::ToggleMouse,
     ),
     (
-        KeyCode::Char('r'),
-        KeyModifiers::CONTROL,
-        "Ctrl+R",
-        AppAction::ReinsertReference,
-    ),
-    (
         KeyCode::Char('.'),
         KeyModifiers::ALT,
         "Alt+.",
@@ -145,6 +139,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::ALT,
         "Alt+E",
         AppAction::InsertExcerpt,
+    ),
+    (
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+        "Ctrl+R",
+        AppAction::ReinsertReference,
     ),
 ];
 
