@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
-use dsh_reference::{Candidate, format_mention, neutral_label};
+use dsh_reference::{Candidate, format_mention, mention_label};
 use ratatui_mention::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
@@ -24,6 +24,8 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
     let agent = target_agent(&service, &args.session);
     let agent_cwd = agent.cwd.clone();
     let refs = service.refs.clone();
+    // The label a mention carries travels in the user's own message: secrets redacted.
+    let redact = refs.config().redact_secrets;
     let frecency = args.rank == Rank::Frecency;
     // The parser admits only positive limits; the service still refuses others.
     let limit = match (args.limit, frecency) {
@@ -67,14 +69,14 @@ pub fn run(ctx: &Context, args: &CandidatesArgs) -> Result<(), CliError> {
         .map(|c| service.sources.origin(&c.session_id))
         .collect();
     let out = if args.json {
-        let mut rows = json_rows(&candidates, &origins);
+        let mut rows = json_rows(&candidates, &origins, redact);
         if let (Some(marks), Value::Array(rows)) = (&ranking, &mut rows) {
             add_ranking(rows, marks);
         }
         let text = serde_json::to_string_pretty(&rows)?;
         format!("{}\n", escape_json_controls(&text))
     } else {
-        human_rows(&candidates, &origins)
+        human_rows(&candidates, &origins, redact)
     };
     write_stdout(&out)
 }
@@ -90,7 +92,7 @@ fn add_ranking(rows: &mut [Value], marks: &[(bool, u32)]) {
 }
 
 /// `[{sessionId, label, cwd?, createdAt, mention, origin}]`.
-fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
+fn json_rows(candidates: &[Candidate], origins: &[Origin], redact: bool) -> Value {
     Value::Array(
         candidates
             .iter()
@@ -105,7 +107,7 @@ fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
                 m.insert("createdAt".into(), c.created_at.into());
                 m.insert(
                     "mention".into(),
-                    format_mention(&c.session_id, Some(&neutral_label(&c.label))).into(),
+                    format_mention(&c.session_id, Some(&mention_label(&c.label, redact))).into(),
                 );
                 m.insert("origin".into(), origin.as_str().into());
                 Value::Object(m)
@@ -116,7 +118,7 @@ fn json_rows(candidates: &[Candidate], origins: &[Origin]) -> Value {
 
 /// One block per candidate: label (with the origin badge of a foreign session), then id ·
 /// cwd · created, then the mention to paste.
-fn human_rows(candidates: &[Candidate], origins: &[Origin]) -> String {
+fn human_rows(candidates: &[Candidate], origins: &[Origin], redact: bool) -> String {
     if candidates.is_empty() {
         return "no matching sessions\n".to_owned();
     }
@@ -135,7 +137,7 @@ fn human_rows(candidates: &[Candidate], origins: &[Origin]) -> String {
             local_time(c.created_at),
             visible_controls_line(&format_mention(
                 &c.session_id,
-                Some(&neutral_label(&c.label))
+                Some(&mention_label(&c.label, redact))
             )),
         );
     }
@@ -160,6 +162,7 @@ mod tests {
         let rows = json_rows(
             &[cand("a", "A]", Some("/w")), cand("codex:b", "b", None)],
             &[Origin::Dsh, Origin::Codex],
+            true,
         );
         assert_eq!(
             serde_json::to_string(&rows).unwrap(),
@@ -167,18 +170,41 @@ mod tests {
         );
     }
 
+    /// Issue 25 item 3: the mention's label travels in the user's own message, so a key in
+    /// a title is redacted there (the `label` field keeps the title as listed).
+    #[test]
+    fn a_secret_in_a_title_is_redacted_in_the_mention_unless_turned_off() {
+        let key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD";
+        let rows = [cand("s", &format!("use {key} here"), None)];
+        let mention = |redact: bool| {
+            json_rows(&rows, &[Origin::Dsh], redact)[0]["mention"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert!(!mention(true).contains(key), "{}", mention(true));
+        assert!(mention(true).contains("[redacted"), "{}", mention(true));
+        assert!(mention(false).contains(key));
+        assert!(!human_rows(&rows, &[Origin::Dsh], true).contains(&format!("@[use {key}")));
+    }
+
     #[test]
     fn human_output_shows_controls_visibly() {
         let text = human_rows(
             &[cand("x\u{1b}[2J", "evil\u{7}\nlabel", None)],
             &[Origin::Dsh],
+            true,
         );
         assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'));
         assert!(text.contains("evil\\x07\\x0Alabel"));
         assert!(text.contains("(no cwd)"));
         assert!(text.starts_with("Session · "));
-        assert_eq!(human_rows(&[], &[]), "no matching sessions\n");
-        let foreign = human_rows(&[cand("claude-code:u", "Fix", None)], &[Origin::ClaudeCode]);
+        assert_eq!(human_rows(&[], &[], true), "no matching sessions\n");
+        let foreign = human_rows(
+            &[cand("claude-code:u", "Fix", None)],
+            &[Origin::ClaudeCode],
+            true,
+        );
         assert!(foreign.starts_with("Session [claude] · Fix"), "{foreign}");
     }
 }

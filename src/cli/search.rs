@@ -7,7 +7,9 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::cli::json_escape::escape_json_controls;
-use dsh_reference::{ExcerptRange, format_excerpt_mention, format_mention, neutral_label};
+use dsh_reference::{
+    ExcerptRange, ReferenceConfig, format_excerpt_mention, format_mention, mention_label,
+};
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
 use ratatui_mention::visible_controls_line;
 use serde_json::{Map, Value, json};
@@ -42,7 +44,7 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
     let foreign =
         super::foreign_sources::foreign_sources(ctx, ctx.config.store.limits().max_line_bytes);
     if !ctx.store_root.is_dir() && foreign.is_empty() {
-        return write_stdout(&answer(&[], args.json, None, 0)?);
+        return write_stdout(&answer(&[], args.json, None, (0, true))?);
     }
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
@@ -84,7 +86,13 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
         .excerpt_context
         .and_then(|n| u32::try_from(n).ok())
         .unwrap_or(2);
-    write_stdout(&answer(&hits, args.json, building, side)?)
+    // The label a mention carries travels in the user's own message: secrets redacted.
+    let redact = ctx
+        .config
+        .references
+        .redact_secrets
+        .unwrap_or(ReferenceConfig::default().redact_secrets);
+    write_stdout(&answer(&hits, args.json, building, (side, redact))?)
 }
 
 /// What `search` prints: the hits as JSON (excerpt mentions of `side` messages around the
@@ -94,10 +102,10 @@ fn answer(
     hits: &[SearchHit],
     json: bool,
     building: Option<dsh_search::Progress>,
-    side: u32,
+    (side, redact): (u32, bool),
 ) -> Result<String, CliError> {
     if json {
-        let text = serde_json::to_string_pretty(&json_hits(hits, side))?;
+        let text = serde_json::to_string_pretty(&json_hits(hits, side, redact))?;
         return Ok(format!("{}\n", escape_json_controls(&text)));
     }
     Ok(match building {
@@ -165,7 +173,8 @@ fn invalid_query(reason: &str) -> CliError {
 /// message's place in the conversation, from 1; `seq`: its event's; `excerptMention`
 /// references that exchange only: the snippet's message and `side` messages each side;
 /// docs/references.md: excerpt references).
-fn json_hits(hits: &[SearchHit], side: u32) -> Value {
+fn json_hits(hits: &[SearchHit], side: u32, redact: bool) -> Value {
+    let label = |h: &SearchHit| mention_label(&h.label, redact);
     Value::Array(
         hits.iter()
             .map(|h| {
@@ -179,7 +188,7 @@ fn json_hits(hits: &[SearchHit], side: u32) -> Value {
                 m.insert("createdAt".into(), h.created_at.into());
                 m.insert(
                     "mention".into(),
-                    format_mention(&h.session_id, Some(&neutral_label(&h.label))).into(),
+                    format_mention(&h.session_id, Some(&label(h))).into(),
                 );
                 m.insert("score".into(), f64::from(h.score).into());
                 let snippets = h
@@ -194,7 +203,7 @@ fn json_hits(hits: &[SearchHit], side: u32) -> Value {
                         };
                         json!({"role": s.role.as_str(), "number": s.number, "seq": s.seq,
                                "text": s.text,
-                               "excerptMention": format_excerpt_mention(&range, &neutral_label(&h.label))})
+                               "excerptMention": format_excerpt_mention(&range, &label(h))})
                     })
                     .collect();
                 m.insert("snippets".into(), Value::Array(snippets));
