@@ -235,22 +235,10 @@ impl SessionReferences {
         .await?
     }
 
-    /// List the sessions and read every title into the folded view, so the first `@` or
-    /// `/resume` listing answers from memory (the app runs this in the background at start).
-    pub async fn warm_listing(&self, cancel: &CancellationToken) -> Result<(), ReferenceError> {
-        let store = Arc::clone(&self.query);
-        let views = Arc::clone(&self.views);
-        let token = cancel.clone();
-        run_blocking(cancel, move || {
-            let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
-            views.view(&store, &sessions, TITLE_MAX_AGE, || token.is_cancelled());
-            Ok(())
-        })
-        .await?
-    }
-
-    /// Like [`warm_listing`](Self::warm_listing), reading every session's summary (title,
-    /// last activity, message count), so the first [`list_page_ordered`] answers from memory.
+    /// List the sessions and read every session's summary (title, last activity, message
+    /// count) into the folded view, so the first `@` or `/resume` listing
+    /// ([`list_page_ordered`], and `list_page` from the same view) answers from memory (the
+    /// app runs this in the background at start).
     ///
     /// [`list_page_ordered`]: Self::list_page_ordered
     pub async fn warm_ordered_listing(
