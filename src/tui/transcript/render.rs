@@ -321,13 +321,7 @@ fn card_row(
     if origin.is_foreign() {
         let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
     }
-    match entry.redacted_secrets() {
-        0 => {}
-        1 => row.push_str(" · 1 secret redacted"),
-        n => {
-            let _ = write!(row, " · {n} secrets redacted");
-        }
-    }
+    push_redacted(&mut row, entry.redacted_secrets());
     match newer {
         Some(1) => row.push_str(" · source has 1 newer message"),
         Some(n) if n > 1 => {
@@ -391,31 +385,33 @@ fn card_lines(
     lines
 }
 
-/// One attached file's row: `src/main.rs · 11.6 KiB`, or for a file cut to its budget
-/// `big.log · 32.0 KiB of 2.1 MiB sent (head and tail)`, and the secrets redacted.
-fn file_row(file: &FileEntry) -> String {
-    let mut row = visible_controls_line(&file.path).into_owned();
-    if file.omitted_bytes > 0 {
-        let _ = write!(
-            row,
-            " · {} of {} sent (head and tail)",
-            format_bytes(usize::try_from(file.sent_bytes).unwrap_or(usize::MAX)),
-            format_bytes(usize::try_from(file.bytes).unwrap_or(usize::MAX))
-        );
-    } else {
-        let _ = write!(
-            row,
-            " · {}",
-            format_bytes(usize::try_from(file.bytes).unwrap_or(usize::MAX))
-        );
-    }
-    match file.redacted_secrets {
+/// ` · N secrets redacted` on a card row, when any were.
+fn push_redacted(row: &mut String, n: u64) {
+    match n {
         0 => {}
         1 => row.push_str(" · 1 secret redacted"),
         n => {
             let _ = write!(row, " · {n} secrets redacted");
         }
     }
+}
+
+/// One attached file's row: `src/main.rs · 11.6 KiB`, or for a file cut to its budget
+/// `big.log · 32.0 KiB of 2.1 MiB sent (head and tail)`, and the secrets redacted.
+fn file_row(file: &FileEntry) -> String {
+    let size = |bytes: u64| format_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+    let mut row = visible_controls_line(&file.path).into_owned();
+    if file.omitted_bytes > 0 {
+        let _ = write!(
+            row,
+            " · {} of {} sent (head and tail)",
+            size(file.sent_bytes),
+            size(file.bytes)
+        );
+    } else {
+        let _ = write!(row, " · {}", size(file.bytes));
+    }
+    push_redacted(&mut row, file.redacted_secrets);
     row
 }
 
