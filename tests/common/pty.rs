@@ -249,7 +249,6 @@ pub fn fixture() -> Fixture {
     let project = project.canonicalize().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
-    let sessions = SessionStore::new(&store);
     for (i, (id, title, question)) in [
         (
             "s-alpha",
@@ -261,41 +260,8 @@ pub fn fixture() -> Fixture {
     .into_iter()
     .enumerate()
     {
-        let header = SessionHeader::new(
-            id,
-            1_700_000_000_000 + i as i64,
-            Some(project.display().to_string()),
-        );
-        let mut writer = sessions.open_writer(id, Some(header)).unwrap();
-        let reply = Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(format!("Answer about {title}."))],
-            Source::model("offline", "offline"),
-        );
-        writer
-            .append(dsh_store::layout::in_turns(
-                1,
-                [
-                    NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
-                    NewEvent::appended(EventData::AssistantMessage {
-                        turn: 1,
-                        step: 1,
-                        message: reply,
-                        usage: None,
-                        extra: serde_json::Map::new(),
-                    }),
-                    NewEvent::plain(EventData::SessionTitle(TitleData {
-                        title: title.into(),
-                        message_seqs: vec![],
-                        source: dsh_store::event::TitleSource {
-                            kind: "user".into(),
-                            extra: serde_json::Map::new(),
-                        },
-                        extra: serde_json::Map::new(),
-                    })),
-                ],
-            ))
-            .unwrap();
+        let at = 1_700_000_000_000 + i as i64;
+        seed_session(&store, (id, at, Some(&project)), question, Some(title));
     }
     Fixture {
         dir,
@@ -303,4 +269,46 @@ pub fn fixture() -> Fixture {
         config,
         project,
     }
+}
+
+/// Writes session `id` (created at `created` ms, in `cwd`) into `store`: one turn where
+/// `question` is asked and answered, then `title` when given.
+pub fn seed_session(
+    store: &Path,
+    (id, created, cwd): (&str, i64, Option<&Path>),
+    question: &str,
+    title: Option<&str>,
+) {
+    let sessions = SessionStore::new(store);
+    let header = SessionHeader::new(id, created, cwd.map(|c| c.display().to_string()));
+    let mut writer = sessions.open_writer(id, Some(header)).unwrap();
+    let reply = Message::new(
+        Role::Assistant,
+        vec![ContentBlock::text(format!("Answer to {question}"))],
+        Source::model("offline", "offline"),
+    );
+    let mut events = vec![
+        NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
+        NewEvent::appended(EventData::AssistantMessage {
+            turn: 1,
+            step: 1,
+            message: reply,
+            usage: None,
+            extra: serde_json::Map::new(),
+        }),
+    ];
+    if let Some(title) = title {
+        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
+            title: title.into(),
+            message_seqs: vec![],
+            source: dsh_store::event::TitleSource {
+                kind: "user".into(),
+                extra: serde_json::Map::new(),
+            },
+            extra: serde_json::Map::new(),
+        })));
+    }
+    writer
+        .append(dsh_store::layout::in_turns(1, events))
+        .unwrap();
 }

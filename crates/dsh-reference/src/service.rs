@@ -63,8 +63,22 @@ pub struct Prepared {
 pub enum ListingScope {
     /// The `@` popup: every session but the agent's, ranked by the agent's cwd.
     Agent(AgentRef),
-    /// The `/resume` picker: every session, newest first.
+    /// Every session, newest first.
     All,
+    /// The `/resume` picker: every session (none left out) in the `@` popup's groups
+    /// around this cwd — its sessions first, then those without a cwd, then the others.
+    Project(Option<String>),
+}
+
+impl ListingScope {
+    /// The candidate selection's scope for this listing.
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
+            ListingScope::All => Scope::all(),
+            ListingScope::Project(cwd) => Scope::project(cwd.as_deref()),
+        }
+    }
 }
 
 /// One page of a listing: the first exact matches, how many there are in all, and — only
@@ -288,10 +302,7 @@ impl SessionReferences {
         let token = cancel.clone();
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
-            let scope = match &scope {
-                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
-                ListingScope::All => Scope::all(),
-            };
+            let scope = scope.scope();
             let cancelled = || token.is_cancelled();
             let Some(view) = views.summarized_view(&store, &sessions, TITLE_MAX_AGE, cancelled)
             else {
@@ -384,10 +395,7 @@ impl SessionReferences {
                 store.list_sessions()
             }
             .map_err(ReferenceError::list_failed)?;
-            let scope = match &scope {
-                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
-                ListingScope::All => Scope::all(),
-            };
+            let scope = scope.scope();
             if !query.is_empty() {
                 let cancelled = || token.is_cancelled();
                 let Some(view) = views.view(&store, &sessions, TITLE_MAX_AGE, cancelled) else {

@@ -75,6 +75,18 @@ async fn groups_are_ordered_by_last_activity_with_details() {
         "same cwd first, each group by last activity"
     );
     assert_eq!(active.page.total, 5);
+    // `/resume` (issue 32 item 8): the same groups, nobody left out ("me" would be listed).
+    let project = refs
+        .list_page_ordered(
+            &ListingScope::Project(Some("/w".into())),
+            "",
+            None,
+            ListingOrder::LastActivity,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&project), ["old", "empty", "new", "mid", "far"]);
     assert_eq!(
         active.details.get("old"),
         Some(&SessionDetails {

@@ -329,8 +329,8 @@ impl App {
 
     fn open_picker(&mut self) {
         let keys = self.composer.input.config().key_map().clone();
-        let (mut picker, first) =
-            ResumePicker::open(self.session.id.clone(), self.composer.zone, keys);
+        let open = (self.session.id.clone(), self.session.cwd.clone());
+        let (mut picker, first) = ResumePicker::open(open, self.composer.zone, keys);
         picker.sources = self.candidates.sources.clone();
         self.picker = Some(picker);
         self.act_on_picker(vec![first]);

@@ -1,5 +1,5 @@
-//! The `/resume` session picker: the widget crate's [`Picker`] over every session — the
-//! filter is its editor, the rows and their matching, paging, conversation hits and preview
+//! The `/resume` session picker: the widget crate's [`Picker`] over every session, this
+//! project's first (the `@` popup's groups) — the filter is its editor, the rows and their matching, paging, conversation hits and preview
 //! are the `@` popup's own results list — listed off the UI thread through one request slot,
 //! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
 
@@ -41,6 +41,8 @@ pub struct ResumePicker {
     pub picker: Picker,
     /// The session open in the app, marked `(open)`.
     current: String,
+    /// Its cwd: the sessions there are listed first (the `@` popup's groups).
+    project: Option<String>,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
     /// What rows show beside a session (the `@` popup's, shared).
@@ -52,14 +54,19 @@ pub struct ResumePicker {
 }
 
 impl ResumePicker {
-    /// A picker over every session, the open one being `current`; returns it with its first
-    /// query (the empty filter).
-    pub fn open(current: String, zone: DisplayZone, keys: KeyMap) -> (ResumePicker, PickerOutcome) {
+    /// A picker over every session, the open one being `current` in `project` (its
+    /// sessions are listed first); returns it with its first query (the empty filter).
+    pub fn open(
+        (current, project): (String, Option<String>),
+        zone: DisplayZone,
+        keys: KeyMap,
+    ) -> (ResumePicker, PickerOutcome) {
         let mut picker = Picker::new(keys);
         let first = picker.open();
         let resume = ResumePicker {
             picker,
             current,
+            project,
             zone,
             slot: RequestSlot::new(Policy::Replace),
             sources: RowSources::default(),
@@ -86,8 +93,8 @@ impl ResumePicker {
         };
         let tx = tx.clone();
         let sources = self.sources.clone();
+        let scope = ListingScope::Project(self.project.clone());
         tokio::spawn(async move {
-            let scope = ListingScope::All;
             let result = list_ordered(&refs, &scope, &query, limit, &sources, &ticket.cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
