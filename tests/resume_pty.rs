@@ -13,9 +13,17 @@
 #[path = "common/pty.rs"]
 mod pty;
 
-use std::path::Path;
+use pty::{Fixture, Session, fixture, seed_session};
 
-use pty::{Session, fixture, seed_session};
+/// The app on `fx`'s store in its project, with `args`.
+fn app(fx: &Fixture, args: &[&str]) -> Session {
+    Session::launch(&fx.store, &fx.config, &fx.project, &[], false, args)
+}
+
+/// The app's title line (the header, first row).
+fn header(screen: &str) -> String {
+    screen.lines().next().unwrap_or("").to_owned()
+}
 
 /// The row (0-based) of the first screen line holding `needle`.
 fn row_of(screen: &str, needle: &str) -> Option<usize> {
@@ -46,9 +54,115 @@ fn resume_lists_this_projects_sessions_first() {
     let far = row_of(&screen, "Far away work").unwrap();
     for own in ["Alpha login bug", "Beta release notes"] {
         let row = row_of(&screen, own).unwrap();
-        assert!(row < far, "{own} after another project's session:\n{screen}");
+        assert!(
+            row < far,
+            "{own} after another project's session:\n{screen}"
+        );
     }
 }
 
-#[allow(dead_code)]
-fn _uses(_: &Path) {}
+/// Item 8: `--resume` without an id opens the picker over a new session; Esc leaves the
+/// new session in this directory.
+#[test]
+fn resume_without_an_id_opens_the_picker() {
+    let fx = fixture();
+    let app = app(&fx, &["--resume"]);
+    let screen = app.wait_for("the picker", |s| {
+        s.contains("Resume a session") && s.contains("Alpha login bug")
+    });
+    assert!(screen.contains("Beta release notes"), "{screen}");
+    app.send("\x1b");
+    let screen = app.wait_for_text("@ reference a session");
+    assert!(header(&screen).contains(" s-"), "a new session: {screen}");
+}
+
+/// Item 8: `--resume X` opens the session whose id starts with X (one only) or whose title
+/// is exactly X; X naming several sessions, or none, opens the picker filtered by X.
+#[test]
+fn resume_takes_a_unique_id_prefix_or_an_exact_title_else_the_filtered_picker() {
+    let fx = fixture();
+    for (wanted, opened) in [
+        ("s-al", "Why does login fail"),
+        ("Beta release notes", "Draft the release notes."),
+    ] {
+        let app = app(&fx, &["--resume", wanted]);
+        let screen = app.wait_for_text(opened);
+        assert!(!screen.contains("Resume a session"), "{wanted}: {screen}");
+    }
+    // Both ids start with `s-`: the picker, filtered by it, shows both.
+    let app = app(&fx, &["--resume", "s-"]);
+    let screen = app.wait_for("the filtered picker", |s| {
+        s.contains("Resume a session") && s.contains("Alpha login bug")
+    });
+    assert!(screen.contains("s-"), "{screen}");
+    assert!(screen.contains("Beta release notes"), "{screen}");
+    // Nothing is titled `release`: the picker filtered by it shows the one that matches.
+    let app2 = self::app(&fx, &["--resume", "release"]);
+    let screen = app2.wait_for("the filtered picker", |s| {
+        s.contains("Resume a session") && s.contains("Beta release notes")
+    });
+    assert!(!screen.contains("Alpha login bug"), "{screen}");
+    // Enter opens the row on show.
+    app2.send("\r");
+    app2.wait_for_text("Draft the release notes.");
+    drop(app);
+}
+
+/// Item 8: a session another window writes to opens read-only with a notice — from
+/// `--resume`, and from the picker, which marks it.
+#[test]
+fn a_session_busy_in_another_window_opens_read_only_and_is_marked() {
+    let fx = fixture();
+    let first = app(&fx, &["--resume", "s-alpha"]);
+    first.wait_for_text("Why does login fail");
+    let second = app(&fx, &["--resume", "s-alpha"]);
+    let screen = second.wait_for_text("open in another window");
+    assert!(header(&screen).contains("read-only"), "{screen}");
+    second.wait_for_text("Why does login fail");
+    // Typing says what to do instead.
+    second.type_text("x");
+    let screen = second.wait_for_text("read-only: Tab/Enter mention it, Esc back");
+    assert!(!screen.contains("│x"), "nothing typed: {screen}");
+    second.send("\x1b");
+    second.wait_for_text("@ reference a session");
+    second.type_text("/resume");
+    second.send("\r");
+    let screen = second.wait_for("the busy mark", |s| s.contains("(in another window)"));
+    let marked = screen
+        .lines()
+        .find(|l| l.contains("(in another window)"))
+        .unwrap();
+    assert!(marked.contains("Alpha login bug"), "{screen}");
+    // Picked, it opens read-only too (not "cannot open").
+    second.type_text("alpha");
+    second.send("\r");
+    let screen = second.wait_for("the read-only view", |s| {
+        header(s).contains("read-only") && s.contains("Why does login fail")
+    });
+    assert!(!screen.contains("cannot open"), "{screen}");
+    drop(first);
+}
+
+/// Item 8: `--continue` takes the session of this directory active last that no other
+/// window writes to, saying so; when every one is busy, the last one read-only.
+#[test]
+fn continue_passes_over_a_busy_session_or_shows_it_read_only() {
+    let fx = fixture();
+    // s-beta was created after s-alpha: it is the one active last.
+    let holder = app(&fx, &["--resume", "s-beta"]);
+    holder.wait_for_text("Draft the release notes.");
+    let cont = app(&fx, &["--continue"]);
+    cont.wait_for_text("Why does login fail");
+    let screen = cont.wait_for_text("continuing s-alpha");
+    assert!(
+        screen.contains("s-beta, the session of this directory active last, is open in another"),
+        "{screen}"
+    );
+    assert!(!header(&screen).contains("read-only"), "{screen}");
+    // Now both are busy: the last one, read-only.
+    let again = app(&fx, &["--continue"]);
+    let screen = again.wait_for_text("open in another window");
+    again.wait_for_text("Draft the release notes.");
+    assert!(header(&screen).contains("read-only"), "{screen}");
+    drop((holder, cont));
+}

@@ -39,8 +39,11 @@ impl App {
             }
             // The rows a click would hit are not on screen in a window too small.
             TermEvent::Mouse(_) if self.frames.too_small => {}
-            // Nothing can be written while a read-only session is shown.
-            TermEvent::Paste(_) if self.read_only.is_some() => {}
+            // Nothing can be written while a read-only session is shown: the hint says so.
+            TermEvent::Paste(_) if let Some(view) = self.read_only.as_mut() => {
+                view.typed = true;
+                self.frames.dirty = true;
+            }
             TermEvent::Paste(text) => {
                 if let Some(picker) = self.picker.as_mut() {
                     let outcome = picker.picker.handle_paste(&text);

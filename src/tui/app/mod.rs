@@ -316,6 +316,12 @@ impl App {
         })
     }
 
+    /// Shows `text` as a notice in the transcript (said at start, e.g. by `--continue`).
+    pub fn notice(&mut self, text: &str) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text.to_owned());
+    }
+
     /// A sender on the app's event bus.
     pub fn sender(&self) -> AppEventSender {
         self.tx.clone()

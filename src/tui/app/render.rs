@@ -10,6 +10,7 @@ use super::App;
 use super::commands::COMMANDS;
 use super::keys::help_rows;
 use super::layout::ScreenLayout;
+use super::read_only::READ_ONLY_TYPED;
 use crate::agent::AgentStatus;
 use crate::tui::chrome::header::Header;
 use crate::tui::chrome::status_line::StatusLine;
@@ -23,7 +24,10 @@ impl App {
     pub(super) fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
         let focused = self.picker.is_none() && self.read_only.is_none();
-        let look = composer_look(&self.composer.labels, focused);
+        let mut look = composer_look(&self.composer.labels, focused);
+        if self.read_only.is_some() {
+            look = look.placeholder(READ_ONLY_TYPED);
+        }
         let layout = ScreenLayout::compute(area, &look, &self.composer.input);
         self.frames.too_small = layout.is_none();
         let Some(layout) = layout else {
@@ -55,12 +59,17 @@ impl App {
             self.chat.render(layout.transcript, frame.buffer_mut());
         }
         let (_, model) = self.session.agent.model();
+        // A read-only session's own totals are shown with it.
+        let tokens = match &self.read_only {
+            Some(view) => view.chat.transcript().tokens(),
+            None => self.chat.transcript().tokens(),
+        };
         frame.render_widget(
             StatusLine {
                 phase: self.phase(),
                 spinner_frame: self.ticks.spinner_frame,
                 model: &model,
-                tokens: self.chat.transcript().tokens(),
+                tokens,
                 queued: self.session.queued,
                 elapsed: self.session.turn_started.map(|t| t.elapsed()),
                 indexing: self.search.progress,
@@ -92,7 +101,10 @@ impl App {
 
     fn hint(&self) -> String {
         let input = &self.composer.input;
-        let fixed = if self.read_only.is_some() {
+        let fixed = if let Some(view) = &self.read_only {
+            if view.typed {
+                return format!(" {READ_ONLY_TYPED} · PgUp/PgDn scroll");
+            }
             " read-only · Tab/Enter reference it with @ · PgUp/PgDn scroll · Esc back"
         } else if self.picker.is_some() {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"

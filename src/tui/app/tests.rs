@@ -700,14 +700,17 @@ pub(super) async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
 #[tokio::test]
 async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     let mut h = harness(true).await;
+    // Issue 32 item 8: a name no session has opens the picker filtered by it.
     type_text(&mut h.app, "/resume nope");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
-    let notices_now = notices(&h.app);
-    assert!(
-        notices_now[0].starts_with("cannot open session nope: "),
-        "{notices_now:?}"
-    );
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.picker.filter() == "nope")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.picker.is_none());
     assert_eq!(h.app.session_id(), "s-test");
 
     type_text(&mut h.app, "/resume s-alpha");

@@ -1,7 +1,10 @@
 //! The `/resume` session picker: the widget crate's [`Picker`] over every session, this
 //! project's first (the `@` popup's groups) — the filter is its editor, the rows and their matching, paging, conversation hits and preview
 //! are the `@` popup's own results list — listed off the UI thread through one request slot,
-//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
+//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close. A
+//! session another window writes to is marked `(in another window)`: it opens read-only.
+
+use std::collections::HashSet;
 
 use ratatui::style::{Color, Modifier, Style};
 use tokio_util::sync::CancellationToken;
@@ -14,10 +17,14 @@ use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
 use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};
+use dsh_store::SessionStore;
 use ratatui_mention::{
     KeyMap, MentionItem, MentionStyles, OfferedRows, Picker, PickerOutcome, PickerView,
     PopupLabels, ResultsPage,
 };
+
+/// The note on a row whose session another window writes to.
+pub const BUSY_NOTE: &str = "(in another window)";
 
 /// Rows of a picker narrower than 100 columns show a preview below them from this many rows.
 const PREVIEW_BELOW_MIN_HEIGHT: u16 = 30;
@@ -33,6 +40,8 @@ pub enum PickerEvent {
         query: String,
         refresh: bool,
         result: Result<ListedPage, ReferenceError>,
+        /// The sessions of the page another window writes to.
+        busy: HashSet<String>,
     },
 }
 
@@ -51,6 +60,10 @@ pub struct ResumePicker {
     pub wait: AnswerWait,
     /// Until when the rows of an older filter may stay on show while the newest is asked.
     pub older_rows: AnswerWait,
+    /// The dsh store, asked which sessions of a page another window writes to.
+    pub store: Option<SessionStore>,
+    /// The sessions of the newest page another window writes to, marked.
+    busy: HashSet<String>,
 }
 
 impl ResumePicker {
@@ -72,6 +85,8 @@ impl ResumePicker {
             sources: RowSources::default(),
             wait: AnswerWait::default(),
             older_rows: AnswerWait::default(),
+            store: None,
+            busy: HashSet::new(),
         };
         (resume, first)
     }
@@ -94,6 +109,7 @@ impl ResumePicker {
         let tx = tx.clone();
         let sources = self.sources.clone();
         let scope = ListingScope::Project(self.project.clone());
+        let store = self.store.clone();
         tokio::spawn(async move {
             let result = list_ordered(&refs, &scope, &query, limit, &sources, &ticket.cancel).await;
             if let Err(e) = &result
@@ -101,12 +117,22 @@ impl ResumePicker {
             {
                 return;
             }
+            let busy = match (&result, store) {
+                (Ok(page), Some(store)) => {
+                    let ids = page_ids(page);
+                    tokio::task::spawn_blocking(move || busy_of(&store, ids))
+                        .await
+                        .unwrap_or_default()
+                }
+                _ => HashSet::new(),
+            };
             tx.send(AppEvent::Picker(PickerEvent::Listed {
                 ticket: ticket.id,
                 query_id,
                 query,
                 refresh,
                 result,
+                busy,
             }));
         });
     }
@@ -120,10 +146,12 @@ impl ResumePicker {
             query,
             refresh,
             result,
+            busy,
         } = event;
         if self.slot.finish(ticket).0.is_none() {
             return Vec::new();
         }
+        self.busy = busy;
         if refresh {
             if let Ok(page) = result {
                 let page = self.rows_of(&page, &query, origin_of);
@@ -206,18 +234,37 @@ impl ResumePicker {
         self.slot.running_cancel()
     }
 
-    /// `rows` with the open session marked.
+    /// `rows` with the open session, and those another window writes to, marked.
     fn mark_open(&self, rows: Vec<MentionItem>) -> Vec<MentionItem> {
         rows.into_iter()
             .map(|row| {
                 if row.key() == self.current {
                     row.with_note("(open)")
+                } else if self.busy.contains(row.key()) {
+                    row.with_note(BUSY_NOTE)
                 } else {
                     row
                 }
             })
             .collect()
     }
+}
+
+/// The sessions a listed page shows.
+fn page_ids(page: &ListedPage) -> Vec<String> {
+    let page = &page.page;
+    page.rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .map(|c| c.session_id.clone())
+        .collect()
+}
+
+/// Which of `ids` another writer holds (a session that cannot be asked is not marked).
+fn busy_of(store: &SessionStore, ids: Vec<String>) -> HashSet<String> {
+    ids.into_iter()
+        .filter(|id| store.writer_busy(id).unwrap_or(false))
+        .collect()
 }
 
 /// The picker's texts.
