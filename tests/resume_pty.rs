@@ -166,3 +166,59 @@ fn continue_passes_over_a_busy_session_or_shows_it_read_only() {
     assert!(header(&screen).contains("read-only"), "{screen}");
     drop((holder, cont));
 }
+
+/// Item 9: an untitled session is shown by the leading words of its first message — in the
+/// `@` popup (and the mention it inserts) and in `/resume` — secrets redacted; `candidates
+/// --json` keeps the contract's label, its id.
+#[test]
+fn an_untitled_session_is_shown_by_its_first_message() {
+    let fx = fixture();
+    let key = "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    seed_session(
+        &fx.store,
+        (
+            "s-untitled-1",
+            1_700_000_000_100,
+            Some(fx.project.as_path()),
+        ),
+        &format!("Why is the nightly\n build so slow with {key}"),
+        None,
+    );
+    let shown = "Why is the nightly build so slow with [redacted: anthropic-api-key]";
+    // The row is cut to its width.
+    let row = "Why is the nightly build so slow with [redacted";
+    let app = app(&fx, &[]);
+    app.wait_for_text("@ reference a session");
+    app.type_text("@");
+    let screen = app.wait_for_text(row);
+    assert!(!screen.contains("aaaaaaaa"), "{screen}");
+    app.type_text("untitled");
+    app.wait_for("the one row", |s| {
+        s.contains(row) && !s.contains("Alpha login bug")
+    });
+    app.send("\t");
+    app.wait_for_text(&format!("│@{shown} "));
+    app.send("\x15"); // Ctrl+U: the draft goes
+    app.type_text("/resume");
+    app.send("\r");
+    let screen = app.wait_for("the picker's row", |s| {
+        s.contains("Resume a session") && s.contains(row)
+    });
+    assert!(!screen.contains("aaaaaaaa"), "{screen}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+        .args(["--no-foreign-sources", "--store"])
+        .arg(&fx.store)
+        .arg("--config")
+        .arg(&fx.config)
+        .args(["candidates", "--session", "s-alpha", "--json"])
+        .output()
+        .unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["sessionId"] == "s-untitled-1")
+        .unwrap();
+    assert_eq!(row["label"], "s-untitled-1", "{row}");
+}

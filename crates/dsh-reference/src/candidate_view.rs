@@ -7,6 +7,7 @@
 //! group, by last activity ([`ListingOrder::LastActivity`]) when the view was built with the
 //! sessions' summaries.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,6 +17,7 @@ use memchr::memmem;
 use super::candidates::{Candidate, Scope, Selection};
 use super::listing_order::{ListingOrder, SessionDetails, TopByActivity};
 use super::query_words::{ListingQuery, QueryMatch, query_words};
+use super::untitled_label::untitled_label;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
@@ -44,6 +46,9 @@ pub struct CandidateView {
     starts: Vec<usize>,
     /// Per session, its activity (empty for a view built from titles alone).
     details: Vec<SessionDetails>,
+    /// By position: the first prompt of each untitled session that has one (a view built
+    /// from summaries), what the pickers list it by.
+    prompts: HashMap<usize, Arc<str>>,
     /// When the titles were read.
     built: Instant,
     /// How long reading them took.
@@ -70,10 +75,10 @@ impl CandidateView {
         Self::build_from(
             sessions,
             |id| match read_title(id) {
-                Ok(Some(t)) => (TitleState::Titled(t), None),
-                Ok(None) => (TitleState::Untitled, None),
-                Err(QueryError::NotFound { .. }) => (TitleState::Missing, None),
-                Err(_) => (TitleState::Unreadable, None),
+                Ok(Some(t)) => (TitleState::Titled(t), None, None),
+                Ok(None) => (TitleState::Untitled, None, None),
+                Err(QueryError::NotFound { .. }) => (TitleState::Missing, None, None),
+                Err(_) => (TitleState::Unreadable, None, None),
             },
             cancelled,
         )
@@ -98,12 +103,16 @@ impl CandidateView {
                         None if summary.damage.is_some() => TitleState::Unreadable,
                         None => TitleState::Untitled,
                     };
-                    (title, Some(details))
+                    (title, Some(details), summary.first_prompt)
                 }
                 Err(QueryError::NotFound { .. }) => {
-                    (TitleState::Missing, Some(SessionDetails::default()))
+                    (TitleState::Missing, Some(SessionDetails::default()), None)
                 }
-                Err(_) => (TitleState::Unreadable, Some(SessionDetails::default())),
+                Err(_) => (
+                    TitleState::Unreadable,
+                    Some(SessionDetails::default()),
+                    None,
+                ),
             },
             cancelled,
         )
@@ -111,19 +120,23 @@ impl CandidateView {
 
     fn build_from(
         sessions: Arc<Vec<SessionHeader>>,
-        mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>),
+        mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>, Option<Arc<str>>),
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
         let built = Instant::now();
         let mut titles = Vec::with_capacity(sessions.len());
         let mut details = Vec::new();
+        let mut prompts = HashMap::new();
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
         for (n, header) in sessions.iter().enumerate() {
             if n.is_multiple_of(1024) && cancelled() {
                 return None;
             }
-            let (title, detail) = read(&header.id);
+            let (title, detail, prompt) = read(&header.id);
+            if let (TitleState::Untitled, Some(prompt)) = (&title, prompt) {
+                prompts.insert(n, prompt);
+            }
             if let Some(detail) = detail {
                 if details.is_empty() {
                     details.reserve_exact(sessions.len());
@@ -154,6 +167,7 @@ impl CandidateView {
             folded,
             starts,
             details,
+            prompts,
             built,
             cost: built.elapsed(),
         })
@@ -372,6 +386,22 @@ impl CandidateView {
             cwd: header.cwd.clone(),
             created_at: header.created_at,
         })
+    }
+
+    /// The row of the session at `position` as the pickers list it: like
+    /// [`candidate_at`](Self::candidate_at), but an untitled session with a first prompt is
+    /// labelled by its leading words ([`untitled_label`], its secrets redacted when
+    /// `redact_secrets`).
+    pub fn listed_candidate_at(&self, position: usize, redact_secrets: bool) -> Option<Candidate> {
+        let mut row = self.candidate_at(position)?;
+        if let Some(label) = self
+            .prompts
+            .get(&position)
+            .and_then(|p| untitled_label(p, redact_secrets))
+        {
+            row.label = label;
+        }
+        Some(row)
     }
 
     /// [`select_ordered`](Self::select_ordered) as listing positions, and the total.
@@ -785,6 +815,7 @@ mod tests {
                     last_active_ms: last.get(id).copied().flatten(),
                     messages: Some(1),
                     damage,
+                    first_prompt: None,
                 })
             };
             let sessions = Arc::new(headers.clone());

@@ -32,6 +32,7 @@ pub mod retention;
 pub mod service;
 pub mod source_read;
 pub mod staleness;
+pub mod untitled_label;
 pub mod uri;
 
 pub use candidates::{Candidate, ClosestMatch, Scope, Selection};
@@ -55,4 +56,5 @@ pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, re
 pub use service::{
     AgentRef, CandidatePage, DetailedPage, ListingScope, Prepared, SessionReferences,
 };
+pub use untitled_label::untitled_label;
 pub use uri::{decode_uri, encode_uri};

@@ -271,7 +271,9 @@ impl SessionReferences {
     }
 
     /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
-    /// row's details (last activity, message count), and the query matched word by word
+    /// row's details (last activity, message count), an untitled session labelled by the
+    /// leading words of its first message ([`untitled_label`](crate::untitled_label), secrets
+    /// redacted unless `redact_secrets` is off), and the query matched word by word
     /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
     /// case-insensitive substring of the session's title, id or cwd): what `/resume` and
     /// the `@` popup show with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
@@ -300,6 +302,7 @@ impl SessionReferences {
         let scope = scope.clone();
         let query = query.to_owned();
         let token = cancel.clone();
+        let redact = self.config.redact_secrets;
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
             let scope = scope.scope();
@@ -319,14 +322,14 @@ impl SessionReferences {
             let mut details = HashMap::with_capacity(positions.len());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {
-                if let Some(row) = view.candidate_at(position) {
+                if let Some(row) = view.listed_candidate_at(position, redact) {
                     if let Some(d) = view.details_at(position) {
                         details.insert(row.session_id.clone(), d);
                     }
                     rows.push(row);
                 }
             }
-            let closest = if total == 0 {
+            let mut closest = if total == 0 {
                 closest_by(
                     view.sessions(),
                     scope,
@@ -340,9 +343,16 @@ impl SessionReferences {
             };
             if !closest.is_empty() {
                 for (position, header) in view.sessions().iter().enumerate() {
-                    if closest.iter().any(|c| c.candidate.session_id == header.id)
-                        && let Some(d) = view.details_at(position)
-                    {
+                    let Some(c) = closest
+                        .iter_mut()
+                        .find(|c| c.candidate.session_id == header.id)
+                    else {
+                        continue;
+                    };
+                    if let Some(listed) = view.listed_candidate_at(position, redact) {
+                        c.candidate.label = listed.label;
+                    }
+                    if let Some(d) = view.details_at(position) {
                         details.insert(header.id.clone(), d);
                     }
                 }

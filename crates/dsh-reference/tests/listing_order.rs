@@ -231,3 +231,60 @@ async fn the_pickers_listing_matches_each_word_of_a_query() {
     let dsh: Vec<&str> = dsh.iter().map(|c| c.session_id.as_str()).collect();
     assert_eq!(dsh, ["s-leak"]);
 }
+
+/// Issue 32 item 9: the pickers list an untitled session by the leading words of its first
+/// message (secrets redacted, made neutral); `candidates` keeps dsh's label, its id.
+#[tokio::test]
+async fn an_untitled_session_is_listed_by_its_first_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let key = "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    write_log(
+        root,
+        "s-untitled",
+        Some("/w"),
+        1_000,
+        &[
+            (1_100, &format!("Why does\nthe <login> fail with {key}?")),
+            (1_200, "later"),
+        ],
+    );
+    write_log(root, "s-empty", Some("/w"), 2_000, &[]);
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(root));
+    let cancel = CancellationToken::new();
+    let agent = AgentRef {
+        session_id: "me".into(),
+        cwd: Some("/w".into()),
+    };
+    for redact in [true, false] {
+        let config = ReferenceConfig {
+            redact_secrets: redact,
+            ..ReferenceConfig::default()
+        };
+        let refs = SessionReferences::new(Arc::clone(&store), config);
+        let listed = refs
+            .list_page_ordered(
+                &ListingScope::Agent(agent.clone()),
+                "",
+                None,
+                ListingOrder::LastActivity,
+                &cancel,
+            )
+            .await
+            .unwrap();
+        let labels: Vec<&str> = listed.page.rows.iter().map(|c| c.label.as_str()).collect();
+        let shown = if redact {
+            "Why does the ‹login› fail with [redacted: anthropic-api-key]?".to_owned()
+        } else {
+            // The key unredacted is too long for the row: the words before it.
+            "Why does the ‹login› fail with…".to_owned()
+        };
+        assert_eq!(labels, ["s-empty", shown.as_str()], "redact: {redact}");
+        let contract = refs
+            .list_candidates(&agent, "", None, &cancel)
+            .await
+            .unwrap();
+        let labels: Vec<&str> = contract.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["s-empty", "s-untitled"], "dsh's label and order");
+    }
+}

@@ -506,7 +506,10 @@ impl SessionStore {
         let headers = headers_if_free(&self.inner)?;
         let (mut summary, damage) = headers.vouched_digest(id, max_age, |d| {
             (
-                SessionSummary::of_log(d.title.clone(), &d.activity),
+                SessionSummary {
+                    first_prompt: d.first_prompt.clone(),
+                    ..SessionSummary::of_log(d.title.clone(), &d.activity)
+                },
                 d.damage.is_some().then(|| d.clone()),
             )
         })?;
@@ -699,6 +702,7 @@ impl SessionQuery for SessionStore {
         let (loc, digest) = self.read_digest(id)?;
         let mut summary = SessionSummary::of_log(digest.title.clone(), &digest.activity);
         summary.damage = digest.damage_error(&loc.path).map(|e| e.to_string().into());
+        summary.first_prompt.clone_from(&digest.first_prompt);
         Ok(summary)
     }
 
