@@ -222,3 +222,118 @@ fn an_untitled_session_is_shown_by_its_first_message() {
         .unwrap();
     assert_eq!(row["label"], "s-untitled-1", "{row}");
 }
+
+/// Item 10: `/clear` and `/rename` are aliases of `/new` and `/title`.
+#[test]
+fn clear_and_rename_are_aliases_of_new_and_title() {
+    let fx = fixture();
+    let app = app(&fx, &["--resume", "s-alpha"]);
+    app.wait_for_text("Why does login fail");
+    app.type_text("/rename Login after the upgrade");
+    app.send("\r");
+    app.wait_for_text("title set: Login after the upgrade");
+    app.wait_for("the header's new title", |s| {
+        header(s).contains("Login after the upgrade")
+    });
+    app.type_text("/clear");
+    app.send("\r");
+    let screen = app.wait_for("a new session", |s| {
+        !s.contains("Why does login fail") && header(s).contains(" s-20")
+    });
+    assert!(!screen.contains("unknown command"), "{screen}");
+}
+
+/// Item 10: at narrow widths the header keeps the project's name, the directory cut in the
+/// middle.
+#[test]
+fn the_header_keeps_the_projects_name_in_a_narrow_window() {
+    let fx = fixture();
+    let project = fx.dir.path().join("work").join("billing-service-api");
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    for cols in [40u16, 60] {
+        let app =
+            Session::launch_sized((12, cols), &fx.store, &fx.config, &project, &[], false, &[]);
+        let screen = app.wait_for_text("@ reference");
+        assert!(
+            header(&screen).contains("billing-service-api"),
+            "{cols}: {screen}"
+        );
+        // And after a resize to a tinier window, cut in the middle.
+        app.resize(10, 32);
+        let screen = app.wait_for("the resized header", |s| {
+            let top = header(s);
+            top.contains("bill") && top.contains("…") && top.trim_end().ends_with("-api")
+        });
+        assert!(header(&screen).trim_end().chars().count() <= 32, "{screen}");
+    }
+}
+
+/// Item 10: a read-only view shows that session's token totals and a placeholder saying
+/// what works there; a failed request is left out of the totals.
+#[test]
+fn a_read_only_view_shows_its_own_totals_and_failed_requests_count_nothing() {
+    let fx = fixture();
+    let sessions = dsh_store::SessionStore::new(&fx.store);
+    let header_of = dsh_store::SessionHeader::new(
+        "s-used",
+        1_700_000_000_500,
+        Some(fx.project.display().to_string()),
+    );
+    let mut writer = sessions.open_writer("s-used", Some(header_of)).unwrap();
+    writer
+        .append(dsh_store::layout::in_turns(
+            1,
+            [
+                dsh_store::NewEvent::appended(dsh_store::EventData::UserMessage(
+                    dsh_store::Message::user_text("How much did this cost?"),
+                )),
+                dsh_store::NewEvent::appended(dsh_store::EventData::AssistantMessage {
+                    turn: 1,
+                    step: 1,
+                    message: dsh_store::Message::new(
+                        dsh_store::Role::Assistant,
+                        vec![dsh_store::ContentBlock::text("Plenty.")],
+                        dsh_store::Source::model("offline", "offline"),
+                    ),
+                    usage: Some(serde_json::json!({"inputTokens": 1234, "outputTokens": 56})),
+                    extra: serde_json::Map::new(),
+                }),
+            ],
+        ))
+        .unwrap();
+    // Held open: the second window shows it read-only.
+    let config = fx.dir.path().join("failing.toml");
+    std::fs::write(
+        &config,
+        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:1\"\n\
+         api_key_env = \"DSH_REFS_TEST_KEY\"\nmax_retries = 1\ntimeout_secs = 5\n",
+    )
+    .unwrap();
+    let env = [("DSH_REFS_TEST_KEY", "sk-test")];
+    let view = Session::launch(&fx.store, &config, &fx.project, &env, false, &[]);
+    view.wait_for_text("Ask anything");
+    view.type_text("does this fail?");
+    view.send("\r");
+    let screen = view.wait_for_text("LLM_NETWORK");
+    let failed = view.wait_for("the totals after the failure", |s| {
+        s.lines().any(|l| l.contains("● idle"))
+    });
+    assert!(failed.contains(" 0 in / 0 out"), "{screen}\n{failed}");
+    drop(writer);
+    let holder = app(&fx, &["--resume", "s-used"]);
+    holder.wait_for_text("How much did this cost?");
+    view.type_text("/resume s-used");
+    view.send("\r");
+    let screen = view.wait_for("the read-only view", |s| {
+        header(s).contains("read-only") && s.contains("Plenty.")
+    });
+    assert!(screen.contains("1.2k in / 56 out"), "its totals: {screen}");
+    assert!(
+        screen.contains("│ read-only: Tab/Enter mention it, Esc back"),
+        "the placeholder: {screen}"
+    );
+    view.send("\x1b");
+    let screen = view.wait_for_text("Ask anything");
+    assert!(screen.contains(" 0 in / 0 out"), "{screen}");
+}
