@@ -4,7 +4,7 @@
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 
 use super::App;
 use super::commands::COMMANDS;
@@ -78,12 +78,15 @@ impl App {
         );
         frame.render_stateful_widget(look, layout.widget, &mut self.composer.input);
         let hint = truncate_to_width(&self.hint(), usize::from(area.width));
-        frame.buffer_mut().set_string(
-            layout.hint.x,
-            layout.hint.y,
-            hint,
-            Style::new().add_modifier(Modifier::DIM),
-        );
+        // A key typed into a read-only view is answered where it is seen.
+        let style = if self.read_only.as_ref().is_some_and(|v| v.typed) {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new().add_modifier(Modifier::DIM)
+        };
+        frame
+            .buffer_mut()
+            .set_string(layout.hint.x, layout.hint.y, hint, style);
         let cursor = match self.picker.as_mut() {
             // Over everything between the header and the hint line: a low window still
             // shows its filter and rows.
