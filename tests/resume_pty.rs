@@ -251,14 +251,16 @@ fn the_header_keeps_the_projects_name_in_a_narrow_window() {
     let project = fx.dir.path().join("work").join("billing-service-api");
     std::fs::create_dir_all(&project).unwrap();
     let project = project.canonicalize().unwrap();
+    let app = Session::launch(&fx.store, &fx.config, &project, &[], false, &[]);
+    app.wait_for_text("@ reference");
     for cols in [40u16, 60] {
-        let app =
-            Session::launch_sized((12, cols), &fx.store, &fx.config, &project, &[], false, &[]);
-        let screen = app.wait_for_text("@ reference");
-        assert!(
-            header(&screen).contains("billing-service-api"),
-            "{cols}: {screen}"
-        );
+        app.resize(12, cols);
+        let screen = app.wait_for("the resized header", |s| {
+            let top = header(s);
+            top.trim_end().ends_with("billing-service-api")
+                && top.trim_end().chars().count() <= usize::from(cols)
+        });
+        assert!(header(&screen).contains(" s-"), "{cols}: {screen}");
         // And after a resize to a tinier window, cut in the middle.
         app.resize(10, 32);
         let screen = app.wait_for("the resized header", |s| {

@@ -56,19 +56,7 @@ impl Session {
         foreign: bool,
         args: &[&str],
     ) -> Session {
-        Session::launch_sized((ROWS, COLS), store, config, cwd, env, foreign, args)
-    }
-
-    /// Like [`launch`](Self::launch) in a terminal of `rows` × `cols`.
-    pub fn launch_sized(
-        (rows, cols): (u16, u16),
-        store: &Path,
-        config: &Path,
-        cwd: &Path,
-        env: &[(&str, &str)],
-        foreign: bool,
-        args: &[&str],
-    ) -> Session {
+        let (rows, cols) = (ROWS, COLS);
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
