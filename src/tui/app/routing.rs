@@ -501,6 +501,7 @@ impl App {
         }
         self.chat.adopt(transcript);
         if !self.transcript.take_again() {
+            let typed: Vec<String> = typed.into_iter().map(|(text, _)| text).collect();
             self.composer.adopt_session_history(&typed, sent_since);
         }
         if let Some((code, message)) = error {
