@@ -5,6 +5,7 @@
 
 pub mod resolve;
 pub mod transcript_load;
+pub mod typed_history;
 
 use std::sync::Arc;
 use std::time::Duration;
