@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use dsh_store::{EventData, Message, NewEvent, SessionHeader, SessionQuery, SessionStore};
-use pty::{SEEDED, Session, fixture};
+use pty::{SEEDED, Session, copy_tree, fixture};
 use serde_json::Value;
 
 /// The one session the app created, as raw JSON lines (header excluded).
@@ -410,19 +410,6 @@ fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time:
         out.insert(path, (bytes, meta.modified().unwrap()));
     }
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The conversation of each session in a logged snapshot, by session id.

@@ -339,3 +339,32 @@ fn a_read_only_view_shows_its_own_totals_and_failed_requests_count_nothing() {
     let screen = view.wait_for_text("Ask anything");
     assert!(screen.contains(" 0 in / 0 out"), "{screen}");
 }
+
+/// Item 8: `--resume` names another tool's session by its exact title: it opens read-only
+/// (it used to be refused), and Tab goes back to a new session with a mention of it.
+#[test]
+fn resume_opens_another_tools_session_read_only() {
+    let fx = fixture();
+    let home = fx.dir.path().join("home");
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    pty::copy_tree(&fixtures.join("claude"), &home.join(".claude"));
+    let cache = fx.dir.path().join("cache");
+    let (home_s, cache_s) = (home.display().to_string(), cache.display().to_string());
+    let env = [
+        ("HOME", home_s.as_str()),
+        ("XDG_CACHE_HOME", cache_s.as_str()),
+    ];
+    let app = Session::launch(
+        &fx.store,
+        &fx.config,
+        &fx.project,
+        &env,
+        true,
+        &["--resume", "Fix checkout crash on empty cart"],
+    );
+    let screen = app.wait_for_text("[claude] Fix checkout crash on empty cart · read-only");
+    assert!(!screen.contains("open in another window"), "{screen}");
+    app.send("\t");
+    app.wait_for_text("│@Fix checkout crash on empty cart ");
+}

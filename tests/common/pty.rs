@@ -300,3 +300,17 @@ pub fn seed_session(
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
 }
+
+/// Copies the directory tree `from` to `to` (a foreign tool's home from the fixtures).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
