@@ -220,6 +220,8 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
     let source = &context["source"];
     assert_eq!(source["kind"], "session-reference");
     assert_eq!(source["version"], 1);
+    // prepare answers 6816e8a3d5's shape (the vectors'); only the log carries rc.8's form.
+    assert_eq!(source.get("form"), None);
     let refs = source["references"].as_array().unwrap();
     assert_eq!(refs.len(), 3);
     assert_eq!(refs[0]["compacted"], true);

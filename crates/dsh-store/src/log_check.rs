@@ -165,6 +165,7 @@ pub fn check_log(path: &Path, format: LogFormat, limits: &Limits) -> Result<LogR
         Ok(())
     })?;
     findings.extend(book.finish());
+    findings.extend(super::rule_book::check_header(&summary.header));
     Ok(LogReport {
         header: summary.header,
         events,
