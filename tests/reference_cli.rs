@@ -229,6 +229,37 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
 }
 
 #[test]
+fn a_session_with_image_blocks_is_snapshotted_as_dshs_session_reference_snapshots_it() {
+    let fx = Fixture::new();
+    // A log dsh 0.1.1-rc.2 wrote (crates/dsh-store/tests/fixtures/dsh-written/README.md).
+    let rel = "--home-dev-site--/rc2-images/session.jsonl";
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/dsh-store/tests/fixtures/dsh-written/rc2")
+        .join(rel);
+    std::fs::create_dir_all(fx.store().join(rel).parent().unwrap()).unwrap();
+    std::fs::copy(from, fx.store().join(rel)).unwrap();
+    let text = format!("see {}", format_mention("rc2-images", Some("ref")));
+    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out);
+    let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
+    // The array dsh's own session-reference (6816e8a3d5 and 0.1.0-rc.8, run on this log)
+    // gave, byte for byte: images, the image-only message, the tool-call-only reply and the
+    // tool result carrying an image leave no trace.
+    assert_eq!(
+        serialized_sources(prompt).unwrap(),
+        r#"[{"sessionId":"rc2-images","label":"ref","cwd":"/home/dev/site","capturedThroughSeq":16,"conversation":[{"role":"user","text":"Why is the header cut off in this screenshot?"},{"role":"assistant","text":"The header has a fixed height of 48px; the logo is 64px tall."},{"role":"assistant","text":"After the fix the logo fits inside the 64px header."}]}]"#
+    );
+    let entry = &v["context"]["source"]["references"][0];
+    assert_eq!(entry["originalMessages"], 3);
+    assert_eq!(entry["retainedMessages"], 3);
+}
+
+#[test]
 fn prepare_human_output_is_readable_and_safe() {
     let fx = three_sessions();
     let text = format!("see {}", format_mention("tools", Some("Tools")));
