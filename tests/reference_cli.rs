@@ -71,6 +71,19 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// `prepare --session target --json TEXT`, which must succeed, as JSON.
+    fn prepare_json(&self, text: &str) -> Value {
+        let out = self.run(&["prepare", "--session", "target", "--json", text]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout_json(&out)
+    }
+}
+
 fn stdout_json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -184,13 +197,7 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
             .unwrap()
             .trim_end_matches(')'),
     );
-    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = stdout_json(&out);
+    let v = fx.prepare_json(&text);
     assert_eq!(
         v["content"],
         json!([{"type": "text", "text": "compare @Plan with @tools and @中文"}])
@@ -239,13 +246,7 @@ fn a_session_with_image_blocks_is_snapshotted_as_dshs_session_reference_snapshot
     std::fs::create_dir_all(fx.store().join(rel).parent().unwrap()).unwrap();
     std::fs::copy(from, fx.store().join(rel)).unwrap();
     let text = format!("see {}", format_mention("rc2-images", Some("ref")));
-    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = stdout_json(&out);
+    let v = fx.prepare_json(&text);
     let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
     // The array dsh's own session-reference (6816e8a3d5 and 0.1.0-rc.8, run on this log)
     // gave, byte for byte: images, the image-only message, the tool-call-only reply and the
@@ -662,13 +663,7 @@ fn size_estimate_matches_prepare_through_the_binary() {
             ))
             .unwrap();
         let text = format!("see {}", format_mention("long", Some("Long design thread")));
-        let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v = stdout_json(&out);
+        let v = fx.prepare_json(&text);
         let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
         let array = serialized_sources(prompt).unwrap();
         let entry = &v["context"]["source"]["references"][0];
@@ -719,13 +714,7 @@ fn prepare_attaches_mentioned_files_and_excerpts() {
         "Q2",
     );
     let text = format!("read @src/lib.rs and @\"notes v2.md\" with {excerpt}");
-    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = stdout_json(&out);
+    let v = fx.prepare_json(&text);
     assert_eq!(
         v["content"][0]["text"],
         "read @src/lib.rs and @\"notes v2.md\" with @Q2"
