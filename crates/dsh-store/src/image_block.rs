@@ -4,6 +4,8 @@
 //! lives in dsh's attachment store, never in the log, so this project shows a one-line
 //! placeholder where a transcript would show it. A session-reference snapshot leaves images
 //! out, as dsh's does (only `text` blocks are projected: docs/references.md: projection).
+//! [`Message::display_text`] is what a transcript shows of a message, images and tool-result
+//! contents included.
 
 use serde_json::Value;
 
@@ -63,24 +65,42 @@ pub fn image_placeholder(block: &ContentBlock) -> Option<String> {
     })
 }
 
+/// Most nesting of `tool-result` blocks looked into.
+const MAX_NESTING: usize = 4;
+
 impl Message {
     /// What a transcript shows of the message: its `text` blocks and a placeholder line per
-    /// `image` block ([`image_placeholder`]), in order, joined with `\n`. Not what a model or
-    /// a snapshot is given ([`Message::joined_text`] is).
+    /// `image` block ([`image_placeholder`]), in order, joined with `\n` — looking into dsh's
+    /// `tool-result` blocks (`{type:"tool-result", toolCallId, content:[…]}`, how a tool
+    /// result carries its text and images). Not what a model or a snapshot is given
+    /// ([`Message::joined_text`] is).
     pub fn display_text(&self) -> String {
-        let mut out = String::new();
-        let mut first = true;
-        for part in self.content.iter().filter_map(|b| match b {
-            ContentBlock::Text { text, .. } => Some(std::borrow::Cow::Borrowed(text.as_str())),
-            other => image_placeholder(other).map(std::borrow::Cow::Owned),
-        }) {
-            if !first {
-                out.push('\n');
-            }
-            out.push_str(&part);
-            first = false;
+        let mut parts = Vec::new();
+        for block in &self.content {
+            display_parts(block, 0, &mut parts);
         }
-        out
+        parts.join("\n")
+    }
+}
+
+fn display_parts(block: &ContentBlock, depth: usize, out: &mut Vec<String>) {
+    match block {
+        ContentBlock::Text { text, .. } => out.push(text.clone()),
+        ContentBlock::Reasoning { .. } => {}
+        ContentBlock::Other(map) => {
+            if let Some(image) = image_placeholder(block) {
+                out.push(image);
+            } else if map.get("type").and_then(Value::as_str) == Some("tool-result")
+                && depth < MAX_NESTING
+                && let Some(Value::Array(inner)) = map.get("content")
+            {
+                for item in inner {
+                    if let Ok(inner) = serde_json::from_value::<ContentBlock>(item.clone()) {
+                        display_parts(&inner, depth + 1, out);
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -154,5 +174,21 @@ mod tests {
             Source::user(),
         );
         assert_eq!(texts.display_text(), texts.joined_text());
+        // A dsh tool result: its text and image inside the tool-result block.
+        let tool = Message::new(
+            Role::User,
+            vec![block(
+                json!({"type": "tool-result", "toolCallId": "c1", "content": [
+                    {"type": "text", "text": "docs/after.png"},
+                    {"type": "image", "attachment": {"mediaType": "image/png", "width": 1, "height": 1, "bytes": 10}}
+                ]}),
+            )],
+            Source::tool("c1"),
+        );
+        assert_eq!(
+            tool.display_text(),
+            "docs/after.png\n[image PNG 1×1 · 1 KiB]"
+        );
+        assert_eq!(tool.joined_text(), "");
     }
 }

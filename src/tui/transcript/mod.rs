@@ -621,7 +621,7 @@ impl Transcript {
             EventData::ToolResult { message, .. } => {
                 self.count_conversation(message);
                 self.push(HistoryCell::Tool {
-                    text: format!("tool result: {}", message.joined_text()),
+                    text: format!("tool result: {}", message.display_text()),
                 });
             }
             EventData::SessionTitle(title) => {
@@ -1099,6 +1099,38 @@ mod tests {
                 "why is it cut off?\n[image header.png · PNG 1280×800 · 48 KiB]",
                 "[image after.png · PNG 1280×800 · 48 KiB]"
             ]
+        );
+        // A dsh tool result carries its text and image inside a tool-result block.
+        let result: ContentBlock = serde_json::from_value(json!({"type": "tool-result",
+            "toolCallId": "c1", "content": [{"type": "text", "text": "docs/after.png"}]}))
+        .unwrap();
+        let mut content = vec![result];
+        if let ContentBlock::Other(map) = &mut content[0]
+            && let Some(Value::Array(inner)) = map.get_mut("content")
+        {
+            inner.push(serde_json::to_value(image("after.png")).unwrap());
+        }
+        let message = Message::new(Role::User, content, Source::tool("c1"));
+        t.apply(&ev(
+            2,
+            EventData::ToolResult {
+                turn: 1,
+                step: 1,
+                message,
+                extra: serde_json::Map::new(),
+            },
+        ));
+        let tools: Vec<&str> = t
+            .cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::Tool { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            tools,
+            ["tool result: docs/after.png\n[image after.png · PNG 1280×800 · 48 KiB]"]
         );
     }
 
