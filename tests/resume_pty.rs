@@ -205,6 +205,14 @@ fn an_untitled_session_is_shown_by_its_first_message() {
         s.contains("Resume a session") && s.contains(row)
     });
     assert!(!screen.contains("aaaaaaaa"), "{screen}");
+    // The words shown find it.
+    app.type_text("nightly BUILD");
+    app.wait_for("the row found by its words", |s| {
+        s.contains("filter: nightly BUILD")
+            && s.contains(row)
+            && !s.contains("Alpha login bug")
+            && !s.contains("closest matches")
+    });
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
         .args(["--no-foreign-sources", "--store"])
         .arg(&fx.store)

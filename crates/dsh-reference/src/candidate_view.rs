@@ -7,7 +7,7 @@
 //! group, by last activity ([`ListingOrder::LastActivity`]) when the view was built with the
 //! sessions' summaries.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -46,9 +46,10 @@ pub struct CandidateView {
     starts: Vec<usize>,
     /// Per session, its activity (empty for a view built from titles alone).
     details: Vec<SessionDetails>,
-    /// By position: the first prompt of each untitled session that has one (a view built
-    /// from summaries), what the pickers list it by.
-    prompts: HashMap<usize, Arc<str>>,
+    /// By position, for each untitled session with a first prompt (a view built from
+    /// summaries): the label the pickers list it by ([`untitled_label`]) and its folded
+    /// form, which their word matching searches too.
+    labels: BTreeMap<usize, (String, Vec<u8>)>,
     /// When the titles were read.
     built: Instant,
     /// How long reading them took.
@@ -74,6 +75,7 @@ impl CandidateView {
     ) -> Option<Self> {
         Self::build_from(
             sessions,
+            false,
             |id| match read_title(id) {
                 Ok(Some(t)) => (TitleState::Titled(t), None, None),
                 Ok(None) => (TitleState::Untitled, None, None),
@@ -87,14 +89,17 @@ impl CandidateView {
     /// Read every session's summary (title and activity) through `read_summary` and fold
     /// the texts, so the view can also order by last activity and tell each row's details;
     /// `None` when `cancelled` fires first. A damaged log is matched by the title it had
-    /// before the damage (offered under its id when it had none).
+    /// before the damage (offered under its id when it had none). An untitled session with
+    /// a first prompt gets its picker label, secrets redacted when `redact_labels`.
     pub fn build_summarized(
         sessions: Arc<Vec<SessionHeader>>,
         mut read_summary: impl FnMut(&str) -> Result<SessionSummary, QueryError>,
+        redact_labels: bool,
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
         Self::build_from(
             sessions,
+            redact_labels,
             |id| match read_summary(id) {
                 Ok(summary) => {
                     let details = SessionDetails::of(&summary);
@@ -120,13 +125,14 @@ impl CandidateView {
 
     fn build_from(
         sessions: Arc<Vec<SessionHeader>>,
+        redact_labels: bool,
         mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>, Option<Arc<str>>),
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
         let built = Instant::now();
         let mut titles = Vec::with_capacity(sessions.len());
         let mut details = Vec::new();
-        let mut prompts = HashMap::new();
+        let mut labels = BTreeMap::new();
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
         for (n, header) in sessions.iter().enumerate() {
@@ -134,8 +140,12 @@ impl CandidateView {
                 return None;
             }
             let (title, detail, prompt) = read(&header.id);
-            if let (TitleState::Untitled, Some(prompt)) = (&title, prompt) {
-                prompts.insert(n, prompt);
+            if let (TitleState::Untitled, Some(prompt)) = (&title, prompt)
+                && let Some(label) = untitled_label(&prompt, redact_labels)
+            {
+                let mut folded = Vec::with_capacity(label.len());
+                push_folded(&mut folded, &label);
+                labels.insert(n, (label, folded));
             }
             if let Some(detail) = detail {
                 if details.is_empty() {
@@ -167,7 +177,7 @@ impl CandidateView {
             folded,
             starts,
             details,
-            prompts,
+            labels,
             built,
             cost: built.elapsed(),
         })
@@ -290,6 +300,53 @@ impl CandidateView {
         });
     }
 
+    /// Like [`for_each_match_of_words`](Self::for_each_match_of_words), an untitled
+    /// session's picker label counting as one of its fields: a session matches when each
+    /// word is in its id, cwd, title or label. Positions come in order.
+    fn for_each_match_of_labelled_words(
+        &self,
+        words: &[String],
+        mut visit: impl FnMut(usize) -> bool,
+    ) {
+        if self.labels.is_empty() || words.is_empty() {
+            self.for_each_match_of_words(words, visit);
+            return;
+        }
+        let finders: Vec<(&str, memmem::Finder<'_>)> = words
+            .iter()
+            .map(|w| (w.as_str(), memmem::Finder::new(w.as_bytes())))
+            .collect();
+        // The labelled sessions that only their label makes match (the others are found
+        // by the fields), in order.
+        let mut by_label = self.labels.iter().filter_map(|(&position, (_, folded))| {
+            let mut label_needed = false;
+            for (word, finder) in &finders {
+                if self.session_contains(position, word, finder) {
+                    continue;
+                }
+                finder.find(folded)?;
+                label_needed = true;
+            }
+            label_needed.then_some(position)
+        });
+        let mut next = by_label.next();
+        let mut going = true;
+        self.for_each_match_of_words(words, |position| {
+            while let Some(earlier) = next.filter(|&p| p < position) {
+                if !visit(earlier) {
+                    going = false;
+                    return false;
+                }
+                next = by_label.next();
+            }
+            visit(position)
+        });
+        while going && let Some(position) = next {
+            going = visit(position);
+            next = by_label.next();
+        }
+    }
+
     /// Whether the session at `position` holds `needle` (lowercased) in one of its fields;
     /// `finder` searches for it.
     fn session_contains(&self, position: usize, needle: &str, finder: &memmem::Finder<'_>) -> bool {
@@ -390,16 +447,11 @@ impl CandidateView {
 
     /// The row of the session at `position` as the pickers list it: like
     /// [`candidate_at`](Self::candidate_at), but an untitled session with a first prompt is
-    /// labelled by its leading words ([`untitled_label`], its secrets redacted when
-    /// `redact_secrets`).
-    pub fn listed_candidate_at(&self, position: usize, redact_secrets: bool) -> Option<Candidate> {
+    /// labelled by its leading words ([`untitled_label`]).
+    pub fn listed_candidate_at(&self, position: usize) -> Option<Candidate> {
         let mut row = self.candidate_at(position)?;
-        if let Some(label) = self
-            .prompts
-            .get(&position)
-            .and_then(|p| untitled_label(p, redact_secrets))
-        {
-            row.label = label;
+        if let Some((label, _)) = self.labels.get(&position) {
+            row.label.clone_from(label);
         }
         Some(row)
     }
@@ -455,7 +507,7 @@ impl CandidateView {
         match query.matching {
             QueryMatch::Substring => self.for_each_match(&query.text.to_lowercase(), &mut on_match),
             QueryMatch::Words => {
-                self.for_each_match_of_words(&query_words(query.text), &mut on_match);
+                self.for_each_match_of_labelled_words(&query_words(query.text), &mut on_match);
             }
         }
         if interrupted || cancelled() {
@@ -477,8 +529,11 @@ const STALE_LIMIT: Duration = Duration::from_secs(10);
 const REBUILD_SPACING: u32 = 10;
 
 /// The newest [`CandidateView`] of a service, shared by its clones.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ViewCache {
+    /// Whether the picker labels of untitled sessions have their secrets redacted
+    /// (`[references] redact_secrets`).
+    redact_labels: bool,
     current: Mutex<Option<Arc<CandidateView>>>,
     /// A background rebuild is running.
     refreshing: AtomicBool,
@@ -487,7 +542,24 @@ pub struct ViewCache {
     summarized: AtomicBool,
 }
 
+impl Default for ViewCache {
+    fn default() -> Self {
+        ViewCache::new(true)
+    }
+}
+
 impl ViewCache {
+    /// An empty cache whose views label untitled sessions with their secrets redacted when
+    /// `redact_labels`.
+    pub fn new(redact_labels: bool) -> Self {
+        ViewCache {
+            redact_labels,
+            current: Mutex::new(None),
+            refreshing: AtomicBool::new(false),
+            summarized: AtomicBool::new(false),
+        }
+    }
+
     fn current(&self) -> Option<Arc<CandidateView>> {
         self.current
             .lock()
@@ -555,7 +627,7 @@ impl ViewCache {
         let view = Arc::new(build_view(
             query.as_ref(),
             sessions,
-            max_age,
+            (max_age, self.redact_labels),
             summarized,
             cancelled,
         )?);
@@ -578,10 +650,16 @@ impl ViewCache {
         }
         let (cache, query) = (Arc::clone(self), Arc::clone(query));
         let summarized = self.summarized.load(Ordering::Acquire);
+        let redact = self.redact_labels;
         runtime.spawn_blocking(move || {
             if let Ok(sessions) = query.list_sessions()
-                && let Some(view) =
-                    build_view(query.as_ref(), &sessions, max_age, summarized, || false)
+                && let Some(view) = build_view(
+                    query.as_ref(),
+                    &sessions,
+                    (max_age, redact),
+                    summarized,
+                    || false,
+                )
             {
                 cache.store(&Arc::new(view));
             }
@@ -591,14 +669,15 @@ impl ViewCache {
     }
 }
 
-/// A view of `sessions` with titles (and, `summarized`, activity) at most `max_age` old.
+/// A view of `sessions` with titles (and, `summarized`, activity and the labels of untitled
+/// sessions, redacted when `redact`) at most `max_age` old.
 /// They are looked up one by one (the store answers those its listing vouches for without a
 /// syscall), so a popup's listing answered meanwhile — the first `@` while the app warms
 /// this view up — is never held up by the store's memo for the whole build.
 fn build_view(
     query: &dyn SessionQuery,
     sessions: &Arc<Vec<SessionHeader>>,
-    max_age: Duration,
+    (max_age, redact): (Duration, bool),
     summarized: bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<CandidateView> {
@@ -606,6 +685,7 @@ fn build_view(
         return CandidateView::build_summarized(
             Arc::clone(sessions),
             |id| query.read_summary_recent(id, max_age),
+            redact,
             cancelled,
         );
     }
@@ -820,7 +900,7 @@ mod tests {
             };
             let sessions = Arc::new(headers.clone());
             let titled = CandidateView::build(Arc::clone(&sessions), |id| read(&answers, id), || false).unwrap();
-            let summed = CandidateView::build_summarized(Arc::clone(&sessions), summary, || false).unwrap();
+            let summed = CandidateView::build_summarized(Arc::clone(&sessions), summary, true, || false).unwrap();
             prop_assert!(summed.has_details());
             let scope = Scope::agent("none", agent_cwd.as_deref());
             let created = summed.select(scope, &query, limit, true, || false);
@@ -873,6 +953,61 @@ mod tests {
         assert_eq!(
             view.select(Scope::all(), "topic", 10, true, || true),
             Selection::default()
+        );
+    }
+
+    /// Issue 32 item 9: in the pickers' word matching an untitled session's label counts as
+    /// one of its fields, and matches still come in listing order (a limited listing in
+    /// dsh's order keeps the first ones).
+    #[test]
+    fn an_untitled_sessions_label_is_matched_by_words_in_order() {
+        let headers: Vec<SessionHeader> = (0..6)
+            .map(|i| SessionHeader::new(format!("s-{i}"), 100 - i, Some("/w".into())))
+            .collect();
+        // Even positions titled "deploy notes N", odd ones untitled "why does deploy N fail".
+        let summary = |id: &str| -> Result<SessionSummary, QueryError> {
+            let n: usize = id.trim_start_matches("s-").parse().unwrap_or(0);
+            Ok(if n.is_multiple_of(2) {
+                SessionSummary {
+                    title: Some(Arc::from(format!("deploy notes {n}").as_str())),
+                    ..SessionSummary::default()
+                }
+            } else {
+                SessionSummary {
+                    first_prompt: Some(Arc::from(format!("why does\ndeploy {n} fail").as_str())),
+                    ..SessionSummary::default()
+                }
+            })
+        };
+        let view =
+            CandidateView::build_summarized(Arc::new(headers), summary, true, || false).unwrap();
+        let words = |q: &str, limit: usize| {
+            view.select_positions(
+                Scope::all(),
+                ListingQuery::words(q),
+                limit,
+                true,
+                ListingOrder::Created,
+                || false,
+            )
+        };
+        assert_eq!(words("deploy", 10), (vec![0, 1, 2, 3, 4, 5], 6));
+        assert_eq!(words("deploy", 3), (vec![0, 1, 2], 6));
+        assert_eq!(words("fail deploy", 10), (vec![1, 3, 5], 3));
+        // One word in the label, one in the id.
+        assert_eq!(words("why s-3", 10), (vec![3], 1));
+        assert_eq!(
+            view.listed_candidate_at(3).map(|c| c.label),
+            Some("why does deploy 3 fail".to_owned())
+        );
+        // The contract's row and filter keep the id and the title.
+        assert_eq!(
+            view.candidate_at(3).map(|c| c.label),
+            Some("s-3".to_owned())
+        );
+        assert_eq!(
+            view.select(Scope::all(), "why", 10, true, || false).total,
+            0
         );
     }
 }

@@ -138,7 +138,7 @@ impl SessionReferences {
             query,
             config,
             estimates: Arc::new(EstimateCache::default()),
-            views: Arc::new(ViewCache::default()),
+            views: Arc::new(ViewCache::new(config.redact_secrets)),
             staleness: Arc::new(StalenessCache::default()),
         }
     }
@@ -306,7 +306,6 @@ impl SessionReferences {
         let scope = scope.clone();
         let query = query.to_owned();
         let token = cancel.clone();
-        let redact = self.config.redact_secrets;
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
             let scope = scope.scope();
@@ -329,7 +328,7 @@ impl SessionReferences {
                 |position: usize| view.sessions().get(position).and_then(|h| h.branch.clone());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {
-                if let Some(row) = view.listed_candidate_at(position, redact) {
+                if let Some(row) = view.listed_candidate_at(position) {
                     if let Some(d) = view.details_at(position) {
                         details.insert(row.session_id.clone(), d);
                     }
@@ -359,7 +358,7 @@ impl SessionReferences {
                     else {
                         continue;
                     };
-                    if let Some(listed) = view.listed_candidate_at(position, redact) {
+                    if let Some(listed) = view.listed_candidate_at(position) {
                         c.candidate.label = listed.label;
                     }
                     if let Some(d) = view.details_at(position) {

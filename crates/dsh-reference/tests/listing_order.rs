@@ -286,6 +286,38 @@ async fn an_untitled_session_is_listed_by_its_first_message() {
             .unwrap();
         let labels: Vec<&str> = contract.iter().map(|c| c.label.as_str()).collect();
         assert_eq!(labels, ["s-empty", "s-untitled"], "dsh's label and order");
+        // The words shown are found, also beside a word of another field; the contract's
+        // filter (title, id, cwd) does not see them.
+        for query in ["LOGIN fail", "fail untitled", "the why"] {
+            let found = refs
+                .list_page_ordered(
+                    &ListingScope::Agent(agent.clone()),
+                    query,
+                    None,
+                    ListingOrder::LastActivity,
+                    &cancel,
+                )
+                .await
+                .unwrap();
+            assert_eq!(ids(&found), ["s-untitled"], "{query}");
+        }
+        let contract = refs
+            .list_candidates(&agent, "login", None, &cancel)
+            .await
+            .unwrap();
+        assert!(contract.is_empty(), "{contract:?}");
+        // A redacted secret is not found by its text.
+        let secret = refs
+            .list_page_ordered(
+                &ListingScope::Agent(agent.clone()),
+                "aaaaaaaaaa",
+                None,
+                ListingOrder::LastActivity,
+                &cancel,
+            )
+            .await
+            .unwrap();
+        assert_eq!(secret.page.total, 0, "redact: {redact}");
     }
 }
 
