@@ -256,23 +256,18 @@ async fn an_untitled_session_is_listed_by_its_first_message() {
         session_id: "me".into(),
         cwd: Some("/w".into()),
     };
+    let scope = ListingScope::Agent(agent.clone());
     for redact in [true, false] {
         let config = ReferenceConfig {
             redact_secrets: redact,
             ..ReferenceConfig::default()
         };
         let refs = SessionReferences::new(Arc::clone(&store), config);
-        let listed = refs
-            .list_page_ordered(
-                &ListingScope::Agent(agent.clone()),
-                "",
-                None,
-                ListingOrder::LastActivity,
-                &cancel,
-            )
-            .await
-            .unwrap();
-        let labels: Vec<&str> = listed.page.rows.iter().map(|c| c.label.as_str()).collect();
+        let listed = |query: &'static str| {
+            refs.list_page_ordered(&scope, query, None, ListingOrder::LastActivity, &cancel)
+        };
+        let page = listed("").await.unwrap();
+        let labels: Vec<&str> = page.page.rows.iter().map(|c| c.label.as_str()).collect();
         let shown = if redact {
             "Why does the ‹login› fail with [redacted: anthropic-api-key]?".to_owned()
         } else {
@@ -289,17 +284,11 @@ async fn an_untitled_session_is_listed_by_its_first_message() {
         // The words shown are found, also beside a word of another field; the contract's
         // filter (title, id, cwd) does not see them.
         for query in ["LOGIN fail", "fail untitled", "the why"] {
-            let found = refs
-                .list_page_ordered(
-                    &ListingScope::Agent(agent.clone()),
-                    query,
-                    None,
-                    ListingOrder::LastActivity,
-                    &cancel,
-                )
-                .await
-                .unwrap();
-            assert_eq!(ids(&found), ["s-untitled"], "{query}");
+            assert_eq!(
+                ids(&listed(query).await.unwrap()),
+                ["s-untitled"],
+                "{query}"
+            );
         }
         let contract = refs
             .list_candidates(&agent, "login", None, &cancel)
@@ -307,16 +296,7 @@ async fn an_untitled_session_is_listed_by_its_first_message() {
             .unwrap();
         assert!(contract.is_empty(), "{contract:?}");
         // A redacted secret is not found by its text.
-        let secret = refs
-            .list_page_ordered(
-                &ListingScope::Agent(agent.clone()),
-                "aaaaaaaaaa",
-                None,
-                ListingOrder::LastActivity,
-                &cancel,
-            )
-            .await
-            .unwrap();
+        let secret = listed("aaaaaaaaaa").await.unwrap();
         assert_eq!(secret.page.total, 0, "redact: {redact}");
     }
 }

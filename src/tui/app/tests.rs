@@ -65,18 +65,23 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
                     usage: None,
                     extra: serde_json::Map::new(),
                 }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.to_owned(),
-                    message_seqs: vec![],
-                    source: TitleSource {
-                        kind: "user".into(),
-                        extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
+                user_title(title),
             ],
         ))
         .unwrap();
+}
+
+/// A `session/title` event setting `title` as a person would (`/title`).
+pub(super) fn user_title(title: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(TitleData {
+        title: title.to_owned(),
+        message_seqs: vec![],
+        source: TitleSource {
+            kind: "user".into(),
+            extra: serde_json::Map::new(),
+        },
+        extra: serde_json::Map::new(),
+    }))
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
@@ -1864,15 +1869,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
                 }
             })
             .collect();
-        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
-            title: "Long design thread".into(),
-            message_seqs: vec![],
-            source: TitleSource {
-                kind: "user".into(),
-                extra: serde_json::Map::new(),
-            },
-            extra: serde_json::Map::new(),
-        })));
+        events.push(user_title("Long design thread"));
         writer
             .append(dsh_store::layout::in_turns(1, events))
             .unwrap();

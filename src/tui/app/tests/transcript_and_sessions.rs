@@ -472,17 +472,7 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
         .map(|(q, a)| (q.to_owned(), a.to_owned())),
     );
     // Titled: an untitled session would be listed (and found) by its first words.
-    events.push(NewEvent::plain(EventData::SessionTitle(
-        dsh_store::event::TitleData {
-            title: "Release tooling".into(),
-            message_seqs: vec![],
-            source: dsh_store::event::TitleSource {
-                kind: "user".into(),
-                extra: serde_json::Map::new(),
-            },
-            extra: serde_json::Map::new(),
-        },
-    )));
+    events.push(super::user_title("Release tooling"));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
