@@ -8,6 +8,7 @@
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use dsh_store::QueryError;
@@ -49,7 +50,7 @@ pub enum Parsed<T> {
 
 /// Parse a line's body as the record `T` (a JSON object), telling a different shape apart
 /// from damage.
-pub fn parse_line<T: DeserializeOwned>(body: &[u8]) -> Parsed<T> {
+pub fn parse_line<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Parsed<T> {
     // serde would also build a struct from an array; records are objects only.
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {

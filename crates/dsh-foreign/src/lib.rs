@@ -13,6 +13,7 @@ pub mod codex;
 pub mod composite;
 pub mod gemini;
 pub mod item_surface;
+pub mod json_span;
 pub mod jsonl;
 pub mod log_files;
 pub mod log_meta;
