@@ -74,6 +74,7 @@ pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource>
             let root = logs_dir(&origin, setting)?;
             Some(ForeignSource::new(SourceConfig {
                 index_file: index_file(&origin, &root),
+                copy_limits: ctx.config.sources.copy_limits(),
                 origin,
                 root,
                 max_line_bytes,

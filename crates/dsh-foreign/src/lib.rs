@@ -28,4 +28,4 @@ pub mod surface_read;
 pub use composite::SessionSources;
 pub use log_meta::TitleCleaner;
 pub use origin::Origin;
-pub use source::{ForeignSource, SourceConfig};
+pub use source::{CopyLimits, ForeignSource, SourceConfig};

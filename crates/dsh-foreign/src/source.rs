@@ -17,6 +17,7 @@ use dsh_store::{
 use super::log_files::LogFiles;
 use super::log_meta::TitleCleaner;
 use super::opencode::OpenCodeSource;
+pub use super::opencode::snapshot::CopyLimits;
 use super::origin::Origin;
 
 /// How to read one foreign source.
@@ -33,6 +34,8 @@ pub struct SourceConfig {
     /// Where the listing cache is kept between processes (`None`: memory only); OpenCode
     /// keeps its copy of the tool's database next to it.
     pub index_file: Option<PathBuf>,
+    /// How much room OpenCode's database copies may take (other sources ignore it).
+    pub copy_limits: CopyLimits,
 }
 
 impl SourceConfig {

@@ -75,18 +75,7 @@ fn db_err(path: &Path, e: &rusqlite::Error) -> QueryError {
 }
 
 fn snapshot_err(e: SnapshotError) -> QueryError {
-    match e {
-        SnapshotError::Io { path, source } => QueryError::Io { path, source },
-        SnapshotError::Busy { path } => QueryError::Corrupt {
-            path,
-            line: 0,
-            reason: format!(
-                "the database changed during each of {} copies",
-                snapshot::ATTEMPTS
-            ),
-        },
-        SnapshotError::Sqlite { path, source } => db_err(&path, &source),
-    }
+    e.into_query_error()
 }
 
 impl OpenCodeSource {
@@ -187,8 +176,10 @@ impl OpenCodeSource {
         Some(prints)
     }
 
-    /// Take a new copy of the database if it changed since the last one; its sessions.
-    fn ensure_snapshot(&self, state: &mut State) -> Result<(), QueryError> {
+    /// Take a new copy of the database if it changed since the last one; its sessions. A
+    /// database too large to copy is left out (no copy answers for it); when a copy cannot
+    /// be taken otherwise, the last one keeps answering.
+    fn ensure_snapshot(&self, state: &mut State) -> Result<(), SnapshotError> {
         let db = self.db_path();
         if state.snapshot.as_ref().is_some_and(|s| s.is_current(&db)) {
             return Ok(());
@@ -206,18 +197,33 @@ impl OpenCodeSource {
                 .as_ref()
                 .and_then(|f| f.parent())
                 .map(|p| p.join("opencode-copies"));
-            let dir = CopyDir::new(parent.as_deref()).map_err(|source| QueryError::Io {
-                path: parent.unwrap_or_default(),
-                source,
-            })?;
+            let dir =
+                CopyDir::new(parent.as_deref(), self.config.copy_limits).map_err(|source| {
+                    SnapshotError::Io {
+                        path: parent.unwrap_or_default(),
+                        source,
+                    }
+                })?;
             state.copies = Some(dir);
         }
         let Some(copies) = state.copies.as_mut() else {
             return Ok(());
         };
-        let snapshot = copies.take(&db).map_err(snapshot_err)?;
+        let snapshot = match copies.take(&db) {
+            Ok(s) => s,
+            Err(e @ SnapshotError::TooLarge { .. }) => {
+                state.snapshot = None;
+                state.fingerprints = None;
+                state.db_sessions.clear();
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let sessions = match &snapshot {
-            Some(s) => db::sessions(&s.conn()).map_err(|e| db_err(&db, &e))?,
+            Some(s) => db::sessions(&s.conn()).map_err(|source| SnapshotError::Sqlite {
+                path: db.clone(),
+                source,
+            })?,
             None => Vec::new(),
         };
         state.db_sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
@@ -408,9 +414,14 @@ impl OpenCodeSource {
     fn scan(&self, id: &str, visitor: &mut dyn SurfaceVisitor) -> Result<SurfaceScan, QueryError> {
         let (native, place) = self.place(id)?;
         if matches!(place, Place::Db) {
-            // A reference reads the session as it is now.
+            // A reference reads the session as it is now; when there is no room for a new
+            // copy, as of the last one.
             let mut state = lock(&self.state);
-            self.ensure_snapshot(&mut state)?;
+            match self.ensure_snapshot(&mut state) {
+                Ok(()) => {}
+                Err(SnapshotError::NoRoom { .. }) if state.snapshot.is_some() => {}
+                Err(e) => return Err(snapshot_err(e)),
+            }
         }
         let header = self.header(id, &native, &place)?;
         match place {
