@@ -10,7 +10,6 @@ mod support;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
 
 use dsh_foreign::{CopyLimits, ForeignSource, Origin, SourceConfig};
 use dsh_store::SessionQuery;
@@ -90,7 +89,8 @@ fn paths(dir: &Path) -> Vec<String> {
 }
 
 /// A `copy-*` directory as a process leaves it: a (partial) copy of `len` bytes (sparse)
-/// and its lock file, older than the lock's grace; plus anything in `also`.
+/// and its lock file, just made (a free lock is a dead process's however young); plus
+/// anything in `also`.
 fn left_copy(copies: &Path, name: &str, len: u64, also: &[&str]) -> PathBuf {
     let dir = copies.join(name);
     fs::create_dir_all(&dir).unwrap();
@@ -99,9 +99,7 @@ fn left_copy(copies: &Path, name: &str, len: u64, also: &[&str]) -> PathBuf {
     for file in also {
         fs::write(dir.join(file), b"not ours").unwrap();
     }
-    let lock = fs::File::create(dir.join("lock")).unwrap();
-    lock.set_modified(SystemTime::now() - Duration::from_secs(60))
-        .unwrap();
+    fs::File::create(dir.join("lock")).unwrap();
     dir
 }
 
@@ -226,10 +224,6 @@ fn no_copy_takes_the_copies_past_their_total() {
     );
     // The other process ends (its lock freed, its copy removed by the next copy): room.
     drop(held);
-    fs::File::open(live.join("lock"))
-        .unwrap()
-        .set_modified(SystemTime::now() - Duration::from_secs(60))
-        .unwrap();
     assert!(ids(&src).contains(&COMPACTED.to_owned()));
     assert!(!live.exists());
     // With a copy of ours in hand, a change that finds no room keeps the last copy

@@ -38,12 +38,13 @@ pub const ATTEMPTS: usize = 4;
 /// another process removes it.
 const STALE_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-/// A lock younger than this is never taken for a dead process's: its process may be between
-/// creating the file and locking it.
-const LOCK_GRACE: Duration = Duration::from_secs(10);
-
-/// The file in a `copy-*` directory its process holds locked while it lives.
+/// The file in a `copy-*` directory its process holds locked while it lives. It is created
+/// as [`NEW_LOCK_FILE`], locked, then renamed, so a `lock` is locked from the moment it
+/// exists: one found free is a dead process's, however young.
 const LOCK_FILE: &str = "lock";
+
+/// The lock file before it is locked and renamed into place.
+const NEW_LOCK_FILE: &str = "lock-new";
 
 /// How much room copies of OpenCode's database may take (`[sources]
 /// opencode_max_copy_mib`, `opencode_max_copies_mib`).
@@ -239,8 +240,8 @@ fn our_files(dir: &Path) -> Vec<(PathBuf, u64, bool)> {
             let name = name.to_str()?;
             let copy = is_copy_file(name);
             let meta = entry.metadata().ok()?;
-            ((copy || name == LOCK_FILE) && meta.is_file())
-                .then(|| (entry.path(), meta.len(), copy))
+            let lock = name == LOCK_FILE || name == NEW_LOCK_FILE;
+            ((copy || lock) && meta.is_file()).then(|| (entry.path(), meta.len(), copy))
         })
         .collect()
 }
@@ -265,19 +266,10 @@ enum Owner {
     Unknown,
 }
 
-fn owner(dir: &Path, now: SystemTime) -> Owner {
-    let path = dir.join(LOCK_FILE);
-    let Ok(file) = open_regular(&path) else {
+fn owner(dir: &Path) -> Owner {
+    let Ok(file) = open_regular(&dir.join(LOCK_FILE)) else {
         return Owner::Unknown;
     };
-    let young = file
-        .metadata()
-        .ok()
-        .and_then(|m| m.modified().ok())
-        .is_none_or(|m| now.duration_since(m).unwrap_or_default() < LOCK_GRACE);
-    if young {
-        return Owner::Alive;
-    }
     match file.try_lock() {
         Ok(()) => Owner::Gone(file),
         Err(std::fs::TryLockError::WouldBlock) => Owner::Alive,
@@ -313,7 +305,7 @@ fn remove_dead(parent: &Path, keep: Option<&Path>) {
         if keep == Some(dir.as_path()) {
             continue;
         }
-        match owner(&dir, now) {
+        match owner(&dir) {
             Owner::Alive => {}
             Owner::Gone(lock) => {
                 remove_copies(&dir);
@@ -343,14 +335,20 @@ fn used_bytes(parent: &Path) -> u64 {
         .fold(0, u64::saturating_add)
 }
 
-/// Create `dir/lock` anew and lock it.
+/// Lock `dir/lock`: made as `lock-new`, locked, then renamed into place (never written
+/// through a link planted there).
 fn hold_lock(dir: &Path) -> io::Result<File> {
-    let path = dir.join(LOCK_FILE);
-    let file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    file.lock()?;
+    let new = dir.join(NEW_LOCK_FILE);
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let file = options.open(&new)?;
+    file.try_lock().map_err(io::Error::from)?;
+    fs::rename(&new, dir.join(LOCK_FILE))?;
     Ok(file)
 }
 
