@@ -33,6 +33,9 @@ use super::stamp::Stamp;
 /// File name inside the store's cache directory.
 pub const INDEX_FILE: &str = "index.bin";
 
+/// The header key of the recorded branch, kept among the header's other keys here.
+const BRANCH_KEY: &str = "gitBranch";
+
 /// The JSON index an earlier version kept in the cache directory; removed when the binary
 /// one is written.
 pub const OLD_INDEX_FILE: &str = "index.json";
@@ -288,10 +291,18 @@ impl<W: Write> IndexWriter<W> {
                     }
                 }
                 self.u64(h.delegation_depth)?;
-                if h.extra.is_empty() {
+                // The recorded branch travels with the header's other keys, as it is in
+                // the header line (`gitBranch`), so the layout stays the same.
+                let mut extra = std::borrow::Cow::Borrowed(&h.extra);
+                if let Some(branch) = &h.branch {
+                    extra
+                        .to_mut()
+                        .insert(BRANCH_KEY.into(), Value::String(branch.clone()));
+                }
+                if extra.is_empty() {
                     self.str("")?;
                 } else {
-                    let extra = serde_json::to_string(&h.extra).map_err(io::Error::other)?;
+                    let extra = serde_json::to_string(&*extra).map_err(io::Error::other)?;
                     self.str(&extra)?;
                 }
             }
@@ -545,7 +556,7 @@ impl<R: BufRead> BodyReader<R> {
         };
         let delegation_depth = self.u64()?;
         let extra = self.str()?;
-        let extra = if extra.is_empty() {
+        let mut extra = if extra.is_empty() {
             Map::new()
         } else {
             match serde_json::from_str::<Value>(&extra) {
@@ -553,12 +564,17 @@ impl<R: BufRead> BodyReader<R> {
                 _ => return Err(()),
             }
         };
+        let branch = match extra.remove(BRANCH_KEY) {
+            Some(Value::String(branch)) => Some(branch),
+            _ => None,
+        };
         Ok(SessionHeader {
             kind,
             version,
             id,
             created_at,
             cwd,
+            branch,
             delegation_depth,
             extra,
         })
