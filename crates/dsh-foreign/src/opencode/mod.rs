@@ -5,6 +5,7 @@
 //! the database. Sub-agent sessions (those with a parent) are not listed.
 
 pub mod db;
+pub mod db_v2;
 pub mod files;
 pub mod items;
 pub mod snapshot;
@@ -385,10 +386,23 @@ impl OpenCodeSource {
                 };
                 let conn = snapshot.conn();
                 let db = self.db_path();
-                db::for_each_message(&conn, native, &|e| db_err(&db, &e), &mut |_, message| {
-                    let Ok(parts) =
-                        db::parts(&conn, &message.id, self.max()).map_err(|e| db_err(&db, &e))?
-                    else {
+                let fail = |e| db_err(&db, &e);
+                if db_v2::has_messages(&conn, native).map_err(fail)? {
+                    db_v2::for_each_message(&conn, native, self.max(), &fail, &mut |_, m| {
+                        if let Ok(db_v2::V2Message {
+                            step: Step::Show(ItemKind::User, text),
+                            ..
+                        }) = m
+                        {
+                            found = Some(text);
+                            return Ok(false);
+                        }
+                        Ok(true)
+                    })?;
+                    return Ok(found);
+                }
+                db::for_each_message(&conn, native, &fail, &mut |_, message| {
+                    let Ok(parts) = db::parts(&conn, &message.id, self.max()).map_err(fail)? else {
                         return Ok(true);
                     };
                     if let Step::Show(ItemKind::User, text) = stepper.step(&message, &parts) {
@@ -477,8 +491,14 @@ impl<'v, A: Copy> Fold<'v, A> {
         parts: &[items::PartInfo],
         at: impl Fn(ItemKind) -> A,
     ) {
-        let hash = id_hash(&message.id);
-        let shown = match self.stepper.step(message, parts) {
+        let step = self.stepper.step(message, parts);
+        self.apply(&message.id, message.time, step, at);
+    }
+
+    /// Apply what message `id` (at `time`) does to the surface.
+    fn apply(&mut self, id: &str, time: i64, step: Step, at: impl Fn(ItemKind) -> A) {
+        let hash = id_hash(id);
+        let shown = match step {
             Step::Nothing => None,
             Step::Show(kind, text) => Some((kind, text)),
             Step::Compact { keep_from, text } => {
@@ -500,13 +520,7 @@ impl<'v, A: Copy> Fold<'v, A> {
             }
         };
         let seq = shown.map(|(kind, text)| {
-            let event = item_event(
-                kind,
-                self.builder.next_seq(),
-                message.time,
-                message.id.clone(),
-                text,
-            );
+            let event = item_event(kind, self.builder.next_seq(), time, id.to_owned(), text);
             self.builder.push(&event, at(kind));
             event.seq
         });
@@ -514,9 +528,10 @@ impl<'v, A: Copy> Fold<'v, A> {
     }
 }
 
-/// Where a database item is: its message's rowid in the copy, and its kind.
+/// Where a database item is: its message's rowid in the copy, its kind, and whether the
+/// row is a 2.x `session_message`.
 #[derive(Debug, Clone, Copy)]
-struct DbItem(i64, ItemKind);
+struct DbItem(i64, ItemKind, bool);
 
 fn too_long(db: &Path, message: &str, t: &db::TooLong) -> QueryError {
     QueryError::Corrupt {
@@ -540,13 +555,24 @@ fn scan_db(
     let mut fold: Fold<'_, DbItem> = Fold::new(visitor);
     {
         let conn = snapshot.conn();
-        db::for_each_message(&conn, native, &|e| db_err(db, &e), &mut |rowid, message| {
-            let parts = db::parts(&conn, &message.id, max)
-                .map_err(|e| db_err(db, &e))?
-                .map_err(|t| too_long(db, &message.id, &t))?;
-            fold.message(&message, &parts, |kind| DbItem(rowid, kind));
-            Ok(true)
-        })?;
+        let fail = |e| db_err(db, &e);
+        if db_v2::has_messages(&conn, native).map_err(fail)? {
+            db_v2::for_each_message(&conn, native, max, &fail, &mut |rowid, message| {
+                let message = message.map_err(|t| too_long(db, &t.part, &t))?;
+                fold.apply(&message.id, message.time, message.step, |kind| {
+                    DbItem(rowid, kind, true)
+                });
+                Ok(true)
+            })?;
+        } else {
+            db::for_each_message(&conn, native, &fail, &mut |rowid, message| {
+                let parts = db::parts(&conn, &message.id, max)
+                    .map_err(fail)?
+                    .map_err(|t| too_long(db, &message.id, &t))?;
+                fold.message(&message, &parts, |kind| DbItem(rowid, kind, false));
+                Ok(true)
+            })?;
+        }
     }
     Ok(fold.builder.finish(
         header,
@@ -567,6 +593,43 @@ struct DbItems {
     max: u64,
 }
 
+impl DbItems {
+    fn read_one(
+        &self,
+        conn: &rusqlite::Connection,
+        seq: u64,
+        at: DbItem,
+    ) -> Result<Event, QueryError> {
+        let DbItem(rowid, kind, v2) = at;
+        let gone = || changed(&self.db, &format!("item {seq} is gone"));
+        if v2 {
+            let message = db_v2::message(conn, rowid, self.max)
+                .map_err(|e| db_err(&self.db, &e))?
+                .ok_or_else(gone)?
+                .map_err(|t| too_long(&self.db, &t.part, &t))?;
+            let text = match message.step {
+                Step::Show(k, text) if k == kind => text,
+                Step::Compact { text, .. } if kind == ItemKind::Checkpoint => text,
+                _ => return Err(gone()),
+            };
+            return Ok(item_event(kind, seq, message.time, message.id, text));
+        }
+        let message = db::message(conn, rowid)
+            .map_err(|e| db_err(&self.db, &e))?
+            .ok_or_else(gone)?;
+        let parts = db::parts(conn, &message.id, self.max)
+            .map_err(|e| db_err(&self.db, &e))?
+            .map_err(|t| too_long(&self.db, &message.id, &t))?;
+        Ok(item_event(
+            kind,
+            seq,
+            message.time,
+            message.id.clone(),
+            item_text(kind, &parts),
+        ))
+    }
+}
+
 impl ItemSource for DbItems {
     type At = DbItem;
 
@@ -574,21 +637,7 @@ impl ItemSource for DbItems {
         let conn = self.snapshot.conn();
         wanted
             .iter()
-            .map(|&(seq, DbItem(rowid, kind))| {
-                let message = db::message(&conn, rowid)
-                    .map_err(|e| db_err(&self.db, &e))?
-                    .ok_or_else(|| changed(&self.db, &format!("item {seq} is gone")))?;
-                let parts = db::parts(&conn, &message.id, self.max)
-                    .map_err(|e| db_err(&self.db, &e))?
-                    .map_err(|t| too_long(&self.db, &message.id, &t))?;
-                Ok(item_event(
-                    kind,
-                    seq,
-                    message.time,
-                    message.id.clone(),
-                    item_text(kind, &parts),
-                ))
-            })
+            .map(|&(seq, at)| self.read_one(&conn, seq, at))
             .collect()
     }
 }
