@@ -11,7 +11,7 @@ use dsh_store::{SessionQuery, SessionStore};
 
 use super::Context;
 use super::config::SourceSetting;
-use crate::agent::title::plain_fallback_title;
+use crate::agent::title::one_line_title;
 
 /// A directory an environment variable names, if it is set and not empty.
 fn env_dir(name: &str) -> Option<PathBuf> {
@@ -78,7 +78,7 @@ pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource>
                 origin,
                 root,
                 max_line_bytes,
-                clean_title: plain_fallback_title,
+                clean_title: one_line_title,
             }))
         })
         .collect()

@@ -9,7 +9,11 @@
 //!
 //! The visible conversation is the `user` and `assistant` `message` items' text, minus the
 //! context Codex injects as user messages (`<environment_context>`, `<user_instructions>`,
-//! AGENTS.md instructions). What the person typed is also in `event_msg` / `user_message`;
+//! AGENTS.md instructions, skills, shell-command and abort notes, sub-agent notifications,
+//! hook prompts: codex-rs's contextual user fragments). A request sent from an IDE carries
+//! the IDE's context first (`# Context from my IDE setup: … ## My request for Codex:
+//! <request>`): only the request is the person's, as codex-rs takes it for its own titles
+//! and pickers. What the person typed is also in `event_msg` / `user_message`;
 //! some rollouts hold it only there, so that is read too, and a request found in both (the
 //! usual case, one right after the other) is shown once. A `compacted` record replaces
 //! everything before it with its summary, which becomes a checkpoint.
@@ -41,6 +45,8 @@ struct Line {
     /// Legacy bare `message` item.
     role: Option<String>,
     content: Option<Vec<Block>>,
+    /// Legacy first line: the git state.
+    git: Option<Git>,
 }
 
 /// The payload fields any line type may use.
@@ -61,6 +67,15 @@ struct Payload {
     message_kind: Option<String>,
     /// `compacted` (remote compaction): the history that replaces the old one.
     replacement_history: Option<Vec<Payload>>,
+    /// `session_meta`: the git state the session started in.
+    git: Option<Git>,
+}
+
+/// `session_meta.git` (and the legacy first line's `git`): `{commit_hash, branch,
+/// repository_url}`.
+#[derive(Debug, Deserialize)]
+struct Git {
+    branch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -101,14 +116,41 @@ pub enum LineItems {
     Replace(Vec<LineItem>),
 }
 
-/// Context Codex sends as a user message but the person did not type.
-fn is_injected_user_text(text: &str) -> bool {
+/// Where a request sent from an IDE begins, after the IDE's context (codex-rs's
+/// `USER_MESSAGE_BEGIN`).
+const USER_MESSAGE_BEGIN: &str = "## My request for Codex:";
+
+/// Openings of what Codex sends as a user message but the person did not type (codex-rs's
+/// contextual user fragments, older versions' too; tags matched in any case).
+const INJECTED_OPENINGS: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<skill>",
+    "<turn_aborted>",
+    "<subagents>",
+    "<subagent_notification>",
+    "<hook_prompt",
+    "# AGENTS.md instructions",
+    "# Context from my IDE setup:",
+];
+
+/// The person's words in a user message's text: the request after an IDE's context when
+/// there is one (the text after the first `## My request for Codex:`, trimmed, as codex-rs
+/// takes it); `None` for context Codex injects on its own (an IDE context without a request
+/// too).
+pub fn typed_request(text: &str) -> Option<&str> {
+    if let Some(at) = text.find(USER_MESSAGE_BEGIN) {
+        let request = text.get(at + USER_MESSAGE_BEGIN.len()..)?.trim();
+        return (!request.is_empty()).then_some(request);
+    }
     let t = text.trim_start();
-    t.starts_with("<environment_context>")
-        || t.starts_with("<user_instructions>")
-        || t.starts_with("<permissions instructions>")
-        || t.starts_with("<user_shell_command>")
-        || t.starts_with("# AGENTS.md instructions")
+    let injected = INJECTED_OPENINGS.iter().any(|open| {
+        t.get(..open.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(open))
+    });
+    (!injected && !t.trim_end().is_empty()).then_some(text)
 }
 
 /// The visible item of a `message` with `role` and `content`.
@@ -131,8 +173,11 @@ fn message_item(
         .filter_map(|b| b.text)
         .collect();
     let text = texts.join("\n");
-    if text.trim().is_empty() || (kind == ItemKind::User && is_injected_user_text(&text)) {
+    if text.trim().is_empty() {
         return None;
+    }
+    if kind == ItemKind::User {
+        return typed_request(&text).map(|t| LineItem::new(kind, t.to_owned()));
     }
     Some(LineItem::new(kind, text))
 }
@@ -150,12 +195,9 @@ fn event_request(p: Payload) -> Option<LineItem> {
         return None;
     }
     let text = p.message?;
-    if text.trim().is_empty() || is_injected_user_text(&text) {
-        return None;
-    }
     Some(LineItem {
         kind: ItemKind::User,
-        text,
+        text: typed_request(&text)?.to_owned(),
         from_event: true,
     })
 }
@@ -208,27 +250,32 @@ pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), S
 }
 
 /// Shows a request once when a rollout holds it twice (as a `response_item` message and as
-/// an `event_msg`, one after the other): tells, item by item, whether it is new.
+/// an `event_msg`, one after the other): tells, item by item, whether it is new. The copy is
+/// the other kind's request since the last reply — the one with the same text if there is
+/// one, else the oldest (an IDE or a client may record the two with slightly different
+/// words; the `response_item` is what the model was sent).
 #[derive(Debug, Default)]
 pub struct RequestDedup {
-    /// Requests since the last reply: (taken from an event, hash of the text).
+    /// Requests since the last reply not yet paired: (taken from an event, hash of the text).
     recent: Vec<(bool, u64)>,
 }
 
 impl RequestDedup {
-    /// Whether `item` is shown: not when it repeats a request of the other kind since the
-    /// last reply.
+    /// Whether `item` is shown: not when it is the copy of a request of the other kind since
+    /// the last reply.
     pub fn keep(&mut self, item: &LineItem) -> bool {
         if item.kind != ItemKind::User {
             self.recent.clear();
             return true;
         }
         let hash = text_hash(&item.text);
-        if let Some(i) = self
+        let other = |&(event, _): &(bool, u64)| event != item.from_event;
+        let copy_of = self
             .recent
             .iter()
-            .position(|&(event, h)| event != item.from_event && h == hash)
-        {
+            .position(|r| other(r) && r.1 == hash)
+            .or_else(|| self.recent.iter().position(other));
+        if let Some(i) = copy_of {
             self.recent.remove(i);
             return false;
         }
@@ -249,6 +296,11 @@ fn text_hash(text: &str) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+/// The branch a rollout recorded (`git.branch`), when it names one.
+fn branch_of(git: Option<Git>) -> Option<String> {
+    git?.branch.filter(|b| !b.trim().is_empty())
 }
 
 /// The `<cwd>` an `<environment_context>` message names.
@@ -301,6 +353,7 @@ pub fn scan_meta(
             if is_first && line.kind.is_none() && line.record_type.is_none() {
                 meta.native_id = line.id.filter(|id| !id.is_empty());
                 meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
+                meta.branch = branch_of(line.git);
                 continue;
             }
             if line.record_type.is_some() {
@@ -335,6 +388,7 @@ pub fn scan_meta(
             Some("session_meta") if meta.native_id.is_none() => {
                 meta.native_id = payload.id.filter(|id| !id.is_empty());
                 meta.cwd = payload.cwd.filter(|c| !c.is_empty());
+                meta.branch = branch_of(payload.git);
                 meta.created_at = payload
                     .timestamp
                     .as_deref()
@@ -452,6 +506,10 @@ mod tests {
             user("d", false),
             user("d", false),
             user("d", true),
+            reply.clone(),
+            // A copy with other words (an IDE's client recorded it so) is still the copy.
+            user("remove scrolling", false),
+            user("remove the scrolling", true),
         ]
         .iter()
         .map(|i| dedup.keep(i))
@@ -459,7 +517,8 @@ mod tests {
         assert_eq!(
             shown,
             [
-                true, false, true, true, false, true, true, true, true, true, false
+                true, false, true, true, false, true, true, true, true, true, false, true, true,
+                false
             ]
         );
         assert_eq!(

@@ -397,11 +397,10 @@ impl LogFiles {
                     continue;
                 }
                 by_id.insert(id.clone(), path.clone());
-                headers.push(SessionHeader::new(
-                    id,
-                    created_at,
-                    self.cwd_of(path, &file.meta),
-                ));
+                headers.push(
+                    SessionHeader::new(id, created_at, self.cwd_of(path, &file.meta))
+                        .with_branch(file.meta.branch.clone()),
+                );
             }
         }
         headers.sort_by(newest_first);
@@ -469,7 +468,8 @@ impl LogFiles {
             .created_at
             .filter(|_| meta.listable())
             .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
-        Ok(SessionHeader::new(id, created_at, self.cwd_of(path, meta)))
+        Ok(SessionHeader::new(id, created_at, self.cwd_of(path, meta))
+            .with_branch(meta.branch.clone()))
     }
 
     /// A session's cwd: its own, or (Gemini CLI) the one its project directory stands for.

@@ -1253,7 +1253,7 @@ async fn foreign_sessions_are_listed_in_resume_and_open_read_only() {
         origin: Origin::ClaudeCode,
         root: fixtures.join("claude/projects"),
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
-        clean_title: crate::agent::title::plain_fallback_title,
+        clean_title: crate::agent::title::one_line_title,
         index_file: None,
         copy_limits: Default::default(),
     });
