@@ -300,7 +300,7 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
     );
     assert_eq!(
         v[0]["mention"],
-        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for"))
+        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for order events"))
     );
     // A foreign target ranks by its own cwd and is left out of its own list.
     let from_codex = ok_json(&fx.run(&["candidates", "--session", CODEX_COMPACT, "--json"]));

@@ -158,6 +158,12 @@ pub struct SourcesSection {
     /// OpenCode (its data dir, default `$XDG_DATA_HOME/opencode` or
     /// `~/.local/share/opencode`).
     pub opencode: SourceSetting,
+    /// Qwen Code (its home, default `$QWEN_RUNTIME_DIR` or `~/.qwen`; its `projects`
+    /// directory is read).
+    pub qwen_code: SourceSetting,
+    /// GitHub Copilot CLI (its home, default `~/.copilot`; its `session-state` directory is
+    /// read).
+    pub copilot: SourceSetting,
     /// The largest OpenCode database (with its WAL) copied to be read, MiB.
     pub opencode_max_copy_mib: u64,
     /// What the copies of OpenCode's database of every dsh-refs process may take together,
@@ -182,6 +188,8 @@ impl Default for SourcesSection {
             codex: SourceSetting::Default,
             gemini: SourceSetting::Default,
             opencode: SourceSetting::Default,
+            qwen_code: SourceSetting::Default,
+            copilot: SourceSetting::Default,
             opencode_max_copy_mib: 1024,
             opencode_max_copies_mib: 3072,
         }

@@ -22,7 +22,8 @@ fn env_dir(name: &str) -> Option<PathBuf> {
 
 /// The tool's default home directory: `~/.claude`; `$CODEX_HOME`, else `~/.codex`;
 /// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`; `$XDG_DATA_HOME/opencode`, else
-/// `~/.local/share/opencode` (on every platform, as OpenCode itself does).
+/// `~/.local/share/opencode` (on every platform, as OpenCode itself does);
+/// `$QWEN_RUNTIME_DIR`, else `~/.qwen`; `~/.copilot`.
 fn default_home(origin: &Origin) -> Option<PathBuf> {
     let home = || directories::BaseDirs::new().map(|d| d.home_dir().to_path_buf());
     match origin {
@@ -34,6 +35,8 @@ fn default_home(origin: &Origin) -> Option<PathBuf> {
         Origin::OpenCode => env_dir("XDG_DATA_HOME")
             .or_else(|| home().map(|h| h.join(".local/share")))
             .map(|d| d.join("opencode")),
+        Origin::Qwen => env_dir("QWEN_RUNTIME_DIR").or_else(|| home().map(|h| h.join(".qwen"))),
+        Origin::Copilot => home().map(|h| h.join(".copilot")),
         Origin::Dsh | Origin::Other(_) => None,
     }
 }
@@ -67,6 +70,8 @@ pub fn foreign_sources(ctx: &Context, max_line_bytes: u64) -> Vec<ForeignSource>
         (Origin::Codex, &ctx.config.sources.codex),
         (Origin::Gemini, &ctx.config.sources.gemini),
         (Origin::OpenCode, &ctx.config.sources.opencode),
+        (Origin::Qwen, &ctx.config.sources.qwen_code),
+        (Origin::Copilot, &ctx.config.sources.copilot),
     ];
     settings
         .into_iter()

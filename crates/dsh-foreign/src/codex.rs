@@ -18,16 +18,15 @@
 //! usual case, one right after the other) is shown once. A `compacted` record replaces
 //! everything before it with its summary, which becomes a checkpoint.
 
-use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::Deserialize;
 
 use dsh_store::QueryError;
 
-use super::jsonl::{JsonlLines, Parsed, parse_line};
+use super::jsonl::{LineAt, Parsed, parse_line, scan_listing};
+pub use super::line_items::{LineItem, LineItems};
 use super::log_meta::{LogMeta, TitleCleaner};
-use super::open_file::open_regular;
 use super::surface_events::{ItemKind, parse_time_ms};
 
 /// One rollout line: `{timestamp, type, payload}`, or a bare legacy line (the first
@@ -83,37 +82,6 @@ struct Block {
     #[serde(rename = "type")]
     kind: Option<String>,
     text: Option<String>,
-}
-
-/// One visible item of a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineItem {
-    pub kind: ItemKind,
-    pub text: String,
-    /// A request taken from `event_msg` / `user_message` (the copy of a `response_item`
-    /// message, when there is one).
-    pub from_event: bool,
-}
-
-impl LineItem {
-    fn new(kind: ItemKind, text: String) -> Self {
-        LineItem {
-            kind,
-            text,
-            from_event: false,
-        }
-    }
-}
-
-/// What one line contributes to the surface.
-#[derive(Debug, PartialEq, Eq)]
-pub enum LineItems {
-    /// Nothing visible.
-    None,
-    /// Items appended to the surface.
-    Append(Vec<LineItem>),
-    /// A compaction: the surface so far is replaced by these items.
-    Replace(Vec<LineItem>),
 }
 
 /// Where a request sent from an IDE begins, after the IDE's context (codex-rs's
@@ -316,108 +284,79 @@ fn context_cwd(text: &str) -> Option<String> {
 /// not read.
 pub fn scan_meta(
     path: &Path,
-    mut meta: LogMeta,
+    meta: LogMeta,
     max_line_bytes: u64,
     clean: TitleCleaner,
 ) -> Result<LogMeta, QueryError> {
-    let (offset, line) = meta.resume.unwrap_or((0, 1));
-    if meta.resume.is_none() {
-        meta = LogMeta::default();
-    }
-    let mut file = open_regular(path)?;
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| io_err(path, e))?;
-    let mut lines = JsonlLines::new(
-        path,
-        BufReader::with_capacity(64 * 1024, file),
-        max_line_bytes,
-        offset,
-        line,
-    );
-    let mut damaged = false;
-    let mut first = offset == 0;
-    while !(meta.first_user_seen && meta.native_id.is_some()) {
-        let line = match lines.next_record::<Line>() {
-            Err(e @ QueryError::Io { .. }) => return Err(e),
-            Err(e) => {
-                tracing::warn!(error = %e, "Codex rollout damaged; listed with what was read");
-                damaged = true;
-                break;
-            }
-            Ok(None) => break,
-            Ok(Some((_, line))) => line,
+    let see = &mut |meta: &mut LogMeta, at: LineAt, line: Line| {
+        see_line(meta, at.offset == 0, line, clean);
+        !(meta.first_user_seen && meta.native_id.is_some())
+    };
+    scan_listing(path, meta, max_line_bytes, "Codex CLI", see)
+}
+
+/// What one rollout line tells the listing (`first`: it is the file's first line).
+fn see_line(meta: &mut LogMeta, first: bool, line: Line, clean: TitleCleaner) {
+    let Some(payload) = line.payload else {
+        // The legacy layout: a first `{id, timestamp, instructions}` line, bare items.
+        if first && line.kind.is_none() && line.record_type.is_none() {
+            meta.native_id = line.id.filter(|id| !id.is_empty());
+            meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
+            meta.branch = branch_of(line.git);
+            return;
+        }
+        if line.record_type.is_some() {
+            return;
+        }
+        let text_of = |content: &Option<Vec<Block>>| -> Option<String> {
+            let texts: Vec<&str> = content
+                .as_ref()?
+                .iter()
+                .filter(|b| b.kind.as_deref() == Some("input_text"))
+                .filter_map(|b| b.text.as_deref())
+                .collect();
+            Some(texts.join("\n"))
         };
-        let is_first = std::mem::take(&mut first);
-        let Some(payload) = line.payload else {
-            // The legacy layout: a first `{id, timestamp, instructions}` line, bare items.
-            if is_first && line.kind.is_none() && line.record_type.is_none() {
-                meta.native_id = line.id.filter(|id| !id.is_empty());
-                meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
-                meta.branch = branch_of(line.git);
-                continue;
-            }
-            if line.record_type.is_some() {
-                continue;
-            }
-            let text_of = |content: &Option<Vec<Block>>| -> Option<String> {
-                let texts: Vec<&str> = content
-                    .as_ref()?
-                    .iter()
-                    .filter(|b| b.kind.as_deref() == Some("input_text"))
-                    .filter_map(|b| b.text.as_deref())
-                    .collect();
-                Some(texts.join("\n"))
-            };
-            if meta.cwd.is_none()
-                && line.role.as_deref() == Some("user")
-                && let Some(text) = text_of(&line.content)
-                && text.trim_start().starts_with("<environment_context>")
-            {
-                meta.cwd = context_cwd(&text);
-            }
-            if !meta.first_user_seen
-                && let Some(item) =
-                    message_item(line.kind.as_deref(), line.role.as_deref(), line.content)
+        if meta.cwd.is_none()
+            && line.role.as_deref() == Some("user")
+            && let Some(text) = text_of(&line.content)
+            && text.trim_start().starts_with("<environment_context>")
+        {
+            meta.cwd = context_cwd(&text);
+        }
+        if !meta.first_user_seen
+            && let Some(item) =
+                message_item(line.kind.as_deref(), line.role.as_deref(), line.content)
+            && item.kind == ItemKind::User
+        {
+            meta.see_user_text(&item.text, clean);
+        }
+        return;
+    };
+    match line.kind.as_deref() {
+        Some("session_meta") if meta.native_id.is_none() => {
+            meta.native_id = payload.id.filter(|id| !id.is_empty());
+            meta.cwd = payload.cwd.filter(|c| !c.is_empty());
+            meta.branch = branch_of(payload.git);
+            meta.created_at = payload
+                .timestamp
+                .as_deref()
+                .or(line.timestamp.as_deref())
+                .and_then(parse_time_ms);
+        }
+        Some("response_item") if !meta.first_user_seen => {
+            if let Some(item) = payload_item(payload)
                 && item.kind == ItemKind::User
             {
                 meta.see_user_text(&item.text, clean);
             }
-            continue;
-        };
-        match line.kind.as_deref() {
-            Some("session_meta") if meta.native_id.is_none() => {
-                meta.native_id = payload.id.filter(|id| !id.is_empty());
-                meta.cwd = payload.cwd.filter(|c| !c.is_empty());
-                meta.branch = branch_of(payload.git);
-                meta.created_at = payload
-                    .timestamp
-                    .as_deref()
-                    .or(line.timestamp.as_deref())
-                    .and_then(parse_time_ms);
-            }
-            Some("response_item") if !meta.first_user_seen => {
-                if let Some(item) = payload_item(payload)
-                    && item.kind == ItemKind::User
-                {
-                    meta.see_user_text(&item.text, clean);
-                }
-            }
-            Some("event_msg") if !meta.first_user_seen => {
-                if let Some(item) = event_request(payload) {
-                    meta.see_user_text(&item.text, clean);
-                }
-            }
-            _ => {}
         }
-    }
-    meta.resume = (!damaged).then(|| lines.resume_at());
-    Ok(meta)
-}
-
-fn io_err(path: &Path, source: std::io::Error) -> QueryError {
-    QueryError::Io {
-        path: path.to_owned(),
-        source,
+        Some("event_msg") if !meta.first_user_seen => {
+            if let Some(item) = event_request(payload) {
+                meta.see_user_text(&item.text, clean);
+            }
+        }
+        _ => {}
     }
 }
 

@@ -276,6 +276,56 @@ fn skip_line(src: &mut impl BufRead) -> io::Result<u64> {
     }
 }
 
+/// Continue (or start) the listing scan of the log at `path` from `meta.resume` (from the
+/// beginning, with `meta` cleared, when there is none): every record of shape `T` goes to
+/// `see` with its line until `see` says it has all it needs. Damage ends the scan with
+/// what was read (logged, nothing resumed); an I/O error is returned. The one loop of the
+/// line-per-record tools' listing scans (Codex CLI, Qwen Code, GitHub Copilot CLI).
+pub fn scan_listing<T: DeserializeOwned>(
+    path: &Path,
+    mut meta: crate::log_meta::LogMeta,
+    max_line_bytes: u64,
+    tool: &str,
+    see: &mut dyn FnMut(&mut crate::log_meta::LogMeta, LineAt, T) -> bool,
+) -> Result<crate::log_meta::LogMeta, QueryError> {
+    use std::io::{Seek, SeekFrom};
+    let (offset, line) = meta.resume.unwrap_or((0, 1));
+    if meta.resume.is_none() {
+        meta = crate::log_meta::LogMeta::default();
+    }
+    let io = |source| QueryError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = crate::open_file::open_regular(path)?;
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut lines = JsonlLines::new(
+        path,
+        io::BufReader::with_capacity(64 * 1024, file),
+        max_line_bytes,
+        offset,
+        line,
+    );
+    let mut damaged = false;
+    loop {
+        let (at, record) = match lines.next_record::<T>() {
+            Err(e @ QueryError::Io { .. }) => return Err(e),
+            Err(e) => {
+                tracing::warn!(tool, error = %e, "foreign log damaged; listed with what was read");
+                damaged = true;
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(found)) => found,
+        };
+        if !see(&mut meta, at, record) {
+            break;
+        }
+    }
+    meta.resume = (!damaged).then(|| lines.resume_at());
+    Ok(meta)
+}
+
 /// Read every line of `src` as `T`, calling `on_record` for each record of that shape;
 /// lines of another shape are skipped and non-JSON lines handled by the damage rule.
 pub fn for_each_record<T: DeserializeOwned, R: BufRead>(
