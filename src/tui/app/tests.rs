@@ -1259,7 +1259,7 @@ async fn foreign_sessions_are_listed_in_resume_and_open_read_only() {
     });
     let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
     let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
-    h.app.set_sources(Arc::clone(&sources));
+    h.app.set_sources(Arc::clone(&sources), &[]);
     screen(&mut h.app, 120, 30);
     type_text(&mut h.app, "/resume");
     h.app.handle_terminal_event(key(KeyCode::Enter));
