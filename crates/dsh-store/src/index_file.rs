@@ -33,9 +33,6 @@ use super::stamp::Stamp;
 /// File name inside the store's cache directory.
 pub const INDEX_FILE: &str = "index.bin";
 
-/// The header key of the recorded branch, kept among the header's other keys here.
-const BRANCH_KEY: &str = "gitBranch";
-
 /// The JSON index an earlier version kept in the cache directory; removed when the binary
 /// one is written.
 pub const OLD_INDEX_FILE: &str = "index.json";
@@ -53,8 +50,8 @@ const CHECK_FIRST_FROM: u64 = 64 << 20;
 
 /// Bumped whenever the layout changes; other versions are ignored (4: digests with activity
 /// and where their read stopped, instead of bare titles; 5: the line limit they were read
-/// with).
-const VERSION: u32 = 5;
+/// with; 6: the header's recorded branch).
+const VERSION: u32 = 6;
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"DSHRIDX\0";
@@ -290,19 +287,18 @@ impl<W: Write> IndexWriter<W> {
                         self.str(cwd)?;
                     }
                 }
-                self.u64(h.delegation_depth)?;
-                // The recorded branch travels with the header's other keys, as it is in
-                // the header line (`gitBranch`), so the layout stays the same.
-                let mut extra = std::borrow::Cow::Borrowed(&h.extra);
-                if let Some(branch) = &h.branch {
-                    extra
-                        .to_mut()
-                        .insert(BRANCH_KEY.into(), Value::String(branch.clone()));
+                match &h.branch {
+                    None => self.u8(0)?,
+                    Some(branch) => {
+                        self.u8(1)?;
+                        self.str(branch)?;
+                    }
                 }
-                if extra.is_empty() {
+                self.u64(h.delegation_depth)?;
+                if h.extra.is_empty() {
                     self.str("")?;
                 } else {
-                    let extra = serde_json::to_string(&*extra).map_err(io::Error::other)?;
+                    let extra = serde_json::to_string(&h.extra).map_err(io::Error::other)?;
                     self.str(&extra)?;
                 }
             }
@@ -554,19 +550,20 @@ impl<R: BufRead> BodyReader<R> {
         } else {
             None
         };
+        let branch = if self.flag()? {
+            Some(self.str()?)
+        } else {
+            None
+        };
         let delegation_depth = self.u64()?;
         let extra = self.str()?;
-        let mut extra = if extra.is_empty() {
+        let extra = if extra.is_empty() {
             Map::new()
         } else {
             match serde_json::from_str::<Value>(&extra) {
                 Ok(Value::Object(map)) => map,
                 _ => return Err(()),
             }
-        };
-        let branch = match extra.remove(BRANCH_KEY) {
-            Some(Value::String(branch)) => Some(branch),
-            _ => None,
         };
         Ok(SessionHeader {
             kind,
@@ -937,7 +934,8 @@ mod tests {
             file_id: None,
             ctime: None,
         };
-        let mut header = SessionHeader::new("a", 5, Some("/p".into()));
+        let mut header =
+            SessionHeader::new("a", 5, Some("/p".into())).with_branch(Some("feature/x".into()));
         header
             .extra
             .insert("x".into(), serde_json::json!({"k": [1, 2]}));
