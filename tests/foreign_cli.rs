@@ -902,10 +902,7 @@ fn sources_you_can_trust() {
         "~/.claude is the home's: {origins:?}"
     );
     let stderr = String::from_utf8(out.stderr).unwrap();
-    let warnings: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("[sources]"))
-        .collect();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("[sources]")).collect();
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(
         warnings[0].contains("[sources] codex = ")
@@ -947,6 +944,9 @@ fn sources_you_can_trust() {
         "{v}"
     );
     let human = String::from_utf8(fx.run(&["sources"]).stdout).unwrap();
-    assert!(human.contains("Claude Code") && human.contains("2 sessions"), "{human}");
+    assert!(
+        human.contains("Claude Code") && human.contains("2 sessions"),
+        "{human}"
+    );
     assert!(human.contains("not found"), "{human}");
 }

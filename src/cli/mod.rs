@@ -152,8 +152,7 @@ first; on a terminal a progress bar shows a long first build. No match prints []
 and exits 0. An invalid query (for example an unbalanced quote) exits 2."
     )]
     Search(SearchArgs),
-    /// List the other agents' session sources: where each is read from, whether it was
-    /// found, how many sessions it lists, and what went wrong.
+    /// List other agents' session sources: path, found or not, sessions, last error
     #[command(
         long_about = "List every source of other agents' sessions dsh-refs knows (Claude Code, \
 Codex CLI, Gemini CLI, OpenCode, Qwen Code, GitHub Copilot CLI): its [sources] setting, the \

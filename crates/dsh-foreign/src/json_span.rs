@@ -59,12 +59,12 @@ mod tests {
     #[test]
     #[allow(clippy::unwrap_used)] // test code
     fn spans_of_borrowed_values_read_back_alone() {
-        let text = br#"{"a": 1, "messages": [{"id":"x"}, {"id":"\u00e9"}]}"#;
         #[derive(serde::Deserialize)]
         struct Doc<'a> {
             #[serde(borrow)]
             messages: Vec<&'a RawValue>,
         }
+        let text = br#"{"a": 1, "messages": [{"id":"x"}, {"id":"\u00e9"}]}"#;
         let doc: Doc<'_> = serde_json::from_slice(text).unwrap();
         let spans: Vec<Span> = doc
             .messages

@@ -47,11 +47,10 @@ impl SourceConfig {
     /// configured `tmp`), for OpenCode the data dir (the parent of a configured `storage`).
     pub fn logs_dir(origin: &Origin, configured: &Path) -> PathBuf {
         let (sub, home_of) = match origin {
-            Origin::ClaudeCode => ("projects", false),
+            Origin::ClaudeCode | Origin::Qwen => ("projects", false),
             Origin::Codex => ("sessions", false),
             Origin::Gemini => ("tmp", true),
             Origin::OpenCode => ("storage", true),
-            Origin::Qwen => ("projects", false),
             Origin::Copilot => ("session-state", false),
             Origin::Dsh | Origin::Other(_) => return configured.to_owned(),
         };

@@ -19,7 +19,7 @@ use dsh_store::SessionQuery;
 const MESSAGES: usize = 20_000;
 
 fn message(i: usize) -> String {
-    let (kind, text) = if i % 2 == 0 {
+    let (kind, text) = if i.is_multiple_of(2) {
         ("user", format!("request {i} about the ledger"))
     } else {
         ("gemini", format!("reply {i}: the ledger balances"))

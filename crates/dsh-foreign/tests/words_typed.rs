@@ -30,7 +30,7 @@ fn source(origin: Origin, configured: &Path) -> ForeignSource {
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: whole,
         index_file: None,
-        copy_limits: Default::default(),
+        copy_limits: dsh_foreign::CopyLimits::default(),
     })
 }
 

@@ -147,6 +147,7 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
     }
 
     /// The first message pushed is number `first` (a read continued after earlier pieces).
+    #[must_use]
     pub fn numbered_from(mut self, first: u64) -> Self {
         self.numbering.last = first.saturating_sub(1);
         self

@@ -55,7 +55,7 @@ fn sources(dir: &Path) -> Vec<ForeignSource> {
                 max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
                 clean_title: clean,
                 index_file: None,
-                copy_limits: Default::default(),
+                copy_limits: dsh_foreign::CopyLimits::default(),
             })
         })
         .collect()

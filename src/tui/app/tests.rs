@@ -1255,7 +1255,7 @@ async fn foreign_sessions_are_listed_in_resume_and_open_read_only() {
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: crate::agent::title::one_line_title,
         index_file: None,
-        copy_limits: Default::default(),
+        copy_limits: dsh_foreign::CopyLimits::default(),
     });
     let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
     let sources = Arc::new(SessionSources::new(dsh, vec![claude]));

@@ -167,24 +167,21 @@ pub fn scan_meta(
     let (doc, raw) = parse_document(path, kind, &bytes)?;
     let mut meta = LogMeta::default();
     let mut created_at = None;
-    match doc {
-        Some(doc) => {
-            meta.native_id = doc.session_id.filter(|s| !s.is_empty());
-            meta.project_hash = doc.project_hash.filter(|h| !h.is_empty());
-            created_at = doc.start_time.as_deref().and_then(parse_time_ms);
-            meta.ai_title = doc.summary.as_deref().and_then(title_text);
-            meta.hidden = doc.kind.as_deref() == Some("subagent");
-        }
-        None => {
-            meta.native_id = saved_chat_id(path);
-            meta.custom_title = saved_chat_tag(path).as_deref().and_then(title_text);
-            meta.created_at = file
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .and_then(|d| i64::try_from(d.as_millis()).ok());
-        }
+    if let Some(doc) = doc {
+        meta.native_id = doc.session_id.filter(|s| !s.is_empty());
+        meta.project_hash = doc.project_hash.filter(|h| !h.is_empty());
+        created_at = doc.start_time.as_deref().and_then(parse_time_ms);
+        meta.ai_title = doc.summary.as_deref().and_then(title_text);
+        meta.hidden = doc.kind.as_deref() == Some("subagent");
+    } else {
+        meta.native_id = saved_chat_id(path);
+        meta.custom_title = saved_chat_tag(path).as_deref().and_then(title_text);
+        meta.created_at = file
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
     }
     for (i, m) in raw.iter().enumerate() {
         if kind == Kind::Chat && created_at.is_none() {

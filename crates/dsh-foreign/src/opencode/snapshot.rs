@@ -82,9 +82,9 @@ pub enum SnapshotError {
         path: PathBuf,
         source: rusqlite::Error,
     },
-    #[error("{path}: {}", too_large(.len, .max))]
+    #[error("{path}: {}", too_large(*.len, *.max))]
     TooLarge { path: PathBuf, len: u64, max: u64 },
-    #[error("{path}: {}", no_room(.len, .used, .max))]
+    #[error("{path}: {}", no_room(*.len, *.used, *.max))]
     NoRoom {
         path: PathBuf,
         len: u64,
@@ -113,34 +113,34 @@ impl SnapshotError {
                 line: 0,
                 reason: format!("OpenCode database: {source}"),
             },
-            SnapshotError::TooLarge { path, len, max } => other(path, too_large(&len, &max)),
+            SnapshotError::TooLarge { path, len, max } => other(path, too_large(len, max)),
             SnapshotError::NoRoom {
                 path,
                 len,
                 used,
                 max,
-            } => other(path, no_room(&len, &used, &max)),
+            } => other(path, no_room(len, used, max)),
         }
     }
 }
 
-fn too_large(len: &u64, max: &u64) -> String {
+fn too_large(len: u64, max: u64) -> String {
     format!(
         "{} with its WAL, more than the {} dsh-refs copies at most to read it: its sessions \
          are left out (raise [sources] opencode_max_copy_mib to read them)",
-        size(*len),
-        size(*max)
+        size(len),
+        size(max)
     )
 }
 
-fn no_room(len: &u64, used: &u64, max: &u64) -> String {
+fn no_room(len: u64, used: u64, max: u64) -> String {
     format!(
         "a copy of {} would take dsh-refs' copies of OpenCode's database past {} ({} taken \
          by running dsh-refs processes); not copied this time (raise [sources] \
          opencode_max_copies_mib to allow more)",
-        size(*len),
-        size(*max),
-        size(*used)
+        size(len),
+        size(max),
+        size(used)
     )
 }
 
