@@ -24,7 +24,7 @@ use serde::Deserialize;
 
 use dsh_store::QueryError;
 
-use super::jsonl::{LineAt, Parsed, parse_line, scan_listing};
+use super::jsonl::{LineAt, parse_timed, scan_listing};
 pub use super::line_items::{LineItem, LineItems};
 use super::log_meta::{LogMeta, TitleCleaner};
 use super::surface_events::{ItemKind, parse_time_ms};
@@ -173,16 +173,10 @@ fn event_request(p: Payload) -> Option<LineItem> {
 /// Decode one line's visible items and its time (Unix ms, `default_time` when the line has
 /// none, as legacy lines do); `Err` (the reason) when the line is not JSON at all.
 pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), String> {
-    let line = match parse_line::<Line>(body) {
-        Parsed::Record(l) => l,
-        Parsed::Other => return Ok((LineItems::None, default_time)),
-        Parsed::NotJson(reason) => return Err(reason),
+    let Some((line, time)) = parse_timed::<Line>(body, default_time, |r| r.timestamp.as_deref())?
+    else {
+        return Ok((LineItems::None, default_time));
     };
-    let time = line
-        .timestamp
-        .as_deref()
-        .and_then(parse_time_ms)
-        .unwrap_or(default_time);
     let Some(payload) = line.payload else {
         // A legacy bare item.
         let items = match message_item(line.kind.as_deref(), line.role.as_deref(), line.content) {
@@ -292,7 +286,7 @@ pub fn scan_meta(
         see_line(meta, at.offset == 0, line, clean);
         !(meta.first_user_seen && meta.native_id.is_some())
     };
-    scan_listing(path, meta, max_line_bytes, "Codex CLI", see)
+    scan_listing(path, meta, max_line_bytes, ("Codex CLI", None), see)
 }
 
 /// What one rollout line tells the listing (`first`: it is the file's first line).

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use dsh_store::QueryError;
 
-use super::jsonl::{LineAt, Parsed, parse_line, scan_listing};
+use super::jsonl::{LineAt, parse_timed, scan_listing};
 use super::line_items::{LineItem, LineItems};
 use super::log_meta::{LogMeta, TitleCleaner};
 use super::surface_events::{ItemKind, parse_time_ms};
@@ -70,16 +70,10 @@ impl Event {
 /// Decode one line's visible items and its time (`default_time` when the event has none);
 /// `Err` (the reason) when the line is not JSON at all.
 pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), String> {
-    let event = match parse_line::<Event>(body) {
-        Parsed::Record(e) => e,
-        Parsed::Other => return Ok((LineItems::None, default_time)),
-        Parsed::NotJson(reason) => return Err(reason),
+    let Some((event, time)) = parse_timed::<Event>(body, default_time, |r| r.timestamp.as_deref())?
+    else {
+        return Ok((LineItems::None, default_time));
     };
-    let time = event
-        .timestamp
-        .as_deref()
-        .and_then(parse_time_ms)
-        .unwrap_or(default_time);
     let text = |kind| {
         let text = event.data.as_ref()?.content.clone()?;
         (!text.trim().is_empty()).then(|| LineItem::new(kind, text))
@@ -104,7 +98,7 @@ pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), S
 
 /// The session id a path stands for: the directory of an `events.jsonl`, else the file's
 /// stem.
-fn id_of_path(path: &std::path::Path) -> Option<String> {
+pub fn id_of_path(path: &std::path::Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
     let id = if name == "events.jsonl" {
         path.parent()?.file_name()?.to_str()?
@@ -118,14 +112,10 @@ fn id_of_path(path: &std::path::Path) -> Option<String> {
 /// `session.start`, the first request.
 pub fn scan_meta(
     path: &std::path::Path,
-    mut meta: LogMeta,
+    meta: LogMeta,
     max_line_bytes: u64,
     clean: TitleCleaner,
 ) -> Result<LogMeta, QueryError> {
-    if meta.resume.is_none() {
-        meta = LogMeta::default();
-        meta.native_id = id_of_path(path);
-    }
     let see = &mut |meta: &mut LogMeta, _: LineAt, event: Event| {
         let time = event.timestamp.as_deref().and_then(parse_time_ms);
         if event.main("session.start")
@@ -151,63 +141,6 @@ pub fn scan_meta(
         }
         true
     };
-    scan_listing(path, meta, max_line_bytes, "GitHub Copilot CLI", see)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn items(line: &str) -> LineItems {
-        decode_line(line.as_bytes(), 7).unwrap().0
-    }
-
-    #[test]
-    fn event_table() {
-        assert_eq!(
-            items(
-                r#"{"type":"user.message","data":{"content":"Please implement the login page.","transformedContent":"<current_datetime>x</current_datetime>\nPlease implement the login page."},"id":"e2","timestamp":"2026-01-15T10:00:01.000Z"}"#
-            ),
-            LineItems::Append(vec![LineItem::new(
-                ItemKind::User,
-                "Please implement the login page.".into()
-            )])
-        );
-        assert_eq!(
-            items(
-                r#"{"type":"assistant.message","data":{"messageId":"m","content":"Done.","reasoningText":"THINK","toolRequests":[{"toolCallId":"t","name":"read"}]}}"#
-            ),
-            LineItems::Append(vec![LineItem::new(ItemKind::Assistant, "Done.".into())])
-        );
-        assert_eq!(
-            items(
-                r#"{"type":"session.compaction_complete","data":{"success":true,"summaryContent":"compact summary"}}"#
-            ),
-            LineItems::Replace(vec![LineItem::new(
-                ItemKind::Checkpoint,
-                "compact summary".into()
-            )])
-        );
-        for hidden in [
-            r#"{"type":"assistant.message","data":{"content":""}}"#,
-            r#"{"type":"assistant.message","agentId":"sub","data":{"content":"SUBAGENT"}}"#,
-            r#"{"type":"assistant.message_delta","ephemeral":true,"data":{"deltaContent":"x"}}"#,
-            r#"{"type":"tool.execution_complete","data":{"toolCallId":"t","success":true,"result":{"content":"TOOL"}}}"#,
-            r#"{"type":"session.compaction_complete","data":{"success":false,"error":"rate limited"}}"#,
-            r#"{"type":"session.start","data":{"sessionId":"s"}}"#,
-        ] {
-            assert_eq!(items(hidden), LineItems::None, "{hidden}");
-        }
-        assert_eq!(
-            id_of_path(std::path::Path::new(
-                "/h/.copilot/session-state/abc/events.jsonl"
-            ))
-            .as_deref(),
-            Some("abc")
-        );
-        assert_eq!(
-            id_of_path(std::path::Path::new("/h/.copilot/session-state/abc.jsonl")).as_deref(),
-            Some("abc")
-        );
-    }
+    let tool = ("GitHub Copilot CLI", id_of_path(path));
+    scan_listing(path, meta, max_line_bytes, tool, see)
 }

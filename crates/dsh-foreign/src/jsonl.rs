@@ -65,6 +65,27 @@ pub fn parse_line<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Parsed<T> {
     }
 }
 
+/// A line-per-record tool's line as its record `T` and its time (Unix ms, from the
+/// record's `stamp` or else `default_time`): `Ok(None)` for JSON of another shape, `Err`
+/// (the reason) for a line that is not JSON at all. How every line decoder starts
+/// (Codex CLI, Qwen Code, GitHub Copilot CLI).
+pub fn parse_timed<'a, T: Deserialize<'a>>(
+    body: &'a [u8],
+    default_time: i64,
+    stamp: impl FnOnce(&T) -> Option<&str>,
+) -> Result<Option<(T, i64)>, String> {
+    match parse_line::<T>(body) {
+        Parsed::Record(record) => {
+            let time = stamp(&record)
+                .and_then(crate::surface_events::parse_time_ms)
+                .unwrap_or(default_time);
+            Ok(Some((record, time)))
+        }
+        Parsed::Other => Ok(None),
+        Parsed::NotJson(reason) => Err(reason),
+    }
+}
+
 /// Reads complete lines of one file in order, at most `max_line_bytes` each.
 pub struct JsonlLines<R> {
     path: PathBuf,
@@ -277,7 +298,8 @@ fn skip_line(src: &mut impl BufRead) -> io::Result<u64> {
 }
 
 /// Continue (or start) the listing scan of the log at `path` from `meta.resume` (from the
-/// beginning, with `meta` cleared, when there is none): every record of shape `T` goes to
+/// beginning, with `meta` cleared to `path_id` as its id, when there is none): every record
+/// of shape `T` goes to
 /// `see` with its line until `see` says it has all it needs. Damage ends the scan with
 /// what was read (logged, nothing resumed); an I/O error is returned. The one loop of the
 /// line-per-record tools' listing scans (Codex CLI, Qwen Code, GitHub Copilot CLI).
@@ -285,13 +307,14 @@ pub fn scan_listing<T: DeserializeOwned>(
     path: &Path,
     mut meta: crate::log_meta::LogMeta,
     max_line_bytes: u64,
-    tool: &str,
+    (tool, path_id): (&str, Option<String>),
     see: &mut dyn FnMut(&mut crate::log_meta::LogMeta, LineAt, T) -> bool,
 ) -> Result<crate::log_meta::LogMeta, QueryError> {
     use std::io::{Seek, SeekFrom};
     let (offset, line) = meta.resume.unwrap_or((0, 1));
     if meta.resume.is_none() {
         meta = crate::log_meta::LogMeta::default();
+        meta.native_id = path_id;
     }
     let io = |source| QueryError::Io {
         path: path.to_owned(),

@@ -33,3 +33,6 @@ pub enum LineItems {
     /// A compaction: the surface so far is replaced by these items.
     Replace(Vec<LineItem>),
 }
+
+/// How a log's line is decoded: its items and its time (ms; `default_time` when it has none).
+pub type DecodeLine = fn(&[u8], i64) -> Result<(LineItems, i64), String>;

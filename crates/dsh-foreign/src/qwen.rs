@@ -25,7 +25,7 @@ use serde_json::Value;
 use dsh_store::QueryError;
 
 use super::gemini::records::HistoryTurn;
-use super::jsonl::{LineAt, Parsed, parse_line, scan_listing};
+use super::jsonl::{LineAt, parse_timed, scan_listing};
 use super::line_items::{LineItem, LineItems};
 use super::log_meta::{LogMeta, TitleCleaner, title_text};
 use super::surface_events::{ItemKind, parse_time_ms};
@@ -87,16 +87,11 @@ fn compression(record: &Record) -> Option<Vec<LineItem>> {
 /// Decode one line's visible items and its time (`default_time` when the record has
 /// none); `Err` (the reason) when the line is not JSON at all.
 pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), String> {
-    let record = match parse_line::<Record>(body) {
-        Parsed::Record(r) => r,
-        Parsed::Other => return Ok((LineItems::None, default_time)),
-        Parsed::NotJson(reason) => return Err(reason),
+    let Some((record, time)) =
+        parse_timed::<Record>(body, default_time, |r| r.timestamp.as_deref())?
+    else {
+        return Ok((LineItems::None, default_time));
     };
-    let time = record
-        .timestamp
-        .as_deref()
-        .and_then(parse_time_ms)
-        .unwrap_or(default_time);
     if let Some(items) = compression(&record) {
         return Ok((LineItems::Replace(items), time));
     }
@@ -108,7 +103,7 @@ pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), S
 
 /// The title a `custom_title` record gives (`systemPayload.customTitle`) and whether Qwen
 /// Code generated it (`titleSource: "auto"`) rather than the person (`"manual"`, `/rename`).
-fn custom_title(payload: Option<&Value>) -> Option<(String, bool)> {
+pub fn custom_title(payload: Option<&Value>) -> Option<(String, bool)> {
     let payload = payload?;
     let title = payload.get("customTitle")?.as_str().and_then(title_text)?;
     let auto = payload.get("titleSource").and_then(Value::as_str) == Some("auto");
@@ -119,18 +114,10 @@ fn custom_title(payload: Option<&Value>) -> Option<(String, bool)> {
 /// records, the newest branch and title, the first request.
 pub fn scan_meta(
     path: &std::path::Path,
-    mut meta: LogMeta,
+    meta: LogMeta,
     max_line_bytes: u64,
     clean: TitleCleaner,
 ) -> Result<LogMeta, QueryError> {
-    if meta.resume.is_none() {
-        meta = LogMeta::default();
-        meta.native_id = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned);
-    }
     let see = &mut |meta: &mut LogMeta, _: LineAt, record: Record| {
         if let Some(id) = record.session_id.as_deref().filter(|s| !s.is_empty())
             && meta.created_at.is_none()
@@ -164,61 +151,10 @@ pub fn scan_meta(
         }
         true
     };
-    scan_listing(path, meta, max_line_bytes, "Qwen Code", see)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn items(line: &str) -> LineItems {
-        decode_line(line.as_bytes(), 7).unwrap().0
-    }
-
-    #[test]
-    fn record_table() {
-        let user = r#"{"uuid":"u","type":"user","message":{"role":"user","parts":[{"text":"fix the login"}]},"timestamp":"2026-01-01T00:00:00Z"}"#;
-        assert_eq!(
-            items(user),
-            LineItems::Append(vec![LineItem::new(ItemKind::User, "fix the login".into())])
-        );
-        let reply = r#"{"type":"assistant","message":{"role":"model","parts":[{"text":"think","thought":true},{"text":"Done."},{"functionCall":{"name":"x","args":{}}}]}}"#;
-        assert_eq!(
-            items(reply),
-            LineItems::Append(vec![LineItem::new(ItemKind::Assistant, "Done.".into())])
-        );
-        for hidden in [
-            r#"{"type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"name":"x","response":{}}}]}}"#,
-            r#"{"type":"system","subtype":"slash_command","systemPayload":{"rawCommand":"/docs"}}"#,
-            r#"{"type":"user","message":{"role":"user","parts":[{"text":"/help"}]}}"#,
-            r#"{"type":"user","message":{"role":"user","parts":[{"text":"<session_context>\nThis is Qwen"}]}}"#,
-            r#"{"type":"user","subtype":"at_command","message":{"role":"user","parts":[{"text":"FILE"}]}}"#,
-            r#"{"type":"system","subtype":"ui_telemetry"}"#,
-        ] {
-            assert_eq!(items(hidden), LineItems::None, "{hidden}");
-        }
-        let compressed = r#"{"type":"system","subtype":"chat_compression","systemPayload":{"compressedHistory":[{"role":"user","parts":[{"text":"<state_snapshot>goal</state_snapshot>"}]},{"role":"model","parts":[{"text":"Got it. Thanks for the additional context!"}]},{"role":"user","parts":[{"text":"next step"}]}]}}"#;
-        assert_eq!(
-            items(compressed),
-            LineItems::Replace(vec![
-                LineItem::new(
-                    ItemKind::Checkpoint,
-                    "<state_snapshot>goal</state_snapshot>".into()
-                ),
-                LineItem::new(ItemKind::User, "next step".into()),
-            ])
-        );
-        assert_eq!(
-            custom_title(Some(
-                &serde_json::json!({"customTitle": " Fix login ", "titleSource": "manual"})
-            )),
-            Some(("Fix login".to_owned(), false))
-        );
-        assert_eq!(
-            custom_title(Some(
-                &serde_json::json!({"customTitle": "Doc summary", "titleSource": "auto"})
-            )),
-            Some(("Doc summary".to_owned(), true))
-        );
-    }
+    let file_id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned);
+    scan_listing(path, meta, max_line_bytes, ("Qwen Code", file_id), see)
 }

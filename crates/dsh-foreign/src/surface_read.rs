@@ -14,7 +14,7 @@ use dsh_store::{Event, EventReread, QueryError, SessionHeader, SurfaceScan, Surf
 
 use super::codex::{self, RequestDedup};
 use super::jsonl::{JsonlLines, LineAt};
-use super::line_items::{LineItem, LineItems};
+use super::line_items::{DecodeLine, LineItem, LineItems};
 use super::open_file::open_regular;
 use super::origin::Origin;
 use super::surface_events::item_event;
@@ -108,11 +108,12 @@ fn decode_items(
             .unwrap_or_default()),
         Origin::Dsh | Origin::Other(_) | Origin::Gemini | Origin::OpenCode => Ok(Vec::new()),
         Origin::Codex | Origin::Qwen | Origin::Copilot => {
-            let (items, time) = match origin {
-                Origin::Qwen => qwen::decode_line(body, default_time)?,
-                Origin::Copilot => copilot::decode_line(body, default_time)?,
-                _ => codex::decode_line(body, default_time)?,
+            let decode: DecodeLine = match origin {
+                Origin::Qwen => qwen::decode_line,
+                Origin::Copilot => copilot::decode_line,
+                _ => codex::decode_line,
             };
+            let (items, time) = decode(body, default_time)?;
             let (replace, items) = match items {
                 LineItems::None => return Ok(Vec::new()),
                 LineItems::Append(items) => (false, items),

@@ -7,7 +7,9 @@
 
 mod support;
 
-use dsh_foreign::Origin;
+use dsh_foreign::line_items::{DecodeLine, LineItem, LineItems};
+use dsh_foreign::surface_events::ItemKind;
+use dsh_foreign::{Origin, copilot, qwen};
 use dsh_store::SessionQuery;
 use pretty_assertions::assert_eq;
 use support::{copy_tree, fixtures, items, pairs, scan_matches_whole_read, source, tree};
@@ -128,4 +130,107 @@ fn github_copilot_cli_sessions_are_read() {
         scan_matches_whole_read(&src, id);
     }
     assert_eq!(tree(&home), before, "reading changed the Copilot home");
+}
+
+/// The items `decode` finds in one line.
+fn decoded(decode: DecodeLine, line: &str) -> LineItems {
+    decode(line.as_bytes(), 7).unwrap().0
+}
+
+#[test]
+fn qwen_code_records_by_the_table() {
+    let items = |line: &str| decoded(qwen::decode_line, line);
+    let user = r#"{"uuid":"u","type":"user","message":{"role":"user","parts":[{"text":"fix the login"}]},"timestamp":"2026-01-01T00:00:00Z"}"#;
+    assert_eq!(
+        items(user),
+        LineItems::Append(vec![LineItem::new(ItemKind::User, "fix the login".into())])
+    );
+    let reply = r#"{"type":"assistant","message":{"role":"model","parts":[{"text":"think","thought":true},{"text":"Done."},{"functionCall":{"name":"x","args":{}}}]}}"#;
+    assert_eq!(
+        items(reply),
+        LineItems::Append(vec![LineItem::new(ItemKind::Assistant, "Done.".into())])
+    );
+    for hidden in [
+        r#"{"type":"tool_result","message":{"role":"user","parts":[{"functionResponse":{"name":"x","response":{}}}]}}"#,
+        r#"{"type":"system","subtype":"slash_command","systemPayload":{"rawCommand":"/docs"}}"#,
+        r#"{"type":"user","message":{"role":"user","parts":[{"text":"/help"}]}}"#,
+        r#"{"type":"user","message":{"role":"user","parts":[{"text":"<session_context>\nThis is Qwen"}]}}"#,
+        r#"{"type":"user","subtype":"at_command","message":{"role":"user","parts":[{"text":"FILE"}]}}"#,
+        r#"{"type":"system","subtype":"ui_telemetry"}"#,
+    ] {
+        assert_eq!(items(hidden), LineItems::None, "{hidden}");
+    }
+    let compressed = r#"{"type":"system","subtype":"chat_compression","systemPayload":{"compressedHistory":[{"role":"user","parts":[{"text":"<state_snapshot>goal</state_snapshot>"}]},{"role":"model","parts":[{"text":"Got it. Thanks for the additional context!"}]},{"role":"user","parts":[{"text":"next step"}]}]}}"#;
+    assert_eq!(
+        items(compressed),
+        LineItems::Replace(vec![
+            LineItem::new(
+                ItemKind::Checkpoint,
+                "<state_snapshot>goal</state_snapshot>".into()
+            ),
+            LineItem::new(ItemKind::User, "next step".into()),
+        ])
+    );
+    assert_eq!(
+        qwen::custom_title(Some(
+            &serde_json::json!({"customTitle": " Fix login ", "titleSource": "manual"})
+        )),
+        Some(("Fix login".to_owned(), false))
+    );
+    assert_eq!(
+        qwen::custom_title(Some(
+            &serde_json::json!({"customTitle": "Doc summary", "titleSource": "auto"})
+        )),
+        Some(("Doc summary".to_owned(), true))
+    );
+}
+
+#[test]
+fn copilot_cli_events_by_the_table() {
+    let items = |line: &str| decoded(copilot::decode_line, line);
+    assert_eq!(
+        items(
+            r#"{"type":"user.message","data":{"content":"Please implement the login page.","transformedContent":"<current_datetime>x</current_datetime>\nPlease implement the login page."},"id":"e2","timestamp":"2026-01-15T10:00:01.000Z"}"#
+        ),
+        LineItems::Append(vec![LineItem::new(
+            ItemKind::User,
+            "Please implement the login page.".into()
+        )])
+    );
+    assert_eq!(
+        items(
+            r#"{"type":"assistant.message","data":{"messageId":"m","content":"Done.","reasoningText":"THINK","toolRequests":[{"toolCallId":"t","name":"read"}]}}"#
+        ),
+        LineItems::Append(vec![LineItem::new(ItemKind::Assistant, "Done.".into())])
+    );
+    assert_eq!(
+        items(
+            r#"{"type":"session.compaction_complete","data":{"success":true,"summaryContent":"compact summary"}}"#
+        ),
+        LineItems::Replace(vec![LineItem::new(
+            ItemKind::Checkpoint,
+            "compact summary".into()
+        )])
+    );
+    for hidden in [
+        r#"{"type":"assistant.message","data":{"content":""}}"#,
+        r#"{"type":"assistant.message","agentId":"sub","data":{"content":"SUBAGENT"}}"#,
+        r#"{"type":"assistant.message_delta","ephemeral":true,"data":{"deltaContent":"x"}}"#,
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"t","success":true,"result":{"content":"TOOL"}}}"#,
+        r#"{"type":"session.compaction_complete","data":{"success":false,"error":"rate limited"}}"#,
+        r#"{"type":"session.start","data":{"sessionId":"s"}}"#,
+    ] {
+        assert_eq!(items(hidden), LineItems::None, "{hidden}");
+    }
+    assert_eq!(
+        copilot::id_of_path(std::path::Path::new(
+            "/h/.copilot/session-state/abc/events.jsonl"
+        ))
+        .as_deref(),
+        Some("abc")
+    );
+    assert_eq!(
+        copilot::id_of_path(std::path::Path::new("/h/.copilot/session-state/abc.jsonl")).as_deref(),
+        Some("abc")
+    );
 }

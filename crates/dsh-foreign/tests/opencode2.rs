@@ -17,12 +17,22 @@ use support::{fixtures, items, pairs, scan_matches_whole_read, source, tree};
 const CAPTURED: &str = "opencode:ses_eed07b19affeqL6wrtBlxM40fP";
 const LEGACY: &str = "opencode:ses_test001";
 
-/// An OpenCode data dir whose `opencode.db` is built from `sql`.
-fn data_dir(sql: &str) -> (tempfile::TempDir, PathBuf) {
+/// Where the captured file's 2.x schema and rows begin.
+const V2_TABLES: &str = "-- OpenCode 2.x tables";
+
+/// An OpenCode data dir whose `opencode.db` is built from the captured file: all of it
+/// (a session in both layouts) or, `v2_only`, its 2.x schema and rows alone (a database
+/// holding 2.x sessions only).
+fn data_dir(v2_only: bool) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("opencode");
     fs::create_dir_all(&dir).unwrap();
-    let text = fs::read_to_string(fixtures().join("opencode2").join(sql)).unwrap();
+    let mut text =
+        fs::read_to_string(fixtures().join("opencode2").join("both-layouts.sql")).unwrap();
+    if v2_only {
+        let at = text.find(V2_TABLES).expect("the 2.x part of the capture");
+        text = format!("BEGIN TRANSACTION;\n{}", &text[at..]);
+    }
     let conn = rusqlite::Connection::open(dir.join("opencode.db")).unwrap();
     // The capture holds its session rows without their project row.
     conn.pragma_update(None, "foreign_keys", false).unwrap();
@@ -42,7 +52,7 @@ fn listed(dir: &Path) -> Vec<(String, Option<String>, i64)> {
 
 #[test]
 fn a_database_of_2x_sessions_only_is_read() {
-    let (_tmp, dir) = data_dir("v2-only.sql");
+    let (_tmp, dir) = data_dir(true);
     let before = tree(&dir);
     assert_eq!(
         listed(&dir),
@@ -86,7 +96,7 @@ fn a_database_of_2x_sessions_only_is_read() {
 
 #[test]
 fn a_session_in_both_layouts_is_listed_once_with_the_newer_data() {
-    let (_tmp, dir) = data_dir("both-layouts.sql");
+    let (_tmp, dir) = data_dir(false);
     assert_eq!(
         listed(&dir),
         [

@@ -22,7 +22,7 @@ use dsh_store::{
     SurfaceVisitor,
 };
 
-use self::items::{MessageInfo, Step, Stepper, is_placeholder_title, item_text};
+use self::items::{MessageInfo, PartInfo, Step, Stepper, is_placeholder_title, item_text};
 use self::snapshot::{CopyDir, DB_FILE, Snapshot, SnapshotError};
 use crate::item_surface::{ItemSource, SurfaceBuilder, changed};
 use crate::log_meta::title_text;
@@ -620,14 +620,14 @@ impl DbItems {
         let parts = db::parts(conn, &message.id, self.max)
             .map_err(|e| db_err(&self.db, &e))?
             .map_err(|t| too_long(&self.db, &message.id, &t))?;
-        Ok(item_event(
-            kind,
-            seq,
-            message.time,
-            message.id.clone(),
-            item_text(kind, &parts),
-        ))
+        Ok(message_event(kind, seq, &message, &parts))
     }
+}
+
+/// The item `kind` of a 1.x message (database or files) read again: its parts' text.
+fn message_event(kind: ItemKind, seq: u64, message: &MessageInfo, parts: &[PartInfo]) -> Event {
+    let text = item_text(kind, parts);
+    item_event(kind, seq, message.time, message.id.clone(), text)
 }
 
 impl ItemSource for DbItems {
@@ -692,13 +692,7 @@ impl ItemSource for FileItems {
                     .ok_or_else(|| changed(&self.root, &format!("item {seq} is gone")))?;
                 let message = files::read_message(path, self.max)?;
                 let parts = files::parts(&self.root, &message.id, self.max)?;
-                Ok(item_event(
-                    kind,
-                    seq,
-                    message.time,
-                    message.id.clone(),
-                    item_text(kind, &parts),
-                ))
+                Ok(message_event(kind, seq, &message, &parts))
             })
             .collect()
     }
