@@ -321,6 +321,22 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
         "--json",
     ]));
     assert_eq!(kafka.as_array().unwrap().len(), 1);
+    // The whole title is matched: its last words too (a title cut to five words had not).
+    let events = ok_json(&fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--query",
+        "order events",
+        "--json",
+    ]));
+    let found: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, [CODEX_MAIN]);
     let human = String::from_utf8(fx.run(&["candidates", "--session", "target"]).stdout).unwrap();
     assert!(
         human.contains("Session [codex] · Add a Kafka consumer"),
