@@ -28,6 +28,48 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "redacted",
     "changeme",
     "string|null",
+    // Type names of the languages people paste (`password: usize`, `token: c_long`).
+    "usize",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "f32",
+    "f64",
+    "char",
+    "byte",
+    "bytes",
+    "text",
+    "float",
+    "double",
+    "long",
+    "object",
+    "unknown",
+    "void",
+    "secretstr",
+    "secretstring",
+    "securestring",
+    "pass",
+    "passwd",
+    "impl",
+    "dyn",
+    "mut",
+    "unsafe",
+    "async",
+    "await",
+    "match",
+    "move",
+    "loop",
+    "const",
+    "static",
+    "new",
 ];
 
 /// Any value.
@@ -42,8 +84,11 @@ pub fn always(_: &str) -> bool {
 /// - an earlier redaction (`[redacted…`);
 /// - a variable: `${NAME…}`, `$NAME`, `%NAME%`, `$(command…)`;
 /// - a template slot: `<…>`, `{{…`, `{name}`, `%(name)s`;
-/// - an expression: `os.environ…`, `process.env…`, `env.…`, `self.…`, `this.…`, or a call
-///   (a dotted name followed by `(`).
+/// - an expression: `os.environ…`, `process.env…`, `env.…`, `self.…`, `this.…`, a path of
+///   names (`config.db.password`, `Secret::Kind`), a call (a path followed by `(`);
+/// - a type: `&…` (`&str`), `*mut`/`*const`, a generic (`Option<String>`), `impl`/`dyn`;
+/// - code: a list or group (`[…`, `(…`), a short hex literal (`0x0017`), an index or a
+///   macro (`key[len`, `vec![0`).
 ///
 /// Anything else is a secret, whatever character it starts with (`*Xk9!mQ`, `%Tq8…`,
 /// `$abc!`).
@@ -54,7 +99,9 @@ pub fn not_placeholder(value: &str) -> bool {
         || lower.starts_with("[redacted")
         || is_variable(value)
         || is_template_slot(value)
-        || is_expression(&lower))
+        || is_expression(&lower)
+        || is_type(&lower)
+        || is_code_literal(&lower))
 }
 
 /// `********`, `xxxx`, `XXXXXXXX`, `...`: a value written to be replaced.
@@ -107,8 +154,9 @@ fn starts_with_name(s: &str) -> bool {
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
 }
 
-/// `os.environ[…]`, `process.env.X`, `env.X`, `self.x`, `this.x`, `getpass(` (`lower` is the
-/// value in lower case). A value cut at a bracket (`os.environ[`, `getpass(`) counts.
+/// `os.environ[…]`, `process.env.X`, `env.X`, `self.x`, `this.x`, `node.token`,
+/// `Kind::Secret`, `getpass(`, `PrivateKeyDer::from(` (`lower` is the value in lower case).
+/// A value cut at a bracket (`os.environ[`, `getpass(`) counts.
 fn is_expression(lower: &str) -> bool {
     if [
         "os.environ",
@@ -123,10 +171,69 @@ fn is_expression(lower: &str) -> bool {
     {
         return true;
     }
-    // A call: a dotted name, then `(`.
-    lower
-        .split_once('(')
-        .is_some_and(|(callee, _)| is_dotted_name(callee))
+    // A path of names (at least two), or a call: a path (type arguments allowed, a macro's
+    // `!`), then `(`; in parentheses or behind `&`, `*`, `!` alike.
+    let lower = lower.trim_start_matches(['(', '&', '*', '!']);
+    let path = |s: &str| s.contains(['.', ':']) && is_dotted_name(s);
+    let callee = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.:<>&!".contains(c))
+    };
+    path(lower.trim_end_matches([',', ';']))
+        || lower.split_once(['(', '[']).is_some_and(|(c, _)| callee(c))
+}
+
+/// `[0x42u8`, `(a, b`, `0x0017`: a list, a group, a short hex number.
+fn is_code_literal(lower: &str) -> bool {
+    lower.starts_with(['[', '('])
+        || lower.strip_prefix("0x").is_some_and(|hex| {
+            (1..=8).contains(&hex.len()) && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+}
+
+/// `&str`, `&mut Secrets`, `*mut`, `*const c_char`, `Option<String>`, `Kind::Name`: a type
+/// written where a value would be.
+fn is_type(lower: &str) -> bool {
+    lower.starts_with('&')
+        || lower.starts_with("*mut")
+        || lower.starts_with("*const")
+        || lower.contains("::")
+        || lower
+            .split_once('<')
+            .is_some_and(|(head, _)| is_dotted_name(head))
+}
+
+/// `DB_PASSWORD`, `CLIENT_EARLY_TRAFFIC_SECRET`: a constant's or variable's name in
+/// screaming snake case (two words or more).
+pub fn is_constant_name(value: &str) -> bool {
+    value.contains('_')
+        && value.chars().any(|c| c.is_ascii_uppercase())
+        && value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// A plain name: letters, digits, `_`.
+pub fn is_plain_name(value: &str) -> bool {
+    is_name(value)
+}
+
+/// A plain name that may still be a password: it holds a digit and is not snake case.
+pub fn plain_name_secret(value: &str) -> bool {
+    value.bytes().any(|b| b.is_ascii_digit()) && !is_snake_name(value)
+}
+
+/// `_bindgen_ty_7`, `LINUX_REBOOT_CMD_HALT`, `clock_nanosleep_time64`: a name written in
+/// snake or screaming case — words of one case joined by `_`, each maybe ending in digits.
+pub fn is_snake_name(value: &str) -> bool {
+    value.contains('_')
+        && value.split('_').filter(|w| !w.is_empty()).all(|w| {
+            let letters = w.trim_end_matches(|c: char| c.is_ascii_digit());
+            letters.chars().all(|c| c.is_ascii_lowercase())
+                || letters.chars().all(|c| c.is_ascii_uppercase())
+        })
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// An identifier: a letter or `_`, then letters, digits and `_`.
@@ -147,6 +254,7 @@ fn is_dotted_name(s: &str) -> bool {
 /// next_token`, `max_tokens: 4096`): a digit, a letter and 3+ bits of entropy per byte.
 pub fn token_value(value: &str) -> bool {
     not_placeholder(value)
+        && !is_snake_name(value)
         && value.bytes().any(|b| b.is_ascii_digit())
         && value.bytes().any(|b| b.is_ascii_alphabetic())
         && shannon_bits(value) >= 3.0
@@ -158,22 +266,28 @@ pub fn token_value(value: &str) -> bool {
 pub fn named_env_value(value: &str) -> bool {
     not_placeholder(value)
         && !is_path(value)
+        && !is_snake_name(value)
+        && !value.contains("://")
         && value.bytes().any(|b| b.is_ascii_digit())
         && value.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
-/// A `.env` value random enough to be a credential: not a placeholder, path, git object id
-/// or UUID, two of lower/upper/digit, and at least 3.5 bits of entropy per byte.
+/// A `.env` value random enough to be a credential: not a placeholder, path, git object id,
+/// UUID, snake-case name or code (ending in `,` `;` `)`), a digit and a letter, and at least
+/// 3.5 bits of entropy per byte.
 pub fn high_entropy(value: &str) -> bool {
-    if !not_placeholder(value) || is_path(value) || is_git_hash(value) || is_uuid(value) {
+    if !not_placeholder(value)
+        || is_path(value)
+        || is_git_hash(value)
+        || is_uuid(value)
+        || is_snake_name(value)
+        || value.ends_with([',', ';', ')'])
+    {
         return false;
     }
-    let classes = [
-        value.bytes().any(|b| b.is_ascii_lowercase()),
-        value.bytes().any(|b| b.is_ascii_uppercase()),
-        value.bytes().any(|b| b.is_ascii_digit()),
-    ];
-    classes.iter().filter(|&&c| c).count() >= 2 && shannon_bits(value) >= 3.5
+    value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_alphabetic())
+        && shannon_bits(value) >= 3.5
 }
 
 /// A multi-word value after a name on a YAML-style line (`password: correct horse battery`):
@@ -275,6 +389,23 @@ mod tests {
             "config.db.password(",
             "env::var(",
             "[redacted: password]",
+            // Code: paths, calls, types.
+            "node.or2_token",
+            "SecretKind::ServerApplicationTrafficSecret",
+            "PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(",
+            "u.arbitrary::<&str>(",
+            "&str",
+            "&Secrets",
+            "*mut",
+            "Option<P>",
+            "usize",
+            "(node.colon2_token",
+            "quote!(..100u32",
+            "unsafe",
+            "[0x42u8",
+            "vec![0",
+            "derived_key[derived_key_len",
+            "0x0017",
         ];
         for value in stay {
             assert!(!not_placeholder(value), "{value:?} should stay");
@@ -288,8 +419,7 @@ mod tests {
             "{not a slot",
             "${",
             "$(1",
-            "(hunter2)",
-            "[hunter2",
+            "0x9f86d081884c7d659a2feaa0",
             "hunter2",
             "x1x1",
             "**x*",
@@ -297,6 +427,18 @@ mod tests {
         for value in secrets {
             assert!(not_placeholder(value), "{value:?} should be redacted");
         }
+    }
+
+    #[test]
+    fn snake_case_names_are_not_tokens_or_env_secrets() {
+        for name in [
+            "_bindgen_ty_7",
+            "LINUX_REBOOT_CMD_HALT",
+            "__clock_nanosleep_time64",
+        ] {
+            assert!(!token_value(name) && !high_entropy(name), "{name}");
+        }
+        assert!(token_value("9f8e7d6c_5b4aX") && high_entropy("aZ8kP2qL9mX4vB7nC1rT"));
     }
 
     #[test]

@@ -46,7 +46,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     rule_sources()
         .into_iter()
         .filter_map(|source| {
-            CountedRegex::new(&source.pattern)
+            CountedRegex::new(&source.pattern, source.skip)
                 .ok()
                 .map(|regex| Rule { source, regex })
         })
@@ -149,10 +149,14 @@ fn search_rule(
                     .get(hit.whole.start..hit.part.start)
                     .unwrap_or_default();
                 let kind = kind_of_name(name);
+                // `name: value` unquoted: as often a type annotation as a YAML value.
+                let typed = name.trim_end().ends_with(':');
                 let ok = if line {
                     named_line_value(kind, part)
+                } else if code_binding(text, hit.whole.start, hit.part.start) {
+                    false
                 } else {
-                    named_value(kind, part)
+                    named_value(kind, part, typed)
                 };
                 ok.then_some(kind)
             }
@@ -168,6 +172,25 @@ fn search_rule(
             next_char_boundary(text, from)
         };
     }
+}
+
+/// Whether the name at `name` is bound in code to an unquoted value (`let secret =
+/// our_key_share`, `const token = next()`): a variable, never a secret written out.
+fn code_binding(text: &str, name: usize, value: usize) -> bool {
+    let before = text.get(..name).unwrap_or_default();
+    let line = before.rsplit('\n').next().unwrap_or_default().trim_end();
+    let quoted = text
+        .get(..value)
+        .is_some_and(|v| v.ends_with(['"', '\'', '`']));
+    !quoted
+        && [
+            "let", "let mut", "const", "var", "val", "auto", "my", "local", "static",
+        ]
+        .iter()
+        .any(|kw| {
+            line.strip_suffix(kw)
+                .is_some_and(|rest| rest.is_empty() || rest.ends_with([' ', '\t', '(', '{', ';']))
+        })
 }
 
 /// The first character boundary after `at`.
@@ -276,5 +299,23 @@ fn key_prefixes() -> impl Iterator<Item = (&'static str, SecretKind)> {
             Judge::ByName { .. } => "key",
         };
         rule.source.key_prefixes.iter().map(move |&p| (p, kind))
+    })
+}
+
+/// TEMPORARY (evaluation only, not committed): time per rule on `text`.
+#[doc(hidden)]
+pub fn rule_timings(text: &str) -> Vec<(&'static str, std::time::Duration, usize)> {
+    CACHES.with(|caches| {
+        let mut caches = caches.borrow_mut();
+        RULES
+            .iter()
+            .zip(caches.iter_mut())
+            .map(|(rule, cache)| {
+                let mut cost = ScanCost::default();
+                let started = std::time::Instant::now();
+                search_rule(rule, cache, text, &mut cost, &mut |_, _, _| {});
+                (rule.source.name, started.elapsed(), cost.engine_bytes)
+            })
+            .collect()
     })
 }

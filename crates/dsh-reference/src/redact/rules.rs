@@ -8,9 +8,10 @@
 
 use super::SecretKind;
 use super::accept::{
-    always, high_entropy, line_token_value, line_value, named_env_value, not_placeholder,
-    token_value,
+    always, high_entropy, is_constant_name, is_plain_name, line_token_value, line_value,
+    named_env_value, not_placeholder, plain_name_secret, token_value,
 };
+use super::scanner::Skip;
 
 /// How a rule names what it found.
 #[derive(Clone, Copy)]
@@ -32,6 +33,8 @@ pub struct RuleSource {
     /// The rule's own prefix: the text the linearity test repeats.
     #[cfg_attr(not(test), allow(dead_code, reason = "read by the table tests"))]
     pub probe: &'static str,
+    /// Where its matches can start (what a search may jump to).
+    pub skip: Skip,
     /// Literal prefixes of the keys this rule finds (empty for rules keyed on a name): a
     /// label or displayed title ending in one of them followed by key characters is a key
     /// cut short.
@@ -47,6 +50,11 @@ const BASE64_LINE: &str = r"[A-Za-z0-9+/=]{16,}|[A-Za-z0-9+/=]{1,15}(?Rm:$)";
 
 /// A name that says what its value is, and the checks each kind asks for.
 const NAME: &str = r"(?:passw(?:or)?d|passphrase|pwd|secret|token|api[_-]?key|apikey|(?:access|auth|account|private|client|master|encryption|signing|shared[_-]?access)[_-]?key)";
+
+/// The first letters of every [`NAME`], any case: where a named value can start.
+const NAME_HEADS: &[&str] = &[
+    "pas", "pwd", "sec", "tok", "api", "acc", "aut", "pri", "cli", "mas", "enc", "sig", "sha",
+];
 
 /// The kind a name says: `password` (passw(or)d, passphrase, pwd), `secret`, `token`,
 /// `api-key` (api key), else `key` (access, auth, account, private, client, master,
@@ -68,8 +76,13 @@ pub fn kind_of_name(name: &str) -> SecretKind {
 
 /// Whether `value` is a secret of `kind` (a kind [`kind_of_name`] gives): passwords 4+
 /// characters, secrets 6+, not placeholders; tokens and keys 8+ with a digit, a letter and
-/// 3+ bits of entropy per byte.
-pub fn named_value(kind: SecretKind, value: &str) -> bool {
+/// 3+ bits of entropy per byte. Never a constant's name (`"DB_PASSWORD"`); after a bare
+/// `name:` (a type annotation as often as a YAML value) a plain name needs a digit and must
+/// not be snake case (`passwd: CString`, `secret: c_long` stay; `password: hunter2` goes).
+pub fn named_value(kind: SecretKind, value: &str, typed: bool) -> bool {
+    if is_constant_name(value) || (typed && is_plain_name(value) && !plain_name_secret(value)) {
+        return false;
+    }
     match kind {
         "password" => value.chars().count() >= 4 && not_placeholder(value),
         "secret" => value.chars().count() >= 6 && not_placeholder(value),
@@ -239,6 +252,11 @@ const PREFIXED: &[(SecretKind, &str, &[&str])] = &[
         &[],
     ),
     (
+        "discord-bot-token",
+        r"(?-u:\b)[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?-u:\b)",
+        &[],
+    ),
+    (
         "jwt",
         r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         &["eyJ"],
@@ -257,8 +275,9 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: format!(
                 r"-----BEGIN[A-Z0-9 ]{{0,40}} PRIVATE KEY(?: BLOCK)?-----(?:{BLOCK_GAP}(?:{BASE64_LINE}|[A-Za-z0-9+/=]{{1,15}}(?:\\r)?\\n|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset|MessageID):[^\r\n\\]*))*(?:(?:{BLOCK_GAP})?-----END[A-Z0-9 ]{{0,40}} PRIVATE KEY(?: BLOCK)?-----)?"
             ),
-            judge: Judge::Fixed("private-key", always),
+            judge: Judge::Fixed("private-key", pem_has_body),
             probe: "-----BEGIN PRIVATE KEY-----\n",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // A PuTTY key file: its private lines and MAC (the public lines stay).
@@ -269,6 +288,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             ),
             judge: Judge::Fixed("putty-private-key", always),
             probe: "Private-Lines: 1\n",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
     ];
@@ -280,8 +300,16 @@ pub fn rule_sources() -> Vec<RuleSource> {
             probe: prefixes.first().copied().unwrap_or(match kind {
                 "twilio-api-key" => "SK",
                 "mailgun-key" => "key-",
+                "discord-bot-token" => "MTA",
                 _ => "123456789:AA",
             }),
+            skip: match kind {
+                "telegram-bot-token" => Skip::Near {
+                    needle: ":AA",
+                    back: 10,
+                },
+                _ => Skip::Prefix,
+            },
             key_prefixes: prefixes,
         });
     }
@@ -292,6 +320,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
                 .into(),
             judge: Judge::Fixed("slack-webhook", always),
             probe: "https://hooks.slack.com/services/",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         RuleSource {
@@ -299,6 +328,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"discord(?:app)?\.com/api/webhooks/([0-9]{5,}/[A-Za-z0-9_-]{20,})".into(),
             judge: Judge::Fixed("discord-webhook", always),
             probe: "https://discord.com/api/webhooks/",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         RuleSource {
@@ -306,6 +336,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"(?i)(?-u:\b)bearer[ \t]+([A-Za-z0-9._~+/-]{20,}=*)".into(),
             judge: Judge::Fixed("bearer-token", always),
             probe: "Bearer ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `Authorization: Basic dXNlcjpwYXNz`, `Token …`, `Digest …` (Bearer is above).
@@ -314,6 +345,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?i)(?-u:\b)authorization["']?[ \t]*[:=][ \t]*["']?(?:basic|token|digest|apikey|api-key|key|sso-key|negotiate|ntlm)[ \t]+([A-Za-z0-9._~+/:-]{6,}=*)"#.into(),
             judge: Judge::Fixed("authorization", not_placeholder),
             probe: "Authorization: Basic ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `scheme://user:password@host`: the password runs to the last `@` before the host,
@@ -323,6 +355,10 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"(?-u:\b)[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@]{0,64}:([^\s]{1,128})@[A-Za-z0-9._~%-]+".into(),
             judge: Judge::Fixed("url-password", not_placeholder),
             probe: "postgres://user:",
+            skip: Skip::Near {
+                needle: "://",
+                back: 21,
+            },
             key_prefixes: &[],
         },
         // `.netrc`: `machine HOST login USER password PASS` (one line or several).
@@ -331,6 +367,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"(?i)(?-u:\b)(?:machine[ \t]+[^\s]+|default)(?:\s+(?:login|account|port)[ \t]+[^\s]+)+\s+password[ \t]+([^\s]+)|(?i)(?-u:\b)machine[ \t]+[^\s]+\s+password[ \t]+([^\s]+)\s+login(?-u:\b)".into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "machine ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `.pgpass`: `host:port:database:user:password`.
@@ -339,6 +376,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"(?m)^[^:\s#][^:\s]*:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:([^\s]+)\r?$".into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "db:5432:app:me:",
+            skip: Skip::LineWith(b':'),
             key_prefixes: &[],
         },
         // `mysql … -pSECRET` (the value joined to `-p`; `-p VALUE` asks for it instead).
@@ -347,6 +385,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?-u:\b)(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump)(?-u:\b)[^\r\n]*?[ \t]-p(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"'-][^\s]*))"#.into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "mysql ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `curl -u user:pass`, `--user user:pass`.
@@ -355,6 +394,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?-u:\b)curl(?-u:\b)[^\r\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(?:"[^":\r\n]*:([^"\r\n]+)"|'[^':\r\n]*:([^'\r\n]+)'|[^\s:"']+:([^\s"']+))"#.into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "curl -u ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `sshpass -p PASS`, `docker login -p PASS` / `--password PASS`.
@@ -363,6 +403,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?-u:\b)sshpass[ \t]+-p[ \t]*(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"']+))|(?-u:\b)(?:docker|podman|nerdctl|helm)[ \t]+(?:registry[ \t]+)?login(?-u:\b)[^\r\n]*?[ \t](?:-p|--password)(?:[ \t]+|=)(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"'-][^\s]*))"#.into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "sshpass -p ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // requests' `auth=("user", "pass")`.
@@ -371,6 +412,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?-u:\b)(?:auth|HTTPBasicAuth|HTTPDigestAuth|BasicAuth)[ \t]*(?:=[ \t]*)?\([ \t]*["'][^"'\r\n]*["'][ \t]*,[ \t]*["']([^"'\r\n]+)["']"#.into(),
             judge: Judge::Fixed("password", not_placeholder),
             probe: "auth=(",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // docker's `config.json`: `"auth": "dXNlcjpwYXNz"`.
@@ -379,6 +421,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#""auth"[ \t]*:[ \t]*"([A-Za-z0-9+/]{4,}={0,2})""#.into(),
             judge: Judge::Fixed("docker-auth", always),
             probe: "\"auth\": \"",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `Cookie: session=…` / `Set-Cookie:` (a logged-in session is a credential).
@@ -387,6 +430,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?i)(?-u:\b)(?:set-)?cookie[ \t]*:[ \t]*([^\r\n"']{8,})"#.into(),
             judge: Judge::Fixed("cookie", cookie_value),
             probe: "Cookie: ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // Azure SAS signatures in URLs.
@@ -395,6 +439,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r"[?&]sig=([A-Za-z0-9%+/=]{30,})".into(),
             judge: Judge::Fixed("sas-signature", always),
             probe: "?sig=",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // `password: correct horse battery staple` on a YAML-style line: the rest of the line
@@ -406,6 +451,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             ),
             judge: Judge::ByName { line: true },
             probe: "password: ",
+            skip: Skip::LineWith(b':'),
             key_prefixes: &[],
         },
         // `name = value`, `name: "value"`, `name := value`, `name => value` where the name
@@ -413,10 +459,11 @@ pub fn rule_sources() -> Vec<RuleSource> {
         RuleSource {
             name: "named value",
             pattern: format!(
-                r#"(?i){NAME}[a-z0-9_.-]*["']?[ \t]*(?:=>|:=|[=:])[ \t]*(?:"([^"\r\n]{{4,}})"|'([^'\r\n]{{4,}})'|([^\s"'`,;)}}\]]{{4,}}))"#
+                r#"(?i){NAME}[a-z0-9_.-]*["']?[ \t]*(?:=>|:=|[=:])[ \t]*(?:"([^"\r\n]{{4,}})"|'([^'\r\n]{{4,}})'|([^\s"'`,;)}}\]:=][^\s"'`,;)}}\]]{{3,}}))"#
             ),
             judge: Judge::ByName { line: false },
             probe: "password=",
+            skip: Skip::Words(NAME_HEADS),
             key_prefixes: &[],
         },
         // `--password VALUE`, `--token VALUE` on a command line.
@@ -425,6 +472,7 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"--(?:password|passwd|pass|secret|client-secret|token|access-token|auth-token|api-key|apikey)[ \t]+(?:"([^"\r\n]+)"|'([^'\r\n]+)'|([^\s"'-][^\s]*))"#.into(),
             judge: Judge::ByName { line: false },
             probe: "--password ",
+            skip: Skip::Prefix,
             key_prefixes: &[],
         },
         // A `.env` line whose name says key, secret, token, password, auth, salt: any value
@@ -434,18 +482,30 @@ pub fn rule_sources() -> Vec<RuleSource> {
             pattern: r#"(?m)^[ \t]*(?:export[ \t]+)?(?i:[a-z0-9_]*(?:key|secret|token|pass|pwd|auth|credential|salt|signature|cookie)[a-z0-9_]*)[ \t]*=[ \t]*["']?([^\s"']{8,})["']?[ \t]*\r?$"#.into(),
             judge: Judge::Fixed("env-value", named_env_value),
             probe: "API_KEY=",
+            skip: Skip::LineWith(b'='),
             key_prefixes: &[],
         },
-        // Any `.env` line whose value is long and random-looking.
+        // Any `.env` line (an upper-case name, as `.env` files write them) whose value is long
+        // and random-looking.
         RuleSource {
             name: "env value",
-            pattern: r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]*[ \t]*=[ \t]*["']?([^\s"']{16,})["']?[ \t]*\r?$"#.into(),
+            pattern: r#"(?m)^[ \t]*(?:export[ \t]+)?[A-Z_][A-Z0-9_]*[ \t]*=[ \t]*["']?([^\s"']{16,})["']?[ \t]*\r?$"#.into(),
             judge: Judge::Fixed("env-value", high_entropy),
             probe: "X=",
+            skip: Skip::LineWith(b'='),
             key_prefixes: &[],
         },
     ]);
     rules
+}
+
+/// A PEM match that holds more than its BEGIN line (a body line or an END line): a BEGIN
+/// line alone, as code and docs quote it, holds no key.
+fn pem_has_body(block: &str) -> bool {
+    block
+        .split_once("-----")
+        .and_then(|(_, rest)| rest.split_once("-----"))
+        .is_some_and(|(_, body)| !body.is_empty())
 }
 
 /// A cookie header's value: `name=value` pairs, one of them token-like.
