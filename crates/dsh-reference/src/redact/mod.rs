@@ -177,7 +177,11 @@ fn search_rule(
 /// Whether the name at `name` is bound in code to an unquoted value (`let secret =
 /// our_key_share`, `const token = next()`): a variable, never a secret written out.
 fn code_binding(text: &str, name: usize, value: usize) -> bool {
-    let before = text.get(..name).unwrap_or_default();
+    // The whole name (the match starts at the word that says secret: `shared_secret`).
+    let before = text
+        .get(..name)
+        .unwrap_or_default()
+        .trim_end_matches(|c: char| c.is_ascii_alphanumeric() || "_.-".contains(c));
     let line = before.rsplit('\n').next().unwrap_or_default().trim_end();
     let quoted = text
         .get(..value)
@@ -299,23 +303,5 @@ fn key_prefixes() -> impl Iterator<Item = (&'static str, SecretKind)> {
             Judge::ByName { .. } => "key",
         };
         rule.source.key_prefixes.iter().map(move |&p| (p, kind))
-    })
-}
-
-/// TEMPORARY (evaluation only, not committed): time per rule on `text`.
-#[doc(hidden)]
-pub fn rule_timings(text: &str) -> Vec<(&'static str, std::time::Duration, usize)> {
-    CACHES.with(|caches| {
-        let mut caches = caches.borrow_mut();
-        RULES
-            .iter()
-            .zip(caches.iter_mut())
-            .map(|(rule, cache)| {
-                let mut cost = ScanCost::default();
-                let started = std::time::Instant::now();
-                search_rule(rule, cache, text, &mut cost, &mut |_, _, _| {});
-                (rule.source.name, started.elapsed(), cost.engine_bytes)
-            })
-            .collect()
     })
 }

@@ -498,6 +498,7 @@ fn code_near_misses_stay() {
         "            SecretKind::ServerHandshakeTrafficSecret,",
         "    ClientEarlyTrafficSecret => \"CLIENT_EARLY_TRAFFIC_SECRET\",",
         "    let shared_secret = our_key_share.agree(peer);",
+        "    let shared_secret = our_key_share\n        .agree(peer);",
         "        let secrets = ExtractedSecrets {",
         "        ExtendedMasterSecret => 0x0017,",
         "        let secret = [0x42u8; 32];",
