@@ -184,11 +184,23 @@ fn is_expression(lower: &str) -> bool {
         || lower.split_once(['(', '[']).is_some_and(|(c, _)| callee(c))
 }
 
-/// `[0x42u8`, `(a, b`, `0x0017`: a list, a group, a short hex number.
+/// `[0x42u8`, `(a, b`, `0x0017`, `0x80041041,`, `1i32`: a list, a group, a hex number of at
+/// most 16 digits, an integer with a Rust type suffix.
 fn is_code_literal(lower: &str) -> bool {
-    lower.starts_with(['[', '('])
+    let lower = lower.trim_end_matches([',', ';']);
+    let suffixed = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ]
+    .iter()
+    .any(|t| {
+        lower
+            .strip_suffix(t)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'_'))
+    });
+    suffixed
+        || lower.starts_with(['[', '('])
         || lower.strip_prefix("0x").is_some_and(|hex| {
-            (1..=8).contains(&hex.len()) && hex.bytes().all(|b| b.is_ascii_hexdigit())
+            (1..=16).contains(&hex.len()) && hex.bytes().all(|b| b.is_ascii_hexdigit())
         })
 }
 
@@ -219,9 +231,12 @@ pub fn is_plain_name(value: &str) -> bool {
     is_name(value)
 }
 
-/// A plain name that may still be a password: it holds a digit and is not snake case.
+/// A plain name that may still be a password: it holds a digit and a lower-case letter and
+/// is not snake case (`PULONG64`, `c_long`, `CString` are types).
 pub fn plain_name_secret(value: &str) -> bool {
-    value.bytes().any(|b| b.is_ascii_digit()) && !is_snake_name(value)
+    value.bytes().any(|b| b.is_ascii_digit())
+        && value.bytes().any(|b| b.is_ascii_lowercase())
+        && !is_snake_name(value)
 }
 
 /// `_bindgen_ty_7`, `LINUX_REBOOT_CMD_HALT`, `clock_nanosleep_time64`: a name written in
@@ -267,6 +282,8 @@ pub fn named_env_value(value: &str) -> bool {
     not_placeholder(value)
         && !is_path(value)
         && !is_snake_name(value)
+        && !is_constant_name(value)
+        && !value.ends_with([',', ';', ')'])
         && !value.contains("://")
         && value.bytes().any(|b| b.is_ascii_digit())
         && value.bytes().any(|b| b.is_ascii_alphabetic())
@@ -281,6 +298,7 @@ pub fn high_entropy(value: &str) -> bool {
         || is_git_hash(value)
         || is_uuid(value)
         || is_snake_name(value)
+        || is_constant_name(value)
         || value.ends_with([',', ';', ')'])
     {
         return false;
@@ -406,6 +424,9 @@ mod tests {
             "vec![0",
             "derived_key[derived_key_len",
             "0x0017",
+            "0x80041041,",
+            "1i32",
+            "8u32",
         ];
         for value in stay {
             assert!(!not_placeholder(value), "{value:?} should stay");

@@ -506,6 +506,10 @@ fn code_near_misses_stay() {
         "        let pwd = unsafe { libc::getpwuid(uid) };",
         "    InvalidToken::to_compile_error2(span)",
         "r\"-----BEGIN PRIVATE KEY-----\"",
+        "    WBEM_E_MARSHAL_INVALID_SIGNATURE = 0x80041041,",
+        "    D3D11_SHADER_TRACKING_OPTION_ALL_HAZARDS = D3D11_SHADER_TRACKING_OPTION_TRACK_RAW",
+        "        Token: PULONG64,",
+        "pub const NetValidateAuthentication: NET_VALIDATE_PASSWORD_TYPE = 1i32;",
     ];
     for input in cases {
         let (got, counts) = redact(input);
