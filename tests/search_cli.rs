@@ -470,7 +470,7 @@ fn titles_holding_keys_are_shown_redacted_and_json_keeps_them() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| s["title"].as_str().unwrap())
+        .filter_map(|s| s["title"].as_str())
         .collect();
     assert!(
         titles.contains(&whole.as_str()) && titles.contains(&cut),
@@ -489,7 +489,7 @@ fn titles_holding_keys_are_shown_redacted_and_json_keeps_them() {
             assert!(label == whole || label == cut, "{args:?}: {label}");
             let mention = hit["mention"].as_str().unwrap();
             assert!(
-                mention.contains("[redacted: anthropic-api-key]"),
+                mention.contains("[redacted: anthropic-api-key"),
                 "{mention}"
             );
             assert!(
@@ -501,8 +501,9 @@ fn titles_holding_keys_are_shown_redacted_and_json_keeps_them() {
     fx.config("[references]\nredact_secrets = false\n");
     for args in [&["sessions"][..], &["search", "zebrafish"][..]] {
         let text = stdout(&fx.run(args));
+        // `sessions` cuts a title at 48 cells: the key's start is enough.
         assert!(
-            text.contains(&whole) && text.contains(cut),
+            text.contains(&whole[..30]) && text.contains(cut),
             "{args:?}: {text}"
         );
     }
