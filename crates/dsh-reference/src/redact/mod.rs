@@ -4,7 +4,7 @@
 //!
 //! It runs after projection and before any byte is counted, outside the functions the
 //! conformance vectors pin (they run with it off). The rules (`rules.rs`) are regular
-//! expressions over known shapes — provider key prefixes, PEM and PuTTY keys, JWTs, URL,
+//! expressions over known shapes — provider key prefixes, PEM and `PuTTY` keys, JWTs, URL,
 //! `.netrc`, `.pgpass` and command-line passwords, `Authorization` headers, assignments whose
 //! name says password, secret, token or key — plus measured checks (`accept.rs`): entropy,
 //! placeholders. Each rule is searched in time linear in the text (`scanner.rs` counts the

@@ -4,7 +4,7 @@
 //!
 //! Every pattern is written for a lazy DFA that never reads far past a match: no lazy
 //! quantifier that may run to the end of the text, no Unicode word boundary (`(?-u:\b)`),
-//! multi-line shapes (PEM blocks, PuTTY keys, `.netrc` records) as greedy runs of lines.
+//! multi-line shapes (PEM blocks, `PuTTY` keys, `.netrc` records) as greedy runs of lines.
 
 use super::SecretKind;
 use super::accept::{

@@ -41,7 +41,7 @@ enum Jump {
     None,
     Prefilter(Prefilter),
     Near {
-        finder: memmem::Finder<'static>,
+        finder: Box<memmem::Finder<'static>>,
         back: usize,
     },
     LineWith(u8),
@@ -90,7 +90,7 @@ impl CountedRegex {
             Skip::Words(words) => Prefilter::new(MatchKind::LeftmostFirst, &case_variants(words))
                 .map_or(Jump::None, Jump::Prefilter),
             Skip::Near { needle, back } => Jump::Near {
-                finder: memmem::Finder::new(needle.as_bytes()).into_owned(),
+                finder: Box::new(memmem::Finder::new(needle.as_bytes()).into_owned()),
                 back,
             },
             Skip::LineWith(byte) => Jump::LineWith(byte),

@@ -387,6 +387,7 @@ const BYTES_PER_BYTE: usize = 4;
 /// one per line, and space-separated) reads at most a constant number of bytes per byte. On
 /// the commit before, the PEM rule read each BEGIN line's rest of the text (quadratic).
 #[test]
+#[allow(clippy::cast_precision_loss)] // a ratio printed in the report
 fn every_rule_reads_its_own_prefix_repeated_in_linear_time() {
     let mut report = String::new();
     let mut worst = Vec::new();
