@@ -245,17 +245,6 @@ fn replace(text: &str, findings: Vec<Finding>) -> (Cow<'_, str>, Redactions) {
     (Cow::Owned(out), counts)
 }
 
-/// [`redact`] of an owned text when `on`, else the text unchanged with no counts.
-pub fn redact_if(on: bool, text: String) -> (String, Redactions) {
-    if !on {
-        return (text, Redactions::default());
-    }
-    match redact(&text) {
-        (Cow::Borrowed(_), counts) => (text, counts),
-        (Cow::Owned(out), counts) => (out, counts),
-    }
-}
-
 /// A label or title redacted: every secret [`redact`] finds, and a key cut short at its end
 /// (a title cut to its byte limit keeps a known key prefix and a few characters the rules
 /// no longer recognise — `Deploy with sk-ant-api03-AbCd`).
