@@ -392,7 +392,8 @@ fn label_hits(
     hits
 }
 
-/// `› <kind> <label> ✓ <note>` with the chars at `hits` highlighted.
+/// `› <kind> <label> ✓ <note> · <why it cannot be picked>` with the chars at `hits`
+/// highlighted.
 fn label_line(
     row: &MentionItem,
     hits: &[usize],
@@ -426,6 +427,10 @@ fn label_line(
     if !row.note().is_empty() {
         suffix.push(' ');
         suffix.push_str(&visible_controls_line(row.note()));
+    }
+    if let Some(reason) = row.blocked() {
+        suffix.push_str(" · ");
+        suffix.push_str(&visible_controls_line(reason));
     }
     let room = usize::from(width).saturating_sub(prefix_width + suffix.width());
     let label = truncate_to_width(&label, room);
