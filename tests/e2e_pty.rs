@@ -224,7 +224,6 @@ fn fixture() -> Fixture {
     let project = project.canonicalize().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
-    let sessions = SessionStore::new(&store);
     for (i, (id, title, question)) in [
         (
             "s-alpha",
@@ -236,41 +235,13 @@ fn fixture() -> Fixture {
     .into_iter()
     .enumerate()
     {
-        let header = SessionHeader::new(
-            id,
-            1_700_000_000_000 + i as i64,
-            Some(project.display().to_string()),
+        seed(
+            &store,
+            &project,
+            (id, 1_700_000_000_000 + i as i64),
+            title,
+            question,
         );
-        let mut writer = sessions.open_writer(id, Some(header)).unwrap();
-        let reply = Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(format!("Answer about {title}."))],
-            Source::model("offline", "offline"),
-        );
-        writer
-            .append(dsh_store::layout::in_turns(
-                1,
-                [
-                    NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
-                    NewEvent::appended(EventData::AssistantMessage {
-                        turn: 1,
-                        step: 1,
-                        message: reply,
-                        usage: None,
-                        extra: serde_json::Map::new(),
-                    }),
-                    NewEvent::plain(EventData::SessionTitle(TitleData {
-                        title: title.into(),
-                        message_seqs: vec![],
-                        source: dsh_store::event::TitleSource {
-                            kind: "user".into(),
-                            extra: serde_json::Map::new(),
-                        },
-                        extra: serde_json::Map::new(),
-                    })),
-                ],
-            ))
-            .unwrap();
     }
     Fixture {
         _dir: dir,
@@ -280,13 +251,54 @@ fn fixture() -> Fixture {
     }
 }
 
+/// Writes session `id` (created at `created`) in `cwd`: one question, its answer, `title`.
+fn seed(store: &Path, cwd: &Path, (id, created): (&str, i64), title: &str, question: &str) {
+    let sessions = SessionStore::new(store);
+    let header = SessionHeader::new(id, created, Some(cwd.display().to_string()));
+    let mut writer = sessions.open_writer(id, Some(header)).unwrap();
+    let reply = Message::new(
+        Role::Assistant,
+        vec![ContentBlock::text(format!("Answer about {title}."))],
+        Source::model("offline", "offline"),
+    );
+    writer
+        .append(dsh_store::layout::in_turns(
+            1,
+            [
+                NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
+                NewEvent::appended(EventData::AssistantMessage {
+                    turn: 1,
+                    step: 1,
+                    message: reply,
+                    usage: None,
+                    extra: serde_json::Map::new(),
+                }),
+                NewEvent::plain(EventData::SessionTitle(TitleData {
+                    title: title.into(),
+                    message_seqs: vec![],
+                    source: dsh_store::event::TitleSource {
+                        kind: "user".into(),
+                        extra: serde_json::Map::new(),
+                    },
+                    extra: serde_json::Map::new(),
+                })),
+            ],
+        ))
+        .unwrap();
+}
+
 /// The one session the app created, as raw JSON lines (header excluded).
 fn new_session_log(store: &Path) -> Vec<Value> {
+    created_log(store, &SEEDED)
+}
+
+/// The one session of `store` not among `seeded`, as raw JSON lines (header excluded).
+fn created_log(store: &Path, seeded: &[&str]) -> Vec<Value> {
     let sessions = SessionStore::new(store);
     let headers = sessions.list_sessions().unwrap();
     let created: Vec<_> = headers
         .iter()
-        .filter(|h| !SEEDED.contains(&h.id.as_str()))
+        .filter(|h| !seeded.contains(&h.id.as_str()) && !SEEDED.contains(&h.id.as_str()))
         .collect();
     assert_eq!(
         created.len(),
@@ -866,3 +878,6 @@ fn continue_opens_the_session_of_this_directory_active_last() {
     assert!(!screen.contains("Draft the release notes"), "{screen}");
     assert!(!screen.contains("Somewhere else"), "{screen}");
 }
+
+#[path = "e2e_pty/popup.rs"]
+mod popup;
