@@ -451,6 +451,31 @@ mod usage_tests {
         assert_eq!(listed.uses(&row("x-a", None)), None);
     }
 
+    /// Issue 32 item 2: what was typed ranks first — an exact title, then one beginning
+    /// with the query — above groups, pins and frecency, which order each tier.
+    #[test]
+    fn an_exact_title_comes_before_pins_and_groups() {
+        const NOW: u64 = 1_000_000_000;
+        let mut book = UsageBook::default();
+        book.toggle_pin("partial", NOW - 1);
+        let titled = |id: &str, title: &str, cwd: Option<&str>| Candidate {
+            label: title.into(),
+            ..row(id, cwd)
+        };
+        let mut rows = vec![
+            titled("partial", "@Deploy plan what now", Some("/w")),
+            titled("prefix", "Deploy plan B", Some("/w")),
+            titled("exact", "Deploy plan", Some("/x")),
+        ];
+        let agent = ListingScope::Agent(AgentRef {
+            session_id: "me".into(),
+            cwd: Some("/w".into()),
+        });
+        rank_by_usage(&mut rows, &book, &agent, "deploy plan", NOW);
+        let ids: Vec<&str> = rows.iter().map(|c| c.session_id.as_str()).collect();
+        assert_eq!(ids, ["exact", "prefix", "partial"]);
+    }
+
     #[test]
     fn words_match_like_the_listing() {
         let c = row("s-kafka", Some("/home/ana/billing"));

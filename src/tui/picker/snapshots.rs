@@ -608,11 +608,12 @@ fn resume_lists_conversation_hits_with_snippets_and_opens_them() {
         []
     );
     assert!(
-        !picker
+        picker
             .picker
             .results()
             .hits()
-            .is_some_and(|h| !h.rows.is_empty())
+            .is_none_or(|h| h.rows.is_empty()),
+        "an older filter's hits are dropped"
     );
     assert_eq!(
         picker.set_hits(
