@@ -141,10 +141,11 @@ pub(super) fn popup_hint(results: &ResultsList<MentionItem>) -> String {
         (EnterAction::Wait, _) => "Enter waits for the answer".to_owned(),
         _ => "Enter sends your text as typed".to_owned(),
     };
-    let keys = if row.is_some() {
-        "↑↓ PgUp/PgDn move · Alt+P preview · Esc close"
-    } else {
-        "Esc close"
+    // What Enter does comes first and whole; the moves as far as an 80-column line allows.
+    let keys = match row {
+        None => "Esc close",
+        Some(_) if enter.len() > 32 => "↑↓ move · Esc close",
+        Some(_) => "↑↓ PgUp/PgDn move · Alt+P preview · Esc close",
     };
     format!(" {enter} · {keys}")
 }
