@@ -144,6 +144,7 @@ pub(super) fn popup_hint(results: &ResultsList<MentionItem>) -> String {
     // What Enter does comes first and whole; the moves as far as an 80-column line allows.
     let keys = match row {
         None => "Esc close",
+        Some(_) if enter.len() > 48 => "Esc close",
         Some(_) if enter.len() > 32 => "↑↓ move · Esc close",
         Some(_) => "↑↓ PgUp/PgDn move · Alt+P preview · Esc close",
     };
