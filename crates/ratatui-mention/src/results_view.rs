@@ -432,6 +432,11 @@ fn label_line(
         suffix.push_str(" · ");
         suffix.push_str(&visible_controls_line(reason));
     }
+    // The label keeps at least half the line: a long note or reason is cut first.
+    let half = usize::from(width).saturating_sub(prefix_width) / 2;
+    if suffix.width() > half {
+        suffix = truncate_to_width(&suffix, half);
+    }
     let room = usize::from(width).saturating_sub(prefix_width + suffix.width());
     let label = truncate_to_width(&label, room);
     let mut run = String::new();
