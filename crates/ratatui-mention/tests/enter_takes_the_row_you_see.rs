@@ -320,7 +320,7 @@ fn a_blocked_row_says_why_and_enter_inserts_and_sends_nothing() {
         assert_eq!(state.draft(), "@al");
         assert!(state.popup_active());
     }
-    let mut terminal = Terminal::new(TestBackend::new(80, 8)).unwrap();
+    let mut terminal = Terminal::new(TestBackend::new(60, 8)).unwrap();
     terminal
         .draw(|frame| frame.render_stateful_widget(MentionInput::new(), frame.area(), &mut state))
         .unwrap();
