@@ -14,6 +14,13 @@ fn sent_texts(log: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The app started on `fx`, ready for keys.
+fn ready(fx: &Fixture) -> Session {
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    app
+}
+
 /// Sends the draft and waits for the reply to finish, then quits.
 fn send_and_quit(app: &mut Session) {
     app.send("\r");
@@ -38,8 +45,7 @@ fn composer_row(screen: &str) -> String {
 #[test]
 fn enter_on_a_closest_match_inserts_it() {
     let fx = fixture();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("@alpbug");
     app.wait_for("the closest match, highlighted", |s| {
         s.contains("closest matches") && s.contains("› Alpha login bug")
@@ -59,8 +65,7 @@ fn enter_on_a_closest_match_inserts_it() {
 #[test]
 fn enter_on_a_conversation_hit_inserts_it_also_in_a_burst() {
     let fx = fixture();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("@upgrade");
     app.wait_for("the hit, highlighted", |s| {
         s.contains("in conversations") && s.contains("› Alpha login bug")
@@ -88,8 +93,7 @@ fn enter_on_file_and_directory_rows_inserts_them() {
     std::fs::write(fx.project.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::create_dir_all(fx.project.join("my docs")).unwrap();
     std::fs::write(fx.project.join("my docs/plan.md"), "plan\n").unwrap();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("@note");
     app.wait_for("the file, first and highlighted", |s| {
         s.contains("› [file] notes.md")
@@ -129,8 +133,7 @@ fn enter_on_file_and_directory_rows_inserts_them() {
 #[test]
 fn a_query_of_two_words_inserts_in_the_middle_and_after_a_deleted_chip() {
     let fx = fixture();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("compare later");
     for _ in 0.." later".len() {
         app.send("\x1b[D");
@@ -185,8 +188,7 @@ fn an_exact_title_beats_a_recent_partial_match() {
         "@Deploy plan what now",
         "And now?",
     );
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("@Deploy");
     app.wait_for_text("@Deploy plan what now");
     app.type_text(" plan");
@@ -229,8 +231,7 @@ fn an_at_sign_and_a_space_then_enter_sends_the_text_as_typed() {
         "Atlas rollout",
         "Roll it out.",
     );
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("the cost is 5 @");
     app.wait_for_text("Atlas rollout");
     app.type_text(" atlas");
@@ -266,8 +267,7 @@ fn a_fourth_session_is_refused_in_the_popup() {
         "Delta cleanup",
         "Clean.",
     );
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     for (query, chip) in [
         ("@alph", "@Alpha login bug "),
         ("@bet", "@Beta release notes "),
@@ -312,16 +312,7 @@ fn a_fourth_session_is_refused_in_the_popup() {
 fn alt_e_on_a_foreign_hit_inserts_an_excerpt() {
     const CLAUDE: &str = "claude-code:5f1c2d3e-0000-4000-8000-000000000001";
     let fx = fixture();
-    let home = fx.store.parent().unwrap().join("home");
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
-    copy_tree(&fixtures.join("claude"), &home.join(".claude"));
-    let cache = fx.store.parent().unwrap().join("cache");
-    let (home_s, cache_s) = (home.display().to_string(), cache.display().to_string());
-    let env = [
-        ("HOME", home_s.as_str()),
-        ("XDG_CACHE_HOME", cache_s.as_str()),
-    ];
-    let mut app = Session::start_with_foreign(&fx.store, &fx.config, &fx.project, &env);
+    let mut app = start_in_home(&fx, &foreign_home(&fx, &["claude"]));
     app.wait_for_text("@ reference a session");
     app.type_text("@crashes");
     app.wait_for("the Claude Code hit with its key", |s| {
@@ -363,8 +354,7 @@ fn alt_e_on_a_foreign_hit_inserts_an_excerpt() {
 #[test]
 fn esc_then_a_key_in_one_read_closes_the_popup_and_the_key_acts() {
     let fx = fixture();
-    let mut app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
-    app.wait_for_text("@ reference a session");
+    let mut app = ready(&fx);
     app.type_text("keep @alph");
     app.wait_for_text("› Alpha login bug");
     app.send("\x1b\x15");
