@@ -50,6 +50,7 @@ pub use query_words::{
     ListingQuery, MatchTier, QueryMatch, match_tier, names_cwd_tail, query_match_ranges,
     query_words,
 };
+pub use redact::display_title;
 pub use reference_entry::{
     ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,
 };
