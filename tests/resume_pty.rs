@@ -143,6 +143,42 @@ fn a_session_busy_in_another_window_opens_read_only_and_is_marked() {
     drop(first);
 }
 
+/// The session logs under `store` that hold `text`.
+fn logs_holding(store: &std::path::Path, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut dirs = vec![store.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if std::fs::read_to_string(&path).is_ok_and(|log| log.contains(text)) {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// Item 8: what is typed after `/resume`'s Enter in one burst — while that Enter waits for
+/// the filter's answer and the session opens — goes to the session it opens, in order:
+/// neither lost in the closing picker nor sent to the session being left.
+#[test]
+fn keys_typed_after_the_pick_in_one_burst_reach_the_session_it_opens() {
+    let fx = fixture();
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    app.wait_for_text("@ reference a session");
+    app.send("/resume\rBeta release\rand the tests?\r");
+    let screen = app.wait_for("the message sent in the opened session", |s| {
+        s.contains("You said: \"and the tests?\"")
+    });
+    assert!(header(&screen).contains("Beta release notes"), "{screen}");
+    assert!(screen.contains("Draft the release notes."), "{screen}");
+    let logs = logs_holding(&fx.store, "and the tests?");
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    assert!(logs[0].contains("s-beta"), "{logs:?}");
+}
+
 /// Item 8: `--continue` takes the session of this directory active last that no other
 /// window writes to, saying so; when every one is busy, the last one read-only.
 #[test]

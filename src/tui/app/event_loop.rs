@@ -58,6 +58,7 @@ impl App {
             self.picker.as_ref().and_then(|p| p.wait.deadline()),
             self.candidates.older_rows.deadline(),
             self.picker.as_ref().and_then(|p| p.older_rows.deadline()),
+            self.held.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -127,6 +128,8 @@ impl App {
                 .unwrap_or_default();
             self.act_on_picker(outcomes);
         }
+        // Input held for a switch taking long (or a picker's wait that ran out).
+        self.release_held();
         // A slow answer: the rows of the query before stop looking like one.
         if let Some(id) = self.candidates.older_rows.expired() {
             self.frames.dirty |= self.composer.input.hide_older_rows(id);

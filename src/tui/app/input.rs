@@ -31,8 +31,16 @@ pub(super) const OLDER_ROWS_GRACE: Duration = Duration::from_millis(250);
 pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
 
 impl App {
-    /// Handle one terminal event.
+    /// Handle one terminal event (keys and pastes wait their turn while a switch is under
+    /// way, see [`held_input`](super::held_input)).
     pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        if let Some(event) = self.hold(event) {
+            self.handle_input(event);
+        }
+    }
+
+    /// Handle one terminal event now.
+    pub(super) fn handle_input(&mut self, event: TermEvent) {
         match event {
             TermEvent::Key(key) => {
                 if key.kind == KeyEventKind::Release {

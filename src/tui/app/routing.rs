@@ -23,8 +23,13 @@ use dsh_store::{SessionHeader, SessionWriter, StoreError};
 use ratatui_mention::ItemPreview;
 
 impl App {
-    /// Handle one event from the bus.
+    /// Handle one event from the bus; then the input held for what it finished.
     pub fn handle_app_event(&mut self, event: AppEvent) {
+        self.route_app_event(event);
+        self.release_held();
+    }
+
+    fn route_app_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Redraw => {}
             AppEvent::Quit => self.frames.should_quit = true,

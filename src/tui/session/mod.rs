@@ -213,4 +213,9 @@ impl SessionSwitcher {
     pub fn accept(&mut self, ticket: u64) -> bool {
         self.slot.finish(ticket).0.is_some()
     }
+
+    /// Whether a switch (an open or a `/resume X` resolution) is under way.
+    pub fn is_pending(&self) -> bool {
+        self.slot.running().is_some()
+    }
 }
