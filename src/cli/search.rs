@@ -12,7 +12,7 @@ use dsh_reference::{
     mention_label,
 };
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 use serde_json::{Map, Value, json};
 
 use super::error::CliError;

@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use crate::mention::label_of;
 use crate::mention_token::mention_spans;
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 use crate::uri_rule::UriRule;
 
 /// Byte ranges of the chips in `text`: every finished mention whose URI `uris` accepts,

@@ -14,7 +14,7 @@ use crate::config::MentionConfig;
 use crate::draft::{Draft, Fold, FoldKind};
 use crate::draft_layout::{DraftLayout, Glyph, Placed};
 use crate::input_history::{Entry, InputHistory};
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// The draft editor with history. Text is canonical: mentions stay `@[label](uri)` for
 /// submit, history and copy; only the screen shows them as chips.

@@ -8,7 +8,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::chip::chip_text;
 use crate::grapheme::{grapheme_width, text_width};
-use crate::untrusted::{is_control, visible_controls_line};
+use term_text::{is_control, visible_controls_line};
 
 /// Cells between tab stops.
 pub const TAB_WIDTH: usize = 4;

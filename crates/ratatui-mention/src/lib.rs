@@ -58,10 +58,8 @@ mod state;
 #[cfg(feature = "textarea")]
 mod textarea;
 mod undo_stack;
-mod untrusted;
 mod uri_rule;
 mod widget;
-mod wrap;
 
 #[cfg(test)]
 mod render_snapshots;
@@ -85,6 +83,4 @@ pub use snippet::ItemSnippet;
 pub use state::{MentionInputState, Outcome};
 #[cfg(feature = "textarea")]
 pub use textarea::{TextAreaMentions, TextAreaPopup};
-pub use untrusted::{visible_controls, visible_controls_line};
 pub use widget::{MentionInput, MentionLayout};
-pub use wrap::{truncate_to_width, wrap_line_hanging, wrap_lines};

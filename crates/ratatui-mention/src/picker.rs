@@ -23,9 +23,9 @@ use crate::results::{
     ResultsPage, WaitHost, WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
-use crate::untrusted::{is_control, visible_controls_line};
+use term_text::{is_control, visible_controls_line};
 use crate::uri_rule::UriRule;
-use crate::wrap::truncate_start_to_width;
+use term_text::truncate_start_to_width;
 
 /// What an event did to a [`Picker`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -537,7 +537,7 @@ fn render_filter(
     // The caret stays on screen: text before it is cut at the front when it is too wide.
     let before = truncate_start_to_width(&before, room);
     let caret_x = lead.width() + before.width();
-    let rest = crate::wrap::truncate_to_width(&after, room.saturating_sub(before.width()));
+    let rest = term_text::truncate_to_width(&after, room.saturating_sub(before.width()));
     let spans = vec![
         Span::styled(lead, styles.detail),
         Span::styled(before, Style::new()),

@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
-use super::wrap::wrap_lines;
+use term_text::wrap_lines;
 use crate::item::ItemPreview;
 use crate::results::{ResultRow, ResultsList};
 

@@ -8,8 +8,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use crate::untrusted::visible_controls_line;
-use crate::wrap::{truncate_start_to_width, truncate_to_width};
+use term_text::visible_controls_line;
+use term_text::{truncate_start_to_width, truncate_to_width};
 
 /// One line of content a row matched in.
 #[derive(Debug, Clone, PartialEq, Eq)]

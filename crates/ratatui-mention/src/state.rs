@@ -25,7 +25,7 @@ use crate::results::{
 };
 use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// What an event did, for the host to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -1196,7 +1196,7 @@ mod tests {
         let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", want));
         assert_eq!(pane.draft(), format!("{want} "));
-        assert!(!pane.draft().chars().any(crate::untrusted::is_control));
+        assert!(!pane.draft().chars().any(term_text::is_control));
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::results::{
 };
 use crate::results_view::{self, Look};
 use crate::state::Outcome;
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// The mention popup of one textarea, kept by the host next to it.
 #[derive(Debug, Clone)]

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use dsh_reference::{Candidate, parse_text};
 use dsh_store::SessionQuery;
-use ratatui_mention::{Mention, visible_controls_line};
+use ratatui_mention::Mention;
+use term_text::visible_controls_line;
 
 /// Most session cwds remembered for hints (the map starts over when full).
 const MAX_KNOWN_CWDS: usize = 4096;

@@ -234,7 +234,7 @@ pub fn file_preview(
             .lines()
             // The head: the widget keeps the end of a body that does not fit.
             .take(12)
-            .map(|l| Line::from(ratatui_mention::visible_controls_line(l).into_owned()))
+            .map(|l| Line::from(term_text::visible_controls_line(l).into_owned()))
             .collect(),
         Err(_) => Vec::new(),
     };

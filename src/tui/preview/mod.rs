@@ -15,7 +15,8 @@ use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::{
     PreviewTurn, ReferenceError, ReferenceEstimate, SessionReferences, TurnRole, neutral_label,
 };
-use ratatui_mention::{ItemPreview, ItemSnippet, visible_controls, visible_controls_line};
+use ratatui_mention::{ItemPreview, ItemSnippet};
+use term_text::{visible_controls, visible_controls_line};
 
 /// A preview computation the host should run: the session and the label it would be
 /// referenced under (the label a mention of it carries).

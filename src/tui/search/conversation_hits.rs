@@ -293,7 +293,7 @@ pub fn section_for(
         HitsAnswer::Failed(message) => (
             format!(
                 "{CONVERSATIONS_TITLE} · search failed: {}",
-                ratatui_mention::visible_controls_line(&message)
+                term_text::visible_controls_line(&message)
             ),
             Vec::new(),
         ),
