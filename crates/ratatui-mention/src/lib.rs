@@ -34,16 +34,16 @@
 
 #![warn(missing_docs)]
 
-mod chip;
 mod composer;
 mod config;
 mod draft;
 mod draft_layout;
+mod grammar;
 mod grapheme;
 mod input_history;
 mod item;
-mod js_chars;
 mod key_map;
+mod link_syntax;
 mod mention;
 mod mention_token;
 mod paste;
@@ -69,14 +69,15 @@ mod render_snapshots;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
-pub use config::{MentionConfig, MentionStyles, PopupLabels};
-pub use item::{DetailPart, ItemPreview, Keep, MentionItem};
+pub use config::{MentionConfig, MentionStyles, PopupLabels, Trigger};
+pub use item::{DetailPart, Insert, ItemPreview, Keep, MentionItem};
 pub use key_map::{Action, Binding, KeyMap};
-pub use mention::{Mention, MentionSpan, ParseMentionError, find_mentions};
+pub use link_syntax::LinkSyntax;
+pub use mention::{Mention, MentionSpan, MentionSyntax};
 pub use picker::{Picker, PickerOutcome, PickerView};
 pub use preview::Placement;
 pub use results::{
-    EnterAction, MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, ResultsPage,
+    EnterAction, MoreRequest, QueryId, ResultRow, ResultsList, ResultsPage, Section,
 };
 pub use slash_commands::CommandEntry;
 pub use snippet::ItemSnippet;

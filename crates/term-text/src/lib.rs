@@ -21,6 +21,6 @@ pub use visible::{
     is_control, is_invisible_format, needs_escape, visible_controls, visible_controls_line,
 };
 pub use wrap::{
-    display_width, truncate_middle_to_width, truncate_start_to_width, truncate_to_width,
-    wrap_line, wrap_line_hanging, wrap_lines,
+    display_width, truncate_middle_to_width, truncate_start_to_width, truncate_to_width, wrap_line,
+    wrap_line_hanging, wrap_lines,
 };
