@@ -1,6 +1,7 @@
 //! A host that already edits with `ratatui_textarea::TextArea` adds `@` mentions: type `@`
 //! and a name, pick with Up/Down and Tab or Enter; the textarea keeps its own keys, undo
-//! (Ctrl+U) and yank. Ctrl+S prints the text and the mentions in it; Esc or Ctrl+C quits.
+//! (Ctrl+U) and yank. A mention is atomic: the caret steps over it, one Backspace removes
+//! it. Ctrl+S prints the text and the mentions in it; Esc or Ctrl+C quits.
 //!
 //! `cargo run -p ratatui-mention --features textarea --example textarea_host`
 

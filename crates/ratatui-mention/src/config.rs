@@ -212,7 +212,7 @@ impl PopupLabels {
 /// ```
 #[derive(Clone)]
 pub struct Trigger {
-    trigger: char,
+    character: char,
     syntax: Option<Arc<dyn MentionSyntax>>,
     labels: Option<PopupLabels>,
 }
@@ -220,7 +220,7 @@ pub struct Trigger {
 impl fmt::Debug for Trigger {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Trigger")
-            .field("trigger", &self.trigger)
+            .field("character", &self.character)
             .field("own_syntax", &self.syntax.is_some())
             .field("labels", &self.labels)
             .finish()
@@ -232,7 +232,7 @@ impl Trigger {
     /// its popup shows the widget's labels.
     pub fn new(trigger: char) -> Self {
         Trigger {
-            trigger,
+            character: trigger,
             syntax: None,
             labels: None,
         }
@@ -254,7 +254,7 @@ impl Trigger {
 
     /// The character.
     pub fn trigger(&self) -> char {
-        self.trigger
+        self.character
     }
 
     /// The labels of its own, if it has them.
@@ -389,7 +389,7 @@ impl MentionConfig {
             .into_iter()
             .map(|c| {
                 old.iter()
-                    .find(|t| t.trigger == c)
+                    .find(|t| t.character == c)
                     .cloned()
                     .unwrap_or_else(|| Trigger::new(c))
             })
@@ -403,7 +403,7 @@ impl MentionConfig {
         match self
             .triggers
             .iter_mut()
-            .find(|t| t.trigger == trigger.trigger)
+            .find(|t| t.character == trigger.character)
         {
             Some(slot) => *slot = trigger,
             None => self.triggers.push(trigger),
@@ -505,12 +505,12 @@ impl MentionConfig {
 
     /// The characters that open the popup.
     pub fn triggers(&self) -> Vec<char> {
-        self.triggers.iter().map(|t| t.trigger).collect()
+        self.triggers.iter().map(|t| t.character).collect()
     }
 
     /// The trigger of `c`, with its syntax and labels, if `c` is one.
     pub fn trigger(&self, c: char) -> Option<&Trigger> {
-        self.triggers.iter().find(|t| t.trigger == c)
+        self.triggers.iter().find(|t| t.character == c)
     }
 
     /// Every finished mention of `text`, leftmost first, as the composer finds its chips (in
@@ -542,7 +542,7 @@ impl MentionConfig {
             default,
             self.triggers
                 .iter()
-                .map(|t| (t.trigger, t.syntax.clone()))
+                .map(|t| (t.character, t.syntax.clone()))
                 .collect(),
         )
     }

@@ -161,6 +161,7 @@ mod tests {
                     mention: Mention::new(name, format!("tag:{name}")).with_trigger('#'),
                 });
             }
+            #[allow(clippy::reversed_empty_ranges)] // a careless syntax's span
             found.push(MentionSpan {
                 range: 3..1,
                 mention: Mention::new("bad", "x:"),
