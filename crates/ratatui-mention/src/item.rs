@@ -8,7 +8,7 @@ use ratatui::text::Line;
 
 use crate::grammar::Grammar;
 use crate::mention::Mention;
-use crate::results::ResultRow;
+use crate::result_row::ResultRow;
 use crate::snippet::ItemSnippet;
 
 /// How a detail part is cut when the detail line is too narrow.

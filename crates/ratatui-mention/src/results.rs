@@ -15,27 +15,13 @@ use ratatui::layout::{Position, Rect};
 
 use crate::item::MentionItem;
 use crate::key_map::Action;
+pub use crate::result_row::ResultRow;
 use crate::sections::{
     Fetch, RowRef, Section as ListSection, SectionKind, SectionedList, offered_section,
 };
 
 /// A query a results list asked its source to answer, named by a per-list increasing id.
 pub type QueryId = u64;
-
-/// What a results list needs of a row: the host's identity of it and how many lines it
-/// takes.
-pub trait ResultRow: Clone {
-    /// The host's identity of the row (offered rows already listed are left out by it; the
-    /// preview is asked for by it).
-    fn key(&self) -> &str;
-    /// Lines the row takes on screen (at least one).
-    fn lines(&self) -> u16;
-    /// Why the row cannot be taken now (e.g. a limit is reached), if it cannot: Enter and
-    /// Tab on it do nothing.
-    fn blocked(&self) -> Option<&str> {
-        None
-    }
-}
 
 /// Rows the host offers besides the matches, under a title (e.g. "closest matches",
 /// "files"): a section before or after them in a [`ResultsPage`], or one found later
