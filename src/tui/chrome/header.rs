@@ -7,8 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use crate::tui::text_width::display_width;
-use ratatui_mention::truncate_to_width;
-use ratatui_mention::visible_controls_line;
+use term_text::truncate_to_width;
+use term_text::visible_controls_line;
 
 /// The header widget.
 #[derive(Debug, Clone)]
