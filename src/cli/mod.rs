@@ -323,7 +323,7 @@ fn report(err: &CliError, json: JsonErrors) {
     let body = match json {
         JsonErrors::None => {
             // One line per line of the message, each with its controls made visible.
-            let visible = ratatui_mention::visible_controls_line;
+            let visible = term_text::visible_controls_line;
             let lines = err.lines();
             let mut lines = lines.iter();
             eprintln!(

@@ -607,7 +607,7 @@ async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()))
     })
     .await;
     let alt_e = TermEvent::Key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::ALT));

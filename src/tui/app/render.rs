@@ -18,7 +18,8 @@ use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY};
 use crate::tui::composer::session_items::{composer_config, composer_look};
 use crate::tui::picker::ResumePicker;
 use crate::tui::transcript::HelpSection;
-use ratatui_mention::{EnterAction, MentionItem, ResultsList, truncate_to_width};
+use ratatui_mention::{EnterAction, MentionItem, ResultsList};
+use term_text::truncate_to_width;
 
 impl App {
     /// Draws the whole screen into `frame` and places the terminal cursor.

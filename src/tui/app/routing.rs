@@ -59,11 +59,6 @@ impl App {
                     Some(picker) => picker.on_event(event, &origin_of),
                     None => Vec::new(),
                 };
-                if !outcomes.is_empty()
-                    && let Some(picker) = self.picker.as_mut()
-                {
-                    picker.wait.end();
-                }
                 self.act_on_picker(outcomes);
                 self.request_preview();
             }
@@ -184,9 +179,9 @@ impl App {
     /// open pickers search again (their hits came from a partial index).
     fn refresh_hits_sections(&mut self, finished: bool) {
         let title = section_title(true, self.search.progress);
-        self.composer.input.set_hits_title(&title);
+        self.composer.input.set_late_title(&title);
         if let Some(picker) = self.picker.as_mut() {
-            picker.picker.set_hits_title(&title);
+            picker.picker.set_late_title(&title);
         }
         let index_opened = self.hits.take_awaiting_index();
         if !finished && !index_opened {
@@ -283,7 +278,6 @@ impl App {
         };
         // The command line is consumed; it stays reachable with Up (and after a restart).
         self.remember_sent(line);
-        self.composer.input.clear_if_unchanged(line);
         let agent = &self.session.agent;
         match command {
             SlashCommand::Help => self.chat.push_help(help_sections()),

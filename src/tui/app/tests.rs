@@ -1614,7 +1614,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> ConversationHit {
             created_at: 0,
         },
         snippet: Some(ratatui_mention::ItemSnippet {
-            role: "user".into(),
+            lead: "user: ".into(),
             text: text.into(),
             highlights: Vec::new(),
         }),
@@ -1661,7 +1661,7 @@ fn picker_lists(app: &App, id: &str) -> bool {
         let results = p.picker.results();
         results.rows().iter().any(|r| r.key() == id)
             || results
-                .hits()
+                .late_section()
                 .is_some_and(|h| h.rows.iter().any(|r| r.key() == id))
     })
 }
@@ -1699,7 +1699,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()))
     })
     .await;
     let title = h
@@ -1707,7 +1707,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         .composer
         .input
         .results()
-        .and_then(|p| p.hits().map(|h| h.title.clone()));
+        .and_then(|p| p.late_section().map(|h| h.title.clone()));
     assert_eq!(
         title.as_deref(),
         Some("in conversations · best 20, type more to narrow")
@@ -1815,7 +1815,7 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
     })
     .await;
     let shown = format!("{}", screen(&mut h.app, 100, 30).backend());
@@ -2048,7 +2048,14 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     let mut h = harness(true).await;
     type_text(&mut h.app, "@alph");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    let waiting_for = h.app.candidates.wait.query().expect("Enter waits");
+    assert!(h.app.composer.input.is_waiting(), "Enter waits");
+    let waiting_for = h
+        .app
+        .composer
+        .input
+        .results()
+        .expect("popup open")
+        .query_id();
     // The source never answers: its answers are swallowed here.
     tokio::time::timeout(Duration::from_secs(20), async {
         loop {

@@ -11,8 +11,8 @@ use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthChar;
 
 use crate::tui::text_width::display_width;
-use ratatui_mention::truncate_to_width;
-use ratatui_mention::visible_controls_line;
+use term_text::truncate_to_width;
+use term_text::visible_controls_line;
 
 /// Cells the title keeps at least when the project's name wants the rest.
 const TITLE_LEAST: usize = 6;

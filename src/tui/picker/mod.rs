@@ -9,18 +9,19 @@ use std::collections::HashSet;
 use ratatui::style::{Color, Modifier, Style};
 use tokio_util::sync::CancellationToken;
 
-use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::composer::candidates::{RowSources, list_ordered};
 use crate::tui::composer::listed_page::ListedPage;
-use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
+use crate::tui::composer::session_items::{
+    DisplayZone, OLDER_ROWS_GRACE, OriginOf, composer_config, results_page,
+};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
 use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};
 use dsh_store::SessionStore;
 use ratatui_mention::{
-    KeyMap, MentionItem, MentionStyles, OfferedRows, Picker, PickerOutcome, PickerView,
-    PopupLabels, ResultsPage,
+    KeyMap, MentionItem, MentionStyles, Picker, PickerOutcome, PickerView, PopupLabels,
+    ResultsPage, Section,
 };
 
 /// The note on a row whose session another window writes to.
@@ -56,10 +57,6 @@ pub struct ResumePicker {
     slot: RequestSlot<u64>,
     /// What rows show beside a session (the `@` popup's, shared).
     pub sources: RowSources,
-    /// An Enter waiting for the newest filter's answer.
-    pub wait: AnswerWait,
-    /// Until when the rows of an older filter may stay on show while the newest is asked.
-    pub older_rows: AnswerWait,
     /// The dsh store, asked which sessions of a page another window writes to.
     pub store: Option<SessionStore>,
     /// The sessions of the newest page another window writes to, marked.
@@ -74,7 +71,11 @@ impl ResumePicker {
         zone: DisplayZone,
         keys: KeyMap,
     ) -> (ResumePicker, PickerOutcome) {
-        let mut picker = Picker::new(keys);
+        // Enter waits as long as in the `@` popup; older rows show as long.
+        let config = composer_config(0);
+        let mut picker = Picker::new(keys)
+            .with_preview(true)
+            .with_timers(config.answer_wait(), OLDER_ROWS_GRACE);
         let first = picker.open();
         let resume = ResumePicker {
             picker,
@@ -83,8 +84,6 @@ impl ResumePicker {
             zone,
             slot: RequestSlot::new(Policy::Replace),
             sources: RowSources::default(),
-            wait: AnswerWait::default(),
-            older_rows: AnswerWait::default(),
             store: None,
             busy: HashSet::new(),
         };
@@ -187,10 +186,10 @@ impl ResumePicker {
         let page = results_page(listed, query, "", origin_of);
         ResultsPage {
             rows: self.mark_open(page.rows),
-            offered: page
-                .offered
+            after: page
+                .after
                 .into_iter()
-                .map(|o| OfferedRows {
+                .map(|o| Section {
                     rows: self.mark_open(o.rows),
                     ..o
                 })
@@ -208,11 +207,11 @@ impl ResumePicker {
         hits: &[ConversationHit],
     ) -> Vec<PickerOutcome> {
         let section = offered(title, hits, "", self.zone, true);
-        let section = OfferedRows {
+        let section = Section {
             rows: self.mark_open(section.rows),
             ..section
         };
-        self.picker.set_hits(query_id, section)
+        self.picker.set_late_section(query_id, section)
     }
 
     /// The session open in the app.
@@ -273,25 +272,23 @@ fn busy_of(store: &SessionStore, ids: Vec<String>) -> HashSet<String> {
 }
 
 /// The picker's texts.
-static LABELS: std::sync::LazyLock<PopupLabels> = std::sync::LazyLock::new(|| PopupLabels {
-    type_to_filter: "loading sessions…".to_string(),
-    searching: "searching…".to_string(),
-    failed: "could not list sessions".to_string(),
-    no_match: "no matching sessions".to_string(),
-    nothing_yet: "no sessions yet".to_string(),
-    still_searching: "still searching — Enter again opens the selected one".to_string(),
-    preview_pending: "estimating the reference size…".to_string(),
-    ..PopupLabels::default()
+static LABELS: std::sync::LazyLock<PopupLabels> = std::sync::LazyLock::new(|| {
+    PopupLabels::default()
+        .with_type_to_filter("loading sessions…")
+        .with_searching("searching…")
+        .with_failed("could not list sessions")
+        .with_no_match("no matching sessions")
+        .with_nothing_yet("no sessions yet")
+        .with_still_searching("still searching — Enter again opens the selected one")
+        .with_preview_pending("estimating the reference size…")
 });
 
 /// The picker's look: cyan section titles, magenta origin badges, failures in red.
 fn styles() -> MentionStyles {
-    MentionStyles {
-        section_title: Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC),
-        kind: Style::new().fg(Color::Magenta),
-        failed: Style::new().fg(Color::Red),
-        ..MentionStyles::default()
-    }
+    MentionStyles::default()
+        .with_section_title(Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC))
+        .with_kind(Style::new().fg(Color::Magenta))
+        .with_failed(Style::new().fg(Color::Red))
 }
 
 #[cfg(test)]

@@ -1474,7 +1474,7 @@ mod tests {
                     let s = line.to_string();
                     assert!(
                         matches!(
-                            ratatui_mention::visible_controls(&s),
+                            term_text::visible_controls(&s),
                             std::borrow::Cow::Borrowed(_)
                         ),
                         "{s:?}"

@@ -485,7 +485,7 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
     })
     .await;
     // Nothing matches by title, id or cwd: the hit is selected by moving onto it.
