@@ -28,6 +28,7 @@ pub mod lone_surrogates;
 mod message_line;
 pub mod nofollow;
 pub mod not_loaded;
+pub mod own_file;
 pub mod paths;
 pub mod projection;
 pub mod query;

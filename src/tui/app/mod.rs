@@ -212,9 +212,11 @@ impl App {
             .use_history_file(path, max_entries, &mut self.chat);
     }
 
-    /// Records a sent input: Up history now, and the history file for later runs.
-    fn remember_sent(&mut self, text: &str) {
-        self.composer.remember_sent(text, &mut self.chat);
+    /// Records a sent input typed at `typed_at_ms`: Up history now, and the history file
+    /// for other windows and later runs.
+    fn remember_sent(&mut self, text: &str, typed_at_ms: u64) {
+        self.composer
+            .remember_sent(text, typed_at_ms, &mut self.chat);
         self.transcript.note_sent();
     }
 

@@ -89,23 +89,56 @@ impl Composer {
         }
     }
 
-    /// Records a sent input: Up history now, and the history file for later runs.
-    pub fn remember_sent(&mut self, text: &str, chat: &mut ChatView) {
-        self.input.push_history(text);
+    /// Records a sent input typed at `typed_at_ms`: Up history now (with what other
+    /// windows sent meanwhile, by the time it was typed), and the history file.
+    pub fn remember_sent(&mut self, text: &str, typed_at_ms: u64, chat: &mut ChatView) {
+        let Some(file) = self.history_file.as_mut() else {
+            self.input.push_history(text);
+            return;
+        };
+        match file.record(text, typed_at_ms) {
+            Ok(gained) => {
+                for entry in &gained {
+                    self.input.push_history(entry);
+                }
+                // Blank, or history off: the widget decides as without a file.
+                if gained.is_empty() {
+                    self.input.push_history(text);
+                }
+            }
+            Err(e) => {
+                self.input.push_history(text);
+                self.drop_history_file(&e, chat);
+            }
+        }
+    }
+
+    /// Puts what other windows sent since this one last read the history file into Up
+    /// history (newest last). Called when Up begins a walk on an empty draft.
+    pub fn refresh_history(&mut self, chat: &mut ChatView) {
         let Some(file) = self.history_file.as_mut() else {
             return;
         };
-        if let Err(e) = file.record(text) {
-            // Reported once; the rest of this run keeps history in memory only.
-            self.history_file = None;
-            chat.push_notice(
-                NoticeKind::Error,
-                format!(
-                    "{}: {e} (input history is kept for this run only)",
-                    e.code()
-                ),
-            );
+        match file.refresh() {
+            Ok(gained) => {
+                for entry in &gained {
+                    self.input.push_history(entry);
+                }
+            }
+            Err(e) => self.drop_history_file(&e, chat),
         }
+    }
+
+    /// Reported once; the rest of this run keeps history in memory only.
+    fn drop_history_file(&mut self, e: &history_file::HistoryFileError, chat: &mut ChatView) {
+        self.history_file = None;
+        chat.push_notice(
+            NoticeKind::Error,
+            format!(
+                "{}: {e} (input history is kept for this run only)",
+                e.code()
+            ),
+        );
     }
 
     /// Puts a loaded session's own `typed` messages into Up history: after the older
