@@ -17,6 +17,7 @@ pub mod index_file;
 mod json_scan;
 pub mod kinds;
 pub mod layout;
+pub mod line_cost;
 mod line_skim;
 pub mod listing;
 pub mod log_check;

@@ -134,7 +134,10 @@ fn a_complete_line_over_the_limit_stays_in_the_log_as_a_placeholder() {
     assert!(line_bytes > 64 * 1024);
     assert_eq!(
         dsh_store::not_loaded::NotLoaded::of(placeholder),
-        Some(dsh_store::not_loaded::NotLoaded { line_bytes })
+        Some(dsh_store::not_loaded::NotLoaded {
+            line_bytes,
+            dense: false
+        })
     );
     let EventData::Other { kind, data } = &placeholder.data else {
         panic!("{placeholder:?}")
