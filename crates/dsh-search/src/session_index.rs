@@ -12,7 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::cache_location;
-use crate::engine::{self, Engine};
+use crate::engine::{self, DirKind, Engine};
 use crate::error::SearchError;
 use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
@@ -97,6 +97,8 @@ pub struct SearchHit {
 /// The full-text index of one store.
 pub struct SessionIndex {
     pub(crate) root: PathBuf,
+    /// Whose directory the index is in (a rebuild repairs our own cache location only).
+    dir_kind: DirKind,
     engine: RwLock<Arc<Engine>>,
     pub(crate) status: Mutex<IndexStatus>,
     pub(crate) analyzer: TextAnalyzer,
@@ -131,13 +133,16 @@ impl SessionIndex {
     /// without our mark, or inside, at or above the store — is
     /// [`SearchError::IndexDirRefused`], nothing in it touched.
     pub fn open(store_root: &Path, options: &IndexOptions) -> Result<SessionIndex, SearchError> {
-        let dir = options
-            .index_dir
-            .clone()
-            .or_else(|| cache_location::default_index_dir(store_root));
+        let (dir, kind) = match &options.index_dir {
+            Some(dir) => (Some(dir.clone()), DirKind::Configured),
+            None => (
+                cache_location::default_index_dir(store_root),
+                DirKind::OwnCache,
+            ),
+        };
         let (engine, notice) = match dir {
             Some(dir) => match cache_location::check_apart(&dir, store_root)
-                .and_then(|()| engine::open_dir(&dir))
+                .and_then(|()| engine::open_dir(&dir, kind))
             {
                 Ok(opened) => opened,
                 // A directory not ours to use: said so, never replaced by a quiet fallback.
@@ -154,6 +159,7 @@ impl SessionIndex {
         };
         Ok(SessionIndex {
             root: store_root.to_owned(),
+            dir_kind: kind,
             engine: RwLock::new(Arc::new(engine)),
             status: Mutex::new(IndexStatus {
                 notice,
@@ -213,7 +219,7 @@ impl SessionIndex {
         let fresh = match &old.dir {
             Some(dir) => {
                 engine::wipe(dir)?;
-                engine::open_dir(dir)?.0
+                engine::open_dir(dir, self.dir_kind)?.0
             }
             None => engine::in_memory()?,
         };
