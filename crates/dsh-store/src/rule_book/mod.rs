@@ -6,6 +6,8 @@
 //! [`RuleBook`] folds a log event by event and says, for each event, which rule of which
 //! version it breaks ([`Violation`]):
 //!
+//! - the header line each version's backend accepts (`header.rs`: where the recorded
+//!   branch lives);
 //! - the event envelope and the legacy shapes each version still reads or refuses
 //!   (`envelope.rs`, `vocabulary.rs`), and the newest release's known event types and
 //!   `ignorable`;
@@ -27,6 +29,7 @@
 mod compaction;
 mod envelope;
 mod findings;
+mod header;
 mod messages;
 pub mod readable_line;
 mod surface;
@@ -36,6 +39,7 @@ mod vocabulary;
 
 pub use envelope::Envelope;
 pub use findings::{Findings, RuleCount};
+pub use header::check_header;
 pub use vocabulary::RELEASE_KNOWN_EVENT_TYPES;
 
 use super::event::Event;
@@ -154,6 +158,8 @@ impl Effect {
 /// One rule of the book, with a stable code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
+    /// The header line is one both versions accept as a session header.
+    Header,
     /// Seqs count from 0 without gaps.
     SeqContiguous,
     /// The envelope holds only the keys each version allows, with valid values.
@@ -192,7 +198,8 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in report order.
-    pub const ALL: [Rule; 15] = [
+    pub const ALL: [Rule; 16] = [
+        Rule::Header,
         Rule::SeqContiguous,
         Rule::Envelope,
         Rule::KnownEventType,
@@ -213,6 +220,7 @@ impl Rule {
     /// The stable code (`check --json`, error messages).
     pub fn code(self) -> &'static str {
         match self {
+            Rule::Header => "HEADER",
             Rule::SeqContiguous => "SEQ_CONTIGUOUS",
             Rule::Envelope => "ENVELOPE",
             Rule::KnownEventType => "KNOWN_EVENT_TYPE",
@@ -234,6 +242,7 @@ impl Rule {
     /// What the rule asks, in a sentence.
     pub fn summary(self) -> &'static str {
         match self {
+            Rule::Header => "the header line is one dsh accepts as a session header",
             Rule::SeqContiguous => "seqs count from 0 without gaps",
             Rule::Envelope => "the event envelope holds only the keys and values dsh allows",
             Rule::KnownEventType => {
