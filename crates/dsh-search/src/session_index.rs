@@ -109,6 +109,9 @@ pub struct SessionIndex {
     pub(crate) foreign: Vec<ForeignSource>,
     /// Bytes of message text per piece (docs/search.md: long sessions).
     pub(crate) piece_bytes: usize,
+    /// The store itself: a hit is answered only when its listing lists that session at that
+    /// log ([`with_store`](SessionIndex::with_store)).
+    store: dsh_store::SessionStore,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -169,6 +172,7 @@ impl SessionIndex {
             last_listing: Mutex::new(None),
             foreign: Vec::new(),
             piece_bytes: session_text::PIECE_BYTES,
+            store: dsh_store::SessionStore::new(store_root),
         })
     }
 
@@ -178,6 +182,15 @@ impl SessionIndex {
     #[must_use]
     pub fn with_foreign_sources(mut self, sources: Vec<ForeignSource>) -> SessionIndex {
         self.foreign = sources;
+        self
+    }
+
+    /// Check hits against this store's listing (the caller's, with its warm listing and
+    /// limits) instead of one of the index's own, which reads every header at the first
+    /// search. It must be the store at this index's root.
+    #[must_use]
+    pub fn with_store(mut self, store: dsh_store::SessionStore) -> SessionIndex {
+        self.store = store;
         self
     }
 
@@ -291,6 +304,7 @@ impl SessionIndex {
         // Stable: sessions of one piece keep the engine's order among equal scores.
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut hits = Vec::with_capacity(limit.min(found.len()));
+        let mut listed = false;
         for (score, found) in found {
             if cancel.is_cancelled() {
                 return Err(SearchError::Cancelled);
@@ -298,6 +312,14 @@ impl SessionIndex {
             let Some(stored) = stored_of_found(&searcher, &engine.fields, &found)? else {
                 continue;
             };
+            if !listed {
+                // The store's listing, brought up to date once per search.
+                dsh_store::SessionQuery::list_sessions(&self.store)?;
+                listed = true;
+            }
+            if !self.is_listed(&stored) {
+                continue;
+            }
             if let Some(hit) = self.checked_hit(&mut analyzer, &parsed, stored, score) {
                 hits.push(hit);
                 if hits.len() == limit {
@@ -306,6 +328,37 @@ impl SessionIndex {
             }
         }
         Ok(hits)
+    }
+
+    /// Whether the session of `stored` is one its source lists, at the very log indexed: a
+    /// dsh log the store's listing leaves out (its header id does not match its directory,
+    /// a damaged header, a link) or lists at another log is never answered.
+    fn is_listed(&self, stored: &StoredSession) -> bool {
+        let Some(state) = stored.state.as_ref() else {
+            return false;
+        };
+        let origin = state.origin();
+        if origin == Origin::Dsh {
+            let indexed = stored
+                .path
+                .split('/')
+                .fold(self.store.root().to_owned(), |p, part| p.join(part));
+            return self
+                .store
+                .listed_location(&stored.id)
+                .is_some_and(|loc| loc.path == indexed);
+        }
+        // Another tool's session: indexed from its source's own listing; one that source now
+        // lists at another log (an id held by two logs) is not answered from this one.
+        let Some(source) = self.foreign.iter().find(|s| *s.origin() == origin) else {
+            return false;
+        };
+        let Some(path) = foreign_logs::path_of_key(&origin, &stored.path) else {
+            return false;
+        };
+        source
+            .path_of(&stored.id)
+            .is_none_or(|listed| listed == Path::new(path))
     }
 
     /// The hit for `stored` as the store has it now: as indexed when its log is unchanged,

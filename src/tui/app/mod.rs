@@ -264,7 +264,7 @@ impl App {
             .map(|s| s.foreign().to_vec())
             .unwrap_or_default();
         self.search.indexing = Some(SearchIndexing::start(
-            self.store.root().to_owned(),
+            self.store.clone(),
             options,
             foreign,
             self.tx.clone(),
