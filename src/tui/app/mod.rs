@@ -205,6 +205,13 @@ impl App {
         self.candidates.sources.usage = crate::tui::composer::usage::Usage::at(Some(path));
     }
 
+    /// Shows `text` as a notice in the transcript (something about this run the user should
+    /// know: logging off, the offline model standing in).
+    pub fn show_notice(&mut self, text: String) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text);
+    }
+
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
     /// already there into Up history (older than this session's own messages).
     pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
