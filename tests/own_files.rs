@@ -229,3 +229,35 @@ fn a_link_at_the_usage_books_temporary_name_is_never_written_through() {
     let out = send(&home, "third", &format!("{mention} again"));
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[test]
+fn every_command_judges_the_config_alike_and_names_the_file() {
+    // Issue 34, break 10: `max_references = 5` was accepted by `sessions`, `search` and
+    // `check` and refused by `candidates`, `prepare` and `send` — without naming the file.
+    let home = Home::new();
+    let config = home.path("config.toml");
+    std::fs::write(&config, "[references]\nmax_references = 5\n").unwrap();
+    let store = home.path("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let (config, store) = (config.to_str().unwrap(), store.to_str().unwrap());
+    let commands: [&[&str]; 6] = [
+        &["sessions"],
+        &["search", "anything"],
+        &["check"],
+        &["candidates", "--session", "s"],
+        &["prepare", "--session", "s", "hello"],
+        &["send", "--session", "s", "hello"],
+    ];
+    for args in commands {
+        let mut all = vec!["--config", config, "--store", store];
+        all.extend_from_slice(args);
+        let out = home.run(&all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("dsh-refs: CLI_CONFIG_INVALID: {config}: ")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("max_references"), "{args:?}: {err}");
+    }
+}
