@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::foreign_sources::read_only_refusal;
 use super::output::write_stdout;
-use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
+use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for_app};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
 use crate::agent::LogFacts;
@@ -132,7 +132,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     }
     let logging_notice = init_logging();
     let delay = offline_delay_override()?.unwrap_or(INTERACTIVE_OFFLINE_CHUNK_DELAY);
-    let provider = provider_for(&ctx.config.model, delay)?;
+    let (provider, provider_notice) = provider_for_app(&ctx.config.model, delay)?;
     let options = AppOptions {
         history_size: ctx.config.tui.history_size,
         show_reasoning: ctx.config.tui.show_reasoning,
@@ -183,7 +183,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
         let _ = app_sender.set(app.sender());
         app.set_mouse_switch(Box::new(terminal::set_mouse_capture));
-        if let Some(notice) = logging_notice {
+        for notice in [logging_notice, provider_notice].into_iter().flatten() {
             app.show_notice(notice);
         }
         if let Some(path) = &history_path {
