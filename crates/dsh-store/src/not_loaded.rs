@@ -74,6 +74,8 @@ pub(crate) enum Why {
     TooLong,
     /// Its decoding would cost more than its budget ([`crate::line_cost`]).
     TooDense,
+    /// A packed row of more members than `max_packed_members` (decoded in full no further).
+    TooManyMembers,
 }
 
 /// What a reader shows in place of the event of type `kind`, e.g. "[reply of 17 MiB not
@@ -122,6 +124,10 @@ pub(crate) fn placeholders(
             "line of {line_bytes} bytes, too dense to decode within {}× its bytes",
             crate::line_cost::DECODE_FACTOR
         ),
+        Why::TooManyMembers => format!(
+            "packed row of {line_bytes} bytes, more members than the {max_packed_members} \
+             decoded in full"
+        ),
     };
     if !skimmed.closed {
         return Err(format!("{not_loaded}, and not one JSON object"));
@@ -131,7 +137,7 @@ pub(crate) fn placeholders(
     };
     let mark = match why {
         Why::TooLong => json!({ "lineBytes": line_bytes }),
-        Why::TooDense => json!({ "lineBytes": line_bytes, "dense": true }),
+        Why::TooDense | Why::TooManyMembers => json!({ "lineBytes": line_bytes, "dense": true }),
     };
     if dsh_compat::is_packed_row(k) {
         // A run of stream chunks: one placeholder chunk per member.
@@ -139,12 +145,6 @@ pub(crate) fn placeholders(
         if skimmed.seq0 != Some(next_seq) || members == 0 {
             return Err(format!(
                 "{not_loaded}; its {k} row does not start at seq {next_seq} with members"
-            ));
-        }
-        if members > max_packed_members as u64 {
-            return Err(format!(
-                "{not_loaded}; its {k} row has {members} members, more than the limit of \
-                 {max_packed_members}"
             ));
         }
         let time = skimmed.time0.unwrap_or(0);
@@ -285,6 +285,20 @@ mod tests {
             ..Skimmed::default()
         };
         let events = too_long(&skimmed, 4, 1 << 30).unwrap();
+        // However many members: they are made one at a time, never refused.
+        let many = Skimmed {
+            members: Some(5_000_000),
+            ..skimmed.clone()
+        };
+        let Placeholders::Members {
+            len,
+            events: mut made,
+        } = placeholders(&many, 4, 1 << 30, Why::TooLong, LIMITS).unwrap()
+        else {
+            panic!("one placeholder per member")
+        };
+        assert_eq!(len, 5_000_000);
+        assert_eq!(made.nth(4_999_999).map(|e| e.seq), Some(5_000_003));
         let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [4, 5, 6]);
         assert!(
@@ -292,7 +306,6 @@ mod tests {
                 .iter()
                 .all(|e| e.kind() == kind::ASSISTANT_CHUNK && NotLoaded::of(e).is_some())
         );
-        assert!(placeholders(&skimmed, 4, 1 << 30, Why::TooLong, (16 << 20, 2)).is_err());
         // A dense line says so in its mark.
         let dense = placeholders(&skimmed, 4, 100, Why::TooDense, LIMITS)
             .unwrap()

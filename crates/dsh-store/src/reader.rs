@@ -39,12 +39,13 @@ pub const DEFAULT_MAX_LINE_BYTES: u64 = 32 << 20;
 pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
 
 /// Bounds enforced while a log is read, so memory never depends on what a line claims: a
-/// longer line or a bigger packed row is damage (corruption or torn tail, by the usual rule).
+/// longer line, or a bigger packed row, is read as placeholders (crate::not_loaded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Longest line (with its `\n`) held in memory; longer lines are never buffered whole.
     pub max_line_bytes: u64,
-    /// Most `assistant/chunk` events one packed row may expand to.
+    /// Most members of one packed row decoded into full `assistant/chunk` events; a row
+    /// with more is read as placeholder chunks, one per member, made one at a time.
     pub max_packed_members: usize,
 }
 
@@ -719,13 +720,23 @@ fn dense_placeholders(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<LineItems<Event>, String> {
+    skimmed_placeholders(body, next_seq, not_loaded::Why::TooDense, limits)
+}
+
+/// The placeholders of the complete line `body` (without its `\n`), not decoded for `why`.
+fn skimmed_placeholders(
+    body: &[u8],
+    next_seq: u64,
+    why: not_loaded::Why,
+    limits: &Limits,
+) -> Result<LineItems<Event>, String> {
     let mut skim = LineSkim::new();
     skim.feed(body);
     not_loaded::placeholders(
         &skim.finish(),
         next_seq,
         body.len() as u64 + 1,
-        not_loaded::Why::TooDense,
+        why,
         (limits.max_line_bytes, limits.max_packed_members),
     )
     .map(LineItems::from)
@@ -769,10 +780,9 @@ fn decode_record(body: &[u8], next_seq: u64, limits: &Limits) -> Result<LineItem
             .max()
             .unwrap_or(0);
         if members > limits.max_packed_members {
-            return Err(format!(
-                "{} row has {members} members, more than the limit of {}",
-                raw.kind, limits.max_packed_members
-            ));
+            // More members than are decoded in full: one placeholder chunk per member, made
+            // as they are taken (never damage: dsh reads the row).
+            return skimmed_placeholders(body, next_seq, not_loaded::Why::TooManyMembers, limits);
         }
         let events = dsh_compat::PackedEvents::of(&raw.kind, raw.seq0, raw.time0, raw.data)?;
         return Ok(LineItems::Lazy {
