@@ -71,11 +71,11 @@ impl Placeholders {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Why {
     /// Longer than `store.max_line_bytes`.
-    TooLong,
+    Long,
     /// Its decoding would cost more than its budget ([`crate::line_cost`]).
-    TooDense,
+    Dense,
     /// A packed row of more members than `max_packed_members` (decoded in full no further).
-    TooManyMembers,
+    ManyMembers,
 }
 
 /// What a reader shows in place of the event of type `kind`, e.g. "[reply of 17 MiB not
@@ -117,14 +117,14 @@ pub(crate) fn placeholders(
     (max_line_bytes, max_packed_members): (u64, usize),
 ) -> Result<Placeholders, String> {
     let not_loaded = match why {
-        Why::TooLong => format!(
+        Why::Long => format!(
             "line of {line_bytes} bytes, longer than store.max_line_bytes ({max_line_bytes} bytes)"
         ),
-        Why::TooDense => format!(
+        Why::Dense => format!(
             "line of {line_bytes} bytes, too dense to decode within {}× its bytes",
             crate::line_cost::DECODE_FACTOR
         ),
-        Why::TooManyMembers => format!(
+        Why::ManyMembers => format!(
             "packed row of {line_bytes} bytes, more members than the {max_packed_members} \
              decoded in full"
         ),
@@ -136,8 +136,8 @@ pub(crate) fn placeholders(
         return Err(format!("{not_loaded}, without a readable type"));
     };
     let mark = match why {
-        Why::TooLong => json!({ "lineBytes": line_bytes }),
-        Why::TooDense | Why::TooManyMembers => json!({ "lineBytes": line_bytes, "dense": true }),
+        Why::Long => json!({ "lineBytes": line_bytes }),
+        Why::Dense | Why::ManyMembers => json!({ "lineBytes": line_bytes, "dense": true }),
     };
     if dsh_compat::is_packed_row(k) {
         // A run of stream chunks: one placeholder chunk per member.
@@ -206,7 +206,7 @@ mod tests {
     const LIMITS: (u64, usize) = (16 << 20, 65_536);
 
     fn too_long(skimmed: &Skimmed, next_seq: u64, bytes: u64) -> Result<Vec<Event>, String> {
-        placeholders(skimmed, next_seq, bytes, Why::TooLong, LIMITS).map(Placeholders::collect_vec)
+        placeholders(skimmed, next_seq, bytes, Why::Long, LIMITS).map(Placeholders::collect_vec)
     }
 
     #[test]
@@ -293,7 +293,7 @@ mod tests {
         let Placeholders::Members {
             len,
             events: mut made,
-        } = placeholders(&many, 4, 1 << 30, Why::TooLong, LIMITS).unwrap()
+        } = placeholders(&many, 4, 1 << 30, Why::Long, LIMITS).unwrap()
         else {
             panic!("one placeholder per member")
         };
@@ -307,7 +307,7 @@ mod tests {
                 .all(|e| e.kind() == kind::ASSISTANT_CHUNK && NotLoaded::of(e).is_some())
         );
         // A dense line says so in its mark.
-        let dense = placeholders(&skimmed, 4, 100, Why::TooDense, LIMITS)
+        let dense = placeholders(&skimmed, 4, 100, Why::Dense, LIMITS)
             .unwrap()
             .collect_vec();
         assert_eq!(

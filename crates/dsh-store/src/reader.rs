@@ -39,7 +39,7 @@ pub const DEFAULT_MAX_LINE_BYTES: u64 = 32 << 20;
 pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
 
 /// Bounds enforced while a log is read, so memory never depends on what a line claims: a
-/// longer line, or a bigger packed row, is read as placeholders (crate::not_loaded).
+/// longer line, or a bigger packed row, is read as placeholders (`crate::not_loaded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Longest line (with its `\n`) held in memory; longer lines are never buffered whole.
@@ -383,7 +383,7 @@ pub fn scan_events_at_limited<E: ScanItem + 'static>(
                     &skim.finish(),
                     pos.next_seq,
                     n,
-                    not_loaded::Why::TooLong,
+                    not_loaded::Why::Long,
                     (limits.max_line_bytes, limits.max_packed_members),
                 )
                 .map(|events| LineItems::from(events).map(E::not_loaded)),
@@ -720,7 +720,7 @@ fn dense_placeholders(
     next_seq: u64,
     limits: &Limits,
 ) -> Result<LineItems<Event>, String> {
-    skimmed_placeholders(body, next_seq, not_loaded::Why::TooDense, limits)
+    skimmed_placeholders(body, next_seq, not_loaded::Why::Dense, limits)
 }
 
 /// The placeholders of the complete line `body` (without its `\n`), not decoded for `why`.
@@ -782,7 +782,7 @@ fn decode_record(body: &[u8], next_seq: u64, limits: &Limits) -> Result<LineItem
         if members > limits.max_packed_members {
             // More members than are decoded in full: one placeholder chunk per member, made
             // as they are taken (never damage: dsh reads the row).
-            return skimmed_placeholders(body, next_seq, not_loaded::Why::TooManyMembers, limits);
+            return skimmed_placeholders(body, next_seq, not_loaded::Why::ManyMembers, limits);
         }
         let events = dsh_compat::PackedEvents::of(&raw.kind, raw.seq0, raw.time0, raw.data)?;
         return Ok(LineItems::Lazy {
