@@ -118,8 +118,8 @@ impl App {
                 }
             }
             AppEvent::Transcript(TranscriptEvent::Loaded { ticket, loaded }) => {
-                if let Some(sent_since) = self.transcript.finish(ticket, loaded.through_seq) {
-                    self.on_transcript_loaded(*loaded, sent_since);
+                if self.transcript.finish(ticket, loaded.through_seq) {
+                    self.on_transcript_loaded(*loaded);
                 }
             }
             AppEvent::Transcript(TranscriptEvent::Older { ticket, read }) => {
@@ -487,9 +487,8 @@ impl App {
     }
 
     /// Show a transcript read off the UI thread: its cells (the notices shown meanwhile
-    /// follow), and the session's typed messages in Up history after the older entries
-    /// and before what was sent since.
-    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript, sent_since: usize) {
+    /// follow), and the session's typed messages in Up history, merged by time.
+    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript) {
         let LoadedTranscript {
             mut transcript,
             typed,
@@ -501,8 +500,7 @@ impl App {
         }
         self.chat.adopt(transcript);
         if !self.transcript.take_again() {
-            let typed: Vec<String> = typed.into_iter().map(|(text, _)| text).collect();
-            self.composer.adopt_session_history(&typed, sent_since);
+            self.composer.adopt_session_history(&typed);
         }
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);

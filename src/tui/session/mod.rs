@@ -5,7 +5,6 @@
 
 pub mod resolve;
 pub mod transcript_load;
-pub mod typed_history;
 
 use std::sync::Arc;
 use std::time::Duration;

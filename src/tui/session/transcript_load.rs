@@ -68,9 +68,6 @@ pub struct TranscriptLoader {
     forward: RequestSlot<u64>,
     /// The staleness check of the cards' sources running.
     newer: RequestSlot<()>,
-    /// Inputs sent while the load runs (they go after the session's own messages in Up
-    /// history).
-    sent_since: usize,
     /// `Appended` events up to this seq are already in the loaded transcript.
     loaded_through: Option<u64>,
     /// The running load reads the open session again (its typed messages are in Up
@@ -85,7 +82,6 @@ impl Default for TranscriptLoader {
             older: RequestSlot::new(Policy::Replace),
             forward: RequestSlot::new(Policy::Replace),
             newer: RequestSlot::new(Policy::Replace),
-            sent_since: 0,
             loaded_through: None,
             again: false,
         }
@@ -104,7 +100,6 @@ impl TranscriptLoader {
         self.forward.cancel();
         self.newer.cancel();
         self.again = false;
-        self.sent_since = 0;
         self.loaded_through = None;
         let (agent, tx) = (agent.clone(), tx.clone());
         let read = move || {
@@ -302,19 +297,14 @@ impl TranscriptLoader {
         self.slot.running().is_some()
     }
 
-    /// An input was sent (counted while a load runs).
-    pub fn note_sent(&mut self) {
-        if self.is_loading() {
-            self.sent_since += 1;
+    /// Whether the load `ticket` answered is current (else it is stale). Records how far
+    /// the loaded transcript goes.
+    pub fn finish(&mut self, ticket: u64, through_seq: Option<u64>) -> bool {
+        if self.slot.finish(ticket).0.is_none() {
+            return false;
         }
-    }
-
-    /// The load `ticket` answered: how many inputs were sent meanwhile, or `None` when the
-    /// answer is stale. Records how far the loaded transcript goes.
-    pub fn finish(&mut self, ticket: u64, through_seq: Option<u64>) -> Option<usize> {
-        self.slot.finish(ticket).0?;
         self.loaded_through = through_seq;
-        Some(std::mem::take(&mut self.sent_since))
+        true
     }
 
     /// Whether an `Appended` event of seq `seq` is already shown (read by the load, or the
