@@ -3,6 +3,7 @@
 
 pub mod candidate_view;
 pub mod candidates;
+pub mod citation;
 pub mod closest;
 pub mod config;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
 pub mod query_words;
+pub mod recall_result;
 pub mod redact;
 pub mod reference_entry;
 pub mod relative_time;
