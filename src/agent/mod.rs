@@ -14,6 +14,7 @@ mod session_log;
 pub mod submit;
 mod surface_tail;
 pub mod title;
+pub mod tools;
 mod turn_loop;
 
 pub use dispatch::{dispatch, dispatch_contexts};

@@ -11,7 +11,10 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
-use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
+use super::offline_recall::{OfflineCall, recall_call, recall_lines};
+use super::provider::{
+    ChatRequest, Provider, StreamEvent, ToolCallDelta, Usage, is_summarize_request,
+};
 use dsh_store::{Message, Role};
 
 /// The provider name.
@@ -121,17 +124,39 @@ impl Playback {
 pub struct OfflineReply {
     pub reasoning: String,
     pub text: String,
+    /// Tool calls the reply makes (docs/llm-providers.md: offline provider, recall).
+    pub calls: Vec<OfflineCall>,
     pub usage: Usage,
 }
 
 impl OfflineReply {
-    /// Reasoning first, then the text in several chunks, then usage.
+    /// Reasoning first, then the text in several chunks, then each call (its id and name
+    /// with the first half of its arguments, then the rest), then usage.
     fn into_events(self) -> VecDeque<StreamEvent> {
         let mut events = VecDeque::new();
         if !self.reasoning.is_empty() {
             events.push_back(StreamEvent::Reasoning(self.reasoning));
         }
         events.extend(text_chunks(&self.text).into_iter().map(StreamEvent::Text));
+        for (index, call) in self.calls.into_iter().enumerate() {
+            let mut half = call.arguments.len() / 2;
+            while !call.arguments.is_char_boundary(half) {
+                half -= 1;
+            }
+            let (head, tail) = call.arguments.split_at(half);
+            events.push_back(StreamEvent::ToolCall(ToolCallDelta {
+                index: index as u64,
+                id: Some(call.id),
+                name: Some(call.name),
+                arguments: head.to_owned(),
+            }));
+            events.push_back(StreamEvent::ToolCall(ToolCallDelta {
+                index: index as u64,
+                id: None,
+                name: None,
+                arguments: tail.to_owned(),
+            }));
+        }
         events.push_back(StreamEvent::Usage(self.usage));
         events
     }
@@ -139,6 +164,7 @@ impl OfflineReply {
 
 /// Compute the deterministic answer to `request` (a reply, or a summary for compaction).
 pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
+    let mut calls = Vec::new();
     let (reasoning, text) = if is_summarize_request(request) {
         let history = request
             .messages
@@ -148,6 +174,13 @@ pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
             format!("Summarizing {} messages.", history.len()),
             summary_text(history),
         )
+    } else if let Some(call) = recall_call(request) {
+        let reasoning = format!(
+            "Searching the first referenced session for {}.",
+            excerpt(&call.arguments)
+        );
+        calls.push(call);
+        (reasoning, String::new())
     } else {
         answer_text(&request.messages)
     };
@@ -168,6 +201,7 @@ pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
     OfflineReply {
         reasoning,
         text,
+        calls,
         usage,
     }
 }
@@ -242,6 +276,10 @@ fn snapshot_data(text: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+fn is_tool_result(m: &Message) -> bool {
+    dsh_store::tool_round::ToolResultBlock::of(m).is_some()
+}
+
 fn is_reference_context(m: &Message) -> bool {
     m.role == Role::User
         && m.source
@@ -252,7 +290,15 @@ fn is_reference_context(m: &Message) -> bool {
 /// The ordinary reply: acknowledge the last direct message and each referenced session
 /// received since the model last spoke.
 fn answer_text(messages: &[Message]) -> (String, String) {
+    // Since the model last answered the user: a tool round after the user's message is
+    // part of this answer.
+    let user_at = messages
+        .iter()
+        .rposition(|m| m.role == Role::User && m.is_direct_user())
+        .unwrap_or(messages.len());
     let since = messages
+        .get(..user_at)
+        .unwrap_or(messages)
         .iter()
         .rposition(|m| m.role == Role::Assistant)
         .map_or(0, |i| i + 1);
@@ -266,7 +312,7 @@ fn answer_text(messages: &[Message]) -> (String, String) {
     let last_user = messages
         .iter()
         .rev()
-        .find(|m| m.role == Role::User && !is_reference_context(m));
+        .find(|m| m.role == Role::User && !is_reference_context(m) && !is_tool_result(m));
 
     let mut text = String::from("Offline model (no network). ");
     match last_user {
@@ -286,6 +332,7 @@ fn answer_text(messages: &[Message]) -> (String, String) {
             text.push_str(&reference_line(r));
         }
     }
+    text.push_str(&recall_lines(messages));
     if earlier_contexts > 0 {
         let _ = write!(
             text,
@@ -470,9 +517,10 @@ mod tests {
 
     #[tokio::test]
     async fn stream_is_deterministic_and_chunked() {
-        let req = ChatRequest {
-            messages: vec![two_ref_context(), Message::user_text("what did @A decide?")],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("what did @A decide?"),
+        ]);
         let p = OfflineProvider::new();
         let first = collect(&p, req.clone()).await;
         let second = collect(&p, req.clone()).await;
@@ -488,7 +536,9 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 StreamEvent::Text(t) => Some(t.as_str()),
-                StreamEvent::Reasoning(_) | StreamEvent::Usage(_) => None,
+                StreamEvent::Reasoning(_) | StreamEvent::ToolCall(_) | StreamEvent::Usage(_) => {
+                    None
+                }
             })
             .collect();
         assert!(texts.len() > 3, "several chunks: {texts:?}");
@@ -497,9 +547,10 @@ mod tests {
 
     #[test]
     fn reply_acknowledges_message_and_each_reference() {
-        let req = ChatRequest {
-            messages: vec![two_ref_context(), Message::user_text("what did @A decide?")],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("what did @A decide?"),
+        ]);
         let reply = offline_reply(&req);
         assert_eq!(
             reply.text,
@@ -526,9 +577,7 @@ mod tests {
                 truncated: None,
             }]
         );
-        let reply = offline_reply(&ChatRequest {
-            messages: vec![msg, Message::user_text("hi")],
-        });
+        let reply = offline_reply(&ChatRequest::new(vec![msg, Message::user_text("hi")]));
         assert!(
             reply
                 .text
@@ -562,14 +611,12 @@ mod tests {
             vec![ContentBlock::text("ok")],
             Source::model("offline", OFFLINE_MODEL),
         );
-        let req = ChatRequest {
-            messages: vec![
-                two_ref_context(),
-                Message::user_text("first"),
-                assistant,
-                Message::user_text("second"),
-            ],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("first"),
+            assistant,
+            Message::user_text("second"),
+        ]);
         let text = offline_reply(&req).text;
         assert!(!text.contains("sess-a"), "{text}");
         assert!(text.contains("You said: \"second\""), "{text}");
@@ -622,9 +669,7 @@ mod tests {
 
     #[test]
     fn usage_is_about_a_quarter_of_the_bytes() {
-        let req = ChatRequest {
-            messages: vec![Message::user_text("12345678")],
-        };
+        let req = ChatRequest::new(vec![Message::user_text("12345678")]);
         let reply = offline_reply(&req);
         assert_eq!(reply.usage.input_tokens, 2);
         assert_eq!(
@@ -638,12 +683,7 @@ mod tests {
         let cancel = CancellationToken::new();
         cancel.cancel();
         let events: Vec<_> = OfflineProvider::new()
-            .stream(
-                ChatRequest {
-                    messages: vec![Message::user_text("hi")],
-                },
-                cancel,
-            )
+            .stream(ChatRequest::new(vec![Message::user_text("hi")]), cancel)
             .collect()
             .await;
         assert_eq!(events, vec![Err(LlmError::Cancelled)]);
@@ -655,9 +695,7 @@ mod tests {
         let mut stream = OfflineProvider::new()
             .with_chunk_delay(Duration::from_secs(60))
             .stream(
-                ChatRequest {
-                    messages: vec![Message::user_text("hi")],
-                },
+                ChatRequest::new(vec![Message::user_text("hi")]),
                 cancel.clone(),
             );
         assert!(matches!(

@@ -13,6 +13,7 @@ pub mod keys;
 mod layout;
 mod mouse;
 mod read_only;
+mod recall_tools;
 mod render;
 mod routing;
 
@@ -267,6 +268,7 @@ impl App {
             foreign,
             self.tx.clone(),
         ));
+        self.offer_recall();
     }
 
     /// The full-text index, once open (for the `@` popup and the resume picker).
@@ -287,6 +289,7 @@ impl App {
     pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
         self.chat.set_sessions(Arc::clone(&sources));
         self.sources = Some(sources);
+        self.offer_recall();
     }
 
     /// Where each session comes from (its badge), as the sources list it; owning, so the

@@ -403,6 +403,7 @@ impl App {
         let generation = self.session.generation + 1;
         self.session =
             OpenSession::start((writer, Some(facts)), &self.provider, generation, &self.tx);
+        self.offer_recall();
         self.chat = ChatView::new(self.chat.options());
         if let Some(sources) = &self.sources {
             self.chat.set_sessions(Arc::clone(sources));
