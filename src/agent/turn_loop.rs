@@ -250,8 +250,11 @@ async fn run_steps(
             write_fallback_title(shared, &logged).await?;
         }
         let called = run_step(shared, turn, step, &mut tools, token).await?;
-        // A step that called tools is followed by one that reads their results.
-        if !called && shared.inbox().close_window_if_drained() {
+        // A step that called tools is followed by one that reads their results — while the
+        // turn may still call tools: a model that goes on calling after the last step that
+        // offered any (its calls answered as unknown tools) has its turn ended.
+        let reads_results = called && step <= MAX_TOOL_STEPS;
+        if !reads_results && shared.inbox().close_window_if_drained() {
             return Ok(TurnEndReason::of(TurnEndKind::Completed));
         }
         step = step.saturating_add(1);
@@ -273,9 +276,9 @@ fn offered_tools(shared: &Shared, step: u64, tools: &TurnTools) -> Vec<crate::ll
 /// cancel is then returned.
 async fn run_tool_round(
     shared: &Shared,
-    turn: u64,
-    step: u64,
+    (turn, step): (u64, u64),
     calls: &[ToolCallBlock],
+    offered: &[crate::llm::ToolSpec],
     tools: &mut TurnTools,
     token: &CancellationToken,
 ) -> Result<(), AgentError> {
@@ -301,7 +304,15 @@ async fn run_tool_round(
             )
             .await?;
         let call_seq = logged.first().map(|e| e.seq);
-        let outcome = run_call(toolbox.as_ref(), tools, &call.name, &call.arguments, token).await;
+        let outcome = run_call(
+            toolbox.as_ref(),
+            offered,
+            tools,
+            &call.name,
+            &call.arguments,
+            token,
+        )
+        .await;
         tools.calls = tools.calls.saturating_add(1);
         let message = tool_round::tool_result_message(&call.id, &outcome.text, outcome.is_error);
         let error = outcome.code.map(|code| (error_name(code), code));
@@ -358,7 +369,8 @@ async fn run_step(
     }
     // Everything acknowledged so far is on disk before the model sees it.
     shared.log.sync().await?;
-    let request = ChatRequest::new(messages).with_tools(offered_tools(shared, step, tools));
+    let offered = offered_tools(shared, step, tools);
+    let request = ChatRequest::new(messages).with_tools(offered.clone());
     let reply = stream_reply(shared, request, token, Some((turn, step))).await;
     let mut reply = match reply {
         Ok(reply) => reply,
@@ -409,7 +421,7 @@ async fn run_step(
         };
     }
     shared.log.append(vec![assistant], true).await?;
-    let round = run_tool_round(shared, turn, step, &calls, tools, token).await;
+    let round = run_tool_round(shared, (turn, step), &calls, &offered, tools, token).await;
     shared.log.append(vec![step_end], false).await?;
     round.map(|()| true)
 }

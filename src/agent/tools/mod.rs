@@ -126,15 +126,16 @@ pub trait ToolBox: Send + Sync {
     ) -> BoxFuture<'static, ToolOutcome>;
 }
 
-/// Run one call the model made: its arguments checked, then the tool.
+/// Run one call the model made in a step that `offered` these tools: its arguments checked,
+/// then the tool.
 pub async fn run_call(
     tools: Option<&Arc<dyn ToolBox>>,
+    offered: &[ToolSpec],
     turn: &TurnTools,
     name: &str,
     arguments: &str,
     cancel: &CancellationToken,
 ) -> ToolOutcome {
-    let offered = tools.map(|t| t.offered(turn)).unwrap_or_default();
     let Some(tools) = tools.filter(|_| offered.iter().any(|t| t.name == name)) else {
         let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
         return ToolOutcome::error(
