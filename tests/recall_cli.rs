@@ -510,3 +510,81 @@ fn a_sigkill_or_a_cancel_during_a_tool_round_leaves_a_log_check_accepts() {
         }
     }
 }
+
+/// Sessions `a`, `b`, `c` of 30 exchanges of about 700-byte messages each.
+fn three_sessions(bench: &Bench) {
+    for id in ["a", "b", "c"] {
+        let header = SessionHeader::new(id, now_ms(), Some("/w".into()));
+        let mut writer = bench.store().open_writer(id, Some(header)).unwrap();
+        let filler = "the cache warms from the hot keys ".repeat(20);
+        let batch: Vec<_> = (1..=30)
+            .flat_map(|n| exchange(n, &format!("{id} question {n}: {filler}"), &filler))
+            .collect();
+        writer.append(batch).unwrap();
+    }
+}
+
+#[test]
+fn two_and_three_references_get_one_plan_that_fits_the_window() {
+    let rt = runtime();
+    let server = rt.block_on(Server::start(vec![saying("ok"), saying("ok")]));
+    let bench = Bench::new(&format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"RECALL_TEST_KEY\"\nmax_retries = 0\ntimeout_secs = 20\ncontext_tokens = 16384\n",
+        server.base_url
+    ));
+    three_sessions(&bench);
+    // 7/8 of the window is the input budget; the references' share is half of what is left.
+    let input_tokens = 16_384 - 16_384 / 8;
+    for ids in [&["a", "b"][..], &["a", "b", "c"][..]] {
+        let text: Vec<String> = ids.iter().map(|id| mention(id, id)).collect();
+        let draft = format!("{} compare them", text.join(" "));
+        // prepare --json: the plan beside the context, never inside its source.
+        let out = bench
+            .command(&["prepare", "--session", "t", "--json", &draft])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let plan = v["plan"].as_array().unwrap();
+        assert_eq!(plan.len(), ids.len());
+        let entries = v["context"]["source"]["references"].as_array().unwrap();
+        for (line, entry) in plan.iter().zip(entries) {
+            let budget = line["budgetBytes"].as_u64().unwrap();
+            assert!(budget < 65_536, "{line}");
+            assert_eq!(entry["budgetBytes"], json!(budget));
+            assert!(line["minimumBytes"].as_u64().unwrap() <= budget);
+        }
+        assert!(v["context"]["source"].get("plan").is_none());
+        // send: the request holds the context within the share, the whole within the window.
+        let before = server.requests().len();
+        let out = bench.send("t", &draft);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let body = server.requests()[before].json();
+        let texts: Vec<&str> = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect();
+        let context = texts
+            .iter()
+            .find(|t| t.starts_with("## Referenced sessions"))
+            .unwrap();
+        assert!(
+            context.len() <= (input_tokens / 2) * 3,
+            "{} bytes",
+            context.len()
+        );
+        let estimate: usize = texts.iter().map(|t| t.len().div_ceil(3) + 4).sum();
+        assert!(estimate <= input_tokens, "{estimate} tokens");
+    }
+    bench.assert_checks("t");
+}

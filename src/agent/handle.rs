@@ -138,7 +138,7 @@ impl Drop for Lifetime {
 /// A cloneable handle on one session's agent.
 #[derive(Clone)]
 pub struct Agent {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     _lifetime: Arc<Lifetime>,
 }
 

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::tools::ToolBox;
 use crate::agent::tools::recall::{IndexSource, RecallTool};
 use crate::agent::{
-    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission,
+    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission_in,
 };
 use dsh_reference::AgentRef;
 use dsh_reference::frecency::UseKind;
@@ -76,10 +76,12 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         cwd: writer.header().cwd.clone(),
     };
     let text = args.text.clone();
+    let room = facts.plan_room(provider.context_tokens(), &text);
     let json_lines = args.json;
     block_on(|cancel| async move {
         // On an error the writer is dropped unused: nothing reaches the target log.
-        let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
+        let submission =
+            prepare_submission_in(Some(&refs), &agent_ref, &text, Some(room), &cancel).await?;
         let (agent, events) = Agent::spawn_with_facts(writer, facts, provider);
         agent.set_tools(recall);
         let message_id = submission.message.id.clone();

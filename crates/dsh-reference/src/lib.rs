@@ -1,6 +1,7 @@
 //! The session-reference layer (docs/references.md): URIs and mentions, candidate listing, and the
 //! bounded, read-only snapshot context prepared for a message that references other sessions.
 
+pub mod budget_plan;
 pub mod candidate_view;
 pub mod candidates;
 pub mod citation;
@@ -22,6 +23,7 @@ pub mod listing_order;
 pub mod mention;
 pub mod neutral_label;
 pub mod parse;
+mod planned_read;
 pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
