@@ -117,6 +117,7 @@ impl App {
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
             Some(AppAction::ToggleExpand) if !collapsed => self.chat.toggle_expand(),
             Some(AppAction::ReinsertReference) => self.reinsert_reference(),
+            Some(AppAction::OpenCitation) => self.open_citation(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
                 self.frames.should_quit = true;

@@ -46,6 +46,8 @@ pub struct ReadOnlyView {
     pub cwd: Option<String>,
     pub chat: ChatView,
     slot: RequestSlot<String>,
+    /// Scroll to this message once read (an opened citation), else say why not.
+    pub focus: Option<super::recall_tools::Focus>,
 }
 
 impl ReadOnlyView {
@@ -118,6 +120,7 @@ impl App {
             cwd: None,
             chat,
             slot: RequestSlot::new(Policy::Replace),
+            focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
             read(sources, id.to_owned(), ticket.id, self.tx.clone());
@@ -141,6 +144,9 @@ impl App {
                     .or_else(|| read.transcript.title().map(str::to_owned));
                 view.cwd = read.cwd;
                 view.chat.adopt(*read.transcript);
+                if let Some(focus) = view.focus.take() {
+                    focus.apply(&mut view.chat);
+                }
             }
             Err(message) => {
                 view.chat.set_loading(false);

@@ -1,12 +1,16 @@
-//! The open session's agent gets the search over a turn's referenced sessions
-//! (docs/agent.md: tools) once the app knows every session source, with the search index
-//! when it runs.
+//! Recall in the app: the open session's agent gets the search over a turn's referenced
+//! sessions (docs/agent.md: tools) once the app knows every session source, with the search
+//! index when it runs; Alt+C opens a reply's citation in the read-only view of the cited
+//! session, scrolled to the message (docs/tui-app.md: recall and citations).
 
 use std::sync::Arc;
 
 use super::App;
 use crate::agent::tools::recall::RecallTool;
+use crate::tui::transcript::NoticeKind;
+use crate::tui::transcript::chat_view::ChatView;
 use dsh_store::SessionQuery;
+use ratatui_mention::visible_controls_line;
 
 impl App {
     /// Offer `search_references` to the open session's agent (again after the sources or
@@ -25,5 +29,76 @@ impl App {
             tool = tool.with_index(Arc::new(indexing.index_source()));
         }
         self.session.agent.set_tools(Arc::new(tool));
+    }
+}
+
+/// Where an opened citation points, kept until its session is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Focus {
+    pub seq: u64,
+    pub label: String,
+    /// What a search of the citing turn returned for it (shown when the session no longer
+    /// shows the message: a compaction replaced it).
+    pub recalled: Option<String>,
+}
+
+impl Focus {
+    /// Scroll `chat` (the cited session, read) to the message; else say why not.
+    pub fn apply(self, chat: &mut ChatView) {
+        if chat.focus_seq(self.seq) {
+            return;
+        }
+        let label = visible_controls_line(&self.label).into_owned();
+        let text = match self.recalled {
+            Some(text) => format!(
+                "message #{} of {label} is no longer shown in its session (a compaction \
+                 replaced it); the search returned: {}",
+                self.seq,
+                visible_controls_line(&text)
+            ),
+            None => format!(
+                "{label} has no message #{}: the citation points nowhere",
+                self.seq
+            ),
+        };
+        chat.push_notice(NoticeKind::Error, text);
+    }
+}
+
+impl App {
+    /// Alt+C: open the newest citation of the transcript's replies (pressed again, the one
+    /// before) in the read-only view of the cited session, scrolled to the message.
+    pub(super) fn open_citation(&mut self) {
+        let Some(target) = self.chat.transcript_mut().next_citation() else {
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "Alt+C: no reply cites a referenced message yet ([ref K #SEQ] citations come \
+                 from searching referenced sessions)",
+            );
+            return;
+        };
+        let Some(id) = target.session_id.clone() else {
+            self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "the citation ⟦{} #{}⟧ names a reference its message did not have",
+                    visible_controls_line(&target.label),
+                    target.seq
+                ),
+            );
+            return;
+        };
+        let origin = self
+            .sources
+            .as_ref()
+            .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(&id));
+        self.open_read_only(&id, origin);
+        if let Some(view) = self.read_only.as_mut() {
+            view.focus = Some(Focus {
+                seq: target.seq,
+                label: target.label,
+                recalled: target.recalled.map(|r| r.text),
+            });
+        }
     }
 }

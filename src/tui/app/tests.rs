@@ -2081,4 +2081,5 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     .await;
 }
 
+mod recall;
 mod transcript_and_sessions;

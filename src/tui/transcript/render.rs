@@ -67,6 +67,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
             let body = collapse(text_lines(text, dim()), TOOL_LINES, options.expand_long);
             prefixed("⚙ ", dim(), wrap_lines(&body, body_width))
         }
+        HistoryCell::Recall(row) => super::recall_row::lines(row, width, options),
         HistoryCell::Plugin { plugin, text } => {
             let mut body = vec![Line::styled(
                 format!("[{}]", visible_controls_line(plugin)),
@@ -191,6 +192,7 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
     let over = |text: &str, keep: usize| text.split('\n').count() > keep;
     match cell {
         HistoryCell::Tool { text } => over(text, TOOL_LINES),
+        HistoryCell::Recall(_) => true,
         HistoryCell::User { text, .. } | HistoryCell::Plugin { text, .. } => {
             over(text, MESSAGE_LINES)
         }
@@ -536,7 +538,11 @@ fn assistant_lines(
             None => body.push(Line::styled("▌", dim())),
         }
     }
-    lines.extend(prefixed("• ", Style::new(), body));
+    lines.extend(prefixed(
+        "• ",
+        Style::new(),
+        super::recall_row::style_citations(body),
+    ));
     lines
 }
 
