@@ -29,12 +29,48 @@ use crate::log_state::{Change, LogState};
 use crate::query_syntax::{self, Clause, ParsedQuery};
 use crate::session_doc;
 use crate::session_index::SessionIndex;
-use crate::session_text::IndexedMessage;
 use crate::store_logs;
 
 /// Pieces of a long session read to answer from the index, at most: each clause's best
 /// pieces by BM25, so a common word costs a few pieces, never the whole session.
-const MAX_PIECES: usize = 6;
+const MAX_PIECES: usize = 3;
+
+/// Logs whose surface starts with a compaction checkpoint, by store, key and state (a
+/// changed log is a new entry): at most this many remembered.
+const CHECKPOINT_CACHE: usize = 256;
+
+/// Per log state: whether its surface starts with a compaction checkpoint.
+type CheckpointKey = (std::path::PathBuf, String, u64, Option<u128>);
+static CHECKPOINT_FIRST: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<CheckpointKey, bool>>,
+> = std::sync::LazyLock::new(|| std::sync::Mutex::new(std::collections::HashMap::new()));
+
+/// The indexed state of the lead piece at `address`, from its fast field.
+fn fast_state(
+    searcher: &tantivy::Searcher,
+    address: DocAddress,
+) -> Result<Option<LogState>, SearchError> {
+    let Some(segment) = searcher
+        .segment_readers()
+        .get(usize::try_from(address.segment_ord).unwrap_or(usize::MAX))
+    else {
+        return Ok(None);
+    };
+    let Some(states) = segment.fast_fields().bytes("state")? else {
+        return Ok(None);
+    };
+    let Some(ord) = states.term_ords(address.doc_id).next() else {
+        return Ok(None);
+    };
+    let mut buf = Vec::new();
+    if !states
+        .ord_to_bytes(ord, &mut buf)
+        .map_err(tantivy::TantivyError::from)?
+    {
+        return Ok(None);
+    }
+    Ok(LogState::from_bytes(&buf))
+}
 
 /// One message of an exchange.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,6 +135,8 @@ impl PartialOrd for Rank {
 pub struct RecallQuery {
     analyzer: TextAnalyzer,
     parsed: ParsedQuery,
+    /// Every clause is one ASCII word: an ASCII message is matched without the analyzer.
+    single_words: bool,
 }
 
 impl RecallQuery {
@@ -113,12 +151,24 @@ impl RecallQuery {
                 reason: "the query holds no word to search for".into(),
             });
         }
-        Ok(RecallQuery { analyzer, parsed })
+        let single_words = parsed
+            .clauses
+            .iter()
+            .all(|c| !c.prefix && c.terms.len() == 1 && c.terms.iter().all(|t| t.is_ascii()));
+        Ok(RecallQuery {
+            analyzer,
+            parsed,
+            single_words,
+        })
     }
 
     /// The rank of a message with `text`, if it matches at least one clause.
     fn rank(&mut self, seq: u64, text: &str) -> Option<Rank> {
-        let found = crate::snippets::clause_hits(&mut self.analyzer, &self.parsed.clauses, text);
+        let found = if text.is_ascii() && self.single_words {
+            ascii_hits(&text.to_ascii_lowercase(), &self.parsed.clauses)
+        } else {
+            crate::snippets::clause_hits(&mut self.analyzer, &self.parsed.clauses, text)
+        };
         let clauses = found.iter().filter(|&&n| n > 0).count();
         (clauses > 0).then(|| Rank {
             clauses,
@@ -130,6 +180,26 @@ impl RecallQuery {
     fn clauses(&self) -> &[Clause] {
         &self.parsed.clauses
     }
+}
+
+/// How often each one-word clause occurs in `folded` (an ASCII text, lowercased) as a whole
+/// word: what the analyzer finds there (on ASCII text it lowercases runs of ASCII letters
+/// and digits; a term is such a run), without analyzing it.
+fn ascii_hits(folded: &str, clauses: &[Clause]) -> Vec<usize> {
+    let bytes = folded.as_bytes();
+    let word = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_alphanumeric);
+    clauses
+        .iter()
+        .map(|c| {
+            let Some(term) = c.terms.first() else {
+                return 0;
+            };
+            folded
+                .match_indices(term.as_str())
+                .filter(|(at, t)| !(*at > 0 && word(at - 1)) && !word(at + t.len()))
+                .count()
+        })
+        .collect()
 }
 
 /// The best `limit` exchanges of a stream of a session's messages, in log order: each
@@ -184,7 +254,7 @@ impl<'q> Collector<'q> {
             if enters && self.limit > 0 {
                 let mut messages = Vec::with_capacity(2);
                 if role == TurnRole::Assistant
-                    && let Some(p) = self.previous.take().filter(|p| p.role == TurnRole::User)
+                    && let Some(p) = self.previous.clone()
                 {
                     messages.push(p);
                 }
@@ -216,7 +286,10 @@ impl<'q> Collector<'q> {
                 }
             }
         }
-        self.previous = Some(message());
+        // An assistant reply's partner is the newest message a person typed before it.
+        if role == TurnRole::User {
+            self.previous = Some(message());
+        }
     }
 
     fn finish(mut self, from_index: bool) -> Recalled {
@@ -304,15 +377,17 @@ impl SessionIndex {
                 IndexRecordOption::Basic,
             ))
         };
-        // The lead: is the log as it was indexed?
-        let Some(lead) = one(with_path(u64_term(fields.lead, 1)))? else {
+        // The lead: is the log as it was indexed? (Its state is a fast field: no stored
+        // text is read.)
+        let lead_query = with_path(u64_term(fields.lead, 1));
+        let Some((_, lead)) = searcher
+            .search(&lead_query, &TopDocs::with_limit(1).order_by_score())?
+            .first()
+            .copied()
+        else {
             return Ok(None);
         };
-        let state = lead
-            .get_first(fields.state)
-            .and_then(|v| tantivy::schema::Value::as_bytes(&v))
-            .and_then(LogState::from_bytes);
-        let Some(state) = state.filter(|s| !s.failed) else {
+        let Some(state) = fast_state(&searcher, lead)?.filter(|s| !s.failed) else {
             return Ok(None);
         };
         let format = if state.zstd {
@@ -323,24 +398,38 @@ impl SessionIndex {
         if state.change(&stamp, format) != Change::Unchanged {
             return Ok(None);
         }
-        // The first piece: does the surface start with a compaction checkpoint?
-        let first = if lead
-            .get_first(fields.piece)
-            .and_then(|v| tantivy::schema::Value::as_u64(&v))
-            == Some(0)
+        // Does the surface start with a compaction checkpoint? (Remembered per log state:
+        // reading the first piece costs more than the rest of a warm search.)
+        let key = (
+            self.store_root().to_owned(),
+            rel.clone(),
+            state.len,
+            state.mtime_ns,
+        );
+        let starts_compacted = match CHECKPOINT_FIRST
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&key).copied())
         {
-            Some(lead)
-        } else {
-            one(with_path(u64_term(fields.piece, 0)))?
+            Some(known) => known,
+            None => {
+                let first = one(with_path(u64_term(fields.piece, 0)))?;
+                let compacted = first
+                    .as_ref()
+                    .and_then(|d| session_doc::stored_messages(fields, d))
+                    .as_ref()
+                    .and_then(|m| m.first())
+                    .is_none_or(|m| m.checkpoint);
+                if let Ok(mut known) = CHECKPOINT_FIRST.lock() {
+                    if known.len() >= CHECKPOINT_CACHE {
+                        known.clear();
+                    }
+                    known.insert(key, compacted);
+                }
+                compacted
+            }
         };
-        let first_messages = first
-            .as_ref()
-            .and_then(|d| session_doc::stored_messages(fields, d));
-        if first_messages
-            .as_ref()
-            .and_then(|m| m.first())
-            .is_none_or(|m| m.checkpoint)
-        {
+        if starts_compacted {
             return Ok(None);
         }
         // The pieces where some clause matches best.
@@ -351,40 +440,29 @@ impl SessionIndex {
                 searcher.search(&q, &TopDocs::with_limit(MAX_PIECES).order_by_score())?
             {
                 match pieces.iter_mut().find(|(_, a)| *a == address) {
-                    Some(p) => p.0 = p.0.max(score),
+                    Some(p) => p.0 += score,
                     None => pieces.push((score, address)),
                 }
             }
         }
         pieces.sort_by(|a, b| b.0.total_cmp(&a.0));
         pieces.truncate(MAX_PIECES);
-        let mut loaded: Vec<(u64, Vec<IndexedMessage>)> = Vec::with_capacity(pieces.len());
+        // Best piece first; a piece is a stretch of the conversation, so a partner across
+        // its ends is left out. Reading stops once the best exchanges all hold every word.
+        let mut collector = Collector::new(query, limit);
+        let every = collector.query.clauses().len();
         for (_, address) in &pieces {
             let doc: TantivyDocument = searcher.doc(*address)?;
-            let number = doc
-                .get_first(fields.piece)
-                .and_then(|v| tantivy::schema::Value::as_u64(&v))
-                .unwrap_or(u64::MAX);
-            loaded.push((
-                number,
-                session_doc::stored_messages(fields, &doc).unwrap_or_default(),
-            ));
-        }
-        // Pieces hold consecutive stretches of the conversation, numbered in order: a
-        // message's partner is in its piece or in the next or previous one when that one
-        // was read too; across a piece not read, no partner is made up.
-        loaded.sort_by_key(|(number, _)| *number);
-        let mut collector = Collector::new(query, limit);
-        let mut last_piece: Option<u64> = None;
-        for (number, messages) in &loaded {
-            if last_piece.is_none_or(|p| p.saturating_add(1) != *number) {
-                collector.previous = None;
-                collector.waiting.clear();
-            }
-            for m in messages {
+            collector.previous = None;
+            collector.waiting.clear();
+            for m in session_doc::stored_messages(fields, &doc).unwrap_or_default() {
                 collector.push(m.seq, m.role, m.checkpoint, &m.text);
             }
-            last_piece = Some(*number);
+            if collector.best.len() == limit
+                && collector.best.iter().all(|e| e.rank.clauses == every)
+            {
+                break;
+            }
         }
         Ok(Some(collector.finish(true)))
     }
@@ -413,4 +491,39 @@ pub fn recall(
         return Ok(found);
     }
     Ok(recall_from_log(store, session_id, &mut query, limit)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    /// The ASCII shortcut counts exactly what the analyzer finds.
+    #[test]
+    fn ascii_words_are_counted_as_the_analyzer_counts_them() {
+        let texts = [
+            "Kafka kafka KAFKA kafkas ikafka kafka_x kafka-x 2kafka kafka2",
+            "the cache, the CACHE! cached? (cache) cache",
+            "redis:kafka/redis.kafka",
+            "",
+            "no match here",
+        ];
+        for query in ["kafka", "cache redis", "kafka x", "2"] {
+            let mut q = RecallQuery::new(query).unwrap();
+            assert!(q.single_words, "{query}");
+            for text in texts {
+                let fast = ascii_hits(&text.to_ascii_lowercase(), &q.parsed.clauses);
+                let slow = crate::snippets::clause_hits(&mut q.analyzer, &q.parsed.clauses, text);
+                assert_eq!(fast, slow, "{query:?} in {text:?}");
+            }
+        }
+        // Phrases take the analyzer; a word that folds to ASCII is one, and a non-ASCII
+        // message is always analyzed (it folds to the same term).
+        assert!(!RecallQuery::new("\"kafka lag\"").unwrap().single_words);
+        let mut cafe = RecallQuery::new("café").unwrap();
+        assert!(cafe.single_words);
+        assert!(cafe.rank(1, "Le Café est ouvert").is_some());
+        assert!(cafe.rank(2, "the cafe is open").is_some());
+        assert!(cafe.rank(3, "the cafeteria").is_none());
+    }
 }
