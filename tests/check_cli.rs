@@ -248,6 +248,57 @@ fn a_log_dsh_wrote_before_its_release_is_reported_as_such() {
 }
 
 #[test]
+fn a_log_dsh_rc8_wrote_is_never_called_earlier() {
+    let home = Home::new();
+    home.install(&fixture("crates/dsh-store/tests/fixtures/dsh-written/rc8"));
+    let out = home.run(&["check", "--session", "rc8-parent"]);
+    let (stdout, _) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("written by dsh 0.1.0-rc.8 or newer"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("earlier"), "{stdout}");
+    // Writing into it: the notice names whose rules the log breaks, and never calls the
+    // newer dsh that wrote it an earlier version.
+    let out = home.run(&["send", "--session", "rc8-parent", "one more question"]);
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let notice = stderr
+        .lines()
+        .find(|l| l.starts_with("dsh-refs: warning: SESSION_LOG_OUTDATED: "))
+        .unwrap_or_else(|| panic!("a notice: {stderr}"));
+    assert!(
+        notice.contains("this log breaks rules of dsh 6816e8a3d5: dsh 6816e8a3d5 cannot read it"),
+        "{notice}"
+    );
+    assert!(!notice.contains("earlier"), "{notice}");
+    assert!(!notice.contains("0.1.0-rc.8"), "rc.8 reads it: {notice}");
+    assert!(
+        notice.ends_with("dsh-refs check --session rc8-parent"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn a_log_holding_dsh_0_1_1_image_blocks_is_read_and_written_cleanly() {
+    let home = Home::new();
+    home.install(&fixture("crates/dsh-store/tests/fixtures/dsh-written/rc2"));
+    let out = home.run(&["check"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let out = home.run(&["send", "--session", "rc2-images", "what changed?"]);
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("SESSION_LOG_OUTDATED"), "{stderr}");
+    let out = home.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+    let out = home.run(&["sessions", "--json"]);
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["sessionId"], "rc2-images");
+}
+
+#[test]
 fn usage_and_unreadable_stores_have_their_own_statuses() {
     let home = Home::new();
     // No store yet: it cannot be read.

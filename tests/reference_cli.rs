@@ -71,6 +71,19 @@ impl Fixture {
     }
 }
 
+impl Fixture {
+    /// `prepare --session target --json TEXT`, which must succeed, as JSON.
+    fn prepare_json(&self, text: &str) -> Value {
+        let out = self.run(&["prepare", "--session", "target", "--json", text]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout_json(&out)
+    }
+}
+
 fn stdout_json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -184,13 +197,7 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
             .unwrap()
             .trim_end_matches(')'),
     );
-    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = stdout_json(&out);
+    let v = fx.prepare_json(&text);
     assert_eq!(
         v["content"],
         json!([{"type": "text", "text": "compare @Plan with @tools and @中文"}])
@@ -220,10 +227,37 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
     let source = &context["source"];
     assert_eq!(source["kind"], "session-reference");
     assert_eq!(source["version"], 1);
+    // prepare answers 6816e8a3d5's shape (the vectors'); only the log carries rc.8's form.
+    assert_eq!(source.get("form"), None);
     let refs = source["references"].as_array().unwrap();
     assert_eq!(refs.len(), 3);
     assert_eq!(refs[0]["compacted"], true);
     assert_eq!(refs[2]["inputIndex"], 2);
+}
+
+#[test]
+fn a_session_with_image_blocks_is_snapshotted_as_dshs_session_reference_snapshots_it() {
+    let fx = Fixture::new();
+    // A log dsh 0.1.1-rc.2 wrote (crates/dsh-store/tests/fixtures/dsh-written/README.md).
+    let rel = "--home-dev-site--/rc2-images/session.jsonl";
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("crates/dsh-store/tests/fixtures/dsh-written/rc2")
+        .join(rel);
+    std::fs::create_dir_all(fx.store().join(rel).parent().unwrap()).unwrap();
+    std::fs::copy(from, fx.store().join(rel)).unwrap();
+    let text = format!("see {}", format_mention("rc2-images", Some("ref")));
+    let v = fx.prepare_json(&text);
+    let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
+    // The array dsh's own session-reference (6816e8a3d5 and 0.1.0-rc.8, run on this log)
+    // gave, byte for byte: images, the image-only message, the tool-call-only reply and the
+    // tool result carrying an image leave no trace.
+    assert_eq!(
+        serialized_sources(prompt).unwrap(),
+        r#"[{"sessionId":"rc2-images","label":"ref","cwd":"/home/dev/site","capturedThroughSeq":16,"conversation":[{"role":"user","text":"Why is the header cut off in this screenshot?"},{"role":"assistant","text":"The header has a fixed height of 48px; the logo is 64px tall."},{"role":"assistant","text":"After the fix the logo fits inside the 64px header."}]}]"#
+    );
+    let entry = &v["context"]["source"]["references"][0];
+    assert_eq!(entry["originalMessages"], 3);
+    assert_eq!(entry["retainedMessages"], 3);
 }
 
 #[test]
@@ -629,13 +663,7 @@ fn size_estimate_matches_prepare_through_the_binary() {
             ))
             .unwrap();
         let text = format!("see {}", format_mention("long", Some("Long design thread")));
-        let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v = stdout_json(&out);
+        let v = fx.prepare_json(&text);
         let prompt = v["context"]["content"][0]["text"].as_str().unwrap();
         let array = serialized_sources(prompt).unwrap();
         let entry = &v["context"]["source"]["references"][0];
@@ -686,13 +714,7 @@ fn prepare_attaches_mentioned_files_and_excerpts() {
         "Q2",
     );
     let text = format!("read @src/lib.rs and @\"notes v2.md\" with {excerpt}");
-    let out = fx.run(&["prepare", "--session", "target", "--json", &text]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = stdout_json(&out);
+    let v = fx.prepare_json(&text);
     assert_eq!(
         v["content"][0]["text"],
         "read @src/lib.rs and @\"notes v2.md\" with @Q2"

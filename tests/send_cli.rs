@@ -197,6 +197,102 @@ fn send_with_a_mention_logs_snapshot_then_direct_message_and_streams_the_offline
     );
 }
 
+#[test]
+fn the_logged_snapshot_context_declares_dsh_rc8s_recall_form() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\n");
+    assert_ok(&fx.send("alpha", "We decided to ship on Friday."));
+    let mention = format_mention("alpha", Some("Alpha plan"));
+    assert_ok(&fx.send("t", &format!("what did {mention} decide?")));
+    // The line as written: rc.8's source shape, `form` right after `kind`.
+    let raw = String::from_utf8(fx.raw_log("t")).unwrap();
+    let context_line = raw
+        .lines()
+        .find(|l| l.contains("\"kind\":\"session-reference\""))
+        .expect("a context line");
+    assert!(
+        context_line.contains(
+            "\"source\":{\"kind\":\"session-reference\",\"form\":\"recall\",\"version\":1,\"references\":[{\"sessionId\":\"alpha\""
+        ),
+        "{context_line}"
+    );
+    // Exactly one form, on the context only: the direct message stays `{kind:"user"}`.
+    assert_eq!(raw.matches("\"form\":").count(), 1, "{raw}");
+    let log = fx.log("t");
+    let direct = log.iter().find_map(|e| match &e.data {
+        EventData::UserMessage(m) if m.is_direct_user() => m.source.clone(),
+        _ => None,
+    });
+    assert_eq!(
+        direct.map(|s| s.0),
+        Some(serde_json::json!({"kind": "user"}))
+    );
+}
+
+#[test]
+fn sessions_json_shows_the_branch_a_session_was_created_on_after_the_checkout_moved() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\n");
+    // A repository (as git keeps it: `.git/HEAD`) holding the working directory.
+    let repo = fx.dir.path().join("proj");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/vpc\n").unwrap();
+    assert_ok(&fx.send("on-branch", "peer the VPCs"));
+    // The checkout moves on; a second session is created on the new branch.
+    std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    assert_ok(&fx.send("on-main", "and now main"));
+    // Detached: nothing is recorded.
+    std::fs::write(
+        repo.join(".git/HEAD"),
+        "0123456789abcdef0123456789abcdef01234567\n",
+    )
+    .unwrap();
+    assert_ok(&fx.send("detached", "look around"));
+    // Sending into the first session again changes nothing recorded.
+    assert_ok(&fx.send("on-branch", "one more"));
+    let cache = fx.dir.path().join("cache");
+    let sessions_json = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_dsh-refs"))
+            .env("XDG_CACHE_HOME", &cache)
+            .arg("--store")
+            .arg(fx.store_root())
+            .arg("--config")
+            .arg(fx.dir.path().join("config.toml"))
+            .args(["--no-foreign-sources", "sessions", "--json"])
+            .env_remove("DSH_REFS_STORE")
+            .env_remove("DSH_REFS_CONFIG")
+            .output()
+            .unwrap();
+        assert_ok(&out);
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let rows = sessions_json();
+    // The second listing answers from the listing index in the cache dir: the same.
+    assert_eq!(sessions_json(), rows);
+    let branch_of = |id: &str| {
+        let row = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["sessionId"] == id)
+            .unwrap_or_else(|| panic!("{id} listed: {rows}"));
+        row.get("branch").cloned()
+    };
+    assert_eq!(
+        branch_of("on-branch"),
+        Some(serde_json::json!("feature/vpc"))
+    );
+    assert_eq!(branch_of("on-main"), Some(serde_json::json!("main")));
+    assert_eq!(
+        branch_of("detached"),
+        None,
+        "no key when nothing was recorded"
+    );
+    // Recorded in the session's own header line, as `gitBranch`.
+    let raw = String::from_utf8(fx.raw_log("on-branch")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(raw.lines().next().unwrap()).unwrap();
+    assert_eq!(header["gitBranch"], "feature/vpc");
+    assert_eq!(header["type"], "session");
+}
+
 /// Builds the message text for a target session id.
 type MessageFor = fn(&str) -> String;
 

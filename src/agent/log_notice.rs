@@ -1,6 +1,8 @@
-//! The one-line notice for a session whose log an earlier version wrote against dsh's rules
-//! (docs/session-store.md: the rule book). The log is left as it is; new events follow the
-//! rules. Shown once when the session is opened (the app's transcript, `send`'s stderr).
+//! The one-line notice for a session whose log breaks dsh's rules as it was found
+//! (docs/session-store.md: the rule book): it names the dsh versions whose rules it breaks,
+//! never who wrote it — a log dsh 0.1.0-rc.8 wrote breaks rules of 6816e8a3d5, an older
+//! one rules of rc.8. The log is left as it is; new events follow the rules of both. Shown
+//! once when the session is opened (the app's transcript, `send`'s stderr).
 
 use dsh_store::Findings;
 
@@ -13,8 +15,8 @@ pub fn inherited_notice(session_id: &str, findings: &Findings) -> Option<String>
         return None;
     }
     Some(format!(
-        "{}: an earlier version wrote it; new events follow the rules · dsh-refs check \
-         --session {session_id}",
+        "{}; it is left as it is, and new events follow the rules of both versions · \
+         dsh-refs check --session {session_id}",
         findings.one_line()
     ))
 }

@@ -22,12 +22,13 @@ pub struct Submission {
 }
 
 impl Submission {
-    /// The contexts to log right before the message, in order: sessions, then files.
+    /// The contexts to log right before the message, in order: sessions (their source
+    /// declaring dsh's `form: "recall"`, `dsh_reference::prompt::logged_context`), then files.
     pub fn contexts(&self) -> Vec<Message> {
         self.context
             .iter()
-            .chain(self.file_context.iter())
-            .cloned()
+            .map(dsh_reference::prompt::logged_context)
+            .chain(self.file_context.iter().cloned())
             .collect()
     }
 }

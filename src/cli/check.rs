@@ -22,7 +22,7 @@ use super::{CheckArgs, CliError, Context};
 
 /// What one session's check gave.
 enum Outcome {
-    Checked(LogReport),
+    Checked(Box<LogReport>),
     /// The log could not be read at all (corrupt, unreadable).
     Unreadable(QueryError),
 }
@@ -102,7 +102,7 @@ pub fn run(ctx: &Context, args: &CheckArgs) -> Result<(), CliError> {
             .flatten()
             .map(|l| l.path.display().to_string());
         let outcome = match store.check_session(id) {
-            Ok(report) => Outcome::Checked(report),
+            Ok(report) => Outcome::Checked(Box::new(report)),
             // Removed between listing and checking.
             Err(QueryError::NotFound { .. }) if args.session.is_none() => continue,
             Err(e) => Outcome::Unreadable(e),

@@ -55,7 +55,9 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     let (store, refs) = (service.store, service.refs);
     let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
-    let header = SessionHeader::new(&args.session, now_ms(), Some(cwd));
+    // Used only when the session is created: it records the branch the cwd is on now.
+    let header =
+        dsh_reference::record_branch(SessionHeader::new(&args.session, now_ms(), Some(cwd)));
     // What the agent keeps of the log is gathered while it is opened: one pass.
     let mut facts = LogFacts::for_provider(provider.as_ref());
     let mut writer = store

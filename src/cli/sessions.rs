@@ -84,18 +84,23 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     write_stdout(&out)
 }
 
-/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt, origin}]`.
+/// The docs/cli.md JSON: `[{sessionId, title, cwd, createdAt, origin, branch?}]`; `branch`
+/// only when the session recorded the branch it was on (never the checkout's current one).
 fn json_rows(rows: &[Row]) -> Value {
     Value::Array(
         rows.iter()
             .map(|r| {
-                json!({
+                let mut row = json!({
                     "sessionId": r.header.id,
                     "title": r.title,
                     "cwd": r.header.cwd,
                     "createdAt": r.header.created_at,
                     "origin": r.origin.as_str(),
-                })
+                });
+                if let (Some(branch), Some(map)) = (&r.header.branch, row.as_object_mut()) {
+                    map.insert("branch".into(), Value::String(branch.clone()));
+                }
+                row
             })
             .collect(),
     )
@@ -174,6 +179,16 @@ mod tests {
             serde_json::to_string(&json_rows(&rows)).unwrap(),
             r#"[{"sessionId":"a","title":"T","cwd":"/w","createdAt":0,"origin":"dsh"},{"sessionId":"b","title":null,"cwd":null,"createdAt":0,"origin":"dsh"}]"#
         );
+    }
+
+    #[test]
+    fn json_rows_carry_a_branch_only_when_one_was_recorded() {
+        let mut recorded = row("a", None, Some("/w"));
+        recorded.header = recorded.header.with_branch(Some("feature/x".into()));
+        let rows = [recorded, row("b", None, Some("/w"))];
+        let v = json_rows(&rows);
+        assert_eq!(v[0]["branch"], "feature/x");
+        assert_eq!(v[1].get("branch"), None);
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn open_session(
             .map(|d| d.to_string_lossy().into_owned())
     };
     let id = new_session_id();
-    let header = SessionHeader::new(id.clone(), now_ms(), cwd);
+    let header = dsh_reference::record_branch(SessionHeader::new(id.clone(), now_ms(), cwd));
     store
         .open_writer(&id, Some(header))
         .map(|writer| (writer, facts))

@@ -108,10 +108,61 @@ pub fn git_head(cwd: &Path) -> Option<GitHead> {
     None
 }
 
+/// `header` of a session being created, recording the branch its cwd's repository is on
+/// now (docs/session-store.md: the header): the branch a session was recorded on is the
+/// one it was created on, kept in its log, never looked up again. A detached `HEAD`, no
+/// repository, no cwd or a branch already recorded leave the header as it is. It reads a
+/// few small files (see [`git_head`]): call it where the session is created, off the UI
+/// thread.
+pub fn record_branch(header: dsh_store::SessionHeader) -> dsh_store::SessionHeader {
+    if header.branch.is_some() {
+        return header;
+    }
+    let branch = header
+        .cwd
+        .as_deref()
+        .and_then(|cwd| git_head(Path::new(cwd)))
+        .and_then(|head| match head {
+            GitHead::Branch(name) => Some(name),
+            GitHead::Detached(_) => None,
+        });
+    header.with_branch(branch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn a_new_session_records_the_branch_its_cwd_is_on_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("src/deep")).unwrap();
+        fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
+        let cwd = repo.join("src/deep").to_string_lossy().into_owned();
+        let header = |cwd: Option<String>| dsh_store::SessionHeader::new("s", 1, cwd);
+        let made = record_branch(header(Some(cwd.clone())));
+        assert_eq!(made.branch.as_deref(), Some("feature/x"));
+        // The checkout moves: what was recorded stays.
+        fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert_eq!(record_branch(made).branch.as_deref(), Some("feature/x"));
+        // Detached, no repository, no cwd: nothing recorded.
+        fs::write(
+            repo.join(".git/HEAD"),
+            "0123456789abcdef0123456789abcdef01234567\n",
+        )
+        .unwrap();
+        assert_eq!(record_branch(header(Some(cwd))).branch, None);
+        let bare = dir.path().join("plain");
+        fs::create_dir_all(&bare).unwrap();
+        assert_eq!(
+            record_branch(header(Some(bare.to_string_lossy().into_owned()))).branch,
+            None
+        );
+        assert_eq!(record_branch(header(None)).branch, None);
+    }
 
     #[test]
     fn head_texts() {

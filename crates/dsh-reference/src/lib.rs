@@ -43,7 +43,7 @@ pub use config::ReferenceConfig;
 pub use error::{ErrorCode, ReferenceError};
 pub use estimate::{PreviewTurn, ReferenceEstimate, kib};
 pub use excerpt_uri::{ExcerptRange, encode_excerpt_uri, format_excerpt_mention};
-pub use git_head::{GitHead, git_head};
+pub use git_head::{GitHead, git_head, record_branch};
 pub use label_match::label_match_ranges;
 pub use listing_order::{ListingOrder, SessionDetails};
 pub use mention::format_mention;

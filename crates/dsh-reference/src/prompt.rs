@@ -102,6 +102,37 @@ pub fn reference_source(sources: &[RetainedSource]) -> Source {
     ))
 }
 
+/// The `form` dsh 0.1.0-rc.8 declares on a session-reference context's source: material
+/// lifted out of another session's log (its `ContextForm` vocabulary). Its client presents a
+/// context by its form; one without a form is an undeclared, opaque context.
+pub const RECALL_FORM: &str = "recall";
+
+/// The context message as it is logged (docs/references.md: the logged context): the same
+/// message with `form: "recall"` on its source, right after `kind`, as rc.8 writes it
+/// (`{kind, form, version, references}`). 6816e8a3d5 reads the extra key (its source type is
+/// merge-extensible) and its vectors pin the source without it, so what `prepare` answers
+/// stays [`context_message`]'s shape; only the log carries the form. A message whose source
+/// is not a session-reference one is returned unchanged.
+pub fn logged_context(message: &Message) -> Message {
+    let mut logged = message.clone();
+    if let Some(source) = logged.source.as_mut().filter(|s| s.is_session_reference())
+        && let Value::Object(map) = &source.0
+    {
+        let mut formed = Map::with_capacity(map.len() + 1);
+        for (key, value) in map {
+            if key == "form" {
+                continue;
+            }
+            formed.insert(key.clone(), value.clone());
+            if key == "kind" {
+                formed.insert("form".into(), RECALL_FORM.into());
+            }
+        }
+        source.0 = Value::Object(formed);
+    }
+    logged
+}
+
 /// The context message: a user message with a fresh id, the provenance source and one
 /// text block holding the framed snapshot.
 pub fn context_message(sources: &[RetainedSource]) -> Message {
@@ -129,5 +160,31 @@ mod tests {
             Some("[{\"a\":\"\\u003c/referenced-sessions>\"}]")
         );
         assert_eq!(serialized_sources("no tags"), None);
+    }
+
+    #[test]
+    fn the_logged_context_declares_the_recall_form_right_after_its_kind() {
+        let prepared = context_message(&[]);
+        let logged = logged_context(&prepared);
+        let source = logged.source.as_ref().map(|s| &s.0).unwrap();
+        let keys: Vec<&str> = source
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["kind", "form", "version", "references"]);
+        assert_eq!(source["form"], "recall");
+        // Everything else is the prepared message's, which keeps dsh 6816e8a3d5's shape.
+        let mut without = source.clone();
+        without.as_object_mut().unwrap().shift_remove("form");
+        assert_eq!(Some(&without), prepared.source.as_ref().map(|s| &s.0));
+        assert_eq!(logged.id, prepared.id);
+        assert_eq!(logged.content, prepared.content);
+        assert!(prepared.source.as_ref().unwrap().0.get("form").is_none());
+        // Logging twice gives one form; other messages stay as they are.
+        assert_eq!(logged_context(&logged), logged);
+        let user = Message::new(Role::User, vec![ContentBlock::text("hi")], Source::user());
+        assert_eq!(logged_context(&user), user);
     }
 }

@@ -84,6 +84,10 @@ pub struct DetailedPage {
     /// For every session of `page.rows` and `page.closest`, by id: when it was last active
     /// and how many messages it holds, as far as its source tells.
     pub details: HashMap<String, SessionDetails>,
+    /// For the sessions of the page that recorded one, by id: the git branch the session was
+    /// recorded on (`SessionHeader::branch`; untrusted text). Never the branch its working
+    /// directory is on now.
+    pub branches: HashMap<String, String>,
 }
 
 /// The session-reference service. Cheap to clone; all clones share the query and caches.
@@ -307,11 +311,17 @@ impl SessionReferences {
                 cancelled,
             );
             let mut details = HashMap::with_capacity(positions.len());
+            let mut branches = HashMap::new();
+            let recorded_branch =
+                |position: usize| view.sessions().get(position).and_then(|h| h.branch.clone());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {
                 if let Some(row) = view.candidate_at(position) {
                     if let Some(d) = view.details_at(position) {
                         details.insert(row.session_id.clone(), d);
+                    }
+                    if let Some(branch) = recorded_branch(position) {
+                        branches.insert(row.session_id.clone(), branch);
                     }
                     rows.push(row);
                 }
@@ -330,10 +340,14 @@ impl SessionReferences {
             };
             if !closest.is_empty() {
                 for (position, header) in view.sessions().iter().enumerate() {
-                    if closest.iter().any(|c| c.candidate.session_id == header.id)
-                        && let Some(d) = view.details_at(position)
-                    {
+                    if !closest.iter().any(|c| c.candidate.session_id == header.id) {
+                        continue;
+                    }
+                    if let Some(d) = view.details_at(position) {
                         details.insert(header.id.clone(), d);
+                    }
+                    if let Some(branch) = &header.branch {
+                        branches.insert(header.id.clone(), branch.clone());
                     }
                 }
             }
@@ -344,6 +358,7 @@ impl SessionReferences {
                     closest,
                 },
                 details,
+                branches,
             })
         })
         .await?

@@ -219,3 +219,68 @@ async fn the_pickers_listing_matches_each_word_of_a_query() {
     let dsh: Vec<&str> = dsh.iter().map(|c| c.session_id.as_str()).collect();
     assert_eq!(dsh, ["s-leak"]);
 }
+
+#[tokio::test]
+async fn rows_carry_the_branch_each_session_recorded_never_the_checkouts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("store");
+    // One repository, now on `main`; one session recorded `feature/x` there, one recorded
+    // nothing (an older session, or created outside a branch).
+    let repo = tmp.path().join("repo");
+    fs::create_dir_all(repo.join(".git")).unwrap();
+    fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let cwd = repo.to_string_lossy().into_owned();
+    for (id, branch) in [("recorded", Some("feature/x")), ("unrecorded", None)] {
+        let dir = dsh_store::paths::session_dir(&root, Some(&cwd), id).unwrap();
+        fs::create_dir_all(&dir).unwrap();
+        let header =
+            SessionHeader::new(id, 1_000, Some(cwd.clone())).with_branch(branch.map(str::to_owned));
+        fs::write(
+            dir.join("session.jsonl"),
+            serde_json::to_string(&header).unwrap() + "\n",
+        )
+        .unwrap();
+    }
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(&root));
+    let refs = SessionReferences::new(store, ReferenceConfig::default());
+    let page = refs
+        .list_page_ordered(
+            &ListingScope::All,
+            "",
+            None,
+            ListingOrder::LastActivity,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.page.rows.len(), 2);
+    assert_eq!(
+        page.branches,
+        std::collections::HashMap::from([("recorded".to_owned(), "feature/x".to_owned())])
+    );
+    // The closest matches (no exact match) carry theirs too.
+    let closest = refs
+        .list_page_ordered(
+            &ListingScope::All,
+            "recordd",
+            None,
+            ListingOrder::LastActivity,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert!(closest.page.rows.is_empty());
+    assert!(
+        closest
+            .page
+            .closest
+            .iter()
+            .any(|c| c.candidate.session_id == "recorded"),
+        "{closest:?}"
+    );
+    assert_eq!(
+        closest.branches.get("recorded").map(String::as_str),
+        Some("feature/x")
+    );
+    assert_eq!(closest.branches.get("unrecorded"), None);
+}

@@ -742,10 +742,30 @@ pub struct SessionHeader {
     pub created_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The git branch the session was recorded on, when its source recorded one: written
+    /// as `gitBranch` into the header of a session this project creates (both dsh versions
+    /// read a header with extra keys and ignore them: docs/session-store.md: the header),
+    /// filled by foreign sources from their own records. Never the checkout's current branch.
+    /// A `gitBranch` that is not a string reads as none (the header stays readable).
+    #[serde(
+        rename = "gitBranch",
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient_string"
+    )]
+    pub branch: Option<String>,
     #[serde(rename = "delegationDepth", default)]
     pub delegation_depth: u64,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// A string, or none for any other JSON value.
+fn lenient_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => Some(s),
+        _ => None,
+    })
 }
 
 impl SessionHeader {
@@ -757,9 +777,17 @@ impl SessionHeader {
             id: id.into(),
             created_at,
             cwd,
+            branch: None,
             delegation_depth: 0,
             extra: Map::new(),
         }
+    }
+
+    /// The same header recording `branch` (a non-empty name; anything else records none).
+    #[must_use]
+    pub fn with_branch(mut self, branch: Option<String>) -> Self {
+        self.branch = branch.filter(|b| !b.trim().is_empty());
+        self
     }
 }
 

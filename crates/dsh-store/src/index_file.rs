@@ -50,8 +50,8 @@ const CHECK_FIRST_FROM: u64 = 64 << 20;
 
 /// Bumped whenever the layout changes; other versions are ignored (4: digests with activity
 /// and where their read stopped, instead of bare titles; 5: the line limit they were read
-/// with).
-const VERSION: u32 = 5;
+/// with; 6: the header's recorded branch).
+const VERSION: u32 = 6;
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"DSHRIDX\0";
@@ -285,6 +285,13 @@ impl<W: Write> IndexWriter<W> {
                     Some(cwd) => {
                         self.u8(1)?;
                         self.str(cwd)?;
+                    }
+                }
+                match &h.branch {
+                    None => self.u8(0)?,
+                    Some(branch) => {
+                        self.u8(1)?;
+                        self.str(branch)?;
                     }
                 }
                 self.u64(h.delegation_depth)?;
@@ -543,6 +550,11 @@ impl<R: BufRead> BodyReader<R> {
         } else {
             None
         };
+        let branch = if self.flag()? {
+            Some(self.str()?)
+        } else {
+            None
+        };
         let delegation_depth = self.u64()?;
         let extra = self.str()?;
         let extra = if extra.is_empty() {
@@ -559,6 +571,7 @@ impl<R: BufRead> BodyReader<R> {
             id,
             created_at,
             cwd,
+            branch,
             delegation_depth,
             extra,
         })
@@ -921,7 +934,8 @@ mod tests {
             file_id: None,
             ctime: None,
         };
-        let mut header = SessionHeader::new("a", 5, Some("/p".into()));
+        let mut header =
+            SessionHeader::new("a", 5, Some("/p".into())).with_branch(Some("feature/x".into()));
         header
             .extra
             .insert("x".into(), serde_json::json!({"k": [1, 2]}));

@@ -13,6 +13,7 @@ pub mod error;
 pub mod event;
 pub mod fold;
 pub mod id_order;
+pub mod image_block;
 pub mod index_file;
 mod json_scan;
 pub mod kinds;

@@ -230,6 +230,7 @@ fn taken_header() -> SessionHeader {
         id: String::new(),
         created_at: 0,
         cwd: None,
+        branch: None,
         delegation_depth: 0,
         extra: serde_json::Map::new(),
     }

@@ -28,6 +28,10 @@ pub enum WrittenBy {
     /// dsh before 0.1.0-rc.8 (or its followed commit): `compact/*` records in dsh's shape,
     /// which that release refuses.
     DshBeforeRelease,
+    /// dsh 0.1.0-rc.8 or newer: records only it writes (a cancelled turn's cause, a
+    /// compaction or rename outside any turn), which the followed commit refuses or its
+    /// invariants reject.
+    DshRelease,
 }
 
 impl WrittenBy {
@@ -37,6 +41,7 @@ impl WrittenBy {
             WrittenBy::Unknown => "unknown",
             WrittenBy::EarlierDshRefs => "earlier-dsh-refs",
             WrittenBy::DshBeforeRelease => "dsh-before-0.1.0-rc.8",
+            WrittenBy::DshRelease => "dsh-0.1.0-rc.8-or-newer",
         }
     }
 
@@ -51,6 +56,11 @@ impl WrittenBy {
             WrittenBy::DshBeforeRelease => Some(
                 "written by dsh before 0.1.0-rc.8, whose compact/* records that release \
                  refuses; the log itself is untouched",
+            ),
+            WrittenBy::DshRelease => Some(
+                "written by dsh 0.1.0-rc.8 or newer, whose own records (a cancellation's \
+                 cause, compactions and renames outside a turn) the older 6816e8a3d5 refuses \
+                 or its invariants reject; the log itself is untouched",
             ),
         }
     }
@@ -165,6 +175,7 @@ pub fn check_log(path: &Path, format: LogFormat, limits: &Limits) -> Result<LogR
         Ok(())
     })?;
     findings.extend(book.finish());
+    findings.extend(super::rule_book::check_header(&summary.header));
     Ok(LogReport {
         header: summary.header,
         events,
@@ -201,6 +212,17 @@ fn telltale(event: &Event) -> WrittenBy {
                 && !reason.extra.contains_key("step") =>
         {
             WrittenBy::EarlierDshRefs
+        }
+        // rc.8's cancellation with its cause, and its standalone compaction (`turn: null`).
+        EventData::TurnEnd { reason, .. }
+            if reason.kind == TurnEndKind::Aborted && reason.extra.contains_key("reason") =>
+        {
+            WrittenBy::DshRelease
+        }
+        EventData::Other { kind: k, data }
+            if k == kind::COMPACTION_START && data.get("turn").is_some_and(Value::is_null) =>
+        {
+            WrittenBy::DshRelease
         }
         _ => WrittenBy::Unknown,
     }

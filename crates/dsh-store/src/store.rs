@@ -426,6 +426,15 @@ impl SessionStore {
                             reason: format!("header cwd {cwd:?} is not an absolute path"),
                         });
                     }
+                    // A header dsh would not take for a session header is never written.
+                    let mut broken = crate::rule_book::check_header(&header).into_iter();
+                    if let Some(first) = broken.next() {
+                        return Err(StoreError::RuleBroken {
+                            id: id.to_owned(),
+                            violation: Box::new(first),
+                            more: broken.count(),
+                        });
+                    }
                     if header.id != id {
                         return Err(QueryError::InvalidId {
                             id: id.to_owned(),

@@ -18,7 +18,7 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dsh-written")
 }
 
-/// A copy of fixture store `which` (`rc8` or `followed`), so writes never touch the fixture.
+/// A copy of fixture store `which` (`rc8`, `followed` or `rc2`), so writes never touch the fixture.
 fn store_copy(which: &str) -> (tempfile::TempDir, SessionStore) {
     let tmp = tempfile::tempdir().unwrap();
     let from = fixtures().join(which);
@@ -83,8 +83,19 @@ fn logs_dsh_wrote_are_judged_as_its_own_readers_judge_them() {
         let report = rc8.check_session(id).unwrap();
         assert_eq!(summary(&report), want, "{id}");
         assert!(!report.findings.refused_by(DshVersion::Release), "{id}");
-        assert_eq!(report.written_by, WrittenBy::Unknown, "{id}");
+        // Told by rc.8's own records: a cancellation's cause (the early fork has none).
+        let by = if id == "rc8-fork-early" {
+            WrittenBy::Unknown
+        } else {
+            WrittenBy::DshRelease
+        };
+        assert_eq!(report.written_by, by, "{id}");
     }
+    // dsh 0.1.1-rc.2's image blocks break no rule of either version (all three read it).
+    let (_tmp, rc2) = store_copy("rc2");
+    let report = rc2.check_session("rc2-images").unwrap();
+    assert_eq!(summary(&report), vec![], "rc2-images");
+    assert_eq!(report.events, 17);
     let (_tmp, followed) = store_copy("followed");
     // 6816e8a3d5 reads both; 0.1.0-rc.8 refuses its compact/* records.
     for id in ["followed-compacted", "followed-fork"] {
@@ -122,6 +133,7 @@ fn a_dsh_log_continued_here_gains_no_violation() {
     for (which, ids) in [
         ("rc8", vec!["rc8-parent", "rc8-fork", "rc8-fork-early"]),
         ("followed", vec!["followed-compacted", "followed-fork"]),
+        ("rc2", vec!["rc2-images"]),
     ] {
         let (_tmp, store) = store_copy(which);
         for id in ids {

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::chip_hints::ChipHints;
 use super::file_section::FileCandidates;
-use super::listed_page::{GitBranches, ListedPage, RowUsage, matches_words, now_ms, rank_by_usage};
+use super::listed_page::{ListedPage, RowUsage, matches_words, now_ms, rank_by_usage};
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{OriginOf, results_page};
 use super::usage::Usage;
@@ -379,8 +379,6 @@ impl Candidates {
 /// Where the pickers' rows get what they show beside a session. Cheap to clone.
 #[derive(Debug, Clone, Default)]
 pub struct RowSources {
-    /// The git branches of the rows' directories, kept a few seconds.
-    pub branches: GitBranches,
     /// Pins and uses.
     pub usage: Usage,
 }
@@ -392,7 +390,7 @@ const MAX_PINNED_LOOKUPS: usize = 16;
 /// last activity, then reordered by the usage book (pinned first, then frecency; a pinned
 /// session matching the query is brought onto the page even when older than its rows), the
 /// words of the query matched one by one, each row's details, pins and uses, and the git
-/// branch of each directory on the page (read off the UI thread, kept a few seconds).
+/// branch each session was recorded on.
 pub async fn list_ordered(
     refs: &SessionReferences,
     scope: &ListingScope,
@@ -437,17 +435,11 @@ pub async fn list_ordered(
     let now = u64::try_from(listed_at).unwrap_or(0);
     rank_by_usage(&mut detailed.page.rows, &book, scope, now);
     let usage = RowUsage::of(&detailed.page, &book);
-    let branches = sources.branches.clone();
     let redact = refs.config().redact_secrets;
-    let listed = tokio::task::spawn_blocking(move || {
-        let of_page = branches.branches_of(&detailed.page);
-        ListedPage {
-            usage,
-            ..ListedPage::new(detailed, of_page, listed_at, redact)
-        }
-    })
-    .await
-    .map_err(|e| ReferenceError::task_failed(&e))?;
+    let listed = ListedPage {
+        usage,
+        ..ListedPage::new(detailed, listed_at, redact)
+    };
     if cancel.is_cancelled() {
         return Err(ReferenceError::cancelled());
     }

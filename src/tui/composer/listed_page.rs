@@ -1,16 +1,13 @@
 //! A listing's page as `/resume` and the `@` popup show it (docs/tui-app.md: rows): the
 //! rows in last-activity order with each session's details — when it was last active, how
-//! many messages it holds — the git branch each working directory on the page is on, and
+//! many messages it holds — the git branch each session was recorded on, and
 //! when it was listed (relative times count from then, so a frame never reads the clock).
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use dsh_reference::frecency::UsageBook;
 use dsh_reference::{
-    Candidate, CandidatePage, DetailedPage, ListingScope, SessionDetails, git_head, relative_time,
+    Candidate, CandidatePage, DetailedPage, ListingScope, SessionDetails, relative_time,
 };
 
 /// A page of sessions with what each row shows beside its title.
@@ -19,8 +16,9 @@ pub struct ListedPage {
     pub page: CandidatePage,
     /// Per session id: last activity and message count, as far as its source tells.
     pub details: HashMap<String, SessionDetails>,
-    /// Per working directory on the page that is in a git repository: its branch (or
-    /// `detached abc1234`), read from the repository's `HEAD` — untrusted text.
+    /// Per session id: the git branch the session was recorded on, when it recorded one
+    /// (`DetailedPage::branches`) — untrusted text. Never the branch its working directory
+    /// is on now: a session without a recorded branch shows none.
     pub branches: HashMap<String, String>,
     /// When the page was listed (Unix milliseconds).
     pub listed_at_ms: i64,
@@ -110,18 +108,12 @@ pub fn matches_words(candidate: &Candidate, query: &str) -> bool {
 }
 
 impl ListedPage {
-    /// A page answered with details at `listed_at_ms`, the branches of its directories
-    /// given.
-    pub fn new(
-        detailed: DetailedPage,
-        branches: HashMap<String, String>,
-        listed_at_ms: i64,
-        redact_labels: bool,
-    ) -> Self {
+    /// A page answered with details and recorded branches at `listed_at_ms`.
+    pub fn new(detailed: DetailedPage, listed_at_ms: i64, redact_labels: bool) -> Self {
         ListedPage {
             page: detailed.page,
             details: detailed.details,
-            branches,
+            branches: detailed.branches,
             listed_at_ms,
             redact_labels,
             usage: RowUsage::default(),
@@ -172,79 +164,15 @@ impl ListedPage {
         Some(format!("used {n}×"))
     }
 
-    /// The git branch of `candidate`'s working directory, when it is in a repository.
+    /// The git branch `candidate` was recorded on, when it recorded one.
     pub fn branch(&self, candidate: &Candidate) -> Option<&str> {
-        self.branches
-            .get(candidate.cwd.as_deref()?)
-            .map(String::as_str)
+        self.branches.get(&candidate.session_id).map(String::as_str)
     }
 }
 
 /// Now, in Unix milliseconds.
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
-}
-
-/// How long a directory's branch is trusted before its `HEAD` is read again.
-const BRANCH_MAX_AGE: Duration = Duration::from_secs(15);
-/// Most directories remembered (the cache is emptied past it).
-const MAX_REMEMBERED: usize = 4096;
-/// Most `HEAD`s read for one page (a page holds 60 rows at most by default).
-const MAX_READS_PER_PAGE: usize = 128;
-
-/// The git branch of working directories, read from `.git/HEAD` (no process) and kept a
-/// few seconds, so listing a page per keystroke reads each `HEAD` once in a while. Cheap
-/// to clone; clones share what was read. Call [`branches_of`](Self::branches_of) off the
-/// UI thread.
-#[derive(Debug, Clone, Default)]
-pub struct GitBranches {
-    read: Arc<Mutex<HashMap<String, ReadBranch>>>,
-}
-
-/// A directory's branch (`None`: not in a repository) and when it was read.
-type ReadBranch = (Option<String>, Instant);
-
-impl GitBranches {
-    /// The branch of every working directory of `page`'s rows and closest matches that is
-    /// in a repository.
-    pub fn branches_of(&self, page: &CandidatePage) -> HashMap<String, String> {
-        let cwds = page
-            .rows
-            .iter()
-            .chain(page.closest.iter().map(|c| &c.candidate))
-            .filter_map(|c| c.cwd.as_deref());
-        let mut out = HashMap::new();
-        let mut reads = 0;
-        for cwd in cwds {
-            if out.contains_key(cwd) {
-                continue;
-            }
-            let known = {
-                let read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
-                read.get(cwd)
-                    .filter(|(_, at)| at.elapsed() < BRANCH_MAX_AGE)
-                    .map(|(branch, _)| branch.clone())
-            };
-            let branch = match known {
-                Some(branch) => branch,
-                None if reads < MAX_READS_PER_PAGE => {
-                    reads += 1;
-                    let branch = git_head(Path::new(cwd)).map(|h| h.label());
-                    let mut read = self.read.lock().unwrap_or_else(PoisonError::into_inner);
-                    if read.len() >= MAX_REMEMBERED {
-                        read.clear();
-                    }
-                    read.insert(cwd.to_owned(), (branch.clone(), Instant::now()));
-                    branch
-                }
-                None => None,
-            };
-            if let Some(branch) = branch {
-                out.insert(cwd.to_owned(), branch);
-            }
-        }
-        out
-    }
 }
 
 #[cfg(test)]
@@ -283,7 +211,8 @@ mod tests {
         ]);
         let page = ListedPage {
             details,
-            branches: HashMap::from([("/repo".to_owned(), "main".to_owned())]),
+            // Recorded per session: `b` shares nothing with `a`'s directory's branch.
+            branches: HashMap::from([("a".to_owned(), "main".to_owned())]),
             listed_at_ms: now,
             ..ListedPage::default()
         };
@@ -299,43 +228,6 @@ mod tests {
         assert_eq!(page.branch(&a), Some("main"));
         assert_eq!(page.branch(&b), None);
         assert_eq!(page.branch(&foreign), None);
-    }
-
-    #[test]
-    fn branches_are_read_from_head_and_kept_a_while() {
-        let tmp = tempfile::tempdir().unwrap();
-        let repo = tmp.path().join("repo");
-        let sub = repo.join("src/deep");
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::create_dir_all(repo.join(".git")).unwrap();
-        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/feat/x\n").unwrap();
-        let outside = tmp.path().join("plain");
-        std::fs::create_dir_all(&outside).unwrap();
-        let s = |p: &Path| p.to_str().unwrap().to_owned();
-        let page = CandidatePage {
-            rows: vec![
-                candidate("1", Some(&s(&repo)), 0),
-                candidate("2", Some(&s(&sub)), 0),
-                candidate("3", Some(&s(&outside)), 0),
-                candidate("4", None, 0),
-            ],
-            total: 4,
-            closest: Vec::new(),
-        };
-        let branches = GitBranches::default();
-        let got = branches.branches_of(&page);
-        assert_eq!(
-            got,
-            HashMap::from([
-                (s(&repo), "feat/x".to_owned()),
-                (s(&sub), "feat/x".to_owned()),
-            ])
-        );
-        // Kept: a checkout in between shows on a later page, not on every keystroke.
-        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/other\n").unwrap();
-        assert_eq!(branches.branches_of(&page), got);
-        let fresh = GitBranches::default().branches_of(&page);
-        assert_eq!(fresh.get(&s(&repo)).map(String::as_str), Some("other"));
     }
 }
 

@@ -184,7 +184,7 @@ pub fn session_item(
 
 /// `candidate` as a row of a listing (`/resume`, the `@` popup): like [`session_item`], its
 /// detail line `<id> · <cwd> · <branch> · pinned · <2 h ago> · <14 msgs> · <used 3×>` — the
-/// git branch of its cwd when that is in a repository, `pinned` when it is (Alt+.), when it
+/// git branch it was recorded on when it recorded one, `pinned` when it is (Alt+.), when it
 /// was last active, its message count when its source counts them, and the uses the usage
 /// book remembers (references sent, resumes) when there are any.
 pub fn listed_item(candidate: &Candidate, origin: &Origin, listed: &ListedPage) -> MentionItem {

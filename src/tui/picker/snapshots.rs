@@ -71,8 +71,8 @@ fn numbered(from: usize, to: usize, total: usize) -> CandidatePage {
 
 /// `page` as the listing answers it two hours after [`CREATED`]: session `s-000N` last
 /// active N×10 minutes after its creation with N+2 messages (`s-0002` without activity, a
-/// foreign `s-0005` uncounted), the directory of project 0 on branch `main`, `s-0004`
-/// pinned and `s-0003` used twice.
+/// foreign `s-0005` uncounted), the sessions of project 0 recorded on branch `main`,
+/// `s-0004` pinned and `s-0003` used twice.
 fn with_details(page: CandidatePage) -> ListedPage {
     let details = page
         .rows
@@ -87,10 +87,17 @@ fn with_details(page: CandidatePage) -> ListedPage {
             (c.session_id.clone(), details)
         })
         .collect();
+    let branches = page
+        .rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .filter(|c| c.cwd.as_deref() == Some("/home/ana/project-0"))
+        .map(|c| (c.session_id.clone(), "main".to_owned()))
+        .collect();
     ListedPage {
         page,
         details,
-        branches: [("/home/ana/project-0".to_owned(), "main".to_owned())].into(),
+        branches,
         listed_at_ms: CREATED + 2 * 3_600_000,
         redact_labels: true,
         usage: RowUsage {

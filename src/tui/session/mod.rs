@@ -132,6 +132,8 @@ impl SessionSwitcher {
         };
         let (store, tx, provider) = (store.clone(), tx.clone(), Arc::clone(provider));
         tokio::task::spawn_blocking(move || {
+            // A session created here records the branch its cwd is on now.
+            let create = create.map(dsh_reference::record_branch);
             let mut retries = 0;
             let result = loop {
                 // What the agent keeps of the log is gathered here, in the same pass, so

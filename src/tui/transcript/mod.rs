@@ -646,7 +646,7 @@ impl Transcript {
             EventData::SteeringMessage { message, .. } => {
                 self.count_conversation(message);
                 self.push(HistoryCell::User {
-                    text: message.joined_text(),
+                    text: message.display_text(),
                     steering: true,
                 });
             }
@@ -675,7 +675,7 @@ impl Transcript {
                     return self.push(HistoryCell::Recall(Box::new(row)));
                 }
                 self.push(HistoryCell::Tool {
-                    text: format!("tool result: {}", message.joined_text()),
+                    text: format!("tool result: {}", message.display_text()),
                 });
             }
             EventData::SessionTitle(title) => {
@@ -957,8 +957,9 @@ fn user_message_cell(message: &Message) -> HistoryCell {
             text: message.joined_text(),
         };
     }
+    // Images (dsh's attachment references) as one placeholder line each.
     HistoryCell::User {
-        text: message.joined_text(),
+        text: message.display_text(),
         steering: false,
     }
 }
@@ -1132,6 +1133,67 @@ mod tests {
                 "  src/\\x1B[31mmain.rs · 13 B".to_owned(),
                 "  Ctrl+O shows the text the model received".to_owned(),
             ]
+        );
+    }
+
+    #[test]
+    fn a_dsh_image_block_shows_as_a_placeholder_line_in_the_user_cell() {
+        let image = |name: &str| -> ContentBlock {
+            serde_json::from_value(json!({"type": "image", "attachment": {
+                "attachmentId": "sha256:11", "mediaType": "image/png", "bytes": 48213,
+                "width": 1280, "height": 800, "name": name}}))
+            .unwrap()
+        };
+        let mut t = Transcript::default();
+        let said = Message::new(
+            Role::User,
+            vec![
+                ContentBlock::text("why is it cut off?"),
+                image("header.png"),
+            ],
+            Source::user(),
+        );
+        t.apply(&ev(0, EventData::UserMessage(said)));
+        let alone = Message::new(Role::User, vec![image("after.png")], Source::user());
+        t.apply(&ev(1, EventData::UserMessage(alone)));
+        assert_eq!(
+            user_texts(&t),
+            [
+                "why is it cut off?\n[image header.png · PNG 1280×800 · 48 KiB]",
+                "[image after.png · PNG 1280×800 · 48 KiB]"
+            ]
+        );
+        // A dsh tool result carries its text and image inside a tool-result block.
+        let result: ContentBlock = serde_json::from_value(json!({"type": "tool-result",
+            "toolCallId": "c1", "content": [{"type": "text", "text": "docs/after.png"}]}))
+        .unwrap();
+        let mut content = vec![result];
+        if let ContentBlock::Other(map) = &mut content[0]
+            && let Some(Value::Array(inner)) = map.get_mut("content")
+        {
+            inner.push(serde_json::to_value(image("after.png")).unwrap());
+        }
+        let message = Message::new(Role::User, content, Source::tool("c1"));
+        t.apply(&ev(
+            2,
+            EventData::ToolResult {
+                turn: 1,
+                step: 1,
+                message,
+                extra: serde_json::Map::new(),
+            },
+        ));
+        let tools: Vec<&str> = t
+            .cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::Tool { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            tools,
+            ["tool result: docs/after.png\n[image after.png · PNG 1280×800 · 48 KiB]"]
         );
     }
 

@@ -69,8 +69,10 @@ impl Findings {
             .any(|(r, c)| c.versions.contains(version) && r.effect(version) == Effect::Refused)
     }
 
-    /// A short account for a notice: which versions cannot read the log (or, when all
-    /// read it, whose checks reject parts of it), and the first rule broken.
+    /// A short account for a notice: whose rules the log breaks, which of those versions
+    /// cannot read it (or, when all read it, that their checks reject parts of it), and the
+    /// first rule broken. It says nothing of who wrote the log or when: a log dsh 0.1.0-rc.8
+    /// wrote can break 6816e8a3d5's rules as much as an older log breaks rc.8's.
     pub fn one_line(&self) -> String {
         let names = |pick: &dyn Fn(DshVersion) -> bool| {
             DshVersion::ALL
@@ -80,12 +82,12 @@ impl Findings {
                 .collect::<Vec<_>>()
                 .join(" and ")
         };
+        let whose = names(&|v| self.per_rule.values().any(|c| c.versions.contains(v)));
         let refused = names(&|v| self.refused_by(v));
         let what = if refused.is_empty() {
-            let any = names(&|v| self.per_rule.values().any(|c| c.versions.contains(v)));
-            format!("the checks of dsh {any} reject parts of this log")
+            format!("this log breaks rules of dsh {whose}: their checks reject parts of it")
         } else {
-            format!("dsh {refused} cannot read this log")
+            format!("this log breaks rules of dsh {whose}: dsh {refused} cannot read it")
         };
         let first = self
             .per_rule

@@ -6,6 +6,8 @@
 //! [`RuleBook`] folds a log event by event and says, for each event, which rule of which
 //! version it breaks ([`Violation`]):
 //!
+//! - the header line each version's backend accepts (`header.rs`: where the recorded
+//!   branch lives);
 //! - the event envelope and the legacy shapes each version still reads or refuses
 //!   (`envelope.rs`, `vocabulary.rs`), and the newest release's known event types and
 //!   `ignorable`;
@@ -28,6 +30,7 @@
 mod compaction;
 mod envelope;
 mod findings;
+mod header;
 mod messages;
 pub mod readable_line;
 mod surface;
@@ -38,6 +41,7 @@ mod vocabulary;
 
 pub use envelope::Envelope;
 pub use findings::{Findings, RuleCount};
+pub use header::check_header;
 pub use tools::RequestedCall;
 pub use vocabulary::RELEASE_KNOWN_EVENT_TYPES;
 
@@ -157,6 +161,8 @@ impl Effect {
 /// One rule of the book, with a stable code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Rule {
+    /// The header line is one both versions accept as a session header.
+    Header,
     /// Seqs count from 0 without gaps.
     SeqContiguous,
     /// The envelope holds only the keys each version allows, with valid values.
@@ -198,7 +204,8 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in report order.
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
+        Rule::Header,
         Rule::SeqContiguous,
         Rule::Envelope,
         Rule::KnownEventType,
@@ -220,6 +227,7 @@ impl Rule {
     /// The stable code (`check --json`, error messages).
     pub fn code(self) -> &'static str {
         match self {
+            Rule::Header => "HEADER",
             Rule::SeqContiguous => "SEQ_CONTIGUOUS",
             Rule::Envelope => "ENVELOPE",
             Rule::KnownEventType => "KNOWN_EVENT_TYPE",
@@ -242,6 +250,7 @@ impl Rule {
     /// What the rule asks, in a sentence.
     pub fn summary(self) -> &'static str {
         match self {
+            Rule::Header => "the header line is one dsh accepts as a session header",
             Rule::SeqContiguous => "seqs count from 0 without gaps",
             Rule::Envelope => "the event envelope holds only the keys and values dsh allows",
             Rule::KnownEventType => {
