@@ -192,6 +192,14 @@ pub fn show_citations(
     (out, targets)
 }
 
+/// `line` (not yet wrapped) with every `⟦…⟧` shown as a link (underlined, cyan).
+pub fn style_citation_line(line: Line<'static>) -> Line<'static> {
+    style_citations(vec![line])
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+}
+
 /// `lines` with every `⟦…⟧` shown as a link (underlined, cyan).
 pub fn style_citations(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
     lines

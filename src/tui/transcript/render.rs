@@ -528,9 +528,11 @@ fn assistant_lines(
     } else {
         visible_expanding_tabs(text)
     };
+    // Citations are styled before wrapping, so a link cut across two rows stays one.
     let mut body: Vec<Line<'static>> = render_markdown_hanging(&shown, Style::new())
-        .iter()
-        .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+        .into_iter()
+        .map(|(line, hang)| (super::recall_row::style_citation_line(line), hang))
+        .flat_map(|(line, hang)| wrap_line_hanging(&line, body_width, hang))
         .collect();
     if streaming && !text.is_empty() {
         match body.last_mut() {
@@ -538,11 +540,7 @@ fn assistant_lines(
             None => body.push(Line::styled("▌", dim())),
         }
     }
-    lines.extend(prefixed(
-        "• ",
-        Style::new(),
-        super::recall_row::style_citations(body),
-    ));
+    lines.extend(prefixed("• ", Style::new(), body));
     lines
 }
 
