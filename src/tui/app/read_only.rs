@@ -78,20 +78,43 @@ impl SurfaceVisitor for Fold<'_> {
 }
 
 /// Reads session `id` from `sources` off the UI thread; the answer comes as
-/// [`ReadOnlyEvent::Loaded`] for `ticket`.
-fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSender) {
+/// [`ReadOnlyEvent::Loaded`] for `ticket`. With `around` (the dsh store and a seq: an opened
+/// citation), only the window of the log that ends a little after that seq is read, so the
+/// cited message is there however long the session is.
+fn read(
+    sources: Arc<SessionSources>,
+    around: Option<(dsh_store::SessionStore, u64)>,
+    id: String,
+    ticket: u64,
+    tx: AppEventSender,
+) {
     tokio::task::spawn_blocking(move || {
         let mut transcript = Transcript::default();
         transcript.set_sessions(Arc::clone(&sources));
-        let scanned = sources
-            .scan_surface(&id, &mut Fold(&mut transcript))
-            .map_err(|e| e.to_string());
+        let windowed = around
+            .filter(|(store, _)| store.exists(&id))
+            .map(|(store, seq)| {
+                store
+                    .read_window(
+                        &id,
+                        dsh_store::WindowEnd::BeforeSeq(seq.saturating_add(CITED_AFTER)),
+                        dsh_store::WindowLimits::default(),
+                    )
+                    .map(|window| window.events.iter().for_each(|e| transcript.apply(e)))
+                    .map_err(|e| e.to_string())
+            });
+        let scanned = windowed.unwrap_or_else(|| {
+            sources
+                .scan_surface(&id, &mut Fold(&mut transcript))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
         let title = sources.read_title(&id).ok().flatten();
         let cwd = sources
             .list_sessions()
             .ok()
             .and_then(|all| all.iter().find(|h| h.id == id).and_then(|h| h.cwd.clone()));
-        let result = scanned.map(|_| Read {
+        let result = scanned.map(|()| Read {
             transcript: Box::new(transcript),
             title,
             cwd,
@@ -104,9 +127,18 @@ fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSende
     });
 }
 
+/// Log events read after a cited message, so the view shows what followed it too.
+const CITED_AFTER: u64 = 40;
+
 impl App {
     /// Opens another tool's session `id` read-only (instead of refusing to resume it).
     pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
+        self.open_read_only_at(id, origin, None);
+    }
+
+    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
+    /// log around `at` (an opened citation's seq).
+    pub(super) fn open_read_only_at(&mut self, id: &str, origin: Origin, at: Option<u64>) {
         let Some(sources) = self.sources.clone() else {
             return;
         };
@@ -123,7 +155,8 @@ impl App {
             focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            read(sources, id.to_owned(), ticket.id, self.tx.clone());
+            let around = at.map(|seq| (self.store.clone(), seq));
+            read(sources, around, id.to_owned(), ticket.id, self.tx.clone());
         }
         self.read_only = Some(view);
     }

@@ -92,7 +92,7 @@ impl App {
             .sources
             .as_ref()
             .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(&id));
-        self.open_read_only(&id, origin);
+        self.open_read_only_at(&id, origin, Some(target.seq));
         if let Some(view) = self.read_only.as_mut() {
             view.focus = Some(Focus {
                 seq: target.seq,

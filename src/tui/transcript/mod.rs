@@ -3,6 +3,7 @@
 
 pub mod chat_view;
 pub mod markdown;
+pub mod plan_note;
 pub mod recall_row;
 pub mod render;
 #[cfg(test)]

@@ -320,6 +320,7 @@ fn card_row(
     if entry.truncated {
         row.push_str(" · truncated");
     }
+    row.push_str(&super::plan_note::plan_note(entry, source));
     if origin.is_foreign() {
         let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
     }
