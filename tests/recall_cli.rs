@@ -156,7 +156,9 @@ fn snapshot_text(bench: &Bench, target: &str) -> String {
         .iter()
         .find_map(|e| match &e.data {
             EventData::UserMessage(m)
-                if m.source.as_ref().is_some_and(|s| s.is_session_reference()) =>
+                if m.source
+                    .as_ref()
+                    .is_some_and(dsh_store::Source::is_session_reference) =>
             {
                 Some(m.joined_text())
             }
@@ -234,13 +236,12 @@ fn a_word_only_in_text_a_compaction_replaced_reaches_the_answer_with_its_citatio
         let mut idle = 0;
         while idle < 3 {
             match events.recv().await.unwrap() {
-                AgentEvent::Appended(e) => {
+                AgentEvent::Appended(e)
                     if early.is_none()
                         && e.message()
-                            .is_some_and(|m| m.joined_text().contains("quokka"))
-                    {
-                        early = Some(e.seq);
-                    }
+                            .is_some_and(|m| m.joined_text().contains("quokka")) =>
+                {
+                    early = Some(e.seq);
                 }
                 AgentEvent::Status(AgentStatus::Idle) => idle += 1,
                 _ => {}
@@ -346,7 +347,11 @@ fn through_an_openai_server_the_call_streams_and_its_result_goes_back() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let bodies: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(common::scripted_http::Recorded::json)
+        .collect();
     assert_eq!(bodies.len(), 2);
     // Step 1 offered the tool; step 2 sent the call and its result back.
     assert_eq!(
@@ -402,7 +407,11 @@ fn a_ref_the_message_does_not_have_is_an_error_result_and_the_turn_goes_on() {
             .starts_with("RECALL_INVALID_REFERENCE: ref must be a number from 1 to 1"),
         "{result}"
     );
-    let bodies: Vec<Value> = server.requests().iter().map(|r| r.json()).collect();
+    let bodies: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(common::scripted_http::Recorded::json)
+        .collect();
     let last = bodies[1]["messages"]
         .as_array()
         .unwrap()

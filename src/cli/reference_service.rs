@@ -148,7 +148,10 @@ mod tests {
             share: Some(0.25),
             ..ReferencesSection::default()
         };
-        assert_eq!(reference_config(&quarter).unwrap().share(), 0.25);
+        assert_eq!(
+            reference_config(&quarter).unwrap().share_millionths,
+            250_000
+        );
         let bad_files = ReferencesSection {
             max_file_bytes: Some(10),
             ..ReferencesSection::default()

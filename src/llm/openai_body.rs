@@ -1,5 +1,5 @@
 //! The JSON body of a streamed chat-completions request (docs/llm-providers.md: tools on the
-//! wire): messages in OpenAI's roles, the offered tools as `function` tools.
+//! wire): messages in `OpenAI`'s roles, the offered tools as `function` tools.
 //!
 //! A session's messages are dsh's: an assistant message holds `tool-call` blocks, and each
 //! result is a `user` message from source `{kind:"tool", callId}` holding one `tool-result`

@@ -36,7 +36,7 @@ impl ChatRequest {
 }
 
 /// A tool offered to the model: its name, what it does, and a JSON Schema of its arguments
-/// (sent as an OpenAI `function` tool).
+/// (sent as an `OpenAI` `function` tool).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
     pub name: String,

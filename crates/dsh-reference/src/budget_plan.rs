@@ -157,7 +157,7 @@ pub fn plan(
             ),
         ));
     }
-    let spare = share - minimums;
+    let left_over = share - minimums;
     let beyond: usize = inputs
         .iter()
         .map(|i| i.holds - i.minimum.min(i.holds))
@@ -166,7 +166,7 @@ pub fn plan(
         .iter()
         .map(|i| {
             let minimum = i.minimum.min(i.holds);
-            let extra = proportion(spare, i.holds - minimum, beyond);
+            let extra = proportion(left_over, i.holds - minimum, beyond);
             line(i, (minimum + extra).min(i.holds).min(max_reference_bytes))
         })
         .collect();

@@ -210,8 +210,9 @@ mod tests {
         assert_eq!(base.with_excerpt_context(50).unwrap().excerpt_context, 50);
         let c = base.with_file_limits(10, 256).unwrap();
         assert_eq!((c.max_files, c.max_file_bytes), (10, 256));
-        assert_eq!(base.share(), 0.5);
-        assert_eq!(base.with_share(1.0).unwrap().share(), 1.0);
+        assert_eq!(base.share_millionths, 500_000);
+        assert!((base.share() - 0.5).abs() < 1e-9);
+        assert_eq!(base.with_share(1.0).unwrap().share_millionths, 1_000_000);
         assert_eq!(base.with_share(0.25).unwrap().share_millionths, 250_000);
         let extra: [(Result<ReferenceConfig, ReferenceError>, &str); 9] = [
             (base.with_share(0.0), "share"),

@@ -196,7 +196,7 @@ fn ascii_hits(folded: &str, clauses: &[Clause]) -> Vec<usize> {
             };
             folded
                 .match_indices(term.as_str())
-                .filter(|(at, t)| !(*at > 0 && word(at - 1)) && !word(at + t.len()))
+                .filter(|(at, t)| !(word(at + t.len()) || *at > 0 && word(at - 1)))
                 .count()
         })
         .collect()
@@ -293,7 +293,7 @@ impl<'q> Collector<'q> {
     }
 
     fn finish(mut self, from_index: bool) -> Recalled {
-        self.best.sort_by(|a, b| b.rank.cmp(&a.rank));
+        self.best.sort_by_key(|e| std::cmp::Reverse(e.rank));
         Recalled {
             exchanges: self.best,
             matched: self.matched,
@@ -406,28 +406,27 @@ impl SessionIndex {
             state.len,
             state.mtime_ns,
         );
-        let starts_compacted = match CHECKPOINT_FIRST
+        let remembered = CHECKPOINT_FIRST
             .lock()
             .ok()
-            .and_then(|m| m.get(&key).copied())
-        {
-            Some(known) => known,
-            None => {
-                let first = one(with_path(u64_term(fields.piece, 0)))?;
-                let compacted = first
-                    .as_ref()
-                    .and_then(|d| session_doc::stored_messages(fields, d))
-                    .as_ref()
-                    .and_then(|m| m.first())
-                    .is_none_or(|m| m.checkpoint);
-                if let Ok(mut known) = CHECKPOINT_FIRST.lock() {
-                    if known.len() >= CHECKPOINT_CACHE {
-                        known.clear();
-                    }
-                    known.insert(key, compacted);
+            .and_then(|m| m.get(&key).copied());
+        let starts_compacted = if let Some(known) = remembered {
+            known
+        } else {
+            let first = one(with_path(u64_term(fields.piece, 0)))?;
+            let compacted = first
+                .as_ref()
+                .and_then(|d| session_doc::stored_messages(fields, d))
+                .as_ref()
+                .and_then(|m| m.first())
+                .is_none_or(|m| m.checkpoint);
+            if let Ok(mut known) = CHECKPOINT_FIRST.lock() {
+                if known.len() >= CHECKPOINT_CACHE {
+                    known.clear();
                 }
-                compacted
+                known.insert(key, compacted);
             }
+            compacted
         };
         if starts_compacted {
             return Ok(None);

@@ -110,7 +110,7 @@ impl ToolBox for RecallTool {
             });
             match task.await {
                 Ok(Ok((redact, found))) => {
-                    let view = view_of(reference, &target, query, found);
+                    let view = view_of(reference, &target, query, &found);
                     ToolOutcome::ok(recall_text(view, redact).text)
                 }
                 Ok(Err(e @ SearchError::InvalidQuery { .. })) => {
@@ -183,7 +183,7 @@ fn view_of(
     reference: usize,
     target: &super::TurnReference,
     query: String,
-    found: Recalled,
+    found: &Recalled,
 ) -> RecallView {
     let exchanges = found
         .exchanges

@@ -4,6 +4,8 @@
 //! shown as links `⟦Label #SEQ⟧`, and the transcript remembers where each points
 //! ([`CitationTarget`]) for the key that opens the cited message.
 
+use std::fmt::Write as _;
+
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui_mention::{visible_controls, visible_controls_line};
@@ -109,30 +111,29 @@ pub struct CitationTarget {
 pub fn lines(row: &RecallRow, width: u16, options: RenderOptions) -> Vec<Line<'static>> {
     let accent = Style::new().fg(Color::Cyan);
     let dim = Style::new().add_modifier(Modifier::DIM);
-    let head = match &row.error {
-        Some(error) => Line::from(vec![
+    let head = if let Some(error) = &row.error {
+        Line::from(vec![
             Span::styled("⌕ ", accent),
             Span::styled("search failed: ", Style::new().fg(Color::Red)),
             Span::styled(visible_controls_line(error).into_owned(), dim),
-        ]),
-        None => {
-            let s = if row.shown == 1 { "" } else { "s" };
-            let more = if row.matched > row.shown {
-                format!(" (of {} matches)", row.matched)
-            } else {
-                String::new()
-            };
-            Line::from(vec![
-                Span::styled("⌕ ", accent),
-                Span::styled("searched ", dim),
-                Span::styled(visible_controls_line(&row.label).into_owned(), accent),
-                Span::styled(
-                    format!(" for “{}”: ", visible_controls_line(&row.query)),
-                    dim,
-                ),
-                Span::raw(format!("{} exchange{s}{more}", row.shown)),
-            ])
-        }
+        ])
+    } else {
+        let s = if row.shown == 1 { "" } else { "s" };
+        let more = if row.matched > row.shown {
+            format!(" (of {} matches)", row.matched)
+        } else {
+            String::new()
+        };
+        Line::from(vec![
+            Span::styled("⌕ ", accent),
+            Span::styled("searched ", dim),
+            Span::styled(visible_controls_line(&row.label).into_owned(), accent),
+            Span::styled(
+                format!(" for “{}”: ", visible_controls_line(&row.query)),
+                dim,
+            ),
+            Span::raw(format!("{} exchange{s}{more}", row.shown)),
+        ])
     };
     let mut out = vec![head];
     if options.expand_long {
@@ -174,9 +175,12 @@ pub fn show_citations(
         out.push_str(text.get(at..c.range.start).unwrap_or_default());
         let reference = c.reference.checked_sub(1).and_then(|i| references.get(i));
         let label = reference.map_or_else(|| format!("ref {}?", c.reference), |r| r.1.clone());
-        out.push(OPEN);
-        out.push_str(&format!("{} #{}", visible_controls_line(&label), c.seq));
-        out.push(CLOSE);
+        let _ = write!(
+            out,
+            "{OPEN}{} #{}{CLOSE}",
+            visible_controls_line(&label),
+            c.seq
+        );
         targets.push(CitationTarget {
             label,
             session_id: reference.map(|r| r.0.clone()),
