@@ -122,22 +122,19 @@ impl ToolBox for Lookup {
 
     fn run(
         &self,
-        _name: &str,
-        arguments: Map<String, Value>,
-        turn: &TurnTools,
-        cancel: CancellationToken,
+        _: &str,
+        args: Map<String, Value>,
+        state: &TurnTools,
+        stop: CancellationToken,
     ) -> BoxFuture<'static, ToolOutcome> {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((arguments.clone(), turn.calls));
+        self.calls.lock().unwrap().push((args.clone(), state.calls));
         let (hold, started) = (self.hold, Arc::clone(&self.started));
         async move {
             started.notify_one();
             if hold {
-                cancel.cancelled().await;
+                stop.cancelled().await;
             }
-            ToolOutcome::ok(format!("found {}", Value::Object(arguments)))
+            ToolOutcome::ok(format!("found {}", Value::Object(args)))
         }
         .boxed()
     }
@@ -179,6 +176,11 @@ fn setup(model: Arc<Player>, tools: Arc<dyn ToolBox>, prefix: Vec<NewEvent>) -> 
     }
 }
 
+/// Send "go" with a reference context (a message that carries a session reference).
+fn go(agent: &Agent) {
+    dispatch(agent, Message::user_text("go"), Some(reference_context()));
+}
+
 /// Events until the agent ends a turn; all of them, in order.
 async fn until_turn_end(events: &mut mpsc::UnboundedReceiver<AgentEvent>) -> Vec<Event> {
     let mut out = Vec::new();
@@ -218,6 +220,15 @@ fn kinds(events: &[Event]) -> Vec<String> {
             _ => e.kind().to_owned(),
         })
         .collect()
+}
+
+/// The turn ended as `kind`, and the log breaks no rule.
+fn assert_ends(turn: &[Event], store: &SessionStore, kind: &dsh_store::event::TurnEndKind) {
+    match turn.last().map(|e| &e.data) {
+        Some(EventData::TurnEnd { reason, .. }) => assert_eq!(&reason.kind, kind),
+        other => panic!("{other:?}"),
+    }
+    assert_checks(store);
 }
 
 fn assert_checks(store: &SessionStore) {
@@ -315,11 +326,7 @@ async fn bad_calls_are_error_results_and_the_turn_goes_on() {
     let model = Player::new(vec![first]);
     let tools = Lookup::new(false);
     let mut s = setup(model, tools.clone(), Vec::new());
-    dispatch(
-        &s.agent,
-        Message::user_text("go"),
-        Some(reference_context()),
-    );
+    go(&s.agent);
     let turn = until_turn_end(&mut s.events).await;
     let results: Vec<String> = kinds(&turn)
         .into_iter()
@@ -335,11 +342,7 @@ async fn bad_calls_are_error_results_and_the_turn_goes_on() {
         ]
     );
     assert!(tools.calls.lock().unwrap().is_empty());
-    assert!(matches!(
-        &turn.last().unwrap().data,
-        EventData::TurnEnd { reason, .. } if reason.kind == dsh_store::event::TurnEndKind::Completed
-    ));
-    assert_checks(&s.store);
+    assert_ends(&turn, &s.store, &dsh_store::event::TurnEndKind::Completed);
 }
 
 #[tokio::test]
@@ -349,11 +352,7 @@ async fn a_cancel_during_a_call_closes_the_round_and_the_turn() {
     let model = Player::new(vec![first]);
     let tools = Lookup::new(true);
     let mut s = setup(model, tools.clone(), Vec::new());
-    dispatch(
-        &s.agent,
-        Message::user_text("go"),
-        Some(reference_context()),
-    );
+    go(&s.agent);
     tools.started.notified().await;
     s.agent.cancel();
     let turn = until_turn_end(&mut s.events).await;
@@ -368,11 +367,7 @@ async fn a_cancel_during_a_call_closes_the_round_and_the_turn() {
             "tool/call c1",
         ]
     );
-    assert!(matches!(
-        &turn.last().unwrap().data,
-        EventData::TurnEnd { reason, .. } if reason.kind == dsh_store::event::TurnEndKind::Aborted
-    ));
-    assert_checks(&s.store);
+    assert_ends(&turn, &s.store, &dsh_store::event::TurnEndKind::Aborted);
 }
 
 #[tokio::test]
@@ -430,11 +425,7 @@ async fn steering_during_a_tool_round_lands_at_the_next_step() {
     let model = Player::new(vec![call(0, "c1", "lookup", r#"{"q":"x"}"#)]);
     let tools = Lookup::new(false);
     let mut s = setup(model, tools.clone(), Vec::new());
-    dispatch(
-        &s.agent,
-        Message::user_text("go"),
-        Some(reference_context()),
-    );
+    go(&s.agent);
     tools.started.notified().await;
     s.agent.steer(Message::user_text("also check y"));
     let turn = until_turn_end(&mut s.events).await;
@@ -460,11 +451,7 @@ async fn a_turn_calls_tools_in_a_bounded_number_of_steps() {
         .collect();
     let model = Player::new(turns);
     let mut s = setup(Arc::clone(&model), Lookup::new(false), Vec::new());
-    dispatch(
-        &s.agent,
-        Message::user_text("go"),
-        Some(reference_context()),
-    );
+    go(&s.agent);
     let turn = until_turn_end(&mut s.events).await;
     let offered: Vec<usize> = model.seen().iter().map(|r| r.tools.len()).collect();
     assert_eq!(offered.len(), steps + 1);

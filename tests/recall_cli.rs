@@ -81,15 +81,10 @@ impl Bench {
 
     /// `check --session` passes.
     fn assert_checks(&self, target: &str) {
-        let out = self
-            .command(&["check", "--session", target])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "check: {}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        let out = self.command(&["check", "--session", target]).output();
+        let out = out.unwrap();
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "check: {report}");
     }
 
     fn events(&self, id: &str) -> Vec<Event> {
@@ -319,12 +314,9 @@ fn saying(text: &str) -> Vec<Step> {
     ]
 }
 
+/// A runtime for the server on 127.0.0.1 (it serves while the binary runs).
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
+    tokio::runtime::Runtime::new().unwrap()
 }
 
 #[test]
@@ -548,15 +540,10 @@ fn two_and_three_references_get_one_plan_that_fits_the_window() {
         let text: Vec<String> = ids.iter().map(|id| mention(id, id)).collect();
         let draft = format!("{} compare them", text.join(" "));
         // prepare --json: the plan beside the context, never inside its source.
-        let out = bench
-            .command(&["prepare", "--session", "t", "--json", &draft])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let mut prepare = bench.command(&["prepare", "--session", "t", "--json", &draft]);
+        let out = prepare.output().unwrap();
+        let why = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{why}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
         let plan = v["plan"].as_array().unwrap();
         assert_eq!(plan.len(), ids.len());

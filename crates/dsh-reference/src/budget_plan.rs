@@ -61,6 +61,18 @@ pub struct PlanInput {
     pub minimum: usize,
 }
 
+impl PlanInput {
+    /// What the plan needs of `source`, retained at `max_reference_bytes`.
+    pub fn of(source: &super::retention::RetainedSource) -> Self {
+        PlanInput {
+            session_id: source.data.session_id.clone(),
+            label: source.data.label.clone(),
+            holds: source.serialized_bytes,
+            minimum: source.minimum_bytes,
+        }
+    }
+}
+
 /// One source's line of the plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

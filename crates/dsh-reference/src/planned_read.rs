@@ -124,15 +124,7 @@ impl SessionReferences {
         cancel: &CancellationToken,
     ) -> Result<(Vec<RetainedSource>, Option<BudgetPlan>), ReferenceError> {
         let max = self.config.max_reference_bytes;
-        let inputs: Vec<PlanInput> = retained
-            .iter()
-            .map(|r| PlanInput {
-                session_id: r.data.session_id.clone(),
-                label: r.data.label.clone(),
-                holds: r.serialized_bytes,
-                minimum: r.minimum_bytes,
-            })
-            .collect();
+        let inputs: Vec<PlanInput> = retained.iter().map(PlanInput::of).collect();
         let mut plan = budget_plan::plan(&inputs, share, max)?;
         let budgets: Vec<usize> = plan.sources.iter().map(|s| s.budget_bytes).collect();
         let lowered: Vec<usize> = (0..retained.len())

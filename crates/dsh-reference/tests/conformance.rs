@@ -425,15 +425,7 @@ fn the_plan_over_every_prompt_case_keeps_max_reference_bytes_with_a_large_window
                 .unwrap()
             })
             .collect();
-        let inputs: Vec<PlanInput> = retained
-            .iter()
-            .map(|r| PlanInput {
-                session_id: r.data.session_id.clone(),
-                label: r.data.label.clone(),
-                holds: r.serialized_bytes,
-                minimum: r.minimum_bytes,
-            })
-            .collect();
+        let inputs: Vec<PlanInput> = retained.iter().map(PlanInput::of).collect();
         // A million-token window, half of it for references.
         let share = share_bytes(1_000_000, 0.5, inputs.len());
         let p = plan(&inputs, share, budget).unwrap();

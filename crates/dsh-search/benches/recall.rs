@@ -3,14 +3,7 @@
 //! vocabulary), its index built once; then, warm, a search for a word said only in its first
 //! message and one for two common words — from the index, and, for comparison, by reading
 //! the log.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench code: a failure should stop it
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_wrap,
-    clippy::needless_pass_by_value
-)] // measurement code: sizes and ranks are small
+#![allow(clippy::unwrap_used, clippy::panic)] // a failure should stop the measurement
 
 #[path = "support/search_fixture.rs"]
 mod search_fixture;

@@ -15,17 +15,16 @@ use dsh_store::{SessionQuery, SessionStore};
 use pretty_assertions::assert_eq;
 use support::Log;
 
+/// The store's index in `cache`, built, in 4 KiB pieces (a long session is many).
 fn index(root: &Path, cache: &Path) -> SessionIndex {
-    let index = SessionIndex::open(
-        root,
-        &IndexOptions {
-            index_dir: Some(cache.join("search")),
-        },
-    )
-    .unwrap()
-    .with_piece_bytes(4096);
-    index.refresh(&Cancel::new(), &mut |_| {}).unwrap();
-    index
+    let options = IndexOptions {
+        index_dir: Some(cache.join("search")),
+    };
+    let built = SessionIndex::open(root, &options)
+        .unwrap()
+        .with_piece_bytes(4096);
+    built.refresh(&Cancel::new(), &mut |_| {}).unwrap();
+    built
 }
 
 /// `(matched seq, [(seq, role)])` per exchange, best first.

@@ -58,6 +58,16 @@ impl ToolCallBlock {
     }
 }
 
+/// The call a `tool/result` message answers: its source's `callId` (empty when it has none).
+pub fn answered_call(message: &Message) -> &str {
+    message
+        .source
+        .as_ref()
+        .and_then(|s| s.0.get("callId"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
 /// A result read back from a `tool/result` message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResultBlock {

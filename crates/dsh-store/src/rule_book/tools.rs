@@ -116,12 +116,7 @@ impl ToolRules {
                 if let Err(why) = result_error(extra) {
                     fail(why);
                 }
-                let call_id = message
-                    .source
-                    .as_ref()
-                    .and_then(|s| s.0.get("callId"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let call_id = crate::tool_round::answered_call(message);
                 match self.requested.iter().position(|c| c.call_id == call_id) {
                     Some(i) => {
                         self.requested.remove(i);

@@ -5,11 +5,10 @@
 //! the referenced session.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 
-use super::super::tests::{ctrl, harness, key, screen};
+use super::super::tests::{ctrl, harness, key, pump_until, screen};
 use crate::agent::AgentStatus;
 use crate::tui::transcript::HistoryCell;
 use dsh_foreign::SessionSources;
@@ -33,24 +32,15 @@ async fn a_recall_is_one_row_its_citation_a_link_that_opens_the_cited_message() 
     h.app.handle_terminal_event(TermEvent::Paste(draft));
     h.app.handle_terminal_event(key(KeyCode::Enter));
     let app = &mut h.app;
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            let Some(event) = app.rx.recv().await else {
-                break;
-            };
-            app.handle_app_event(event);
-            let ended = app
+    pump_until(app, |app| {
+        app.session.status == AgentStatus::Idle
+            && app
                 .agent()
                 .snapshot_events()
                 .iter()
-                .any(|e| e.kind() == "turn/end");
-            if app.session.status == AgentStatus::Idle && ended {
-                break;
-            }
-        }
+                .any(|e| e.kind() == "turn/end")
     })
-    .await
-    .expect("the turn did not finish");
+    .await;
     let cells = app.chat.transcript().cells().to_vec();
     // One row for the call (its tool/call shows nothing of its own).
     let rows: Vec<&HistoryCell> = cells
@@ -72,19 +62,10 @@ async fn a_recall_is_one_row_its_citation_a_link_that_opens_the_cited_message() 
     assert!(expanded.contains("<referenced-sessions>"), "{expanded}");
     // Alt+C opens the cited session read-only, the cited message on screen.
     app.handle_terminal_event(alt('c'));
-    let read_only = tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if app.read_only.as_ref().is_some_and(|v| !v.chat.is_loading()) {
-                break;
-            }
-            let Some(event) = app.rx.recv().await else {
-                break;
-            };
-            app.handle_app_event(event);
-        }
+    pump_until(app, |app| {
+        app.read_only.as_ref().is_some_and(|v| !v.chat.is_loading())
     })
     .await;
-    assert!(read_only.is_ok(), "the cited session did not open");
     let shown = screen(app, 100, 20).backend().to_string();
     assert!(shown.contains("Why does login fail?"), "{shown}");
     assert!(shown.contains("read-only"), "{shown}");
