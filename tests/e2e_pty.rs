@@ -768,7 +768,7 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
     });
     app.send("\r");
     app.wait_for("the Codex session read-only", |s| {
-        s.contains("[codex] Add a Kafka consumer for · read-only")
+        s.contains("[codex] Add a Kafka consumer for order events · read-only")
             && s.contains("reference it with @")
             && s.contains("请把结账页面做简体中文本地化")
     });

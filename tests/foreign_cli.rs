@@ -300,7 +300,7 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
     );
     assert_eq!(
         v[0]["mention"],
-        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for"))
+        format_mention(CODEX_MAIN, Some("Add a Kafka consumer for order events"))
     );
     // A foreign target ranks by its own cwd and is left out of its own list.
     let from_codex = ok_json(&fx.run(&["candidates", "--session", CODEX_COMPACT, "--json"]));
@@ -321,6 +321,22 @@ fn candidates_rank_the_same_cwd_first_across_origins() {
         "--json",
     ]));
     assert_eq!(kafka.as_array().unwrap().len(), 1);
+    // The whole title is matched: its last words too (a title cut to five words had not).
+    let events = ok_json(&fx.run(&[
+        "candidates",
+        "--session",
+        "target",
+        "--query",
+        "order events",
+        "--json",
+    ]));
+    let found: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(found, [CODEX_MAIN]);
     let human = String::from_utf8(fx.run(&["candidates", "--session", "target"]).stdout).unwrap();
     assert!(
         human.contains("Session [codex] · Add a Kafka consumer"),
@@ -875,4 +891,78 @@ fn gemini_and_opencode_sessions_are_searched() {
         let out = fx.run(&["search", "--json", hidden]);
         assert_eq!(ok_json(&out), json!([]), "{hidden}");
     }
+}
+
+/// Issue 33 item 5: `~` in a `[sources]` path is the home; a configured path that lists
+/// nothing is named in one warning; `sources` says where each source is read from.
+#[test]
+fn sources_you_can_trust() {
+    let fx = Fixture::new();
+    let missing = fx.dir.path().join("nowhere/.codex");
+    fx.config(&format!(
+        "[sources]\nclaude_code = \"~/.claude\"\ncodex = {:?}\ngemini = false\nopencode = false\n\
+         qwen_code = false\ncopilot = false\n",
+        missing.display().to_string()
+    ));
+    let out = fx.run(&["sessions", "--json"]);
+    let v = ok_json(&out);
+    let origins: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["origin"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        origins.iter().filter(|o| **o == "claude-code").count(),
+        2,
+        "~/.claude is the home's: {origins:?}"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("[sources]")).collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("[sources] codex = ")
+            && warnings[0].contains(&missing.display().to_string())
+            && warnings[0].contains("does not exist"),
+        "{stderr}"
+    );
+    let v = ok_json(&fx.run(&["sources", "--json"]));
+    let rows: Vec<(&str, &str, bool, Option<u64>)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["origin"].as_str().unwrap(),
+                r["setting"].as_str().unwrap(),
+                r["found"].as_bool().unwrap(),
+                r["sessions"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("claude-code", "path", true, Some(2)),
+            ("codex", "path", false, Some(0)),
+            ("gemini", "off", false, None),
+            ("opencode", "off", false, None),
+            ("qwen-code", "off", false, None),
+            ("copilot", "off", false, None),
+        ]
+    );
+    assert_eq!(
+        v[0]["path"],
+        fx.claude().join("projects").display().to_string()
+    );
+    assert!(
+        v[1]["error"].as_str().unwrap().contains("does not exist"),
+        "{v}"
+    );
+    let human = String::from_utf8(fx.run(&["sources"]).stdout).unwrap();
+    assert!(
+        human.contains("Claude Code") && human.contains("2 sessions"),
+        "{human}"
+    );
+    assert!(human.contains("not found"), "{human}");
 }

@@ -428,3 +428,83 @@ fn help_names_every_json_key_and_the_limit_range() {
         assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
     }
 }
+
+/// Issue 34 item 2: a title holding a key (whole, or cut short at its end as a fallback title
+/// is) is shown redacted by `sessions`, `search` and `candidates`; the JSON `title`/`label`
+/// fields keep the stored title, every `mention` carries the redacted label, and
+/// `[references] redact_secrets = false` shows everything as stored.
+#[test]
+fn titles_holding_keys_are_shown_redacted_and_json_keeps_them() {
+    let fx = Fixture::new();
+    let key = format!("sk-ant-api03-{}", "aB3x".repeat(10));
+    let whole = format!("Use {key}");
+    let cut = "Rotate sk-ant-api03-AbCdE";
+    let mut a = Log::create(&fx.store(), "s-whole", "/w", 1_700_000_000_000);
+    a.user("deploy the zebrafish service");
+    a.title(&whole);
+    let mut b = Log::create(&fx.store(), "s-cut", "/w", 1_700_000_000_001);
+    b.user("rotate the zebrafish key");
+    b.title(cut);
+    Log::create(&fx.store(), "s-target", "/w", 1_700_000_000_002).user("hello");
+    let shown_whole = "Use [redacted: anthropic-api-key]";
+    let shown_cut = "Rotate [redacted: anthropic-api-key]";
+    for args in [
+        &["sessions"][..],
+        &["search", "zebrafish"][..],
+        &["candidates", "--session", "s-target"][..],
+    ] {
+        let out = fx.run(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            !text.contains("aB3x") && !text.contains("AbCdE"),
+            "{args:?}: {text}"
+        );
+        assert!(
+            text.contains(shown_whole) && text.contains(shown_cut),
+            "{args:?}: {text}"
+        );
+    }
+    let sessions: Value = serde_json::from_slice(&fx.run(&["sessions", "--json"]).stdout).unwrap();
+    let titles: Vec<&str> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["title"].as_str())
+        .collect();
+    assert!(
+        titles.contains(&whole.as_str()) && titles.contains(&cut),
+        "{titles:?}"
+    );
+    for args in [
+        &["search", "--json", "zebrafish"][..],
+        &["candidates", "--session", "s-target", "--json"][..],
+    ] {
+        let hits: Value = serde_json::from_slice(&fx.run(args).stdout).unwrap();
+        for hit in hits.as_array().unwrap() {
+            let label = hit["label"].as_str().unwrap();
+            if label == "hello" {
+                continue;
+            }
+            assert!(label == whole || label == cut, "{args:?}: {label}");
+            let mention = hit["mention"].as_str().unwrap();
+            assert!(
+                mention.contains("[redacted: anthropic-api-key"),
+                "{mention}"
+            );
+            assert!(
+                !mention.contains("aB3x") && !mention.contains("AbCdE"),
+                "{mention}"
+            );
+        }
+    }
+    fx.config("[references]\nredact_secrets = false\n");
+    for args in [&["sessions"][..], &["search", "zebrafish"][..]] {
+        let text = stdout(&fx.run(args));
+        // `sessions` cuts a title at 48 cells: the key's start is enough.
+        assert!(
+            text.contains(&whole[..30]) && text.contains(cut),
+            "{args:?}: {text}"
+        );
+    }
+}

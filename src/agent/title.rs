@@ -35,9 +35,13 @@ pub fn fallback_title(text: &str) -> Option<String> {
     (!title.is_empty()).then_some(title)
 }
 
-/// [`fallback_title`] for the first message of another tool's log.
-pub fn plain_fallback_title(text: &str) -> Option<String> {
-    fallback_title(text)
+/// Another tool's session title from its first request: the whole request cleaned as dsh
+/// cleans titles (escapes and controls removed, whitespace one space, ends trimmed), not cut
+/// to dsh's fallback words — the tools show the whole request, and only the display cuts
+/// it (docs/foreign-sources.md: titles).
+pub fn one_line_title(text: &str) -> Option<String> {
+    let title = clean_title_text(text);
+    (!title.is_empty()).then_some(title)
 }
 
 /// A user title (`/title TEXT`): the cleaned text within [`MAX_TITLE_BYTES`]; `None` when
@@ -202,6 +206,20 @@ fn remove_two_byte_escapes(chars: &[char]) -> Vec<char> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn foreign_titles_are_whole_requests_on_one_line() {
+        assert_eq!(
+            one_line_title("  Write a migration for the orders table\nand add VPC peering notes ")
+                .as_deref(),
+            Some("Write a migration for the orders table and add VPC peering notes")
+        );
+        assert_eq!(
+            one_line_title("fix \u{1b}[31mred\u{1b}[0m text").as_deref(),
+            Some("fix red text")
+        );
+        assert_eq!(one_line_title(" \n\t "), None);
+    }
 
     #[test]
     fn fallback_titles_follow_dsh() {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
-use dsh_reference::{Candidate, format_mention, mention_label};
+use dsh_reference::{Candidate, display_title, format_mention, mention_label};
 use ratatui_mention::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
@@ -116,8 +116,8 @@ fn json_rows(candidates: &[Candidate], origins: &[Origin], redact: bool) -> Valu
     )
 }
 
-/// One block per candidate: label (with the origin badge of a foreign session), then id ·
-/// cwd · created, then the mention to paste.
+/// One block per candidate: label (with the origin badge of a foreign session; secrets
+/// redacted when `redact`), then id · cwd · created, then the mention to paste.
 fn human_rows(candidates: &[Candidate], origins: &[Origin], redact: bool) -> String {
     if candidates.is_empty() {
         return "no matching sessions\n".to_owned();
@@ -131,7 +131,7 @@ fn human_rows(candidates: &[Candidate], origins: &[Origin], redact: bool) -> Str
         let _ = write!(
             out,
             "Session{badge} · {}\n  {} · {} · {}\n  {}\n",
-            visible_controls_line(&c.label),
+            visible_controls_line(&display_title(&c.label, redact)),
             visible_controls_line(&c.session_id),
             visible_controls_line(cwd),
             local_time(c.created_at),

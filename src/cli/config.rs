@@ -161,6 +161,27 @@ pub struct SourcesSection {
     /// OpenCode (its data dir, default `$XDG_DATA_HOME/opencode` or
     /// `~/.local/share/opencode`).
     pub opencode: SourceSetting,
+    /// Qwen Code (its home, default `$QWEN_RUNTIME_DIR` or `~/.qwen`; its `projects`
+    /// directory is read).
+    pub qwen_code: SourceSetting,
+    /// GitHub Copilot CLI (its home, default `~/.copilot`; its `session-state` directory is
+    /// read).
+    pub copilot: SourceSetting,
+    /// The largest OpenCode database (with its WAL) copied to be read, MiB.
+    pub opencode_max_copy_mib: u64,
+    /// What the copies of OpenCode's database of every dsh-refs process may take together,
+    /// MiB.
+    pub opencode_max_copies_mib: u64,
+}
+
+impl SourcesSection {
+    /// The bounds of OpenCode's database copies.
+    pub fn copy_limits(&self) -> dsh_foreign::CopyLimits {
+        dsh_foreign::CopyLimits {
+            max_copy_bytes: self.opencode_max_copy_mib.saturating_mul(1 << 20),
+            max_total_bytes: self.opencode_max_copies_mib.saturating_mul(1 << 20),
+        }
+    }
 }
 
 impl Default for SourcesSection {
@@ -170,6 +191,10 @@ impl Default for SourcesSection {
             codex: SourceSetting::Default,
             gemini: SourceSetting::Default,
             opencode: SourceSetting::Default,
+            qwen_code: SourceSetting::Default,
+            copilot: SourceSetting::Default,
+            opencode_max_copy_mib: 1024,
+            opencode_max_copies_mib: 3072,
         }
     }
 }
@@ -309,6 +334,15 @@ impl Config {
         {
             return Err(invalid(
                 "key `model.base_url`: must start with http:// or https://".into(),
+            ));
+        }
+        if config.sources.opencode_max_copy_mib == 0
+            || config.sources.opencode_max_copies_mib < config.sources.opencode_max_copy_mib
+        {
+            return Err(invalid(
+                "keys `sources.opencode_max_copy_mib` and `opencode_max_copies_mib`: the first \
+                 must be at least 1 and the second at least the first"
+                    .into(),
             ));
         }
         if let Some(dir) = &config.search.index_dir
@@ -551,6 +585,14 @@ mod tests {
             ("[sources]\ngemini = 1\n", "gemini"),
             ("[sources]\nopencode = \"\"\n", "opencode"),
             ("[sources]\ncursor = false\n", "cursor"),
+            (
+                "[sources]\nopencode_max_copy_mib = 0\n",
+                "sources.opencode_max_copy_mib",
+            ),
+            (
+                "[sources]\nopencode_max_copy_mib = 4096\n",
+                "opencode_max_copies_mib",
+            ),
             ("[search]\nindex_dir = \"rel/dir\"\n", "search.index_dir"),
             ("[search]\nenabled = \"yes\"\n", "enabled"),
         ];

@@ -16,6 +16,7 @@ pub mod reference_service;
 pub mod search;
 pub mod send;
 pub mod sessions;
+pub mod sources_report;
 pub mod tui_launch;
 pub mod usage;
 
@@ -68,8 +69,8 @@ pub struct Cli {
     /// not touched); cannot be combined with --store (a store set in the environment is ignored).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub demo: bool,
-    /// Do not list or read other agents' sessions: Claude Code, Codex CLI, Gemini CLI, OpenCode
-    /// (see [sources] in the config).
+    /// Do not list or read other agents' sessions: Claude Code, Codex CLI, Gemini CLI,
+    /// OpenCode, Qwen Code, GitHub Copilot CLI (see [sources] in the config).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub no_foreign_sources: bool,
     /// Open the chat app on an existing session.
@@ -151,6 +152,14 @@ first; on a terminal a progress bar shows a long first build. No match prints []
 and exits 0. An invalid query (for example an unbalanced quote) exits 2."
     )]
     Search(SearchArgs),
+    /// List other agents' session sources: path, found or not, sessions, last error
+    #[command(
+        long_about = "List every source of other agents' sessions dsh-refs knows (Claude Code, \
+Codex CLI, Gemini CLI, OpenCode, Qwen Code, GitHub Copilot CLI): its [sources] setting, the \
+directory read, whether it was found, how many sessions it lists, and the last error. Read-only: \
+nothing is written to the tools' directories."
+    )]
+    Sources(SourcesArgs),
     /// Check every session log against the rules both dsh versions read logs by.
     #[command(
         long_about = "Read every session log of the store (or the one named with --session) \
@@ -193,6 +202,14 @@ pub struct SearchArgs {
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
     /// Machine output: a JSON array of {sessionId, title, cwd, createdAt, origin}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SourcesArgs {
+    /// Machine output: a JSON array of {origin, tool, key, setting, path, found, sessions,
+    /// error}.
     #[arg(long)]
     pub json: bool,
 }
@@ -341,7 +358,8 @@ impl Cli {
                 | Command::Candidates(CandidatesArgs { json: true, .. })
                 | Command::Prepare(PrepareArgs { json: true, .. })
                 | Command::Search(SearchArgs { json: true, .. })
-                | Command::Check(CheckArgs { json: true, .. }),
+                | Command::Check(CheckArgs { json: true, .. })
+                | Command::Sources(SourcesArgs { json: true }),
             ) => JsonErrors::Object,
             Some(Command::Send(SendArgs { json: true, .. })) => JsonErrors::Line,
             _ => JsonErrors::None,
@@ -424,6 +442,20 @@ fn default_dirs() -> Result<directories::ProjectDirs, CliError> {
 
 fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
     let ctx = Context::from_cli(cli, store_on_command_line)?;
+    // A configured source path that lists nothing is said once, on stderr, by the commands
+    // that read sources (`sources` lists it itself; the app shows it as a notice).
+    if matches!(
+        cli.command,
+        Some(
+            Command::Sessions(_)
+                | Command::Candidates(_)
+                | Command::Prepare(_)
+                | Command::Send(_)
+                | Command::Search(_)
+        )
+    ) {
+        foreign_sources::warn_about_sources(&ctx);
+    }
     match &cli.command {
         Some(Command::Sessions(args)) => sessions::run(&ctx, args),
         Some(Command::Candidates(args)) => candidates::run(&ctx, args),
@@ -431,6 +463,7 @@ fn run(cli: &Cli, store_on_command_line: bool) -> Result<(), CliError> {
         Some(Command::Send(args)) => send::run(&ctx, args),
         Some(Command::Search(args)) => search::run(&ctx, args),
         Some(Command::Check(args)) => check::run(&ctx, args),
+        Some(Command::Sources(args)) => sources_report::run(&ctx, args),
         None => tui_launch::run(&ctx, cli),
     }
 }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_reference::{
-    ExcerptRange, ReferenceConfig, format_excerpt_mention, format_mention, mention_label,
+    ExcerptRange, ReferenceConfig, display_title, format_excerpt_mention, format_mention,
+    mention_label,
 };
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
 use ratatui_mention::visible_controls_line;
@@ -86,7 +87,8 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
         .excerpt_context
         .and_then(|n| u32::try_from(n).ok())
         .unwrap_or(2);
-    // The label a mention carries travels in the user's own message: secrets redacted.
+    // The label a mention carries travels in the user's own message, and a shown label is
+    // on screen: secrets redacted in both (the JSON `label` keeps the title).
     let redact = ctx
         .config
         .references
@@ -114,7 +116,7 @@ fn answer(
             grouped_count(p.done),
             grouped_count(p.total)
         ),
-        _ => human_hits(hits, std::io::stdout().is_terminal()),
+        _ => human_hits(hits, std::io::stdout().is_terminal(), redact),
     })
 }
 
@@ -213,9 +215,10 @@ fn json_hits(hits: &[SearchHit], side: u32, redact: bool) -> Value {
     )
 }
 
-/// One block per hit: label (after the origin badge of another tool's session), then
-/// id · cwd · created, then the best snippet with the matches in bold on a terminal.
-fn human_hits(hits: &[SearchHit], colour: bool) -> String {
+/// One block per hit: label (after the origin badge of another tool's session; secrets
+/// redacted when `redact`), then id · cwd · created, then the best snippet with the matches
+/// in bold on a terminal.
+fn human_hits(hits: &[SearchHit], colour: bool, redact: bool) -> String {
     if hits.is_empty() {
         return "no matching sessions\n".to_owned();
     }
@@ -231,7 +234,7 @@ fn human_hits(hits: &[SearchHit], colour: bool) -> String {
         let _ = writeln!(
             out,
             "{badge}{}\n  {} · {} · {}",
-            visible_line(&h.label),
+            visible_line(&display_title(&h.label, redact)),
             visible_line(&h.session_id),
             visible_line(cwd),
             local_time(h.created_at),

@@ -11,6 +11,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::{ForeignSource, Origin};
+use dsh_reference::{ReferenceConfig, display_title};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
 use ratatui_mention::truncate_to_width;
 use ratatui_mention::visible_controls_line;
@@ -79,7 +80,14 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
         text.push('\n');
         text
     } else {
-        human_table(&rows)
+        // A title is shown with its secrets redacted (`[references] redact_secrets`); the
+        // JSON keeps the stored title.
+        let redact = ctx
+            .config
+            .references
+            .redact_secrets
+            .unwrap_or(ReferenceConfig::default().redact_secrets);
+        human_table(&rows, redact)
     };
     write_stdout(&out)
 }
@@ -112,8 +120,8 @@ fn pad(text: &str, cells: usize) -> String {
     out
 }
 
-/// The human table: TITLE, ID, CWD, CREATED.
-fn human_table(rows: &[Row]) -> String {
+/// The human table: TITLE (secrets redacted when `redact`), ID, CWD, CREATED.
+fn human_table(rows: &[Row], redact: bool) -> String {
     if rows.is_empty() {
         return "no sessions yet\n".to_owned();
     }
@@ -122,7 +130,7 @@ fn human_table(rows: &[Row]) -> String {
         .map(|r| {
             let mut title = r.title.as_deref().map_or_else(
                 || "(untitled)".to_owned(),
-                |t| visible_controls_line(t).into_owned(),
+                |t| visible_controls_line(&display_title(t, redact)).into_owned(),
             );
             if let Some(badge) = r.origin.badge() {
                 title = format!("[{badge}] {title}");
@@ -197,7 +205,7 @@ mod tests {
             row("s\u{1b}[2J", Some("evil\u{7}\ntitle"), Some("/tmp/\u{9b}x")),
             row("漢字", None, None),
         ];
-        let table = human_table(&rows);
+        let table = human_table(&rows, true);
         assert!(!table.chars().any(|c| c != '\n' && c.is_control()));
         assert!(table.contains("evil\\x07\\x0Atitle"), "{table}");
         assert!(table.contains("s\\x1B[2J"));
@@ -208,7 +216,7 @@ mod tests {
             origin: Origin::Codex,
             ..row("r1", Some("Kafka"), None)
         };
-        let foreign = human_table(&[codex, row("codex:mine", Some("Mine"), None)]);
+        let foreign = human_table(&[codex, row("codex:mine", Some("Mine"), None)], true);
         assert!(foreign.contains("[codex] Kafka"), "{foreign}");
         assert!(!foreign.contains("[codex] Mine"), "{foreign}");
         let widths: Vec<usize> = table

@@ -162,6 +162,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
     let history_size = options.history_size;
     let resumed = resume.is_some();
+    let source_warnings = super::foreign_sources::source_warnings(ctx);
     let session_id = runtime.block_on(async move {
         // SIGTERM, SIGHUP and SIGINT end the app like /quit (a running turn is logged as
         // aborted); the terminal is restored even if it does not end.
@@ -182,7 +183,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
-        app.set_sources(sources);
+        app.set_sources(sources, &source_warnings);
         if resumed {
             // `/new` opens in this process's directory, not in the resumed session's.
             app.set_home_cwd(

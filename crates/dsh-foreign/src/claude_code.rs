@@ -47,6 +47,10 @@ struct MetaRecord {
     ai_title: Option<String>,
     #[serde(rename = "isSidechain")]
     is_sidechain: Option<bool>,
+    /// The git branch the record was written on (on every record; empty outside a
+    /// repository).
+    #[serde(rename = "gitBranch")]
+    git_branch: Option<String>,
 }
 
 /// The fields that place a record in the conversation tree.
@@ -268,6 +272,9 @@ fn scan_meta_from(
         }
         if meta.cwd.is_none() {
             meta.cwd = record.cwd.filter(|c| !c.is_empty());
+        }
+        if let Some(branch) = record.git_branch.filter(|b| !b.trim().is_empty()) {
+            meta.branch = Some(branch);
         }
         if record.kind.as_deref() == Some("user") && !meta.first_user_seen {
             // Read the line again for its message only when a title still needs it.

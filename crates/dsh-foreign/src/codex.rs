@@ -9,21 +9,24 @@
 //!
 //! The visible conversation is the `user` and `assistant` `message` items' text, minus the
 //! context Codex injects as user messages (`<environment_context>`, `<user_instructions>`,
-//! AGENTS.md instructions). What the person typed is also in `event_msg` / `user_message`;
+//! AGENTS.md instructions, skills, shell-command and abort notes, sub-agent notifications,
+//! hook prompts: codex-rs's contextual user fragments). A request sent from an IDE carries
+//! the IDE's context first (`# Context from my IDE setup: … ## My request for Codex:
+//! <request>`): only the request is the person's, as codex-rs takes it for its own titles
+//! and pickers. What the person typed is also in `event_msg` / `user_message`;
 //! some rollouts hold it only there, so that is read too, and a request found in both (the
 //! usual case, one right after the other) is shown once. A `compacted` record replaces
 //! everything before it with its summary, which becomes a checkpoint.
 
-use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::Deserialize;
 
 use dsh_store::QueryError;
 
-use super::jsonl::{JsonlLines, Parsed, parse_line};
+use super::jsonl::{LineAt, parse_timed, scan_listing};
+pub use super::line_items::{LineItem, LineItems};
 use super::log_meta::{LogMeta, TitleCleaner};
-use super::open_file::open_regular;
 use super::surface_events::{ItemKind, parse_time_ms};
 
 /// One rollout line: `{timestamp, type, payload}`, or a bare legacy line (the first
@@ -41,6 +44,8 @@ struct Line {
     /// Legacy bare `message` item.
     role: Option<String>,
     content: Option<Vec<Block>>,
+    /// Legacy first line: the git state.
+    git: Option<Git>,
 }
 
 /// The payload fields any line type may use.
@@ -61,6 +66,15 @@ struct Payload {
     message_kind: Option<String>,
     /// `compacted` (remote compaction): the history that replaces the old one.
     replacement_history: Option<Vec<Payload>>,
+    /// `session_meta`: the git state the session started in.
+    git: Option<Git>,
+}
+
+/// `session_meta.git` (and the legacy first line's `git`): `{commit_hash, branch,
+/// repository_url}`.
+#[derive(Debug, Deserialize)]
+struct Git {
+    branch: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -70,45 +84,41 @@ struct Block {
     text: Option<String>,
 }
 
-/// One visible item of a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineItem {
-    pub kind: ItemKind,
-    pub text: String,
-    /// A request taken from `event_msg` / `user_message` (the copy of a `response_item`
-    /// message, when there is one).
-    pub from_event: bool,
-}
+/// Where a request sent from an IDE begins, after the IDE's context (codex-rs's
+/// `USER_MESSAGE_BEGIN`).
+const USER_MESSAGE_BEGIN: &str = "## My request for Codex:";
 
-impl LineItem {
-    fn new(kind: ItemKind, text: String) -> Self {
-        LineItem {
-            kind,
-            text,
-            from_event: false,
-        }
+/// Openings of what Codex sends as a user message but the person did not type (codex-rs's
+/// contextual user fragments, older versions' too; tags matched in any case).
+const INJECTED_OPENINGS: &[&str] = &[
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<skill>",
+    "<turn_aborted>",
+    "<subagents>",
+    "<subagent_notification>",
+    "<hook_prompt",
+    "# AGENTS.md instructions",
+    "# Context from my IDE setup:",
+];
+
+/// The person's words in a user message's text: the request after an IDE's context when
+/// there is one (the text after the first `## My request for Codex:`, trimmed, as codex-rs
+/// takes it); `None` for context Codex injects on its own (an IDE context without a request
+/// too).
+pub fn typed_request(text: &str) -> Option<&str> {
+    if let Some(at) = text.find(USER_MESSAGE_BEGIN) {
+        let request = text.get(at + USER_MESSAGE_BEGIN.len()..)?.trim();
+        return (!request.is_empty()).then_some(request);
     }
-}
-
-/// What one line contributes to the surface.
-#[derive(Debug, PartialEq, Eq)]
-pub enum LineItems {
-    /// Nothing visible.
-    None,
-    /// Items appended to the surface.
-    Append(Vec<LineItem>),
-    /// A compaction: the surface so far is replaced by these items.
-    Replace(Vec<LineItem>),
-}
-
-/// Context Codex sends as a user message but the person did not type.
-fn is_injected_user_text(text: &str) -> bool {
     let t = text.trim_start();
-    t.starts_with("<environment_context>")
-        || t.starts_with("<user_instructions>")
-        || t.starts_with("<permissions instructions>")
-        || t.starts_with("<user_shell_command>")
-        || t.starts_with("# AGENTS.md instructions")
+    let injected = INJECTED_OPENINGS.iter().any(|open| {
+        t.get(..open.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(open))
+    });
+    (!injected && !t.trim_end().is_empty()).then_some(text)
 }
 
 /// The visible item of a `message` with `role` and `content`.
@@ -131,8 +141,11 @@ fn message_item(
         .filter_map(|b| b.text)
         .collect();
     let text = texts.join("\n");
-    if text.trim().is_empty() || (kind == ItemKind::User && is_injected_user_text(&text)) {
+    if text.trim().is_empty() {
         return None;
+    }
+    if kind == ItemKind::User {
+        return typed_request(&text).map(|t| LineItem::new(kind, t.to_owned()));
     }
     Some(LineItem::new(kind, text))
 }
@@ -150,12 +163,9 @@ fn event_request(p: Payload) -> Option<LineItem> {
         return None;
     }
     let text = p.message?;
-    if text.trim().is_empty() || is_injected_user_text(&text) {
-        return None;
-    }
     Some(LineItem {
         kind: ItemKind::User,
-        text,
+        text: typed_request(&text)?.to_owned(),
         from_event: true,
     })
 }
@@ -163,16 +173,10 @@ fn event_request(p: Payload) -> Option<LineItem> {
 /// Decode one line's visible items and its time (Unix ms, `default_time` when the line has
 /// none, as legacy lines do); `Err` (the reason) when the line is not JSON at all.
 pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), String> {
-    let line = match parse_line::<Line>(body) {
-        Parsed::Record(l) => l,
-        Parsed::Other => return Ok((LineItems::None, default_time)),
-        Parsed::NotJson(reason) => return Err(reason),
+    let Some((line, time)) = parse_timed::<Line>(body, default_time, |r| r.timestamp.as_deref())?
+    else {
+        return Ok((LineItems::None, default_time));
     };
-    let time = line
-        .timestamp
-        .as_deref()
-        .and_then(parse_time_ms)
-        .unwrap_or(default_time);
     let Some(payload) = line.payload else {
         // A legacy bare item.
         let items = match message_item(line.kind.as_deref(), line.role.as_deref(), line.content) {
@@ -208,27 +212,32 @@ pub fn decode_line(body: &[u8], default_time: i64) -> Result<(LineItems, i64), S
 }
 
 /// Shows a request once when a rollout holds it twice (as a `response_item` message and as
-/// an `event_msg`, one after the other): tells, item by item, whether it is new.
+/// an `event_msg`, one after the other): tells, item by item, whether it is new. The copy is
+/// the other kind's request since the last reply — the one with the same text if there is
+/// one, else the oldest (an IDE or a client may record the two with slightly different
+/// words; the `response_item` is what the model was sent).
 #[derive(Debug, Default)]
 pub struct RequestDedup {
-    /// Requests since the last reply: (taken from an event, hash of the text).
+    /// Requests since the last reply not yet paired: (taken from an event, hash of the text).
     recent: Vec<(bool, u64)>,
 }
 
 impl RequestDedup {
-    /// Whether `item` is shown: not when it repeats a request of the other kind since the
-    /// last reply.
+    /// Whether `item` is shown: not when it is the copy of a request of the other kind since
+    /// the last reply.
     pub fn keep(&mut self, item: &LineItem) -> bool {
         if item.kind != ItemKind::User {
             self.recent.clear();
             return true;
         }
         let hash = text_hash(&item.text);
-        if let Some(i) = self
+        let other = |&(event, _): &(bool, u64)| event != item.from_event;
+        let copy_of = self
             .recent
             .iter()
-            .position(|&(event, h)| event != item.from_event && h == hash)
-        {
+            .position(|r| other(r) && r.1 == hash)
+            .or_else(|| self.recent.iter().position(other));
+        if let Some(i) = copy_of {
             self.recent.remove(i);
             return false;
         }
@@ -251,6 +260,11 @@ fn text_hash(text: &str) -> u64 {
     hash
 }
 
+/// The branch a rollout recorded (`git.branch`), when it names one.
+fn branch_of(git: Option<Git>) -> Option<String> {
+    git?.branch.filter(|b| !b.trim().is_empty())
+}
+
 /// The `<cwd>` an `<environment_context>` message names.
 fn context_cwd(text: &str) -> Option<String> {
     let start = text.find("<cwd>")? + "<cwd>".len();
@@ -264,106 +278,79 @@ fn context_cwd(text: &str) -> Option<String> {
 /// not read.
 pub fn scan_meta(
     path: &Path,
-    mut meta: LogMeta,
+    meta: LogMeta,
     max_line_bytes: u64,
     clean: TitleCleaner,
 ) -> Result<LogMeta, QueryError> {
-    let (offset, line) = meta.resume.unwrap_or((0, 1));
-    if meta.resume.is_none() {
-        meta = LogMeta::default();
-    }
-    let mut file = open_regular(path)?;
-    file.seek(SeekFrom::Start(offset))
-        .map_err(|e| io_err(path, e))?;
-    let mut lines = JsonlLines::new(
-        path,
-        BufReader::with_capacity(64 * 1024, file),
-        max_line_bytes,
-        offset,
-        line,
-    );
-    let mut damaged = false;
-    let mut first = offset == 0;
-    while !(meta.first_user_seen && meta.native_id.is_some()) {
-        let line = match lines.next_record::<Line>() {
-            Err(e @ QueryError::Io { .. }) => return Err(e),
-            Err(e) => {
-                tracing::warn!(error = %e, "Codex rollout damaged; listed with what was read");
-                damaged = true;
-                break;
-            }
-            Ok(None) => break,
-            Ok(Some((_, line))) => line,
+    let see = &mut |meta: &mut LogMeta, at: LineAt, line: Line| {
+        see_line(meta, at.offset == 0, line, clean);
+        !(meta.first_user_seen && meta.native_id.is_some())
+    };
+    scan_listing(path, meta, max_line_bytes, ("Codex CLI", None), see)
+}
+
+/// What one rollout line tells the listing (`first`: it is the file's first line).
+fn see_line(meta: &mut LogMeta, first: bool, line: Line, clean: TitleCleaner) {
+    let Some(payload) = line.payload else {
+        // The legacy layout: a first `{id, timestamp, instructions}` line, bare items.
+        if first && line.kind.is_none() && line.record_type.is_none() {
+            meta.native_id = line.id.filter(|id| !id.is_empty());
+            meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
+            meta.branch = branch_of(line.git);
+            return;
+        }
+        if line.record_type.is_some() {
+            return;
+        }
+        let text_of = |content: &Option<Vec<Block>>| -> Option<String> {
+            let texts: Vec<&str> = content
+                .as_ref()?
+                .iter()
+                .filter(|b| b.kind.as_deref() == Some("input_text"))
+                .filter_map(|b| b.text.as_deref())
+                .collect();
+            Some(texts.join("\n"))
         };
-        let is_first = std::mem::take(&mut first);
-        let Some(payload) = line.payload else {
-            // The legacy layout: a first `{id, timestamp, instructions}` line, bare items.
-            if is_first && line.kind.is_none() && line.record_type.is_none() {
-                meta.native_id = line.id.filter(|id| !id.is_empty());
-                meta.created_at = line.timestamp.as_deref().and_then(parse_time_ms);
-                continue;
-            }
-            if line.record_type.is_some() {
-                continue;
-            }
-            let text_of = |content: &Option<Vec<Block>>| -> Option<String> {
-                let texts: Vec<&str> = content
-                    .as_ref()?
-                    .iter()
-                    .filter(|b| b.kind.as_deref() == Some("input_text"))
-                    .filter_map(|b| b.text.as_deref())
-                    .collect();
-                Some(texts.join("\n"))
-            };
-            if meta.cwd.is_none()
-                && line.role.as_deref() == Some("user")
-                && let Some(text) = text_of(&line.content)
-                && text.trim_start().starts_with("<environment_context>")
-            {
-                meta.cwd = context_cwd(&text);
-            }
-            if !meta.first_user_seen
-                && let Some(item) =
-                    message_item(line.kind.as_deref(), line.role.as_deref(), line.content)
+        if meta.cwd.is_none()
+            && line.role.as_deref() == Some("user")
+            && let Some(text) = text_of(&line.content)
+            && text.trim_start().starts_with("<environment_context>")
+        {
+            meta.cwd = context_cwd(&text);
+        }
+        if !meta.first_user_seen
+            && let Some(item) =
+                message_item(line.kind.as_deref(), line.role.as_deref(), line.content)
+            && item.kind == ItemKind::User
+        {
+            meta.see_user_text(&item.text, clean);
+        }
+        return;
+    };
+    match line.kind.as_deref() {
+        Some("session_meta") if meta.native_id.is_none() => {
+            meta.native_id = payload.id.filter(|id| !id.is_empty());
+            meta.cwd = payload.cwd.filter(|c| !c.is_empty());
+            meta.branch = branch_of(payload.git);
+            meta.created_at = payload
+                .timestamp
+                .as_deref()
+                .or(line.timestamp.as_deref())
+                .and_then(parse_time_ms);
+        }
+        Some("response_item") if !meta.first_user_seen => {
+            if let Some(item) = payload_item(payload)
                 && item.kind == ItemKind::User
             {
                 meta.see_user_text(&item.text, clean);
             }
-            continue;
-        };
-        match line.kind.as_deref() {
-            Some("session_meta") if meta.native_id.is_none() => {
-                meta.native_id = payload.id.filter(|id| !id.is_empty());
-                meta.cwd = payload.cwd.filter(|c| !c.is_empty());
-                meta.created_at = payload
-                    .timestamp
-                    .as_deref()
-                    .or(line.timestamp.as_deref())
-                    .and_then(parse_time_ms);
-            }
-            Some("response_item") if !meta.first_user_seen => {
-                if let Some(item) = payload_item(payload)
-                    && item.kind == ItemKind::User
-                {
-                    meta.see_user_text(&item.text, clean);
-                }
-            }
-            Some("event_msg") if !meta.first_user_seen => {
-                if let Some(item) = event_request(payload) {
-                    meta.see_user_text(&item.text, clean);
-                }
-            }
-            _ => {}
         }
-    }
-    meta.resume = (!damaged).then(|| lines.resume_at());
-    Ok(meta)
-}
-
-fn io_err(path: &Path, source: std::io::Error) -> QueryError {
-    QueryError::Io {
-        path: path.to_owned(),
-        source,
+        Some("event_msg") if !meta.first_user_seen => {
+            if let Some(item) = event_request(payload) {
+                meta.see_user_text(&item.text, clean);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -452,6 +439,10 @@ mod tests {
             user("d", false),
             user("d", false),
             user("d", true),
+            reply.clone(),
+            // A copy with other words (an IDE's client recorded it so) is still the copy.
+            user("remove scrolling", false),
+            user("remove the scrolling", true),
         ]
         .iter()
         .map(|i| dedup.keep(i))
@@ -459,7 +450,8 @@ mod tests {
         assert_eq!(
             shown,
             [
-                true, false, true, true, false, true, true, true, true, true, false
+                true, false, true, true, false, true, true, true, true, true, false, true, true,
+                false
             ]
         );
         assert_eq!(

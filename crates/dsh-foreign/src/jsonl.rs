@@ -8,6 +8,7 @@
 use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use dsh_store::QueryError;
@@ -49,7 +50,7 @@ pub enum Parsed<T> {
 
 /// Parse a line's body as the record `T` (a JSON object), telling a different shape apart
 /// from damage.
-pub fn parse_line<T: DeserializeOwned>(body: &[u8]) -> Parsed<T> {
+pub fn parse_line<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Parsed<T> {
     // serde would also build a struct from an array; records are objects only.
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
@@ -61,6 +62,27 @@ pub fn parse_line<T: DeserializeOwned>(body: &[u8]) -> Parsed<T> {
         Ok(record) => Parsed::Record(record),
         Err(e) if e.is_data() => Parsed::Other,
         Err(e) => Parsed::NotJson(e.to_string()),
+    }
+}
+
+/// A line-per-record tool's line as its record `T` and its time (Unix ms, from the
+/// record's `stamp` or else `default_time`): `Ok(None)` for JSON of another shape, `Err`
+/// (the reason) for a line that is not JSON at all. How every line decoder starts
+/// (Codex CLI, Qwen Code, GitHub Copilot CLI).
+pub fn parse_timed<'a, T: Deserialize<'a>>(
+    body: &'a [u8],
+    default_time: i64,
+    stamp: impl FnOnce(&T) -> Option<&str>,
+) -> Result<Option<(T, i64)>, String> {
+    match parse_line::<T>(body) {
+        Parsed::Record(record) => {
+            let time = stamp(&record)
+                .and_then(crate::surface_events::parse_time_ms)
+                .unwrap_or(default_time);
+            Ok(Some((record, time)))
+        }
+        Parsed::Other => Ok(None),
+        Parsed::NotJson(reason) => Err(reason),
     }
 }
 
@@ -273,6 +295,58 @@ fn skip_line(src: &mut impl BufRead) -> io::Result<u64> {
             return Ok(skipped);
         }
     }
+}
+
+/// Continue (or start) the listing scan of the log at `path` from `meta.resume` (from the
+/// beginning, with `meta` cleared to `path_id` as its id, when there is none): every record
+/// of shape `T` goes to
+/// `see` with its line until `see` says it has all it needs. Damage ends the scan with
+/// what was read (logged, nothing resumed); an I/O error is returned. The one loop of the
+/// line-per-record tools' listing scans (Codex CLI, Qwen Code, GitHub Copilot CLI).
+pub fn scan_listing<T: DeserializeOwned>(
+    path: &Path,
+    mut meta: crate::log_meta::LogMeta,
+    max_line_bytes: u64,
+    (tool, path_id): (&str, Option<String>),
+    see: &mut dyn FnMut(&mut crate::log_meta::LogMeta, LineAt, T) -> bool,
+) -> Result<crate::log_meta::LogMeta, QueryError> {
+    use std::io::{Seek, SeekFrom};
+    let (offset, line) = meta.resume.unwrap_or((0, 1));
+    if meta.resume.is_none() {
+        meta = crate::log_meta::LogMeta::default();
+        meta.native_id = path_id;
+    }
+    let io = |source| QueryError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut file = crate::open_file::open_regular(path)?;
+    file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    let mut lines = JsonlLines::new(
+        path,
+        io::BufReader::with_capacity(64 * 1024, file),
+        max_line_bytes,
+        offset,
+        line,
+    );
+    let mut damaged = false;
+    loop {
+        let (at, record) = match lines.next_record::<T>() {
+            Err(e @ QueryError::Io { .. }) => return Err(e),
+            Err(e) => {
+                tracing::warn!(tool, error = %e, "foreign log damaged; listed with what was read");
+                damaged = true;
+                break;
+            }
+            Ok(None) => break,
+            Ok(Some(found)) => found,
+        };
+        if !see(&mut meta, at, record) {
+            break;
+        }
+    }
+    meta.resume = (!damaged).then(|| lines.resume_at());
+    Ok(meta)
 }
 
 /// Read every line of `src` as `T`, calling `on_record` for each record of that shape;

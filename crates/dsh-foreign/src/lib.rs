@@ -1,5 +1,6 @@
 //! Other agents' sessions as read-only dsh session sources (docs/foreign-sources.md):
-//! Claude Code, Codex CLI, Gemini CLI and OpenCode sessions read as folded surfaces of dsh
+//! Claude Code, Codex CLI, Gemini CLI, OpenCode, Qwen Code and GitHub Copilot CLI sessions
+//! read as folded surfaces of dsh
 //! events, so the reference layer's projection, retention, tag-safe JSON and untrusted
 //! framing apply unchanged, and [`SessionSources`], one query over the dsh store and every
 //! foreign source.
@@ -11,14 +12,18 @@ pub mod claude_code;
 pub mod claude_user_text;
 pub mod codex;
 pub mod composite;
+pub mod copilot;
 pub mod gemini;
 pub mod item_surface;
+pub mod json_span;
 pub mod jsonl;
+pub mod line_items;
 pub mod log_files;
 pub mod log_meta;
 pub mod open_file;
 pub mod opencode;
 pub mod origin;
+pub mod qwen;
 pub mod source;
 pub mod source_index;
 pub mod surface_events;
@@ -27,4 +32,4 @@ pub mod surface_read;
 pub use composite::SessionSources;
 pub use log_meta::TitleCleaner;
 pub use origin::Origin;
-pub use source::{ForeignSource, SourceConfig};
+pub use source::{CopyLimits, ForeignSource, SourceConfig};

@@ -22,7 +22,7 @@ use super::log_meta::LogMeta;
 use super::origin::Origin;
 use super::source::SourceConfig;
 use super::source_index::{self, DirRecord, FileRecord, FileStamp, SourceIndex};
-use super::{claude_code, codex, surface_read};
+use super::{claude_code, codex, copilot, qwen, surface_read};
 
 /// How old a directory's mtime must be before an unchanged value proves an unchanged
 /// directory (a change within the same clock tick would not show).
@@ -107,6 +107,8 @@ enum Format {
     ClaudeCode,
     Codex,
     Gemini,
+    Qwen,
+    Copilot,
 }
 
 impl Format {
@@ -115,6 +117,8 @@ impl Format {
             Origin::ClaudeCode => Some(Format::ClaudeCode),
             Origin::Codex => Some(Format::Codex),
             Origin::Gemini => Some(Format::Gemini),
+            Origin::Qwen => Some(Format::Qwen),
+            Origin::Copilot => Some(Format::Copilot),
             Origin::Dsh | Origin::OpenCode | Origin::Other(_) => None,
         }
     }
@@ -226,6 +230,21 @@ impl LogFiles {
         match self.inner.format {
             Format::Gemini => return gemini::leaf_dirs(root).map_err(|e| io_err(root, e)),
             Format::ClaudeCode => return subdirs(root).map_err(|e| io_err(root, e)),
+            // `<projects>/<sanitized cwd>/chats`.
+            Format::Qwen => {
+                let projects = subdirs(root).map_err(|e| io_err(root, e))?;
+                return Ok(projects
+                    .into_iter()
+                    .map(|p| p.join("chats"))
+                    .filter(|c| fs::symlink_metadata(c).is_ok_and(|m| m.is_dir()))
+                    .collect());
+            }
+            // `<session-state>/<id>/events.jsonl`, and the older `<session-state>/<id>.jsonl`.
+            Format::Copilot => {
+                let mut dirs = vec![root.to_owned()];
+                dirs.extend(subdirs(root).map_err(|e| io_err(root, e))?);
+                return Ok(dirs);
+            }
             Format::Codex => {}
         }
         let top = subdirs(root).map_err(|e| io_err(root, e))?;
@@ -260,6 +279,16 @@ impl LogFiles {
                 .strip_suffix(".jsonl")
                 .is_some_and(|stem| stem.starts_with("rollout-")),
             Format::Gemini => gemini::is_log_name(name),
+            Format::Qwen => name
+                .strip_suffix(".jsonl")
+                .is_some_and(|stem| !stem.is_empty()),
+            // A session's `events.jsonl`, or an older release's `<uuid>.jsonl`.
+            Format::Copilot => {
+                name == "events.jsonl"
+                    || name.strip_suffix(".jsonl").is_some_and(|stem| {
+                        stem.len() == 36 && stem.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-')
+                    })
+            }
         }
     }
 
@@ -275,6 +304,8 @@ impl LogFiles {
             Format::ClaudeCode => claude_code::scan_meta(path, meta, max, clean),
             Format::Codex => codex::scan_meta(path, meta, max, clean),
             Format::Gemini => gemini::scan_meta(path, meta, max, clean),
+            Format::Qwen => qwen::scan_meta(path, meta, max, clean),
+            Format::Copilot => copilot::scan_meta(path, meta, max, clean),
         };
         result.unwrap_or_else(|e| {
             tracing::warn!(error = %e, "unreadable foreign log; skipped");
@@ -397,11 +428,10 @@ impl LogFiles {
                     continue;
                 }
                 by_id.insert(id.clone(), path.clone());
-                headers.push(SessionHeader::new(
-                    id,
-                    created_at,
-                    self.cwd_of(path, &file.meta),
-                ));
+                headers.push(
+                    SessionHeader::new(id, created_at, self.cwd_of(path, &file.meta))
+                        .with_branch(file.meta.branch.clone()),
+                );
             }
         }
         headers.sort_by(newest_first);
@@ -469,7 +499,8 @@ impl LogFiles {
             .created_at
             .filter(|_| meta.listable())
             .ok_or_else(|| QueryError::NotFound { id: id.to_owned() })?;
-        Ok(SessionHeader::new(id, created_at, self.cwd_of(path, meta)))
+        Ok(SessionHeader::new(id, created_at, self.cwd_of(path, meta))
+            .with_branch(meta.branch.clone()))
     }
 
     /// A session's cwd: its own, or (Gemini CLI) the one its project directory stands for.
@@ -613,7 +644,7 @@ impl SessionQuery for LogFiles {
         let max = self.config().max_line_bytes;
         match self.inner.format {
             Format::Gemini => gemini::scan(&path, header, max, visitor),
-            Format::ClaudeCode | Format::Codex => {
+            Format::ClaudeCode | Format::Codex | Format::Qwen | Format::Copilot => {
                 surface_read::scan(self.origin(), &path, header, max, visitor)
             }
         }

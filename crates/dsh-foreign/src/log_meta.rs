@@ -3,12 +3,13 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Cleans a person's first message into a title (the app's fallback-title rule).
+/// Cleans a person's first message into a title: the whole request on one line (the app
+/// passes `one_line_title`; only the display cuts a title).
 pub type TitleCleaner = fn(&str) -> Option<String>;
 
-/// Longest title input kept (bytes, cut at a character boundary): titles are one line on
-/// screen, and the listing cache stays small whatever a log holds.
-pub const MAX_TITLE_BYTES: usize = 512;
+/// Longest title kept (bytes, cut at a character boundary): a bound on what the listing
+/// cache holds per session whatever a log holds, far past what any row shows.
+pub const MAX_TITLE_BYTES: usize = 1024;
 
 /// Most `summary` records waiting for their leaf kept per log (the newest ones).
 const MAX_PENDING_SUMMARIES: usize = 32;
@@ -66,6 +67,10 @@ pub struct LogMeta {
     /// Not a session of its own (a Gemini sub-agent chat): never listed.
     #[serde(default)]
     pub hidden: bool,
+    /// The git branch the tool recorded for the session (Claude Code: the newest
+    /// `gitBranch`; Codex: `session_meta.git.branch`).
+    #[serde(default)]
+    pub branch: Option<String>,
 }
 
 impl LogMeta {

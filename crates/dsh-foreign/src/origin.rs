@@ -18,6 +18,10 @@ pub enum Origin {
     Gemini,
     /// An OpenCode session (`opencode.db` or `storage/` under its XDG data dir).
     OpenCode,
+    /// A Qwen Code session (`~/.qwen/projects/<sanitized cwd>/chats/<session-id>.jsonl`).
+    Qwen,
+    /// A GitHub Copilot CLI session (`~/.copilot/session-state/<session-id>/events.jsonl`).
+    Copilot,
     /// An origin this build has no source for, by its JSON spelling: what an `"origin"`
     /// written by another version (an index, a JSON listing) reads back as. Shown by that
     /// name, never read from.
@@ -26,11 +30,13 @@ pub enum Origin {
 
 impl Origin {
     /// Every foreign origin this build reads, in the order their sources are consulted.
-    pub const FOREIGN: [Origin; 4] = [
+    pub const FOREIGN: [Origin; 6] = [
         Origin::ClaudeCode,
         Origin::Codex,
         Origin::Gemini,
         Origin::OpenCode,
+        Origin::Qwen,
+        Origin::Copilot,
     ];
 
     /// The origin a JSON spelling names (the inverse of [`as_str`](Self::as_str)); an
@@ -42,12 +48,14 @@ impl Origin {
             "codex" => Origin::Codex,
             "gemini" => Origin::Gemini,
             "opencode" => Origin::OpenCode,
+            "qwen-code" => Origin::Qwen,
+            "copilot" => Origin::Copilot,
             other => Origin::Other(Arc::from(other)),
         }
     }
 
     /// The JSON spelling of the `"origin"` key: `dsh`, `claude-code`, `codex`, `gemini`,
-    /// `opencode`.
+    /// `opencode`, `qwen-code`, `copilot`.
     pub fn as_str(&self) -> &str {
         match self {
             Origin::Dsh => "dsh",
@@ -55,6 +63,8 @@ impl Origin {
             Origin::Codex => "codex",
             Origin::Gemini => "gemini",
             Origin::OpenCode => "opencode",
+            Origin::Qwen => "qwen-code",
+            Origin::Copilot => "copilot",
             Origin::Other(name) => name,
         }
     }
@@ -73,6 +83,8 @@ impl Origin {
             Origin::Codex => Some("codex"),
             Origin::Gemini => Some("gemini"),
             Origin::OpenCode => Some("opencode"),
+            Origin::Qwen => Some("qwen"),
+            Origin::Copilot => Some("copilot"),
             Origin::Other(name) => Some(name),
         }
     }
@@ -85,6 +97,8 @@ impl Origin {
             Origin::Codex => "Codex CLI",
             Origin::Gemini => "Gemini CLI",
             Origin::OpenCode => "OpenCode",
+            Origin::Qwen => "Qwen Code",
+            Origin::Copilot => "GitHub Copilot CLI",
             Origin::Other(name) => name,
         }
     }
@@ -108,6 +122,8 @@ impl Origin {
             Origin::Codex => Some("codex:"),
             Origin::Gemini => Some("gemini:"),
             Origin::OpenCode => Some("opencode:"),
+            Origin::Qwen => Some("qwen:"),
+            Origin::Copilot => Some("copilot:"),
         }
     }
 

@@ -17,6 +17,7 @@ use dsh_store::{
 use super::log_files::LogFiles;
 use super::log_meta::TitleCleaner;
 use super::opencode::OpenCodeSource;
+pub use super::opencode::snapshot::CopyLimits;
 use super::origin::Origin;
 
 /// How to read one foreign source.
@@ -24,7 +25,8 @@ use super::origin::Origin;
 pub struct SourceConfig {
     pub origin: Origin,
     /// The directory holding the sessions: Claude Code's `projects` dir, Codex's `sessions`
-    /// dir, Gemini CLI's home (`~/.gemini`), OpenCode's data dir.
+    /// dir, Gemini CLI's home (`~/.gemini`), OpenCode's data dir, Qwen Code's `projects`
+    /// dir, GitHub Copilot CLI's `session-state` dir.
     pub root: PathBuf,
     /// Longest line (or whole JSON document) read (the dsh store's limit).
     pub max_line_bytes: u64,
@@ -33,19 +35,23 @@ pub struct SourceConfig {
     /// Where the listing cache is kept between processes (`None`: memory only); OpenCode
     /// keeps its copy of the tool's database next to it.
     pub index_file: Option<PathBuf>,
+    /// How much room OpenCode's database copies may take (other sources ignore it).
+    pub copy_limits: CopyLimits,
 }
 
 impl SourceConfig {
     /// The sessions directory for a configured path, so both the tool's home and the
-    /// sessions directory itself are accepted: `<path>/projects` (Claude Code) or
-    /// `<path>/sessions` (Codex) when that exists; for Gemini CLI the home (the parent of a
+    /// sessions directory itself are accepted: `<path>/projects` (Claude Code, Qwen Code),
+    /// `<path>/sessions` (Codex) or `<path>/session-state` (GitHub Copilot CLI) when that
+    /// exists; for Gemini CLI the home (the parent of a
     /// configured `tmp`), for OpenCode the data dir (the parent of a configured `storage`).
     pub fn logs_dir(origin: &Origin, configured: &Path) -> PathBuf {
         let (sub, home_of) = match origin {
-            Origin::ClaudeCode => ("projects", false),
+            Origin::ClaudeCode | Origin::Qwen => ("projects", false),
             Origin::Codex => ("sessions", false),
             Origin::Gemini => ("tmp", true),
             Origin::OpenCode => ("storage", true),
+            Origin::Copilot => ("session-state", false),
             Origin::Dsh | Origin::Other(_) => return configured.to_owned(),
         };
         if home_of {

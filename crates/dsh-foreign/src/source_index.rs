@@ -17,8 +17,9 @@ use super::origin::Origin;
 
 /// Bumped whenever the layout or the meaning of [`LogMeta`] changes; other versions are ignored.
 /// 2: titles read right (issue 24: custom/AI titles, summaries of this log only, the person's
-/// words only), Codex legacy rollouts, Gemini CLI.
-const VERSION: u32 = 2;
+/// words only), Codex legacy rollouts, Gemini CLI. 3: issue 33: the recorded branch, titles
+/// in full, Codex IDE requests, Gemini function responses not the person's.
+const VERSION: u32 = 3;
 
 /// Seconds and nanoseconds since the Unix epoch.
 pub type FileTime = (u64, u32);

@@ -12,12 +12,13 @@ use std::path::{Path, PathBuf};
 
 use dsh_store::{Event, EventReread, QueryError, SessionHeader, SurfaceScan, SurfaceVisitor};
 
-use super::claude_code;
-use super::codex::{self, LineItem, LineItems, RequestDedup};
+use super::codex::{self, RequestDedup};
 use super::jsonl::{JsonlLines, LineAt};
+use super::line_items::{DecodeLine, LineItem, LineItems};
 use super::open_file::open_regular;
 use super::origin::Origin;
 use super::surface_events::item_event;
+use super::{claude_code, copilot, qwen};
 
 /// Where an item's event comes from: its line and its place among the line's items.
 #[derive(Debug, Clone, Copy)]
@@ -106,8 +107,13 @@ fn decode_items(
             })
             .unwrap_or_default()),
         Origin::Dsh | Origin::Other(_) | Origin::Gemini | Origin::OpenCode => Ok(Vec::new()),
-        Origin::Codex => {
-            let (items, time) = codex::decode_line(body, default_time)?;
+        Origin::Codex | Origin::Qwen | Origin::Copilot => {
+            let decode: DecodeLine = match origin {
+                Origin::Qwen => qwen::decode_line,
+                Origin::Copilot => copilot::decode_line,
+                _ => codex::decode_line,
+            };
+            let (items, time) = decode(body, default_time)?;
             let (replace, items) = match items {
                 LineItems::None => return Ok(Vec::new()),
                 LineItems::Append(items) => (false, items),

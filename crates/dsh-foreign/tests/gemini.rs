@@ -345,3 +345,42 @@ fn a_missing_home_lists_nothing() {
     let src = source(Origin::Gemini, Path::new("/nonexistent/.gemini"));
     assert!(src.list_sessions().unwrap().is_empty());
 }
+
+/// An item of a `.json` chat is read again by its own bytes: the rest of the document may
+/// have been rewritten meanwhile (Gemini CLI rewrites it whole), the item itself may not.
+#[test]
+fn a_gemini_document_item_is_read_again_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join(".gemini");
+    let chats = home.join("tmp/shop/chats");
+    fs::create_dir_all(&chats).unwrap();
+    let path = chats.join("session-2025-10-01T08-00-alone001.json");
+    let doc = r#"{"sessionId":"alone","projectHash":"h","startTime":"2025-10-01T08:00:00.000Z","messages":[{"id":"a","type":"user","content":"FIRST question"},{"id":"b","type":"gemini","content":"an answer"},{"id":"c","type":"user","content":"the LAST question"}]}"#;
+    fs::write(&path, doc).unwrap();
+    let src = source(Origin::Gemini, &home);
+    let mut scan = src
+        .scan_surface("gemini:alone", &mut support::Seen::default())
+        .unwrap();
+    assert_eq!(scan.surface_seqs(), [0, 1, 2]);
+    // The first message damaged in place (same length, same inode): the document no longer
+    // parses, the last item still reads.
+    let damaged = doc.replacen("FIRST question\"", "FIRST question{", 1);
+    assert_eq!(damaged.len(), doc.len());
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, damaged.as_bytes()))
+        .unwrap();
+    let again = scan.reread(&[2]).unwrap();
+    assert_eq!(
+        items(&again),
+        pairs(&[("user", "the LAST question")]),
+        "read by its own bytes"
+    );
+    match scan.reread(&[0]) {
+        Err(QueryError::Corrupt { reason, .. }) => {
+            assert!(reason.contains("changed"), "{reason}");
+        }
+        other => panic!("a changed item is reported: {other:?}"),
+    }
+}

@@ -202,6 +202,7 @@ fn rows_only_in_the_wal_are_read_and_nothing_is_touched() {
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: support::clean,
         index_file: Some(cache.path().join("foreign/opencode-x.json")),
+        copy_limits: dsh_foreign::CopyLimits::default(),
     });
     let list = src.list_sessions().unwrap();
     assert_eq!(list[0].id, "opencode:ses_wal1");

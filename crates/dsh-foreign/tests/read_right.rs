@@ -26,6 +26,7 @@ fn source(origin: Origin, root: &Path) -> ForeignSource {
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: clean,
         index_file: None,
+        copy_limits: dsh_foreign::CopyLimits::default(),
     })
 }
 

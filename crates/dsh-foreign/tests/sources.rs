@@ -37,6 +37,7 @@ fn source(origin: Origin, configured: &Path, index_file: Option<PathBuf>) -> For
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
         clean_title: clean,
         index_file,
+        copy_limits: dsh_foreign::CopyLimits::default(),
     })
 }
 
@@ -328,6 +329,7 @@ fn over_long_lines_are_bounded() {
         max_line_bytes: 600,
         clean_title: clean,
         index_file: None,
+        copy_limits: dsh_foreign::CopyLimits::default(),
     });
     // The session_meta line (under 600 bytes) reads; nothing is over the limit yet.
     assert_eq!(src.read_surface(CODEX_MAIN).unwrap().events.len(), 4);

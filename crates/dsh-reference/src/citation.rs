@@ -3,9 +3,6 @@
 //! log seq of the cited message (as a recall result gave it).
 
 use std::ops::Range;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 /// One citation found in a text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,25 +19,43 @@ pub fn citation(reference: usize, seq: u64) -> String {
     format!("[ref {reference} #{seq}]")
 }
 
-static PATTERN: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\[ref ([1-9][0-9]{0,2}) #([0-9]{1,19})\]").ok());
-
 /// Every citation in `text`, in order. A number too large to be a place or a seq is text.
 pub fn find_citations(text: &str) -> Vec<Citation> {
-    let Some(pattern) = PATTERN.as_ref() else {
-        return Vec::new();
-    };
-    pattern
-        .captures_iter(text)
-        .filter_map(|c| {
-            let whole = c.get(0)?;
-            Some(Citation {
-                range: whole.range(),
-                reference: c.get(1)?.as_str().parse().ok()?,
-                seq: c.get(2)?.as_str().parse().ok()?,
-            })
-        })
-        .collect()
+    const HEAD: &str = "[ref ";
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text.get(from..).and_then(|rest| rest.find(HEAD)) {
+        let start = from + at;
+        from = start + HEAD.len();
+        if let Some((reference, seq, end)) = parse_after(text, from) {
+            out.push(Citation {
+                range: start..end,
+                reference,
+                seq,
+            });
+            from = end;
+        }
+    }
+    out
+}
+
+/// `K #SEQ]` at `at` (K 1 to 999 without a leading zero, SEQ 1 to 19 digits): the place,
+/// the seq and where the citation ends.
+fn parse_after(text: &str, at: usize) -> Option<(usize, u64, usize)> {
+    let rest = text.get(at..)?;
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let k = digits(rest);
+    if !(1..=3).contains(&k) || rest.starts_with('0') {
+        return None;
+    }
+    let after_k = rest.get(k..)?.strip_prefix(" #")?;
+    let n = digits(after_k);
+    if !(1..=19).contains(&n) || !after_k.get(n..)?.starts_with(']') {
+        return None;
+    }
+    let reference = rest.get(..k)?.parse().ok()?;
+    let seq = after_k.get(..n)?.parse().ok()?;
+    Some((reference, seq, at + k + 2 + n + 1))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::error::ReferenceError;
 use super::projection::TurnRole;
-use super::redact::redact_if;
+use super::redact::redact_label_if;
 use super::source_read::read_source_redacting;
 use dsh_store::SessionQuery;
 use dsh_store::listing::Stamp;
@@ -93,7 +93,7 @@ pub fn estimate_reference(
     budget: usize,
     redact: bool,
 ) -> Result<ReferenceEstimate, ReferenceError> {
-    let (label, in_label) = redact_if(redact, label.to_owned());
+    let (label, in_label) = redact_label_if(redact, label.to_owned());
     let retained = read_source_redacting(store, session_id.to_owned(), label, budget, redact)?;
     let redacted_secrets = retained.redactions.total() + in_label.total();
     let conversation = retained.data.conversation;

@@ -3,7 +3,7 @@
 //! a name, never as markup or as more of the user's words.
 
 use super::js_chars::is_line_terminator;
-use super::redact::redact;
+use super::redact::redact_label;
 
 /// Most characters (Unicode scalar values) a neutral label holds.
 pub const NEUTRAL_LABEL_MAX_CHARS: usize = 80;
@@ -35,10 +35,11 @@ pub fn neutral_label(label: &str) -> String {
 /// The label a host inserts in a draft for a session titled `title`: its neutral form, with
 /// the secrets in it redacted first when `redact_secrets` is on (a title is often the first
 /// thing said in a session, pasted keys included, and the label travels in the user's own
-/// message). Redacted before the cut, so a secret near the end is still recognised whole.
+/// message). Redacted before the cut, so a secret near the end is still recognised whole; a
+/// title ending in a key cut short (a fallback title is cut to 40 bytes) loses that key too.
 pub fn mention_label(title: &str, redact_secrets: bool) -> String {
     if redact_secrets {
-        neutral_label(&redact(title).0)
+        neutral_label(&redact_label(title).0)
     } else {
         neutral_label(title)
     }
@@ -124,6 +125,28 @@ mod tests {
                 assert!(!got.contains("aB3x"), "{got}");
             }
         }
+    }
+
+    /// Issue 34: a fallback title is cut to 40 bytes (dsh's rule), so a pasted key leaves a
+    /// prefix too short for the rules in the mention label (the user's own message).
+    #[test]
+    fn a_title_cut_inside_a_key_loses_the_key_in_its_label() {
+        let message = format!(
+            "Please rotate the key sk-ant-api03-{} now",
+            "AbCdE".repeat(8)
+        );
+        let title = message.get(..40).unwrap();
+        assert_eq!(title, "Please rotate the key sk-ant-api03-AbCdE");
+        assert_eq!(
+            mention_label(title, true),
+            "Please rotate the key [redacted: anthropic-api-key]"
+        );
+        assert_eq!(mention_label(title, false), title);
+        // Another cut key: a GitHub token's first characters.
+        assert_eq!(
+            mention_label("CI failing, token ghp_A1b2C3", true),
+            "CI failing, token [redacted: github-token]"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::prompt::{CLOSE_TAG, OPEN_TAG};
-use super::redact::{Redactions, redact_if};
+use super::redact::{Redactions, redact, redact_label_if};
 
 /// The tool's name.
 pub const TOOL_NAME: &str = "search_references";
@@ -122,12 +122,12 @@ pub struct RecallText {
 }
 
 /// The result text for `view` (exchanges best first, texts as found): each text redacted
-/// when `redact` is set and cut around its first match of the query, then as many
+/// when `redact_secrets` is set and cut around its first match of the query, then as many
 /// exchanges as fit [`MAX_RESULT_BYTES`] (the first one always, its texts cut shorter when
 /// needed); the rest are counted in `omitted`.
-pub fn recall_text(mut view: RecallView, redact: bool) -> RecallText {
+pub fn recall_text(mut view: RecallView, redact_secrets: bool) -> RecallText {
     let mut redactions = Redactions::default();
-    let (label, found) = redact_if(redact, std::mem::take(&mut view.label));
+    let (label, found) = redact_label_if(redact_secrets, std::mem::take(&mut view.label));
     redactions.add(&found);
     view.label = label;
     let words = query_words(&view.query);
@@ -136,9 +136,12 @@ pub fn recall_text(mut view: RecallView, redact: bool) -> RecallText {
     for exchange in exchanges {
         let mut exchange = exchange;
         for m in &mut exchange.messages {
-            let (text, found) = redact_if(redact, std::mem::take(&mut m.text));
-            redactions.add(&found);
-            m.text = cut_around(&text, &words, MESSAGE_BYTES);
+            if redact_secrets {
+                let (text, found) = redact(&m.text);
+                redactions.add(&found);
+                m.text = text.into_owned();
+            }
+            m.text = cut_around(&m.text, &words, MESSAGE_BYTES);
         }
         view.exchanges.push(exchange);
         view.omitted = found_total.saturating_sub(view.exchanges.len());

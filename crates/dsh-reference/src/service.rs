@@ -24,7 +24,7 @@ use super::listing_order::{ListingOrder, SessionDetails};
 use super::parse::Mentioned;
 use super::parse::Reference;
 use super::query_words::ListingQuery;
-use super::redact::redact_if;
+use super::redact::redact_label_if;
 use super::retention::RetainedSource;
 use super::source_read::read_source_redacting;
 use super::staleness::StalenessCache;
@@ -561,7 +561,7 @@ pub(crate) fn read_and_retain(
     }
     let (budget, redact) = (config.max_reference_bytes, config.redact_secrets);
     // A label is usually another session's title: it is sent too, so it is redacted too.
-    let (label, in_label) = redact_if(redact, source.label);
+    let (label, in_label) = redact_label_if(redact, source.label);
     let mut retained = match &source.excerpt {
         None => read_source_redacting(store, source.session_id, label, budget, redact)?,
         Some(range) => read_excerpt(store, range, label, budget, redact)?,

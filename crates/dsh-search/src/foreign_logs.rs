@@ -110,9 +110,12 @@ pub fn read_pieces(
         }
         builder.finish()
     } else {
-        seqs.iter()
+        let mut messages: Vec<IndexedMessage> = seqs
+            .iter()
             .filter_map(|s| kept.messages.remove(s))
-            .collect()
+            .collect();
+        session_text::number_from_one(&mut messages);
+        messages
     };
     Ok((
         SessionMeta {

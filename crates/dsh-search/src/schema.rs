@@ -18,8 +18,10 @@ use crate::text_analysis::ANALYZER;
 /// Bumped whenever the schema, the analyzer or the meaning of a field changes: an index of
 /// another format is rebuilt. 2: long sessions in bounded pieces (issue 23); 4: as 2, with
 /// compaction summaries kept as such (message kind 2 in `msgs`) and indexed without their
-/// `<compacted-summary>` framing (issue 24).
-pub const FORMAT: &str = "dsh-search 4";
+/// `<compacted-summary>` framing (issue 24); 5: each message record in `msgs` carries the
+/// message's place in the conversation, so a snippet of a long session's piece is numbered
+/// right (issue 34).
+pub const FORMAT: &str = "dsh-search 5";
 
 /// The fields, looked up once.
 #[derive(Debug, Clone, Copy)]

@@ -10,8 +10,9 @@ use crate::schema::Fields;
 use crate::session_text::{IndexedMessage, SessionMeta};
 
 /// Bytes per message record in the `msgs` field: the kind (0 a user message, 1 an assistant
-/// message, 2 a compaction summary), the seq, the time.
-const MSG_RECORD: usize = 17;
+/// message, 2 a compaction summary), the seq, the time, the message's place in the
+/// conversation.
+const MSG_RECORD: usize = 25;
 
 /// Where a piece sits among its session's documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +62,7 @@ fn add_messages(f: &Fields, doc: &mut TantivyDocument, messages: &[IndexedMessag
         });
         records.extend_from_slice(&m.seq.to_le_bytes());
         records.extend_from_slice(&m.time.to_le_bytes());
+        records.extend_from_slice(&m.number.to_le_bytes());
     }
     doc.add_bytes(f.msgs, &records);
 }
@@ -144,12 +146,14 @@ pub fn stored_messages(f: &Fields, doc: &TantivyDocument) -> Option<Vec<IndexedM
         };
         let seq = u64::from_le_bytes(rec.get(1..9)?.try_into().ok()?);
         let time = i64::from_le_bytes(rec.get(9..17)?.try_into().ok()?);
+        let number = u64::from_le_bytes(rec.get(17..25)?.try_into().ok()?);
         messages.push(IndexedMessage {
             role,
             checkpoint,
             seq,
             time,
             text: body.to_owned(),
+            number,
         });
     }
     Some(messages)

@@ -434,6 +434,7 @@ fn fresh_match(
             seq: 0,
             time: 0,
             text: text.to_owned(),
+            number: 0,
         })
         .collect();
     seen.found_in(analyzer, parsed, &meta_piece);

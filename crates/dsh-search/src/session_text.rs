@@ -41,6 +41,36 @@ pub struct IndexedMessage {
     /// Event time, Unix milliseconds.
     pub time: i64,
     pub text: String,
+    /// The message's place in the conversation, from 1 (the parts of a message cut for
+    /// being longer than a piece share it); 0 until a read numbers it.
+    pub number: u64,
+}
+
+/// Number `messages`, a whole conversation in surface order, from 1.
+pub fn number_from_one(messages: &mut [IndexedMessage]) {
+    let mut numbering = Numbering::default();
+    for m in messages {
+        numbering.number(m);
+    }
+}
+
+/// Gives messages their place in the conversation as they come in order: a message's parts
+/// (the same seq, one after the other) share one number.
+#[derive(Debug, Default)]
+struct Numbering {
+    /// The number given last (0: none yet).
+    last: u64,
+    last_seq: Option<u64>,
+}
+
+impl Numbering {
+    fn number(&mut self, m: &mut IndexedMessage) {
+        if self.last_seq != Some(m.seq) {
+            self.last += 1;
+            self.last_seq = Some(m.seq);
+        }
+        m.number = self.last;
+    }
 }
 
 /// A session's fields as of one read of its log: everything but its messages.
@@ -93,12 +123,14 @@ pub enum Continued {
 /// Gathers messages into pieces of at most `budget` bytes of text, handing each full piece
 /// to `emit` and keeping the last one. Messages come with a sort key: a piece's messages are
 /// put in key order before it is handed over (a stable sort, so the parts of a cut message
-/// stay in order).
+/// stay in order), then numbered on from the pieces before it, so every message carries its
+/// place in the conversation however many pieces came first.
 pub struct PieceBuilder<'e, 'f> {
     budget: usize,
     current: Vec<((usize, u64), IndexedMessage)>,
     bytes: usize,
     emitted: usize,
+    numbering: Numbering,
     emit: &'e mut EmitPiece<'f>,
 }
 
@@ -109,8 +141,16 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
             current: Vec::new(),
             bytes: 0,
             emitted: 0,
+            numbering: Numbering::default(),
             emit,
         }
+    }
+
+    /// The first message pushed is number `first` (a read continued after earlier pieces).
+    #[must_use]
+    pub fn numbered_from(mut self, first: u64) -> Self {
+        self.numbering.last = first.saturating_sub(1);
+        self
     }
 
     /// Add `message` (cut into parts when it is longer than a piece).
@@ -124,6 +164,7 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
             seq,
             time,
             text,
+            number,
         } = message;
         let mut rest = text.as_str();
         while !rest.is_empty() {
@@ -137,6 +178,7 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
                     seq,
                     time,
                     text: part.to_owned(),
+                    number,
                 },
             )?;
             rest = after;
@@ -149,7 +191,8 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
             let full = std::mem::take(&mut self.current);
             self.bytes = 0;
             self.emitted += 1;
-            (self.emit)(ordered(full))?;
+            let piece = self.ordered(full);
+            (self.emit)(piece)?;
         }
         self.bytes += message.text.len();
         self.current.push((key, message));
@@ -162,14 +205,22 @@ impl<'e, 'f> PieceBuilder<'e, 'f> {
     }
 
     /// The last piece (never handed over), in key order.
-    pub fn finish(self) -> Vec<IndexedMessage> {
-        ordered(self.current)
+    pub fn finish(mut self) -> Vec<IndexedMessage> {
+        let last = std::mem::take(&mut self.current);
+        self.ordered(last)
     }
-}
 
-fn ordered(mut keyed: Vec<((usize, u64), IndexedMessage)>) -> Vec<IndexedMessage> {
-    keyed.sort_by_key(|(key, _)| *key);
-    keyed.into_iter().map(|(_, m)| m).collect()
+    /// A piece's messages in key order, numbered on.
+    fn ordered(&mut self, mut keyed: Vec<((usize, u64), IndexedMessage)>) -> Vec<IndexedMessage> {
+        keyed.sort_by_key(|(key, _)| *key);
+        keyed
+            .into_iter()
+            .map(|(_, mut m)| {
+                self.numbering.number(&mut m);
+                m
+            })
+            .collect()
+    }
 }
 
 /// Where to cut `text` so the first part has at most `max` bytes: a char boundary, after
@@ -229,6 +280,7 @@ pub(crate) fn message_of(event: &dsh_store::Event) -> Option<IndexedMessage> {
         seq: event.seq,
         time: event.time,
         text,
+        number: 0,
     })
 }
 
@@ -312,11 +364,12 @@ pub fn read_pieces(
         title,
     };
     if !overflow {
-        let messages = surface
+        let mut messages: Vec<IndexedMessage> = surface
             .seqs()
             .into_iter()
             .filter_map(|seq| kept.remove(&seq))
             .collect();
+        number_from_one(&mut messages);
         return Ok((meta, messages));
     }
     let last = second_pass(path, file, format, &surface, end, budget, emit)?;
@@ -372,7 +425,8 @@ pub fn read_continued(
     let mut file = reader::open_file(path)?;
     file.seek(SeekFrom::Start(from.readable_len))
         .map_err(|e| io_err(path, e))?;
-    let mut builder = PieceBuilder::new(budget, emit);
+    let first = lead.first().map_or(1, |m| m.number.max(1));
+    let mut builder = PieceBuilder::new(budget, emit).numbered_from(first);
     let mut order = 0u64;
     for m in lead {
         builder.push((0, order), m)?;
@@ -428,6 +482,7 @@ mod tests {
             seq,
             time: 0,
             text: text.to_owned(),
+            number: 0,
         }
     }
 

@@ -178,28 +178,17 @@ fn together(found: &[(usize, Range<usize>, u64, u64)]) -> (Together, Option<usiz
     (t, first_phrase.or(first_near))
 }
 
-/// Up to `max` snippets of a whole conversation (its first message is number 1): see
-/// [`snippets_from`].
+/// Up to `max` snippets of `messages`, best first: the messages matching the most distinct
+/// clauses, then those saying the most of the query's consecutive words as a phrase, then
+/// near each other (in the query's order), earliest first among equals; each cut around its
+/// first match (its first phrase, when it has one). A message's number is its own place in
+/// the conversation ([`IndexedMessage::number`], given when a read numbered it — pieces of a
+/// long session carry theirs); a message never numbered counts as its place in `messages`
+/// from 1 (a whole conversation given in order).
 pub fn snippets(
     analyzer: &mut TextAnalyzer,
     query: &ParsedQuery,
     messages: &[IndexedMessage],
-    max: usize,
-) -> Vec<Snippet> {
-    snippets_from(analyzer, query, messages, 1, max)
-}
-
-/// Up to `max` snippets of `messages`, a run of a conversation whose first message is
-/// number `first_number` (a session indexed in pieces passes each piece's place), best
-/// first: the messages matching the most distinct clauses, then those saying the most of
-/// the query's consecutive words as a phrase, then near each other (in the query's order),
-/// earliest first among equals; each cut around its
-/// first match (its first phrase, when it has one).
-pub fn snippets_from(
-    analyzer: &mut TextAnalyzer,
-    query: &ParsedQuery,
-    messages: &[IndexedMessage],
-    first_number: u64,
     max: usize,
 ) -> Vec<Snippet> {
     let wanted = query.clauses.len();
@@ -244,7 +233,10 @@ pub fn snippets_from(
         .into_iter()
         .filter_map(|s| {
             let m = messages.get(s.index)?;
-            let number = first_number.saturating_add(s.index as u64);
+            let number = match m.number {
+                0 => (s.index as u64).saturating_add(1),
+                n => n,
+            };
             Some(cut(m, number, &s.ranges, s.focus))
         })
         .collect()
@@ -385,6 +377,7 @@ mod tests {
             seq,
             time: 0,
             text: text.into(),
+            number: 0,
         }
     }
 
@@ -488,12 +481,20 @@ mod tests {
             .map(|s| (s.role.as_str(), s.number, s.seq))
             .collect();
         assert_eq!(got, [("summary", 1, 900), ("assistant", 3, 950)]);
-        // A run of a longer conversation: numbered from its place.
-        let got: Vec<u64> = snippets_from(&mut a, &q, &messages, 41, 3)
+        // Pieces of a longer conversation: each message by its own place.
+        let placed: Vec<IndexedMessage> = messages
+            .iter()
+            .zip([41, 42, 4000])
+            .map(|(m, number)| IndexedMessage {
+                number,
+                ..m.clone()
+            })
+            .collect();
+        let got: Vec<u64> = snippets(&mut a, &q, &placed, 3)
             .iter()
             .map(|s| s.number)
             .collect();
-        assert_eq!(got, [41, 43]);
+        assert_eq!(got, [41, 4000]);
     }
 
     #[test]

@@ -55,6 +55,7 @@ fn sources(dir: &Path) -> Vec<ForeignSource> {
                 max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
                 clean_title: clean,
                 index_file: None,
+                copy_limits: dsh_foreign::CopyLimits::default(),
             })
         })
         .collect()
@@ -237,6 +238,61 @@ fn a_source_left_out_is_not_searched_and_leaves_the_index() {
         "two Claude Code sessions, two Codex rollouts"
     );
     assert_eq!(found(&plain, "kafka"), [("dsh-1".to_owned(), Origin::Dsh)]);
+}
+
+/// The messages of a long foreign session are numbered by their place in the conversation
+/// in whichever piece a hit shows them, also when the session is read again because it
+/// changed (issue 34: the last of 330 000 messages was numbered #14534, its place in the
+/// last piece).
+#[test]
+fn a_long_foreign_session_numbers_its_messages_by_their_place() {
+    use dsh_store::SessionQuery;
+    let fx = Fixture::new();
+    let append = |from: usize, to: usize, word_at: &[(usize, &str)]| {
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(fx.file(CODEX_MAIN_FILE))
+            .unwrap();
+        for i in from..to {
+            let word = word_at
+                .iter()
+                .find(|(at, _)| *at == i)
+                .map_or("filler", |(_, w)| w);
+            writeln!(
+                f,
+                r#"{{"timestamp": "2025-10-31T09:00:{:02}.000Z", "type": "response_item", "payload": {{"type": "message", "role": "user", "content": [{{"type": "input_text", "text": "turn {i} of a long rollout with {word} in it"}}]}}}}"#,
+                i % 60
+            )
+            .unwrap();
+        }
+    };
+    let codex = sources(fx.foreign.path()).remove(1);
+    let before = codex.read_surface(CODEX_MAIN).unwrap().events.len() as u64;
+    append(
+        0,
+        200,
+        &[(0, "hotelword"), (120, "kiloword"), (199, "indiaword")],
+    );
+    let index = fx.index(true).with_piece_bytes(300);
+    let outcome = refresh(&index);
+    assert!(outcome.pieces >= 20, "{outcome:?}");
+    let number_of = |q: &str| -> Vec<(String, u64)> {
+        let hits = index.search(q, 5).unwrap();
+        assert_eq!(hits.len(), 1, "{q}");
+        hits[0]
+            .snippets
+            .iter()
+            .map(|s| (s.role.as_str().to_owned(), s.number))
+            .collect()
+    };
+    assert_eq!(number_of("hotelword"), [("user".to_owned(), before + 1)]);
+    assert_eq!(number_of("kiloword"), [("user".to_owned(), before + 121)]);
+    assert_eq!(number_of("indiaword"), [("user".to_owned(), before + 200)]);
+    // Changed since indexed: read again through the source, numbered the same way.
+    append(200, 260, &[(259, "limaword")]);
+    assert_eq!(number_of("kiloword"), [("user".to_owned(), before + 121)]);
+    refresh(&index);
+    assert_eq!(number_of("limaword"), [("user".to_owned(), before + 260)]);
 }
 
 #[test]

@@ -709,6 +709,35 @@ fn every_word_of_a_query_may_be_in_a_different_piece_of_a_long_session() {
     assert!(shown.contains(&0) && shown.contains(&59), "{shown:?}");
 }
 
+/// A long session's snippets carry each message's place in the conversation, whichever
+/// piece holds it, also after the log grew and was read on from its lead piece (issue 34).
+#[test]
+fn a_long_dsh_session_numbers_its_messages_by_their_place() {
+    let fx = Fixture::new();
+    let mut log = long_session(fx.root());
+    let index = fx.index().with_piece_bytes(SMALL_PIECE);
+    refresh(&index);
+    let number_of = |q: &str| -> Vec<u64> {
+        let hits = index.search(q, 5).unwrap();
+        assert_eq!(hits.len(), 1, "{q}");
+        hits[0].snippets.iter().map(|s| s.number).collect()
+    };
+    assert_eq!(number_of("alphaword"), [1]);
+    assert_eq!(number_of("bravoword"), [31]);
+    assert_eq!(number_of("charlieword"), [60]);
+    for i in 0..30 {
+        let word = if i == 29 { "deltaword" } else { "filler" };
+        log.user(&format!(
+            "appended message {i:02} {word} and more filler text"
+        ));
+    }
+    let outcome = refresh(&index);
+    assert_eq!(outcome.appended, 1, "{outcome:?}");
+    assert_eq!(number_of("deltaword"), [90]);
+    assert_eq!(number_of("charlieword"), [60]);
+    assert_eq!(number_of("bravoword"), [31]);
+}
+
 #[test]
 fn a_long_session_grows_is_compacted_and_is_checked_against_its_log() {
     let fx = Fixture::new();

@@ -285,10 +285,17 @@ impl App {
     }
 
     /// List other tools' sessions too (with their origin badge) in `/resume`, which refuses
-    /// to open them: they are read-only.
-    pub fn set_sources(&mut self, sources: Arc<SessionSources>) {
+    /// to open them: they are read-only. `warnings` (a configured source path that lists
+    /// nothing) are shown once, as one notice.
+    pub fn set_sources(&mut self, sources: Arc<SessionSources>, warnings: &[String]) {
         self.chat.set_sessions(Arc::clone(&sources));
         self.sources = Some(sources);
+        if !warnings.is_empty() {
+            self.chat.push_notice(
+                crate::tui::transcript::NoticeKind::Error,
+                warnings.join("\n"),
+            );
+        }
         self.offer_recall();
     }
 

@@ -1253,12 +1253,13 @@ async fn foreign_sessions_are_listed_in_resume_and_open_read_only() {
         origin: Origin::ClaudeCode,
         root: fixtures.join("claude/projects"),
         max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
-        clean_title: crate::agent::title::plain_fallback_title,
+        clean_title: crate::agent::title::one_line_title,
         index_file: None,
+        copy_limits: dsh_foreign::CopyLimits::default(),
     });
     let dsh: Arc<dyn SessionQuery> = Arc::new(h.app.store.clone());
     let sources = Arc::new(SessionSources::new(dsh, vec![claude]));
-    h.app.set_sources(Arc::clone(&sources));
+    h.app.set_sources(Arc::clone(&sources), &[]);
     screen(&mut h.app, 120, 30);
     type_text(&mut h.app, "/resume");
     h.app.handle_terminal_event(key(KeyCode::Enter));

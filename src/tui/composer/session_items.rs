@@ -15,7 +15,7 @@ use crate::tui::app::commands::COMMANDS;
 use dsh_foreign::Origin;
 use dsh_reference::closest::FuzzyQuery;
 use dsh_reference::{
-    Candidate, QueryMatch, encode_uri, mention_label, parse_text, query_match_ranges,
+    Candidate, QueryMatch, display_title, encode_uri, mention_label, parse_text, query_match_ranges,
 };
 use ratatui_mention::{
     CommandEntry, DetailPart, Keep, Mention, MentionConfig, MentionInput, MentionInputState,
@@ -112,20 +112,21 @@ pub fn results_page(
         .map(|p| p.references.into_iter().map(|r| r.session_id).collect())
         .unwrap_or_default();
     let page = &listed.page;
-    let item = |c: &Candidate, matched: Vec<Range<usize>>| {
-        listed_item(c, &origin_of(&c.session_id), listed)
-            .with_mark(mentioned.contains(&c.session_id))
-            .with_match_ranges(matched)
+    // What matched is marked in the label the row shows (a redacted title is shorter).
+    let item = |c: &Candidate, matched: &dyn Fn(&str) -> Vec<Range<usize>>| {
+        let row = listed_item(c, &origin_of(&c.session_id), listed);
+        let ranges = matched(row.label());
+        row.with_mark(mentioned.contains(&c.session_id))
+            .with_match_ranges(ranges)
     };
     let fuzzy = FuzzyQuery::new(query);
     let closest: Vec<MentionItem> = page
         .closest
         .iter()
         .map(|c| {
-            item(
-                &c.candidate,
-                char_ranges(&c.candidate.label, &fuzzy.indices(&c.candidate.label)),
-            )
+            item(&c.candidate, &|label| {
+                char_ranges(label, &fuzzy.indices(label))
+            })
         })
         .collect();
     let mut offered = Vec::new();
@@ -144,7 +145,11 @@ pub fn results_page(
         rows: page
             .rows
             .iter()
-            .map(|c| item(c, query_match_ranges(&c.label, query, QueryMatch::Words)))
+            .map(|c| {
+                item(c, &|label| {
+                    query_match_ranges(label, query, QueryMatch::Words)
+                })
+            })
             .collect(),
         total: page.total,
         offered,
@@ -205,8 +210,8 @@ pub fn listed_item(candidate: &Candidate, origin: &Origin, listed: &ListedPage) 
     session_row(candidate, origin, listed.redact_labels, tail)
 }
 
-/// `candidate`'s row: its id and cwd, then `tail` on the detail line; its mention labelled
-/// with the title's [`mention_label`] (secrets redacted when `redact_labels`).
+/// `candidate`'s row: its title (secrets redacted when `redact_labels`), its id and cwd, then
+/// `tail` on the detail line; its mention labelled with the title's [`mention_label`].
 fn session_row(
     candidate: &Candidate,
     origin: &Origin,
@@ -223,8 +228,9 @@ fn session_row(
         DetailPart::new(candidate.cwd.as_deref().unwrap_or("(no cwd)"), Keep::End),
     ];
     detail.extend(tail);
-    let item =
-        MentionItem::new(&candidate.session_id, &candidate.label, &mention).with_detail(detail);
+    // The row shows the title with its secrets redacted, as the mention does.
+    let shown = display_title(&candidate.label, redact_labels);
+    let item = MentionItem::new(&candidate.session_id, shown, &mention).with_detail(detail);
     // The widget shows a row's kind with its controls made visible, like its label.
     match origin.badge() {
         Some(badge) => item.with_kind(format!("[{badge}]")),
@@ -337,6 +343,38 @@ mod tests {
         assert_eq!(kinds, want);
     }
 
+    /// Issue 34: the popup and `/resume` show a title holding a key redacted, and what the
+    /// query matched is marked in the label shown.
+    #[test]
+    fn rows_show_titles_redacted_with_matches_marked_where_they_are() {
+        let key = format!("sk-ant-api03-{}", "aB3x".repeat(10));
+        let row = candidate("s1", &format!("try {key} now"), None);
+        for (redact_labels, shown) in [
+            (true, "try [redacted: anthropic-api-key] now".to_owned()),
+            (false, row.label.clone()),
+        ] {
+            let listed = ListedPage {
+                page: dsh_reference::CandidatePage {
+                    rows: vec![row.clone()],
+                    total: 1,
+                    closest: Vec::new(),
+                },
+                redact_labels,
+                ..ListedPage::default()
+            };
+            let page = results_page(&listed, "now", "", &all_dsh);
+            let item = &page.rows[0];
+            assert_eq!(item.label(), shown);
+            let marked: Vec<&str> = item
+                .match_ranges()
+                .unwrap()
+                .iter()
+                .map(|r| &item.label()[r.clone()])
+                .collect();
+            assert_eq!(marked, ["now"], "{redact_labels}");
+        }
+    }
+
     #[test]
     fn the_inserted_label_is_the_neutral_one() {
         let utc = DisplayZone::Fixed(FixedOffset::east_opt(0).unwrap());
@@ -384,15 +422,33 @@ mod tests {
             redact_labels,
             ..ListedPage::default()
         };
+        let shown_redacted = "try [redacted: anthropic-api-key] now";
         let rows = [
-            (listed_item(&row, &Origin::Dsh, &listed(true)), &redacted),
-            (listed_item(&row, &Origin::Dsh, &listed(false)), &raw),
-            (session_item(&row, &Origin::Dsh, utc, true), &redacted),
-            (session_item(&row, &Origin::Dsh, utc, false), &raw),
+            (
+                listed_item(&row, &Origin::Dsh, &listed(true)),
+                &redacted,
+                shown_redacted,
+            ),
+            (
+                listed_item(&row, &Origin::Dsh, &listed(false)),
+                &raw,
+                &*row.label,
+            ),
+            (
+                session_item(&row, &Origin::Dsh, utc, true),
+                &redacted,
+                shown_redacted,
+            ),
+            (
+                session_item(&row, &Origin::Dsh, utc, false),
+                &raw,
+                &*row.label,
+            ),
         ];
-        for (item, want) in rows {
+        for (item, want, shown) in rows {
             assert_eq!(item.insert_text(), want.as_str());
-            assert_eq!(item.label(), row.label, "the row itself shows the title");
+            // Issue 34: the row shows the title redacted too (the popup, `/resume`).
+            assert_eq!(item.label(), shown);
         }
     }
 }

@@ -1059,6 +1059,7 @@ mod tests {
             max_line_bytes: dsh_foreign::jsonl::DEFAULT_MAX_LINE_BYTES,
             clean_title: |t| Some(t.to_owned()),
             index_file: None,
+            copy_limits: dsh_foreign::CopyLimits::default(),
         });
         Arc::new(SessionSources::new(Arc::new(store), vec![claude]))
     }

@@ -4,27 +4,33 @@
 //! `{"$set": {…}}` metadata updates (`summary`; `messages` replaces the whole history, as a
 //! compression does) and `{"$rewindTo": id}` (that message and every later one are gone).
 //! A migrated older chat may also have the whole record on its first line.
+//!
+//! A line holding a whole history (a migrated record, a compression's `$set`) is parsed once,
+//! its messages left raw and each parsed alone; an item is read again by its span in the
+//! file ([`Span`]), never by parsing its line again.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::hash::{BuildHasher, RandomState};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use dsh_store::{Event, QueryError, SessionHeader, SurfaceScan, SurfaceVisitor};
 
 use super::records::{MessageRecord, PartList};
 use crate::item_surface::{ItemSource, SurfaceBuilder, changed};
-use crate::jsonl::{JsonlLines, LineAt, Parsed, parse_line};
+use crate::json_span::Span;
+use crate::jsonl::{JsonlLines, Parsed, parse_line};
 use crate::log_meta::{LogMeta, TitleCleaner, title_text};
 use crate::open_file::open_regular;
 use crate::surface_events::{ItemKind, item_event, parse_time_ms};
 
 /// The fields of any line: metadata, a message, an update or a rewind.
 #[derive(Debug, Deserialize)]
-struct ChatLine {
+struct ChatLine<'a> {
     #[serde(rename = "sessionId")]
     session_id: Option<String>,
     #[serde(rename = "projectHash")]
@@ -33,8 +39,9 @@ struct ChatLine {
     start_time: Option<String>,
     summary: Option<String>,
     kind: Option<String>,
-    /// A whole older record on one line.
-    messages: Option<Vec<MessageRecord>>,
+    /// A whole older record on one line (its messages raw).
+    #[serde(borrow)]
+    messages: Option<Vec<&'a RawValue>>,
     // A message record.
     id: Option<String>,
     timestamp: Option<String>,
@@ -43,40 +50,41 @@ struct ChatLine {
     content: Option<PartList>,
     #[serde(rename = "displayContent")]
     display_content: Option<PartList>,
-    #[serde(rename = "$set")]
-    set: Option<SetRecord>,
+    #[serde(rename = "$set", borrow)]
+    set: Option<SetRecord<'a>>,
     #[serde(rename = "$rewindTo")]
     rewind_to: Option<String>,
 }
 
 /// `{"$set": {…}}`: the metadata fields it changes.
 #[derive(Debug, Deserialize)]
-struct SetRecord {
+struct SetRecord<'a> {
     summary: Option<String>,
     kind: Option<String>,
-    messages: Option<Vec<MessageRecord>>,
+    #[serde(borrow)]
+    messages: Option<Vec<&'a RawValue>>,
 }
 
 /// What a line is.
-enum Line {
+enum Line<'a> {
     Meta {
         session_id: Option<String>,
         project_hash: Option<String>,
         start_time: Option<String>,
         summary: Option<String>,
         kind: Option<String>,
-        messages: Option<Vec<MessageRecord>>,
+        messages: Option<Vec<&'a RawValue>>,
     },
     Message(MessageRecord),
-    Set(SetRecord),
+    Set(SetRecord<'a>),
     Rewind(String),
     Other,
 }
 
-impl ChatLine {
+impl<'a> ChatLine<'a> {
     /// Classified the way Gemini CLI reads its lines: a rewind, a message (a string `id`),
     /// an update, metadata.
-    fn into_line(self) -> Line {
+    fn into_line(self) -> Line<'a> {
         if let Some(to) = self.rewind_to {
             return Line::Rewind(to);
         }
@@ -106,7 +114,7 @@ impl ChatLine {
     }
 }
 
-fn parse(body: &[u8]) -> Result<Line, String> {
+fn parse(body: &[u8]) -> Result<Line<'_>, String> {
     match parse_line::<ChatLine>(body) {
         Parsed::Record(l) => Ok(l.into_line()),
         Parsed::Other => Ok(Line::Other),
@@ -120,6 +128,18 @@ fn see_first_request(meta: &mut LogMeta, message: &MessageRecord, clean: TitleCl
     }
     if let Some((ItemKind::User, text)) = message.item() {
         meta.see_user_text(&text, clean);
+    }
+}
+
+/// The first request among raw messages, parsed one by one until it is found.
+fn see_first_request_raw(meta: &mut LogMeta, messages: &[&RawValue], clean: TitleCleaner) {
+    for m in messages {
+        if meta.first_user_seen {
+            return;
+        }
+        if let Ok(message) = serde_json::from_str::<MessageRecord>(m.get()) {
+            see_first_request(meta, &message, clean);
+        }
     }
 }
 
@@ -146,7 +166,7 @@ pub fn scan_meta(
     );
     let mut damaged = false;
     loop {
-        let record = match lines.next_record::<ChatLine>() {
+        let (at, body) = match lines.next_line() {
             Err(e @ QueryError::Io { .. }) => return Err(e),
             Err(e) => {
                 tracing::warn!(error = %e, "Gemini CLI chat damaged; listed with what was read");
@@ -154,9 +174,20 @@ pub fn scan_meta(
                 break;
             }
             Ok(None) => break,
-            Ok(Some((_, record))) => record,
+            Ok(Some(line)) => line,
         };
-        match record.into_line() {
+        let line = match parse(body) {
+            Ok(line) => line,
+            Err(reason) => match lines.damaged(at, format!("not JSON: {reason}")) {
+                Ok(()) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "Gemini CLI chat damaged; listed with what was read");
+                    damaged = true;
+                    break;
+                }
+            },
+        };
+        match line {
             Line::Meta {
                 session_id,
                 project_hash,
@@ -178,9 +209,7 @@ pub fn scan_meta(
                     meta.ai_title = Some(s);
                 }
                 meta.hidden |= kind.as_deref() == Some("subagent");
-                for m in messages.iter().flatten() {
-                    see_first_request(&mut meta, m, clean);
-                }
+                see_first_request_raw(&mut meta, messages.as_deref().unwrap_or_default(), clean);
             }
             Line::Message(m) => {
                 if meta.created_at.is_none() {
@@ -195,9 +224,11 @@ pub fn scan_meta(
                 if let Some(kind) = set.kind {
                     meta.hidden = kind == "subagent";
                 }
-                for m in set.messages.iter().flatten() {
-                    see_first_request(&mut meta, m, clean);
-                }
+                see_first_request_raw(
+                    &mut meta,
+                    set.messages.as_deref().unwrap_or_default(),
+                    clean,
+                );
             }
             Line::Rewind(_) | Line::Other => {}
         }
@@ -206,17 +237,57 @@ pub fn scan_meta(
     Ok(meta)
 }
 
-/// Where an item is: its line and, for a line holding a list of messages, the index.
+/// Where an item is: the span of its message record in the file (a whole line, or one
+/// message of a line holding a list of them), that line's number, and the message id's
+/// hash, checked when it is read again.
 #[derive(Debug, Clone, Copy)]
 pub struct ItemAt {
-    line: LineAt,
-    sub: usize,
-    /// The message id's hash, checked when read again.
+    span: Span,
+    line: u64,
+    /// The span is a whole line (a message record), not one message of a list.
+    whole: bool,
     id: u64,
 }
 
 /// One message of the current history: its id's hash and its item, if it shows one.
 type Placed = (u64, Option<u64>);
+
+/// The history being folded: the surface, each message in order (16 bytes a message) and
+/// where each id is in it.
+struct History<'v> {
+    builder: SurfaceBuilder<'v, ItemAt>,
+    hasher: RandomState,
+    order: Vec<Placed>,
+    position: HashMap<u64, usize>,
+}
+
+impl History<'_> {
+    /// A line holding a whole history (`messages`, raw, on line `line` of `body`, which
+    /// starts at byte `base`): it replaces the history; each message is parsed alone.
+    fn replace(&mut self, base: u64, body: &[u8], line: u64, messages: &[&RawValue]) {
+        self.builder.clear();
+        self.order.clear();
+        self.position.clear();
+        for raw in messages {
+            let Some(span) = Span::within(base, body, raw.get()) else {
+                continue;
+            };
+            let Ok(m) = serde_json::from_str::<MessageRecord>(raw.get()) else {
+                continue;
+            };
+            let id = self.hasher.hash_one(m.id.as_deref().unwrap_or_default());
+            let at = ItemAt {
+                span,
+                line,
+                whole: false,
+                id,
+            };
+            let seq = show(&mut self.builder, &m, at);
+            self.position.insert(id, self.order.len());
+            self.order.push((id, seq));
+        }
+    }
+}
 
 /// Stream the surface of the chat at `path`.
 pub fn scan(
@@ -234,11 +305,12 @@ pub fn scan(
         0,
         1,
     );
-    let hasher = RandomState::new();
-    let mut builder: SurfaceBuilder<'_, ItemAt> = SurfaceBuilder::new(visitor);
-    // The history in order (16 bytes a message) and where each id is in it.
-    let mut history: Vec<Placed> = Vec::new();
-    let mut position: HashMap<u64, usize> = HashMap::new();
+    let mut h = History {
+        builder: SurfaceBuilder::new(visitor),
+        hasher: RandomState::new(),
+        order: Vec::new(),
+        position: HashMap::new(),
+    };
     while let Some((at, body)) = lines.next_line()? {
         let line = match parse(body) {
             Ok(l) => l,
@@ -247,51 +319,40 @@ pub fn scan(
                 continue;
             }
         };
-        let replace = |messages: Vec<MessageRecord>,
-                       builder: &mut SurfaceBuilder<'_, ItemAt>,
-                       history: &mut Vec<Placed>,
-                       position: &mut HashMap<u64, usize>| {
-            builder.clear();
-            history.clear();
-            position.clear();
-            for (sub, m) in messages.into_iter().enumerate() {
-                let id = hasher.hash_one(m.id.as_deref().unwrap_or_default());
-                let seq = show(builder, &m, ItemAt { line: at, sub, id });
-                position.insert(id, history.len());
-                history.push((id, seq));
-            }
-        };
         match line {
-            Line::Meta { messages, .. } => {
-                if let Some(messages) = messages {
-                    replace(messages, &mut builder, &mut history, &mut position);
-                }
-            }
-            Line::Set(SetRecord {
+            Line::Meta {
                 messages: Some(messages),
                 ..
-            }) => replace(messages, &mut builder, &mut history, &mut position),
+            }
+            | Line::Set(SetRecord {
+                messages: Some(messages),
+                ..
+            }) => h.replace(at.offset, body, at.number, &messages),
             Line::Message(m) => {
-                let id = hasher.hash_one(m.id.as_deref().unwrap_or_default());
+                let id = h.hasher.hash_one(m.id.as_deref().unwrap_or_default());
                 let item_at = ItemAt {
-                    line: at,
-                    sub: 0,
+                    span: Span {
+                        offset: at.offset,
+                        len: at.len,
+                    },
+                    line: at.number,
+                    whole: true,
                     id,
                 };
-                match position.get(&id).copied() {
+                match h.position.get(&id).copied() {
                     None => {
-                        let seq = show(&mut builder, &m, item_at);
-                        position.insert(id, history.len());
-                        history.push((id, seq));
+                        let seq = show(&mut h.builder, &m, item_at);
+                        h.position.insert(id, h.order.len());
+                        h.order.push((id, seq));
                     }
                     // An update of the last message that now shows something; any other
                     // update keeps the item first shown (its text does not change).
                     Some(i)
-                        if i + 1 == history.len()
-                            && history.get(i).is_some_and(|h| h.1.is_none()) =>
+                        if i + 1 == h.order.len()
+                            && h.order.get(i).is_some_and(|p| p.1.is_none()) =>
                     {
-                        let seq = show(&mut builder, &m, item_at);
-                        if let Some(slot) = history.get_mut(i) {
+                        let seq = show(&mut h.builder, &m, item_at);
+                        if let Some(slot) = h.order.get_mut(i) {
                             slot.1 = seq;
                         }
                     }
@@ -299,26 +360,26 @@ pub fn scan(
                 }
             }
             Line::Rewind(to) => {
-                let id = hasher.hash_one(to.as_str());
+                let id = h.hasher.hash_one(to.as_str());
                 // An unknown id rewinds everything, as Gemini CLI does.
-                let from = position.get(&id).copied().unwrap_or(0);
-                let gone: Vec<Placed> = history.split_off(from.min(history.len()));
+                let from = h.position.get(&id).copied().unwrap_or(0);
+                let gone: Vec<Placed> = h.order.split_off(from.min(h.order.len()));
                 for (id, _) in &gone {
-                    position.remove(id);
+                    h.position.remove(id);
                 }
                 let seqs: Vec<u64> = gone.iter().filter_map(|(_, s)| *s).collect();
-                builder.remove(&seqs);
+                h.builder.remove(&seqs);
             }
-            Line::Set(_) | Line::Other => {}
+            Line::Meta { .. } | Line::Set(_) | Line::Other => {}
         }
     }
-    Ok(builder.finish(
+    Ok(h.builder.finish(
         header,
         path.to_owned(),
         Lines {
             path: path.to_owned(),
             file,
-            hasher,
+            hasher: h.hasher,
         },
     ))
 }
@@ -365,29 +426,17 @@ impl ItemSource for Lines {
         let mut out = Vec::with_capacity(wanted.len());
         let mut buf = Vec::new();
         for &(seq, at) in wanted {
-            let len =
-                usize::try_from(at.line.len).map_err(|_| changed(&self.path, "line length"))?;
-            buf.resize(len, 0);
-            (&self.file)
-                .seek(SeekFrom::Start(at.line.offset))
-                .and_then(|_| (&self.file).read_exact(&mut buf))
-                .map_err(|e| io_err(&self.path, e))?;
-            let body = buf
-                .strip_suffix(b"\n")
-                .ok_or_else(|| changed(&self.path, "line is no longer terminated"))?;
-            let message = match parse(body) {
-                Ok(Line::Message(m)) if at.sub == 0 => Some(m),
-                Ok(
-                    Line::Set(SetRecord {
-                        messages: Some(list),
-                        ..
-                    })
-                    | Line::Meta {
-                        messages: Some(list),
-                        ..
-                    },
-                ) => list.into_iter().nth(at.sub),
-                _ => None,
+            at.span.read(&self.path, &self.file, &mut buf)?;
+            let message = if at.whole {
+                let body = buf
+                    .strip_suffix(b"\n")
+                    .ok_or_else(|| changed(&self.path, "line is no longer terminated"))?;
+                match parse(body) {
+                    Ok(Line::Message(m)) => Some(m),
+                    _ => None,
+                }
+            } else {
+                serde_json::from_slice::<MessageRecord>(&buf).ok()
             };
             let event = message
                 .filter(|m| self.hasher.hash_one(m.id.as_deref().unwrap_or_default()) == at.id)
@@ -395,7 +444,7 @@ impl ItemSource for Lines {
                 .ok_or_else(|| {
                     changed(
                         &self.path,
-                        &format!("line {} no longer holds item {seq}", at.line.number),
+                        &format!("line {} no longer holds item {seq}", at.line),
                     )
                 })?;
             out.push(event);

@@ -5,25 +5,31 @@
 //! list in older versions).
 //!
 //! A document is one record: like a log line, it is read only up to the store's line limit
-//! (`store.max_line_bytes`); a longer one is reported, never held.
+//! (`store.max_line_bytes`); a longer one is reported, never held. It is parsed **once** per
+//! scan, its messages left raw ([`RawValue`], borrowed from the bytes read) and each parsed
+//! alone; an item is read again by its span in the file ([`Span`]), never by parsing the
+//! document again — so a chat of any length costs one parse and each item read again its
+//! own bytes (issue 34: a 330 000-message chat was parsed again per batch of 256).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use dsh_store::{Event, QueryError, SessionHeader, SurfaceScan, SurfaceVisitor};
 
 use super::records::{HistoryTurn, MessageRecord};
 use crate::item_surface::{ItemSource, SurfaceBuilder, changed};
+use crate::json_span::Span;
 use crate::log_meta::{LogMeta, TitleCleaner, title_text};
 use crate::open_file::open_regular;
 use crate::surface_events::{ItemKind, item_event, parse_time_ms};
 
-/// An older chat document.
+/// An older chat document, its messages raw.
 #[derive(Debug, Deserialize)]
-struct ChatDocument {
+struct ChatDocument<'a> {
     #[serde(rename = "sessionId")]
     session_id: Option<String>,
     #[serde(rename = "projectHash")]
@@ -32,24 +38,16 @@ struct ChatDocument {
     start_time: Option<String>,
     summary: Option<String>,
     kind: Option<String>,
-    #[serde(default)]
-    messages: Vec<MessageRecord>,
+    #[serde(default, borrow)]
+    messages: Vec<&'a RawValue>,
 }
 
-/// A saved chat: the history itself, or wrapped with its auth type.
+/// A saved chat wrapped with its auth type (the newer shape; the older one is the bare
+/// history list).
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum SavedChat {
-    Wrapped { history: Vec<HistoryTurn> },
-    Bare(Vec<HistoryTurn>),
-}
-
-impl SavedChat {
-    fn turns(self) -> Vec<HistoryTurn> {
-        match self {
-            SavedChat::Wrapped { history } | SavedChat::Bare(history) => history,
-        }
-    }
+struct WrappedSavedChat<'a> {
+    #[serde(borrow)]
+    history: Vec<&'a RawValue>,
 }
 
 /// Which kind of document a file is.
@@ -76,12 +74,60 @@ fn read_document(path: &Path, file: &mut File, max_bytes: u64) -> Result<Vec<u8>
     Ok(buf)
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(path: &Path, bytes: &[u8]) -> Result<T, QueryError> {
+fn parse<'a, T: Deserialize<'a>>(path: &Path, bytes: &'a [u8]) -> Result<T, QueryError> {
     serde_json::from_slice(bytes).map_err(|e| QueryError::Corrupt {
         path: path.to_owned(),
         line: u64::try_from(e.line()).unwrap_or(0),
         reason: format!("not a Gemini CLI session document: {e}"),
     })
+}
+
+/// One parse of a document: its chat fields (none for a saved chat) and its messages (or
+/// turns), raw, in order.
+fn parse_document<'a>(
+    path: &Path,
+    kind: Kind,
+    bytes: &'a [u8],
+) -> Result<(Option<ChatDocument<'a>>, Vec<&'a RawValue>), QueryError> {
+    match kind {
+        Kind::Chat => {
+            let mut doc: ChatDocument<'a> = parse(path, bytes)?;
+            let messages = std::mem::take(&mut doc.messages);
+            Ok((Some(doc), messages))
+        }
+        Kind::Saved => {
+            let bare = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+            let turns = if bare {
+                parse::<Vec<&'a RawValue>>(path, bytes)?
+            } else {
+                parse::<WrappedSavedChat<'a>>(path, bytes)?.history
+            };
+            Ok((None, turns))
+        }
+    }
+}
+
+/// One raw message (or turn) of a document, parsed alone: its visible item, time and id.
+/// `index` is its place in the document (a saved chat's turns have no id of their own); a
+/// value of another shape shows nothing.
+fn item_of(kind: Kind, raw: &[u8], index: usize, default_time: i64) -> Option<DocItem> {
+    match kind {
+        Kind::Chat => {
+            let m: MessageRecord = serde_json::from_slice(raw).ok()?;
+            let (kind, text) = m.item()?;
+            let time = m
+                .timestamp
+                .as_deref()
+                .and_then(parse_time_ms)
+                .unwrap_or(default_time);
+            Some((kind, text, time, m.id.unwrap_or_default()))
+        }
+        Kind::Saved => {
+            let t: HistoryTurn = serde_json::from_slice(raw).ok()?;
+            let (kind, text) = t.item()?;
+            Some((kind, text, default_time, format!("turn-{index}")))
+        }
+    }
 }
 
 /// The decoded tag of a saved chat's file name (Gemini CLI percent-encodes it).
@@ -108,7 +154,8 @@ pub fn saved_chat_tag(path: &Path) -> Option<String> {
 
 /// The listing facts of a document (read whole; it is rewritten whole, so nothing is
 /// resumed). A saved chat has no id or time of its own: its id is its project directory
-/// and file name, its time the file's modification time, its title its tag.
+/// and file name, its time the file's modification time, its title its tag. Messages are
+/// parsed only until the first request (and the first time) is found.
 pub fn scan_meta(
     path: &Path,
     kind: Kind,
@@ -117,49 +164,52 @@ pub fn scan_meta(
 ) -> Result<LogMeta, QueryError> {
     let mut file = open_regular(path)?;
     let bytes = read_document(path, &mut file, max_bytes)?;
+    let (doc, raw) = parse_document(path, kind, &bytes)?;
     let mut meta = LogMeta::default();
-    match kind {
-        Kind::Chat => {
-            let doc: ChatDocument = parse(path, &bytes)?;
-            meta.native_id = doc.session_id.filter(|s| !s.is_empty());
-            meta.project_hash = doc.project_hash.filter(|h| !h.is_empty());
-            meta.created_at = doc
-                .start_time
-                .as_deref()
-                .and_then(parse_time_ms)
-                .or_else(|| {
-                    doc.messages
-                        .iter()
-                        .find_map(|m| m.timestamp.as_deref().and_then(parse_time_ms))
-                });
-            meta.ai_title = doc.summary.as_deref().and_then(title_text);
-            meta.hidden = doc.kind.as_deref() == Some("subagent");
-            if let Some(text) = doc.messages.iter().find_map(|m| match m.item() {
-                Some((ItemKind::User, t)) => Some(t),
-                _ => None,
-            }) {
-                meta.see_user_text(&text, clean);
-            }
-        }
-        Kind::Saved => {
-            let turns = parse::<SavedChat>(path, &bytes)?.turns();
-            meta.native_id = saved_chat_id(path);
-            meta.custom_title = saved_chat_tag(path).as_deref().and_then(title_text);
-            meta.created_at = file
-                .metadata()
+    let mut created_at = None;
+    if let Some(doc) = doc {
+        meta.native_id = doc.session_id.filter(|s| !s.is_empty());
+        meta.project_hash = doc.project_hash.filter(|h| !h.is_empty());
+        created_at = doc.start_time.as_deref().and_then(parse_time_ms);
+        meta.ai_title = doc.summary.as_deref().and_then(title_text);
+        meta.hidden = doc.kind.as_deref() == Some("subagent");
+    } else {
+        meta.native_id = saved_chat_id(path);
+        meta.custom_title = saved_chat_tag(path).as_deref().and_then(title_text);
+        meta.created_at = file
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+    }
+    for (i, m) in raw.iter().enumerate() {
+        if kind == Kind::Chat && created_at.is_none() {
+            created_at = serde_json::from_str::<Stamped>(m.get())
                 .ok()
-                .and_then(|m| m.modified().ok())
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .and_then(|d| i64::try_from(d.as_millis()).ok());
-            if let Some(text) = turns.iter().find_map(|t| match t.item() {
-                Some((ItemKind::User, t)) => Some(t),
-                _ => None,
-            }) {
-                meta.see_user_text(&text, clean);
-            }
+                .and_then(|s| s.timestamp)
+                .as_deref()
+                .and_then(parse_time_ms);
+        }
+        if !meta.first_user_seen
+            && let Some((ItemKind::User, text, ..)) = item_of(kind, m.get().as_bytes(), i, 0)
+        {
+            meta.see_user_text(&text, clean);
+        }
+        if meta.first_user_seen && (kind == Kind::Saved || created_at.is_some()) {
+            break;
         }
     }
+    if kind == Kind::Chat {
+        meta.created_at = created_at;
+    }
     Ok(meta)
+}
+
+/// A message's time alone.
+#[derive(Deserialize)]
+struct Stamped {
+    timestamp: Option<String>,
 }
 
 /// A saved chat's id: `<project directory>/<file stem>` (a tag is unique per project).
@@ -169,10 +219,15 @@ pub fn saved_chat_id(path: &Path) -> Option<String> {
     Some(format!("{project}/{stem}"))
 }
 
-/// Where an item is: its message (or turn) index in the document, and a hash of its id and
-/// text (a document rewritten meanwhile must still hold the same item there).
+/// Where an item is: the span of its message (or turn) in the file, its index in the
+/// document, and a hash of its id and text (a document rewritten meanwhile must still hold
+/// the same item there).
 #[derive(Debug, Clone, Copy)]
-pub struct ItemAt(usize, u64);
+pub struct ItemAt {
+    span: Span,
+    index: usize,
+    print: u64,
+}
 
 /// FNV-1a over an item's id and text.
 fn fingerprint(id: &str, text: &str) -> u64 {
@@ -184,44 +239,11 @@ fn fingerprint(id: &str, text: &str) -> u64 {
     hash
 }
 
-/// A visible item of a document: its index, kind, text, time and id.
-type DocItem = (usize, ItemKind, String, i64, String);
+/// A visible item of a document: its kind, text, time and id.
+type DocItem = (ItemKind, String, i64, String);
 
-/// The visible items of a document, each with its index and time.
-fn items(
-    path: &Path,
-    kind: Kind,
-    bytes: &[u8],
-    default_time: i64,
-) -> Result<Vec<DocItem>, QueryError> {
-    Ok(match kind {
-        Kind::Chat => parse::<ChatDocument>(path, bytes)?
-            .messages
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                let (kind, text) = m.item()?;
-                let time = m
-                    .timestamp
-                    .as_deref()
-                    .and_then(parse_time_ms)
-                    .unwrap_or(default_time);
-                Some((i, kind, text, time, m.id.unwrap_or_default()))
-            })
-            .collect(),
-        Kind::Saved => parse::<SavedChat>(path, bytes)?
-            .turns()
-            .into_iter()
-            .enumerate()
-            .filter_map(|(i, t)| {
-                let (kind, text) = t.item()?;
-                Some((i, kind, text, default_time, format!("turn-{i}")))
-            })
-            .collect(),
-    })
-}
-
-/// Stream the surface of the document at `path`.
+/// Stream the surface of the document at `path`: one parse of the document, each message
+/// parsed alone and dropped once shown.
 pub fn scan(
     path: &Path,
     kind: Kind,
@@ -233,11 +255,26 @@ pub fn scan(
     let bytes = read_document(path, &mut file, max_bytes)?;
     let default_time = header.created_at;
     let mut builder: SurfaceBuilder<'_, ItemAt> = SurfaceBuilder::new(visitor);
-    for (i, kind, text, time, id) in items(path, kind, &bytes, default_time)? {
-        let at = ItemAt(i, fingerprint(&id, &text));
-        let event = item_event(kind, builder.next_seq(), time, id, text);
-        builder.push(&event, at);
+    {
+        let (_, raw) = parse_document(path, kind, &bytes)?;
+        for (index, m) in raw.into_iter().enumerate() {
+            let Some((item_kind, text, time, id)) =
+                item_of(kind, m.get().as_bytes(), index, default_time)
+            else {
+                continue;
+            };
+            let span = Span::within(0, &bytes, m.get())
+                .ok_or_else(|| changed(path, "a message outside its document"))?;
+            let at = ItemAt {
+                span,
+                index,
+                print: fingerprint(&id, &text),
+            };
+            let event = item_event(item_kind, builder.next_seq(), time, id, text);
+            builder.push(&event, at);
+        }
     }
+    drop(bytes);
     Ok(builder.finish(
         header,
         path.to_owned(),
@@ -245,19 +282,17 @@ pub fn scan(
             path: path.to_owned(),
             file,
             kind,
-            max_bytes,
             default_time,
         },
     ))
 }
 
-/// Reads items again through the file the scan opened.
+/// Reads items again through the file the scan opened, each by its span.
 #[derive(Debug)]
 struct Document {
     path: PathBuf,
     file: File,
     kind: Kind,
-    max_bytes: u64,
     default_time: i64,
 }
 
@@ -265,16 +300,14 @@ impl ItemSource for Document {
     type At = ItemAt;
 
     fn read(&mut self, wanted: &[(u64, ItemAt)]) -> Result<Vec<Event>, QueryError> {
-        let bytes = read_document(&self.path, &mut self.file, self.max_bytes)?;
-        let all = items(&self.path, self.kind, &bytes, self.default_time)?;
+        let mut buf = Vec::new();
         wanted
             .iter()
-            .map(|&(seq, ItemAt(index, print))| {
-                all.iter()
-                    .find(|item| item.0 == index && fingerprint(&item.4, &item.2) == print)
-                    .map(|(_, kind, text, time, id)| {
-                        item_event(*kind, seq, *time, id.clone(), text.clone())
-                    })
+            .map(|&(seq, at)| {
+                at.span.read(&self.path, &self.file, &mut buf)?;
+                item_of(self.kind, &buf, at.index, self.default_time)
+                    .filter(|(_, text, _, id)| fingerprint(id, text) == at.print)
+                    .map(|(kind, text, time, id)| item_event(kind, seq, time, id, text))
                     .ok_or_else(|| changed(&self.path, &format!("item {seq} is gone")))
             })
             .collect()

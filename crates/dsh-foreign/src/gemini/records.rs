@@ -51,13 +51,18 @@ pub struct HistoryTurn {
 /// Where Gemini CLI's `@path` expansion starts in a request's parts.
 const REFERENCED_FILES: &str = "--- Content from referenced files ---";
 
-/// User texts that are the CLI's own (the session context it sends first) or commands
-/// (Gemini CLI does not send `/` and `?` input to the model and leaves it out on resume).
+/// User texts that are the CLI's own (the session context it sends first), tool results
+/// or commands (Gemini CLI does not send `/` and `?` input to the model and leaves it out on
+/// resume). Older versions recorded every request sent to the model as a `user` message,
+/// tool results too, as the text `partListUnionToString` makes of its parts: a function
+/// response reads `[Function Response: <tool>]` followed by the tool's text output
+/// (`read_many_files`: the files' contents).
 fn is_not_a_request(text: &str) -> bool {
     let t = text.trim_start();
     t.is_empty()
         || t.starts_with('/')
         || t.starts_with('?')
+        || t.starts_with("[Function Response: ")
         || t.starts_with("<session_context>")
         || t.starts_with("<hook_context>")
         || t.starts_with("This is the Gemini CLI. We are setting up the context for our chat.")
@@ -178,6 +183,10 @@ mod tests {
                 Some((ItemKind::User, "what I typed")),
             ),
             (r#"{"id":"1","type":"user","content":"/help"}"#, None),
+            (
+                r#"{"id":"1","type":"user","content":"[Function Response: read_many_files]--- /w/a.md ---\n\nFILE"}"#,
+                None,
+            ),
             (
                 r#"{"id":"1","type":"user","content":[{"functionResponse":{"name":"ls","response":{"output":"x"}}}]}"#,
                 None,

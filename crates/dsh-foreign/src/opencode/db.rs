@@ -1,9 +1,12 @@
-//! OpenCode's database as of 1.2 (docs/foreign-sources.md, OpenCode): tables `session (id,
+//! OpenCode's database (docs/foreign-sources.md, OpenCode). From 1.2: tables `session (id,
 //! parent_id, directory, title, time_created, time_updated, …)`, `message (id, session_id,
 //! time_created, time_updated, data)` and `part (id, message_id, session_id, time_created,
-//! time_updated, data)`, `data` being the message's or part's JSON. Only the fields shown
-//! are taken out of it (SQLite's `json_extract`), so a tool output is never loaded here,
-//! and a text longer than the line limit is reported, not read.
+//! time_updated, data)`, `data` being the message's or part's JSON. OpenCode 2.x keeps its
+//! sessions in `session_v2` (the same columns, `title` nullable) and their messages in
+//! `session_message` ([`super::db_v2`]); an upgraded database may hold both, a session in
+//! both under the same id (2.x backfills it, or renamed `session` to `session_v2`). Only the
+//! fields shown are taken out of the JSON (SQLite's `json_extract`), so a tool output is
+//! never loaded here, and a text longer than the line limit is reported, not read.
 
 use std::collections::HashMap;
 
@@ -18,42 +21,82 @@ pub struct SessionRow {
     pub directory: Option<String>,
     pub title: Option<String>,
     pub created: i64,
+    /// When OpenCode last changed the row (which of two rows of one session is newer).
+    pub updated: i64,
+    /// The row is 2.x's (`session_v2`).
+    pub v2: bool,
 }
 
-/// Sessions that are not another session's child (a sub-agent's).
+/// The session tables this database has, oldest layout first.
+fn session_tables(conn: &Connection) -> rusqlite::Result<Vec<(&'static str, bool)>> {
+    let mut out = Vec::new();
+    for (table, v2) in [("session", false), ("session_v2", true)] {
+        if has_table(conn, table)? {
+            out.push((table, v2));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `table` exists.
+pub fn has_table(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        params![table],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
+fn session_select(table: &str) -> String {
+    format!(
+        "SELECT CAST(id AS TEXT), CAST(directory AS TEXT), CAST(title AS TEXT), \
+         CAST(time_created AS INTEGER), CAST(time_updated AS INTEGER) FROM {table}"
+    )
+}
+
+/// Sessions that are not another session's child (a sub-agent's), from every session table:
+/// a session in two tables once, from the row OpenCode changed last (2.x's on a tie).
 pub fn sessions(conn: &Connection) -> rusqlite::Result<Vec<SessionRow>> {
-    let mut stmt = conn.prepare(&format!("{SESSION_SELECT} WHERE parent_id IS NULL"))?;
-    let rows = stmt.query_map([], session_of)?;
-    rows.collect()
+    let mut by_id: HashMap<String, SessionRow> = HashMap::new();
+    for (table, v2) in session_tables(conn)? {
+        let mut stmt = conn.prepare(&format!(
+            "{} WHERE parent_id IS NULL OR CAST(parent_id AS TEXT) = ''",
+            session_select(table)
+        ))?;
+        let rows = stmt.query_map([], |r| session_of(r, v2))?;
+        for row in rows {
+            let row = row?;
+            match by_id.get(&row.id) {
+                Some(old) if (old.updated, old.v2) >= (row.updated, row.v2) => {}
+                _ => {
+                    by_id.insert(row.id.clone(), row);
+                }
+            }
+        }
+    }
+    Ok(by_id.into_values().collect())
 }
 
-const SESSION_SELECT: &str = "SELECT CAST(id AS TEXT), CAST(directory AS TEXT), \
-    CAST(title AS TEXT), CAST(time_created AS INTEGER) FROM session";
-
-fn session_of(r: &Row<'_>) -> rusqlite::Result<SessionRow> {
+fn session_of(r: &Row<'_>, v2: bool) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
         id: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
         directory: r.get(1)?,
         title: r.get(2)?,
         created: r.get::<_, Option<i64>>(3)?.unwrap_or(0),
+        updated: r.get::<_, Option<i64>>(4)?.unwrap_or(0),
+        v2,
     })
 }
 
-/// One session by id (even a child: a reference may name it).
-pub fn session(conn: &Connection, id: &str) -> rusqlite::Result<Option<SessionRow>> {
-    conn.query_row(
-        &format!("{SESSION_SELECT} WHERE id = ?1"),
-        params![id],
-        session_of,
-    )
-    .optional()
-}
-
 /// Per session: (messages + parts, newest `time_updated` of either) — what changes
-/// whenever its conversation does.
+/// whenever its conversation does — over every message table this database has.
 pub fn fingerprints(conn: &Connection) -> rusqlite::Result<HashMap<String, (u64, i64)>> {
     let mut out: HashMap<String, (u64, i64)> = HashMap::new();
-    for table in ["message", "part"] {
+    for table in ["message", "part", "session_message"] {
+        if !has_table(conn, table)? {
+            continue;
+        }
         let mut stmt = conn.prepare(&format!(
             "SELECT CAST(session_id AS TEXT), count(*), CAST(max(time_updated) AS INTEGER) \
              FROM {table} GROUP BY session_id"

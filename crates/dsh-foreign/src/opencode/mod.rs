@@ -5,6 +5,7 @@
 //! the database. Sub-agent sessions (those with a parent) are not listed.
 
 pub mod db;
+pub mod db_v2;
 pub mod files;
 pub mod items;
 pub mod snapshot;
@@ -21,7 +22,7 @@ use dsh_store::{
     SurfaceVisitor,
 };
 
-use self::items::{MessageInfo, Step, Stepper, is_placeholder_title, item_text};
+use self::items::{MessageInfo, PartInfo, Step, Stepper, is_placeholder_title, item_text};
 use self::snapshot::{CopyDir, DB_FILE, Snapshot, SnapshotError};
 use crate::item_surface::{ItemSource, SurfaceBuilder, changed};
 use crate::log_meta::title_text;
@@ -75,18 +76,7 @@ fn db_err(path: &Path, e: &rusqlite::Error) -> QueryError {
 }
 
 fn snapshot_err(e: SnapshotError) -> QueryError {
-    match e {
-        SnapshotError::Io { path, source } => QueryError::Io { path, source },
-        SnapshotError::Busy { path } => QueryError::Corrupt {
-            path,
-            line: 0,
-            reason: format!(
-                "the database changed during each of {} copies",
-                snapshot::ATTEMPTS
-            ),
-        },
-        SnapshotError::Sqlite { path, source } => db_err(&path, &source),
-    }
+    e.into_query_error()
 }
 
 impl OpenCodeSource {
@@ -187,8 +177,10 @@ impl OpenCodeSource {
         Some(prints)
     }
 
-    /// Take a new copy of the database if it changed since the last one; its sessions.
-    fn ensure_snapshot(&self, state: &mut State) -> Result<(), QueryError> {
+    /// Take a new copy of the database if it changed since the last one; its sessions. A
+    /// database too large to copy is left out (no copy answers for it); when a copy cannot
+    /// be taken otherwise, the last one keeps answering.
+    fn ensure_snapshot(&self, state: &mut State) -> Result<(), SnapshotError> {
         let db = self.db_path();
         if state.snapshot.as_ref().is_some_and(|s| s.is_current(&db)) {
             return Ok(());
@@ -206,18 +198,33 @@ impl OpenCodeSource {
                 .as_ref()
                 .and_then(|f| f.parent())
                 .map(|p| p.join("opencode-copies"));
-            let dir = CopyDir::new(parent.as_deref()).map_err(|source| QueryError::Io {
-                path: parent.unwrap_or_default(),
-                source,
-            })?;
+            let dir =
+                CopyDir::new(parent.as_deref(), self.config.copy_limits).map_err(|source| {
+                    SnapshotError::Io {
+                        path: parent.unwrap_or_default(),
+                        source,
+                    }
+                })?;
             state.copies = Some(dir);
         }
         let Some(copies) = state.copies.as_mut() else {
             return Ok(());
         };
-        let snapshot = copies.take(&db).map_err(snapshot_err)?;
+        let snapshot = match copies.take(&db) {
+            Ok(s) => s,
+            Err(e @ SnapshotError::TooLarge { .. }) => {
+                state.snapshot = None;
+                state.fingerprints = None;
+                state.db_sessions.clear();
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        };
         let sessions = match &snapshot {
-            Some(s) => db::sessions(&s.conn()).map_err(|e| db_err(&db, &e))?,
+            Some(s) => db::sessions(&s.conn()).map_err(|source| SnapshotError::Sqlite {
+                path: db.clone(),
+                source,
+            })?,
             None => Vec::new(),
         };
         state.db_sessions = sessions.into_iter().map(|s| (s.id.clone(), s)).collect();
@@ -379,10 +386,23 @@ impl OpenCodeSource {
                 };
                 let conn = snapshot.conn();
                 let db = self.db_path();
-                db::for_each_message(&conn, native, &|e| db_err(&db, &e), &mut |_, message| {
-                    let Ok(parts) =
-                        db::parts(&conn, &message.id, self.max()).map_err(|e| db_err(&db, &e))?
-                    else {
+                let fail = |e| db_err(&db, &e);
+                if db_v2::has_messages(&conn, native).map_err(fail)? {
+                    db_v2::for_each_message(&conn, native, self.max(), &fail, &mut |_, m| {
+                        if let Ok(db_v2::V2Message {
+                            step: Step::Show(ItemKind::User, text),
+                            ..
+                        }) = m
+                        {
+                            found = Some(text);
+                            return Ok(false);
+                        }
+                        Ok(true)
+                    })?;
+                    return Ok(found);
+                }
+                db::for_each_message(&conn, native, &fail, &mut |_, message| {
+                    let Ok(parts) = db::parts(&conn, &message.id, self.max()).map_err(fail)? else {
                         return Ok(true);
                     };
                     if let Step::Show(ItemKind::User, text) = stepper.step(&message, &parts) {
@@ -408,9 +428,14 @@ impl OpenCodeSource {
     fn scan(&self, id: &str, visitor: &mut dyn SurfaceVisitor) -> Result<SurfaceScan, QueryError> {
         let (native, place) = self.place(id)?;
         if matches!(place, Place::Db) {
-            // A reference reads the session as it is now.
+            // A reference reads the session as it is now; when there is no room for a new
+            // copy, as of the last one.
             let mut state = lock(&self.state);
-            self.ensure_snapshot(&mut state)?;
+            match self.ensure_snapshot(&mut state) {
+                Ok(()) => {}
+                Err(SnapshotError::NoRoom { .. }) if state.snapshot.is_some() => {}
+                Err(e) => return Err(snapshot_err(e)),
+            }
         }
         let header = self.header(id, &native, &place)?;
         match place {
@@ -466,8 +491,14 @@ impl<'v, A: Copy> Fold<'v, A> {
         parts: &[items::PartInfo],
         at: impl Fn(ItemKind) -> A,
     ) {
-        let hash = id_hash(&message.id);
-        let shown = match self.stepper.step(message, parts) {
+        let step = self.stepper.step(message, parts);
+        self.apply(&message.id, message.time, step, at);
+    }
+
+    /// Apply what message `id` (at `time`) does to the surface.
+    fn apply(&mut self, id: &str, time: i64, step: Step, at: impl Fn(ItemKind) -> A) {
+        let hash = id_hash(id);
+        let shown = match step {
             Step::Nothing => None,
             Step::Show(kind, text) => Some((kind, text)),
             Step::Compact { keep_from, text } => {
@@ -489,13 +520,7 @@ impl<'v, A: Copy> Fold<'v, A> {
             }
         };
         let seq = shown.map(|(kind, text)| {
-            let event = item_event(
-                kind,
-                self.builder.next_seq(),
-                message.time,
-                message.id.clone(),
-                text,
-            );
+            let event = item_event(kind, self.builder.next_seq(), time, id.to_owned(), text);
             self.builder.push(&event, at(kind));
             event.seq
         });
@@ -503,9 +528,10 @@ impl<'v, A: Copy> Fold<'v, A> {
     }
 }
 
-/// Where a database item is: its message's rowid in the copy, and its kind.
+/// Where a database item is: its message's rowid in the copy, its kind, and whether the
+/// row is a 2.x `session_message`.
 #[derive(Debug, Clone, Copy)]
-struct DbItem(i64, ItemKind);
+struct DbItem(i64, ItemKind, bool);
 
 fn too_long(db: &Path, message: &str, t: &db::TooLong) -> QueryError {
     QueryError::Corrupt {
@@ -529,13 +555,24 @@ fn scan_db(
     let mut fold: Fold<'_, DbItem> = Fold::new(visitor);
     {
         let conn = snapshot.conn();
-        db::for_each_message(&conn, native, &|e| db_err(db, &e), &mut |rowid, message| {
-            let parts = db::parts(&conn, &message.id, max)
-                .map_err(|e| db_err(db, &e))?
-                .map_err(|t| too_long(db, &message.id, &t))?;
-            fold.message(&message, &parts, |kind| DbItem(rowid, kind));
-            Ok(true)
-        })?;
+        let fail = |e| db_err(db, &e);
+        if db_v2::has_messages(&conn, native).map_err(fail)? {
+            db_v2::for_each_message(&conn, native, max, &fail, &mut |rowid, message| {
+                let message = message.map_err(|t| too_long(db, &t.part, &t))?;
+                fold.apply(&message.id, message.time, message.step, |kind| {
+                    DbItem(rowid, kind, true)
+                });
+                Ok(true)
+            })?;
+        } else {
+            db::for_each_message(&conn, native, &fail, &mut |rowid, message| {
+                let parts = db::parts(&conn, &message.id, max)
+                    .map_err(fail)?
+                    .map_err(|t| too_long(db, &message.id, &t))?;
+                fold.message(&message, &parts, |kind| DbItem(rowid, kind, false));
+                Ok(true)
+            })?;
+        }
     }
     Ok(fold.builder.finish(
         header,
@@ -556,6 +593,43 @@ struct DbItems {
     max: u64,
 }
 
+impl DbItems {
+    fn read_one(
+        &self,
+        conn: &rusqlite::Connection,
+        seq: u64,
+        at: DbItem,
+    ) -> Result<Event, QueryError> {
+        let DbItem(rowid, kind, v2) = at;
+        let gone = || changed(&self.db, &format!("item {seq} is gone"));
+        if v2 {
+            let message = db_v2::message(conn, rowid, self.max)
+                .map_err(|e| db_err(&self.db, &e))?
+                .ok_or_else(gone)?
+                .map_err(|t| too_long(&self.db, &t.part, &t))?;
+            let text = match message.step {
+                Step::Show(k, text) if k == kind => text,
+                Step::Compact { text, .. } if kind == ItemKind::Checkpoint => text,
+                _ => return Err(gone()),
+            };
+            return Ok(item_event(kind, seq, message.time, message.id, text));
+        }
+        let message = db::message(conn, rowid)
+            .map_err(|e| db_err(&self.db, &e))?
+            .ok_or_else(gone)?;
+        let parts = db::parts(conn, &message.id, self.max)
+            .map_err(|e| db_err(&self.db, &e))?
+            .map_err(|t| too_long(&self.db, &message.id, &t))?;
+        Ok(message_event(kind, seq, &message, &parts))
+    }
+}
+
+/// The item `kind` of a 1.x message (database or files) read again: its parts' text.
+fn message_event(kind: ItemKind, seq: u64, message: &MessageInfo, parts: &[PartInfo]) -> Event {
+    let text = item_text(kind, parts);
+    item_event(kind, seq, message.time, message.id.clone(), text)
+}
+
 impl ItemSource for DbItems {
     type At = DbItem;
 
@@ -563,21 +637,7 @@ impl ItemSource for DbItems {
         let conn = self.snapshot.conn();
         wanted
             .iter()
-            .map(|&(seq, DbItem(rowid, kind))| {
-                let message = db::message(&conn, rowid)
-                    .map_err(|e| db_err(&self.db, &e))?
-                    .ok_or_else(|| changed(&self.db, &format!("item {seq} is gone")))?;
-                let parts = db::parts(&conn, &message.id, self.max)
-                    .map_err(|e| db_err(&self.db, &e))?
-                    .map_err(|t| too_long(&self.db, &message.id, &t))?;
-                Ok(item_event(
-                    kind,
-                    seq,
-                    message.time,
-                    message.id.clone(),
-                    item_text(kind, &parts),
-                ))
-            })
+            .map(|&(seq, at)| self.read_one(&conn, seq, at))
             .collect()
     }
 }
@@ -632,13 +692,7 @@ impl ItemSource for FileItems {
                     .ok_or_else(|| changed(&self.root, &format!("item {seq} is gone")))?;
                 let message = files::read_message(path, self.max)?;
                 let parts = files::parts(&self.root, &message.id, self.max)?;
-                Ok(item_event(
-                    kind,
-                    seq,
-                    message.time,
-                    message.id.clone(),
-                    item_text(kind, &parts),
-                ))
+                Ok(message_event(kind, seq, &message, &parts))
             })
             .collect()
     }

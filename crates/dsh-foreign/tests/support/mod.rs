@@ -27,6 +27,7 @@ pub fn source_at(origin: Origin, root: &Path, max_line_bytes: u64) -> ForeignSou
         max_line_bytes,
         clean_title: clean,
         index_file: None,
+        copy_limits: dsh_foreign::CopyLimits::default(),
     })
 }
 
