@@ -24,7 +24,7 @@ async fn a_recall_is_one_row_its_citation_a_link_that_opens_the_cited_message() 
     let mut h = harness(true).await;
     let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(h.app.store.root()));
     h.app
-        .set_sources(Arc::new(SessionSources::new(store, Vec::new())));
+        .set_sources(Arc::new(SessionSources::new(store, Vec::new())), &[]);
     let draft = format!(
         "{} what failed?\nrecall: login",
         format_mention("s-alpha", Some("Alpha login bug"))
