@@ -353,7 +353,7 @@ fn preview_and_resume(c: &mut Criterion) {
             .search_cancellable(&text, HITS_LIMIT, &Cancel::new())
             .expect("search");
         let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc, true);
-        pane.set_hits(
+        let _ = pane.set_hits(
             id,
             OfferedRows {
                 title: section_title(true, None),
@@ -443,7 +443,7 @@ fn preview_and_resume(c: &mut Criterion) {
                         let _ = pane.set_page(id, page);
                     }
                     let rows = popup_rows(hits, &pane.draft(), utc, true);
-                    pane.set_hits(
+                    let _ = pane.set_hits(
                         id,
                         OfferedRows {
                             title: section_title(true, None),

@@ -224,7 +224,6 @@ fn fixture() -> Fixture {
     let project = project.canonicalize().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
-    let sessions = SessionStore::new(&store);
     for (i, (id, title, question)) in [
         (
             "s-alpha",
@@ -236,41 +235,13 @@ fn fixture() -> Fixture {
     .into_iter()
     .enumerate()
     {
-        let header = SessionHeader::new(
-            id,
-            1_700_000_000_000 + i as i64,
-            Some(project.display().to_string()),
+        seed(
+            &store,
+            &project,
+            (id, 1_700_000_000_000 + i as i64),
+            title,
+            question,
         );
-        let mut writer = sessions.open_writer(id, Some(header)).unwrap();
-        let reply = Message::new(
-            Role::Assistant,
-            vec![ContentBlock::text(format!("Answer about {title}."))],
-            Source::model("offline", "offline"),
-        );
-        writer
-            .append(dsh_store::layout::in_turns(
-                1,
-                [
-                    NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
-                    NewEvent::appended(EventData::AssistantMessage {
-                        turn: 1,
-                        step: 1,
-                        message: reply,
-                        usage: None,
-                        extra: serde_json::Map::new(),
-                    }),
-                    NewEvent::plain(EventData::SessionTitle(TitleData {
-                        title: title.into(),
-                        message_seqs: vec![],
-                        source: dsh_store::event::TitleSource {
-                            kind: "user".into(),
-                            extra: serde_json::Map::new(),
-                        },
-                        extra: serde_json::Map::new(),
-                    })),
-                ],
-            ))
-            .unwrap();
     }
     Fixture {
         _dir: dir,
@@ -280,13 +251,54 @@ fn fixture() -> Fixture {
     }
 }
 
+/// Writes session `id` (created at `created`) in `cwd`: one question, its answer, `title`.
+fn seed(store: &Path, cwd: &Path, (id, created): (&str, i64), title: &str, question: &str) {
+    let sessions = SessionStore::new(store);
+    let header = SessionHeader::new(id, created, Some(cwd.display().to_string()));
+    let mut writer = sessions.open_writer(id, Some(header)).unwrap();
+    let reply = Message::new(
+        Role::Assistant,
+        vec![ContentBlock::text(format!("Answer about {title}."))],
+        Source::model("offline", "offline"),
+    );
+    writer
+        .append(dsh_store::layout::in_turns(
+            1,
+            [
+                NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
+                NewEvent::appended(EventData::AssistantMessage {
+                    turn: 1,
+                    step: 1,
+                    message: reply,
+                    usage: None,
+                    extra: serde_json::Map::new(),
+                }),
+                NewEvent::plain(EventData::SessionTitle(TitleData {
+                    title: title.into(),
+                    message_seqs: vec![],
+                    source: dsh_store::event::TitleSource {
+                        kind: "user".into(),
+                        extra: serde_json::Map::new(),
+                    },
+                    extra: serde_json::Map::new(),
+                })),
+            ],
+        ))
+        .unwrap();
+}
+
 /// The one session the app created, as raw JSON lines (header excluded).
 fn new_session_log(store: &Path) -> Vec<Value> {
+    created_log(store, &SEEDED)
+}
+
+/// The one session of `store` not among `seeded`, as raw JSON lines (header excluded).
+fn created_log(store: &Path, seeded: &[&str]) -> Vec<Value> {
     let sessions = SessionStore::new(store);
     let headers = sessions.list_sessions().unwrap();
     let created: Vec<_> = headers
         .iter()
-        .filter(|h| !SEEDED.contains(&h.id.as_str()))
+        .filter(|h| !seeded.contains(&h.id.as_str()) && !SEEDED.contains(&h.id.as_str()))
         .collect();
     assert_eq!(
         created.len(),
@@ -653,6 +665,28 @@ fn a_session_found_only_by_its_conversation_is_inserted_and_sent() {
     assert_eq!(text, "@Alpha login bug what changed?");
 }
 
+/// A HOME beside the fixture's store holding copies of the foreign tools' fixtures `tools`
+/// (`claude` as `.claude`, `codex` as `.codex`).
+fn foreign_home(fx: &Fixture, tools: &[&str]) -> PathBuf {
+    let home = fx.store.parent().unwrap().join("home");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
+    for tool in tools {
+        copy_tree(&fixtures.join(tool), &home.join(format!(".{tool}")));
+    }
+    home
+}
+
+/// `dsh-refs` reading the foreign sources of `home` (its caches beside the store).
+fn start_in_home(fx: &Fixture, home: &Path) -> Session {
+    let cache = fx.store.parent().unwrap().join("cache");
+    let (home_s, cache_s) = (home.display().to_string(), cache.display().to_string());
+    let env = [
+        ("HOME", home_s.as_str()),
+        ("XDG_CACHE_HOME", cache_s.as_str()),
+    ];
+    Session::start_with_foreign(&fx.store, &fx.config, &fx.project, &env)
+}
+
 /// Every path under `root` with its bytes (empty for directories) and mtime.
 fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time::SystemTime)> {
     let mut out = std::collections::BTreeMap::new();
@@ -708,18 +742,9 @@ fn at_lists_all_three_kinds_and_one_message_references_one_of_each() {
     const CLAUDE: &str = "claude-code:5f1c2d3e-0000-4000-8000-000000000001";
     const CODEX: &str = "codex:0199a1b2-c3d4-7e5f-8a9b-000000000001";
     let fx = fixture();
-    let home = fx.store.parent().unwrap().join("home");
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/dsh-foreign/tests/fixtures");
-    copy_tree(&fixtures.join("claude"), &home.join(".claude"));
-    copy_tree(&fixtures.join("codex"), &home.join(".codex"));
+    let home = foreign_home(&fx, &["claude", "codex"]);
     let before = (tree(&home.join(".claude")), tree(&home.join(".codex")));
-    let cache = fx.store.parent().unwrap().join("cache");
-    let (home_s, cache_s) = (home.display().to_string(), cache.display().to_string());
-    let env = [
-        ("HOME", home_s.as_str()),
-        ("XDG_CACHE_HOME", cache_s.as_str()),
-    ];
-    let mut app = Session::start_with_foreign(&fx.store, &fx.config, &fx.project, &env);
+    let mut app = start_in_home(&fx, &home);
     app.wait_for_text("@ reference a session");
     // The popup lists all three kinds; other tools' sessions carry their badge.
     app.type_text("@");
@@ -866,3 +891,6 @@ fn continue_opens_the_session_of_this_directory_active_last() {
     assert!(!screen.contains("Draft the release notes"), "{screen}");
     assert!(!screen.contains("Somewhere else"), "{screen}");
 }
+
+#[path = "e2e_pty/popup.rs"]
+mod popup;

@@ -5,7 +5,8 @@
 //! session matches when its id, cwd or latest title contains the query case-insensitively
 //! (`to_lowercase` of each field), ranked by [`Scope`] in listing order — or, within each
 //! group, by last activity ([`ListingOrder::LastActivity`]) when the view was built with the
-//! sessions' summaries.
+//! sessions' summaries. A picker's query ([`QueryMatch::Words`]) matches word by word, the
+//! cwd only by its trailing segments, and is ranked by [`MatchTier`] first.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +16,10 @@ use memchr::memmem;
 
 use super::candidates::{Candidate, Scope, Selection};
 use super::listing_order::{ListingOrder, SessionDetails, TopByActivity};
-use super::query_words::{ListingQuery, QueryMatch, query_words};
+use super::query_words::{
+    ListingQuery, MatchTier, QueryMatch, names_cwd_tail, query_words, tier_of, tier_query,
+    trim_slashes,
+};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
@@ -38,10 +42,12 @@ const SEPARATOR: u8 = 0;
 pub struct CandidateView {
     sessions: Arc<Vec<SessionHeader>>,
     titles: Vec<TitleState>,
-    /// `id \0 cwd \0 title \0` of every session, lowercased, in listing order.
+    /// `id \0 title \0 cwd \0` of every session, lowercased, in listing order.
     folded: Vec<u8>,
     /// Where each session's text starts in `folded`, and its end as the last entry.
     starts: Vec<usize>,
+    /// Per session, where its title and its cwd start in `folded`.
+    field_starts: Vec<(usize, usize)>,
     /// Per session, its activity (empty for a view built from titles alone).
     details: Vec<SessionDetails>,
     /// When the titles were read.
@@ -119,6 +125,7 @@ impl CandidateView {
         let mut details = Vec::new();
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
+        let mut field_starts = Vec::with_capacity(sessions.len());
         for (n, header) in sessions.iter().enumerate() {
             if n.is_multiple_of(1024) && cancelled() {
                 return None;
@@ -133,14 +140,17 @@ impl CandidateView {
             starts.push(folded.len());
             push_folded(&mut folded, &header.id);
             folded.push(SEPARATOR);
-            if let Some(cwd) = &header.cwd {
-                push_folded(&mut folded, cwd);
-            }
-            folded.push(SEPARATOR);
+            let title_start = folded.len();
             if let TitleState::Titled(t) = &title {
                 push_folded(&mut folded, t);
             }
             folded.push(SEPARATOR);
+            let cwd_start = folded.len();
+            if let Some(cwd) = &header.cwd {
+                push_folded(&mut folded, cwd);
+            }
+            folded.push(SEPARATOR);
+            field_starts.push((title_start, cwd_start));
             titles.push(title);
         }
         starts.push(folded.len());
@@ -153,6 +163,7 @@ impl CandidateView {
             titles,
             folded,
             starts,
+            field_starts,
             details,
             built,
             cost: built.elapsed(),
@@ -199,9 +210,27 @@ impl CandidateView {
         }
     }
 
-    /// Positions of the sessions matching `needle` (already lowercased), in order, handed
-    /// to `visit` until it returns `false`.
-    fn for_each_match(&self, needle: &str, mut visit: impl FnMut(usize) -> bool) {
+    /// The lowercased id, title and cwd of the session at `position`.
+    fn fields(&self, position: usize) -> [&[u8]; 3] {
+        let (Some(&start), Some(&end), Some(&(title, cwd))) = (
+            self.starts.get(position),
+            self.starts.get(position + 1),
+            self.field_starts.get(position),
+        ) else {
+            return [&[]; 3];
+        };
+        let field = |from: usize, to: usize| {
+            self.folded
+                .get(from..to.saturating_sub(1).max(from))
+                .unwrap_or_default()
+        };
+        [field(start, title), field(title, cwd), field(cwd, end)]
+    }
+
+    /// Positions of the sessions matching `needle` (already lowercased) in their id, title
+    /// or cwd (`cwd_tail`: only naming the cwd's trailing segments), in order, handed to
+    /// `visit` until it returns `false`.
+    fn for_each_match(&self, needle: &str, cwd_tail: bool, mut visit: impl FnMut(usize) -> bool) {
         let count = self.sessions.len();
         if needle.is_empty() {
             for position in 0..count {
@@ -214,19 +243,27 @@ impl CandidateView {
         if needle.as_bytes().contains(&SEPARATOR) {
             // Field by field: a separator in the query must not match between fields.
             for position in 0..count {
-                if self.fields_contain(position, needle) && !visit(position) {
+                if self.fields_contain(position, needle, cwd_tail) && !visit(position) {
                     return;
                 }
             }
             return;
         }
         let finder = memmem::Finder::new(needle.as_bytes());
+        // Naming the cwd's tail, `src/` names `…/src`: what is searched for is the word
+        // without its trailing slashes, and each session found is checked whole.
+        let searched = if cwd_tail {
+            memmem::Finder::new(trim_slashes(needle.as_bytes()))
+        } else {
+            finder.clone()
+        };
         let mut from = 0;
         let mut position = 0;
-        while let Some(found) = self.folded.get(from..).and_then(|rest| finder.find(rest)) {
+        while let Some(found) = self.folded.get(from..).and_then(|rest| searched.find(rest)) {
             let at = from + found;
             position = self.position_of(at, position);
-            if !visit(position) {
+            let matches = !cwd_tail || self.session_contains(position, needle, &finder);
+            if matches && !visit(position) {
                 return;
             }
             // The next match of interest is in a later session.
@@ -261,14 +298,14 @@ impl CandidateView {
     /// the first word, kept when their text holds each other word too.
     fn for_each_match_of_words(&self, words: &[String], mut visit: impl FnMut(usize) -> bool) {
         let Some((first, others)) = words.split_first() else {
-            self.for_each_match("", visit);
+            self.for_each_match("", true, visit);
             return;
         };
         let finders: Vec<(&str, memmem::Finder<'_>)> = others
             .iter()
             .map(|w| (w.as_str(), memmem::Finder::new(w.as_bytes())))
             .collect();
-        self.for_each_match(first, |position| {
+        self.for_each_match(first, true, |position| {
             let all = finders
                 .iter()
                 .all(|(word, finder)| self.session_contains(position, word, finder));
@@ -276,25 +313,28 @@ impl CandidateView {
         });
     }
 
-    /// Whether the session at `position` holds `needle` (lowercased) in one of its fields;
-    /// `finder` searches for it.
+    /// Whether the session at `position` holds the word `needle` (lowercased) in its id or
+    /// title, or names its cwd's trailing segments; `finder` searches for it.
     fn session_contains(&self, position: usize, needle: &str, finder: &memmem::Finder<'_>) -> bool {
         if needle.as_bytes().contains(&SEPARATOR) {
-            return self.fields_contain(position, needle);
+            return self.fields_contain(position, needle, true);
         }
         // Without a separator a match cannot span two fields.
-        let (Some(&start), Some(&end)) = (self.starts.get(position), self.starts.get(position + 1))
+        let (Some(&start), Some(&(_, cwd))) =
+            (self.starts.get(position), self.field_starts.get(position))
         else {
             return false;
         };
         self.folded
-            .get(start..end)
+            .get(start..cwd)
             .is_some_and(|text| finder.find(text).is_some())
+            || names_cwd_tail(self.fields(position)[2], needle.as_bytes())
     }
 
-    /// Whether any of the session's fields contains `needle`, checked separately (the
-    /// folded text cannot tell a separator from the same byte inside a field).
-    fn fields_contain(&self, position: usize, needle: &str) -> bool {
+    /// Whether any of the session's fields contains `needle` (`cwd_tail`: the cwd only by
+    /// naming its trailing segments), checked separately (the folded text cannot tell a
+    /// separator from the same byte inside a field).
+    fn fields_contain(&self, position: usize, needle: &str, cwd_tail: bool) -> bool {
         let Some(header) = self.sessions.get(position) else {
             return false;
         };
@@ -302,14 +342,24 @@ impl CandidateView {
             Some(TitleState::Titled(t)) => Some(t.as_ref()),
             _ => None,
         };
-        [Some(header.id.as_str()), header.cwd.as_deref(), title]
-            .into_iter()
-            .flatten()
-            .any(|field| {
-                let mut folded = Vec::with_capacity(field.len());
-                push_folded(&mut folded, field);
-                memmem::find(&folded, needle.as_bytes()).is_some()
-            })
+        let folded = |field: &str| {
+            let mut folded = Vec::with_capacity(field.len());
+            push_folded(&mut folded, field);
+            folded
+        };
+        let in_cwd = header.cwd.as_deref().is_some_and(|cwd| {
+            let cwd = folded(cwd);
+            if cwd_tail {
+                names_cwd_tail(&cwd, needle.as_bytes())
+            } else {
+                memmem::find(&cwd, needle.as_bytes()).is_some()
+            }
+        });
+        in_cwd
+            || [Some(header.id.as_str()), title]
+                .into_iter()
+                .flatten()
+                .any(|field| memmem::find(&folded(field), needle.as_bytes()).is_some())
     }
 
     /// Up to `limit` matches of `query` in `scope`, ranked (same cwd, no cwd, others, each
@@ -385,8 +435,13 @@ impl CandidateView {
         cancelled: impl Fn() -> bool,
     ) -> (Vec<usize>, usize) {
         let by_activity = order == ListingOrder::LastActivity && !self.details.is_empty();
-        let mut tops: [TopByActivity; 3] = std::array::from_fn(|_| TopByActivity::new(limit));
-        let mut groups: [Vec<usize>; 3] = Default::default();
+        // A picker's query ranks by tier first: rank = tier * 3 + group.
+        let tiers = match query.matching {
+            QueryMatch::Words => tier_query(query.text),
+            QueryMatch::Substring => String::new(),
+        };
+        let mut tops: [TopByActivity; RANKS] = std::array::from_fn(|_| TopByActivity::new(limit));
+        let mut groups: [Vec<usize>; RANKS] = Default::default();
         let mut total = 0usize;
         let mut interrupted = false;
         let mut seen = 0usize;
@@ -404,7 +459,13 @@ impl CandidateView {
             {
                 return true;
             }
-            let g = scope.rank(header.cwd.as_deref());
+            let tier = if tiers.is_empty() {
+                MatchTier::Exact
+            } else {
+                let [id, title, _] = self.fields(position);
+                tier_of(tiers.as_bytes(), id, title)
+            };
+            let g = tier as usize * 3 + scope.rank(header.cwd.as_deref());
             total += 1;
             if by_activity {
                 let at = self.details.get(position).map_or(header.created_at, |d| {
@@ -423,7 +484,9 @@ impl CandidateView {
             count_all || groups[0].len() < limit
         };
         match query.matching {
-            QueryMatch::Substring => self.for_each_match(&query.text.to_lowercase(), &mut on_match),
+            QueryMatch::Substring => {
+                self.for_each_match(&query.text.to_lowercase(), false, &mut on_match);
+            }
             QueryMatch::Words => {
                 self.for_each_match_of_words(&query_words(query.text), &mut on_match);
             }
@@ -438,6 +501,10 @@ impl CandidateView {
         (positions, total)
     }
 }
+
+/// Ranks of a selection: three tiers of what was typed ([`MatchTier`]) times three groups of
+/// the scope.
+const RANKS: usize = 9;
 
 /// How old a view may be and still answer while a fresh one is built in the background;
 /// an older one is rebuilt before answering.
@@ -721,7 +788,8 @@ mod tests {
             );
             let scope = Scope::agent(&agent_id, agent_cwd.as_deref());
             prop_assert_eq!(view.select(scope, &query, limit, false, || false).rows, lazy_rows);
-            // Word by word: a session matches when each word is in one of its fields.
+            // Word by word: a session matches when each word is in its id or title, or
+            // names its cwd's trailing segments.
             let words = query_words(&query);
             let want: Vec<&str> = present
                 .iter()
@@ -730,12 +798,16 @@ mod tests {
                         Some(Answer::Title(t)) => Some(t.as_str()),
                         _ => None,
                     };
-                    let fields: Vec<String> = [Some(h.id.as_str()), h.cwd.as_deref(), title]
+                    let fields: Vec<String> = [Some(h.id.as_str()), title]
                         .into_iter()
                         .flatten()
                         .map(str::to_lowercase)
                         .collect();
-                    words.iter().all(|w| fields.iter().any(|f| f.contains(w.as_str())))
+                    let cwd = h.cwd.as_deref().map(str::to_lowercase);
+                    words.iter().all(|w| {
+                        fields.iter().any(|f| f.contains(w.as_str()))
+                            || cwd.as_deref().is_some_and(|c| names_cwd_tail(c.as_bytes(), w.as_bytes()))
+                    })
                 })
                 .map(|h| h.id.as_str())
                 .collect();
@@ -808,6 +880,56 @@ mod tests {
             prop_assert_eq!(got, want);
             prop_assert_eq!(got_total, total);
         }
+    }
+
+    /// Issue 32 items 2 and 3: a picker's query lists an exact title first, then titles
+    /// beginning with it, then the rest (each tier by last activity); its words match a
+    /// cwd only by naming its trailing segments.
+    #[test]
+    fn a_pickers_query_ranks_by_what_was_typed_and_names_cwds_by_their_tail() {
+        let rows = [
+            ("s-newest", "@Deploy plan what now", "/w/other", 9),
+            ("s-prefix", "Deploy plan B", "/w/other", 5),
+            ("s-exact", "Deploy plan", "/w/other", 1),
+            ("s-src-inside", "Refactor", "/home/ana/src/app", 8),
+            ("s-src-tail", "Cleanup", "/home/ana/src", 2),
+        ];
+        let headers: Vec<SessionHeader> = rows
+            .iter()
+            .map(|(id, _, cwd, _)| SessionHeader::new(*id, 0, Some((*cwd).to_owned())))
+            .collect();
+        let summary = |id: &str| -> Result<SessionSummary, QueryError> {
+            let (_, title, _, at) = rows.iter().find(|r| r.0 == id).unwrap();
+            Ok(SessionSummary {
+                title: Some(Arc::from(*title)),
+                last_active_ms: Some(*at),
+                messages: Some(1),
+                damage: None,
+            })
+        };
+        let view = CandidateView::build_summarized(Arc::new(headers), summary, || false).unwrap();
+        let ids = |query: &str| -> Vec<String> {
+            view.select_ordered(
+                Scope::all(),
+                ListingQuery::words(query),
+                10,
+                true,
+                ListingOrder::LastActivity,
+                || false,
+            )
+            .rows
+            .into_iter()
+            .map(|c| c.session_id)
+            .collect()
+        };
+        assert_eq!(ids("deploy plan"), ["s-exact", "s-prefix", "s-newest"]);
+        assert_eq!(ids("src/"), ["s-src-tail"], "never inside the cwd");
+        assert_eq!(ids("ana/src"), ["s-src-tail"]);
+        assert_eq!(ids("app"), ["s-src-inside"]);
+        assert_eq!(ids("ana"), Vec::<String>::new());
+        // dsh's contract is untouched: the whole query a substring of any field.
+        let contract = view.select(Scope::all(), "src/", 10, true, || false);
+        assert_eq!(contract.total, 1, "only the cwd holding `src/`");
     }
 
     #[test]

@@ -214,8 +214,8 @@ pub struct ClosestMatch {
     pub score: i64,
 }
 
-/// Up to `limit` sessions of `scope` ranked by [`FuzzyQuery`] score over label, id and cwd
-/// (ties keep `list_sessions` order). Reads every title; a session reported missing is
+/// Up to `limit` sessions of `scope` ranked by [`FuzzyQuery`] score over label, id and the
+/// cwd's last segment (ties keep `list_sessions` order). Reads every title; a session reported missing is
 /// skipped, a damaged one is scored by its id.
 pub fn select_closest<T: AsRef<str>>(
     sessions: &[SessionHeader],
@@ -233,6 +233,12 @@ pub fn select_closest<T: AsRef<str>>(
         |_, id| read_title(id),
         cancelled,
     )
+}
+
+/// The last segment of `cwd` (`billing` of `/home/ana/billing/`).
+fn cwd_name(cwd: &str) -> &str {
+    let trimmed = cwd.trim_end_matches('/');
+    trimmed.rsplit('/').next().unwrap_or(trimmed)
 }
 
 /// [`select_closest`] with the title looked up by listing position and id.
@@ -263,7 +269,8 @@ pub(crate) fn closest_by<T: AsRef<str>>(
             Err(_) => None,
         };
         let label = title.as_ref().map_or(header.id.as_str(), AsRef::as_ref);
-        let cwd = header.cwd.as_deref().unwrap_or("");
+        // The cwd by its own name only: a fuzzy match anywhere in a long path is noise.
+        let cwd = header.cwd.as_deref().map_or("", cwd_name);
         let Some(points) = fuzzy.score(&[label, &header.id, cwd]) else {
             continue;
         };
@@ -430,6 +437,10 @@ mod tests {
         assert_eq!(
             by_cwd.first().map(|c| c.candidate.session_id.as_str()),
             Some("s2")
+        );
+        assert!(
+            select_closest(&sessions, scope, "hmn", 10, read, || false).is_empty(),
+            "letters over the cwd's path (home, ana) match nothing: only its name counts"
         );
         assert!(select_closest(&sessions, scope, "kfk", 1, read, || false).len() == 1);
         assert!(select_closest(&sessions, scope, "", 10, read, || false).is_empty());

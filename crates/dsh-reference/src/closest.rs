@@ -1,5 +1,6 @@
 //! Closest matches for a query the exact filter finds nothing for: a fuzzy score over each
-//! session's label, id and cwd, so `@kfk` or `@kafka-redis` still offers "Kafka vs Redis".
+//! session's label, id and its cwd's last segment, so `@kfk` or `@kafka-redis` still offers
+//! "Kafka vs Redis" (and letters scattered over a long path offer nothing).
 //! The query is split into words at whitespace, `-`, `_`, `/` and `.`; every word must match
 //! one of the three fields (in order, skim-style), and the best field scores are summed.
 

@@ -50,7 +50,10 @@ pub use mention::format_mention;
 pub use neutral_label::{NEUTRAL_LABEL_MAX_CHARS, mention_label, neutral_label};
 pub use parse::{ExcerptReference, Mentioned, ParsedText, Reference, parse_message, parse_text};
 pub use projection::{ConversationItem, TurnRole, project_surface};
-pub use query_words::{ListingQuery, QueryMatch, query_match_ranges, query_words};
+pub use query_words::{
+    ListingQuery, MatchTier, QueryMatch, match_tier, names_cwd_tail, query_match_ranges,
+    query_words,
+};
 pub use redact::display_title;
 pub use reference_entry::{
     ExcerptSpan, ReferenceEntry, SnapshotSource, SnapshotTurn, decode_snapshot,

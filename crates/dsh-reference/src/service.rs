@@ -264,8 +264,10 @@ impl SessionReferences {
     /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
     /// row's details (last activity, message count), and the query matched word by word
     /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
-    /// case-insensitive substring of the session's title, id or cwd): what `/resume` and
-    /// the `@` popup show with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
+    /// case-insensitive substring of the session's title or id, or naming its cwd's
+    /// trailing segments), ranked by [`MatchTier`](crate::MatchTier) first (an exact title
+    /// or id, then one beginning with the query, then the rest): what `/resume` and the `@`
+    /// popup show with [`ListingOrder::LastActivity`]. Every session's summary is read (from the
     /// store's caches: a log is read again only when it changed, and then only what was
     /// appended), so the first call on a cold store takes as long as a first title search;
     /// [`warm_ordered_listing`](Self::warm_ordered_listing) does it ahead of time.

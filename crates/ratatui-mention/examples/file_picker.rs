@@ -102,7 +102,7 @@ fn page(files: &[String], query: &str, limit: usize) -> ResultsPage {
     ResultsPage {
         rows,
         total: matching.len(),
-        offered: Vec::new(),
+        ..ResultsPage::default()
     }
 }
 

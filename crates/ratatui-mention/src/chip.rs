@@ -14,9 +14,15 @@ pub fn chip_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
     mention_spans(text, uris)
 }
 
-/// What a chip shows: `@` and its label, control characters visible as `\xNN`.
+/// What a chip shows: `@` and its label, control characters visible as `\xNN`; a label that
+/// already begins with `@` shows it once (`@@x` would read as a typo).
 pub fn chip_text(mention: &str) -> String {
-    format!("@{}", visible_controls_line(&label_of(mention)))
+    let label = visible_controls_line(&label_of(mention)).into_owned();
+    if label.starts_with('@') {
+        label
+    } else {
+        format!("@{label}")
+    }
 }
 
 #[cfg(test)]
@@ -38,6 +44,8 @@ mod tests {
             ("@[bell\u{7}](dsh-session:ImEi)", r"@bell\x07"),
             ("@[two\nlines](dsh-session:ImEi)", r"@two\x0Alines"),
             ("@[](dsh-session:ImEi)", "@"),
+            ("@[@Deploy plan](dsh-session:ImEi)", "@Deploy plan"),
+            ("@[@](dsh-session:ImEi)", "@"),
         ];
         for (mention, want) in cases {
             assert_eq!(

@@ -58,6 +58,10 @@ pub struct MentionItem {
     snippet: Option<ItemSnippet>,
     /// Byte ranges of `label` the source matched (`None`: not said, the widget guesses).
     match_ranges: Option<Vec<Range<usize>>>,
+    /// Why the item cannot be picked now, if it cannot.
+    blocked: Option<String>,
+    /// Picking it goes on completing from its insert text (no space after it).
+    continues: bool,
 }
 
 impl MentionItem {
@@ -83,7 +87,36 @@ impl MentionItem {
             note: String::new(),
             snippet: None,
             match_ranges: None,
+            blocked: None,
+            continues: false,
         }
+    }
+
+    /// The item cannot be picked now, for `reason` (e.g. `limit: 3 sessions per message`):
+    /// it shows the reason dimmed after its label, and Enter or Tab on it insert nothing
+    /// and send nothing.
+    #[must_use]
+    pub fn with_blocked(mut self, reason: impl Into<String>) -> Self {
+        self.blocked = Some(reason.into());
+        self
+    }
+
+    /// Why the item cannot be picked now, if it cannot.
+    pub fn blocked(&self) -> Option<&str> {
+        self.blocked.as_deref()
+    }
+
+    /// Picking the item replaces the token with its insert text and no space, and the popup
+    /// stays open on it, asking for its rows (e.g. a directory: its entries come next).
+    #[must_use]
+    pub fn with_continue(mut self, continues: bool) -> Self {
+        self.continues = continues;
+        self
+    }
+
+    /// Whether picking the item goes on completing from its insert text.
+    pub fn continues(&self) -> bool {
+        self.continues
     }
 
     /// Highlights `ranges` (byte ranges of the label) as what the source matched; without
@@ -190,6 +223,10 @@ impl ResultRow for MentionItem {
         } else {
             2
         }
+    }
+
+    fn blocked(&self) -> Option<&str> {
+        self.blocked.as_deref()
     }
 }
 

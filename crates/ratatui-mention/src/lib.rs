@@ -77,7 +77,9 @@ pub use key_map::{Action, Binding, KeyMap};
 pub use mention::{Mention, MentionSpan, ParseMentionError, find_mentions};
 pub use picker::{Picker, PickerOutcome, PickerView};
 pub use preview::Placement;
-pub use results::{MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, ResultsPage};
+pub use results::{
+    EnterAction, MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, ResultsPage,
+};
 pub use slash_commands::CommandEntry;
 pub use snippet::ItemSnippet;
 pub use state::{MentionInputState, Outcome};

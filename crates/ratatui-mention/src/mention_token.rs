@@ -72,56 +72,60 @@ pub fn mention_token_at(
     })
 }
 
-/// The token of several words whose trigger is at char `start`: from the trigger over words
-/// joined by single spaces (a space right before the cursor included), ended by two
-/// spaces, any other whitespace or a finished mention. `None` unless a trigger opens a
-/// token at `start` and the cursor lies after it and within the words. The query is the
-/// words after the trigger, without a trailing space.
+/// A token a space did not end (multi-word queries): the char index of its trigger, and
+/// how many chars of the text follow the token — the rest of the draft, which typing in the
+/// token does not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MultiWord {
+    pub start: usize,
+    pub after: usize,
+}
+
+/// The token of several words whose trigger is at `multi.start` and which the last
+/// `multi.after` chars of the text follow: words joined by single spaces (a space right
+/// before the end, being typed, included; any spacing inside a quote still open), after a
+/// first word that is not empty. Two spaces, any other whitespace, or a finished mention
+/// inside it end it: `None` then, and also unless a trigger opens a token at the start and
+/// the cursor lies after it and within the words. The query is the words after the
+/// trigger, without a trailing space.
 pub fn multi_word_token_at(
     text: &str,
     cursor_char_index: usize,
     uris: &UriRule,
     triggers: &[char],
-    start: usize,
+    multi: MultiWord,
 ) -> Option<MentionToken> {
+    let start = multi.start;
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
     let trigger = *chars.get(start).filter(|c| triggers.contains(c))?;
+    let end = chars.len().checked_sub(multi.after)?;
     let mentions = mention_char_spans(text, uris);
     let opens = start == 0
         || chars.get(start - 1).is_some_and(|c| is_js_whitespace(*c))
         || mentions.iter().any(|m| m.end == start);
-    if !opens || cursor <= start || mentions.iter().any(|m| m.start <= start && start < m.end) {
+    let crosses_mention = mentions.iter().any(|m| m.start < end && start < m.end);
+    let rest_apart = chars
+        .get(end)
+        .is_none_or(|c| is_js_whitespace(*c) || mentions.iter().any(|m| m.start == end));
+    if !opens || crosses_mention || !rest_apart || cursor <= start || cursor > end {
         return None;
     }
-    let ceiling = mentions
-        .iter()
-        .find(|m| m.start > start)
-        .map_or(chars.len(), |m| m.start);
-    let mut end = start + 1;
-    while end < ceiling {
-        let Some(&c) = chars.get(end) else { break };
-        let next = chars.get(end + 1).copied();
-        let joins = c == ' ' && end + 1 < ceiling && next.is_some_and(|n| !is_js_whitespace(n));
-        if !is_js_whitespace(c) || joins {
-            end += 1;
-        } else {
-            // A single space right before the cursor belongs to the query being typed.
-            if c == ' ' && end + 1 == cursor && next != Some(' ') {
-                end += 1;
+    let words = chars.get(start + 1..end)?;
+    let open_quote = words.first() == Some(&'"') && !words.iter().skip(1).any(|&c| c == '"');
+    let mut previous = None;
+    for (i, &c) in words.iter().enumerate() {
+        if is_js_whitespace(c) {
+            let joins = c == ' ' && (open_quote || previous.is_some_and(|p| !is_js_whitespace(p)));
+            let first_word_empty = i == 0;
+            if !joins || first_word_empty {
+                return None;
             }
-            break;
         }
+        previous = Some(c);
     }
-    if cursor > end {
-        return None;
-    }
-    let mut query: String = chars
-        .get(start + 1..end)
-        .unwrap_or_default()
-        .iter()
-        .collect();
-    if query.ends_with(' ') {
+    let mut query: String = words.iter().collect();
+    if query.ends_with(' ') && !open_quote {
         query.pop();
     }
     Some(MentionToken {
@@ -417,36 +421,52 @@ mod tests {
     fn multi_word_token_table() {
         let mention = "@[Old chat](dsh-session:ImEi)";
         let after = format!("@a b{mention}");
-        let cases: Vec<(&str, usize, usize, Option<MentionToken>)> = vec![
-            ("@alice", 6, 0, token(0, 6, "alice")),
-            ("@alice ", 7, 0, token(0, 7, "alice")),
+        let inside = format!("@a {mention} b");
+        let at = |start, after| MultiWord { start, after };
+        let cases: Vec<(&str, usize, MultiWord, Option<MentionToken>)> = vec![
+            ("@alice", 6, at(0, 0), token(0, 6, "alice")),
+            ("@alice ", 7, at(0, 0), token(0, 7, "alice")),
             (
                 "@Investigate memry leak",
                 23,
-                0,
+                at(0, 0),
                 token(0, 23, "Investigate memry leak"),
             ),
             (
                 "@Investigate memry leak",
                 5,
-                0,
+                at(0, 0),
                 token(0, 23, "Investigate memry leak"),
             ),
-            ("say @two words", 14, 4, token(4, 14, "two words")),
-            ("@two  ", 6, 0, None),
-            ("@two  words", 11, 0, None),
-            ("@two \nnext", 5, 0, token(0, 5, "two")),
-            ("@two\tx", 6, 0, None),
-            ("@two words", 0, 0, None),
-            ("x@two words", 11, 1, None),
-            ("@a b", 4, 1, None),
-            (after.as_str(), 4, 0, token(0, 4, "a b")),
+            ("say @two words", 14, at(4, 0), token(4, 14, "two words")),
+            ("@two  ", 6, at(0, 0), None),
+            ("@two  words", 11, at(0, 0), None),
+            ("@two\nnext", 4, at(0, 5), token(0, 4, "two")),
+            ("@two \nnext", 5, at(0, 5), token(0, 5, "two")),
+            ("@two\tx", 6, at(0, 0), None),
+            ("@two words", 0, at(0, 0), None),
+            ("x@two words", 11, at(1, 0), None),
+            ("@a b", 4, at(1, 0), None),
+            ("@ b", 3, at(0, 0), None),
+            (after.as_str(), 4, at(0, 29), token(0, 4, "a b")),
+            (inside.as_str(), 33, at(0, 0), None),
+            // In the middle of a draft: the rest stays text, even after the space typed.
+            ("see @two  rest", 9, at(4, 5), token(4, 9, "two")),
+            (
+                "see @two words rest",
+                14,
+                at(4, 5),
+                token(4, 14, "two words"),
+            ),
+            ("see @two wordsrest", 14, at(4, 4), None),
+            // A quote still open holds any spacing.
+            ("@\"my  dir/", 10, at(0, 0), token(0, 10, "\"my  dir/")),
         ];
-        for (text, cursor, start, want) in cases {
+        for (text, cursor, multi, want) in cases {
             assert_eq!(
-                multi_word_token_at(text, cursor, &dsh(), AT, start),
+                multi_word_token_at(text, cursor, &dsh(), AT, multi),
                 want,
-                "{text:?} cursor {cursor} start {start}"
+                "{text:?} cursor {cursor} {multi:?}"
             );
         }
     }

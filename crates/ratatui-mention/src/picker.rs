@@ -19,8 +19,8 @@ use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, KeyMap, typed_char};
 use crate::preview::{self, PreviewState};
 use crate::results::{
-    Drawn, Held, MoreRequest, Moved, OfferedRows, Pointer, QueryId, ResultsList, ResultsPage,
-    WaitHost, WaitingKey, give_up, resume,
+    Drawn, EnterAction, Held, MoreRequest, OfferedRows, Pointer, PopupKey, QueryId, ResultsList,
+    ResultsPage, WaitHost, WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::untrusted::{is_control, visible_controls_line};
@@ -162,23 +162,33 @@ impl Picker {
             return PickerOutcome::Consumed;
         }
         let action = self.key_map.classify(&key);
-        if let Some(Moved(more)) = self.results.navigate(action) {
-            return more.map_or(PickerOutcome::Changed, PickerOutcome::from);
+        // Tab picks nothing here: Enter opens.
+        if action == Some(Action::Complete) {
+            return PickerOutcome::Consumed;
         }
-        let filter = &mut self.filter;
-        let edited = match action {
-            Some(Action::Escape) => return PickerOutcome::Closed,
-            Some(Action::Submit) if self.results.answers_query() => return self.pick(),
-            Some(Action::Submit) if self.results.gave_up_on_query() => return self.pick(),
-            Some(Action::Submit) => {
-                let id = self.results.begin_wait(WaitingKey::Enter);
-                return PickerOutcome::Waiting { id };
+        match self.results.popup_key(action) {
+            PopupKey::Moved(more) => {
+                return more.map_or(PickerOutcome::Changed, PickerOutcome::from);
             }
-            Some(Action::TogglePreview) => {
+            PopupKey::Wait(id) => return PickerOutcome::Waiting { id },
+            PopupKey::Take => return self.pick(),
+            PopupKey::Nothing | PopupKey::AsTyped => return PickerOutcome::Consumed,
+            PopupKey::TogglePreview => {
                 self.preview.toggle();
                 return PickerOutcome::Changed;
             }
-            Some(Action::Newline | Action::Complete) => return PickerOutcome::Consumed,
+            PopupKey::Escape => return PickerOutcome::Closed,
+            PopupKey::Pass => {}
+        }
+        let filter = &mut self.filter;
+        let edited = match action {
+            Some(
+                Action::Escape
+                | Action::Submit
+                | Action::TogglePreview
+                | Action::Newline
+                | Action::Complete,
+            ) => return PickerOutcome::Consumed,
             Some(Action::ExpandPaste) => return PickerOutcome::Ignored,
             Some(Action::Left) => return moved(filter.move_left()),
             Some(Action::Right) => return moved(filter.move_right()),
@@ -271,9 +281,20 @@ impl Picker {
         resume(self, id)
     }
 
-    /// Takes rows found elsewhere for `id` (see [`ResultsList::set_hits`]).
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) -> bool {
-        self.results.set_hits(id, hits)
+    /// Takes rows found elsewhere for `id` (see [`ResultsList::set_hits`]); returns what an
+    /// Enter that waited for them did (see [`Picker::expect_hits`]).
+    #[must_use = "an Enter that waited for these rows may have picked one"]
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) -> Vec<PickerOutcome> {
+        if !self.results.set_hits(id, hits) {
+            return Vec::new();
+        }
+        resume(self, id)
+    }
+
+    /// Says that rows found elsewhere for `id` will come: while the page shows no row, an
+    /// Enter waits for them too (see [`ResultsList::expect_hits`]).
+    pub fn expect_hits(&mut self, id: QueryId) {
+        self.results.expect_hits(id);
     }
 
     /// Changes the title of the hits section on show.
@@ -315,8 +336,9 @@ impl Picker {
         PickerOutcome::Query { id, text }
     }
 
+    /// The highlighted row's key, unless it is blocked.
     fn pick(&self) -> PickerOutcome {
-        match self.results.selected() {
+        match self.results.selected().filter(|r| r.blocked().is_none()) {
             Some(row) => PickerOutcome::Picked(row.key().to_owned()),
             None => PickerOutcome::Consumed,
         }
@@ -330,11 +352,11 @@ impl WaitHost for Picker {
         &mut self.results
     }
 
-    /// The waiting Enter picks the selected row (none: the new rows still need a frame).
+    /// The waiting Enter picks the highlighted row (none: the new rows still need a frame).
     fn act(&mut self, _: WaitingKey) -> PickerOutcome {
-        match self.pick() {
-            PickerOutcome::Consumed => PickerOutcome::Changed,
-            picked => picked,
+        match (self.results.enter_action(), self.pick()) {
+            (EnterAction::Take, picked @ PickerOutcome::Picked(_)) => picked,
+            _ => PickerOutcome::Changed,
         }
     }
 

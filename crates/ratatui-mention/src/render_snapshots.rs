@@ -645,10 +645,10 @@ fn popup_conversation_hits_with_snippets() {
         crate::ResultsPage {
             rows: rows(&["Kafka vs Redis"]),
             total: 1,
-            offered: Vec::new(),
+            ..crate::ResultsPage::default()
         },
     );
-    pane.set_hits(
+    let _ = pane.set_hits(
         id,
         hits(
             "in conversations",
@@ -685,7 +685,7 @@ fn popup_conversation_section_while_the_index_builds() {
     type_str(&mut pane, "@outage");
     let id = query_id(&pane);
     let _ = pane.set_page(id, crate::ResultsPage::default());
-    pane.set_hits(
+    let _ = pane.set_hits(
         id,
         hits(
             "in conversations · index building 3 400 / 10 000",
@@ -693,7 +693,7 @@ fn popup_conversation_section_while_the_index_builds() {
         ),
     );
     insta::assert_snapshot!("popup_index_building_no_rows", screen(&mut pane, 70, 8));
-    pane.set_hits(
+    let _ = pane.set_hits(
         id,
         hits(
             "in conversations · index building 3 400 / 10 000",
@@ -711,7 +711,7 @@ fn popup_conversation_section_while_the_index_builds() {
 }
 
 #[test]
-fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
+fn conversation_hits_are_highlighted_when_alone_and_stale_ones_dropped() {
     let mut pane = pane();
     type_str(&mut pane, "@ou");
     let old = query_id(&pane);
@@ -720,14 +720,14 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
     assert!(new > old);
     let popup = |pane: &MentionInputState| pane.results().expect("popup open").clone();
     // The newer query's hits arrive before its listing; the older hits come late.
-    pane.set_hits(
+    let _ = pane.set_hits(
         new,
         hits(
             "in conversations",
             vec![hit("s-08", "Retro", "user", "out", "out")],
         ),
     );
-    pane.set_hits(
+    let _ = pane.set_hits(
         old,
         hits(
             "in conversations",
@@ -748,16 +748,17 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
         "kept when the listing answers"
     );
     assert_eq!(
-        popup(&pane).selected(),
-        None,
-        "offered rows are not selected"
+        popup(&pane).selected().map(MentionItem::key),
+        Some("s-08"),
+        "the only row on show is the highlighted one"
     );
-    // Enter with nothing selected submits the draft; Tab inserts the first offered row.
-    let mut enter = pane.clone();
+    pane.set_hits_title("in conversations · index building 1 / 2");
     assert_eq!(
-        enter.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)),
-        Outcome::Submit("@out".into())
+        popup(&pane).selected().map(MentionItem::key),
+        Some("s-08"),
+        "a title change keeps the selection"
     );
+    // Enter and Tab both insert it.
     let mut tab = pane.clone();
     assert!(matches!(
         tab.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
@@ -767,15 +768,6 @@ fn conversation_hits_follow_the_selection_rule_and_drop_stale_answers() {
         tab.draft().starts_with("@[Retro](dsh-session:"),
         "{}",
         tab.draft()
-    );
-    // Down reaches the hit; Enter inserts it.
-    pane.handle_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
-    assert_eq!(popup(&pane).selected().map(MentionItem::key), Some("s-08"));
-    pane.set_hits_title("in conversations · index building 1 / 2");
-    assert_eq!(
-        popup(&pane).selected().map(MentionItem::key),
-        Some("s-08"),
-        "a title change keeps the selection"
     );
     pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert!(
@@ -791,7 +783,7 @@ fn hits_that_are_all_listed_already_add_no_section() {
     type_str(&mut pane, "@kafka");
     let id = query_id(&pane);
     let _ = pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
-    pane.set_hits(
+    let _ = pane.set_hits(
         id,
         hits(
             "in conversations",

@@ -1,9 +1,10 @@
 //! One results list for every picker: the rows a source answers for a query, with the query
 //! lifecycle written once — each query has an id, answers to any other id are dropped, the
 //! rows on show stay until the newest query is answered (no flicker), more rows of the
-//! answered query are fetched as the selection nears the end (`More`), rows only offered
-//! (closest matches, hits elsewhere) follow in their own sections, the selected row's
-//! preview is asked for once, and Enter/Tab that come before the newest answer wait for it.
+//! answered query are fetched as the selection nears the end (`More`), rows offered besides
+//! (files, closest matches, hits elsewhere) come in their own sections, one row is always
+//! highlighted while any is on show, its preview is asked for once, and what Enter/Tab do
+//! is decided once ([`EnterAction`]) — those that come before the newest answer wait for it.
 //! The `@` popup and a host's own picker ([`crate::Picker`]) are both built on it.
 
 use std::collections::VecDeque;
@@ -27,9 +28,14 @@ pub trait ResultRow: Clone {
     fn key(&self) -> &str;
     /// Lines the row takes on screen (at least one).
     fn lines(&self) -> u16;
+    /// Why the row cannot be taken now (e.g. a limit is reached), if it cannot: Enter and
+    /// Tab on it do nothing.
+    fn blocked(&self) -> Option<&str> {
+        None
+    }
 }
 
-/// Rows only offered, under a title (e.g. "closest matches").
+/// Rows offered besides the matches, under a title (e.g. "closest matches").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OfferedRows<T = MentionItem> {
     /// The section's title line.
@@ -39,15 +45,18 @@ pub struct OfferedRows<T = MentionItem> {
 }
 
 /// A source's answer to a query: the first matches, how many match in all, and sections of
-/// rows only offered (never selected when they arrive).
+/// other rows offered before or after them. The first row on show is highlighted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultsPage<T = MentionItem> {
     /// The first matches, best first.
     pub rows: Vec<T>,
     /// Every match, not only `rows` (`>= rows.len()`).
     pub total: usize,
-    /// Sections of rows only offered, after the matches.
+    /// Sections of other rows, after the matches.
     pub offered: Vec<OfferedRows<T>>,
+    /// Sections of other rows shown before the matches (e.g. files for a query shaped like
+    /// a path): their first row is the one highlighted.
+    pub before: Vec<OfferedRows<T>>,
 }
 
 impl<T> Default for ResultsPage<T> {
@@ -56,6 +65,7 @@ impl<T> Default for ResultsPage<T> {
             rows: Vec::new(),
             total: 0,
             offered: Vec::new(),
+            before: Vec::new(),
         }
     }
 }
@@ -66,9 +76,27 @@ impl<T> ResultsPage<T> {
         ResultsPage {
             total: rows.len(),
             rows,
-            offered: Vec::new(),
+            ..Self::default()
         }
     }
+}
+
+/// What Enter (and Tab) does in a results list as it stands: the one decision the `@`
+/// popup, the textarea mode and the picker share, and what a host's hint line can tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EnterAction {
+    /// Takes the highlighted row (inserts it; a picker picks it).
+    Take,
+    /// The highlighted row cannot be taken now ([`ResultRow::blocked`] says why): nothing
+    /// happens, nothing is sent.
+    Blocked,
+    /// The rows on show do not answer what was typed yet: the key waits for the answer,
+    /// then acts on it.
+    Wait,
+    /// No row on show: Enter sends the draft as typed (a picker does nothing), Tab does
+    /// nothing.
+    AsTyped,
 }
 
 /// A request for more rows of the answered query: answer `query` again with up to `limit`
@@ -101,8 +129,8 @@ pub(crate) enum WaitMark {
     GaveUp,
 }
 
-/// Which key waits: Enter acts on the selected row (none: as typed), Tab on the selected or
-/// first offered one.
+/// Which key waits: Enter acts on the highlighted row (none: the draft as typed), Tab on the
+/// highlighted row (none: nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WaitingKey {
     Enter,
@@ -127,6 +155,27 @@ pub(crate) struct Wait {
 /// A move of the selection, and the request for more rows it made, if any.
 #[derive(Debug)]
 pub(crate) struct Moved(pub(crate) Option<MoreRequest>);
+
+/// What a key does to an open results list (see [`ResultsList::popup_key`]).
+#[derive(Debug)]
+pub(crate) enum PopupKey {
+    /// Not a key of the list: the editor's.
+    Pass,
+    /// The selection moved (asking for more rows, maybe).
+    Moved(Option<MoreRequest>),
+    /// Enter or Tab waits for the answer to this query.
+    Wait(QueryId),
+    /// Enter or Tab takes the highlighted row.
+    Take,
+    /// Enter or Tab on a row that cannot be taken, or Tab with no row: nothing.
+    Nothing,
+    /// Enter with no row on show: the draft as typed.
+    AsTyped,
+    /// The preview key.
+    TogglePreview,
+    /// Esc.
+    Escape,
+}
 
 /// What a mouse event did to a drawn list.
 #[derive(Debug)]
@@ -224,8 +273,13 @@ pub struct ResultsList<T = MentionItem> {
     /// The row whose preview was asked for.
     preview_asked: Option<String>,
     wait: Option<Wait>,
-    /// The query whose answer an Enter stopped waiting for: Enter again acts as typed.
+    /// The query whose answer an Enter stopped waiting for: Enter again acts on the rows on
+    /// show.
     gave_up: Option<QueryId>,
+    /// The query whose hits the source said will come ([`ResultsList::expect_hits`]).
+    hits_expected: Option<QueryId>,
+    /// The query whose page on show is partial ([`ResultsList::set_partial_page`]).
+    partial: Option<QueryId>,
     /// Where the last frame drew the list.
     drawn: Drawn,
     /// The row last clicked, and when (a second click soon after is a double click).
@@ -259,6 +313,8 @@ impl<T: ResultRow> ResultsList<T> {
             preview_asked: None,
             wait: None,
             gave_up: None,
+            hits_expected: None,
+            partial: None,
             drawn: Drawn::default(),
             last_click: None,
         }
@@ -300,12 +356,14 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     /// Takes the page answering `id` — the newest query, or more rows of it (the selection
-    /// then stays); returns false, changing nothing, for a stale id.
+    /// then stays); returns false, changing nothing, for a stale id. After a partial page
+    /// of `id`, a row the user moved to stays selected when the page still has it.
     pub fn set_page(&mut self, id: QueryId, page: ResultsPage<T>) -> bool {
         if self.more_id == Some(id) {
             self.more_id = None;
+            let index = self.list.exact_index().unwrap_or(0);
             self.list.extend_section(
-                0,
+                index,
                 Section {
                     kind: SectionKind::Exact,
                     title: None,
@@ -318,10 +376,39 @@ impl<T: ResultRow> ResultsList<T> {
         if id != self.query_id || !self.in_flight {
             return false;
         }
+        let chosen = (self.partial == Some(id) && self.list.is_chosen())
+            .then(|| self.list.selected_row().map(|r| r.key().to_owned()))
+            .flatten();
         self.in_flight = false;
+        self.partial = None;
+        self.listing = Listing::Answered;
+        self.show_page(page);
+        if let Some(key) = chosen {
+            self.list.select_where(|r| r.key() == key);
+        }
+        true
+    }
+
+    /// Shows `page` for `id` as a first part of its answer (e.g. the rows found at once,
+    /// before slower sections): it stays on show, but the query counts as unanswered until
+    /// [`set_page`](Self::set_page) takes the whole page, so an Enter or Tab waits for that.
+    /// False, changing nothing, for a stale or answered id.
+    pub fn set_partial_page(&mut self, id: QueryId, page: ResultsPage<T>) -> bool {
+        if id != self.query_id || !self.in_flight {
+            return false;
+        }
+        self.partial = Some(id);
         self.listing = Listing::Answered;
         self.show_page(page);
         true
+    }
+
+    /// Says that rows found elsewhere for query `id` will come ([`set_hits`](Self::set_hits)):
+    /// while the page shows no row, an Enter or Tab waits for them too.
+    pub fn expect_hits(&mut self, id: QueryId) {
+        if id == self.query_id && self.hits_for != Some(id) {
+            self.hits_expected = Some(id);
+        }
     }
 
     /// Replaces the answer already on show for `id` with a fresher page (rows first answered
@@ -351,6 +438,7 @@ impl<T: ResultRow> ResultsList<T> {
             return false;
         }
         self.in_flight = false;
+        self.partial = None;
         self.listing = Listing::Failed(message.into());
         self.list.set_sections(Vec::new());
         self.page_sections = 0;
@@ -361,8 +449,8 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     /// Takes rows found elsewhere for `id` (e.g. in conversations), shown as the last
-    /// section under `hits.title` and never selected when they arrive; rows the matches
-    /// list already are left out. A title with no rows still shows (e.g. "index building");
+    /// section under `hits.title` (their first row highlighted when no other row is on
+    /// show); rows the matches list already are left out. A title with no rows still shows (e.g. "index building");
     /// no title and no rows removes the section. False for an older query's answer.
     pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows<T>) -> bool {
         if id != self.query_id {
@@ -393,8 +481,8 @@ impl<T: ResultRow> ResultsList<T> {
     /// runs).
     pub fn rows(&self) -> &[T] {
         self.list
-            .sections()
-            .first()
+            .exact_index()
+            .and_then(|i| self.list.sections().get(i))
             .map_or(&[], |s| s.rows.as_slice())
     }
 
@@ -405,18 +493,33 @@ impl<T: ResultRow> ResultsList<T> {
 
     /// How many rows match in all (not only those fetched).
     pub fn total(&self) -> usize {
-        self.list.sections().first().map_or(0, |s| s.total)
+        self.list
+            .exact_index()
+            .and_then(|i| self.list.sections().get(i))
+            .map_or(0, |s| s.total)
     }
 
-    /// The selected row: the first match when an answer arrives, none when nothing
-    /// matches (offered rows are selected only by moving onto them).
+    /// The highlighted row: the first row on show when an answer arrives (in whichever
+    /// section), then where the user moves; none only while no row is on show.
     pub fn selected(&self) -> Option<&T> {
         self.list.selected_row()
     }
 
-    /// What Tab takes: the selected row, else the first row offered.
+    /// What Tab takes: the highlighted row, as Enter does.
     pub fn tab_target(&self) -> Option<&T> {
-        self.list.selected_row().or_else(|| self.list.first_row())
+        self.list.selected_row()
+    }
+
+    /// What Enter does now (Tab alike, except that with no row it does nothing).
+    pub fn enter_action(&self) -> EnterAction {
+        if !self.answers_query() && !self.gave_up_on_query() {
+            return EnterAction::Wait;
+        }
+        match self.list.selected_row() {
+            Some(row) if row.blocked().is_some() => EnterAction::Blocked,
+            Some(_) => EnterAction::Take,
+            None => EnterAction::AsTyped,
+        }
     }
 
     /// Previous row (wrapping).
@@ -470,7 +573,11 @@ impl<T: ResultRow> ResultsList<T> {
     /// host's timer ran out: they look like an answer and are not one); the list says it
     /// is searching until the answer comes. False when `id` is answered or not the newest.
     pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
-        if id != self.query_id || !self.in_flight || self.list.is_empty() {
+        if id != self.query_id
+            || !self.in_flight
+            || self.partial == Some(id)
+            || self.list.is_empty()
+        {
             return false;
         }
         self.list.set_sections(Vec::new());
@@ -495,6 +602,32 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     // ----- crate internals: sections, messages, the wait of Enter/Tab ----------------------
+
+    /// What `action` does to the open list: a move, Enter or Tab (acting at once, or
+    /// waiting for the newest answer — the wait is begun here), the preview key or Esc.
+    pub(crate) fn popup_key(&mut self, action: Option<Action>) -> PopupKey {
+        if let Some(Moved(more)) = self.navigate(action) {
+            return PopupKey::Moved(more);
+        }
+        let key = match action {
+            Some(Action::Submit) => WaitingKey::Enter,
+            Some(Action::Complete) => WaitingKey::Tab,
+            Some(Action::TogglePreview) => return PopupKey::TogglePreview,
+            Some(Action::Escape) => return PopupKey::Escape,
+            _ => return PopupKey::Pass,
+        };
+        self.key_now(key)
+    }
+
+    /// What Enter or Tab does now; a wait is begun.
+    pub(crate) fn key_now(&mut self, key: WaitingKey) -> PopupKey {
+        match self.enter_action() {
+            EnterAction::Wait => PopupKey::Wait(self.begin_wait(key)),
+            EnterAction::Take => PopupKey::Take,
+            EnterAction::AsTyped if key == WaitingKey::Enter => PopupKey::AsTyped,
+            EnterAction::Blocked | EnterAction::AsTyped => PopupKey::Nothing,
+        }
+    }
 
     /// Moves the selection for a popup key: `None` when `action` is no move.
     pub(crate) fn navigate(&mut self, action: Option<Action>) -> Option<Moved> {
@@ -569,17 +702,32 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     /// Whether Enter or Tab may act at once: the rows on show answer the newest query (its
-    /// page is in), or the selected row is a hit found for the newest query.
+    /// whole page is in, and the hits expected for it are too unless the page shows a row
+    /// they would come after), or the user moved onto a hit found for the newest query.
     pub(crate) fn answers_query(&self) -> bool {
-        if !self.in_flight {
-            return true;
-        }
         let hits_fresh = self.hits.is_some() && self.hits_for == Some(self.query_id);
-        hits_fresh
+        let on_fresh_hit = hits_fresh
+            && self.list.is_chosen()
             && self
                 .list
                 .selected()
-                .is_some_and(|sel| sel.section == self.page_sections && sel.section > 0)
+                .is_some_and(|sel| sel.section == self.page_sections && sel.section > 0);
+        if on_fresh_hit {
+            return true;
+        }
+        if self.in_flight {
+            return false;
+        }
+        let hits_pending =
+            self.hits_expected == Some(self.query_id) && self.hits_for != Some(self.query_id);
+        // Hits on show then are an older query's: only the page's rows count.
+        let page_rows = self
+            .list
+            .sections()
+            .iter()
+            .take(self.page_sections)
+            .any(|s| !s.rows.is_empty());
+        !hits_pending || page_rows
     }
 
     /// Enter or Tab came before the newest query's answer: it waits for it.
@@ -609,9 +757,10 @@ impl<T: ResultRow> ResultsList<T> {
         true
     }
 
-    /// The wait answered by `id` (call after the answer was taken).
+    /// The wait answered by `id` (call after an answer was taken).
     pub(crate) fn take_answered_wait(&mut self, id: QueryId) -> Option<Wait> {
-        self.wait.take_if(|w| w.query == id && !self.in_flight)
+        let answered = self.answers_query();
+        self.wait.take_if(|w| w.query == id && answered)
     }
 
     /// Ends the wait for `id` unanswered: Enter again then acts as typed.
@@ -628,7 +777,7 @@ impl<T: ResultRow> ResultsList<T> {
 
     /// Whether a wait for the newest (still unanswered) query ran out.
     pub(crate) fn gave_up_on_query(&self) -> bool {
-        self.in_flight && self.gave_up == Some(self.query_id)
+        self.gave_up == Some(self.query_id) && !self.answers_query()
     }
 
     /// What the list says about a waiting Enter/Tab.
@@ -657,26 +806,25 @@ impl<T: ResultRow> ResultsList<T> {
         }
     }
 
-    /// Shows `page`'s sections, then the hits section.
+    /// Shows `page`'s sections (those before the matches, the matches, those after), then
+    /// the hits section.
     fn show_page(&mut self, page: ResultsPage<T>) {
-        let mut sections = vec![Section {
+        let offered = |rows: OfferedRows<T>| {
+            (!rows.rows.is_empty())
+                .then(|| Section::complete(SectionKind::Offered, Some(rows.title), rows.rows))
+        };
+        let mut sections: Vec<Section<T>> = page.before.into_iter().filter_map(offered).collect();
+        let exact = sections.len();
+        sections.push(Section {
             kind: SectionKind::Exact,
             title: None,
             total: page.total.max(page.rows.len()),
             rows: page.rows,
-        }];
-        for offered in page.offered {
-            if !offered.rows.is_empty() {
-                sections.push(Section::complete(
-                    SectionKind::Offered,
-                    Some(offered.title),
-                    offered.rows,
-                ));
-            }
-        }
+        });
+        sections.extend(page.offered.into_iter().filter_map(offered));
         self.page_sections = sections.len();
         if let Some(hits) = self.hits.as_ref() {
-            let listed = sections.first().map_or(&[][..], |s| s.rows.as_slice());
+            let listed = sections.get(exact).map_or(&[][..], |s| s.rows.as_slice());
             if let Some(section) = offered_section(&hits.title, &hits.rows, listed, T::key) {
                 sections.push(section);
             }
@@ -716,7 +864,7 @@ mod tests {
         ResultsPage {
             rows: keys.iter().map(|k| Row(k)).collect(),
             total,
-            offered: Vec::new(),
+            ..ResultsPage::default()
         }
     }
 
@@ -789,7 +937,7 @@ mod tests {
     }
 
     #[test]
-    fn hits_follow_the_matches_without_the_rows_listed_and_are_never_selected() {
+    fn hits_follow_the_matches_without_the_rows_listed() {
         let mut list = ResultsList::new();
         let id = list.ask("k");
         let hits = |keys: &[&'static str]| OfferedRows {
@@ -797,9 +945,15 @@ mod tests {
             rows: keys.iter().map(|k| Row(k)).collect(),
         };
         assert!(list.set_hits(id, hits(&["a", "h"])));
-        assert_eq!(selected(&list), None, "hits alone select nothing");
-        assert_eq!(list.tab_target().map(|r| r.0), Some("a"));
+        assert_eq!(selected(&list), Some("a"), "hits alone: their first row");
+        assert_eq!(
+            list.enter_action(),
+            EnterAction::Wait,
+            "the matches, above them, are still to come"
+        );
         assert!(list.set_page(id, page(&["a"], 1)));
+        assert_eq!(selected(&list), Some("a"), "the first match");
+        assert_eq!(list.enter_action(), EnterAction::Take);
         let keys: Vec<Vec<&str>> = list
             .sections()
             .iter()
@@ -821,6 +975,61 @@ mod tests {
             }
         ));
         assert!(list.hits().is_none(), "no title, no rows: no section");
+    }
+
+    /// Issue 32 item 1: Enter takes the row on show, in any section, and waits only for
+    /// what could still come above it.
+    #[test]
+    fn enter_takes_the_highlighted_row_once_nothing_can_come_above_it() {
+        let mut list: ResultsList<Row> = ResultsList::new();
+        let id = list.ask("q");
+        list.expect_hits(id);
+        assert_eq!(list.enter_action(), EnterAction::Wait, "nothing answered");
+        assert!(list.set_partial_page(id, page(&[], 0)));
+        assert_eq!(
+            list.enter_action(),
+            EnterAction::Wait,
+            "only part of the page"
+        );
+        assert!(!list.hide_older_rows(id), "a partial page is no older rows");
+        assert!(list.set_page(id, page(&[], 0)));
+        assert_eq!(
+            list.enter_action(),
+            EnterAction::Wait,
+            "no row on show and hits to come"
+        );
+        let hits = OfferedRows {
+            title: "elsewhere".into(),
+            rows: vec![Row("h")],
+        };
+        assert!(list.set_hits(id, hits));
+        assert_eq!(list.enter_action(), EnterAction::Take);
+        assert_eq!(selected(&list), Some("h"));
+        // A page with rows needs no hits: they would come after them.
+        let id = list.ask("qq");
+        list.expect_hits(id);
+        assert!(list.set_page(id, page(&["a"], 1)));
+        assert_eq!(list.enter_action(), EnterAction::Take);
+        // The hits of an older query are no answer to a newer one.
+        let id = list.ask("qqq");
+        list.expect_hits(id);
+        assert!(list.set_page(id, page(&[], 0)));
+        assert_eq!(selected(&list), Some("h"), "still on show");
+        assert_eq!(list.enter_action(), EnterAction::Wait);
+        let none = OfferedRows {
+            title: String::new(),
+            rows: Vec::new(),
+        };
+        assert!(list.set_hits(id, none));
+        // Nothing at all: Enter sends the draft as typed.
+        assert_eq!(selected(&list), None);
+        assert_eq!(list.enter_action(), EnterAction::AsTyped);
+        // A row moved to on a partial page stays selected when the whole page comes.
+        let id = list.ask("r");
+        assert!(list.set_partial_page(id, page(&["a", "b"], 2)));
+        list.move_down();
+        assert!(list.set_page(id, page(&["x", "a", "b"], 3)));
+        assert_eq!(selected(&list), Some("b"));
     }
 
     #[test]

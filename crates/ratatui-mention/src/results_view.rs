@@ -392,7 +392,8 @@ fn label_hits(
     hits
 }
 
-/// `› <kind> <label> ✓ <note>` with the chars at `hits` highlighted.
+/// `› <kind> <label> ✓ <note> · <why it cannot be picked>` with the chars at `hits`
+/// highlighted.
 fn label_line(
     row: &MentionItem,
     hits: &[usize],
@@ -426,6 +427,17 @@ fn label_line(
     if !row.note().is_empty() {
         suffix.push(' ');
         suffix.push_str(&visible_controls_line(row.note()));
+    }
+    if let Some(reason) = row.blocked() {
+        suffix.push_str(" · ");
+        suffix.push_str(&visible_controls_line(reason));
+    }
+    // When both do not fit, the label keeps at least half the line: a long note or reason
+    // is cut first.
+    let available = usize::from(width).saturating_sub(prefix_width);
+    let keep = (available / 2).max(available.saturating_sub(label.width()));
+    if suffix.width() > keep {
+        suffix = truncate_to_width(&suffix, keep);
     }
     let room = usize::from(width).saturating_sub(prefix_width + suffix.width());
     let label = truncate_to_width(&label, room);
@@ -613,6 +625,23 @@ mod tests {
             "    2026-11-20T09-30… · …/billing-service · 2026-11-20 09:30"
         );
         assert_eq!(line.width(), 60);
+    }
+
+    #[test]
+    fn a_long_reason_is_cut_before_the_label_loses_half_the_line() {
+        let styles = MentionStyles::default();
+        let row = item("Release notes of the atlas project")
+            .with_blocked("limit: 3 sessions per message");
+        let line = label_line(&row, &[], true, 40, &styles).to_string();
+        assert_eq!(line.width(), 40, "{line}");
+        assert!(line.starts_with("› Release notes of"), "{line}");
+        assert!(line.contains(" · limit"), "{line}");
+        let short = item("Alpha").with_blocked("limit: 3 sessions per message");
+        let line = label_line(&short, &[], true, 40, &styles).to_string();
+        assert_eq!(
+            line, "› Alpha · limit: 3 sessions per message",
+            "room for both"
+        );
     }
 
     #[test]

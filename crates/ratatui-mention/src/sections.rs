@@ -1,18 +1,18 @@
-//! A popup list in sections (e.g. exact matches, closest matches, hits elsewhere) with
-//! counts, paging and the shared selection rule: the selection starts on the first row of
-//! the first *exact* section; with no exact row nothing is selected, and Up/Down moves onto
-//! the offered rows. The first section may hold fewer rows than it counts: moving near its
-//! end asks the host for more ([`Fetch`]). Rows are host data; the host draws them from the
-//! [`Placed`] layout.
+//! A popup list in sections (e.g. files, exact matches, closest matches, hits elsewhere)
+//! with counts, paging and the shared selection rule: while any row is on show one is
+//! selected — the first row of the first section that has one, until the user moves — so
+//! what Enter takes is always the highlighted row. The matches (the one [`SectionKind::Exact`]
+//! section) may hold fewer rows than they count: moving near their end asks the host for
+//! more ([`Fetch`]). Rows are host data; the host draws them from the [`Placed`] layout.
 
 use std::cell::Cell;
 
-/// Whether a section's first row is selected when results arrive.
+/// What a section holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SectionKind {
-    /// Matches of the query: the selection starts on the first one.
+    /// Matches of the query, counted and paged (one such section per list).
     Exact,
-    /// Rows only offered (closest matches, hits elsewhere): selected only by moving.
+    /// Rows offered besides them (files, closest matches, hits elsewhere): complete.
     Offered,
 }
 
@@ -69,6 +69,9 @@ pub enum Placed {
 pub struct SectionedList<T> {
     sections: Vec<Section<T>>,
     selected: Option<RowRef>,
+    /// The user moved the selection (a key, the wheel, a click) since the rows arrived:
+    /// it is theirs, not the default first row.
+    chosen: bool,
     /// First visible line of the flat layout.
     top: usize,
     /// Lines a row takes (one for a label alone, two with a detail line).
@@ -141,6 +144,7 @@ impl<T> SectionedList<T> {
         SectionedList {
             sections: Vec::new(),
             selected: None,
+            chosen: false,
             top: 0,
             lines_of,
             requested: 0,
@@ -150,14 +154,14 @@ impl<T> SectionedList<T> {
         }
     }
 
-    /// Replaces every section with the answer to a new query: the selection follows the rule
-    /// (first exact row, else nothing) and the list scrolls back to the top.
+    /// Replaces every section with the answer to a new query: the first row on show is
+    /// selected and the list scrolls back to the top.
     pub fn set_sections(&mut self, sections: Vec<Section<T>>) {
         self.sections = sections;
         self.top = 0;
         self.requested = 0;
         self.pending_end = false;
-        self.selected = self.first_exact();
+        self.select_default();
     }
 
     /// Replaces section `index` with more rows of the same query (see [`Fetch`]); the
@@ -170,17 +174,19 @@ impl<T> SectionedList<T> {
         self.requested = 0;
         if self.pending_end {
             self.pending_end = false;
-            self.selected = self.last_row();
-        } else if let Some(sel) = self.selected
-            && self.len_of(sel.section) <= sel.row
+            self.selected = self.last_of(index);
+        } else if self
+            .selected
+            .is_none_or(|sel| self.len_of(sel.section) <= sel.row)
         {
-            self.selected = self.first_exact();
+            self.select_default();
         }
         self.scroll_to_selection();
     }
 
     /// Replaces section `index` (e.g. conversation hits that arrive on their own), keeping
-    /// the selection when it is elsewhere.
+    /// the selection when it is elsewhere; with nothing selected before, the first row on
+    /// show is now.
     pub fn replace_section(&mut self, index: usize, section: Section<T>) {
         if let Some(slot) = self.sections.get_mut(index) {
             *slot = section;
@@ -188,13 +194,13 @@ impl<T> SectionedList<T> {
             self.sections.push(section);
         }
         if self.selected.is_none_or(|s| s.section == index) {
-            self.selected = self.first_exact();
+            self.select_default();
         }
         self.scroll_to_selection();
     }
 
-    /// Selects the first row `pick` accepts (scrolled into view); false, and the selection
-    /// unchanged, when none does.
+    /// Selects the first row `pick` accepts (scrolled into view), keeping whether the user
+    /// chose the selection; false, and the selection unchanged, when none does.
     pub fn select_where(&mut self, pick: impl Fn(&T) -> bool) -> bool {
         for (section, s) in self.sections.iter().enumerate() {
             if let Some(row) = s.rows.iter().position(&pick) {
@@ -204,6 +210,19 @@ impl<T> SectionedList<T> {
             }
         }
         false
+    }
+
+    /// Whether the user moved the selection since the rows arrived (else it is the default
+    /// first row).
+    pub fn is_chosen(&self) -> bool {
+        self.chosen && self.selected.is_some()
+    }
+
+    /// Index of the matches (the [`SectionKind::Exact`] section), if on show.
+    pub fn exact_index(&self) -> Option<usize> {
+        self.sections
+            .iter()
+            .position(|s| s.kind == SectionKind::Exact)
     }
 
     /// Changes the title of section `index` (rows and selection stay).
@@ -229,11 +248,6 @@ impl<T> SectionedList<T> {
         self.sections.get(sel.section)?.rows.get(sel.row)
     }
 
-    /// The first row on show in any section (what Tab inserts when nothing is selected).
-    pub fn first_row(&self) -> Option<&T> {
-        self.sections.iter().find_map(|s| s.rows.first())
-    }
-
     /// Whether no section has a row.
     pub fn is_empty(&self) -> bool {
         self.sections.iter().all(|s| s.rows.is_empty())
@@ -253,8 +267,8 @@ impl<T> SectionedList<T> {
         }
         let next = match flat {
             Some(i) if i + 1 < n => i + 1,
-            // The last row: wrap, unless the first section has more to fetch.
-            Some(i) if self.more_to_fetch() && self.is_last_of_first(i) => i,
+            // The last row: wrap, unless the matches end here and have more to fetch.
+            Some(i) if self.more_to_fetch() && self.is_last_fetched(i) => i,
             // Nothing selected yet, or wrapping: the first row.
             None | Some(_) => 0,
         };
@@ -324,6 +338,7 @@ impl<T> SectionedList<T> {
             return Fetch::None;
         }
         self.selected = Some(at);
+        self.chosen = true;
         self.scroll_to_selection();
         self.fetch_if_near_end()
     }
@@ -336,15 +351,15 @@ impl<T> SectionedList<T> {
         Fetch::None
     }
 
-    /// The very last row: of the first section when it has more to fetch (all of it is
-    /// asked for and selected on arrival), else of the last section.
+    /// The very last row: of the matches when they have more to fetch (all of them are
+    /// asked for and the last selected on arrival), else of the last section.
     pub fn end(&mut self) -> Fetch {
         if self.row_count() == 0 {
             return Fetch::None;
         }
-        if self.more_to_fetch() {
-            let total = self.sections.first().map_or(0, |s| s.total);
-            let last_fetched = self.len_of(0).saturating_sub(1);
+        if let Some(exact) = self.exact_index().filter(|_| self.more_to_fetch()) {
+            let total = self.sections.get(exact).map_or(0, |s| s.total);
+            let last_fetched = (self.offset_of(exact) + self.len_of(exact)).saturating_sub(1);
             self.select_flat(last_fetched);
             self.pending_end = true;
             if total > self.requested {
@@ -410,35 +425,58 @@ impl<T> SectionedList<T> {
         self.sections.get(section).map_or(0, |s| s.rows.len())
     }
 
-    fn first_exact(&self) -> Option<RowRef> {
-        self.sections
+    /// The first row on show, not chosen by the user.
+    fn select_default(&mut self) {
+        self.chosen = false;
+        self.selected = self
+            .sections
             .iter()
-            .position(|s| s.kind == SectionKind::Exact && !s.rows.is_empty())
-            .map(|section| RowRef { section, row: 0 })
+            .position(|s| !s.rows.is_empty())
+            .map(|section| RowRef { section, row: 0 });
     }
 
-    fn last_row(&self) -> Option<RowRef> {
-        let n = self.row_count();
-        (n > 0).then(|| self.flat_to_ref(n - 1)).flatten()
+    /// The last row of section `index`, else the first row on show.
+    fn last_of(&self, index: usize) -> Option<RowRef> {
+        match self.len_of(index) {
+            0 => self
+                .sections
+                .iter()
+                .position(|s| !s.rows.is_empty())
+                .map(|section| RowRef { section, row: 0 }),
+            n => Some(RowRef {
+                section: index,
+                row: n - 1,
+            }),
+        }
     }
 
     fn more_to_fetch(&self) -> bool {
-        self.sections
-            .first()
+        self.exact_index()
+            .and_then(|i| self.sections.get(i))
             .is_some_and(|s| s.rows.len() < s.total)
     }
 
-    fn is_last_of_first(&self, flat: usize) -> bool {
-        flat + 1 == self.len_of(0)
+    /// Whether flat row `flat` is the last match fetched.
+    fn is_last_fetched(&self, flat: usize) -> bool {
+        self.exact_index()
+            .is_some_and(|i| flat + 1 == self.offset_of(i) + self.len_of(i))
     }
 
-    /// Asks for more rows of the first section when the selection is within a page of the
-    /// last one fetched (doubling, up to the total).
+    /// Rows on show before section `index`.
+    fn offset_of(&self, index: usize) -> usize {
+        self.sections.iter().take(index).map(|s| s.rows.len()).sum()
+    }
+
+    /// Asks for more matches when the selection is within a page of the last one fetched
+    /// (doubling, up to the total).
     fn fetch_if_near_end(&mut self) -> Fetch {
-        let Some(first) = self.sections.first() else {
+        let Some(exact) = self.exact_index() else {
             return Fetch::None;
         };
-        let Some(sel) = self.selected.filter(|s| s.section == 0) else {
+        let Some(first) = self.sections.get(exact) else {
+            return Fetch::None;
+        };
+        let Some(sel) = self.selected.filter(|s| s.section == exact) else {
             return Fetch::None;
         };
         let fetched = first.rows.len();
@@ -474,8 +512,10 @@ impl<T> SectionedList<T> {
         None
     }
 
+    /// Selects flat row `flat` for a move of the user's.
     fn select_flat(&mut self, flat: usize) {
         self.selected = self.flat_to_ref(flat);
+        self.chosen = true;
         self.scroll_to_selection();
     }
 
@@ -596,19 +636,30 @@ mod tests {
         list.selected().map(|r| (r.section, r.row))
     }
 
+    /// Issue 32 item 1: while rows show, one is highlighted — in every section.
     #[test]
-    fn selection_starts_on_the_first_exact_row_else_nothing() {
+    fn the_first_row_on_show_is_selected_in_any_section() {
         let mut list = SectionedList::new(|_| 2);
         list.set_sections(vec![exact(3, 3), offered("elsewhere", 2)]);
         assert_eq!(sel(&list), Some((0, 0)));
+        assert!(!list.is_chosen(), "the default, not the user's");
         list.set_sections(vec![exact(0, 0), offered("closest", 2)]);
-        assert_eq!(sel(&list), None, "only offered rows: nothing selected");
-        assert_eq!(list.first_row(), Some(&100), "Tab's fallback");
+        assert_eq!(
+            sel(&list),
+            Some((1, 0)),
+            "only offered rows: the first of them"
+        );
         list.move_down();
-        assert_eq!(sel(&list), Some((1, 0)), "Down moves onto them");
-        list.set_sections(vec![exact(0, 0), offered("closest", 2)]);
-        list.move_up();
-        assert_eq!(sel(&list), Some((1, 1)), "Up from nothing: the last row");
+        assert_eq!(sel(&list), Some((1, 1)));
+        assert!(list.is_chosen());
+        list.set_sections(vec![offered("files", 2), exact(2, 2)]);
+        assert_eq!(sel(&list), Some((0, 0)), "a section before the matches");
+        assert_eq!(list.exact_index(), Some(1));
+        list.set_sections(vec![exact(0, 0)]);
+        assert_eq!(sel(&list), None, "no row, nothing selected");
+        list.replace_section(1, offered("elsewhere", 1));
+        assert_eq!(sel(&list), Some((1, 0)), "rows arriving later are selected");
+        assert!(!list.is_chosen());
     }
 
     #[test]
@@ -693,14 +744,26 @@ mod tests {
             Some((0, 0)),
             "its section went: back to the first exact row"
         );
-        let mut offered_only = SectionedList::new(|_| 2);
-        offered_only.set_sections(vec![exact(0, 0)]);
-        offered_only.replace_section(1, offered("elsewhere", 1));
+    }
+
+    #[test]
+    fn matches_after_a_section_page_and_end_like_first_ones() {
+        let mut list = SectionedList::new(|_| 1);
+        list.set_sections(vec![offered("files", 2), exact(3, 10)]);
+        list.layout(3);
+        assert_eq!(sel(&list), Some((0, 0)));
+        list.move_down();
+        assert_eq!(list.move_down(), Fetch::None);
         assert_eq!(
-            sel(&offered_only),
-            None,
-            "offered rows are never selected by arriving"
+            list.move_down(),
+            Fetch::Rows(6),
+            "near the last match fetched"
         );
+        assert_eq!(sel(&list), Some((1, 1)));
+        assert_eq!(list.end(), Fetch::Rows(10));
+        assert_eq!(sel(&list), Some((1, 2)), "the last match fetched");
+        list.extend_section(1, exact(10, 10));
+        assert_eq!(sel(&list), Some((1, 9)), "End lands on the last match");
     }
 
     #[test]

@@ -16,12 +16,12 @@ use crate::input_history::{Entry, long_text_folds};
 use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, typed_char};
 use crate::mention::Mention;
-use crate::mention_token::{MentionToken, mention_token_at, multi_word_token_at};
+use crate::mention_token::{MentionToken, MultiWord, mention_token_at, multi_word_token_at};
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement, PreviewState};
 use crate::results::{
-    Drawn, Held, MoreRequest, Moved, OfferedRows, Pointer, QueryId, ResultsList, ResultsPage,
-    WaitHost, WaitingKey, give_up, resume,
+    Drawn, EnterAction, Held, MoreRequest, OfferedRows, Pointer, PopupKey, QueryId, ResultsList,
+    ResultsPage, WaitHost, WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
@@ -82,7 +82,8 @@ pub enum Outcome {
         /// The query whose answer the key waits for.
         id: QueryId,
     },
-    /// Enter on a non-blank draft with no popup open: the draft, as typed. It stays in the
+    /// Enter on a non-blank draft with no popup row on show (no popup, or one showing no
+    /// row): the draft, as typed. It stays in the
     /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
     Submit(String),
 }
@@ -138,8 +139,9 @@ pub struct MentionInputState {
     cursor: Option<Position>,
     /// The draft last submitted, with its folds: pushed to history and restored with them.
     submitted: Option<Entry>,
-    /// Char index of the `@` of a token a space did not end (multi-word queries).
-    multi_word: Option<usize>,
+    /// The token a space did not end (multi-word queries): where its `@` is and how much
+    /// text follows it.
+    multi_word: Option<MultiWord>,
 }
 
 impl Default for MentionInputState {
@@ -196,7 +198,7 @@ impl MentionInputState {
             Pointer::Activate if matches!(self.popup, Popup::Command(_)) => {
                 self.complete_command(true)
             }
-            Pointer::Activate => self.insert_selected(false),
+            Pointer::Activate => self.insert_selected(),
         }
     }
 
@@ -232,56 +234,30 @@ impl MentionInputState {
             }
         }
         if let Popup::Mention(token) = &self.popup {
-            // A space at the end of the token keeps it open while its words still match
-            // (or their answer is to come), or inside a quote still open (`@"my notes`);
-            // otherwise it ends the token.
+            let start = token.start_char;
             if action.is_none()
                 && self.config.multi_word
                 && typed_char(&key) == Some(' ')
                 && self.composer.cursor_char_index() == token.end_char
             {
-                let open_quote = token
-                    .query
-                    .strip_prefix('"')
-                    .is_some_and(|rest| !rest.contains('"'));
-                let matching = open_quote || self.results.in_flight() || self.results.total() > 0;
-                self.multi_word = matching.then_some(token.start_char);
+                self.multi_word = self.space_continues(token);
             }
-            if let Some(Moved(more)) = self.results.navigate(action) {
-                return more.map_or(Outcome::Changed, Outcome::from);
-            }
-            let answered = self.results.answers_query();
-            match action {
-                // The rows on show answer an older query: wait for the newest one's answer
-                // (after one wait ran out, Enter sends the draft as typed).
-                Some(Action::Submit) if !answered && self.results.gave_up_on_query() => {
-                    return self.submit();
-                }
-                Some(Action::Submit) if !answered => {
-                    let id = self.results.begin_wait(WaitingKey::Enter);
-                    return Outcome::Waiting { id };
-                }
-                Some(Action::Complete) if !answered => {
-                    let id = self.results.begin_wait(WaitingKey::Tab);
-                    return Outcome::Waiting { id };
-                }
-                // Enter inserts the selected row; with nothing selected (no match) it
-                // submits the draft as typed. Tab falls back to the first row offered.
-                Some(Action::Submit) if self.results.selected().is_none() => {
-                    return self.submit();
-                }
-                Some(Action::Submit) => return self.insert_selected(false),
-                Some(Action::Complete) => return self.insert_selected(true),
-                Some(Action::TogglePreview) => {
+            match self.results.popup_key(action) {
+                PopupKey::Moved(more) => return more.map_or(Outcome::Changed, Outcome::from),
+                PopupKey::Wait(id) => return Outcome::Waiting { id },
+                PopupKey::Take => return self.insert_selected(),
+                PopupKey::Nothing => return Outcome::Consumed,
+                PopupKey::AsTyped => return self.submit(),
+                PopupKey::TogglePreview => {
                     self.toggle_preview();
                     return Outcome::Changed;
                 }
-                Some(Action::Escape) => {
-                    self.dismissed_token = Some(token.start_char);
+                PopupKey::Escape => {
+                    self.dismissed_token = Some(start);
                     self.close_popup();
                     return Outcome::Changed;
                 }
-                _ => {}
+                PopupKey::Pass => {}
             }
         }
         let draft = self.composer.draft_mut();
@@ -356,7 +332,7 @@ impl MentionInputState {
     // ----- answers from the host ----------------------------------------------------------
 
     /// Delivers the page answering query `id`: the first matches, their total and rows
-    /// only offered (see [`ResultsPage`]); also the answer to an [`Outcome::More`]. Answers
+    /// offered besides them (see [`ResultsPage`]); also the answer to an [`Outcome::More`]. Answers
     /// to stale queries are dropped, and the rows on show stay until the newest query is
     /// answered. Returns what an Enter or Tab waiting for this answer did, and the held
     /// inputs after it (see [`Outcome::Waiting`]); act on each as on
@@ -394,11 +370,32 @@ impl MentionInputState {
     }
 
     /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
-    /// popup's last section and never selected on arrival; an older query's answer is
-    /// dropped.
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
+    /// popup's last section (its first row highlighted when no other row is on show); an
+    /// older query's answer is dropped. Returns what an Enter or Tab waiting for them did
+    /// (see [`Self::expect_hits`]), as [`Self::set_page`] does.
+    #[must_use = "an Enter that waited for these rows may have inserted one"]
+    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) -> Vec<Outcome> {
+        if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_hits(id, hits) {
+            return Vec::new();
+        }
+        resume(self, id)
+    }
+
+    /// Says that rows found elsewhere for query `id` will come ([`Self::set_hits`]): while
+    /// the page shows no row, Enter and Tab wait for them too (a burst of keys would
+    /// otherwise send the draft as typed a moment before they show).
+    pub fn expect_hits(&mut self, id: QueryId) {
         if matches!(self.popup, Popup::Mention(_)) {
-            self.results.set_hits(id, hits);
+            self.results.expect_hits(id);
+        }
+    }
+
+    /// Shows `page` for query `id` as the first part of its answer (rows found at once,
+    /// before slower sections): Enter and Tab still wait for [`Self::set_page`] with the
+    /// whole page.
+    pub fn set_partial_page(&mut self, id: QueryId, page: ResultsPage) {
+        if matches!(self.popup, Popup::Mention(_)) {
+            self.results.set_partial_page(id, page);
         }
     }
 
@@ -725,6 +722,28 @@ impl MentionInputState {
         self.preview.toggle();
     }
 
+    /// Whether a space typed at the end of `token` continues its query (multi-word
+    /// queries): after a first word that is not empty, while the popup shows rows or their
+    /// answer is still to come, or inside a quote still open (`@"my notes`). Where the
+    /// token is then is remembered with the text after it (the rest of the draft).
+    fn space_continues(&self, token: &MentionToken) -> Option<MultiWord> {
+        let open_quote = token
+            .query
+            .strip_prefix('"')
+            .is_some_and(|rest| !rest.contains('"'));
+        let rows = self.results.in_flight() || !self.results.is_empty();
+        let first_word = !token.query.is_empty();
+        (first_word && (open_quote || rows)).then(|| MultiWord {
+            start: token.start_char,
+            after: self
+                .composer
+                .text()
+                .chars()
+                .count()
+                .saturating_sub(token.end_char),
+        })
+    }
+
     fn close_popup(&mut self) {
         self.popup = Popup::None;
         self.multi_word = None;
@@ -746,7 +765,7 @@ impl MentionInputState {
         let Popup::Command(token) = &self.popup else {
             return Outcome::Consumed;
         };
-        let Some(row) = self.results.tab_target() else {
+        let Some(row) = self.results.selected() else {
             return Outcome::Consumed;
         };
         let name = row.key().to_string();
@@ -823,24 +842,37 @@ impl MentionInputState {
         }
     }
 
-    /// Tab/Enter in the popup: the token becomes the selected item's insert text + a space
-    /// (Tab: the first row offered when nothing is selected).
-    fn insert_selected(&mut self, or_first: bool) -> Outcome {
+    /// Tab/Enter in the popup: the token becomes the highlighted item's insert text and a
+    /// space — or, for an item that continues, its insert text alone with the popup open on
+    /// it (a [`Outcome::Query`] for it then). Nothing for a blocked item.
+    fn insert_selected(&mut self) -> Outcome {
         let Popup::Mention(token) = &self.popup else {
             return Outcome::Consumed;
         };
-        let row = if or_first {
-            self.results.tab_target()
-        } else {
-            self.results.selected()
-        };
-        let Some(row) = row else {
+        let Some(row) = self.results.selected().filter(|r| r.blocked().is_none()) else {
             return Outcome::Consumed;
         };
         // The host's text; control characters still never go into the draft raw.
         let text = visible_controls_line(row.insert_text()).into_owned();
         let key = row.key().to_string();
+        let continues = row.continues();
         let token = token.start_char..token.end_char;
+        if continues {
+            let after = self
+                .composer
+                .text()
+                .chars()
+                .count()
+                .saturating_sub(token.end);
+            self.composer.replace_chars(token.clone(), &text);
+            self.close_popup();
+            // The text may hold spaces (`@"my dir/`): it stays one token.
+            self.multi_word = Some(MultiWord {
+                start: token.start,
+                after,
+            });
+            return self.sync_popup(Outcome::Inserted { key, text });
+        }
         self.composer.insert_mention(token, &text);
         self.close_popup();
         // The caret now follows the inserted space, and the token ended at whitespace or
@@ -859,13 +891,13 @@ impl MentionInputState {
             self.close_popup();
         }
         let (text, caret) = (self.composer.text(), self.composer.cursor_char_index());
-        let multi_word = self.multi_word.and_then(|start| {
+        let multi_word = self.multi_word.and_then(|multi| {
             multi_word_token_at(
                 &text,
                 caret,
                 &self.config.uris,
                 &self.config.triggers,
-                start,
+                multi,
             )
         });
         let multi = multi_word.is_some();
@@ -898,7 +930,9 @@ impl MentionInputState {
                 return result;
             }
         } else {
+            let multi_word = self.multi_word.take();
             self.close_popup();
+            self.multi_word = multi_word;
             self.popup = Popup::Mention(token.clone());
         }
         let id = self.results.ask(token.query.clone());
@@ -917,13 +951,13 @@ impl WaitHost for MentionInputState {
         &mut self.results
     }
 
-    /// Enter inserts the selected row (none: submits the draft as typed); Tab the selected
-    /// or first offered one (none: the new rows still need a frame).
+    /// Enter or Tab inserts the highlighted row; with no row on show Enter submits the
+    /// draft as typed (Tab: the new rows still need a frame).
     fn act(&mut self, key: WaitingKey) -> Outcome {
-        let acted = match key {
-            WaitingKey::Enter if self.results.selected().is_some() => self.insert_selected(false),
-            WaitingKey::Enter => self.submit(),
-            WaitingKey::Tab => self.insert_selected(true),
+        let acted = match self.results.enter_action() {
+            EnterAction::Take => self.insert_selected(),
+            EnterAction::AsTyped if key == WaitingKey::Enter => self.submit(),
+            _ => Outcome::Changed,
         };
         if acted == Outcome::Consumed {
             Outcome::Changed

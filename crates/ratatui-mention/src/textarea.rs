@@ -17,12 +17,11 @@ use ratatui_textarea::{CursorMove, TextArea};
 
 use crate::config::{MentionConfig, MentionStyles, PopupLabels};
 use crate::item::MentionItem;
-use crate::key_map::Action;
 use crate::mention_token::{MentionToken, mention_token_at};
 use crate::preview::Placement;
 use crate::results::{
-    Held, Moved, OfferedRows, QueryId, ResultsList, ResultsPage, WaitHost, WaitingKey, give_up,
-    resume,
+    EnterAction, Held, OfferedRows, PopupKey, QueryId, ResultsList, ResultsPage, WaitHost,
+    WaitingKey, give_up, resume,
 };
 use crate::results_view::{self, Look};
 use crate::state::Outcome;
@@ -90,31 +89,20 @@ impl TextAreaMentions {
             return Outcome::Consumed;
         }
         if let Some((row, token)) = &self.token {
+            let dismissed = (*row, token.start_char);
             let action = self.config.key_map.classify(&key);
-            if let Some(Moved(more)) = self.results.navigate(action) {
-                return more.map_or(Outcome::Changed, Outcome::from);
-            }
-            let answered = self.results.answers_query();
-            let waits = !answered && !self.results.gave_up_on_query();
-            match action {
-                Some(Action::Submit) if waits => {
-                    let id = self.results.begin_wait(WaitingKey::Enter);
-                    return Outcome::Waiting { id };
-                }
-                Some(Action::Complete) if !answered => {
-                    let id = self.results.begin_wait(WaitingKey::Tab);
-                    return Outcome::Waiting { id };
-                }
-                Some(Action::Submit) if answered && self.results.selected().is_some() => {
-                    return self.insert(textarea, false);
-                }
-                Some(Action::Complete) => return self.insert(textarea, true),
-                Some(Action::Escape) => {
-                    self.dismissed = Some((*row, token.start_char));
+            // Enter with no row, and the preview key, are the textarea's.
+            match self.results.popup_key(action) {
+                PopupKey::Moved(more) => return more.map_or(Outcome::Changed, Outcome::from),
+                PopupKey::Wait(id) => return Outcome::Waiting { id },
+                PopupKey::Take => return self.insert(textarea),
+                PopupKey::Nothing => return Outcome::Consumed,
+                PopupKey::Escape => {
+                    self.dismissed = Some(dismissed);
                     self.close();
                     return Outcome::Changed;
                 }
-                _ => {}
+                PopupKey::AsTyped | PopupKey::TogglePreview | PopupKey::Pass => {}
             }
         }
         let before = (
@@ -174,10 +162,27 @@ impl TextAreaMentions {
         resume(&mut Bound(self, textarea), id)
     }
 
-    /// Delivers rows found elsewhere for query `id`, as the popup's last section.
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) {
+    /// Delivers rows found elsewhere for query `id`, as the popup's last section; returns
+    /// what an Enter or Tab waiting for them did (see
+    /// [`crate::MentionInputState::expect_hits`]).
+    #[must_use = "a Tab that waited for these rows may have inserted a mention"]
+    pub fn set_hits(
+        &mut self,
+        textarea: &mut TextArea<'_>,
+        id: QueryId,
+        hits: OfferedRows,
+    ) -> Vec<Outcome> {
+        if self.token.is_none() || !self.results.set_hits(id, hits) {
+            return Vec::new();
+        }
+        resume(&mut Bound(self, textarea), id)
+    }
+
+    /// Says that rows found elsewhere for query `id` will come (see
+    /// [`crate::MentionInputState::expect_hits`]).
+    pub fn expect_hits(&mut self, id: QueryId) {
         if self.token.is_some() {
-            self.results.set_hits(id, hits);
+            self.results.expect_hits(id);
         }
     }
 
@@ -211,32 +216,28 @@ impl TextAreaMentions {
         self.results.clear();
     }
 
-    /// The token becomes the selected row's text and a space, through the textarea's own
-    /// edits: jump to the token, delete it, insert (each undoable).
-    fn insert(&mut self, textarea: &mut TextArea<'_>, or_first: bool) -> Outcome {
+    /// The token becomes the highlighted row's text and a space (no space for a row that
+    /// continues: the popup then asks for its rows), through the textarea's own edits: jump
+    /// to the token, delete it, insert (each undoable). Nothing for a blocked row.
+    fn insert(&mut self, textarea: &mut TextArea<'_>) -> Outcome {
         let Some((row, token)) = self.token.clone() else {
             return Outcome::Consumed;
         };
-        let item = if or_first {
-            self.results.tab_target()
-        } else {
-            self.results.selected()
-        };
-        let Some(item) = item else {
+        let Some(item) = self.results.selected().filter(|r| r.blocked().is_none()) else {
             return Outcome::Consumed;
         };
         let text = visible_controls_line(item.insert_text()).into_owned();
         let key = item.key().to_owned();
+        let space = if item.continues() { "" } else { " " };
         let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(token.start_char)) else {
             return Outcome::Consumed;
         };
         textarea.cancel_selection();
         textarea.move_cursor(CursorMove::Jump(r, c));
         textarea.delete_str(token.end_char - token.start_char);
-        textarea.insert_str(format!("{text} "));
+        textarea.insert_str(format!("{text}{space}"));
         self.close();
-        let _ = self.sync(textarea, Outcome::Changed);
-        Outcome::Inserted { key, text }
+        self.sync(textarea, Outcome::Inserted { key, text })
     }
 
     /// Recomputes the popup from the token at the textarea's cursor; a new or changed query
@@ -295,16 +296,12 @@ impl WaitHost for Bound<'_, '_, '_> {
         &mut self.0.results
     }
 
-    /// Enter inserts the selected row (none: nothing to do but redraw); Tab the selected or
-    /// first offered one.
-    fn act(&mut self, key: WaitingKey) -> Outcome {
+    /// Enter or Tab inserts the highlighted row (none: nothing to do but redraw).
+    fn act(&mut self, _: WaitingKey) -> Outcome {
         let Bound(mentions, textarea) = self;
-        let acted = match key {
-            WaitingKey::Enter if mentions.results.selected().is_some() => {
-                mentions.insert(textarea, false)
-            }
-            WaitingKey::Enter => Outcome::Changed,
-            WaitingKey::Tab => mentions.insert(textarea, true),
+        let acted = match mentions.results.enter_action() {
+            EnterAction::Take => mentions.insert(textarea),
+            _ => Outcome::Changed,
         };
         if acted == Outcome::Consumed {
             Outcome::Changed

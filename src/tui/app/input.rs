@@ -12,12 +12,16 @@ use super::event::AppEvent;
 use super::keys::{AppAction, classify_app_key};
 use crate::agent::AgentStatus;
 use crate::tui::composer::candidates::ListingContext;
+use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY, file_preview};
 use crate::tui::composer::session_items::results_page;
 use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
 use crate::tui::preview::PreviewRequest;
-use crate::tui::search::conversation_hits::{HitsQuery, HitsTarget, offered};
+use crate::tui::search::conversation_hits::{
+    HitsQuery, HitsTarget, NO_EXCERPT, offered, with_popup_keys,
+};
 use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::transcript::NoticeKind;
 use ratatui_mention::{Outcome, PickerOutcome};
 
 /// How long the rows of an older query stay on show while the newest one is unanswered
@@ -60,6 +64,13 @@ impl App {
     }
 
     fn handle_key(&mut self, key: KeyEvent) {
+        // Esc and a key pressed quickly reach a terminal without the kitty protocol as one
+        // Alt chord: with a popup open, one the app does not bind is both keys.
+        if let Some(after) = self.esc_then(&key) {
+            self.handle_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+            self.handle_key(after);
+            return;
+        }
         self.frames.dirty = true;
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
@@ -142,6 +153,34 @@ impl App {
         self.request_preview();
     }
 
+    /// The key after an Esc, when `key` is an Alt chord nobody binds that came while the
+    /// `@` popup (or `/resume`) is open: terminals without the kitty keyboard protocol send
+    /// Esc followed quickly by a key as the bytes of that chord (docs/composer.md).
+    fn esc_then(&self, key: &KeyEvent) -> Option<KeyEvent> {
+        let open = self.picker.is_some() || self.composer.input.popup_active();
+        if !open || self.read_only.is_some() || !key.modifiers.contains(KeyModifiers::ALT) {
+            return None;
+        }
+        // AltGr arrives as Ctrl+Alt on some platforms: its characters are typed.
+        let alt_gr = key.modifiers.contains(KeyModifiers::CONTROL)
+            && matches!(key.code, KeyCode::Char(c) if !c.is_ascii_alphanumeric());
+        let bound = alt_gr
+            || classify_app_key(key).is_some()
+            || self
+                .composer
+                .input
+                .config()
+                .key_map()
+                .classify(key)
+                .is_some();
+        if bound {
+            return None;
+        }
+        let mut after = *key;
+        after.modifiers.remove(KeyModifiers::ALT);
+        Some(after)
+    }
+
     /// Acts on what the composer did.
     pub(super) fn handle_outcome(&mut self, outcome: Outcome) {
         match outcome {
@@ -164,13 +203,6 @@ impl App {
             Outcome::Waiting { id, .. } => {
                 let wait = self.composer.input.config().answer_wait();
                 self.candidates.wait.start(id, wait);
-            }
-            // A directory of the file section keeps completion open: without the space
-            // after it, `@dir/` is the token again and the popup lists the directory.
-            Outcome::Inserted { key, .. } if key.starts_with(DIR_KEY) => {
-                let back = crossterm::event::KeyEvent::new(KeyCode::Backspace, KeyModifiers::NONE);
-                let outcome = self.composer.input.handle_key(back);
-                self.handle_outcome(outcome);
             }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
@@ -317,12 +349,13 @@ impl App {
         self.candidates.refresh(&cx, query_id, query);
     }
 
-    /// Alt+E: the selected row of the `@` popup is a conversation hit of a dsh session: its
-    /// token becomes an excerpt mention of the exchange that matched (the matched message
-    /// and `[references] excerpt_context` messages each side, docs/references.md: excerpt
-    /// references); on any other row nothing happens.
+    /// Alt+E: the selected row of the `@` popup is a conversation hit (of any tool's
+    /// session): its token becomes an excerpt mention of the exchange that matched (the
+    /// matched message and `[references] excerpt_context` messages each side,
+    /// docs/references.md: excerpt references). On a hit that has none, with the draft at
+    /// its limit, or on another row, a notice says why nothing was inserted.
     fn insert_excerpt(&mut self) {
-        let Some(refs) = self.refs.as_ref() else {
+        let Some(refs) = self.refs.clone() else {
             return;
         };
         let Some(selected) = self
@@ -334,24 +367,47 @@ impl App {
         else {
             return;
         };
-        let Some((id, seq, title)) = self
+        let hit = self
             .search_hits_shown()
             .iter()
             .find(|h| h.candidate.session_id == selected)
-            .and_then(|h| {
-                Some((
+            .map(|h| {
+                (
                     h.candidate.session_id.clone(),
-                    h.seq?,
+                    h.seq,
                     h.candidate.label.clone(),
-                ))
-            })
-        else {
+                )
+            });
+        let draft = self.composer.input.draft();
+        let why_not = match &hit {
+            None => Some("Alt+E inserts an excerpt from an \"in conversations\" row".to_owned()),
+            Some((_, None, _)) => Some(NO_EXCERPT.to_owned()),
+            Some(_) => self.draft_limits(&draft).excerpt_blocked(),
+        };
+        if let Some(why) = why_not {
+            self.chat
+                .push_notice(NoticeKind::Info, format!("no excerpt inserted: {why}"));
+            return;
+        }
+        let Some((id, Some(seq), title)) = hit else {
             return;
         };
         let label = dsh_reference::mention_label(&title, refs.config().redact_secrets);
         let text = refs.excerpt_mention(&id, seq, &label);
         let outcome = self.composer.input.replace_token(&text);
         self.handle_outcome(outcome);
+    }
+
+    /// What `draft` references already, against the limits of one message (the sessions
+    /// only: the files are counted off the UI thread with the listing).
+    pub(super) fn draft_limits(&self, draft: &str) -> DraftLimits {
+        match self.refs.as_ref() {
+            Some(refs) => {
+                let config = refs.config();
+                DraftLimits::of_sessions(draft, config.max_references, config.max_files)
+            }
+            None => DraftLimits::default(),
+        }
     }
 
     /// The conversation hits on show in the `@` popup.
@@ -371,10 +427,11 @@ impl App {
             agent: self.session.agent_ref(),
             tx: &self.tx,
         };
+        let draft = (self.composer.input.draft(), self.composer.input.caret());
         // No reference service mounted: `@` offers nothing, at once.
         if let Some(empty) = self
             .candidates
-            .query(&cx, query_id, query.to_owned(), limit)
+            .query(&cx, query_id, query.to_owned(), limit, draft)
         {
             let page = results_page(&empty, query, "", &|_| dsh_foreign::Origin::Dsh);
             let outcomes = self.composer.input.set_page(query_id, page);
@@ -403,6 +460,16 @@ impl App {
         };
         if let Some(now) = self.hits.search(index, q, &self.tx) {
             self.show_hits(target, query_id, &now.title, &[]);
+        } else if self.hits.running_ticket(target).is_some() {
+            // An Enter pressed while the listing shows no row waits for these hits too.
+            match target {
+                HitsTarget::Popup => self.composer.input.expect_hits(query_id),
+                HitsTarget::Picker => {
+                    if let Some(picker) = self.picker.as_mut() {
+                        picker.picker.expect_hits(query_id);
+                    }
+                }
+            }
         }
     }
 
@@ -425,19 +492,27 @@ impl App {
         match target {
             HitsTarget::Popup => {
                 self.hits.popup_shown = hits.to_vec();
+                let draft = self.composer.input.draft();
                 let section = offered(
                     title,
                     hits,
-                    &self.composer.input.draft(),
+                    &draft,
                     self.composer.zone,
                     self.redact_labels(),
                 );
-                self.composer.input.set_hits(query_id, section);
+                let section = with_popup_keys(section, hits, &self.draft_limits(&draft));
+                let outcomes = self.composer.input.set_hits(query_id, section);
+                self.act_on(outcomes);
             }
             HitsTarget::Picker => {
-                if let Some(picker) = self.picker.as_mut() {
-                    let _ = picker.set_hits(query_id, title, hits);
+                let Some(picker) = self.picker.as_mut() else {
+                    return;
+                };
+                let outcomes = picker.set_hits(query_id, title, hits);
+                if !outcomes.is_empty() {
+                    picker.wait.end();
                 }
+                self.act_on_picker(outcomes);
             }
         }
     }

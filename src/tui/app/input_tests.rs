@@ -597,7 +597,7 @@ async fn alt_dot_pins_and_uses_are_noted() {
 
 /// Issue 25 item 2: from a conversation hit in the `@` popup, Alt+E mentions only the
 /// exchange that matched (a `dsh-excerpt:` mention of its message and the messages around
-/// it), never the whole session; on a listed row it does nothing.
+/// it), never the whole session.
 #[tokio::test]
 async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
     let mut h = harness(true).await;
@@ -611,9 +611,9 @@ async fn alt_e_on_a_conversation_hit_inserts_an_excerpt_of_that_exchange() {
     })
     .await;
     let alt_e = TermEvent::Key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::ALT));
-    // Nothing selected yet (no exact match): nothing happens.
-    h.app.handle_terminal_event(alt_e.clone());
-    assert_eq!(h.app.draft(), "@token");
+    // The hit rows say what Alt+E does (issue 32 item 6).
+    let screen = shown(&mut h.app, 100, 30);
+    assert!(screen.contains("· Alt+E excerpt"), "{screen}");
     while h
         .app
         .composer
@@ -655,7 +655,7 @@ async fn the_popup_offers_files_and_directories_keep_it_open() {
     std::fs::write(repo.path().join("README.md"), "# demo\n").unwrap();
     let cwd = repo.path().to_str().unwrap().to_owned();
     let mut h = super::tests::harness_in(true, &cwd).await;
-    // No session matches a path: Tab takes the first offered row, the files first.
+    // A path: the files come first, their first row highlighted.
     let files_of = |app: &App| -> Vec<String> {
         app.composer
             .input

@@ -60,7 +60,9 @@ impl AppAction {
                 "close @ popup, else cancel the reply, else clear the draft (Up restores), else quit (twice)"
             }
             AppAction::QuitIfEmpty => "quit when the draft is empty, else delete forwards",
-            AppAction::Escape => "close @ popup, else cancel preparing, else cancel the reply",
+            AppAction::Escape => {
+                "close @ popup (Esc+key read as one Alt chord: both), else cancel preparing or the reply"
+            }
             AppAction::ToggleMouse => {
                 "mouse capture off (the terminal selects text) and on; while on, Shift+drag selects"
             }
@@ -68,7 +70,7 @@ impl AppAction {
                 "pin or unpin the selected session in @ popup and /resume (pinned first in its group)"
             }
             AppAction::InsertExcerpt => {
-                "on an \"in conversations\" row of @ popup: insert an excerpt (the exchange that matched)"
+                "on an \"in conversations\" row of @ popup (any tool's): insert an excerpt (the exchange that matched)"
             }
             AppAction::OpenCitation => {
                 "open the newest ⟦cited⟧ message of a reply in its session (again: the one before)"
@@ -177,14 +179,14 @@ pub fn classify_app_key(key: &KeyEvent) -> Option<AppAction> {
 pub fn composer_help(action: Action) -> &'static str {
     match action {
         Action::Submit => {
-            "send the message (while @ is open: insert the selected session; none: send as typed)"
+            "send the message (while @ shows rows: insert the highlighted one; no row: send as typed)"
         }
         Action::Newline => "insert a new line",
         Action::Up => "previous session in @ popup; else up a line, older input at the first",
         Action::Down => "next session in @ popup; else down a line, newer input at the last",
         Action::PopupPrev => "previous session in @ popup; else like Up",
         Action::PopupNext => "next session in @ popup; else like Down",
-        Action::Complete => "insert the selected session (or the first one offered); else a tab",
+        Action::Complete => "insert the highlighted row of @ popup; else a tab",
         Action::PopupFirst => "first session in @ popup and /resume; line start in the composer",
         Action::PopupLast => {
             "last session (active longest ago) in @ popup and /resume; line end in the composer"
@@ -257,10 +259,7 @@ mod tests {
             .count();
         assert_eq!(keys.len(), listed + APP_BINDINGS.len() - 5, "{keys:?}");
         let help = |key: &str| rows.iter().find(|(l, _)| l == key).map(|(_, h)| *h);
-        assert_eq!(
-            help("Esc"),
-            Some("close @ popup, else cancel preparing, else cancel the reply")
-        );
+        assert_eq!(help("Esc"), Some(AppAction::Escape.help()));
         assert_eq!(
             help("Ctrl+D"),
             Some("quit when the draft is empty, else delete forwards")
@@ -272,7 +271,7 @@ mod tests {
         assert_eq!(help("Ctrl+Z / Ctrl+_"), Some("undo"));
         assert_eq!(
             help("Tab"),
-            Some("insert the selected session (or the first one offered); else a tab")
+            Some("insert the highlighted row of @ popup; else a tab")
         );
         assert_eq!(help("PgUp"), Some(AppAction::PageUp.help()));
     }

@@ -13,10 +13,11 @@ use super::layout::ScreenLayout;
 use crate::agent::AgentStatus;
 use crate::tui::chrome::header::Header;
 use crate::tui::chrome::status_line::StatusLine;
+use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY};
 use crate::tui::composer::session_items::{composer_config, composer_look};
 use crate::tui::picker::ResumePicker;
 use crate::tui::transcript::HelpSection;
-use ratatui_mention::truncate_to_width;
+use ratatui_mention::{EnterAction, MentionItem, ResultsList, truncate_to_width};
 
 impl App {
     /// Draws the whole screen into `frame` and places the terminal cursor.
@@ -102,8 +103,8 @@ impl App {
             " not typed: an unclosed @[ would join the mention after it (paste @[…] whole)"
         } else if input.command_popup_active() {
             " ↑↓ move · Tab complete · Enter run · Esc close"
-        } else if input.popup_active() {
-            " ↑↓ PgUp/PgDn Home/End move · Tab/Enter insert · Alt+P preview · Esc close"
+        } else if let Some(results) = input.results() {
+            return popup_hint(results);
         } else if self.submit_flow.is_preparing() {
             " Esc cancel preparing (your text comes back)"
         } else if let Some(chip) = self.composer.chip_hint() {
@@ -115,6 +116,39 @@ impl App {
         };
         fixed.to_owned()
     }
+}
+
+/// The hint line with the `@` popup open: first exactly what Enter (and Tab) would do now —
+/// insert the highlighted session, file or excerpt-able hit, open the directory, nothing
+/// (the row is over a limit: why), wait for the answer, or send the text as typed.
+pub(super) fn popup_hint(results: &ResultsList<MentionItem>) -> String {
+    let row = results.selected();
+    let enter = match (results.enter_action(), row) {
+        (EnterAction::Take, Some(row)) if row.key().starts_with(DIR_KEY) => {
+            "Enter/Tab open this folder".to_owned()
+        }
+        (EnterAction::Take, Some(row)) if row.key().starts_with(FILE_KEY) => {
+            "Enter/Tab insert this file".to_owned()
+        }
+        (EnterAction::Take, Some(row)) if row.snippet().is_some() => {
+            "Enter/Tab insert this session · Alt+E only the matching exchange".to_owned()
+        }
+        (EnterAction::Take, _) => "Enter/Tab insert this session".to_owned(),
+        (EnterAction::Blocked, Some(row)) => format!(
+            "Enter/Tab insert nothing ({})",
+            row.blocked().unwrap_or("over the limit")
+        ),
+        (EnterAction::Wait, _) => "Enter waits for the answer".to_owned(),
+        _ => "Enter sends your text as typed".to_owned(),
+    };
+    // What Enter does comes first and whole; the moves as far as an 80-column line allows.
+    let keys = match row {
+        None => "Esc close",
+        Some(_) if enter.len() > 48 => "Esc close",
+        Some(_) if enter.len() > 32 => "↑↓ move · Esc close",
+        Some(_) => "↑↓ PgUp/PgDn move · Alt+P preview · Esc close",
+    };
+    format!(" {enter} · {keys}")
 }
 
 /// The one line shown when the window is below the app's minimum size.

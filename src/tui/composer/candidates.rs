@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::chip_hints::ChipHints;
+use super::draft_limits::DraftLimits;
 use super::file_section::FileCandidates;
 use super::listed_page::{ListedPage, RowUsage, matches_words, now_ms, rank_by_usage};
 use super::remembered_page::{self, RememberedPage, RememberedPages};
@@ -110,14 +111,16 @@ impl Default for Candidates {
 
 impl Candidates {
     /// Lists `query` for the popup's query `query_id` (`limit`: more rows of the answered
-    /// one) off the UI thread, cancelling the previous listing. Without a reference service
-    /// `@` offers nothing: the empty answer is returned at once.
+    /// one) off the UI thread, cancelling the previous listing; `draft` (caret at char
+    /// `caret`) is what the rows' limits count. Without a reference service `@` offers
+    /// nothing: the empty answer is returned at once.
     pub fn query(
         &mut self,
         cx: &ListingContext<'_>,
         query_id: u64,
         query: String,
         limit: Option<usize>,
+        (draft, caret): (String, usize),
     ) -> Option<ListedPage> {
         let Some(refs) = cx.refs.cloned() else {
             self.slot.cancel();
@@ -149,6 +152,8 @@ impl Candidates {
         let redact = refs.config().redact_secrets;
         let asked = query.clone();
         let files = self.files.clone();
+        let config = refs.config();
+        let mut limits = DraftLimits::of_sessions(&draft, config.max_references, config.max_files);
         let send = move |phase| {
             tx.send(AppEvent::Candidates(CandidatesEvent {
                 ticket: ticket.id,
@@ -162,12 +167,14 @@ impl Candidates {
             if let Some(page) = head_start {
                 let own = agent.session_id.clone();
                 let (book, scope) = (sources.usage.book(), scope.clone());
+                let limits = limits.clone();
                 let verified = tokio::task::spawn_blocking(move || {
                     let now = now_ms();
                     let mut page = page.verified(&store, &own, now, redact);
                     let now = u64::try_from(now).unwrap_or(0);
-                    rank_by_usage(&mut page.page.rows, &book, &scope, now);
+                    rank_by_usage(&mut page.page.rows, &book, &scope, "", now);
                     page.usage = RowUsage::of(&page.page, &book);
+                    page.limits = limits;
                     page
                 })
                 .await;
@@ -185,6 +192,9 @@ impl Candidates {
             {
                 return;
             }
+            if let Ok(listed) = &mut result {
+                listed.limits = limits.clone();
+            }
             // The file section, for a query in a cwd that is a directory (the empty query
             // walks it ahead): the sessions are shown first, the rows with files replace
             // them once ranked.
@@ -200,14 +210,22 @@ impl Candidates {
                     }));
                 } else {
                     send(CandidatesPhase::Sessions(listed.clone()));
-                    let rows = tokio::task::spawn_blocking(move || {
-                        files.rows(Path::new(&cwd), &query, &|| token.is_cancelled())
+                    let found = tokio::task::spawn_blocking(move || {
+                        let dir = Path::new(&cwd);
+                        let rows = files.rows(dir, &query, &|| token.is_cancelled());
+                        let first = files.path_shaped(dir, &query);
+                        limits.count_files(dir, &draft, caret);
+                        (rows, first, limits)
                     })
                     .await;
                     if cancel.is_cancelled() {
                         return;
                     }
-                    listed.files = rows.unwrap_or_default();
+                    if let Ok((rows, first, limits)) = found {
+                        listed.files = rows;
+                        listed.files_first = first;
+                        listed.limits = limits;
+                    }
                     answered = true;
                 }
             }
@@ -279,26 +297,29 @@ impl Candidates {
                 let page = results_page(&page, &query, &input.draft(), origin_of);
                 input.set_page(query_id, page)
             }
+            // The sessions show at once; an Enter waits for the files too (they may come
+            // first).
             CandidatesPhase::Sessions(page) => {
                 chips.remember(&page.page.rows);
                 self.remember_first_page(query_id, &page, refs, &agent);
-                let answered = input
-                    .results()
-                    .is_some_and(|r| r.query_id() == query_id && !r.in_flight());
                 let page = results_page(&page, &query, &input.draft(), origin_of);
-                if answered {
-                    input.refresh_page(query_id, page);
-                    Vec::new()
-                } else {
-                    input.set_page(query_id, page)
-                }
+                input.set_partial_page(query_id, page);
+                Vec::new()
             }
+            // The whole answer after its first part, else a fresher one after a head start.
             CandidatesPhase::Checked(Ok(page)) => {
                 chips.remember(&page.page.rows);
                 self.remember_first_page(query_id, &page, refs, &agent);
                 let page = results_page(&page, &query, &input.draft(), origin_of);
-                input.refresh_page(query_id, page);
-                Vec::new()
+                if unanswered(input, query_id) {
+                    input.set_page(query_id, page)
+                } else {
+                    input.refresh_page(query_id, page);
+                    Vec::new()
+                }
+            }
+            CandidatesPhase::Checked(Err(e)) if unanswered(input, query_id) => {
+                input.set_failed(query_id, format!("{}: {}", e.code.as_str(), e.message))
             }
             CandidatesPhase::Checked(Err(e)) => {
                 chat.push_notice(
@@ -383,11 +404,19 @@ pub struct RowSources {
     pub usage: Usage,
 }
 
+/// Whether the popup's query `query_id` is open and not answered in full yet.
+fn unanswered(input: &MentionInputState, query_id: u64) -> bool {
+    input
+        .results()
+        .is_some_and(|r| r.query_id() == query_id && r.in_flight())
+}
+
 /// Pinned sessions looked up by id for one page when the listing's first rows miss them.
 const MAX_PINNED_LOOKUPS: usize = 16;
 
-/// `query` listed in `scope` as the pickers show it (docs/tui-app.md: rows): each group by
-/// last activity, then reordered by the usage book (pinned first, then frecency; a pinned
+/// `query` listed in `scope` as the pickers show it (docs/tui-app.md: rows): by how closely
+/// the title or id is what was typed, each group by last activity, then reordered within
+/// each tier and group by the usage book (pinned first, then frecency; a pinned
 /// session matching the query is brought onto the page even when older than its rows), the
 /// words of the query matched one by one, each row's details, pins and uses, and the git
 /// branch each session was recorded on.
@@ -433,7 +462,7 @@ pub async fn list_ordered(
         }
     }
     let now = u64::try_from(listed_at).unwrap_or(0);
-    rank_by_usage(&mut detailed.page.rows, &book, scope, now);
+    rank_by_usage(&mut detailed.page.rows, &book, scope, query, now);
     let usage = RowUsage::of(&detailed.page, &book);
     let redact = refs.config().redact_secrets;
     let listed = ListedPage {

@@ -3,8 +3,10 @@
 //! `dsh_file_search::walk` (`.gitignore`-aware, `.git` and `node_modules` skipped, at most
 //! 200 000 entries), walked again when the popup is used in another directory — ranked per
 //! query by the path-aware `FileRanker`, shown as rows under their own title with the
-//! matched characters highlighted. A file row inserts `@path`; a directory row `@dir/`,
-//! and the popup stays open on the directory's entries. The preview tells what a mention of
+//! matched characters highlighted. A file row inserts `@path`; a directory row `@dir/` (a
+//! quoted one `@"my dir/`, its quote left open), and the popup stays open on the
+//! directory's entries. A query shaped like a path lists the files first
+//! ([`path_shaped`]). The preview tells what a mention of
 //! the file would attach (`SessionReferences::estimate_file`: size, cut, redactions) or why
 //! it would be refused.
 
@@ -14,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use ratatui::text::Line;
 
+use super::draft_limits::DraftLimits;
 use crate::tui::chrome::status_line::grouped_count;
 
 use dsh_file_search::{EntryKind, FileIndex, FileRanker, MAX_ENTRIES, walk};
@@ -40,13 +43,18 @@ pub struct FileRow {
 }
 
 impl FileRow {
-    /// The popup row: the path (matches highlighted) over `file` / `directory · Tab opens
-    /// it`, inserting its `@path` mention; `None` for a path the mention grammar cannot
-    /// carry (a `"` or a control character).
+    /// The popup row: the path (matches highlighted) over `file` / `directory · Enter or
+    /// Tab lists it`, inserting its `@path` mention — a directory's without its closing
+    /// quote, and the popup goes on with its entries; `None` for a path the mention grammar
+    /// cannot carry (a `"` or a control character).
     pub fn item(&self) -> Option<MentionItem> {
-        let text = format_file_mention(&self.path, self.directory, false)?;
+        let mut text = format_file_mention(&self.path, self.directory, false)?;
         let (key, kind, detail) = if self.directory {
-            (DIR_KEY, "[dir]", "directory · Tab lists it")
+            // `@"my dir/` stays the token being typed: its entries come next.
+            if text.ends_with("/\"") {
+                text.pop();
+            }
+            (DIR_KEY, "[dir]", "directory · Enter or Tab lists it")
         } else {
             (FILE_KEY, "[file]", "file · its text goes with the message")
         };
@@ -54,14 +62,28 @@ impl FileRow {
             MentionItem::plain(format!("{key}{}", self.path), &self.path, text)
                 .with_kind(kind)
                 .with_detail(vec![DetailPart::new(detail, Keep::Start)])
-                .with_match_ranges(self.matched.clone()),
+                .with_match_ranges(self.matched.clone())
+                .with_continue(self.directory),
         )
     }
 }
 
-/// The rows as the popup's section (`None` when there are none).
-pub fn section(rows: &[FileRow]) -> Option<OfferedRows> {
-    let rows: Vec<MentionItem> = rows.iter().filter_map(FileRow::item).collect();
+/// The rows as the popup's section (`None` when there are none), file rows over the
+/// draft's `limits` blocked.
+pub fn section(rows: &[FileRow], limits: &DraftLimits) -> Option<OfferedRows> {
+    let rows: Vec<MentionItem> = rows
+        .iter()
+        .filter_map(|row| {
+            let item = row.item()?;
+            let blocked = (!row.directory)
+                .then(|| limits.file_blocked(&row.path))
+                .flatten();
+            Some(match blocked {
+                Some(reason) => item.with_blocked(reason),
+                None => item,
+            })
+        })
+        .collect();
     (!rows.is_empty()).then(|| OfferedRows {
         title: FILES_TITLE.to_owned(),
         rows,
@@ -111,6 +133,17 @@ impl FileCandidates {
             .collect()
     }
 
+    /// Whether `query` is shaped like a path in `cwd` ([`path_shaped`]), against the walk
+    /// of it that [`rows`](Self::rows) made. Blocking.
+    pub fn path_shaped(&self, cwd: &Path, query: &str) -> bool {
+        let walked = self.walked.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = walked
+            .as_ref()
+            .filter(|index| index.root == cwd)
+            .map_or(&[][..], |index| index.entries.as_slice());
+        path_shaped(query, entries.iter().map(|e| e.path.as_str()))
+    }
+
     /// The walk of `cwd`: the last one when it is of `cwd` and complete, else a new one.
     fn index_of(&self, cwd: &Path, cancelled: &dyn Fn() -> bool) -> Option<Arc<FileIndex>> {
         let mut walked = self.walked.lock().unwrap_or_else(PoisonError::into_inner);
@@ -131,6 +164,24 @@ impl FileCandidates {
         *walked = Some(Arc::clone(&index));
         Some(index)
     }
+}
+
+/// Whether `query` (of a popup token, quotes aside) is shaped like a path: it holds a `/`
+/// (`./`, `../` and `~/` do), or it begins the name of an entry of the working directory
+/// whose name holds a `.` (`READ` for `README.md`, `.git` for `.gitignore`; any case).
+/// `paths` are the walked paths, relative to the working directory.
+pub fn path_shaped<'a>(query: &str, paths: impl IntoIterator<Item = &'a str>) -> bool {
+    let query = query.strip_prefix('"').unwrap_or(query);
+    if query.contains('/') {
+        return true;
+    }
+    if query.is_empty() {
+        return false;
+    }
+    let query = query.to_lowercase();
+    paths.into_iter().any(|path| {
+        !path.contains('/') && path.contains('.') && path.to_lowercase().starts_with(&query)
+    })
 }
 
 /// Ranges of the chars of `text` starting at the byte offsets `positions`.
@@ -324,13 +375,48 @@ mod tests {
         let item = dir.item().unwrap();
         assert_eq!(item.insert_text(), "@src/");
         assert_eq!(item.key(), "dir:src");
+        assert!(item.continues(), "its entries come next");
+        let spaced = FileRow {
+            path: "my notes".into(),
+            directory: true,
+            matched: Vec::new(),
+        };
+        assert_eq!(
+            spaced.item().unwrap().insert_text(),
+            "@\"my notes/",
+            "the quote stays open: the token goes on"
+        );
         let quote = FileRow {
             path: "a\"b".into(),
             directory: false,
             matched: Vec::new(),
         };
         assert_eq!(quote.item(), None, "the grammar cannot carry it");
-        assert_eq!(section(&[quote]), None);
-        assert_eq!(section(&[file, dir]).map(|s| s.rows.len()), Some(2));
+        let none = DraftLimits::default();
+        assert_eq!(section(&[quote], &none), None);
+        assert_eq!(section(&[file, dir], &none).map(|s| s.rows.len()), Some(2));
+    }
+
+    #[test]
+    fn queries_shaped_like_paths() {
+        let entries = ["README.md", "src", "src/main.rs", ".gitignore", "Makefile"];
+        let cases = [
+            ("src/", true),
+            ("./x", true),
+            ("../up", true),
+            ("~/notes", true),
+            ("\"docs/my", true),
+            ("READ", true),
+            ("readme.m", true),
+            (".git", true),
+            ("src", false),
+            ("Make", false),
+            ("main.rs", false),
+            ("v1.2 release", false),
+            ("", false),
+        ];
+        for (query, want) in cases {
+            assert_eq!(path_shaped(query, entries), want, "{query:?}");
+        }
     }
 }

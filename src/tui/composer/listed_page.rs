@@ -29,6 +29,10 @@ pub struct ListedPage {
     pub usage: RowUsage,
     /// Paths of the agent's cwd matching the query (the `@` popup's file section).
     pub files: Vec<super::file_section::FileRow>,
+    /// The query is shaped like a path: the files come first.
+    pub files_first: bool,
+    /// What the draft references already, against the limits of a message.
+    pub limits: super::draft_limits::DraftLimits,
 }
 
 /// What the usage book says about the rows of a page.
@@ -75,13 +79,22 @@ fn group_of(scope: &ListingScope, cwd: Option<&str>) -> u8 {
     }
 }
 
-/// Orders `rows` (grouped by `scope`, each group by last activity) by the usage book:
-/// within each group pinned sessions first (the newest pin first), then by frecency score
-/// at `now_ms` (docs/references.md: frecency and pins), then as they were (a stable sort).
-pub fn rank_by_usage(rows: &mut [Candidate], book: &UsageBook, scope: &ListingScope, now_ms: u64) {
+/// Orders `rows` (by tier of `query`, grouped by `scope`, each group by last activity) by
+/// the usage book: within each tier and group pinned sessions first (the newest pin first),
+/// then by frecency score at `now_ms` (docs/references.md: frecency and pins), then as they
+/// were (a stable sort). The tiers (`dsh_reference::MatchTier`: the title or id is the
+/// query, begins with it, or neither) put an exact title above a recent partial match.
+pub fn rank_by_usage(
+    rows: &mut [Candidate],
+    book: &UsageBook,
+    scope: &ListingScope,
+    query: &str,
+    now_ms: u64,
+) {
     rows.sort_by_cached_key(|c| {
         let pin = book.sessions.get(&c.session_id).and_then(|u| u.pinned_at);
         (
+            dsh_reference::match_tier(query, &c.session_id, &c.label),
             group_of(scope, c.cwd.as_deref()),
             pin.is_none(),
             std::cmp::Reverse(pin.unwrap_or(0)),
@@ -90,21 +103,21 @@ pub fn rank_by_usage(rows: &mut [Candidate], book: &UsageBook, scope: &ListingSc
     });
 }
 
-/// Whether every word of `query` is a case-insensitive substring of `candidate`'s id, cwd
-/// or label (the pickers' rule, `dsh_reference::QueryMatch::Words`).
+/// Whether every word of `query` is a case-insensitive substring of `candidate`'s id or
+/// label, or names its cwd's trailing segments (the pickers' rule,
+/// `dsh_reference::QueryMatch::Words`).
 pub fn matches_words(candidate: &Candidate, query: &str) -> bool {
-    let fields: Vec<String> = [
-        Some(candidate.session_id.as_str()),
-        candidate.cwd.as_deref(),
-        Some(candidate.label.as_str()),
-    ]
-    .into_iter()
-    .flatten()
-    .map(str::to_lowercase)
-    .collect();
-    dsh_reference::query_words(query)
-        .iter()
-        .all(|w| fields.iter().any(|f| f.contains(w.as_str())))
+    let fields = [
+        candidate.session_id.to_lowercase(),
+        candidate.label.to_lowercase(),
+    ];
+    let cwd = candidate.cwd.as_deref().map(str::to_lowercase);
+    dsh_reference::query_words(query).iter().all(|w| {
+        fields.iter().any(|f| f.contains(w.as_str()))
+            || cwd
+                .as_deref()
+                .is_some_and(|c| dsh_reference::names_cwd_tail(c.as_bytes(), w.as_bytes()))
+    })
 }
 
 impl ListedPage {
@@ -118,6 +131,8 @@ impl ListedPage {
             redact_labels,
             usage: RowUsage::default(),
             files: Vec::new(),
+            files_first: false,
+            limits: super::draft_limits::DraftLimits::default(),
         }
     }
 
@@ -275,7 +290,7 @@ mod usage_tests {
             rows.iter().map(|c| c.session_id.clone()).collect()
         };
         let mut rows = listed.to_vec();
-        rank_by_usage(&mut rows, &book, &agent, NOW);
+        rank_by_usage(&mut rows, &book, &agent, "", NOW);
         assert_eq!(
             ids(&rows),
             [
@@ -292,7 +307,7 @@ mod usage_tests {
         );
         // `/resume` has one group: pins and uses lead across directories.
         let mut rows = listed.to_vec();
-        rank_by_usage(&mut rows, &book, &ListingScope::All, NOW);
+        rank_by_usage(&mut rows, &book, &ListingScope::All, "", NOW);
         assert_eq!(
             ids(&rows),
             [
@@ -328,6 +343,31 @@ mod usage_tests {
         assert_eq!(listed.uses(&row("x-a", None)), None);
     }
 
+    /// Issue 32 item 2: what was typed ranks first — an exact title, then one beginning
+    /// with the query — above groups, pins and frecency, which order each tier.
+    #[test]
+    fn an_exact_title_comes_before_pins_and_groups() {
+        const NOW: u64 = 1_000_000_000;
+        let mut book = UsageBook::default();
+        book.toggle_pin("partial", NOW - 1);
+        let titled = |id: &str, title: &str, cwd: Option<&str>| Candidate {
+            label: title.into(),
+            ..row(id, cwd)
+        };
+        let mut rows = vec![
+            titled("partial", "@Deploy plan what now", Some("/w")),
+            titled("prefix", "Deploy plan B", Some("/w")),
+            titled("exact", "Deploy plan", Some("/x")),
+        ];
+        let agent = ListingScope::Agent(AgentRef {
+            session_id: "me".into(),
+            cwd: Some("/w".into()),
+        });
+        rank_by_usage(&mut rows, &book, &agent, "deploy plan", NOW);
+        let ids: Vec<&str> = rows.iter().map(|c| c.session_id.as_str()).collect();
+        assert_eq!(ids, ["exact", "prefix", "partial"]);
+    }
+
     #[test]
     fn words_match_like_the_listing() {
         let c = row("s-kafka", Some("/home/ana/billing"));
@@ -335,7 +375,9 @@ mod usage_tests {
             ("", true),
             ("kafka", true),
             ("KAFKA billing", true),
-            ("title ana", true),
+            ("title billing", true),
+            ("title ana", false),
+            ("ana/billing", true),
             ("kafka redis", false),
             ("  s-kaf  ", true),
         ];

@@ -4,6 +4,7 @@
 
 pub mod candidates;
 pub mod chip_hints;
+pub mod draft_limits;
 pub mod file_section;
 pub mod history_file;
 pub mod listed_page;

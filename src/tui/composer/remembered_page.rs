@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::HashMap;
 
-use super::listed_page::{ListedPage, RowUsage};
+use super::listed_page::ListedPage;
 use dsh_reference::{Candidate, CandidatePage, SessionDetails};
 use dsh_store::SessionStore;
 
@@ -174,8 +174,7 @@ impl RememberedPage {
             branches: HashMap::new(),
             listed_at_ms: now_ms,
             redact_labels,
-            usage: RowUsage::default(),
-            files: Vec::new(),
+            ..ListedPage::default()
         }
     }
 }

@@ -98,8 +98,9 @@ pub fn all_dsh(_: &str) -> Origin {
 }
 
 /// A listing answer to `query` as the popup's page: the exact matches with their total,
-/// the closest matches offered under their own title, a `✓` on sessions `draft` already
-/// mentions, each row's origin badge from `origin_of` and details from `listed` (see
+/// the closest matches offered under their own title, the files before the sessions when
+/// the query is shaped like a path (else after them), rows over the draft's limits blocked,
+/// a `✓` on sessions `draft` already mentions, each row's origin badge from `origin_of` and details from `listed` (see
 /// [`listed_item`]), and in each label what the listing matched (each word of the query;
 /// for closest matches, its fuzzy match).
 pub fn results_page(
@@ -116,8 +117,13 @@ pub fn results_page(
     let item = |c: &Candidate, matched: &dyn Fn(&str) -> Vec<Range<usize>>| {
         let row = listed_item(c, &origin_of(&c.session_id), listed);
         let ranges = matched(row.label());
-        row.with_mark(mentioned.contains(&c.session_id))
-            .with_match_ranges(ranges)
+        let row = row
+            .with_mark(mentioned.contains(&c.session_id))
+            .with_match_ranges(ranges);
+        match listed.limits.session_blocked(&c.session_id) {
+            Some(reason) => row.with_blocked(reason),
+            None => row,
+        }
     };
     let fuzzy = FuzzyQuery::new(query);
     let closest: Vec<MentionItem> = page
@@ -136,10 +142,14 @@ pub fn results_page(
             rows: closest,
         });
     }
-    // Files come first when the query looks like a path.
-    if let Some(files) = super::file_section::section(&listed.files) {
-        let path_like = query.contains('/') || query.contains('.');
-        offered.insert(if path_like { 0 } else { offered.len() }, files);
+    // Files come first when the query is shaped like a path, else after the sessions.
+    let mut before = Vec::new();
+    if let Some(files) = super::file_section::section(&listed.files, &listed.limits) {
+        if listed.files_first {
+            before.push(files);
+        } else {
+            offered.push(files);
+        }
     }
     ResultsPage {
         rows: page
@@ -153,6 +163,7 @@ pub fn results_page(
             .collect(),
         total: page.total,
         offered,
+        before,
     }
 }
 

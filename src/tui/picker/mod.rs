@@ -164,9 +164,14 @@ impl ResumePicker {
         }
     }
 
-    /// Shows conversation `hits` for filter `query_id` under `title`; false for an older
-    /// filter's.
-    pub fn set_hits(&mut self, query_id: u64, title: &str, hits: &[ConversationHit]) -> bool {
+    /// Shows conversation `hits` for filter `query_id` under `title`; returns what an Enter
+    /// that waited for them did.
+    pub fn set_hits(
+        &mut self,
+        query_id: u64,
+        title: &str,
+        hits: &[ConversationHit],
+    ) -> Vec<PickerOutcome> {
         let section = offered(title, hits, "", self.zone, true);
         let section = OfferedRows {
             rows: self.mark_open(section.rows),

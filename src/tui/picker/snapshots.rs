@@ -104,7 +104,7 @@ fn with_details(page: CandidatePage) -> ListedPage {
             pinned: ["s-0004".to_owned()].into(),
             uses: [("s-0003".to_owned(), 2)].into(),
         },
-        files: Vec::new(),
+        ..ListedPage::default()
     }
 }
 
@@ -317,36 +317,27 @@ fn pane_with_closest() -> MentionInputState {
     pane
 }
 
+/// Issue 32 item 1: closest matches alone are rows on show like any: the first is
+/// highlighted, Enter and Tab insert it.
 #[test]
-fn closest_matches_are_offered_but_not_selected() {
+fn closest_matches_are_highlighted_and_enter_inserts_them() {
     let mut pane = pane_with_closest();
-    assert_eq!(selected_id(&pane), None);
-    insta::assert_snapshot!(screen(&mut pane, 70, 12));
-    // Down moves onto the offered rows; Tab inserts the selected one.
-    pane.handle_key(key(KeyCode::Down));
     assert_eq!(selected_id(&pane).as_deref(), Some("s-0001"));
+    insta::assert_snapshot!(screen(&mut pane, 70, 12));
+    pane.handle_key(key(KeyCode::Down));
+    assert_eq!(selected_id(&pane).as_deref(), Some("s-0005"));
     insta::assert_snapshot!("closest_match_selected", screen(&mut pane, 70, 12));
     pane.handle_key(key(KeyCode::Tab));
     assert_eq!(
         pane.draft(),
-        "ask @[Kafka vs Redis for the event bus](dsh-session:InMtMDAwMSI) "
+        "ask @[Keep a fork of the kit](dsh-session:InMtMDAwNSI) "
     );
-}
-
-#[test]
-fn tab_inserts_the_first_closest_match_when_nothing_is_selected() {
     let mut pane = pane_with_closest();
     assert!(matches!(
-        pane.handle_key(key(KeyCode::Tab)),
+        pane.handle_key(key(KeyCode::Enter)),
         Outcome::Inserted { .. }
     ));
     assert!(pane.draft().starts_with("ask @[Kafka vs Redis"));
-    let mut pane = pane_with_closest();
-    assert_eq!(
-        pane.handle_key(key(KeyCode::Enter)),
-        Outcome::Submit("ask @kfk".into()),
-        "Enter with nothing selected sends the draft as typed"
-    );
 }
 
 #[test]
@@ -615,21 +606,35 @@ fn resume_lists_conversation_hits_with_snippets_and_opens_them() {
     }
     let id = picker.picker.results().query_id();
     // An older filter's hits arrive late: dropped.
-    assert!(!picker.set_hits(
-        id - 1,
-        "in conversations",
-        &[conversation_hit(7, "Old", "zebr", "zebr")]
-    ));
-    assert!(picker.set_hits(
-        id,
-        "in conversations",
-        &[conversation_hit(
-            4,
-            "Planning offsite",
-            "the \u{1b}[31mzebra crossing by the office is closed",
-            "zebra"
-        )]
-    ));
+    assert_eq!(
+        picker.set_hits(
+            id - 1,
+            "in conversations",
+            &[conversation_hit(7, "Old", "zebr", "zebr")]
+        ),
+        []
+    );
+    assert!(
+        picker
+            .picker
+            .results()
+            .hits()
+            .is_none_or(|h| h.rows.is_empty()),
+        "an older filter's hits are dropped"
+    );
+    assert_eq!(
+        picker.set_hits(
+            id,
+            "in conversations",
+            &[conversation_hit(
+                4,
+                "Planning offsite",
+                "the \u{1b}[31mzebra crossing by the office is closed",
+                "zebra"
+            )]
+        ),
+        []
+    );
     listed(&mut picker, id, "zebra", CandidatePage::default());
     let shown = picker_screen(&mut picker, 70, 12);
     assert!(
@@ -637,12 +642,7 @@ fn resume_lists_conversation_hits_with_snippets_and_opens_them() {
         "{shown}"
     );
     insta::assert_snapshot!("resume_conversation_hits", shown);
-    assert_eq!(
-        picker_key(&mut picker, KeyCode::Enter),
-        PickerOutcome::Consumed,
-        "nothing selected: Enter opens nothing"
-    );
-    picker_key(&mut picker, KeyCode::Down);
+    // The only row is highlighted: Enter opens it (issue 32 item 1).
     assert_eq!(
         picker_key(&mut picker, KeyCode::Enter),
         PickerOutcome::Picked("s-0004".into())
@@ -656,7 +656,7 @@ fn resume_conversation_section_while_the_index_builds() {
     picker_key(&mut picker, KeyCode::Char('q'));
     let id = picker.picker.results().query_id();
     listed(&mut picker, id, "q", CandidatePage::default());
-    picker.set_hits(id, "in conversations · index building 3 400 / 10 000", &[]);
+    let _ = picker.set_hits(id, "in conversations · index building 3 400 / 10 000", &[]);
     insta::assert_snapshot!("resume_index_building", picker_screen(&mut picker, 70, 8));
     picker
         .picker
@@ -676,7 +676,7 @@ fn popup_conversation_hits_through_the_app_rows() {
         "the zebra crossing by the office is closed",
         "zebra",
     )];
-    pane.set_hits(
+    let _ = pane.set_hits(
         id,
         ratatui_mention::OfferedRows {
             title: "in conversations".into(),
@@ -684,7 +684,7 @@ fn popup_conversation_hits_through_the_app_rows() {
         },
     );
     insta::assert_snapshot!("popup_conversation_hits_app", screen(&mut pane, 70, 10));
-    // Tab inserts the first offered row's canonical mention.
+    // Tab inserts the highlighted row's canonical mention.
     pane.handle_key(key(KeyCode::Tab));
     assert_eq!(
         pane.draft(),

@@ -13,6 +13,7 @@ use ratatui_mention::{ItemSnippet, MentionItem, OfferedRows};
 
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
+use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::session_items::{DisplayZone, session_item};
 use crate::tui::request_slot::{Policy, RequestSlot};
 
@@ -37,8 +38,8 @@ pub struct ConversationHit {
     pub snippet: Option<ItemSnippet>,
     /// The tool the session comes from: a foreign hit carries its badge like a listed row.
     pub origin: Origin,
-    /// The log seq of the message that matched, for an excerpt mention of that exchange
-    /// (dsh sessions only).
+    /// The seq of the message that matched in its session, for an excerpt mention of that
+    /// exchange (none when the hit came without a matching message).
     pub seq: Option<u64>,
 }
 
@@ -86,10 +87,8 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
         .filter(|h| exclude != Some(h.session_id.as_str()))
         .map(|h| {
             let first = h.snippets.into_iter().next();
-            let seq = first
-                .as_ref()
-                .filter(|_| h.origin == Origin::Dsh)
-                .map(|s| s.seq);
+            // Any tool's session: its excerpt URI carries its (namespaced) id.
+            let seq = first.as_ref().map(|s| s.seq);
             let snippet = first.map(|s| ItemSnippet {
                 role: s.role.as_str().to_string(),
                 text: s.text,
@@ -132,6 +131,31 @@ pub fn popup_rows(
             }
         })
         .collect()
+}
+
+/// Why Alt+E inserts no excerpt of a hit without a matching message.
+pub const NO_EXCERPT: &str = "no matching message to excerpt";
+
+/// The `@` popup's hit rows (`section`, made from `hits` in order) with what Alt+E does on
+/// each — `· Alt+E excerpt`, or why it cannot — and blocked over the draft's `limits`.
+pub fn with_popup_keys(
+    section: OfferedRows,
+    hits: &[ConversationHit],
+    limits: &DraftLimits,
+) -> OfferedRows {
+    let rows = section
+        .rows
+        .into_iter()
+        .zip(hits)
+        .map(
+            |(row, hit)| match (hit.seq, limits.session_blocked(&hit.candidate.session_id)) {
+                (_, Some(reason)) => row.with_blocked(reason),
+                (Some(_), None) => row.with_note("· Alt+E excerpt"),
+                (None, None) => row.with_note(format!("· Alt+E: {NO_EXCERPT}")),
+            },
+        )
+        .collect();
+    OfferedRows { rows, ..section }
 }
 
 /// One search to run: which picker and query it answers, and what to leave out.
