@@ -13,8 +13,10 @@ HOME = tempfile.mkdtemp(prefix="capture-home-")
 ENV = {"HOME": HOME, "XDG_CACHE_HOME": f"{HOME}/.cache", "XDG_DATA_HOME": f"{HOME}/.local/share",
        "XDG_CONFIG_HOME": f"{HOME}/.config", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
 
+SOCKET = os.environ.get("CAPTURE_TMUX_SOCKET", "capture")  # one's own tmux server (tmux -L)
+
 def tmux(*args):
-    return subprocess.run(["tmux", "-L", "recall-capture", *args], capture_output=True, text=True).stdout
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True).stdout
 
 def start(cols, rows, extra="", env=None):
     tmux("kill-server")
