@@ -10,6 +10,7 @@ pub mod openai;
 pub mod openai_body;
 pub mod provider;
 pub mod sse;
+pub mod text_only_images;
 
 pub use error::LlmError;
 pub use factory::{ModelSettings, ProviderChoice, ProviderConfig, build_provider};

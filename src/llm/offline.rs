@@ -2,6 +2,7 @@
 //! network, it answers from what it received — the user's last message and a one-line
 //! account of every referenced session — so the whole flow works and tests offline.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use super::offline_recall::{OfflineCall, recall_call, recall_lines};
 use super::provider::{
     ChatRequest, Provider, StreamEvent, ToolCallDelta, Usage, is_summarize_request,
 };
+use super::text_only_images::images_as_text;
 use dsh_store::{Message, Role};
 
 /// The provider name.
@@ -64,7 +66,13 @@ impl Provider for OfflineProvider {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, Result<StreamEvent, LlmError>> {
-        let reply = offline_reply(&request);
+        // A text-only model: images as their placeholder lines, as the wire gets them.
+        let reply = match images_as_text(&request.messages) {
+            Cow::Borrowed(_) => offline_reply(&request),
+            Cow::Owned(messages) => {
+                offline_reply(&ChatRequest::new(messages).with_tools(request.tools.clone()))
+            }
+        };
         let state = Playback {
             events: reply.into_events(),
             cancel,
@@ -543,6 +551,28 @@ mod tests {
             .collect();
         assert!(texts.len() > 3, "several chunks: {texts:?}");
         assert_eq!(texts.concat(), reply.text);
+    }
+
+    #[tokio::test]
+    async fn an_image_only_message_is_answered_as_its_placeholder_line() {
+        let image: dsh_store::ContentBlock = serde_json::from_value(serde_json::json!({
+            "type": "image", "attachment": {"mediaType": "image/png", "width": 2, "height": 3}
+        }))
+        .unwrap();
+        let req = ChatRequest::new(vec![Message::new(
+            Role::User,
+            vec![image],
+            dsh_store::Source::user(),
+        )]);
+        let text: String = collect(&OfflineProvider::new(), req)
+            .await
+            .into_iter()
+            .filter_map(|e| match e.unwrap() {
+                StreamEvent::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert!(text.contains("You said: \"[image PNG 2×3]"), "{text}");
     }
 
     #[test]

@@ -13,17 +13,21 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::provider::ToolSpec;
+use super::text_only_images::images_as_text;
 use dsh_store::tool_round::{ToolCallBlock, ToolResultBlock};
 use dsh_store::{ContentBlock, Message, Role};
 
 /// What an empty tool result says on the wire (servers refuse empty content).
 const NO_OUTPUT: &str = "(no output)";
 
-/// The body of a streamed request for `model`. Text blocks are joined with `\n`; reasoning
+/// The body of a streamed request for `model`. Text blocks are joined with `\n`, an image
+/// given as its placeholder line ([`images_as_text`]: only text is sent); reasoning
 /// is sent back only with the tool calls of its reply (`reasoning_content`, as `DeepSeek`'s
 /// thinking mode requires for a tool round; servers that never stream reasoning never get
 /// it); other messages without text are left out.
 pub fn request_body(model: &str, messages: &[Message], tools: &[ToolSpec]) -> Vec<u8> {
+    let messages = images_as_text(messages);
+    let messages: &[Message] = &messages;
     let answered: HashSet<String> = messages
         .iter()
         .filter_map(ToolResultBlock::of)
