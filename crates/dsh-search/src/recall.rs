@@ -204,7 +204,8 @@ fn ascii_hits(folded: &str, clauses: &[Clause]) -> Vec<usize> {
 
 /// The best `limit` exchanges of a stream of a session's messages, in log order: each
 /// message is ranked as it comes; an exchange's partner is the message before (for an
-/// assistant reply) or after (for a user message).
+/// assistant reply) or after (for a user message); a question and its reply that both match
+/// are one exchange.
 struct Collector<'q> {
     query: &'q mut RecallQuery,
     limit: usize,
@@ -239,16 +240,28 @@ impl<'q> Collector<'q> {
             text: text.to_owned(),
             matched: false,
         };
+        // The exchange of a matched question this reply completes.
+        let mut completed = None;
         for i in std::mem::take(&mut self.waiting) {
             if let Some(exchange) = self.best.get_mut(i)
                 && role == TurnRole::Assistant
             {
                 exchange.messages.push(message());
+                completed = Some(i);
             }
         }
         let rank = self.query.rank(seq, text);
         if let Some(rank) = rank {
             self.matched += 1;
+            // A reply that matches too is part of its question's exchange, not a second
+            // exchange of the same two messages.
+            if let Some(exchange) = completed.and_then(|i| self.best.get_mut(i)) {
+                if let Some(reply) = exchange.messages.last_mut() {
+                    reply.matched = true;
+                }
+                exchange.rank = exchange.rank.max(rank);
+                return;
+            }
             let worst = self.best.iter().map(|e| e.rank).min();
             let enters = self.best.len() < self.limit || worst.is_some_and(|w| rank > w);
             if enters && self.limit > 0 {

@@ -82,13 +82,14 @@ fn the_first_message_of_a_long_session_is_found_by_index_and_log_alike() {
     )
     .unwrap();
     assert!(!from_log.from_index);
-    // Both messages match; the user's question with its reply, the reply with its question.
-    let want = vec![
-        (first, vec![(first, "user"), (reply, "assistant")]),
-        (reply, vec![(first, "user"), (reply, "assistant")]),
-    ];
+    // Both messages match: one exchange, the question with its reply, both marked (it was
+    // twice the same two messages).
+    let want = vec![(first, vec![(first, "user"), (reply, "assistant")])];
     assert_eq!(shape(&from_index), want);
     assert_eq!(shape(&from_log), want);
+    for found in [&from_index, &from_log] {
+        assert!(found.exchanges[0].messages.iter().all(|m| m.matched));
+    }
     assert_eq!((from_index.matched, from_log.matched), (2, 2));
     // Reasoning and tool results were never text to find.
     let none =
