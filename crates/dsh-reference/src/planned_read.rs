@@ -86,6 +86,31 @@ impl SessionReferences {
         })
     }
 
+    /// The plan `mentions` (with `files`) would get in `room`, for a preview: `None` when
+    /// every session keeps `max_reference_bytes` without reading any (no files, and `n`
+    /// sources at `max_reference_bytes` fit the share together, so the plan would lower
+    /// none), else the plan [`prepare_planned`](Self::prepare_planned) makes, refused as it
+    /// refuses.
+    pub async fn plan_for(
+        &self,
+        agent: &AgentRef,
+        mentions: &[Mentioned],
+        files: &[FileMention],
+        room: PlanRoom,
+        cancel: &CancellationToken,
+    ) -> Result<Option<BudgetPlan>, ReferenceError> {
+        let n = self.normalize(agent, mentions)?.len();
+        let share = budget_plan::share_bytes(room.left(0), self.config.share(), n);
+        if n == 0 || files.is_empty() && n.saturating_mul(self.config.max_reference_bytes) <= share
+        {
+            return Ok(None);
+        }
+        let prepared = self
+            .prepare_planned(agent, &[], mentions, files, Some(room), cancel)
+            .await?;
+        Ok(prepared.plan)
+    }
+
     /// Read and retain every source (in parallel), each within its budget: `budgets[i]`
     /// when given, else `max_reference_bytes`.
     async fn retain_all(

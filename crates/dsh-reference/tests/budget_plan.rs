@@ -212,3 +212,37 @@ async fn minimums_that_do_not_fit_are_refused_naming_the_plan() {
     let only = decode_snapshot(&one.context.unwrap().joined_text()).unwrap();
     assert!(only[0].serialized_bytes <= share_bytes(3_000, 0.5, 1));
 }
+
+#[tokio::test]
+async fn a_preview_s_plan_reads_nothing_when_every_source_keeps_its_maximum() {
+    let w = world();
+    let plan_for = |ids: &'static [&'static str], left: u64| {
+        let refs = w.refs.clone();
+        async move {
+            refs.plan_for(
+                &me(),
+                &mentions(ids),
+                &[],
+                room(left),
+                &CancellationToken::new(),
+            )
+            .await
+        }
+    };
+    // Three sources at 64 KiB fit 10 M tokens: no plan, and a session that is not there is
+    // not read to say so.
+    assert_eq!(
+        plan_for(&["a", "b", "ghost"], 10_000_000).await.unwrap(),
+        None
+    );
+    // A tight window: the plan prepare would make, the same budgets.
+    let plan = plan_for(&["a", "b", "c"], 40_000).await.unwrap().unwrap();
+    let prepared = prepare(&w, &["a", "b", "c"], Some(room(40_000)))
+        .await
+        .unwrap();
+    assert!(plan.lowered());
+    assert_eq!(Some(plan), prepared.plan);
+    // Refused as prepare refuses.
+    let err = plan_for(&["a", "b"], 1_000).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::BudgetExceeded);
+}

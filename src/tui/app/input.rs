@@ -561,7 +561,16 @@ impl App {
                     return None;
                 }
                 let row = self.composer.input.results()?.selected()?;
-                (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
+                let draft = self.composer.input.draft();
+                // The plan the session would get among the draft's references.
+                let room = self.session.agent.plan_room(&draft);
+                (row.key() == key).then(|| {
+                    PreviewRequest::for_row(&key, row.label()).with_plan(
+                        self.session.agent_ref(),
+                        &draft,
+                        room,
+                    )
+                })
             }),
         };
         if let Some(request) = wanted {

@@ -1450,8 +1450,10 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
             request: crate::tui::preview::PreviewRequest {
                 session_id: "s-old".into(),
                 label: "Stale answer".into(),
+                plan: None,
             },
             result: Err(dsh_reference::ReferenceError::cancelled()),
+            plan: None,
         },
     ));
     assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
