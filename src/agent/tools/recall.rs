@@ -215,3 +215,92 @@ fn view_of(
         exchanges,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    /// The code a call is answered with before any search (`None`: it searches).
+    fn refused(calls: usize, arguments: Value) -> Option<&'static str> {
+        let turn = TurnTools {
+            references: vec![
+                super::super::TurnReference {
+                    session_id: "a".into(),
+                    label: "A".into(),
+                },
+                super::super::TurnReference {
+                    session_id: "b".into(),
+                    label: "B".into(),
+                },
+            ],
+            calls,
+        };
+        let Value::Object(arguments) = arguments else {
+            return Some("not an object");
+        };
+        match check_call(&arguments, &turn) {
+            Ok((reference, target, query)) => {
+                assert_eq!(
+                    (target.session_id.as_str(), query.as_str()),
+                    (if reference == 1 { "a" } else { "b" }, "login")
+                );
+                None
+            }
+            Err(outcome) => {
+                assert!(outcome.is_error);
+                outcome.code
+            }
+        }
+    }
+
+    #[test]
+    fn calls_over_the_turn_s_limit_or_with_a_bad_ref_or_query_are_error_results() {
+        let long = "x".repeat(MAX_QUERY_BYTES + 1);
+        let last = MAX_CALLS_PER_TURN - 1;
+        let cases = [
+            (0, json!({"ref": 1, "query": "login"}), None),
+            (last, json!({"ref": 2, "query": " login "}), None),
+            (
+                MAX_CALLS_PER_TURN,
+                json!({"ref": 1, "query": "login"}),
+                Some(RECALL_LIMIT),
+            ),
+            (
+                0,
+                json!({"ref": 3, "query": "login"}),
+                Some(RECALL_INVALID_REFERENCE),
+            ),
+            (
+                0,
+                json!({"ref": 0, "query": "login"}),
+                Some(RECALL_INVALID_REFERENCE),
+            ),
+            (
+                0,
+                json!({"ref": "1", "query": "login"}),
+                Some(RECALL_INVALID_REFERENCE),
+            ),
+            (0, json!({"query": "login"}), Some(RECALL_INVALID_REFERENCE)),
+            (
+                0,
+                json!({"ref": 1, "query": "  "}),
+                Some(RECALL_INVALID_QUERY),
+            ),
+            (0, json!({"ref": 1, "query": 7}), Some(RECALL_INVALID_QUERY)),
+            (
+                0,
+                json!({"ref": 1, "query": long}),
+                Some(RECALL_INVALID_QUERY),
+            ),
+        ];
+        for (calls, arguments, want) in cases {
+            assert_eq!(
+                refused(calls, arguments.clone()),
+                want,
+                "{calls} {arguments}"
+            );
+        }
+    }
+}
