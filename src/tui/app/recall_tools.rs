@@ -102,3 +102,60 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::transcript::HistoryCell;
+    use dsh_store::{Event, EventData, Message, SurfaceOp};
+
+    fn notices(chat: &ChatView) -> Vec<String> {
+        chat.transcript()
+            .cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn focus(seq: u64, recalled: Option<&str>) -> Focus {
+        Focus {
+            seq,
+            label: "Kafka\u{1b}[2J plan".into(),
+            recalled: recalled.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_cited_message_is_focused_else_shown_from_the_search_or_said_missing() {
+        let mut chat = ChatView::default();
+        chat.transcript_mut().apply(&Event {
+            seq: 7,
+            time: 0,
+            surface_op: Some(SurfaceOp::Append),
+            data: EventData::UserMessage(Message::user_text("we chose kafka")),
+            source_event_seqs: None,
+        });
+        focus(7, None).apply(&mut chat);
+        assert!(notices(&chat).is_empty());
+        // Replaced by a compaction: what the search returned, controls made visible.
+        focus(3, Some("we chose\u{7} redis first")).apply(&mut chat);
+        // A seq the session never had.
+        focus(99, None).apply(&mut chat);
+        let said = notices(&chat);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].contains("message #3 of Kafka")
+                && said[0].contains("a compaction replaced it")
+                && said[0].contains("redis first"),
+            "{said:?}"
+        );
+        assert!(said[1].contains("has no message #99"), "{said:?}");
+        assert!(
+            said.iter()
+                .all(|s| !s.contains('\u{1b}') && !s.contains('\u{7}'))
+        );
+    }
+}
