@@ -43,6 +43,19 @@ pub(super) struct Harness {
     pub(super) app: App,
 }
 
+/// A `session/title` event of `title`, set by the user.
+pub(super) fn title_event(title: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(TitleData {
+        title: title.to_owned(),
+        message_seqs: vec![],
+        source: TitleSource {
+            kind: "user".into(),
+            extra: serde_json::Map::new(),
+        },
+        extra: serde_json::Map::new(),
+    }))
+}
+
 pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
     let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
     let mut writer = store.open_writer(id, Some(header)).unwrap();
@@ -65,15 +78,7 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
                     usage: None,
                     extra: serde_json::Map::new(),
                 }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.to_owned(),
-                    message_seqs: vec![],
-                    source: TitleSource {
-                        kind: "user".into(),
-                        extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
+                title_event(title),
             ],
         ))
         .unwrap();
@@ -1864,15 +1869,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
                 }
             })
             .collect();
-        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
-            title: "Long design thread".into(),
-            message_seqs: vec![],
-            source: TitleSource {
-                kind: "user".into(),
-                extra: serde_json::Map::new(),
-            },
-            extra: serde_json::Map::new(),
-        })));
+        events.push(title_event("Long design thread"));
         writer
             .append(dsh_store::layout::in_turns(1, events))
             .unwrap();

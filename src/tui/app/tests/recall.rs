@@ -73,7 +73,6 @@ async fn a_recall_is_one_row_its_citation_a_link_that_opens_the_cited_message() 
 
 /// A session `id` titled `title` of `n` exchanges of about 600-byte messages.
 fn seed_long(store: &SessionStore, id: &str, title: &str, n: u64) {
-    use dsh_store::event::{TitleData, TitleSource};
     use dsh_store::{ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, Source};
     let header = SessionHeader::new(id, 1_700_000_000_000, Some(super::super::tests::CWD.into()));
     let mut writer = store.open_writer(id, Some(header)).unwrap();
@@ -95,15 +94,7 @@ fn seed_long(store: &SessionStore, id: &str, title: &str, n: u64) {
             extra: serde_json::Map::new(),
         }));
     }
-    events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
-        title: title.to_owned(),
-        message_seqs: vec![],
-        source: TitleSource {
-            kind: "user".into(),
-            extra: serde_json::Map::new(),
-        },
-        extra: serde_json::Map::new(),
-    })));
+    events.push(super::super::tests::title_event(title));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
