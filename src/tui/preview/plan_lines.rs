@@ -66,12 +66,12 @@ pub fn plan_lines(
     plan: &Result<Option<BudgetPlan>, ReferenceError>,
 ) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let dim = Style::new().fg(Color::DarkGray);
+    // Short enough for a narrow preview pane: the lines are not wrapped.
     let with = match request.others() {
         0 => String::new(),
-        1 => " with 1 other reference".to_owned(),
-        n => format!(" with {n} other references"),
+        n => format!(" ({} references)", n + 1),
     };
-    let fits = || Line::styled(format!("plan{with}: fits the window"), dim);
+    let fits = || Line::styled(format!("plan: fits the window{with}"), dim);
     match plan {
         Ok(None) if request.others() == 0 => (Vec::new(), Vec::new()),
         Ok(None) => (vec![fits()], Vec::new()),
@@ -86,7 +86,7 @@ pub fn plan_lines(
                     let yellow = Style::new().fg(Color::Yellow);
                     let lines = vec![
                         Line::styled(
-                            format!("plan{with}: budget lowered to {} KiB", kib(s.budget_bytes)),
+                            format!("plan: lowered to {} KiB{with}", kib(s.budget_bytes)),
                             yellow,
                         ),
                         Line::styled(
@@ -108,7 +108,7 @@ pub fn plan_lines(
             let red = Style::new().fg(Color::Red);
             (
                 vec![
-                    Line::styled(format!("plan{with}: sending would fail"), red),
+                    Line::styled(format!("plan: sending would fail{with}"), red),
                     Line::styled(e.code.as_str(), red),
                 ],
                 visible_controls(&e.message)
@@ -185,7 +185,7 @@ mod tests {
         let two = request(&format!("{} @", format_mention("a", None)));
         assert_eq!(
             text(&plan_lines(&two, "c", &Ok(None)).0),
-            ["plan with 1 other reference: fits the window"]
+            ["plan: fits the window (2 references)"]
         );
         let plan = BudgetPlan {
             share_bytes: 40_000,
@@ -195,13 +195,13 @@ mod tests {
         assert_eq!(
             text(&plan_lines(&two, "c", &Ok(Some(plan.clone()))).0),
             [
-                "plan with 1 other reference: budget lowered to 21 KiB",
+                "plan: lowered to 21 KiB (2 references)",
                 "12 kept · 88 omitted · ≈7 004 tokens"
             ]
         );
         assert_eq!(
             text(&plan_lines(&two, "a", &Ok(Some(plan))).0),
-            ["plan with 1 other reference: fits the window"]
+            ["plan: fits the window (2 references)"]
         );
         let refused =
             ReferenceError::new(ErrorCode::BudgetExceeded, "A needs 9 bytes\nthe share is 3");
@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(
             text(&lines),
             [
-                "plan with 1 other reference: sending would fail",
+                "plan: sending would fail (2 references)",
                 "SESSION_REFERENCE_BUDGET_EXCEEDED"
             ]
         );

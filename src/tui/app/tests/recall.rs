@@ -146,7 +146,7 @@ async fn the_preview_shows_the_plan_the_session_gets_among_the_draft_s_reference
     let _ = app.composer.input.set_draft(&draft);
     let shared = preview_of(&mut app, "@Second long").await;
     assert!(
-        shared.contains("plan with 1 other reference: budget lowered to"),
+        shared.contains("plan: lowered to") && shared.contains("(2 references)"),
         "{shared}"
     );
     assert!(shared.contains("omitted"), "{shared}");
