@@ -47,6 +47,7 @@ impl PreviewRequest {
 
     /// This request with the plan the session would get added to `draft` (of session
     /// `agent`, which has `room` left for it).
+    #[must_use]
     pub fn with_plan(mut self, agent: AgentRef, draft: &str, room: PlanRoom) -> Self {
         self.plan = Some(PlanRequest::new(
             agent,

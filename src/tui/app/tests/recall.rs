@@ -80,7 +80,7 @@ fn seed_long(store: &SessionStore, id: &str, title: &str, n: u64) {
     let mut events = Vec::new();
     for i in 0..n {
         events.push(NewEvent::appended(EventData::UserMessage(
-            Message::user_text(&format!("question {i} {filler}")),
+            Message::user_text(format!("question {i} {filler}")),
         )));
         events.push(NewEvent::appended(EventData::AssistantMessage {
             turn: i + 1,
