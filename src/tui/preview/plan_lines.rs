@@ -8,7 +8,9 @@ use ratatui::text::Line;
 
 use dsh_reference::budget_plan::{BudgetPlan, PlanRoom};
 use dsh_reference::file_mention::{FileMention, scan_file_mentions};
-use dsh_reference::{AgentRef, Mentioned, Reference, ReferenceError, kib, parse_message};
+use dsh_reference::{
+    AgentRef, ErrorCode, Mentioned, Reference, ReferenceError, kib, parse_message,
+};
 use ratatui_mention::visible_controls;
 
 use crate::tui::chrome::status_line::grouped_count;
@@ -52,9 +54,21 @@ impl PlanRequest {
         }
     }
 
-    /// The draft's references besides the selected session.
-    fn others(&self) -> usize {
-        self.mentions.len().saturating_sub(1)
+    /// The distinct references the message would carry (a session mentioned twice is one,
+    /// as prepare counts them).
+    fn references(&self) -> usize {
+        let key = |m: &Mentioned| match m {
+            Mentioned::Session(r) => (r.session_id.clone(), None),
+            Mentioned::Excerpt(e) => (e.range.session_id.clone(), Some(e.range.clone())),
+        };
+        let mut seen = Vec::new();
+        for m in &self.mentions {
+            let k = key(m);
+            if !seen.contains(&k) {
+                seen.push(k);
+            }
+        }
+        seen.len()
     }
 }
 
@@ -67,13 +81,13 @@ pub fn plan_lines(
 ) -> (Vec<Line<'static>>, Vec<Line<'static>>) {
     let dim = Style::new().fg(Color::DarkGray);
     // Short enough for a narrow preview pane: the lines are not wrapped.
-    let with = match request.others() {
-        0 => String::new(),
-        n => format!(" ({} references)", n + 1),
+    let with = match request.references() {
+        0 | 1 => String::new(),
+        n => format!(" ({n} references)"),
     };
     let fits = || Line::styled(format!("plan: fits the window{with}"), dim);
     match plan {
-        Ok(None) if request.others() == 0 => (Vec::new(), Vec::new()),
+        Ok(None) if request.references() <= 1 => (Vec::new(), Vec::new()),
         Ok(None) => (vec![fits()], Vec::new()),
         Ok(Some(plan)) => {
             let line = plan
@@ -104,7 +118,9 @@ pub fn plan_lines(
                 _ => (vec![fits()], Vec::new()),
             }
         }
-        Err(e) => {
+        // Only the plan's own refusal: the popup and the send say every other error (too
+        // many references, a session that cannot be read) in their own words.
+        Err(e) if e.code == ErrorCode::BudgetExceeded => {
             let red = Style::new().fg(Color::Red);
             (
                 vec![
@@ -117,6 +133,7 @@ pub fn plan_lines(
                     .collect(),
             )
         }
+        Err(_) => (Vec::new(), Vec::new()),
     }
 }
 
@@ -124,7 +141,7 @@ pub fn plan_lines(
 mod tests {
     use super::*;
     use dsh_reference::budget_plan::PlannedSource;
-    use dsh_reference::{ErrorCode, format_mention};
+    use dsh_reference::format_mention;
     use pretty_assertions::assert_eq;
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
@@ -175,7 +192,10 @@ mod tests {
             .collect();
         assert_eq!(ids, ["a", "b", "c"]);
         assert_eq!(r.files.len(), 1);
-        assert_eq!(r.others(), 2);
+        assert_eq!(r.references(), 3);
+        // A session already in the draft is one reference.
+        let again = request(&format!("{} @", format_mention("c", Some("C"))));
+        assert_eq!(again.references(), 1);
     }
 
     #[test]
@@ -214,5 +234,11 @@ mod tests {
             ]
         );
         assert_eq!(text(&body), ["A needs 9 bytes", "the share is 3"]);
+        // Other errors are the popup's and the send's to say.
+        let too_many = ReferenceError::new(ErrorCode::TooMany, "at most 3");
+        assert_eq!(
+            plan_lines(&two, "c", &Err(too_many)),
+            (Vec::new(), Vec::new())
+        );
     }
 }
