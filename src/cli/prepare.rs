@@ -12,7 +12,7 @@ use dsh_reference::file_context::decode_file_source;
 use dsh_reference::file_mention::scan_file_mentions;
 use dsh_reference::{Prepared, parse_message};
 use dsh_store::{ContentBlock, Message};
-use ratatui_mention::{visible_controls, visible_controls_line};
+use term_text::{visible_controls, visible_controls_line};
 
 use super::output::write_stdout;
 use super::reference_service::{Service, block_on, open_service, target_agent};

@@ -27,7 +27,7 @@ use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
 use dsh_store::tool_round::ToolResultBlock;
 use dsh_store::{EventData, SessionHeader};
-use ratatui_mention::{visible_controls, visible_controls_line};
+use term_text::{visible_controls, visible_controls_line};
 
 use super::foreign_sources::read_only_refusal;
 use super::json_escape::escape_json_controls;

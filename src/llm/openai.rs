@@ -21,7 +21,7 @@ use super::error::LlmError;
 use super::openai_body::request_body;
 use super::provider::{ChatRequest, Provider, StreamEvent, ToolCallDelta, Usage};
 use super::sse::{DEFAULT_MAX_LINE_BYTES, SseItem, SseParser};
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// The provider name.
 pub const OPENAI_NAME: &str = "openai";

@@ -8,12 +8,13 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::error::{ErrorCode, ReferenceError};
-use super::excerpt_read::ExcerptWindow;
+use super::excerpt_window::ExcerptWindow;
 use super::json_text::{
     Escaping, decimal_len, escaped_len, item_len, source_fixed_len, tag_safe_len,
 };
 use super::projection::{ConversationItem, TurnRole};
 use super::redact::Redactions;
+pub use super::source_data::{ConversationTurn, SourceData};
 use dsh_store::TextMeasure;
 
 /// The fixed fields of a source object.
@@ -23,23 +24,6 @@ pub struct SourceHeader {
     pub label: String,
     pub cwd: Option<String>,
     pub captured_through_seq: Option<u64>,
-}
-
-/// One `{role, text}` entry of a retained conversation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConversationTurn {
-    pub role: TurnRole,
-    pub text: String,
-}
-
-/// The source object `{sessionId, label, cwd, capturedThroughSeq, conversation}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceData {
-    pub session_id: String,
-    pub label: String,
-    pub cwd: Option<String>,
-    pub captured_through_seq: Option<u64>,
-    pub conversation: Vec<ConversationTurn>,
 }
 
 /// What retention did to one source.

@@ -10,7 +10,7 @@ use crate::agent::tools::recall::RecallTool;
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
 use dsh_store::SessionQuery;
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 
 impl App {
     /// Offer `search_references` to the open session's agent (again after the sources or

@@ -43,19 +43,6 @@ pub(super) struct Harness {
     pub(super) app: App,
 }
 
-/// A `session/title` event of `title`, set by the user.
-pub(super) fn title_event(title: &str) -> NewEvent {
-    NewEvent::plain(EventData::SessionTitle(TitleData {
-        title: title.to_owned(),
-        message_seqs: vec![],
-        source: TitleSource {
-            kind: "user".into(),
-            extra: serde_json::Map::new(),
-        },
-        extra: serde_json::Map::new(),
-    }))
-}
-
 pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
     let header = SessionHeader::new(id, 1_700_000_000_000, Some(CWD.to_owned()));
     let mut writer = store.open_writer(id, Some(header)).unwrap();
@@ -78,10 +65,23 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
                     usage: None,
                     extra: serde_json::Map::new(),
                 }),
-                title_event(title),
+                user_title(title),
             ],
         ))
         .unwrap();
+}
+
+/// A `session/title` event setting `title` as a person would (`/title`).
+pub(super) fn user_title(title: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(TitleData {
+        title: title.to_owned(),
+        message_seqs: vec![],
+        source: TitleSource {
+            kind: "user".into(),
+            extra: serde_json::Map::new(),
+        },
+        extra: serde_json::Map::new(),
+    }))
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
@@ -705,14 +705,17 @@ pub(super) async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
 #[tokio::test]
 async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     let mut h = harness(true).await;
+    // Issue 32 item 8: a name no session has opens the picker filtered by it.
     type_text(&mut h.app, "/resume nope");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
-    let notices_now = notices(&h.app);
-    assert!(
-        notices_now[0].starts_with("cannot open session nope: "),
-        "{notices_now:?}"
-    );
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.picker.filter() == "nope")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.picker.is_none());
     assert_eq!(h.app.session_id(), "s-test");
 
     type_text(&mut h.app, "/resume s-alpha");
@@ -1613,7 +1616,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> ConversationHit {
             created_at: 0,
         },
         snippet: Some(ratatui_mention::ItemSnippet {
-            role: "user".into(),
+            lead: "user: ".into(),
             text: text.into(),
             highlights: Vec::new(),
         }),
@@ -1660,7 +1663,7 @@ fn picker_lists(app: &App, id: &str) -> bool {
         let results = p.picker.results();
         results.rows().iter().any(|r| r.key() == id)
             || results
-                .hits()
+                .late_section()
                 .is_some_and(|h| h.rows.iter().any(|r| r.key() == id))
     })
 }
@@ -1698,7 +1701,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()))
     })
     .await;
     let title = h
@@ -1706,7 +1709,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         .composer
         .input
         .results()
-        .and_then(|p| p.hits().map(|h| h.title.clone()));
+        .and_then(|p| p.late_section().map(|h| h.title.clone()));
     assert_eq!(
         title.as_deref(),
         Some("in conversations · best 20, type more to narrow")
@@ -1814,7 +1817,7 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
     })
     .await;
     let shown = format!("{}", screen(&mut h.app, 100, 30).backend());
@@ -1869,7 +1872,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
                 }
             })
             .collect();
-        events.push(title_event("Long design thread"));
+        events.push(user_title("Long design thread"));
         writer
             .append(dsh_store::layout::in_turns(1, events))
             .unwrap();
@@ -2047,7 +2050,14 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     let mut h = harness(true).await;
     type_text(&mut h.app, "@alph");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    let waiting_for = h.app.candidates.wait.query().expect("Enter waits");
+    assert!(h.app.composer.input.is_waiting(), "Enter waits");
+    let waiting_for = h
+        .app
+        .composer
+        .input
+        .results()
+        .expect("popup open")
+        .query_id();
     // The source never answers: its answers are swallowed here.
     tokio::time::timeout(Duration::from_secs(20), async {
         loop {

@@ -5,6 +5,7 @@
 pub mod candidates;
 pub mod chip_hints;
 pub mod draft_limits;
+pub mod dsh_syntax;
 pub mod file_section;
 pub mod history_file;
 pub mod listed_page;
@@ -12,9 +13,6 @@ pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;
 pub mod usage;
-
-#[cfg(test)]
-mod mention_agreement_tests;
 
 use std::path::Path;
 
@@ -90,9 +88,10 @@ impl Composer {
         }
     }
 
-    /// Records a sent input: Up history now, and the history file for later runs.
+    /// Takes a sent input: Up history now (the draft cleared if it still is that text), and
+    /// the history file for later runs.
     pub fn remember_sent(&mut self, text: &str, chat: &mut ChatView) {
-        self.input.push_history(text);
+        self.input.take_submit(text);
         let Some(file) = self.history_file.as_mut() else {
             return;
         };

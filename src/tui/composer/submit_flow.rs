@@ -196,7 +196,8 @@ impl SubmitFlow {
 
     /// The answer to preparation `prepare_id`: dispatch it, or give the text back with the
     /// error. Answers of cancelled or superseded preparations are dropped. Returns the
-    /// draft as typed when it was sent (the app records it in the input history).
+    /// draft as typed when it was sent (the app takes it from the composer: input history,
+    /// the draft cleared if unchanged).
     pub fn on_prepared(
         &mut self,
         prepare_id: u64,
@@ -209,7 +210,6 @@ impl SubmitFlow {
         let pending = self.preparing.take()?;
         match result {
             Ok(submission) => {
-                cx.input.clear_if_unchanged(&pending.original);
                 cx.chat.scroll_to_bottom();
                 self.unlogged
                     .push((submission.message.id.clone(), pending.original.clone()));

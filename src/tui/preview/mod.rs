@@ -14,12 +14,14 @@ use tokio_util::sync::CancellationToken;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::request_slot::{Policy, RequestSlot};
+use crate::tui::search::conversation_hits::snippet_role;
 use dsh_reference::budget_plan::{BudgetPlan, PlanRoom};
 use dsh_reference::{
     AgentRef, PreviewTurn, ReferenceError, ReferenceEstimate, SessionReferences, TurnRole,
     neutral_label,
 };
-use ratatui_mention::{ItemPreview, ItemSnippet, visible_controls, visible_controls_line};
+use ratatui_mention::{ItemPreview, ItemSnippet};
+use term_text::{visible_controls, visible_controls_line};
 
 pub use plan_lines::{PlanRequest, plan_lines};
 
@@ -206,7 +208,7 @@ fn scrolled_to_match(estimate: &ReferenceEstimate, snippet: &ItemSnippet) -> Vec
         let mut body = turn_lines(&estimate.recent);
         body.push(Line::styled("▼ the matching message (older):", dim));
         body.push(Line::styled(
-            snippet.role.clone(),
+            snippet_role(snippet).to_owned(),
             Style::new().add_modifier(Modifier::BOLD),
         ));
         body.push(Line::raw(visible_controls_line(&snippet.text).into_owned()));
@@ -387,7 +389,7 @@ mod tests {
 
     fn snippet(text: &str) -> ItemSnippet {
         ItemSnippet {
-            role: "user".into(),
+            lead: "user: ".into(),
             text: text.into(),
             highlights: Vec::new(),
         }

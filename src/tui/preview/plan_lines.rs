@@ -11,7 +11,7 @@ use dsh_reference::file_mention::{FileMention, scan_file_mentions};
 use dsh_reference::{
     AgentRef, ErrorCode, Mentioned, Reference, ReferenceError, kib, parse_message,
 };
-use ratatui_mention::visible_controls;
+use term_text::visible_controls;
 
 use crate::tui::chrome::status_line::grouped_count;
 

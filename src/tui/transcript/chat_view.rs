@@ -415,7 +415,7 @@ impl ChatView {
                 OlderState::Failed(why) => Some(Line::styled(
                     format!(
                         "⋯ earlier entries could not be read: {}",
-                        ratatui_mention::visible_controls_line(why)
+                        term_text::visible_controls_line(why)
                     ),
                     dim,
                 )),

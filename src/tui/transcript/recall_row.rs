@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui_mention::{visible_controls, visible_controls_line};
+use term_text::{visible_controls, visible_controls_line};
 
 use super::RenderOptions;
 use dsh_reference::citation::find_citations;

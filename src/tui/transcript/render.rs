@@ -14,8 +14,8 @@ use crate::tui::text_width::display_width;
 use dsh_foreign::Origin;
 use dsh_reference::file_context::FileEntry;
 use dsh_reference::{ReferenceEntry, SnapshotSource};
-use ratatui_mention::{visible_controls, visible_controls_line};
-use ratatui_mention::{wrap_line_hanging, wrap_lines};
+use term_text::{visible_controls, visible_controls_line};
+use term_text::{wrap_line_hanging, wrap_lines};
 
 /// Lines of a tool result shown before it collapses.
 pub const TOOL_LINES: usize = 3;

@@ -94,7 +94,7 @@ fn seed_long(store: &SessionStore, id: &str, title: &str, n: u64) {
             extra: serde_json::Map::new(),
         }));
     }
-    events.push(super::super::tests::title_event(title));
+    events.push(super::super::tests::user_title(title));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
