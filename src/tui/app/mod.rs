@@ -14,6 +14,7 @@ pub mod keys;
 mod layout;
 mod mouse;
 mod read_only;
+mod recall_tools;
 mod render;
 mod routing;
 
@@ -280,6 +281,7 @@ impl App {
             foreign,
             self.tx.clone(),
         ));
+        self.offer_recall();
     }
 
     /// The full-text index, once open (for the `@` popup and the resume picker).
@@ -307,6 +309,7 @@ impl App {
                 warnings.join("\n"),
             );
         }
+        self.offer_recall();
     }
 
     /// Where each session comes from (its badge), as the sources list it; owning, so the
