@@ -1143,7 +1143,11 @@ async fn up_after_resume_walks_both_windows_and_the_session_by_time() {
         "Why does login fail?",
         "Why does login fail?",
     ];
-    assert_eq!(walk(&mut one.app, 7), newest_first, "then stays at the oldest");
+    assert_eq!(
+        walk(&mut one.app, 7),
+        newest_first,
+        "then stays at the oldest"
+    );
     one.app.handle_terminal_event(ctrl('u'));
     // Window two sends meanwhile; Up in window one begins with it.
     send_and_expect(&mut two, "later from two", "later from two").await;

@@ -421,7 +421,10 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn entries(file: &HistoryFile) -> Vec<&str> {
-        file.timed_entries().iter().map(|e| e.text.as_str()).collect()
+        file.timed_entries()
+            .iter()
+            .map(|e| e.text.as_str())
+            .collect()
     }
 
     fn gained_texts(gained: Vec<HistoryEntry>) -> Vec<String> {
@@ -482,7 +485,10 @@ mod tests {
         let path = dir.path().join("input-history.jsonl");
         let mut one = HistoryFile::load(&path, 50).unwrap();
         let mut two = HistoryFile::load(&path, 50).unwrap();
-        assert_eq!(gained_texts(one.record("one: first", 100).unwrap()), ["one: first"]);
+        assert_eq!(
+            gained_texts(one.record("one: first", 100).unwrap()),
+            ["one: first"]
+        );
         assert_eq!(
             gained_texts(two.record("two: first", 200).unwrap()),
             ["one: first", "two: first"],

@@ -144,7 +144,10 @@ impl UpHistory {
         }
         let want = as_pushed(want);
         let appends = current.len() <= want.len()
-            && current.iter().zip(&want).all(|(now, (text, _))| now == text);
+            && current
+                .iter()
+                .zip(&want)
+                .all(|(now, (text, _))| now == text);
         if !appends {
             input.clear_history();
         }
@@ -215,10 +218,7 @@ mod tests {
             "Up recalls /resume, then the other session's input, then this one's newest"
         );
         // Capped to the newest.
-        assert_eq!(
-            merged(&history, &session, 2),
-            ["why is ci red?", "/resume"]
-        );
+        assert_eq!(merged(&history, &session, 2), ["why is ci red?", "/resume"]);
         // The same text typed again later is a new input; one logged long after its
         // typing is another input too.
         let again = entries(&[("continue", 0), ("continue", 30 * min)]);
