@@ -1097,6 +1097,16 @@ async fn a_resumed_sessions_own_messages_are_in_up_history() {
     );
 }
 
+/// Types `line` (a `/resume`) and waits until session `id` is open and its transcript read.
+async fn resume(h: &mut Harness, line: &str, id: &str) {
+    type_text(&mut h.app, line);
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == id && !app.transcript_loading()
+    })
+    .await;
+}
+
 /// Issue 32 item 10: after `/resume`, Up recalls every window's inputs and the resumed
 /// session's own messages newest typed first (the history file's merged order), a message
 /// sent to it from this window once; resuming it again adds nothing twice.
@@ -1108,14 +1118,6 @@ async fn up_after_resume_walks_both_windows_and_the_session_by_time() {
     let mut two = harness(true).await;
     one.app.use_history_file(&path, 50);
     two.app.use_history_file(&path, 50);
-    async fn resume(h: &mut Harness, line: &str, id: &str) {
-        type_text(&mut h.app, line);
-        h.app.handle_terminal_event(key(KeyCode::Enter));
-        pump_until(&mut h.app, |app| {
-            app.session_id() == id && !app.transcript_loading()
-        })
-        .await;
-    }
     resume(&mut one, "/resume s-alpha", "s-alpha").await;
     send_and_expect(&mut one, "to alpha", "to alpha").await;
     type_text(&mut one.app, "/new");

@@ -246,10 +246,13 @@ mod tests {
         );
     }
 
+    /// The widget's entries, and what of them `shown` lacks (with the times they get).
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, i64)]);
+
     #[test]
     fn entries_the_widget_pushed_itself_are_found_in_their_place() {
         let shown = entries(&[("a", 10), ("b", 20), ("c", 30)]);
-        let cases: &[(&[&str], &[(&str, i64)])] = &[
+        let cases: &[Case] = &[
             (&["a", "b", "c"], &[]),
             (&[], &[]),
             // A draft cleared to history after c, another after a.
