@@ -1097,6 +1097,21 @@ async fn a_resumed_sessions_own_messages_are_in_up_history() {
     );
 }
 
+/// The input history file of the windows in `dir`.
+fn history_path(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    dir.path().join("data").join("input-history.jsonl")
+}
+
+/// Two app windows sharing one input history file (in the directory returned).
+async fn two_windows() -> (tempfile::TempDir, Harness, Harness) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut one = harness(true).await;
+    let mut two = harness(true).await;
+    one.app.use_history_file(&history_path(&dir), 50);
+    two.app.use_history_file(&history_path(&dir), 50);
+    (dir, one, two)
+}
+
 /// Types `line` (a `/resume`) and waits until session `id` is open and its transcript read.
 async fn resume(h: &mut Harness, line: &str, id: &str) {
     type_text(&mut h.app, line);
@@ -1112,12 +1127,7 @@ async fn resume(h: &mut Harness, line: &str, id: &str) {
 /// sent to it from this window once; resuming it again adds nothing twice.
 #[tokio::test]
 async fn up_after_resume_walks_both_windows_and_the_session_by_time() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("data").join("input-history.jsonl");
-    let mut one = harness(true).await;
-    let mut two = harness(true).await;
-    one.app.use_history_file(&path, 50);
-    two.app.use_history_file(&path, 50);
+    let (_dir, mut one, mut two) = two_windows().await;
     resume(&mut one, "/resume s-alpha", "s-alpha").await;
     send_and_expect(&mut one, "to alpha", "to alpha").await;
     type_text(&mut one.app, "/new");
@@ -1192,12 +1202,7 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
 /// window reads them in the order they were typed.
 #[tokio::test]
 async fn two_windows_sending_in_turn_share_their_input_history() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("data").join("input-history.jsonl");
-    let mut one = harness(true).await;
-    let mut two = harness(true).await;
-    one.app.use_history_file(&path, 50);
-    two.app.use_history_file(&path, 50);
+    let (dir, mut one, mut two) = two_windows().await;
     send_and_expect(&mut one, "one: first", "one: first").await;
     send_and_expect(&mut two, "two: first", "two: first").await;
     send_and_expect(&mut one, "one: second", "one: second").await;
@@ -1215,7 +1220,7 @@ async fn two_windows_sending_in_turn_share_their_input_history() {
     assert_eq!(walk(&mut one.app), newest_first);
     assert_eq!(walk(&mut two.app), newest_first);
     let mut three = harness(true).await;
-    three.app.use_history_file(&path, 50);
+    three.app.use_history_file(&history_path(&dir), 50);
     assert_eq!(walk(&mut three.app), newest_first);
 }
 
