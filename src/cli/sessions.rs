@@ -45,13 +45,6 @@ pub fn run(ctx: &Context, args: &SessionsArgs) -> Result<(), CliError> {
     for warning in store.listing_warnings().into_iter().chain(foreign) {
         eprintln!("dsh-refs: warning: {}", visible_controls_line(&warning));
     }
-    // Every log's digest read on every core first (a first run reads every log whole).
-    let own: Vec<&str> = headers
-        .iter()
-        .filter(|h| sources.origin(&h.id) == Origin::Dsh)
-        .map(|h| h.id.as_str())
-        .collect();
-    store.prefetch_summaries(&own);
     let mut rows = Vec::with_capacity(headers.len());
     for header in headers.iter() {
         // A damaged log is listed with the title it had before the damage, and the damage

@@ -77,9 +77,6 @@ struct Inner {
     log_indexes: Mutex<Vec<(PathBuf, Stamp, Arc<LogIndex>)>>,
 }
 
-/// Fewer sessions than this are not worth threads for their digests.
-const PREFETCH_AT_LEAST: usize = 64;
-
 /// Logs whose line index is kept in memory.
 const LOG_INDEXES: usize = 8;
 
@@ -406,28 +403,6 @@ impl SessionStore {
                 std::thread::sleep(SWEEP_PAUSE);
             }
         }
-    }
-
-    /// Read the digests (latest title, activity, damage) of the logs of `ids` on every core
-    /// (at most four threads), so the summaries asked next
-    /// ([`read_summary`](SessionQuery::read_summary)) come from the cache: for a caller about
-    /// to ask for every session's summary, whose first run on a big store reads every log.
-    /// Errors are left for that ask to report; a small list is left to it altogether.
-    pub fn prefetch_summaries(&self, ids: &[&str]) {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-        if threads < 2 || ids.len() < PREFETCH_AT_LEAST {
-            return;
-        }
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| {
-                    while let Some(id) = ids.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        let _ = self.read_digest(id);
-                    }
-                });
-            }
-        });
     }
 
     /// Whether a session with this id has a log.
