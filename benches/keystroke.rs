@@ -40,7 +40,7 @@ use dsh_search::{Cancel, IndexOptions, SessionIndex};
 use dsh_store::SessionStore;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use ratatui_mention::{KeyMap, MentionInputState, OfferedRows, Outcome};
+use ratatui_mention::{KeyMap, MentionInputState, Outcome, Section};
 use tokio_util::sync::CancellationToken;
 
 fn key(c: char) -> KeyEvent {
@@ -353,9 +353,9 @@ fn preview_and_resume(c: &mut Criterion) {
             .search_cancellable(&text, HITS_LIMIT, &Cancel::new())
             .expect("search");
         let rows = popup_rows(&to_rows(hits, Some("sess-00001")), &pane.draft(), utc, true);
-        let _ = pane.set_hits(
+        let _ = pane.set_late_section(
             id,
-            OfferedRows {
+            Section {
                 title: section_title(true, None),
                 rows,
             },
@@ -374,7 +374,7 @@ fn preview_and_resume(c: &mut Criterion) {
     }
     assert!(
         pane.results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty())),
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty())),
         "conversation hits on show"
     );
     let mut typed = false;
@@ -443,9 +443,9 @@ fn preview_and_resume(c: &mut Criterion) {
                         let _ = pane.set_page(id, page);
                     }
                     let rows = popup_rows(hits, &pane.draft(), utc, true);
-                    let _ = pane.set_hits(
+                    let _ = pane.set_late_section(
                         id,
-                        OfferedRows {
+                        Section {
                             title: section_title(true, None),
                             rows,
                         },
@@ -466,10 +466,11 @@ fn preview_and_resume(c: &mut Criterion) {
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {
-            let (mut picker, _) = ResumePicker::open("sess-00001".into(), utc, KeyMap::default());
+            let open = ("sess-00001".into(), Some("/home/dev/project-1".into()));
+            let (mut picker, _) = ResumePicker::open(open, utc, KeyMap::default());
             let page = runtime.block_on(list_ordered(
                 &refs,
-                &ListingScope::All,
+                &ListingScope::Project(Some("/home/dev/project-1".into())),
                 "",
                 None,
                 &branches,

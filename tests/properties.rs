@@ -25,7 +25,7 @@ use dsh_store::{
     SessionStore, Source, SurfaceFolder, SurfaceOp, fold_surface,
 };
 use proptest::prelude::*;
-use ratatui_mention::{Mention, MentionInputState, find_mentions};
+use ratatui_mention::MentionInputState;
 use serde_json::{Map, Value};
 
 // ---------------------------------------------------------------------------------------
@@ -467,13 +467,21 @@ proptest! {
             // The token is whitespace-delimited (JavaScript's \s set).
             prop_assert!(!query.chars().any(dsh_reference::js_chars::is_js_whitespace));
         }
+        let config = composer_config(0);
         let mut last_end = 0;
-        for span in find_mentions(&text) {
+        for span in config.find_mentions(&text) {
             prop_assert!(span.range.start >= last_end && span.range.start < span.range.end);
             last_end = span.range.end;
             let mention = &text[span.range.clone()];
             prop_assert!(mention.starts_with("@[") && mention.ends_with(')'));
-            prop_assert_eq!(Mention::parse(mention), Ok(span.mention.clone()));
+            let alone = config.find_mentions(mention);
+            prop_assert_eq!(alone.len(), 1);
+            prop_assert_eq!(&alone[0].mention, &span.mention);
+            // What the composer writes for it reads back as the same mention.
+            let written = config.write_mention(&span.mention);
+            let again = config.find_mentions(&written);
+            prop_assert_eq!(again.len(), 1);
+            prop_assert_eq!(&again[0].mention, &span.mention);
         }
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::Origin;
 use dsh_reference::{Candidate, display_title, format_mention, mention_label};
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 
 use super::output::{local_time, write_stdout};
 use super::reference_service::{block_on, open_service, target_agent};

@@ -15,7 +15,7 @@ use crate::cli::json_escape::escape_json_controls;
 use dsh_store::log_check::{LogReport, NotLoadedLines};
 use dsh_store::not_loaded;
 use dsh_store::{DshVersion, QueryError, SessionQuery, SessionStore};
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 
 use super::output::write_stdout;
 use super::{CheckArgs, CliError, Context};

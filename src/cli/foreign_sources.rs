@@ -149,7 +149,7 @@ pub fn warn_about_sources(ctx: &Context) {
     for warning in source_warnings(ctx) {
         eprintln!(
             "dsh-refs: warning: {}",
-            ratatui_mention::visible_controls_line(&warning)
+            term_text::visible_controls_line(&warning)
         );
     }
 }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Serialized JSON with every DEL and C1 control and every invisible formatting character
-/// (one the terminal sanitizer, [`ratatui_mention::visible_controls_line`], shows escaped)
+/// (one the terminal sanitizer, [`term_text::visible_controls_line`], shows escaped)
 /// written as a `\uXXXX` escape.
 /// `serde_json` escapes only C0 controls, but a terminal may act on a raw U+009B (CSI);
 /// such characters can only occur inside string literals, so the escaped text parses back
@@ -33,7 +33,7 @@ pub fn escape_json_controls(json: &str) -> Cow<'_, str> {
 /// such as a bidi control, a zero-width character or U+2028/U+2029, or a control).
 fn shown_escaped(c: char) -> bool {
     matches!(
-        ratatui_mention::visible_controls_line(c.encode_utf8(&mut [0; 4])),
+        term_text::visible_controls_line(c.encode_utf8(&mut [0; 4])),
         Cow::Owned(_)
     )
 }

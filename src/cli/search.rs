@@ -12,8 +12,8 @@ use dsh_reference::{
     mention_label,
 };
 use dsh_search::{Cancel, IndexOptions, SearchError, SearchHit, SessionIndex, Snippet};
-use ratatui_mention::visible_controls_line;
 use serde_json::{Map, Value, json};
+use term_text::visible_controls_line;
 
 use super::error::CliError;
 use super::output::{local_time, write_stdout};

@@ -13,8 +13,8 @@ use crate::cli::json_escape::escape_json_controls;
 use dsh_foreign::{ForeignSource, Origin};
 use dsh_reference::{ReferenceConfig, display_title};
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore};
-use ratatui_mention::truncate_to_width;
-use ratatui_mention::visible_controls_line;
+use term_text::truncate_to_width;
+use term_text::visible_controls_line;
 
 use super::foreign_sources::open_sources;
 use super::output::{local_time, write_stdout};

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use dsh_foreign::ForeignSource;
 use dsh_store::SessionQuery;
-use ratatui_mention::visible_controls_line;
+use term_text::visible_controls_line;
 
 use super::config::SourceSetting;
 use super::foreign_sources::{configured_path_problem, foreign_sources, logs_dir, settings};

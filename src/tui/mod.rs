@@ -3,7 +3,6 @@
 //! the `/resume` picker, conversation search, previews, the open session, the transcript
 //! and the chrome around them. Each background concern runs through one [`request_slot`].
 
-pub mod answer_wait;
 pub mod app;
 pub mod chrome;
 pub mod composer;

@@ -8,32 +8,13 @@
 
 use super::error::ReferenceError;
 use super::excerpt_uri::ExcerptRange;
+pub use super::excerpt_window::ExcerptWindow;
 use super::projected_scan::{ProjectedScan, SeenProjected};
 use super::projection::{ConversationItem, project_event};
 use super::redact::Redactions;
 use super::retention::{RetainedSource, SourceHeader, retain_source};
 use super::source_read::redact_items;
 use dsh_store::SessionQuery;
-
-/// Where an excerpt's window lies in its session, as the reference entry records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExcerptWindow {
-    /// The seq the mention asked for.
-    pub seq: u64,
-    /// Messages asked for on each side.
-    pub before: u32,
-    pub after: u32,
-    /// The seq standing for it now: itself, or the checkpoint that replaced it.
-    pub match_seq: u64,
-    /// Seqs of the window's first and last message.
-    pub first_seq: u64,
-    pub last_seq: u64,
-    /// 1-based positions of the window's first and last message in the projected
-    /// conversation, and how many messages that conversation has.
-    pub first: usize,
-    pub last: usize,
-    pub of: usize,
-}
 
 /// The visitor of an excerpt scan: which seqs project, and what stands for the match.
 #[derive(Debug)]

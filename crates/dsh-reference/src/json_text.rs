@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use super::retention::SourceData;
+use super::source_data::SourceData;
 use dsh_store::TextMeasure;
 
 /// Whether `<` is escaped (`\u003c`) on top of plain `JSON.stringify` escaping.

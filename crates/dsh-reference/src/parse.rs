@@ -68,12 +68,100 @@ pub fn parse_message(text: &str) -> Result<ParsedText, ReferenceError> {
 /// The mention scanner behind [`parse_text`] and [`parse_message`]: `show` writes a
 /// mention's label into the readable text.
 fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, ReferenceError> {
-    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut references = Vec::new();
     let mut mentions = Vec::new();
     let mut spans = Vec::new();
     let mut copied = 0;
+    tokens(text, |token| {
+        let (label, target) = match token.kind {
+            TokenKind::Explicit { raw_label, uri } => {
+                (unescape_label(raw_label), decode_target(uri)?)
+            }
+            TokenKind::Bare { uri } => {
+                let target = decode_target(uri)?;
+                (target.session_id().to_owned(), target)
+            }
+        };
+        out.push_str(text.get(copied..token.range.start).unwrap_or_default());
+        out.push('@');
+        show(&label, &mut out);
+        match target {
+            Target::Session(session_id) => {
+                let reference = Reference {
+                    session_id,
+                    label: Some(label),
+                };
+                references.push(reference.clone());
+                mentions.push(Mentioned::Session(reference));
+            }
+            Target::Excerpt(range) => mentions.push(Mentioned::Excerpt(ExcerptReference {
+                range,
+                label: Some(label),
+            })),
+        }
+        copied = token.range.end;
+        spans.push(token.range);
+        Ok(())
+    })?;
+    out.push_str(text.get(copied..).unwrap_or_default());
+    Ok(ParsedText {
+        text: out,
+        references,
+        mentions,
+        spans,
+    })
+}
+
+/// An explicit mention `@[label](uri)` of a `dsh-session:` or `dsh-excerpt:` URI found in a
+/// text: where it is, its label with the escapes undone, and its URI as written (it may not
+/// decode: [`parse_text`] then refuses the text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExplicitMention {
+    /// Byte range of the whole `@[…](…)`.
+    pub range: std::ops::Range<usize>,
+    pub label: String,
+    pub uri: String,
+}
+
+/// Every explicit mention of `text`, leftmost first, as the scan of [`parse_text`] finds
+/// them (bare URIs are left out): what an editor shows as a mention.
+pub fn explicit_mentions(text: &str) -> Vec<ExplicitMention> {
+    let mut found = Vec::new();
+    let _ = tokens(text, |token| {
+        if let TokenKind::Explicit { raw_label, uri } = token.kind {
+            found.push(ExplicitMention {
+                range: token.range,
+                label: unescape_label(raw_label),
+                uri: uri.to_owned(),
+            });
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    found
+}
+
+/// One match of the scan.
+struct Token<'a> {
+    range: std::ops::Range<usize>,
+    kind: TokenKind<'a>,
+}
+
+enum TokenKind<'a> {
+    /// `@[label](uri)`, the label still escaped.
+    Explicit { raw_label: &'a str, uri: &'a str },
+    /// A bare `dsh-session:`/`dsh-excerpt:` URI.
+    Bare { uri: &'a str },
+}
+
+/// The scan itself: left to right, an explicit mention tried before a bare URI at each
+/// position; `found` is called for every match, in order, and may stop the scan with an
+/// error.
+fn tokens<'a, E>(
+    text: &'a str,
+    mut found: impl FnMut(Token<'a>) -> Result<(), E>,
+) -> Result<(), E> {
+    let bytes = text.as_bytes();
     let mut at = 0;
     // The label scanned by the last explicit attempt that did not match: `(start, end)`.
     // An `@[` whose label starts inside it scans to the same end and fails the same way
@@ -82,56 +170,37 @@ fn scan(text: &str, show: impl Fn(&str, &mut String)) -> Result<ParsedText, Refe
     let mut failed_label: Option<(usize, usize)> = None;
     while at < bytes.len() {
         // Matches only start at the ASCII bytes `@` or `d`, which are always char boundaries.
-        let found = match bytes.get(at) {
+        let token = match bytes.get(at) {
             Some(b'@') if failed_label.is_some_and(|(s, e)| s < at + 2 && at + 2 < e) => None,
             Some(b'@') => match match_explicit(text, at) {
-                Explicit::Matched(m) => {
-                    Some(decode_target(m.uri).map(|t| (unescape_label(m.raw_label), t, m.end)))
-                }
+                Explicit::Matched(m) => Some(Token {
+                    range: at..m.end,
+                    kind: TokenKind::Explicit {
+                        raw_label: m.raw_label,
+                        uri: m.uri,
+                    },
+                }),
                 Explicit::NoMatch { label: Some(span) } => {
                     failed_label = Some(span);
                     None
                 }
                 Explicit::NoMatch { label: None } => None,
             },
-            Some(b'd') => match_bare(text, at)
-                .map(|(uri, end)| decode_target(uri).map(|t| (t.session_id().to_owned(), t, end))),
+            Some(b'd') => match_bare(text, at).map(|(uri, end)| Token {
+                range: at..end,
+                kind: TokenKind::Bare { uri },
+            }),
             _ => None,
         };
-        match found {
-            Some(result) => {
-                let (label, target, end) = result?;
-                out.push_str(text.get(copied..at).unwrap_or_default());
-                out.push('@');
-                show(&label, &mut out);
-                match target {
-                    Target::Session(session_id) => {
-                        let reference = Reference {
-                            session_id,
-                            label: Some(label),
-                        };
-                        references.push(reference.clone());
-                        mentions.push(Mentioned::Session(reference));
-                    }
-                    Target::Excerpt(range) => mentions.push(Mentioned::Excerpt(ExcerptReference {
-                        range,
-                        label: Some(label),
-                    })),
-                }
-                spans.push(at..end);
-                copied = end;
-                at = end;
+        match token {
+            Some(token) => {
+                at = token.range.end;
+                found(token)?;
             }
             None => at += 1,
         }
     }
-    out.push_str(text.get(copied..).unwrap_or_default());
-    Ok(ParsedText {
-        text: out,
-        references,
-        mentions,
-        spans,
-    })
+    Ok(())
 }
 
 /// What a mention's URI names.
@@ -413,10 +482,38 @@ mod tests {
             0..40,
         )) {
             let text = parts.concat();
+            if let Ok(parsed) = parse_text(&text) {
+                let explicit: Vec<std::ops::Range<usize>> =
+                    explicit_mentions(&text).into_iter().map(|m| m.range).collect();
+                let at_signs: Vec<std::ops::Range<usize>> =
+                    parsed.spans.into_iter().filter(|s| text[s.clone()].starts_with('@')).collect();
+                proptest::prop_assert_eq!(explicit, at_signs, "{:?}", text);
+            }
             let fast = parse_text(&text).map(|p| (p.text, p.references)).map_err(|e| e.code);
             let slow = parse_without_skipping(&text).map(|p| (p.text, p.references));
             proptest::prop_assert_eq!(fast, slow, "{:?}", text);
         }
+    }
+
+    #[test]
+    fn explicit_mentions_are_the_explicit_matches_of_the_scan() {
+        let text = "x @[A\\]b](dsh-session:ImEi) dsh-session:ImEi @[c](dsh-excerpt:zz) \
+                    @[d](user:1) @[e](dsh-session:!) @[@[f](dsh-session:Ig)";
+        let found: Vec<(&str, String, String)> = explicit_mentions(text)
+            .into_iter()
+            .map(|m| (&text[m.range], m.label, m.uri))
+            .collect();
+        let want = [
+            ("@[A\\]b](dsh-session:ImEi)", "A]b", "dsh-session:ImEi"),
+            ("@[c](dsh-excerpt:zz)", "c", "dsh-excerpt:zz"),
+            ("@[e](dsh-session:!)", "e", "dsh-session:!"),
+            ("@[@[f](dsh-session:Ig)", "@[f", "dsh-session:Ig"),
+        ];
+        let want: Vec<(&str, String, String)> = want
+            .iter()
+            .map(|(m, l, u)| (*m, (*l).to_owned(), (*u).to_owned()))
+            .collect();
+        assert_eq!(found, want);
     }
 
     #[test]

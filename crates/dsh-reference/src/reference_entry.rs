@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::prompt::serialized_sources;
+use super::context_tags::serialized_sources;
 use dsh_store::Source;
 
 /// One `references[]` entry of a `session-reference` source (keys in wire order).

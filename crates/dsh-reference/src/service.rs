@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::try_join_all;
 use tokio_util::sync::CancellationToken;
 
+use super::budget_plan::BudgetPlan;
 use super::candidate_view::ViewCache;
 use super::candidates::{
     Candidate, ClosestMatch, Scope, Selection, closest_by, select_candidates, select_closest,
@@ -18,14 +18,11 @@ use super::error::{ErrorCode, ReferenceError};
 use super::estimate::{EstimateCache, ReferenceEstimate};
 use super::excerpt_read::read_excerpt;
 use super::excerpt_uri::{ExcerptRange, format_excerpt_mention};
-use super::file_context::{
-    AttachedFile, file_context_message, read_file, resolve_file, resolve_file_mentions,
-};
+use super::file_context::{AttachedFile, read_file, resolve_file, resolve_file_mentions};
 use super::file_mention::FileMention;
 use super::listing_order::{ListingOrder, SessionDetails};
 use super::parse::Mentioned;
 use super::parse::Reference;
-use super::prompt::context_message;
 use super::query_words::ListingQuery;
 use super::redact::redact_label_if;
 use super::retention::RetainedSource;
@@ -56,6 +53,9 @@ pub struct Prepared {
     /// The `<referenced-files>` context, logged after `context` (docs/references.md: file
     /// references), when the text mentions files.
     pub file_context: Option<Message>,
+    /// The budget plan of the sessions, when prepared with a room (docs/references.md:
+    /// the budget plan).
+    pub plan: Option<BudgetPlan>,
 }
 
 /// Which sessions a paged listing covers.
@@ -63,8 +63,22 @@ pub struct Prepared {
 pub enum ListingScope {
     /// The `@` popup: every session but the agent's, ranked by the agent's cwd.
     Agent(AgentRef),
-    /// The `/resume` picker: every session, newest first.
+    /// Every session, newest first.
     All,
+    /// The `/resume` picker: every session (none left out) in the `@` popup's groups
+    /// around this cwd — its sessions first, then those without a cwd, then the others.
+    Project(Option<String>),
+}
+
+impl ListingScope {
+    /// The candidate selection's scope for this listing.
+    fn scope(&self) -> Scope<'_> {
+        match self {
+            ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
+            ListingScope::All => Scope::all(),
+            ListingScope::Project(cwd) => Scope::project(cwd.as_deref()),
+        }
+    }
 }
 
 /// One page of a listing: the first exact matches, how many there are in all, and — only
@@ -93,8 +107,8 @@ pub struct DetailedPage {
 /// The session-reference service. Cheap to clone; all clones share the query and caches.
 #[derive(Clone)]
 pub struct SessionReferences {
-    query: Arc<dyn SessionQuery>,
-    config: ReferenceConfig,
+    pub(crate) query: Arc<dyn SessionQuery>,
+    pub(crate) config: ReferenceConfig,
     estimates: Arc<EstimateCache>,
     /// Titles of the latest listing, folded for filtering (rebuilt as they age).
     views: Arc<ViewCache>,
@@ -111,9 +125,10 @@ impl std::fmt::Debug for SessionReferences {
 }
 
 /// One distinct reference after normalization: a whole session or an excerpt of one.
-struct Normalized {
-    session_id: String,
-    label: String,
+#[derive(Clone)]
+pub(crate) struct Normalized {
+    pub(crate) session_id: String,
+    pub(crate) label: String,
     excerpt: Option<ExcerptRange>,
 }
 
@@ -124,7 +139,7 @@ impl SessionReferences {
             query,
             config,
             estimates: Arc::new(EstimateCache::default()),
-            views: Arc::new(ViewCache::default()),
+            views: Arc::new(ViewCache::new(config.redact_secrets)),
             staleness: Arc::new(StalenessCache::default()),
         }
     }
@@ -261,7 +276,9 @@ impl SessionReferences {
     }
 
     /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
-    /// row's details (last activity, message count), and the query matched word by word
+    /// row's details (last activity, message count), an untitled session labelled by the
+    /// leading words of its first message ([`untitled_label`](crate::untitled_label), secrets
+    /// redacted unless `redact_secrets` is off), and the query matched word by word
     /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
     /// case-insensitive substring of the session's title or id, or naming its cwd's
     /// trailing segments), ranked by [`MatchTier`](crate::MatchTier) first (an exact title
@@ -294,10 +311,7 @@ impl SessionReferences {
         let token = cancel.clone();
         run_blocking(cancel, move || {
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
-            let scope = match &scope {
-                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
-                ListingScope::All => Scope::all(),
-            };
+            let scope = scope.scope();
             let cancelled = || token.is_cancelled();
             let Some(view) = views.summarized_view(&store, &sessions, TITLE_MAX_AGE, cancelled)
             else {
@@ -317,7 +331,7 @@ impl SessionReferences {
                 |position: usize| view.sessions().get(position).and_then(|h| h.branch.clone());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {
-                if let Some(row) = view.candidate_at(position) {
+                if let Some(row) = view.listed_candidate_at(position) {
                     if let Some(d) = view.details_at(position) {
                         details.insert(row.session_id.clone(), d);
                     }
@@ -327,7 +341,7 @@ impl SessionReferences {
                     rows.push(row);
                 }
             }
-            let closest = if total == 0 {
+            let mut closest = if total == 0 {
                 closest_by(
                     view.sessions(),
                     scope,
@@ -341,8 +355,14 @@ impl SessionReferences {
             };
             if !closest.is_empty() {
                 for (position, header) in view.sessions().iter().enumerate() {
-                    if !closest.iter().any(|c| c.candidate.session_id == header.id) {
+                    let Some(c) = closest
+                        .iter_mut()
+                        .find(|c| c.candidate.session_id == header.id)
+                    else {
                         continue;
+                    };
+                    if let Some(listed) = view.listed_candidate_at(position) {
+                        c.candidate.label = listed.label;
                     }
                     if let Some(d) = view.details_at(position) {
                         details.insert(header.id.clone(), d);
@@ -401,10 +421,7 @@ impl SessionReferences {
                 store.list_sessions()
             }
             .map_err(ReferenceError::list_failed)?;
-            let scope = match &scope {
-                ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
-                ListingScope::All => Scope::all(),
-            };
+            let scope = scope.scope();
             if !query.is_empty() {
                 let cancelled = || token.is_cancelled();
                 let Some(view) = views.view(&store, &sessions, TITLE_MAX_AGE, cancelled) else {
@@ -498,49 +515,13 @@ impl SessionReferences {
         files: &[FileMention],
         cancel: &CancellationToken,
     ) -> Result<Prepared, ReferenceError> {
-        let content = content.to_vec();
-        let sources = self.normalize(agent, mentions)?;
-        if sources.is_empty() && files.is_empty() {
-            return Ok(Prepared {
-                content,
-                context: None,
-                file_context: None,
-            });
-        }
-        if cancel.is_cancelled() {
-            return Err(ReferenceError::cancelled());
-        }
-        let config = self.config;
-        let reads = sources.into_iter().map(|source| {
-            let store = Arc::clone(&self.query);
-            let token = cancel.clone();
-            let task = tokio::task::spawn_blocking(move || {
-                read_and_retain(store.as_ref(), source, &config, &token)
-            });
-            async move { task.await.map_err(|e| ReferenceError::task_failed(&e))? }
-        });
-        let file_read = {
-            let files = files.to_vec();
-            let cwd = agent.cwd.clone();
-            let task =
-                tokio::task::spawn_blocking(move || read_files(cwd.as_deref(), &files, &config));
-            async move { task.await.map_err(|e| ReferenceError::task_failed(&e))? }
-        };
-        let (retained, attached) = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(ReferenceError::cancelled()),
-            all = futures_util::future::try_join(try_join_all(reads), file_read) => all?,
-        };
-        Ok(Prepared {
-            content,
-            context: (!retained.is_empty()).then(|| context_message(&retained)),
-            file_context: (!attached.is_empty()).then(|| file_context_message(&attached)),
-        })
+        self.prepare_planned(agent, content, mentions, files, None, cancel)
+            .await
     }
 
     /// First-mention order, later duplicates dropped (first label wins, missing label → id),
     /// self-reference refused, then the distinct count checked against `max_references`.
-    fn normalize(
+    pub(crate) fn normalize(
         &self,
         agent: &AgentRef,
         mentions: &[Mentioned],
@@ -587,7 +568,7 @@ impl SessionReferences {
 
 /// Read one source (a whole session or an excerpt), project, redact when configured and
 /// retain it (blocking; runs on a blocking thread).
-fn read_and_retain(
+pub(crate) fn read_and_retain(
     store: &dyn SessionQuery,
     source: Normalized,
     config: &ReferenceConfig,
@@ -611,7 +592,7 @@ fn read_and_retain(
 }
 
 /// Resolve the file mentions in `cwd`, check their number, and read each one (blocking).
-fn read_files(
+pub(crate) fn read_files(
     cwd: Option<&str>,
     mentions: &[FileMention],
     config: &ReferenceConfig,

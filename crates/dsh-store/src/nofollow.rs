@@ -15,7 +15,7 @@ fn refused(path: &Path, what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
         format!(
-            "{} is {what}; the store never follows or opens it",
+            "{} is {what}; dsh-refs never follows or opens it",
             path.display()
         ),
     )

@@ -105,11 +105,11 @@ fn draw(frame: &mut Frame, state: &mut MentionInputState) {
     let input = MentionInput::new()
         .block(Block::bordered())
         .placeholder("Write a note · @ mentions a person · Esc quits")
-        .labels(PopupLabels {
-            title: " @ people ".into(),
-            no_match: "nobody by that name".into(),
-            ..PopupLabels::default()
-        });
+        .labels(
+            PopupLabels::default()
+                .with_title(" @ people ")
+                .with_no_match("nobody by that name"),
+        );
     // The widget takes the rows it needs at the bottom of `rest`.
     frame.render_stateful_widget(input, rest, state);
     if let Some(at) = state.cursor_position() {

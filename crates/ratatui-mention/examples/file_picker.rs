@@ -12,8 +12,9 @@ use ratatui::DefaultTerminal;
 use ratatui::text::Line;
 use ratatui_mention::{
     DetailPart, ItemPreview, Keep, KeyMap, Mention, MentionItem, Picker, PickerOutcome, PickerView,
-    ResultsPage, visible_controls,
+    ResultsPage,
 };
+use term_text::visible_controls;
 
 /// Most files listed (a large tree is cut, not walked forever).
 const MAX_FILES: usize = 20_000;

@@ -1,6 +1,7 @@
 //! A host that already edits with `ratatui_textarea::TextArea` adds `@` mentions: type `@`
 //! and a name, pick with Up/Down and Tab or Enter; the textarea keeps its own keys, undo
-//! (Ctrl+U) and yank. Ctrl+S prints the text and the mentions in it; Esc or Ctrl+C quits.
+//! (Ctrl+U) and yank. A mention is atomic: the caret steps over it, one Backspace removes
+//! it. Ctrl+S prints the text and the mentions in it; Esc or Ctrl+C quits.
 //!
 //! `cargo run -p ratatui-mention --features textarea --example textarea_host`
 
@@ -12,8 +13,7 @@ use ratatui::text::Line;
 use ratatui::widgets::Block;
 use ratatui::{DefaultTerminal, Frame};
 use ratatui_mention::{
-    DetailPart, Keep, Mention, MentionConfig, MentionItem, Outcome, TextAreaMentions,
-    TextAreaPopup, find_mentions,
+    DetailPart, Keep, Mention, MentionConfig, MentionItem, Outcome, TextAreaMentions, TextAreaPopup,
 };
 use ratatui_textarea::TextArea;
 
@@ -32,7 +32,7 @@ fn main() -> io::Result<()> {
     ratatui::restore();
     if let Some(text) = result? {
         println!("{text}");
-        for found in find_mentions(&text) {
+        for found in config().find_mentions(&text) {
             println!("mentions {} <{}>", found.mention.label, found.mention.uri);
         }
     }
@@ -42,7 +42,7 @@ fn main() -> io::Result<()> {
 fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
     let mut textarea = TextArea::default();
     textarea.set_block(Block::bordered().title(" notes · @ mentions a person · Ctrl+S done "));
-    let mut mentions = TextAreaMentions::new(MentionConfig::default().with_uri_scheme("user:"));
+    let mut mentions = TextAreaMentions::new(config());
     loop {
         terminal.draw(|frame| draw(frame, &textarea, &mut mentions))?;
         let event = event::read()?;
@@ -61,6 +61,11 @@ fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
             let _ = mentions.set_results(&mut textarea, id, people(&text));
         }
     }
+}
+
+/// Mentions of people, written `@[name](user:handle)`.
+fn config() -> MentionConfig {
+    MentionConfig::default().with_uri_scheme("user:")
 }
 
 /// The people whose handle or name contains `query`, the matched part of the name marked.

@@ -9,15 +9,14 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Modifier, Style};
 
-use crate::chip::chip_text;
 use crate::config::MentionConfig;
 use crate::draft::{Draft, Fold, FoldKind};
 use crate::draft_layout::{DraftLayout, Glyph, Placed};
 use crate::input_history::{Entry, InputHistory};
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
-/// The draft editor with history. Text is canonical: mentions stay `@[label](uri)` for
-/// submit, history and copy; only the screen shows them as chips.
+/// The draft editor with history. Text is canonical: mentions stay as their syntax writes
+/// them for submit, history and copy; only the screen shows them as chips.
 #[derive(Debug, Clone)]
 pub struct Composer {
     draft: Draft,
@@ -43,10 +42,10 @@ pub struct Composer {
 }
 
 impl Composer {
-    /// An empty composer with `config`'s history size, height and mention URIs.
+    /// An empty composer with `config`'s history size, height and mention syntaxes.
     pub fn new(config: &MentionConfig) -> Self {
         Self {
-            draft: Draft::new(config.uris.clone()),
+            draft: Draft::new(config.grammar()),
             history: InputHistory::new(config.history_size, config.collapse_lines),
             max_text_rows: config.max_text_rows.max(1),
             text_width: Cell::new(u16::MAX),
@@ -225,7 +224,7 @@ impl Composer {
         }
         match &*cache {
             Some((_, _, layout)) => f(layout),
-            None => f(&DraftLayout::new("", &[], width)),
+            None => f(&DraftLayout::with_atoms("", &[], width)),
         }
     }
 
@@ -235,9 +234,9 @@ impl Composer {
         let shown = |r: &Range<usize>| text.get(r.clone()).unwrap_or_default();
         let mut atoms: Vec<(Range<usize>, Glyph)> = self
             .draft
-            .chips()
+            .found()
             .iter()
-            .map(|c| (c.clone(), Glyph::Chip(chip_text(shown(c)))))
+            .map(|c| (c.range.clone(), Glyph::Chip(c.shown.clone())))
             .chain(
                 self.draft
                     .folds()

@@ -5,10 +5,11 @@
 
 use std::ops::Range;
 
-use crate::chip::chip_spans;
+pub use crate::fold::{Fold, FoldKind};
+use crate::grammar::{Found, Grammar};
 use crate::grapheme::{is_boundary, next_boundary, prev_boundary};
+use crate::mention::Mention;
 use crate::undo_stack::{Snapshot, UndoStack};
-use crate::uri_rule::UriRule;
 
 /// What a unit is, for word motion: a chip is a word of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,56 +17,6 @@ enum UnitClass {
     Space,
     Word,
     Chip,
-}
-
-/// Why a run of the draft is collapsed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FoldKind {
-    /// A large paste (`[pasted 3 000 lines]`).
-    Pasted,
-    /// The middle lines of a long text recalled without its pastes known (`[2 998 lines]`).
-    Long,
-}
-
-/// A run of the draft's text shown as one placeholder unit: the text stays in the draft (it
-/// is submitted, kept in history and copied in full) until the fold is opened for editing.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Fold {
-    /// Its bytes in the draft text.
-    pub range: Range<usize>,
-    pub kind: FoldKind,
-}
-
-impl Fold {
-    /// What the fold shows for `text` (its own bytes): `[pasted 3 000 lines]`, `[pasted
-    /// 12 000 chars]` for a long single line, `[2 998 lines]` for recalled lines.
-    pub fn label(&self, text: &str) -> String {
-        // A final line break ends the last line; it does not start another (`seq 3000`
-        // pasted is 3 000 lines).
-        let lines = text.strip_suffix('\n').unwrap_or(text).split('\n').count();
-        let (count, unit) = if lines > 1 {
-            (lines, "lines")
-        } else {
-            (text.chars().count(), "chars")
-        };
-        match self.kind {
-            FoldKind::Pasted => format!("[pasted {} {unit}]", grouped(count)),
-            FoldKind::Long => format!("[{} {unit}]", grouped(count)),
-        }
-    }
-}
-
-/// `n` with its thousands set apart by spaces (`3 000`).
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, d) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(d);
-    }
-    out
 }
 
 /// Edits that extend the previous undo step instead of starting one.
@@ -79,13 +30,15 @@ enum Coalesce {
 /// Draft text with a unit-aligned caret (byte offset), chips, undo and yank.
 #[derive(Debug, Clone)]
 pub struct Draft {
-    /// Which finished mentions are chips (the host's URIs).
-    uris: UriRule,
+    /// Which parts are finished mentions (chips): what the host's syntaxes find.
+    grammar: Grammar,
     text: String,
     caret: usize,
     /// Byte ranges of the chips in `text`, leftmost first (recomputed after every edit);
     /// none inside or across a fold.
     chips: Vec<Range<usize>>,
+    /// The chips' mentions and what they show, in the same order.
+    found: Vec<Found>,
     /// Collapsed runs, leftmost first (shifted by every edit, dropped when edited away).
     folds: Vec<Fold>,
     /// Chips and folds together, leftmost first: the units the caret steps over whole.
@@ -104,18 +57,19 @@ pub struct Draft {
 
 impl Default for Draft {
     fn default() -> Self {
-        Self::new(UriRule::Any)
+        Self::new(crate::MentionConfig::default().grammar())
     }
 }
 
 impl Draft {
-    /// An empty draft whose chips are the mentions whose URI `uris` accepts.
-    pub fn new(uris: UriRule) -> Self {
+    /// An empty draft whose chips are the mentions `grammar` finds.
+    pub fn new(grammar: Grammar) -> Self {
         Self {
-            uris,
+            grammar,
             text: String::new(),
             caret: 0,
             chips: Vec::new(),
+            found: Vec::new(),
             folds: Vec::new(),
             atoms: Vec::new(),
             undo: UndoStack::default(),
@@ -127,7 +81,7 @@ impl Draft {
         }
     }
 
-    /// The canonical text (mentions as `@[label](uri)`).
+    /// The canonical text (mentions as their syntax writes them).
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -138,8 +92,19 @@ impl Draft {
     }
 
     /// Byte ranges of the chips, leftmost first.
+    #[cfg(test)]
     pub fn chips(&self) -> &[Range<usize>] {
         &self.chips
+    }
+
+    /// The chips' mentions and what they show, leftmost first.
+    pub fn found(&self) -> &[Found] {
+        &self.found
+    }
+
+    /// The triggers and syntaxes of the draft's mentions.
+    pub fn grammar(&self) -> &Grammar {
+        &self.grammar
     }
 
     /// The collapsed runs, leftmost first.
@@ -177,12 +142,12 @@ impl Draft {
     }
 
     /// The chip the caret sits on: one ending right before it, else one starting right after.
-    pub fn chip_at_caret(&self) -> Option<Range<usize>> {
-        self.chips
+    pub fn chip_at_caret(&self) -> Option<&Mention> {
+        self.found
             .iter()
-            .find(|c| c.end == self.caret)
-            .or_else(|| self.chips.iter().find(|c| c.start == self.caret))
-            .cloned()
+            .find(|c| c.range.end == self.caret)
+            .or_else(|| self.found.iter().find(|c| c.range.start == self.caret))
+            .map(|c| &c.mention)
     }
 
     // ----- edits ------------------------------------------------------------------------
@@ -389,7 +354,8 @@ impl Draft {
             });
             folds.sort_by_key(|f| f.range.start);
         }
-        let chips = chips_outside(chip_spans(&text, &self.uris), &folds);
+        let found = chips_outside(self.grammar.find(&text), &folds);
+        let chips: Vec<Range<usize>> = found.iter().map(|f| f.range.clone()).collect();
         // An edit next to a chip must not change it (`@[` typed right before one would
         // make the grammar read one longer mention): such an edit is refused.
         self.refused = !self.keeps_other_chips(start..end, insert.len(), &text, &chips);
@@ -406,6 +372,7 @@ impl Draft {
         }
         self.text = text;
         self.chips = chips;
+        self.found = found;
         self.folds = folds;
         self.atoms = atoms_of(&self.chips, &self.folds);
         self.caret = start + insert.len();
@@ -440,7 +407,8 @@ impl Draft {
 
     /// Chips and atoms again after the text or the folds changed without an edit.
     fn rescan(&mut self) {
-        self.chips = chips_outside(chip_spans(&self.text, &self.uris), &self.folds);
+        self.found = chips_outside(self.grammar.find(&self.text), &self.folds);
+        self.chips = self.found.iter().map(|f| f.range.clone()).collect();
         self.atoms = atoms_of(&self.chips, &self.folds);
     }
 
@@ -694,7 +662,7 @@ impl Draft {
 mod tests;
 
 /// `chips` without those inside or across a fold (a fold shows its text as one unit).
-fn chips_outside(chips: Vec<Range<usize>>, folds: &[Fold]) -> Vec<Range<usize>> {
+fn chips_outside(chips: Vec<Found>, folds: &[Fold]) -> Vec<Found> {
     if folds.is_empty() {
         return chips;
     }
@@ -703,7 +671,7 @@ fn chips_outside(chips: Vec<Range<usize>>, folds: &[Fold]) -> Vec<Range<usize>> 
         .filter(|c| {
             !folds
                 .iter()
-                .any(|f| c.start < f.range.end && f.range.start < c.end)
+                .any(|f| c.range.start < f.range.end && f.range.start < c.range.end)
         })
         .collect()
 }

@@ -6,9 +6,8 @@ use std::ops::Range;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::chip::chip_text;
 use crate::grapheme::{grapheme_width, text_width};
-use crate::untrusted::{is_control, visible_controls_line};
+use term_text::{is_control, visible_controls_line};
 
 /// Cells between tab stops.
 pub const TAB_WIDTH: usize = 4;
@@ -140,18 +139,6 @@ fn units(text: &str, atoms: &[(Range<usize>, Glyph)]) -> Vec<Unit> {
 }
 
 impl DraftLayout {
-    /// Lays `text` (with chips at `chips`) out in rows of `width` cells.
-    pub fn new(text: &str, chips: &[Range<usize>], width: u16) -> Self {
-        let atoms: Vec<(Range<usize>, Glyph)> = chips
-            .iter()
-            .map(|c| {
-                let shown = chip_text(text.get(c.clone()).unwrap_or_default());
-                (c.clone(), Glyph::Chip(shown))
-            })
-            .collect();
-        Self::with_atoms(text, &atoms, width)
-    }
-
     /// Lays `text` out in rows of `width` cells, each of `atoms` (leftmost first, a chip or
     /// a fold) one unit drawn as its glyph.
     pub fn with_atoms(text: &str, atoms: &[(Range<usize>, Glyph)], width: u16) -> Self {

@@ -1,12 +1,11 @@
 //! Wrap and caret tables of the draft layout; rows are written as shown, chips in `‹…›`.
 
 use super::*;
-use crate::chip::chip_spans;
 use pretty_assertions::assert_eq;
 
 /// Each row as the user sees it (chips marked `‹›`, tabs as spaces).
 fn rows(text: &str, width: u16) -> Vec<String> {
-    let layout = DraftLayout::new(text, &chip_spans(text, &scheme()), width);
+    let layout = layout(text, width);
     layout
         .rows
         .iter()
@@ -26,11 +25,19 @@ fn rows(text: &str, width: u16) -> Vec<String> {
         .collect()
 }
 
-/// The chips of the dsh-refs app.
-fn scheme() -> crate::uri_rule::UriRule {
-    crate::uri_rule::UriRule::Schemes(vec!["dsh-session:".to_owned()])
+/// `text` laid out at `width`, its `user:` mentions as chips.
+fn layout(text: &str, width: u16) -> DraftLayout {
+    let grammar = crate::MentionConfig::default()
+        .with_uri_scheme("user:")
+        .grammar();
+    let atoms: Vec<(Range<usize>, Glyph)> = grammar
+        .find(text)
+        .into_iter()
+        .map(|f| (f.range, Glyph::Chip(f.shown)))
+        .collect();
+    DraftLayout::with_atoms(text, &atoms, width)
 }
-const VITE: &str = "@[Speed up the Vite build](dsh-session:ImJlYWNvbiI)";
+const VITE: &str = "@[Speed up the Vite build](user:ImJlYWNvbiI)";
 
 #[test]
 fn wrap_table() {
@@ -54,15 +61,11 @@ fn wrap_table() {
         (VITE.to_string(), 10, vec!["‹@Speed up…›", ""]),
         (format!("ab {VITE}"), 10, vec!["ab ", "‹@Speed up…›", ""]),
         (
-            "@[会话记录](dsh-session:ImEi) 漢字".into(),
+            "@[会话记录](user:ImEi) 漢字".into(),
             12,
             vec!["‹@会话记录› ", "漢字"],
         ),
-        (
-            "@[会话记录](dsh-session:ImEi)".into(),
-            6,
-            vec!["‹@会话…›", ""],
-        ),
+        ("@[会话记录](user:ImEi)".into(), 6, vec!["‹@会话…›", ""]),
         ("a\tb".into(), 10, vec!["a   b"]),
         ("ab\tc".into(), 10, vec!["ab  c"]),
         ("tab\u{1b}esc".into(), 20, vec!["tab\\x1Besc"]),
@@ -79,10 +82,17 @@ fn wrap_table() {
 
 #[test]
 fn chips_are_never_split_at_any_width() {
-    let text = format!("x {VITE} y @[漢字 label](dsh-session:ImEi) z");
-    let chips = chip_spans(&text, &scheme());
+    let text = format!("x {VITE} y @[漢字 label](user:ImEi) z");
+    let chips: Vec<Range<usize>> = layout(&text, 80)
+        .rows
+        .iter()
+        .flat_map(|r| r.units.iter())
+        .filter(|u| matches!(u.glyph, Glyph::Chip(_)))
+        .map(|u| u.range.clone())
+        .collect();
+    assert_eq!(chips.len(), 2);
     for width in 1..60 {
-        let layout = DraftLayout::new(&text, &chips, width);
+        let layout = layout(&text, width);
         for row in &layout.rows {
             assert!(
                 row.width() <= usize::from(width).max(2),
@@ -118,7 +128,7 @@ fn caret_cells() {
         ("a\tb".into(), 10, 2, (0, 4)),
     ];
     for (text, width, caret, want) in cases {
-        let layout = DraftLayout::new(&text, &chip_spans(&text, &scheme()), width);
+        let layout = layout(&text, width);
         assert_eq!(
             layout.caret(caret),
             want,
@@ -130,7 +140,7 @@ fn caret_cells() {
 #[test]
 fn offsets_for_up_and_down() {
     let text = format!("ab {VITE} cd\nxy");
-    let layout = DraftLayout::new(&text, &chip_spans(&text, &scheme()), 40);
+    let layout = layout(&text, 40);
     // Row 0: "ab ‹@Speed up the Vite build› cd" — column 10 is inside the chip: nearest side.
     assert_eq!(layout.offset_at(0, 1), 1);
     assert_eq!(layout.offset_at(0, 10), 3, "chip start is nearer");
@@ -145,7 +155,7 @@ fn offsets_for_up_and_down() {
         "before the newline"
     );
     assert_eq!(layout.offset_at(1, 99), text.len());
-    let wrapped = DraftLayout::new("abcdef", &[], 3);
+    let wrapped = DraftLayout::with_atoms("abcdef", &[], 3);
     assert_eq!(
         wrapped.offset_at(0, 3),
         2,

@@ -3,8 +3,8 @@
 use super::*;
 use pretty_assertions::assert_eq;
 
-const A: &str = "@[Alpha](dsh-session:ImEi)";
-const B: &str = "@[会话 β](dsh-session:ImIi)";
+const A: &str = "@[Alpha](contact-uri:ImEi)";
+const B: &str = "@[会话 β](contact-uri:ImIi)";
 
 /// `spec` with `{A}`/`{B}` expanded, and the caret's byte offset where `|` was.
 fn expand(spec: &str) -> (String, usize) {
@@ -71,7 +71,7 @@ fn caret_steps_over_chips() {
 
 #[test]
 fn a_newline_inside_a_label_is_not_a_line_break() {
-    let two_lines = "@[one\ntwo](dsh-session:ImEi)";
+    let two_lines = "@[one\ntwo](contact-uri:ImEi)";
     let mut d = Draft::default();
     d.set_text(&format!("x {two_lines} y"));
     d.move_line_start();
@@ -109,10 +109,10 @@ fn typing_next_to_chips_stays_outside() {
         "a combining mark stays apart"
     );
     // Completing a mention by typing makes a chip and puts the caret after it.
-    assert_eq!(typed("@[Alpha](dsh-session:ImEi|", ")"), "{A}|");
+    assert_eq!(typed("@[Alpha](contact-uri:ImEi|", ")"), "{A}|");
     assert_eq!(
-        typed("@[Alpha|](dsh-session:ImEi", ""),
-        "@[Alpha|](dsh-session:ImEi"
+        typed("@[Alpha|](contact-uri:ImEi", ""),
+        "@[Alpha|](contact-uri:ImEi"
     );
 }
 
@@ -263,7 +263,7 @@ fn replace_never_cuts_a_chip() {
     let mut d = draft("ab {A} cd|");
     d.replace(4..6, "X");
     assert_eq!(show(&d), "ab X| cd", "widened to the whole chip");
-    d.replace(0..2, "@[Beta](dsh-session:ImIi) ");
+    d.replace(0..2, "@[Beta](contact-uri:ImIi) ");
     assert_eq!(d.chips().first(), Some(&(0..25)));
     assert_eq!(d.chips().len(), 1);
 }

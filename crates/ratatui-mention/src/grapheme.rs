@@ -7,7 +7,7 @@
 use ratatui::buffer::CellWidth;
 use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
-use crate::untrusted::is_control;
+use term_text::is_control;
 
 /// Cells the terminal gives the grapheme cluster `g` (0 for a lone combining mark).
 pub fn grapheme_width(g: &str) -> usize {

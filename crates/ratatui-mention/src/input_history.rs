@@ -226,7 +226,7 @@ mod tests {
     #[test]
     fn canonical_text_and_folds_are_kept() {
         let mut h = InputHistory::new(5, usize::MAX);
-        let text = "see @[A \\] b](dsh-session:ImEi)\nline two";
+        let text = "see @[A \\] b](user:ImEi)\nline two";
         let folds = vec![Fold {
             range: 0..3,
             kind: FoldKind::Pasted,

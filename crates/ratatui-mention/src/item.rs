@@ -1,13 +1,14 @@
-//! The rows a host offers in the popup: plain data, so any source (sessions, files, commands)
-//! can fill it. The widget sanitizes every field for display; the host formats the text a
-//! pick inserts.
+//! The rows a host offers in the popup: plain data, so any source (people, files, commands)
+//! can fill it. The widget sanitizes every field for display; a pick inserts the row's
+//! mention, written in the syntax of the trigger it was typed with, or its plain text.
 
 use std::ops::Range;
 
 use ratatui::text::Line;
 
+use crate::grammar::Grammar;
 use crate::mention::Mention;
-use crate::results::ResultRow;
+use crate::result_row::ResultRow;
 use crate::snippet::ItemSnippet;
 
 /// How a detail part is cut when the detail line is too narrow.
@@ -42,8 +43,19 @@ impl DetailPart {
     }
 }
 
+/// What picking a row puts in place of the token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Insert {
+    /// A mention, written in the syntax of the trigger the token was typed with (whose
+    /// trigger it takes).
+    Mention(Mention),
+    /// Plain text (a command name, an emoji, a path to complete).
+    Text(String),
+}
+
 /// One row of the popup: a label (matched against the query), an optional kind shown before
-/// it, a dim detail line, and the text inserted in place of the `@` token when picked.
+/// it, a dim detail line, and what a pick inserts in place of the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MentionItem {
@@ -51,7 +63,7 @@ pub struct MentionItem {
     kind: String,
     label: String,
     detail: Vec<DetailPart>,
-    insert_text: String,
+    insert: Insert,
     marked: bool,
     /// Dim text after the label (e.g. `(open)`).
     note: String,
@@ -65,10 +77,10 @@ pub struct MentionItem {
 }
 
 impl MentionItem {
-    /// An item the host knows as `key`, shown as `label`, inserting `mention` (written with
-    /// its escapes: a host never formats markup by hand).
+    /// An item the host knows as `key`, shown as `label`, inserting `mention` (written by
+    /// the syntax of the trigger it is picked with: a host never formats markup by hand).
     pub fn new(key: impl Into<String>, label: impl Into<String>, mention: &Mention) -> Self {
-        Self::plain(key, label, mention.to_string())
+        Self::with_insert(key, label, Insert::Mention(mention.clone()))
     }
 
     /// An item inserting plain `text` rather than a mention (a command name, an emoji).
@@ -77,12 +89,16 @@ impl MentionItem {
         label: impl Into<String>,
         text: impl Into<String>,
     ) -> Self {
+        Self::with_insert(key, label, Insert::Text(text.into()))
+    }
+
+    fn with_insert(key: impl Into<String>, label: impl Into<String>, insert: Insert) -> Self {
         Self {
             key: key.into(),
             kind: String::new(),
             label: label.into(),
             detail: Vec::new(),
-            insert_text: text.into(),
+            insert,
             marked: false,
             note: String::new(),
             snippet: None,
@@ -205,9 +221,25 @@ impl MentionItem {
         &self.detail
     }
 
-    /// The text a pick inserts (the widget adds one space after it).
-    pub fn insert_text(&self) -> &str {
-        &self.insert_text
+    /// What a pick inserts (the widget adds one space after it unless the item continues).
+    pub fn insert(&self) -> &Insert {
+        &self.insert
+    }
+
+    /// The text a pick of it from a popup of `trigger` inserts.
+    pub(crate) fn written(&self, grammar: &Grammar, trigger: char) -> String {
+        match &self.insert {
+            Insert::Mention(mention) => grammar.write(&mention.clone().with_trigger(trigger)),
+            Insert::Text(text) => text.clone(),
+        }
+    }
+
+    /// The mention a pick inserts, if it inserts one.
+    pub fn mention(&self) -> Option<&Mention> {
+        match &self.insert {
+            Insert::Mention(mention) => Some(mention),
+            Insert::Text(_) => None,
+        }
     }
 }
 

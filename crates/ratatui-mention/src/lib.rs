@@ -34,21 +34,23 @@
 
 #![warn(missing_docs)]
 
-mod chip;
 mod composer;
 mod config;
 mod draft;
 mod draft_layout;
+mod fold;
+mod grammar;
 mod grapheme;
 mod input_history;
 mod item;
-mod js_chars;
 mod key_map;
+mod link_syntax;
 mod mention;
 mod mention_token;
 mod paste;
 mod picker;
 mod preview;
+mod result_row;
 mod results;
 mod results_view;
 mod sections;
@@ -58,10 +60,8 @@ mod state;
 #[cfg(feature = "textarea")]
 mod textarea;
 mod undo_stack;
-mod untrusted;
 mod uri_rule;
 mod widget;
-mod wrap;
 
 #[cfg(test)]
 mod render_snapshots;
@@ -71,20 +71,19 @@ mod render_snapshots;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;
 
-pub use config::{MentionConfig, MentionStyles, PopupLabels};
-pub use item::{DetailPart, ItemPreview, Keep, MentionItem};
+pub use config::{MentionConfig, MentionStyles, PopupLabels, Trigger};
+pub use item::{DetailPart, Insert, ItemPreview, Keep, MentionItem};
 pub use key_map::{Action, Binding, KeyMap};
-pub use mention::{Mention, MentionSpan, ParseMentionError, find_mentions};
+pub use link_syntax::LinkSyntax;
+pub use mention::{Mention, MentionSpan, MentionSyntax};
 pub use picker::{Picker, PickerOutcome, PickerView};
 pub use preview::Placement;
 pub use results::{
-    EnterAction, MoreRequest, OfferedRows, QueryId, ResultRow, ResultsList, ResultsPage,
+    EnterAction, MoreRequest, QueryId, ResultRow, ResultsList, ResultsPage, Section,
 };
 pub use slash_commands::CommandEntry;
 pub use snippet::ItemSnippet;
 pub use state::{MentionInputState, Outcome};
 #[cfg(feature = "textarea")]
 pub use textarea::{TextAreaMentions, TextAreaPopup};
-pub use untrusted::{visible_controls, visible_controls_line};
 pub use widget::{MentionInput, MentionLayout};
-pub use wrap::{truncate_to_width, wrap_line_hanging, wrap_lines};

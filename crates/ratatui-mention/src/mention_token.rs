@@ -1,12 +1,11 @@
-//! Finding trigger tokens (`@…`) and finished mentions in composer text: pure scans the
-//! composer and the popup share, so highlighting and popup detection agree. Tokens are
-//! delimited by JavaScript whitespace ([`crate::js_chars`]).
+//! Finding trigger tokens (`@…`) in composer text: pure scans the composer, the popup and
+//! the textarea mount share, so chips and popup detection agree. Tokens are delimited by
+//! the whitespace of the configured syntax ([`crate::MentionSyntax::is_token_space`]) and by
+//! finished mentions.
 
 use std::ops::Range;
 
-use crate::js_chars::is_js_whitespace;
-use crate::mention::mention_ranges;
-use crate::uri_rule::UriRule;
+use crate::grammar::Grammar;
 
 /// The trigger token under the cursor: char offsets into the whole text, the trigger and
 /// the query after it.
@@ -23,17 +22,17 @@ pub struct MentionToken {
 }
 
 /// The token under a cursor placed before char `cursor_char_index` (on its first char,
-/// inside it or just after it) that starts with one of `triggers`, unless it lies in a
-/// finished mention `uris` accepts.
+/// inside it or just after it) that starts with one of `grammar`'s triggers, unless it lies
+/// in a finished mention.
 pub fn mention_token_at(
     text: &str,
     cursor_char_index: usize,
-    uris: &UriRule,
-    triggers: &[char],
+    grammar: &Grammar,
 ) -> Option<MentionToken> {
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
-    let mentions = mention_char_spans(text, uris);
+    let mentions = mention_char_spans(text, grammar);
+    let space = |c: &char| grammar.is_space(*c);
     if mentions.iter().any(|m| m.start < cursor && cursor < m.end) {
         return None;
     }
@@ -49,14 +48,14 @@ pub fn mention_token_at(
         .find(|m| m.start >= cursor)
         .map_or(chars.len(), |m| m.start);
     let mut start = cursor;
-    while start > floor && chars.get(start - 1).is_some_and(|c| !is_js_whitespace(*c)) {
+    while start > floor && chars.get(start - 1).is_some_and(|c| !space(c)) {
         start -= 1;
     }
     let mut end = cursor;
-    while end < ceiling && chars.get(end).is_some_and(|c| !is_js_whitespace(*c)) {
+    while end < ceiling && chars.get(end).is_some_and(|c| !space(c)) {
         end += 1;
     }
-    let trigger = *chars.get(start).filter(|c| triggers.contains(c))?;
+    let trigger = *chars.get(start).filter(|c| grammar.is_trigger(**c))?;
     if mentions.iter().any(|m| m.start == start) {
         return None;
     }
@@ -91,23 +90,23 @@ pub struct MultiWord {
 pub fn multi_word_token_at(
     text: &str,
     cursor_char_index: usize,
-    uris: &UriRule,
-    triggers: &[char],
+    grammar: &Grammar,
     multi: MultiWord,
 ) -> Option<MentionToken> {
     let start = multi.start;
     let chars: Vec<char> = text.chars().collect();
     let cursor = cursor_char_index.min(chars.len());
-    let trigger = *chars.get(start).filter(|c| triggers.contains(c))?;
+    let trigger = *chars.get(start).filter(|c| grammar.is_trigger(**c))?;
     let end = chars.len().checked_sub(multi.after)?;
-    let mentions = mention_char_spans(text, uris);
+    let mentions = mention_char_spans(text, grammar);
+    let space = |c: char| grammar.is_space(c);
     let opens = start == 0
-        || chars.get(start - 1).is_some_and(|c| is_js_whitespace(*c))
+        || chars.get(start - 1).is_some_and(|c| space(*c))
         || mentions.iter().any(|m| m.end == start);
     let crosses_mention = mentions.iter().any(|m| m.start < end && start < m.end);
     let rest_apart = chars
         .get(end)
-        .is_none_or(|c| is_js_whitespace(*c) || mentions.iter().any(|m| m.start == end));
+        .is_none_or(|c| space(*c) || mentions.iter().any(|m| m.start == end));
     if !opens || crosses_mention || !rest_apart || cursor <= start || cursor > end {
         return None;
     }
@@ -115,8 +114,8 @@ pub fn multi_word_token_at(
     let open_quote = words.first() == Some(&'"') && !words.iter().skip(1).any(|&c| c == '"');
     let mut previous = None;
     for (i, &c) in words.iter().enumerate() {
-        if is_js_whitespace(c) {
-            let joins = c == ' ' && (open_quote || previous.is_some_and(|p| !is_js_whitespace(p)));
+        if space(c) {
+            let joins = c == ' ' && (open_quote || previous.is_some_and(|p| !space(p)));
             let first_word_empty = i == 0;
             if !joins || first_word_empty {
                 return None;
@@ -136,15 +135,13 @@ pub fn multi_word_token_at(
     })
 }
 
-/// Byte ranges of the finished mentions in `text` whose URI `uris` accepts, leftmost
-/// first.
-pub fn mention_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
-    mention_ranges(text, &|uri| uris.accepts(uri))
+/// The finished mentions of `text` as char ranges, leftmost first, for cursor arithmetic.
+pub fn mention_char_spans(text: &str, grammar: &Grammar) -> Vec<Range<usize>> {
+    char_ranges(text, grammar.spans(text))
 }
 
-/// [`mention_spans`] as char ranges, for cursor arithmetic on the textarea.
-pub fn mention_char_spans(text: &str, uris: &UriRule) -> Vec<Range<usize>> {
-    let byte_spans = mention_spans(text, uris);
+/// Byte ranges of `text` (leftmost first, not overlapping) as char ranges.
+pub fn char_ranges(text: &str, byte_spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
     if byte_spans.is_empty() {
         return byte_spans;
     }
@@ -172,11 +169,16 @@ mod tests {
     use pretty_assertions::assert_eq;
     use proptest::prelude::*;
 
-    /// The URI rule of the app's chips, and the `@` trigger.
-    fn dsh() -> UriRule {
-        UriRule::Schemes(vec!["dsh-session:".to_owned()])
+    /// Chips of `contact-uri:` URIs, and the `@` trigger.
+    fn users() -> Grammar {
+        crate::MentionConfig::default()
+            .with_uri_scheme("contact-uri:")
+            .grammar()
     }
-    const AT: &[char] = &['@'];
+
+    fn mention_spans(text: &str, grammar: &Grammar) -> Vec<Range<usize>> {
+        grammar.spans(text)
+    }
 
     #[allow(clippy::unnecessary_wraps)] // reads as the expected value in the tables
     fn token(start_char: usize, end_char: usize, query: &str) -> Option<MentionToken> {
@@ -190,7 +192,7 @@ mod tests {
 
     #[test]
     fn token_detection_table() {
-        let mention = "@[Old chat](dsh-session:ImEi)";
+        let mention = "@[Old chat](contact-uri:ImEi)";
         let after_mention = format!("{mention} @x");
         let before_mention = format!("@x{mention}");
         let glued_after = format!("{mention}@x");
@@ -227,7 +229,8 @@ mod tests {
                 3,
                 token(2, 3, ""),
             ),
-            ("BOM is whitespace", "a\u{feff}@q", 4, token(2, 4, "q")),
+            ("BOM is no whitespace", "a\u{feff}@q", 4, None),
+            ("NEL is whitespace", "a\u{85}@q", 4, token(2, 4, "q")),
             ("no-break space delimits", "a\u{a0}@q", 4, token(2, 4, "q")),
             (
                 "multiline second line",
@@ -248,7 +251,7 @@ mod tests {
             ),
             (
                 "label with space inside mention",
-                "@[a b](dsh-session:Ig)",
+                "@[a b](contact-uri:Ig)",
                 1,
                 None,
             ),
@@ -267,7 +270,7 @@ mod tests {
         ];
         for (name, text, cursor, want) in cases {
             assert_eq!(
-                mention_token_at(text, cursor, &dsh(), AT),
+                mention_token_at(text, cursor, &users()),
                 want,
                 "{name}: {text:?} @ {cursor}"
             );
@@ -278,73 +281,87 @@ mod tests {
     fn mention_span_table() {
         let cases: Vec<(&str, Vec<Range<usize>>)> = vec![
             ("", vec![]),
-            ("@[a](dsh-session:Ig)", vec![0..20]),
-            ("x @[a](dsh-session:Ig) y", vec![2..22]),
-            ("@[a\\]b](dsh-session:Ig)", vec![0..23]),
-            ("@[a](dsh-session:)", vec![0..18]),
-            ("@[a](dsh-session:Ig", vec![]),
+            ("@[a](contact-uri:Ig)", vec![0..20]),
+            ("x @[a](contact-uri:Ig) y", vec![2..22]),
+            ("@[a\\]b](contact-uri:Ig)", vec![0..23]),
+            ("@[a](contact-uri:)", vec![0..18]),
+            ("@[a](contact-uri:Ig", vec![]),
             ("@[a](other:Ig)", vec![]),
-            ("@[a\\\nb](dsh-session:Ig)", vec![]),
-            ("@[a\nb](dsh-session:Ig)", vec![0..22]),
-            ("@[a](dsh-session:I g)", vec![]),
+            ("@[a\\\nb](contact-uri:Ig)", vec![]),
+            ("@[a\nb](contact-uri:Ig)", vec![0..22]),
+            ("@[a](contact-uri:I g)", vec![]),
             (
-                "@[a](dsh-session:Ig)@[b](dsh-session:Iw)",
+                "@[a](contact-uri:Ig)@[b](contact-uri:Iw)",
                 vec![0..20, 20..40],
             ),
-            ("@[@[a](dsh-session:Ig)", vec![0..22]),
-            ("@[会话](dsh-session:Ig)", vec![0..25]),
-            ("@[a](dsh-session:Ig\u{3000})", vec![]),
+            ("@[@[a](contact-uri:Ig)", vec![0..22]),
+            ("@[会话](contact-uri:Ig)", vec![0..25]),
+            ("@[a](contact-uri:Ig\u{3000})", vec![]),
         ];
         for (text, want) in cases {
-            assert_eq!(mention_spans(text, &dsh()), want, "{text:?}");
+            assert_eq!(mention_spans(text, &users()), want, "{text:?}");
         }
     }
 
     #[test]
     fn other_schemes_are_mentions_only_when_configured() {
-        let text = "ask @[Ada](user:ada) and @[b](dsh-session:Ig)";
+        let text = "ask @[Ada](team:ada) and @[b](contact-uri:Ig)";
+        let teams = crate::MentionConfig::default()
+            .with_uri_scheme("team:")
+            .grammar();
+        assert_eq!(mention_spans(text, &teams), vec![4..20]);
+        assert_eq!(mention_spans(text, &users()), vec![25..45]);
         assert_eq!(
-            mention_spans(text, &UriRule::Schemes(vec!["user:".to_owned()])),
-            vec![4..20]
-        );
-        assert_eq!(mention_spans(text, &dsh()), vec![25..45]);
-        assert_eq!(
-            mention_token_at(text, 6, &UriRule::Schemes(vec!["user:".to_owned()]), AT),
+            mention_token_at(text, 6, &teams),
             None,
-            "inside a user mention"
+            "inside a team mention"
         );
         assert_eq!(
-            mention_token_at(text, 6, &dsh(), AT),
-            token(4, 20, "[Ada](user:ada)"),
-            "not a mention under the default scheme: an ordinary token"
+            mention_token_at(text, 6, &users()),
+            token(4, 20, "[Ada](team:ada)"),
+            "not a mention of a registered scheme: an ordinary token"
         );
     }
 
     #[test]
     fn char_spans_count_chars_not_bytes() {
-        let text = "会话 @[记录](dsh-session:Ig) x";
-        assert_eq!(mention_char_spans(text, &dsh()), vec![3..24]);
-        let span = mention_spans(text, &dsh())[0].clone();
-        assert_eq!(&text[span], "@[记录](dsh-session:Ig)");
+        let text = "会话 @[记录](contact-uri:Ig) x";
+        assert_eq!(mention_char_spans(text, &users()), vec![3..24]);
+        let span = mention_spans(text, &users())[0].clone();
+        assert_eq!(&text[span], "@[记录](contact-uri:Ig)");
     }
 
     #[test]
-    fn whitespace_set_is_javascripts() {
-        assert!(is_js_whitespace('\u{feff}'));
-        assert!(is_js_whitespace('\u{3000}'));
-        assert!(!is_js_whitespace('\u{85}'));
-        assert!(!is_js_whitespace('\u{200b}'));
-        assert!(!is_js_whitespace('x'));
+    fn the_syntax_says_where_tokens_end() {
+        /// The built-in syntax's mentions, tokens ending at `,` too.
+        struct Commas(crate::LinkSyntax);
+        impl crate::MentionSyntax for Commas {
+            fn write(&self, mention: &crate::Mention) -> String {
+                self.0.write(mention)
+            }
+            fn find(&self, text: &str) -> Vec<crate::MentionSpan> {
+                self.0.find(text)
+            }
+            fn is_token_space(&self, c: char) -> bool {
+                c == ',' || c.is_whitespace()
+            }
+        }
+        let grammar = crate::MentionConfig::default()
+            .with_syntax(Commas(crate::LinkSyntax::new()))
+            .grammar();
+        assert_eq!(mention_token_at("a,@q", 4, &grammar), token(2, 4, "q"));
+        assert_eq!(mention_token_at("@q,x", 1, &grammar), token(0, 2, "q"));
+        assert_eq!(mention_token_at("a,@q", 4, &users()), None);
     }
 
     proptest! {
         #[test]
         fn never_panics(text in "\\PC*|[@\\[\\]()\\\\ a\u{3000}\n]*", cursor in 0usize..64) {
-            if let Some(t) = mention_token_at(&text, cursor, &dsh(), AT) {
+            if let Some(t) = mention_token_at(&text, cursor, &users()) {
                 prop_assert!(t.start_char <= cursor.min(text.chars().count()));
                 prop_assert!(t.end_char >= t.start_char);
             }
-            for span in mention_spans(&text, &dsh()) {
+            for span in mention_spans(&text, &users()) {
                 prop_assert!(text.get(span).is_some());
             }
         }
@@ -355,7 +372,7 @@ mod tests {
             cursor in 0usize..80,
         ) {
             let chars: Vec<char> = text.chars().collect();
-            if let Some(token) = mention_token_at(&text, cursor, &dsh(), AT) {
+            if let Some(token) = mention_token_at(&text, cursor, &users()) {
                 let cursor = cursor.min(chars.len());
                 prop_assert!(token.start_char <= cursor && cursor <= token.end_char);
                 prop_assert!(token.end_char <= chars.len());
@@ -364,10 +381,10 @@ mod tests {
                 prop_assert_eq!(&token.query, &query);
                 prop_assert!(!chars[token.start_char..token.end_char]
                     .iter()
-                    .any(|&c| is_js_whitespace(c)));
+                    .any(|&c| c.is_whitespace()));
             }
-            let spans = mention_spans(&text, &dsh());
-            let char_spans = mention_char_spans(&text, &dsh());
+            let spans = mention_spans(&text, &users());
+            let char_spans = mention_char_spans(&text, &users());
             prop_assert_eq!(spans.len(), char_spans.len());
             for (bytes, chars_range) in spans.iter().zip(&char_spans) {
                 let via_chars: String = chars[chars_range.clone()].iter().collect();
@@ -377,7 +394,7 @@ mod tests {
 
         #[test]
         fn skipping_failed_starts_finds_the_same_spans_as_trying_every_start(
-            text in "[@\\[\\]()\\\\ a\n]{0,40}|(@\\[|\\]|\\(|dsh-session:|ImEi|\\)|\\\\|\n|x| )*"
+            text in "[@\\[\\]()\\\\ a\n]{0,40}|(@\\[|\\]|\\(|contact-uri:|ImEi|\\)|\\\\|\n|x| )*"
         ) {
             // The reference: at every `@[`, the one prefix that reads as a whole mention of the
             // scheme (if any); a refused one is skipped one byte at a time.
@@ -386,8 +403,9 @@ mod tests {
             while let Some(offset) = text.get(pos..).and_then(|rest| rest.find("@[")) {
                 let start = pos + offset;
                 let whole = (start + 1..=text.len()).find_map(|end| {
-                    let m = crate::Mention::parse(text.get(start..end)?).ok()?;
-                    m.uri.starts_with("dsh-session:").then_some(end)
+                    let piece = text.get(start..end)?;
+                    let found = users().spans(piece);
+                    (found == [0..piece.len()]).then_some(end)
                 });
                 match whole {
                     Some(end) => {
@@ -397,7 +415,7 @@ mod tests {
                     None => pos = start + 1,
                 }
             }
-            prop_assert_eq!(mention_spans(&text, &dsh()), naive);
+            prop_assert_eq!(mention_spans(&text, &users()), naive);
         }
     }
 
@@ -407,19 +425,19 @@ mod tests {
         // every keystroke of the composer. Linear, this is a few milliseconds.
         let text = "@[".repeat(100_000) + "\\\n@[";
         let started = std::time::Instant::now();
-        assert_eq!(mention_spans(&text, &dsh()), Vec::<Range<usize>>::new());
+        assert_eq!(mention_spans(&text, &users()), Vec::<Range<usize>>::new());
         assert_eq!(
-            mention_char_spans(&text, &dsh()),
+            mention_char_spans(&text, &users()),
             Vec::<Range<usize>>::new()
         );
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
-        let closed = format!("{text}](dsh-session:ImEi)");
-        assert_eq!(mention_spans(&closed, &dsh()).len(), 1);
+        let closed = format!("{text}](contact-uri:ImEi)");
+        assert_eq!(mention_spans(&closed, &users()).len(), 1);
     }
 
     #[test]
     fn multi_word_token_table() {
-        let mention = "@[Old chat](dsh-session:ImEi)";
+        let mention = "@[Old chat](contact-uri:ImEi)";
         let after = format!("@a b{mention}");
         let inside = format!("@a {mention} b");
         let at = |start, after| MultiWord { start, after };
@@ -464,7 +482,7 @@ mod tests {
         ];
         for (text, cursor, multi, want) in cases {
             assert_eq!(
-                multi_word_token_at(text, cursor, &dsh(), AT, multi),
+                multi_word_token_at(text, cursor, &users(), multi),
                 want,
                 "{text:?} cursor {cursor} {multi:?}"
             );

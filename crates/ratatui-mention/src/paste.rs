@@ -17,7 +17,7 @@ pub fn normalize_paste(text: &str) -> String {
             }
             '\n' => out.push('\n'),
             '\t' => out.push('\t'),
-            c if crate::untrusted::is_control(c) => {}
+            c if term_text::is_control(c) => {}
             c => out.push(c),
         }
     }

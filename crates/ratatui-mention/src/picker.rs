@@ -3,7 +3,7 @@
 //! host for rows, and Enter picks the selected row — waiting, like the popup, when the
 //! newest filter is unanswered. A host uses it for "open a session", "open a file".
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyEvent, KeyEventKind, MouseEvent};
 use ratatui::buffer::Buffer;
@@ -15,17 +15,17 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::config::{MentionStyles, PopupLabels};
 use crate::draft::Draft;
+use crate::grammar::Grammar;
 use crate::item::{ItemPreview, MentionItem};
 use crate::key_map::{Action, KeyMap, typed_char};
 use crate::preview::{self, PreviewState};
 use crate::results::{
-    Drawn, EnterAction, Held, MoreRequest, OfferedRows, Pointer, PopupKey, QueryId, ResultsList,
-    ResultsPage, WaitHost, WaitingKey, give_up, resume,
+    Drawn, EnterAction, Held, MoreRequest, Pointer, PopupKey, QueryId, ResultsList, ResultsPage,
+    Section, Timers, WaitHost, WaitingKey, resume, tick,
 };
 use crate::results_view::{self, Look};
-use crate::untrusted::{is_control, visible_controls_line};
-use crate::uri_rule::UriRule;
-use crate::wrap::truncate_start_to_width;
+use term_text::truncate_start_to_width;
+use term_text::{is_control, visible_controls_line};
 
 /// What an event did to a [`Picker`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub enum PickerOutcome {
         limit: usize,
     },
     /// Enter came before the newest filter's answer: it waits for it (see
-    /// [`crate::Outcome::Waiting`]; call [`Picker::stop_waiting`] when your timer fires).
+    /// [`crate::Outcome::Waiting`]; [`Picker::tick`] gives up after the answer wait).
     Waiting {
         /// The query the Enter waits for.
         id: QueryId,
@@ -99,12 +99,32 @@ impl Picker {
     /// [`Picker::open`] to ask for its first rows.
     pub fn new(key_map: KeyMap) -> Self {
         Picker {
-            filter: Draft::new(UriRule::Predicate(std::sync::Arc::new(|_| false))),
+            filter: Draft::new(Grammar::none()),
             results: ResultsList::new(),
-            preview: PreviewState::default(),
+            preview: PreviewState::new(false),
             key_map,
             cursor: None,
         }
+    }
+
+    /// Shows the selected row's preview where there is room (default off; see
+    /// [`crate::MentionConfig::with_preview`]).
+    #[must_use]
+    pub fn with_preview(mut self, on: bool) -> Self {
+        self.preview = PreviewState::new(on);
+        self
+    }
+
+    /// An Enter waits up to `answer_wait` for the newest filter's answer, and rows of an
+    /// older filter stay on show up to `slow_answer` while the newest is unanswered
+    /// (defaults 1 s and 250 ms; see [`Picker::tick`]).
+    #[must_use]
+    pub fn with_timers(mut self, answer_wait: Duration, slow_answer: Duration) -> Self {
+        self.results.set_timers(Timers {
+            answer_wait,
+            slow_answer,
+        });
+        self
     }
 
     /// Empties the filter and the rows and asks for the rows of the empty filter.
@@ -147,12 +167,6 @@ impl Picker {
         self.cursor.is_some()
     }
 
-    /// Stops showing the rows of an older filter while filter `id` is unanswered (see
-    /// [`ResultsList::hide_older_rows`]).
-    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
-        self.results.hide_older_rows(id)
-    }
-
     /// Handles one key: moves, Enter, Esc, the preview key, then the filter's edits.
     pub fn handle_key(&mut self, key: KeyEvent) -> PickerOutcome {
         if key.kind == KeyEventKind::Release {
@@ -173,10 +187,8 @@ impl Picker {
             PopupKey::Wait(id) => return PickerOutcome::Waiting { id },
             PopupKey::Take => return self.pick(),
             PopupKey::Nothing | PopupKey::AsTyped => return PickerOutcome::Consumed,
-            PopupKey::TogglePreview => {
-                self.preview.toggle();
-                return PickerOutcome::Changed;
-            }
+            PopupKey::TogglePreview if self.preview.toggle() => return PickerOutcome::Changed,
+            PopupKey::TogglePreview => return PickerOutcome::Ignored,
             PopupKey::Escape => return PickerOutcome::Closed,
             PopupKey::Pass => {}
         }
@@ -281,32 +293,38 @@ impl Picker {
         resume(self, id)
     }
 
-    /// Takes rows found elsewhere for `id` (see [`ResultsList::set_hits`]); returns what an
-    /// Enter that waited for them did (see [`Picker::expect_hits`]).
+    /// Takes rows found elsewhere for `id` (see [`ResultsList::set_late_section`]); returns what an
+    /// Enter that waited for them did (see [`Picker::expect_late_section`]).
     #[must_use = "an Enter that waited for these rows may have picked one"]
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) -> Vec<PickerOutcome> {
-        if !self.results.set_hits(id, hits) {
+    pub fn set_late_section(&mut self, id: QueryId, hits: Section) -> Vec<PickerOutcome> {
+        if !self.results.set_late_section(id, hits) {
             return Vec::new();
         }
         resume(self, id)
     }
 
-    /// Says that rows found elsewhere for `id` will come: while the page shows no row, an
-    /// Enter waits for them too (see [`ResultsList::expect_hits`]).
-    pub fn expect_hits(&mut self, id: QueryId) {
-        self.results.expect_hits(id);
+    /// Says that a late section for `id` will come: while the page shows no row, an Enter
+    /// waits for it too (see [`crate::MentionInputState::expect_late_section`]).
+    pub fn expect_late_section(&mut self, id: QueryId) {
+        self.results.expect_late_section(id);
     }
 
-    /// Changes the title of the hits section on show.
-    pub fn set_hits_title(&mut self, title: &str) {
-        self.results.set_hits_title(title);
+    /// Changes the title of the late section on show.
+    pub fn set_late_title(&mut self, title: &str) {
+        self.results.set_late_title(title);
     }
 
-    /// Gives up waiting for `id` (see [`crate::MentionInputState::stop_waiting`]): Enter
-    /// again picks the selected row on show.
+    /// Runs the picker's timers at `now` (see [`crate::MentionInputState::tick`]): an
+    /// Enter that waited too long gives up (Enter again picks the selected row on show),
+    /// rows of an older filter on show too long make way for "searching…".
     #[must_use = "held inputs may have picked a row"]
-    pub fn stop_waiting(&mut self, id: QueryId) -> Vec<PickerOutcome> {
-        give_up(self, id)
+    pub fn tick(&mut self, now: Instant) -> Vec<PickerOutcome> {
+        tick(self, now)
+    }
+
+    /// When [`Self::tick`] has something to do next.
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.results.next_tick()
     }
 
     /// Whether an Enter waits for the newest filter's answer.
@@ -537,7 +555,7 @@ fn render_filter(
     // The caret stays on screen: text before it is cut at the front when it is too wide.
     let before = truncate_start_to_width(&before, room);
     let caret_x = lead.width() + before.width();
-    let rest = crate::wrap::truncate_to_width(&after, room.saturating_sub(before.width()));
+    let rest = term_text::truncate_to_width(&after, room.saturating_sub(before.width()));
     let spans = vec![
         Span::styled(lead, styles.detail),
         Span::styled(before, Style::new()),

@@ -8,9 +8,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Clear, Widget};
 
-use super::wrap::wrap_lines;
 use crate::item::ItemPreview;
 use crate::results::{ResultRow, ResultsList};
+use term_text::wrap_lines;
 
 /// Narrowest screen that puts the preview on the right.
 pub const RIGHT_MIN_WIDTH: u16 = 100;
@@ -48,33 +48,36 @@ pub fn placement(enabled: bool, width: u16, height: u16, below_min_height: u16) 
     }
 }
 
-/// What a list's preview is doing: whether the user wants it, where the last frame could
-/// put it (which decides whether the host is asked for content at all), and the host's
-/// content for the selected row.
+/// What a list's preview is doing: whether the host has it at all, whether the user wants
+/// it, where the last frame could put it (which decides whether the host is asked for
+/// content at all), and the host's content for the selected row.
 #[derive(Debug, Clone)]
 pub(crate) struct PreviewState {
+    /// The host turned the preview on.
+    available: bool,
+    /// The user has not hidden it.
     enabled: bool,
     /// Width, height and below-threshold of the area of the last render.
     last_area: Option<(u16, u16, u16)>,
     shown: Option<ItemPreview>,
 }
 
-impl Default for PreviewState {
-    fn default() -> Self {
+impl PreviewState {
+    /// A preview the host turned on (`available`) or off.
+    pub(crate) fn new(available: bool) -> Self {
         PreviewState {
+            available,
             enabled: true,
             last_area: None,
             shown: None,
         }
     }
-}
 
-impl PreviewState {
     /// The key of `results`' selected row when a visible preview needs the host's content
     /// for it (asked once per selection).
     pub(crate) fn want<T: ResultRow>(&mut self, results: &mut ResultsList<T>) -> Option<String> {
         let (width, height, below) = self.last_area?;
-        if placement(self.enabled, width, height, below) == Placement::Hidden {
+        if placement(self.enabled(), width, height, below) == Placement::Hidden {
             return None;
         }
         let key = results.want_preview()?;
@@ -99,14 +102,15 @@ impl PreviewState {
         self.shown = None;
     }
 
-    /// Shows or hides the preview (the user's key).
-    pub(crate) fn toggle(&mut self) {
+    /// Shows or hides the preview (the user's key); false when the host has none.
+    pub(crate) fn toggle(&mut self) -> bool {
         self.enabled = !self.enabled;
+        self.available
     }
 
-    /// Whether the user wants the preview.
+    /// Whether the preview is on and the user wants it.
     pub(crate) fn enabled(&self) -> bool {
-        self.enabled
+        self.available && self.enabled
     }
 
     /// The area the list was just drawn in, where a preview goes from `below_min_height`

@@ -20,7 +20,7 @@ use crate::{
 fn app_config() -> MentionConfig {
     MentionConfig::default()
         .with_history_size(10)
-        .with_uri_scheme("dsh-session:")
+        .with_uri_scheme("user:")
 }
 
 /// The app's labels.
@@ -64,7 +64,7 @@ fn session(id: &str, label: &str, cwd: Option<&str>, created: &str) -> MentionIt
     MentionItem::new(
         id,
         label,
-        &Mention::new(label, format!("dsh-session:{}", uri_body(id))),
+        &Mention::new(label, format!("user:{}", uri_body(id))),
     )
     .with_kind("Session ·")
     .with_detail(vec![
@@ -465,7 +465,7 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
         4 => keys.prop_map(|(k, m)| Step::Key(k, m)),
         1 => "[@a \\[\\]()\r\n\t\u{1b}漢]{0,12}".prop_map(Step::Paste),
         1 => (0usize..12).prop_map(Step::Answer),
-        1 => Just(Step::Paste("@[A b](dsh-session:IkEi)".to_string())),
+        1 => Just(Step::Paste("@[A b](user:IkEi)".to_string())),
         1 => "[@a \n漢]{0,8}".prop_map(Step::Restore),
     ]
 }
@@ -562,9 +562,9 @@ fn shown(pane: &mut MentionInputState, width: u16, height: u16) -> String {
 
 #[test]
 fn chips_ascii_cjk_narrow_and_too_wide() {
-    let ascii = "compare @[Speed up the Vite build](dsh-session:InMtMSI) with this";
+    let ascii = "compare @[Speed up the Vite build](user:InMtMSI) with this";
     insta::assert_snapshot!("chip_ascii", shown(&mut pane_with(ascii), 40, 4));
-    let cjk = "看 @[账单会话 😀](dsh-session:InMtMiI) 好";
+    let cjk = "看 @[账单会话 😀](user:InMtMiI) 好";
     insta::assert_snapshot!("chip_cjk", shown(&mut pane_with(cjk), 24, 3));
     // Narrow: the chip moves to its own row rather than being split.
     insta::assert_snapshot!("chip_narrow_wrap", shown(&mut pane_with(ascii), 28, 6));
@@ -595,7 +595,7 @@ fn tabs_are_kept_and_drawn_as_spaces() {
 fn a_label_with_control_characters_shows_them_visibly() {
     // A recalled draft is not normalised like a paste: its controls reach the chip.
     let mut pane = pane();
-    pane.restore_draft("@[bell\u{7} \u{1b}[31mred](dsh-session:InMtMSI) x");
+    pane.restore_draft("@[bell\u{7} \u{1b}[31mred](user:InMtMSI) x");
     let out = shown(&mut pane, 40, 3);
     insta::assert_snapshot!(out);
 }
@@ -617,19 +617,19 @@ fn command_popup() {
 }
 
 /// A conversation hit as the app builds it: the session row with one matching line.
-fn hit(id: &str, label: &str, role: &str, text: &str, word: &str) -> MentionItem {
+fn hit(id: &str, label: &str, lead: &str, text: &str, word: &str) -> MentionItem {
     let start = text.find(word).unwrap();
     session(id, label, Some("/home/ana/project-0"), "2026-11-20 09:30").with_snippet(
         crate::ItemSnippet {
-            role: role.into(),
+            lead: format!("{lead}: "),
             text: text.into(),
             highlights: std::iter::once(start..start + word.len()).collect(),
         },
     )
 }
 
-fn hits(title: &str, rows: Vec<MentionItem>) -> crate::OfferedRows {
-    crate::OfferedRows {
+fn hits(title: &str, rows: Vec<MentionItem>) -> crate::Section {
+    crate::Section {
         title: title.into(),
         rows,
     }
@@ -648,7 +648,7 @@ fn popup_conversation_hits_with_snippets() {
             ..crate::ResultsPage::default()
         },
     );
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         id,
         hits(
             "in conversations",
@@ -685,7 +685,7 @@ fn popup_conversation_section_while_the_index_builds() {
     type_str(&mut pane, "@outage");
     let id = query_id(&pane);
     let _ = pane.set_page(id, crate::ResultsPage::default());
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         id,
         hits(
             "in conversations · index building 3 400 / 10 000",
@@ -693,7 +693,7 @@ fn popup_conversation_section_while_the_index_builds() {
         ),
     );
     insta::assert_snapshot!("popup_index_building_no_rows", screen(&mut pane, 70, 8));
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         id,
         hits(
             "in conversations · index building 3 400 / 10 000",
@@ -706,7 +706,7 @@ fn popup_conversation_section_while_the_index_builds() {
             )],
         ),
     );
-    pane.set_hits_title("in conversations · index building 6 000 / 10 000");
+    pane.set_late_title("in conversations · index building 6 000 / 10 000");
     insta::assert_snapshot!("popup_index_building_with_rows", screen(&mut pane, 70, 10));
 }
 
@@ -720,14 +720,14 @@ fn conversation_hits_are_highlighted_when_alone_and_stale_ones_dropped() {
     assert!(new > old);
     let popup = |pane: &MentionInputState| pane.results().expect("popup open").clone();
     // The newer query's hits arrive before its listing; the older hits come late.
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         new,
         hits(
             "in conversations",
             vec![hit("s-08", "Retro", "user", "out", "out")],
         ),
     );
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         old,
         hits(
             "in conversations",
@@ -752,7 +752,7 @@ fn conversation_hits_are_highlighted_when_alone_and_stale_ones_dropped() {
         Some("s-08"),
         "the only row on show is the highlighted one"
     );
-    pane.set_hits_title("in conversations · index building 1 / 2");
+    pane.set_late_title("in conversations · index building 1 / 2");
     assert_eq!(
         popup(&pane).selected().map(MentionItem::key),
         Some("s-08"),
@@ -764,14 +764,10 @@ fn conversation_hits_are_highlighted_when_alone_and_stale_ones_dropped() {
         tab.handle_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE)),
         Outcome::Inserted { .. }
     ));
-    assert!(
-        tab.draft().starts_with("@[Retro](dsh-session:"),
-        "{}",
-        tab.draft()
-    );
+    assert!(tab.draft().starts_with("@[Retro](user:"), "{}", tab.draft());
     pane.handle_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
     assert!(
-        pane.draft().starts_with("@[Retro](dsh-session:"),
+        pane.draft().starts_with("@[Retro](user:"),
         "{}",
         pane.draft()
     );
@@ -783,7 +779,7 @@ fn hits_that_are_all_listed_already_add_no_section() {
     type_str(&mut pane, "@kafka");
     let id = query_id(&pane);
     let _ = pane.set_page(id, crate::ResultsPage::complete(rows(&["Kafka vs Redis"])));
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         id,
         hits(
             "in conversations",

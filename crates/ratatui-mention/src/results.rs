@@ -2,7 +2,7 @@
 //! lifecycle written once — each query has an id, answers to any other id are dropped, the
 //! rows on show stay until the newest query is answered (no flicker), more rows of the
 //! answered query are fetched as the selection nears the end (`More`), rows offered besides
-//! (files, closest matches, hits elsewhere) come in their own sections, one row is always
+//! (files, closest matches, rows a slower search found) come in their own sections, one row is always
 //! highlighted while any is on show, its preview is asked for once, and what Enter/Tab do
 //! is decided once ([`EnterAction`]) — those that come before the newest answer wait for it.
 //! The `@` popup and a host's own picker ([`crate::Picker`]) are both built on it.
@@ -15,29 +15,19 @@ use ratatui::layout::{Position, Rect};
 
 use crate::item::MentionItem;
 use crate::key_map::Action;
-use crate::sections::{Fetch, RowRef, Section, SectionKind, SectionedList, offered_section};
+pub use crate::result_row::ResultRow;
+use crate::sections::{
+    Fetch, RowRef, Section as ListSection, SectionKind, SectionedList, offered_section,
+};
 
 /// A query a results list asked its source to answer, named by a per-list increasing id.
 pub type QueryId = u64;
 
-/// What a results list needs of a row: the host's identity of it and how many lines it
-/// takes.
-pub trait ResultRow: Clone {
-    /// The host's identity of the row (offered rows already listed are left out by it; the
-    /// preview is asked for by it).
-    fn key(&self) -> &str;
-    /// Lines the row takes on screen (at least one).
-    fn lines(&self) -> u16;
-    /// Why the row cannot be taken now (e.g. a limit is reached), if it cannot: Enter and
-    /// Tab on it do nothing.
-    fn blocked(&self) -> Option<&str> {
-        None
-    }
-}
-
-/// Rows offered besides the matches, under a title (e.g. "closest matches").
+/// Rows the host offers besides the matches, under a title (e.g. "closest matches",
+/// "files"): a section before or after them in a [`ResultsPage`], or one found later
+/// ([`ResultsList::set_late_section`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OfferedRows<T = MentionItem> {
+pub struct Section<T = MentionItem> {
     /// The section's title line.
     pub title: String,
     /// Its rows, in order.
@@ -53,10 +43,10 @@ pub struct ResultsPage<T = MentionItem> {
     /// Every match, not only `rows` (`>= rows.len()`).
     pub total: usize,
     /// Sections of other rows, after the matches.
-    pub offered: Vec<OfferedRows<T>>,
+    pub after: Vec<Section<T>>,
     /// Sections of other rows shown before the matches (e.g. files for a query shaped like
     /// a path): their first row is the one highlighted.
-    pub before: Vec<OfferedRows<T>>,
+    pub before: Vec<Section<T>>,
 }
 
 impl<T> Default for ResultsPage<T> {
@@ -64,7 +54,7 @@ impl<T> Default for ResultsPage<T> {
         ResultsPage {
             rows: Vec::new(),
             total: 0,
-            offered: Vec::new(),
+            after: Vec::new(),
             before: Vec::new(),
         }
     }
@@ -247,6 +237,38 @@ fn replay<H: WaitHost>(host: &mut H, held: VecDeque<Held>, outcomes: &mut Vec<H:
     }
 }
 
+/// How long a list's timers run ([`tick`]): an Enter or Tab waiting for the newest answer
+/// gives up after `answer_wait`; rows of an older query stop showing after `slow_answer`
+/// while the newest is unanswered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Timers {
+    pub(crate) answer_wait: Duration,
+    pub(crate) slow_answer: Duration,
+}
+
+impl Default for Timers {
+    fn default() -> Self {
+        Timers {
+            answer_wait: Duration::from_secs(1),
+            slow_answer: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Runs `host`'s timers at `now`: a wait for an answer that ran out gives up (the held
+/// inputs are applied), rows of an older query on show too long are hidden. A timer starts
+/// at the first tick that sees what arms it.
+pub(crate) fn tick<H: WaitHost>(host: &mut H, now: Instant) -> Vec<H::Out> {
+    let mut out = match host.results().wait_due(now) {
+        Some(id) => give_up(host, id),
+        None => Vec::new(),
+    };
+    if host.results().slow_due(now) {
+        out.push(H::changed());
+    }
+    out
+}
+
 /// Most inputs held while Enter/Tab waits; later ones are dropped (a burst this long is
 /// no typist's: a paste without bracketed paste mode, a runaway macro).
 const MAX_HELD: usize = 4096;
@@ -265,10 +287,10 @@ pub struct ResultsList<T = MentionItem> {
     listing: Listing,
     list: SectionedList<T>,
     /// Rows found elsewhere for the newest query that answered them, as the last section.
-    hits: Option<OfferedRows<T>>,
-    /// The query the hits on show answer.
-    hits_for: Option<QueryId>,
-    /// How many sections the page takes (the hits section comes after them).
+    late: Option<Section<T>>,
+    /// The query the late section on show answers.
+    late_for: Option<QueryId>,
+    /// How many sections the page takes (the late section comes after them).
     page_sections: usize,
     /// The row whose preview was asked for.
     preview_asked: Option<String>,
@@ -276,14 +298,19 @@ pub struct ResultsList<T = MentionItem> {
     /// The query whose answer an Enter stopped waiting for: Enter again acts on the rows on
     /// show.
     gave_up: Option<QueryId>,
-    /// The query whose hits the source said will come ([`ResultsList::expect_hits`]).
-    hits_expected: Option<QueryId>,
+    /// The query whose late section the source said will come ([`ResultsList::expect_late_section`]).
+    late_expected: Option<QueryId>,
     /// The query whose page on show is partial ([`ResultsList::set_partial_page`]).
     partial: Option<QueryId>,
     /// Where the last frame drew the list.
     drawn: Drawn,
     /// The row last clicked, and when (a second click soon after is a double click).
     last_click: Option<(RowRef, Instant)>,
+    timers: Timers,
+    /// The wait of Enter/Tab as a tick first saw it: its query, and then.
+    wait_since: Option<(QueryId, Instant)>,
+    /// The newest query while rows of an older one are on show, as a tick first saw it.
+    slow_since: Option<(QueryId, Instant)>,
 }
 
 fn lines_of<T: ResultRow>(row: &T) -> usize {
@@ -307,16 +334,19 @@ impl<T: ResultRow> ResultsList<T> {
             more_id: None,
             listing: Listing::Waiting,
             list: SectionedList::new(lines_of::<T>),
-            hits: None,
-            hits_for: None,
+            late: None,
+            late_for: None,
             page_sections: 0,
             preview_asked: None,
             wait: None,
             gave_up: None,
-            hits_expected: None,
+            late_expected: None,
             partial: None,
             drawn: Drawn::default(),
             last_click: None,
+            timers: Timers::default(),
+            wait_since: None,
+            slow_since: None,
         }
     }
 
@@ -331,12 +361,13 @@ impl<T: ResultRow> ResultsList<T> {
         self.last_id
     }
 
-    /// Forgets rows, hits and the query (as for a list opened anew); ids keep increasing, so
+    /// Forgets rows, the late section and the query (as for a list opened anew); ids keep increasing, so
     /// answers to the old queries stay stale.
     pub fn clear(&mut self) {
-        let last_id = self.last_id;
+        let (last_id, timers) = (self.last_id, self.timers);
         *self = Self::new();
         self.last_id = last_id;
+        self.timers = timers;
     }
 
     /// The newest query asked.
@@ -364,7 +395,7 @@ impl<T: ResultRow> ResultsList<T> {
             let index = self.list.exact_index().unwrap_or(0);
             self.list.extend_section(
                 index,
-                Section {
+                ListSection {
                     kind: SectionKind::Exact,
                     title: None,
                     total: page.total.max(page.rows.len()),
@@ -403,11 +434,11 @@ impl<T: ResultRow> ResultsList<T> {
         true
     }
 
-    /// Says that rows found elsewhere for query `id` will come ([`set_hits`](Self::set_hits)):
+    /// Says that rows found elsewhere for query `id` will come ([`set_late_section`](Self::set_late_section)):
     /// while the page shows no row, an Enter or Tab waits for them too.
-    pub fn expect_hits(&mut self, id: QueryId) {
-        if id == self.query_id && self.hits_for != Some(id) {
-            self.hits_expected = Some(id);
+    pub fn expect_late_section(&mut self, id: QueryId) {
+        if id == self.query_id && self.late_for != Some(id) {
+            self.late_expected = Some(id);
         }
     }
 
@@ -442,39 +473,40 @@ impl<T: ResultRow> ResultsList<T> {
         self.listing = Listing::Failed(message.into());
         self.list.set_sections(Vec::new());
         self.page_sections = 0;
-        if self.hits.is_some() {
-            self.place_hits();
+        if self.late.is_some() {
+            self.place_late();
         }
         true
     }
 
-    /// Takes rows found elsewhere for `id` (e.g. in conversations), shown as the last
-    /// section under `hits.title` (their first row highlighted when no other row is on
-    /// show); rows the matches list already are left out. A title with no rows still shows (e.g. "index building");
-    /// no title and no rows removes the section. False for an older query's answer.
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows<T>) -> bool {
+    /// Takes a section found after the page for `id` (by a slower search of the host's),
+    /// shown as the last section under `late.title` (its first row highlighted when no
+    /// other row is on show); rows the matches list already are left out. A title with no
+    /// rows still shows (e.g. "index building"); no title and no rows removes the section.
+    /// False for an older query's answer.
+    pub fn set_late_section(&mut self, id: QueryId, late: Section<T>) -> bool {
         if id != self.query_id {
             return false;
         }
-        self.hits = (!hits.title.is_empty() || !hits.rows.is_empty()).then_some(hits);
-        self.hits_for = Some(id);
-        self.place_hits();
+        self.late = (!late.title.is_empty() || !late.rows.is_empty()).then_some(late);
+        self.late_for = Some(id);
+        self.place_late();
         true
     }
 
-    /// Changes only the title of the hits section on show (e.g. a progress count).
-    pub fn set_hits_title(&mut self, title: &str) {
-        let Some(hits) = self.hits.as_mut() else {
+    /// Changes only the title of the late section on show (e.g. a progress count).
+    pub fn set_late_title(&mut self, title: &str) {
+        let Some(late) = self.late.as_mut() else {
             return;
         };
-        title.clone_into(&mut hits.title);
+        title.clone_into(&mut late.title);
         self.list
             .set_title(self.page_sections, Some(title.to_owned()));
     }
 
-    /// The hits on show, as the source gave them.
-    pub fn hits(&self) -> Option<&OfferedRows<T>> {
-        self.hits.as_ref()
+    /// The late section on show, as the source gave it.
+    pub fn late_section(&self) -> Option<&Section<T>> {
+        self.late.as_ref()
     }
 
     /// The matching rows on show (the newest answer's, or an older one's while a query
@@ -569,10 +601,10 @@ impl<T: ResultRow> ResultsList<T> {
         Some(key)
     }
 
-    /// Stops showing the rows of an older query while query `id` is still unanswered (the
-    /// host's timer ran out: they look like an answer and are not one); the list says it
-    /// is searching until the answer comes. False when `id` is answered or not the newest.
-    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
+    /// Stops showing the rows of an older query while query `id` is still unanswered (they
+    /// look like an answer and are not one); the list says it is searching until the
+    /// answer comes. False when `id` is answered or not the newest.
+    pub(crate) fn hide_older_rows(&mut self, id: QueryId) -> bool {
         if id != self.query_id
             || !self.in_flight
             || self.partial == Some(id)
@@ -582,11 +614,11 @@ impl<T: ResultRow> ResultsList<T> {
         }
         self.list.set_sections(Vec::new());
         self.page_sections = 0;
-        if self.hits_for != Some(id) {
-            self.hits = None;
+        if self.late_for != Some(id) {
+            self.late = None;
         }
-        if self.hits.is_some() {
-            self.place_hits();
+        if self.late.is_some() {
+            self.place_late();
         }
         true
     }
@@ -689,7 +721,7 @@ impl<T: ResultRow> ResultsList<T> {
         self.more(fetch)
     }
 
-    pub(crate) fn sections(&self) -> &[Section<T>] {
+    pub(crate) fn sections(&self) -> &[ListSection<T>] {
         self.list.sections()
     }
 
@@ -702,32 +734,86 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     /// Whether Enter or Tab may act at once: the rows on show answer the newest query (its
-    /// whole page is in, and the hits expected for it are too unless the page shows a row
-    /// they would come after), or the user moved onto a hit found for the newest query.
+    /// whole page is in, and the late section expected for it is too unless the page shows a
+    /// row it would come after), or the user moved onto a late row found for the newest query.
     pub(crate) fn answers_query(&self) -> bool {
-        let hits_fresh = self.hits.is_some() && self.hits_for == Some(self.query_id);
-        let on_fresh_hit = hits_fresh
+        let late_fresh = self.late.is_some() && self.late_for == Some(self.query_id);
+        let on_fresh_late = late_fresh
             && self.list.is_chosen()
             && self
                 .list
                 .selected()
                 .is_some_and(|sel| sel.section == self.page_sections && sel.section > 0);
-        if on_fresh_hit {
+        if on_fresh_late {
             return true;
         }
         if self.in_flight {
             return false;
         }
-        let hits_pending =
-            self.hits_expected == Some(self.query_id) && self.hits_for != Some(self.query_id);
-        // Hits on show then are an older query's: only the page's rows count.
+        let late_pending =
+            self.late_expected == Some(self.query_id) && self.late_for != Some(self.query_id);
+        // A late section on show then is an older query's: only the page's rows count.
         let page_rows = self
             .list
             .sections()
             .iter()
             .take(self.page_sections)
             .any(|s| !s.rows.is_empty());
-        !hits_pending || page_rows
+        !late_pending || page_rows
+    }
+
+    /// Sets how long the timers run.
+    pub(crate) fn set_timers(&mut self, timers: Timers) {
+        self.timers = timers;
+    }
+
+    /// When [`tick`] has something to do next, for the timers a tick already saw.
+    pub(crate) fn next_tick(&self) -> Option<Instant> {
+        let wait = self
+            .wait_since
+            .filter(|(id, _)| self.wait.as_ref().is_some_and(|w| w.query == *id))
+            .map(|(_, at)| at + self.timers.answer_wait);
+        let slow = self
+            .slow_since
+            .filter(|(id, _)| *id == self.query_id && self.in_flight)
+            .map(|(_, at)| at + self.timers.slow_answer);
+        wait.into_iter().chain(slow).min()
+    }
+
+    /// The query whose wait ran out by `now`, if one did.
+    fn wait_due(&mut self, now: Instant) -> Option<QueryId> {
+        let Some(id) = self.wait.as_ref().map(|w| w.query) else {
+            self.wait_since = None;
+            return None;
+        };
+        let since = match self.wait_since {
+            Some((query, at)) if query == id => at,
+            _ => self.wait_since.insert((id, now)).1,
+        };
+        if now.saturating_duration_since(since) < self.timers.answer_wait {
+            return None;
+        }
+        self.wait_since = None;
+        Some(id)
+    }
+
+    /// Whether rows of an older query were on show too long by `now` (then they are hidden).
+    fn slow_due(&mut self, now: Instant) -> bool {
+        let id = self.query_id;
+        let older_on_show = self.in_flight && self.partial != Some(id) && !self.list.is_empty();
+        if !older_on_show {
+            self.slow_since = None;
+            return false;
+        }
+        let since = match self.slow_since {
+            Some((query, at)) if query == id => at,
+            _ => self.slow_since.insert((id, now)).1,
+        };
+        if now.saturating_duration_since(since) < self.timers.slow_answer {
+            return false;
+        }
+        self.slow_since = None;
+        self.hide_older_rows(id)
     }
 
     /// Enter or Tab came before the newest query's answer: it waits for it.
@@ -807,35 +893,36 @@ impl<T: ResultRow> ResultsList<T> {
     }
 
     /// Shows `page`'s sections (those before the matches, the matches, those after), then
-    /// the hits section.
+    /// the late section.
     fn show_page(&mut self, page: ResultsPage<T>) {
-        let offered = |rows: OfferedRows<T>| {
+        let offered = |rows: Section<T>| {
             (!rows.rows.is_empty())
-                .then(|| Section::complete(SectionKind::Offered, Some(rows.title), rows.rows))
+                .then(|| ListSection::complete(SectionKind::Offered, Some(rows.title), rows.rows))
         };
-        let mut sections: Vec<Section<T>> = page.before.into_iter().filter_map(offered).collect();
+        let mut sections: Vec<ListSection<T>> =
+            page.before.into_iter().filter_map(offered).collect();
         let exact = sections.len();
-        sections.push(Section {
+        sections.push(ListSection {
             kind: SectionKind::Exact,
             title: None,
             total: page.total.max(page.rows.len()),
             rows: page.rows,
         });
-        sections.extend(page.offered.into_iter().filter_map(offered));
+        sections.extend(page.after.into_iter().filter_map(offered));
         self.page_sections = sections.len();
-        if let Some(hits) = self.hits.as_ref() {
+        if let Some(late) = self.late.as_ref() {
             let listed = sections.get(exact).map_or(&[][..], |s| s.rows.as_slice());
-            if let Some(section) = offered_section(&hits.title, &hits.rows, listed, T::key) {
+            if let Some(section) = offered_section(&late.title, &late.rows, listed, T::key) {
                 sections.push(section);
             }
         }
         self.list.set_sections(sections);
     }
 
-    /// Puts the hits section after the page's sections.
-    fn place_hits(&mut self) {
+    /// Puts the late section after the page's sections.
+    fn place_late(&mut self) {
         let (title, rows) = self
-            .hits
+            .late
             .as_ref()
             .map_or(("", &[][..]), |h| (h.title.as_str(), h.rows.as_slice()));
         self.list
@@ -940,11 +1027,11 @@ mod tests {
     fn hits_follow_the_matches_without_the_rows_listed() {
         let mut list = ResultsList::new();
         let id = list.ask("k");
-        let hits = |keys: &[&'static str]| OfferedRows {
+        let hits = |keys: &[&'static str]| Section {
             title: "elsewhere".into(),
             rows: keys.iter().map(|k| Row(k)).collect(),
         };
-        assert!(list.set_hits(id, hits(&["a", "h"])));
+        assert!(list.set_late_section(id, hits(&["a", "h"])));
         assert_eq!(selected(&list), Some("a"), "hits alone: their first row");
         assert_eq!(
             list.enter_action(),
@@ -960,21 +1047,27 @@ mod tests {
             .map(|s| s.rows.iter().map(|r| r.0).collect())
             .collect();
         assert_eq!(keys, [vec!["a"], vec!["h"]], "a is listed already");
-        list.set_hits_title("elsewhere · 3 of 9");
+        list.set_late_title("elsewhere · 3 of 9");
         assert_eq!(
             list.sections()[1].title.as_deref(),
             Some("elsewhere · 3 of 9")
         );
         let newer = list.ask("kk");
-        assert!(!list.set_hits(id, hits(&["z"])), "an older query's hits");
-        assert!(list.set_hits(
+        assert!(
+            !list.set_late_section(id, hits(&["z"])),
+            "an older query's hits"
+        );
+        assert!(list.set_late_section(
             newer,
-            OfferedRows {
+            Section {
                 title: String::new(),
                 rows: Vec::new()
             }
         ));
-        assert!(list.hits().is_none(), "no title, no rows: no section");
+        assert!(
+            list.late_section().is_none(),
+            "no title, no rows: no section"
+        );
     }
 
     /// Issue 32 item 1: Enter takes the row on show, in any section, and waits only for
@@ -983,7 +1076,7 @@ mod tests {
     fn enter_takes_the_highlighted_row_once_nothing_can_come_above_it() {
         let mut list: ResultsList<Row> = ResultsList::new();
         let id = list.ask("q");
-        list.expect_hits(id);
+        list.expect_late_section(id);
         assert_eq!(list.enter_action(), EnterAction::Wait, "nothing answered");
         assert!(list.set_partial_page(id, page(&[], 0)));
         assert_eq!(
@@ -998,29 +1091,29 @@ mod tests {
             EnterAction::Wait,
             "no row on show and hits to come"
         );
-        let hits = OfferedRows {
+        let hits = Section {
             title: "elsewhere".into(),
             rows: vec![Row("h")],
         };
-        assert!(list.set_hits(id, hits));
+        assert!(list.set_late_section(id, hits));
         assert_eq!(list.enter_action(), EnterAction::Take);
         assert_eq!(selected(&list), Some("h"));
         // A page with rows needs no hits: they would come after them.
         let id = list.ask("qq");
-        list.expect_hits(id);
+        list.expect_late_section(id);
         assert!(list.set_page(id, page(&["a"], 1)));
         assert_eq!(list.enter_action(), EnterAction::Take);
         // The hits of an older query are no answer to a newer one.
         let id = list.ask("qqq");
-        list.expect_hits(id);
+        list.expect_late_section(id);
         assert!(list.set_page(id, page(&[], 0)));
         assert_eq!(selected(&list), Some("h"), "still on show");
         assert_eq!(list.enter_action(), EnterAction::Wait);
-        let none = OfferedRows {
+        let none = Section {
             title: String::new(),
             rows: Vec::new(),
         };
-        assert!(list.set_hits(id, none));
+        assert!(list.set_late_section(id, none));
         // Nothing at all: Enter sends the draft as typed.
         assert_eq!(selected(&list), None);
         assert_eq!(list.enter_action(), EnterAction::AsTyped);

@@ -18,8 +18,8 @@ use crate::preview::{self, Placement, PreviewPane};
 use crate::results::{Listing, ResultRow, ResultsList, WaitMark};
 use crate::sections::{Placed, RowRef, SectionKind};
 use crate::snippet::snippet_line;
-use crate::untrusted::visible_controls_line;
-use crate::wrap::{truncate_middle_to_width, truncate_start_to_width, truncate_to_width};
+use term_text::visible_controls_line;
+use term_text::{truncate_middle_to_width, truncate_start_to_width, truncate_to_width};
 
 /// Rows a framed list needs: its border and one row; lower, it is drawn on one line.
 pub(crate) const FRAMED_MIN_HEIGHT: u16 = 3;
@@ -358,7 +358,7 @@ fn label_hits(
         let mut hits = Vec::new();
         let mut shown = 0;
         for (at, c) in row.label().char_indices() {
-            let width = if crate::untrusted::needs_escape(c) || c == '\n' {
+            let width = if term_text::needs_escape(c) || c == '\n' {
                 visible_controls_line(c.encode_utf8(&mut [0; 4]))
                     .chars()
                     .count()

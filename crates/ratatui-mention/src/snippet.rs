@@ -1,6 +1,7 @@
-//! Where a row matched inside its content (e.g. one message of a conversation): a role and
-//! one line of text with the matching words highlighted, drawn in place of the row's detail
-//! line. The text is untrusted: its control characters are shown as visible escapes.
+//! Where a row matched inside its content (a line of a document, a message): one line of
+//! text after a lead the host chooses, with the ranges the host matched highlighted, drawn in
+//! place of the row's detail line. The text is untrusted: its control characters are shown
+//! as visible escapes.
 
 use std::ops::Range;
 
@@ -8,14 +9,14 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
-use crate::untrusted::visible_controls_line;
-use crate::wrap::{truncate_start_to_width, truncate_to_width};
+use term_text::visible_controls_line;
+use term_text::{truncate_start_to_width, truncate_to_width};
 
-/// One line of content a row matched in.
+/// One line of content a row matched in, drawn as its detail line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ItemSnippet {
-    /// Who wrote the text (`user`, `assistant`), shown before it.
-    pub role: String,
+    /// Shown before the text, separator included (`README.md:12: `, `ada: `); may be empty.
+    pub lead: String,
     /// The matching text (untrusted: shown with its controls made visible).
     pub text: String,
     /// Byte ranges of `text` that matched (ranges off char boundaries are ignored).
@@ -28,13 +29,13 @@ const INDENT: &str = "    ";
 /// share of the room, the text is cut at the front so the match is on show.
 const LEAD_SHARE: usize = 3;
 
-/// `    <role>: <text>` in `width` cells, the highlighted ranges in `hit` over `base`; a text
+/// `    <lead><text>` in `width` cells, the highlighted ranges in `hit` over `base`; a text
 /// too long is cut at the end, and at the front (`…`) when its first match would otherwise
 /// start far right.
 pub fn snippet_line(snippet: &ItemSnippet, width: u16, base: Style, hit: Style) -> Line<'static> {
     let width = usize::from(width);
-    let role = format!("{}: ", visible_controls_line(&snippet.role));
-    let lead = INDENT.width() + role.width();
+    let shown_lead = visible_controls_line(&snippet.lead);
+    let lead = INDENT.width() + shown_lead.width();
     let room = width.saturating_sub(lead);
     let mut runs = runs(snippet);
     let before_hit: usize = runs
@@ -51,7 +52,7 @@ pub fn snippet_line(snippet: &ItemSnippet, width: u16, base: Style, hit: Style) 
             *first = truncate_start_to_width(first, keep);
         }
     }
-    let prefix = truncate_to_width(&format!("{INDENT}{role}"), width);
+    let prefix = truncate_to_width(&format!("{INDENT}{shown_lead}"), width);
     let mut spans = vec![Span::styled(prefix, base)];
     let mut left = room;
     let total: usize = runs.iter().map(|(t, _)| t.width()).sum();
@@ -121,7 +122,7 @@ mod tests {
 
     fn snippet(text: &str, highlights: Vec<Range<usize>>) -> ItemSnippet {
         ItemSnippet {
-            role: "user".into(),
+            lead: "user: ".into(),
             text: text.into(),
             highlights,
         }

@@ -10,7 +10,7 @@ use ratatui::layout::{Position, Rect};
 use ratatui::style::Style;
 
 use crate::composer::Composer;
-use crate::config::MentionConfig;
+use crate::config::{MentionConfig, Trigger};
 use crate::draft::Fold;
 use crate::input_history::{Entry, long_text_folds};
 use crate::item::{ItemPreview, MentionItem};
@@ -20,12 +20,12 @@ use crate::mention_token::{MentionToken, MultiWord, mention_token_at, multi_word
 use crate::paste::normalize_paste;
 use crate::preview::{self, Placement, PreviewState};
 use crate::results::{
-    Drawn, EnterAction, Held, MoreRequest, OfferedRows, Pointer, PopupKey, QueryId, ResultsList,
-    ResultsPage, WaitHost, WaitingKey, give_up, resume,
+    Drawn, EnterAction, Held, MoreRequest, Pointer, PopupKey, QueryId, ResultsList, ResultsPage,
+    Section, Timers, WaitHost, WaitingKey, resume, tick,
 };
 use crate::results_view::{self, Look};
 use crate::slash_commands::{CommandEntry, command_token_at, matching};
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// What an event did, for the host to act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,17 +74,20 @@ pub enum Outcome {
     /// Enter or Tab came while query `id` was unanswered, so the rows on show do not answer
     /// what was typed: the key waits for that answer (the answer methods then return what
     /// it did), and keys and pastes arriving meanwhile are held and applied after it, in
-    /// order. The host arms a timer of [`MentionConfig::answer_wait`] and calls
-    /// [`MentionInputState::stop_waiting`] with `id` when it fires first: then nothing is
-    /// sent and the popup says Enter again sends the draft as text.
+    /// order. When no answer came within [`MentionConfig::answer_wait`],
+    /// [`MentionInputState::tick`] gives up: nothing is sent and the popup says Enter again
+    /// sends the draft as text.
     #[non_exhaustive]
     Waiting {
         /// The query whose answer the key waits for.
         id: QueryId,
     },
-    /// Enter on a non-blank draft with no popup row on show (no popup, or one showing no
-    /// row): the draft, as typed. It stays in the
-    /// composer until the host calls [`MentionInputState::clear_if_unchanged`].
+    /// Enter on a non-blank draft with no popup row on show — no popup, or one showing no
+    /// row (nothing matched, the source failed, or Enter again after a wait gave up): the
+    /// draft, as typed. It stays in the composer until the host takes it with
+    /// [`MentionInputState::take_submit`] once really sent (then Up brings it back), so a
+    /// failed send loses nothing. Read its mentions with
+    /// [`MentionConfig::find_mentions`].
     Submit(String),
 }
 
@@ -153,12 +156,17 @@ impl Default for MentionInputState {
 impl MentionInputState {
     /// An empty widget state with `config`.
     pub fn new(config: MentionConfig) -> Self {
+        let mut results = ResultsList::new();
+        results.set_timers(Timers {
+            answer_wait: config.answer_wait,
+            slow_answer: config.slow_answer,
+        });
         Self {
             composer: Composer::new(&config),
+            preview: PreviewState::new(config.preview),
             config,
             popup: Popup::None,
-            results: ResultsList::new(),
-            preview: PreviewState::default(),
+            results,
             dismissed_token: None,
             command_armed: false,
             cursor: None,
@@ -248,16 +256,13 @@ impl MentionInputState {
                 PopupKey::Take => return self.insert_selected(),
                 PopupKey::Nothing => return Outcome::Consumed,
                 PopupKey::AsTyped => return self.submit(),
-                PopupKey::TogglePreview => {
-                    self.toggle_preview();
-                    return Outcome::Changed;
-                }
+                PopupKey::TogglePreview if self.preview.toggle() => return Outcome::Changed,
                 PopupKey::Escape => {
                     self.dismissed_token = Some(start);
                     self.close_popup();
                     return Outcome::Changed;
                 }
-                PopupKey::Pass => {}
+                PopupKey::TogglePreview | PopupKey::Pass => {}
             }
         }
         let draft = self.composer.draft_mut();
@@ -307,10 +312,8 @@ impl MentionInputState {
                 }
                 None => return Outcome::Ignored,
             },
-            Some(Action::TogglePreview) => {
-                self.toggle_preview();
-                Outcome::Changed
-            }
+            Some(Action::TogglePreview) if self.preview.toggle() => Outcome::Changed,
+            Some(Action::TogglePreview) => return Outcome::Ignored,
         };
         self.sync_popup(result)
     }
@@ -372,21 +375,21 @@ impl MentionInputState {
     /// Delivers rows found elsewhere for query `id` (e.g. in conversations), shown as the
     /// popup's last section (its first row highlighted when no other row is on show); an
     /// older query's answer is dropped. Returns what an Enter or Tab waiting for them did
-    /// (see [`Self::expect_hits`]), as [`Self::set_page`] does.
+    /// (see [`Self::expect_late_section`]), as [`Self::set_page`] does.
     #[must_use = "an Enter that waited for these rows may have inserted one"]
-    pub fn set_hits(&mut self, id: QueryId, hits: OfferedRows) -> Vec<Outcome> {
-        if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_hits(id, hits) {
+    pub fn set_late_section(&mut self, id: QueryId, hits: Section) -> Vec<Outcome> {
+        if !matches!(self.popup, Popup::Mention(_)) || !self.results.set_late_section(id, hits) {
             return Vec::new();
         }
         resume(self, id)
     }
 
-    /// Says that rows found elsewhere for query `id` will come ([`Self::set_hits`]): while
+    /// Says that rows found elsewhere for query `id` will come ([`Self::set_late_section`]): while
     /// the page shows no row, Enter and Tab wait for them too (a burst of keys would
     /// otherwise send the draft as typed a moment before they show).
-    pub fn expect_hits(&mut self, id: QueryId) {
+    pub fn expect_late_section(&mut self, id: QueryId) {
         if matches!(self.popup, Popup::Mention(_)) {
-            self.results.expect_hits(id);
+            self.results.expect_late_section(id);
         }
     }
 
@@ -401,28 +404,52 @@ impl MentionInputState {
 
     /// Changes the title of the popup's hits section (e.g. a progress count), if one is on
     /// show.
-    pub fn set_hits_title(&mut self, title: &str) {
+    pub fn set_late_title(&mut self, title: &str) {
         if matches!(self.popup, Popup::Mention(_)) {
-            self.results.set_hits_title(title);
+            self.results.set_late_title(title);
         }
     }
 
-    /// Gives up waiting for the answer to query `id` (the host's timer of
-    /// [`MentionConfig::answer_wait`] fired, see [`Outcome::Waiting`]): the waiting Enter or
-    /// Tab does nothing, the popup says Enter again sends the draft as text, and the inputs
-    /// held meanwhile are applied; their outcomes are returned. Nothing happens for any
-    /// other id (the answer came first, or a later key waits now).
+    /// Runs the widget's timers at `now`; call it after handing the widget events (a timer
+    /// an event starts runs from that tick) and again at [`Self::next_tick`]. An Enter or
+    /// Tab that waited [`MentionConfig::answer_wait`] for an answer gives up (see
+    /// [`Outcome::Waiting`]; the inputs held meanwhile are applied), and rows of an older
+    /// query on show [`MentionConfig::with_slow_answer`] long while the newest is unanswered
+    /// make way for "searching…". Returns what that did, acted on like any outcome
+    /// ([`Outcome::Changed`]: redraw).
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+    /// use ratatui_mention::{MentionInputState, Outcome};
+    ///
+    /// let mut state = MentionInputState::default();
+    /// let key = |code| Event::Key(KeyEvent::new(code, KeyModifiers::NONE));
+    /// for c in "@ad".chars() {
+    ///     let _ = state.handle_event(&key(KeyCode::Char(c)));
+    /// }
+    /// // Enter before the answer to `@ad` came: it waits for it.
+    /// assert!(matches!(state.handle_event(&key(KeyCode::Enter)), Outcome::Waiting { .. }));
+    /// let start = Instant::now();
+    /// assert!(state.tick(start).is_empty());
+    /// assert_eq!(state.next_tick(), Some(start + Duration::from_secs(1)));
+    /// // No answer within a second: the wait gives up and nothing was sent.
+    /// assert_eq!(state.tick(start + Duration::from_secs(1)), [Outcome::Changed]);
+    /// assert_eq!(state.draft(), "@ad");
+    /// ```
     #[must_use = "held inputs may have submitted"]
-    pub fn stop_waiting(&mut self, id: QueryId) -> Vec<Outcome> {
-        give_up(self, id)
+    pub fn tick(&mut self, now: Instant) -> Vec<Outcome> {
+        if !matches!(self.popup, Popup::Mention(_)) {
+            return Vec::new();
+        }
+        tick(self, now)
     }
 
-    /// Stops showing the rows of an older query while query `id` is unanswered: call it when
-    /// your timer after an [`Outcome::Query`] runs out before the answer came (rows of the
-    /// query before would be taken for an answer). The popup says it is searching until the
-    /// answer comes. False when `id` is answered, not the newest, or no rows are on show.
-    pub fn hide_older_rows(&mut self, id: QueryId) -> bool {
-        matches!(self.popup, Popup::Mention(_)) && self.results.hide_older_rows(id)
+    /// When [`Self::tick`] has something to do next (`None`: no timer runs).
+    pub fn next_tick(&self) -> Option<Instant> {
+        matches!(self.popup, Popup::Mention(_))
+            .then(|| self.results.next_tick())
+            .flatten()
     }
 
     /// Whether an Enter or Tab is waiting for the newest query's answer.
@@ -473,9 +500,7 @@ impl MentionInputState {
     /// The finished mention the caret is on or next to, if any (a host shows what it
     /// refers to).
     pub fn mention_at_caret(&self) -> Option<Mention> {
-        let draft = self.composer.draft();
-        let chip = draft.chip_at_caret()?;
-        Mention::parse(draft.text().get(chip)?).ok()
+        self.composer.draft().chip_at_caret().cloned()
     }
 
     /// Whether the last key or paste was not applied because it would have changed the
@@ -529,10 +554,11 @@ impl MentionInputState {
         self.sync_popup(Outcome::Changed)
     }
 
-    /// Inserts `mention` and one space at the caret (it becomes a chip when its URI is one
-    /// of the host's).
+    /// Inserts `mention`, written in the syntax of its trigger, and one space at the caret
+    /// (it becomes a chip when the syntax finds it again).
     pub fn insert_mention(&mut self, mention: &Mention) -> Outcome {
-        self.insert_text(&format!("{mention} "))
+        let written = self.composer.draft().grammar().write(mention);
+        self.insert_text(&format!("{written} "))
     }
 
     /// With the popup open, replaces its token with `text` and one space, as Tab does with
@@ -580,14 +606,17 @@ impl MentionInputState {
         self.dismissed_token = mention_token_at(
             &self.composer.text(),
             self.composer.cursor_char_index(),
-            &self.config.uris,
-            &self.config.triggers,
+            self.composer.draft().grammar(),
         )
         .map(|t| t.start_char);
     }
 
-    /// Clears the draft if it still equals `submitted`; returns whether it did.
-    pub fn clear_if_unchanged(&mut self, submitted: &str) -> bool {
+    /// Takes a submitted text the host really sent ([`Outcome::Submit`]): records it in the
+    /// input history (Up brings it back, its collapsed pastes too) and clears the draft if
+    /// it still is that text (the user may have typed on while it was sent). Returns
+    /// whether the draft was cleared.
+    pub fn take_submit(&mut self, submitted: &str) -> bool {
+        self.push_history(submitted);
         if self.composer.text() != submitted {
             return false;
         }
@@ -671,10 +700,23 @@ impl MentionInputState {
         buf: &mut Buffer,
         look: Look<'_>,
     ) {
+        // A trigger's own labels, else the widget's; the title names the trigger.
+        let own = match &self.popup {
+            Popup::Mention(token) => self
+                .config
+                .trigger(token.trigger)
+                .and_then(Trigger::labels)
+                .cloned(),
+            Popup::Command(_) | Popup::None => None,
+        };
+        let look = Look {
+            styles: look.styles,
+            labels: own.as_ref().unwrap_or(look.labels),
+        };
         let (title, placement) = match &self.popup {
             Popup::None => return,
-            Popup::Mention(_) => (&look.labels.title, placement),
-            Popup::Command(_) => (&look.labels.command_title, Placement::Hidden),
+            Popup::Mention(token) => (look.labels.title_for(token.trigger), placement),
+            Popup::Command(_) => (look.labels.command_title.clone(), Placement::Hidden),
         };
         if area.height == 0 {
             self.results.set_drawn(Drawn::default());
@@ -687,7 +729,7 @@ impl MentionInputState {
         }
         let (list_area, inner) = results_view::render_frame(
             &self.results,
-            title,
+            &title,
             placement,
             self.preview.shown(),
             area,
@@ -717,10 +759,6 @@ impl MentionInputState {
     }
 
     // ----- internals --------------------------------------------------------------------
-
-    fn toggle_preview(&mut self) {
-        self.preview.toggle();
-    }
 
     /// Whether a space typed at the end of `token` continues its query (multi-word
     /// queries): after a first word that is not empty, while the popup shows rows or their
@@ -769,7 +807,7 @@ impl MentionInputState {
             return Outcome::Consumed;
         };
         let name = row.key().to_string();
-        let insert = row.insert_text().to_string();
+        let insert = row.written(self.composer.draft().grammar(), '/');
         let token = token.start_char..token.end_char;
         let takes_argument = self
             .config
@@ -853,7 +891,8 @@ impl MentionInputState {
             return Outcome::Consumed;
         };
         // The host's text; control characters still never go into the draft raw.
-        let text = visible_controls_line(row.insert_text()).into_owned();
+        let written = row.written(self.composer.draft().grammar(), token.trigger);
+        let text = visible_controls_line(&written).into_owned();
         let key = row.key().to_string();
         let continues = row.continues();
         let token = token.start_char..token.end_char;
@@ -892,17 +931,11 @@ impl MentionInputState {
         }
         let (text, caret) = (self.composer.text(), self.composer.cursor_char_index());
         let multi_word = self.multi_word.and_then(|multi| {
-            multi_word_token_at(
-                &text,
-                caret,
-                &self.config.uris,
-                &self.config.triggers,
-                multi,
-            )
+            multi_word_token_at(&text, caret, self.composer.draft().grammar(), multi)
         });
         let multi = multi_word.is_some();
-        let token = multi_word
-            .or_else(|| mention_token_at(&text, caret, &self.config.uris, &self.config.triggers));
+        let token =
+            multi_word.or_else(|| mention_token_at(&text, caret, self.composer.draft().grammar()));
         let Some(token) = token else {
             if !matches!(self.popup, Popup::None) {
                 self.close_popup();
@@ -1019,11 +1052,7 @@ mod tests {
             "c" => "ImMi",
             _ => "InMxIg",
         };
-        MentionItem::new(
-            id,
-            label,
-            &Mention::new(label, format!("dsh-session:{body}")),
-        )
+        MentionItem::new(id, label, &Mention::new(label, format!("user:{body}")))
     }
 
     fn query(id: u64, text: &str) -> Outcome {
@@ -1059,7 +1088,7 @@ mod tests {
     fn the_host_replaces_the_token_with_its_own_text_for_the_selected_row() {
         let mut pane = pane_with_rows();
         let _ = pane.handle_key(key(KeyCode::Down));
-        let text = "@[Food, part](dsh-excerpt:WyJiIiw3LDIsMl0)";
+        let text = "@[Food, part](part:WyJiIiw3LDIsMl0)";
         assert_eq!(pane.replace_token(text), inserted("b", text));
         assert_eq!(pane.draft(), format!("{text} "));
         assert!(!pane.popup_active());
@@ -1172,14 +1201,14 @@ mod tests {
         pane.handle_key(key(KeyCode::Down));
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            inserted("b", "@[Food](dsh-session:ImIi)")
+            inserted("b", "@[Food](user:ImIi)")
         );
-        assert_eq!(pane.draft(), "@[Food](dsh-session:ImIi) ");
+        assert_eq!(pane.draft(), "@[Food](user:ImIi) ");
         assert!(!pane.popup_active());
         type_str(&mut pane, "why?");
         assert_eq!(
             pane.handle_key(key(KeyCode::Enter)),
-            Outcome::Submit("@[Food](dsh-session:ImIi) why?".to_string())
+            Outcome::Submit("@[Food](user:ImIi) why?".to_string())
         );
     }
 
@@ -1193,10 +1222,10 @@ mod tests {
             .unwrap_or_default();
         let _ = pane.set_results(id, vec![row("s1", "\u{1b}[31mred\u{7}")]);
         // A careless host's raw controls still never reach the draft.
-        let want = r"@[\x1B[31mred\x07](dsh-session:InMxIg)";
+        let want = r"@[\x1B[31mred\x07](user:InMxIg)";
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", want));
         assert_eq!(pane.draft(), format!("{want} "));
-        assert!(!pane.draft().chars().any(crate::untrusted::is_control));
+        assert!(!pane.draft().chars().any(term_text::is_control));
     }
 
     #[test]
@@ -1211,11 +1240,11 @@ mod tests {
             .results()
             .map(ResultsList::query_id)
             .unwrap_or_default();
-        let mention = "@[a\\]b](dsh-session:InMxIg)";
-        let item = MentionItem::new("s1", "a]b", &Mention::new("a]b", "dsh-session:InMxIg"));
+        let mention = "@[a\\]b](user:InMxIg)";
+        let item = MentionItem::new("s1", "a]b", &Mention::new("a]b", "user:InMxIg"));
         let _ = pane.set_results(id, vec![item]);
         assert_eq!(pane.handle_key(key(KeyCode::Tab)), inserted("s1", mention));
-        assert_eq!(pane.draft(), "ask @[a\\]b](dsh-session:InMxIg)  now");
+        assert_eq!(pane.draft(), "ask @[a\\]b](user:InMxIg)  now");
     }
 
     #[test]
@@ -1250,16 +1279,16 @@ mod tests {
             pane.handle_key(key(KeyCode::Tab)),
             Outcome::Inserted { .. }
         ));
-        assert_eq!(pane.draft(), "@[Zzz](dsh-session:ImEi) ");
+        assert_eq!(pane.draft(), "@[Zzz](user:ImEi) ");
     }
 
     #[test]
     fn editing_keys_follow_the_shell() {
         let alt = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::ALT);
         let mut pane = new_pane();
-        pane.handle_paste("one @[A](dsh-session:IkEi) two three");
+        pane.handle_paste("one @[A](user:IkEi) two three");
         pane.handle_key(ctrl('w'));
-        assert_eq!(pane.draft(), "one @[A](dsh-session:IkEi) two ");
+        assert_eq!(pane.draft(), "one @[A](user:IkEi) two ");
         pane.handle_key(alt('b'));
         pane.handle_key(alt('b'));
         pane.handle_key(ctrl('k'));
@@ -1272,14 +1301,14 @@ mod tests {
         pane.handle_key(ctrl('y'));
         assert_eq!(
             pane.draft(),
-            "@[A](dsh-session:IkEi) two one ",
+            "@[A](user:IkEi) two one ",
             "Ctrl+Y yanks it back"
         );
         pane.handle_key(ctrl('e'));
         pane.handle_key(ctrl('u'));
         assert_eq!(pane.draft(), "", "Ctrl+U deletes to the line start");
         pane.handle_key(ctrl('z'));
-        assert_eq!(pane.draft(), "@[A](dsh-session:IkEi) two one ");
+        assert_eq!(pane.draft(), "@[A](user:IkEi) two one ");
         pane.handle_key(KeyEvent::new(KeyCode::Char('7'), KeyModifiers::CONTROL));
         assert_eq!(pane.draft(), "one ", "Ctrl+_ (sent as Ctrl+7) undoes too");
         assert_eq!(
@@ -1298,15 +1327,11 @@ mod tests {
         pane.handle_key(key(KeyCode::Enter));
         let with_mention = pane.draft();
         assert_eq!(pane.handle_key(key(KeyCode::Backspace)), Outcome::Changed);
-        assert_eq!(pane.draft(), "@[Foo](dsh-session:ImEi)", "first the space");
+        assert_eq!(pane.draft(), "@[Foo](user:ImEi)", "first the space");
         pane.handle_key(key(KeyCode::Backspace));
         assert_eq!(pane.draft(), "", "then the whole mention");
         pane.handle_key(ctrl('z'));
-        assert_eq!(
-            pane.draft(),
-            "@[Foo](dsh-session:ImEi)",
-            "undo brings it back"
-        );
+        assert_eq!(pane.draft(), "@[Foo](user:ImEi)", "undo brings it back");
         assert!(
             !pane.popup_active(),
             "a finished mention never opens the popup"
@@ -1318,7 +1343,7 @@ mod tests {
     #[test]
     fn delete_before_mention_removes_it() {
         let mut pane = new_pane();
-        pane.handle_paste("x @[A](dsh-session:IkEi) y");
+        pane.handle_paste("x @[A](user:IkEi) y");
         // Left steps over `y`, the space and then the whole mention.
         for _ in 0..3 {
             pane.handle_key(key(KeyCode::Left));
@@ -1397,10 +1422,14 @@ mod tests {
             pane.handle_key(key(KeyCode::Enter)),
             Outcome::Submit("hello".into())
         );
-        assert_eq!(pane.draft(), "hello", "the app clears after dispatch");
-        assert!(!pane.clear_if_unchanged("other"));
-        assert!(pane.clear_if_unchanged("hello"));
+        assert_eq!(pane.draft(), "hello", "the host takes it once sent");
+        assert!(!pane.take_submit("other"), "the draft is not that text");
+        assert_eq!(pane.draft(), "hello");
+        assert!(pane.take_submit("hello"));
         assert_eq!(pane.draft(), "");
+        assert_eq!(pane.history_entries(), ["other", "hello"], "both recorded");
+        pane.handle_key(key(KeyCode::Up));
+        assert_eq!(pane.draft(), "hello", "Up brings the sent text back");
     }
 
     #[test]
@@ -1429,10 +1458,10 @@ mod tests {
     fn history_browses_at_edges_and_keeps_the_draft() {
         let mut pane = new_pane();
         pane.push_history("first\nsecond line");
-        pane.push_history("@[X](dsh-session:IngiXQ) hi");
+        pane.push_history("@[X](user:IngiXQ) hi");
         type_str(&mut pane, "draft");
         pane.handle_key(key(KeyCode::Up));
-        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        assert_eq!(pane.draft(), "@[X](user:IngiXQ) hi");
         pane.handle_key(key(KeyCode::Up));
         assert_eq!(pane.draft(), "first\nsecond line");
         // An untouched recall: Up goes on through history, not up its lines.
@@ -1449,7 +1478,7 @@ mod tests {
         // On the first row Down moves down a row; on the last, to the newer entry.
         pane.handle_key(key(KeyCode::Down));
         pane.handle_key(key(KeyCode::Down));
-        assert_eq!(pane.draft(), "@[X](dsh-session:IngiXQ) hi");
+        assert_eq!(pane.draft(), "@[X](user:IngiXQ) hi");
         pane.handle_key(key(KeyCode::Down));
         assert_eq!(pane.draft(), "draft");
     }

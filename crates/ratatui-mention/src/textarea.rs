@@ -4,33 +4,42 @@
 //! answers dropped, `More` paging, Enter/Tab waiting for the newest answer); a pick replaces
 //! the token through the textarea's own edit operations, so its undo and yank keep working.
 //!
-//! The difference from the built-in composer: the textarea knows nothing of chips. An
-//! inserted mention stays plain `@[label](uri)` markup in its text — drawn as typed, moved
-//! over and deleted a character at a time — and the host reads it back with
-//! [`crate::find_mentions`].
+//! Finished mentions (what the configured [`crate::MentionSyntax`] finds on a line) are
+//! atomic here too: the caret steps over a mention in one move (it never rests inside
+//! one), and one Backspace before it or one Delete after it removes the whole mention as one
+//! undoable edit. The textarea draws them as their markup (`#[ui](tag:ui)`, not a `#ui`
+//! chip): `ratatui_textarea` 0.9 draws every character of its lines and has no hook to show
+//! a range of a line as other text. The host reads the mentions back with
+//! [`crate::MentionConfig::find_mentions`].
 
-use crossterm::event::{Event, KeyEvent, KeyEventKind};
+use std::ops::Range;
+use std::time::Instant;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::StatefulWidget;
 use ratatui_textarea::{CursorMove, TextArea};
 
 use crate::config::{MentionConfig, MentionStyles, PopupLabels};
+use crate::grammar::Grammar;
 use crate::item::MentionItem;
 use crate::mention_token::{MentionToken, mention_token_at};
 use crate::preview::Placement;
 use crate::results::{
-    EnterAction, Held, OfferedRows, PopupKey, QueryId, ResultsList, ResultsPage, WaitHost,
-    WaitingKey, give_up, resume,
+    EnterAction, Held, PopupKey, QueryId, ResultsList, ResultsPage, Section, Timers, WaitHost,
+    WaitingKey, resume, tick,
 };
 use crate::results_view::{self, Look};
 use crate::state::Outcome;
-use crate::untrusted::visible_controls_line;
+use term_text::visible_controls_line;
 
 /// The mention popup of one textarea, kept by the host next to it.
 #[derive(Debug, Clone)]
 pub struct TextAreaMentions {
     config: MentionConfig,
+    /// The triggers and syntaxes of `config`.
+    grammar: Grammar,
     results: ResultsList<MentionItem>,
     /// The token the popup completes: its row, and the token within that line.
     token: Option<(usize, MentionToken)>,
@@ -48,9 +57,15 @@ impl TextAreaMentions {
     /// Mentions with `config`'s triggers, popup keys, URIs and answer wait (its composer
     /// settings do not apply: the textarea is the editor).
     pub fn new(config: MentionConfig) -> Self {
+        let mut results = ResultsList::new();
+        results.set_timers(Timers {
+            answer_wait: config.answer_wait,
+            slow_answer: config.slow_answer,
+        });
         TextAreaMentions {
+            grammar: config.grammar(),
             config,
-            results: ResultsList::new(),
+            results,
             token: None,
             dismissed: None,
         }
@@ -105,21 +120,91 @@ impl TextAreaMentions {
                 PopupKey::AsTyped | PopupKey::TogglePreview | PopupKey::Pass => {}
             }
         }
-        let before = (
-            textarea.cursor().0,
-            textarea.cursor().1,
-            textarea.lines().len(),
-        );
+        if textarea.selection_range().is_none()
+            && let Some((row, chip)) = self.chip_deleted_by(textarea, &key)
+        {
+            // One edit removes the whole mention (one undo brings it back).
+            if let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(chip.start)) {
+                textarea.move_cursor(CursorMove::Jump(r, c));
+                textarea.delete_str(chip.len());
+                return self.sync(textarea, Outcome::Changed);
+            }
+        }
+        let before = (textarea.cursor().0, textarea.cursor().1);
+        let lines_before = textarea.lines().len();
         let modified = textarea.input(key);
-        let after = (
-            textarea.cursor().0,
-            textarea.cursor().1,
-            textarea.lines().len(),
-        );
-        if !modified && before == after {
+        self.step_over_chip(textarea, before);
+        let after = (textarea.cursor().0, textarea.cursor().1);
+        if !modified && before == after && lines_before == textarea.lines().len() {
             return Outcome::Ignored;
         }
         self.sync(textarea, Outcome::Changed)
+    }
+
+    /// The char columns of the finished mentions on line `row`.
+    fn chips_on(&self, textarea: &TextArea<'_>, row: usize) -> Vec<Range<usize>> {
+        let Some(line) = textarea.lines().get(row) else {
+            return Vec::new();
+        };
+        let column = |byte: usize| line.get(..byte).map_or(0, |head| head.chars().count());
+        self.grammar
+            .spans(line)
+            .into_iter()
+            .map(|span| column(span.start)..column(span.end))
+            .collect()
+    }
+
+    /// The mention `key` deletes as a whole (its row and char columns): Backspace (or
+    /// Ctrl+H) right after one, Delete (or Ctrl+D) right before one.
+    fn chip_deleted_by(
+        &self,
+        textarea: &TextArea<'_>,
+        key: &KeyEvent,
+    ) -> Option<(usize, Range<usize>)> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if alt {
+            return None;
+        }
+        let backward = match key.code {
+            KeyCode::Backspace if !ctrl => true,
+            KeyCode::Char('h') if ctrl => true,
+            KeyCode::Delete if !ctrl => false,
+            KeyCode::Char('d') if ctrl => false,
+            _ => return None,
+        };
+        let (row, col) = (textarea.cursor().0, textarea.cursor().1);
+        self.chips_on(textarea, row)
+            .into_iter()
+            .find(|chip| {
+                if backward {
+                    chip.end == col
+                } else {
+                    chip.start == col
+                }
+            })
+            .map(|chip| (row, chip))
+    }
+
+    /// A caret that came to rest inside a mention moves on to its edge: its end when it
+    /// moved forward from `before`, its start when it moved back.
+    fn step_over_chip(&self, textarea: &mut TextArea<'_>, before: (usize, usize)) {
+        let (row, col) = (textarea.cursor().0, textarea.cursor().1);
+        let Some(chip) = self
+            .chips_on(textarea, row)
+            .into_iter()
+            .find(|chip| chip.start < col && col < chip.end)
+        else {
+            return;
+        };
+        let edge = if (row, col) > before {
+            chip.end
+        } else {
+            chip.start
+        };
+        if let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(edge)) {
+            textarea.move_cursor(CursorMove::Jump(r, c));
+        }
     }
 
     /// Delivers the page answering query `id` (see [`crate::MentionInputState::set_page`]);
@@ -164,32 +249,42 @@ impl TextAreaMentions {
 
     /// Delivers rows found elsewhere for query `id`, as the popup's last section; returns
     /// what an Enter or Tab waiting for them did (see
-    /// [`crate::MentionInputState::expect_hits`]).
+    /// [`crate::MentionInputState::expect_late_section`]).
     #[must_use = "a Tab that waited for these rows may have inserted a mention"]
-    pub fn set_hits(
+    pub fn set_late_section(
         &mut self,
         textarea: &mut TextArea<'_>,
         id: QueryId,
-        hits: OfferedRows,
+        hits: Section,
     ) -> Vec<Outcome> {
-        if self.token.is_none() || !self.results.set_hits(id, hits) {
+        if self.token.is_none() || !self.results.set_late_section(id, hits) {
             return Vec::new();
         }
         resume(&mut Bound(self, textarea), id)
     }
 
     /// Says that rows found elsewhere for query `id` will come (see
-    /// [`crate::MentionInputState::expect_hits`]).
-    pub fn expect_hits(&mut self, id: QueryId) {
+    /// [`crate::MentionInputState::expect_late_section`]).
+    pub fn expect_late_section(&mut self, id: QueryId) {
         if self.token.is_some() {
-            self.results.expect_hits(id);
+            self.results.expect_late_section(id);
         }
     }
 
-    /// Gives up waiting for query `id` (see [`crate::MentionInputState::stop_waiting`]).
+    /// Runs the popup's timers at `now` (see [`crate::MentionInputState::tick`]): a Tab
+    /// or Enter that waited too long gives up, rows of an older query on show too long make
+    /// way for "searching…".
     #[must_use = "held inputs may have changed the text"]
-    pub fn stop_waiting(&mut self, textarea: &mut TextArea<'_>, id: QueryId) -> Vec<Outcome> {
-        give_up(&mut Bound(self, textarea), id)
+    pub fn tick(&mut self, textarea: &mut TextArea<'_>, now: Instant) -> Vec<Outcome> {
+        if self.token.is_none() {
+            return Vec::new();
+        }
+        tick(&mut Bound(self, textarea), now)
+    }
+
+    /// When [`Self::tick`] has something to do next (`None`: no timer runs).
+    pub fn next_tick(&self) -> Option<Instant> {
+        self.token.as_ref().and_then(|_| self.results.next_tick())
     }
 
     /// The open popup's results (query and id, rows, selection).
@@ -226,7 +321,8 @@ impl TextAreaMentions {
         let Some(item) = self.results.selected().filter(|r| r.blocked().is_none()) else {
             return Outcome::Consumed;
         };
-        let text = visible_controls_line(item.insert_text()).into_owned();
+        let written = item.written(&self.grammar, token.trigger);
+        let text = visible_controls_line(&written).into_owned();
         let key = item.key().to_owned();
         let space = if item.continues() { "" } else { " " };
         let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(token.start_char)) else {
@@ -245,8 +341,7 @@ impl TextAreaMentions {
     fn sync(&mut self, textarea: &TextArea<'_>, result: Outcome) -> Outcome {
         let (row, col) = (textarea.cursor().0, textarea.cursor().1);
         let line = textarea.lines().get(row).map_or("", String::as_str);
-        let Some(token) = mention_token_at(line, col, &self.config.uris, &self.config.triggers)
-        else {
+        let Some(token) = mention_token_at(line, col, &self.grammar) else {
             if self.token.is_some() {
                 self.close();
             }
@@ -495,5 +590,83 @@ mod tests {
             "{acted:?}"
         );
         assert_eq!(textarea.lines(), ["@[Ada](user:ada) x"]);
+    }
+
+    /// The textarea's text and caret column, the caret shown as `|`.
+    fn shown(textarea: &TextArea<'_>) -> String {
+        let (row, col) = (textarea.cursor().0, textarea.cursor().1);
+        let line = &textarea.lines()[row];
+        let at = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
+        format!("{}|{}", &line[..at], &line[at..])
+    }
+
+    #[test]
+    fn a_mention_is_stepped_over_and_deleted_whole_on_a_real_textarea() {
+        let mut textarea = TextArea::default();
+        let config = MentionConfig::default()
+            .with_triggers(['@', '#'])
+            .with_uri_scheme("user:")
+            .with_uri_scheme("tag:");
+        let mut m = TextAreaMentions::new(config);
+        type_str(&mut m, &mut textarea, "hi @[Ada](user:ada) #[ui](tag:ui) x");
+        assert!(!m.popup_active(), "a finished mention opens no popup");
+        let mut press = |code| {
+            let _ = m.handle_event(&mut textarea, &key(code));
+            shown(&textarea)
+        };
+        // Left from the end: one press over each mention, never inside one.
+        assert_eq!(press(KeyCode::Left), "hi @[Ada](user:ada) #[ui](tag:ui) |x");
+        assert_eq!(press(KeyCode::Left), "hi @[Ada](user:ada) #[ui](tag:ui)| x");
+        assert_eq!(press(KeyCode::Left), "hi @[Ada](user:ada) |#[ui](tag:ui) x");
+        assert_eq!(press(KeyCode::Left), "hi @[Ada](user:ada)| #[ui](tag:ui) x");
+        assert_eq!(press(KeyCode::Left), "hi |@[Ada](user:ada) #[ui](tag:ui) x");
+        assert_eq!(
+            press(KeyCode::Right),
+            "hi @[Ada](user:ada)| #[ui](tag:ui) x"
+        );
+        // Delete before a mention and Backspace after one remove it whole.
+        assert_eq!(
+            press(KeyCode::Right),
+            "hi @[Ada](user:ada) |#[ui](tag:ui) x"
+        );
+        assert_eq!(press(KeyCode::Delete), "hi @[Ada](user:ada) | x");
+        assert_eq!(press(KeyCode::Backspace), "hi @[Ada](user:ada)| x");
+        assert_eq!(press(KeyCode::Backspace), "hi | x");
+        assert_eq!(
+            press(KeyCode::Backspace),
+            "hi| x",
+            "plain text: one character"
+        );
+        // The textarea's own undo brings a deleted mention back whole.
+        textarea.undo();
+        textarea.undo();
+        assert_eq!(textarea.lines(), ["hi @[Ada](user:ada) x"]);
+        // Text that is no finished mention is edited a character at a time.
+        let mut plain = TextArea::from(["@[Ada](other:1)"]);
+        plain.move_cursor(CursorMove::End);
+        let _ = m.handle_event(&mut plain, &key(KeyCode::Backspace));
+        assert_eq!(plain.lines(), ["@[Ada](other:1"]);
+    }
+
+    #[test]
+    fn the_wait_gives_up_at_a_tick() {
+        let mut textarea = TextArea::default();
+        let mut m = TextAreaMentions::default();
+        type_str(&mut m, &mut textarea, "@ad");
+        assert_eq!(m.next_tick(), None, "no timer before a tick saw the query");
+        let start = Instant::now();
+        let _ = m.tick(&mut textarea, start);
+        let _ = m.handle_event(&mut textarea, &key(KeyCode::Tab));
+        type_str(&mut m, &mut textarea, "x");
+        assert!(m.tick(&mut textarea, start).is_empty());
+        let later = start + std::time::Duration::from_secs(1);
+        assert_eq!(m.next_tick().map(|at| at <= later), Some(true));
+        let gave_up = m.tick(&mut textarea, later);
+        assert_eq!(gave_up.first(), Some(&Outcome::Changed), "{gave_up:?}");
+        assert_eq!(
+            textarea.lines(),
+            ["@adx"],
+            "nothing inserted, the held key applied"
+        );
     }
 }

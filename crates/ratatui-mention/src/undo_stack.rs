@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 
-use crate::draft::Fold;
+use crate::fold::Fold;
 
 /// Most snapshots kept.
 const MAX_SNAPSHOTS: usize = 200;

@@ -10,7 +10,7 @@ pub enum UriRule {
     /// Every URI (nothing registered).
     #[default]
     Any,
-    /// URIs starting with one of these schemes (`user:`, `dsh-session:`).
+    /// URIs starting with one of these schemes (`user:`, `team:`).
     Schemes(Vec<String>),
     /// URIs the host's predicate accepts.
     Predicate(Arc<dyn Fn(&str) -> bool + Send + Sync>),
@@ -60,7 +60,7 @@ mod tests {
             .with_scheme("user:".into())
             .with_scheme("team:".into());
         assert!(schemes.accepts("user:ada") && schemes.accepts("team:x"));
-        assert!(!schemes.accepts("dsh-session:ImEi"));
+        assert!(!schemes.accepts("topic:ImEi"));
         let files = UriRule::Predicate(Arc::new(|u: &str| u.starts_with("file:src/")));
         assert!(files.accepts("file:src/main.rs") && !files.accepts("file:README.md"));
         assert_eq!(format!("{files:?}"), "Predicate(..)");

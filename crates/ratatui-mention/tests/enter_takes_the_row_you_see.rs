@@ -10,8 +10,8 @@ use pretty_assertions::assert_eq;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui_mention::{
-    EnterAction, Mention, MentionConfig, MentionInput, MentionInputState, MentionItem, OfferedRows,
-    Outcome, ResultsList, ResultsPage,
+    EnterAction, Mention, MentionConfig, MentionInput, MentionInputState, MentionItem, Outcome,
+    ResultsList, ResultsPage, Section,
 };
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -44,8 +44,8 @@ fn query_id(state: &MentionInputState) -> u64 {
     state.results().map(ResultsList::query_id).unwrap()
 }
 
-fn offered(title: &str, rows: Vec<MentionItem>) -> OfferedRows {
-    OfferedRows {
+fn offered(title: &str, rows: Vec<MentionItem>) -> Section {
+    Section {
         title: title.into(),
         rows,
     }
@@ -70,7 +70,7 @@ fn enter_inserts_the_highlighted_row_in_every_section() {
     let mut state = state();
     type_str(&mut state, "@kfk");
     let page = ResultsPage {
-        offered: vec![offered("closest", vec![topic("k1", "Kafka vs Redis")])],
+        after: vec![offered("closest", vec![topic("k1", "Kafka vs Redis")])],
         ..ResultsPage::default()
     };
     assert_eq!(state.set_page(query_id(&state), page), []);
@@ -107,13 +107,13 @@ fn enter_inserts_the_highlighted_row_in_every_section() {
     let outcomes = type_str(&mut state, "@upgrade");
     let id = query_id(&state);
     assert!(matches!(outcomes.last(), Some(Outcome::Query { .. })));
-    state.expect_hits(id);
+    state.expect_late_section(id);
     assert_eq!(state.set_page(id, ResultsPage::default()), []);
     let Outcome::Waiting { id: waited, .. } = state.handle_key(key(KeyCode::Enter)) else {
         panic!("Enter waits for the rows still to come");
     };
     assert_eq!(waited, id);
-    let acted = state.set_hits(id, offered("elsewhere", vec![topic("a", "Alpha")]));
+    let acted = state.set_late_section(id, offered("elsewhere", vec![topic("a", "Alpha")]));
     assert!(
         matches!(acted.as_slice(), [Outcome::Inserted { key, .. }] if key == "a"),
         "{acted:?}"
@@ -173,7 +173,7 @@ fn a_row_that_continues_keeps_the_popup_open_on_it() {
         type_str(&mut state, "see @my");
         let row = MentionItem::plain(format!("dir:{dir}"), dir, token).with_continue(true);
         let page = ResultsPage {
-            offered: vec![offered("files", vec![row])],
+            after: vec![offered("files", vec![row])],
             ..ResultsPage::default()
         };
         assert_eq!(state.set_page(query_id(&state), page), []);
@@ -355,7 +355,7 @@ fn the_picker_opens_the_highlighted_row_in_any_section() {
         panic!("{first:?}");
     };
     let page = ResultsPage {
-        offered: vec![offered("closest", vec![topic("k", "Kafka")])],
+        after: vec![offered("closest", vec![topic("k", "Kafka")])],
         ..ResultsPage::default()
     };
     assert_eq!(picker.set_page(id, page), []);

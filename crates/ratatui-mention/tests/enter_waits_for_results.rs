@@ -1,9 +1,11 @@
 //! Enter never outruns the results: Enter or Tab pressed while the newest query is
 //! unanswered waits for that answer and then acts on it (keys and pastes that came after
-//! it are applied afterwards, in order); when the host's timer ends the wait first,
+//! it are applied afterwards, in order); when the answer wait runs out first (`tick`),
 //! nothing is sent and the popup says Enter again sends the draft as text. Only rows that
 //! answer exactly the current query are acted on at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use pretty_assertions::assert_eq;
@@ -27,8 +29,21 @@ fn row(key: &str, label: &str) -> MentionItem {
     MentionItem::new(key, label, &Mention::new(label, format!("topic:{key}")))
 }
 
+/// The answer wait is 1 s; rows of an older query stay on show for good (slow answers
+/// have their own test).
 fn state() -> MentionInputState {
-    MentionInputState::new(MentionConfig::default().with_uri_scheme("topic:"))
+    let config = MentionConfig::default()
+        .with_uri_scheme("topic:")
+        .with_slow_answer(Duration::from_secs(3600));
+    MentionInputState::new(config)
+}
+
+/// Ticks now and once the answer wait ran out: what the second tick did.
+fn wait_runs_out(state: &mut MentionInputState) -> Vec<Outcome> {
+    let start = Instant::now();
+    assert_eq!(state.tick(start), [], "the wait starts");
+    assert_eq!(state.tick(start + Duration::from_millis(999)), []);
+    state.tick(start + Duration::from_secs(1))
 }
 
 /// Feeds `events` in one go (no answer can arrive in between), returning every outcome.
@@ -158,8 +173,7 @@ fn when_the_wait_runs_out_nothing_is_sent_and_enter_again_sends_as_text() {
     let outcomes = burst(&mut state, &events);
     assert_eq!(outcomes.last().and_then(waiting_id), Some(3));
     insta::assert_snapshot!("waiting_with_no_rows", screen(&mut state, 50, 6));
-    assert_eq!(state.stop_waiting(2), [], "another query's timer");
-    assert_eq!(state.stop_waiting(3), [Outcome::Changed]);
+    assert_eq!(wait_runs_out(&mut state), [Outcome::Changed]);
     assert!(!state.is_waiting());
     assert_eq!(state.draft(), "@zz", "nothing sent");
     let shown = screen(&mut state, 50, 6);
@@ -171,7 +185,7 @@ fn when_the_wait_runs_out_nothing_is_sent_and_enter_again_sends_as_text() {
         state.handle_event(&key(KeyCode::Enter)),
         Outcome::Submit("@zz".into())
     );
-    assert_eq!(state.stop_waiting(3), [], "ended already");
+    assert_eq!(wait_runs_out(&mut state), [], "ended already");
 }
 
 #[test]
@@ -182,7 +196,7 @@ fn after_the_wait_ran_out_a_late_answer_is_acted_on_at_once() {
     events.extend(typed("lm"));
     burst(&mut state, &events);
     // The held `lm` is applied when the wait ends: a new query, which a new Tab waits for.
-    let after = state.stop_waiting(3);
+    let after = wait_runs_out(&mut state);
     assert_eq!(after.len(), 3, "{after:?}");
     assert_eq!(query_of(&after[2]), Some((5, "Helm".to_owned())));
     assert_eq!(state.draft(), "@Helm");
@@ -206,7 +220,7 @@ fn rows_of_an_older_query_on_show_make_enter_wait_too() {
     let wait = state.handle_event(&key(KeyCode::Enter));
     assert_eq!(waiting_id(&wait), Some(4));
     insta::assert_snapshot!("waiting_with_older_rows_on_show", screen(&mut state, 50, 8));
-    assert_eq!(state.stop_waiting(4), [Outcome::Changed]);
+    assert_eq!(wait_runs_out(&mut state), [Outcome::Changed]);
     insta::assert_snapshot!("gave_up_with_older_rows_on_show", screen(&mut state, 60, 8));
     // The answer comes after all: Enter inserts its first row at once.
     let _ = state.set_results(4, vec![row("helm", "Helm")]);
@@ -262,14 +276,14 @@ fn held_inputs_are_bounded() {
 /// not.
 #[test]
 fn a_fresh_hit_selected_is_acted_on_at_once() {
-    use ratatui_mention::OfferedRows;
-    let hits = |key: &str| OfferedRows {
+    use ratatui_mention::Section;
+    let hits = |key: &str| Section {
         title: "elsewhere".into(),
         rows: vec![row(key, key)],
     };
     let mut state = state();
     burst(&mut state, &typed("@ze"));
-    assert_eq!(state.set_hits(3, hits("zed")), []);
+    assert_eq!(state.set_late_section(3, hits("zed")), []);
     // Highlighted because it is the only row, not chosen: the matches may come above it.
     let enter = state.clone().handle_event(&key(KeyCode::Enter));
     assert_eq!(waiting_id(&enter), Some(3), "{enter:?}");
@@ -279,7 +293,7 @@ fn a_fresh_hit_selected_is_acted_on_at_once() {
     // The hit shown answers `@zo`; `@zoo` is typed: it is an older query's hit now.
     let mut state = self::state();
     burst(&mut state, &typed("@zo"));
-    assert_eq!(state.set_hits(3, hits("zorro")), []);
+    assert_eq!(state.set_late_section(3, hits("zorro")), []);
     burst(&mut state, &typed("o"));
     state.handle_event(&key(KeyCode::Down));
     let enter = state.handle_event(&key(KeyCode::Enter));

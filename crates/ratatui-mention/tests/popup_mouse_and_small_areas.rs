@@ -173,15 +173,26 @@ fn rows_of_an_older_query_stop_showing_when_the_answer_is_late() {
     let Outcome::Query { id, .. } = state.handle_key(key(KeyCode::Char('s'))) else {
         panic!("asks")
     };
-    // Until the host's timer runs out, the rows on show stay (no flicker on fast answers).
+    // Until the slow-answer time runs out, the rows on show stay (no flicker on fast answers).
+    let start = std::time::Instant::now();
+    assert_eq!(state.tick(start), []);
+    let due = start + std::time::Duration::from_millis(250);
+    assert_eq!(state.next_tick(), Some(due));
+    assert_eq!(
+        state.tick(
+            due.checked_sub(std::time::Duration::from_millis(1))
+                .expect("after the epoch")
+        ),
+        []
+    );
     assert!(draw(&mut state, 40, 8).contains("row 1"));
-    assert!(!state.hide_older_rows(id + 1), "not the newest query");
-    assert!(state.hide_older_rows(id));
+    assert_eq!(state.tick(due), [Outcome::Changed]);
     let shown = draw(&mut state, 40, 8);
     assert!(!shown.contains("row 1"), "{shown}");
     assert!(shown.contains("searching…"), "{shown}");
+    assert_eq!(state.next_tick(), None, "nothing more to do");
     // The answer shows as usual; once answered, nothing is hidden any more.
     let _ = state.set_results(id, vec![row("snarf")]);
-    assert!(!state.hide_older_rows(id));
+    assert_eq!(state.tick(due + std::time::Duration::from_secs(9)), []);
     assert!(draw(&mut state, 40, 8).contains("› snarf"));
 }

@@ -49,15 +49,19 @@ impl App {
         S: Stream<Item = io::Result<TermEvent>> + Unpin,
     {
         self.schedule_tick();
-        // The spinner tick, the end of "Ctrl+C again to quit" or of an Enter's wait for
-        // an answer, whichever comes first.
+        // The widgets' timers start at a tick after the events that armed them.
+        self.tick_widgets();
+        // The spinner tick, the end of "Ctrl+C again to quit" or a widget's timer (an
+        // Enter's wait for an answer, older rows on show), whichever comes first.
         let next = [
             self.ticks.next_tick,
             self.ticks.quit_armed_until,
-            self.candidates.wait.deadline(),
-            self.picker.as_ref().and_then(|p| p.wait.deadline()),
-            self.candidates.older_rows.deadline(),
-            self.picker.as_ref().and_then(|p| p.older_rows.deadline()),
+            self.composer.input.next_tick().map(Instant::from_std),
+            self.picker
+                .as_ref()
+                .and_then(|p| p.picker.next_tick())
+                .map(Instant::from_std),
+            self.held.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -104,6 +108,23 @@ impl App {
         }
     }
 
+    /// Runs the `@` popup's and `/resume`'s timers: no answer in time, and the waiting
+    /// Enter sends nothing (the popup says so); a slow answer, and the rows of the query
+    /// before stop looking like one.
+    fn tick_widgets(&mut self) {
+        let now = Instant::now().into_std();
+        let outcomes = self.composer.input.tick(now);
+        self.act_on(outcomes);
+        let picked = self
+            .picker
+            .as_mut()
+            .map(|p| p.picker.tick(now))
+            .unwrap_or_default();
+        if !picked.is_empty() {
+            self.act_on_picker(picked);
+        }
+    }
+
     fn on_tick(&mut self) {
         let now = Instant::now();
         if self
@@ -114,29 +135,9 @@ impl App {
             self.ticks.quit_armed_until = None;
             self.frames.dirty = true;
         }
-        // No answer in time: the waiting Enter sends nothing (the popup says so).
-        if let Some(id) = self.candidates.wait.expired() {
-            let outcomes = self.composer.input.stop_waiting(id);
-            self.act_on(outcomes);
-        }
-        if let Some(id) = self.picker.as_mut().and_then(|p| p.wait.expired()) {
-            let outcomes = self
-                .picker
-                .as_mut()
-                .map(|p| p.picker.stop_waiting(id))
-                .unwrap_or_default();
-            self.act_on_picker(outcomes);
-        }
-        // A slow answer: the rows of the query before stop looking like one.
-        if let Some(id) = self.candidates.older_rows.expired() {
-            self.frames.dirty |= self.composer.input.hide_older_rows(id);
-        }
-        if let Some(id) = self.picker.as_mut().and_then(|p| p.older_rows.expired()) {
-            self.frames.dirty |= self
-                .picker
-                .as_mut()
-                .is_some_and(|p| p.picker.hide_older_rows(id));
-        }
+        self.tick_widgets();
+        // Input held for a switch taking long (or a picker's wait that ran out).
+        self.release_held();
         if self.ticks.next_tick.is_some_and(|at| now < at) {
             return;
         }

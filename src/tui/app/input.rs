@@ -24,15 +24,22 @@ use crate::tui::search::indexing::SearchIndexing;
 use crate::tui::transcript::NoticeKind;
 use ratatui_mention::{Outcome, PickerOutcome};
 
-/// How long the rows of an older query stay on show while the newest one is unanswered
-/// (an answer within it never makes the list flicker; a slower one shows "searching…").
-pub(super) const OLDER_ROWS_GRACE: Duration = Duration::from_millis(250);
+#[cfg(test)]
+pub(super) use crate::tui::composer::session_items::OLDER_ROWS_GRACE;
 /// How long "Ctrl+C again to quit" waits for the second press.
 pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
 
 impl App {
-    /// Handle one terminal event.
+    /// Handle one terminal event (keys and pastes wait their turn while a switch is under
+    /// way, see [`held_input`](super::held_input)).
     pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        if let Some(event) = self.hold(event) {
+            self.handle_input(event);
+        }
+    }
+
+    /// Handle one terminal event now.
+    pub(super) fn handle_input(&mut self, event: TermEvent) {
         match event {
             TermEvent::Key(key) => {
                 if key.kind == KeyEventKind::Release {
@@ -43,8 +50,11 @@ impl App {
             }
             // The rows a click would hit are not on screen in a window too small.
             TermEvent::Mouse(_) if self.frames.too_small => {}
-            // Nothing can be written while a read-only session is shown.
-            TermEvent::Paste(_) if self.read_only.is_some() => {}
+            // Nothing can be written while a read-only session is shown: the hint says so.
+            TermEvent::Paste(_) if let Some(view) = self.read_only.as_mut() => {
+                view.typed = true;
+                self.frames.dirty = true;
+            }
             TermEvent::Paste(text) => {
                 if let Some(picker) = self.picker.as_mut() {
                     let outcome = picker.picker.handle_paste(&text);
@@ -128,6 +138,7 @@ impl App {
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
             Some(AppAction::ToggleExpand) if !collapsed => self.chat.toggle_expand(),
             Some(AppAction::ReinsertReference) => self.reinsert_reference(),
+            Some(AppAction::OpenCitation) => self.open_citation(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
                 self.frames.should_quit = true;
@@ -196,17 +207,12 @@ impl App {
                 }
             }
             Outcome::Query { id, text, .. } => {
-                self.candidates.older_rows.start(id, OLDER_ROWS_GRACE);
                 self.search_conversations(HitsTarget::Popup, id, &text);
                 self.query_candidates(id, &text, None);
             }
             Outcome::More {
                 id, text, limit, ..
             } => self.query_candidates(id, &text, Some(limit)),
-            Outcome::Waiting { id, .. } => {
-                let wait = self.composer.input.config().answer_wait();
-                self.candidates.wait.start(id, wait);
-            }
             // Redraws (marked below), insertions, and keys nobody binds (the app's own
             // were classified before the widget saw them).
             _ => {}
@@ -220,8 +226,6 @@ impl App {
         if outcomes.is_empty() {
             return;
         }
-        // The wait is over (a held Enter may start a new one below).
-        self.candidates.wait.end();
         for outcome in outcomes {
             self.handle_outcome(outcome);
         }
@@ -233,9 +237,6 @@ impl App {
         for outcome in outcomes {
             match outcome {
                 PickerOutcome::Query { id, text, .. } => {
-                    if let Some(picker) = self.picker.as_mut() {
-                        picker.older_rows.start(id, OLDER_ROWS_GRACE);
-                    }
                     self.search_conversations(HitsTarget::Picker, id, &text);
                     self.list_for_picker(id, text, None);
                 }
@@ -243,12 +244,6 @@ impl App {
                     id, text, limit, ..
                 } => {
                     self.list_for_picker(id, text, Some(limit));
-                }
-                PickerOutcome::Waiting { id, .. } => {
-                    let wait = self.composer.input.config().answer_wait();
-                    if let Some(picker) = self.picker.as_mut() {
-                        picker.wait.start(id, wait);
-                    }
                 }
                 PickerOutcome::Picked(id) => {
                     self.close_picker();
@@ -466,10 +461,10 @@ impl App {
         } else if self.hits.running_ticket(target).is_some() {
             // An Enter pressed while the listing shows no row waits for these hits too.
             match target {
-                HitsTarget::Popup => self.composer.input.expect_hits(query_id),
+                HitsTarget::Popup => self.composer.input.expect_late_section(query_id),
                 HitsTarget::Picker => {
                     if let Some(picker) = self.picker.as_mut() {
-                        picker.picker.expect_hits(query_id);
+                        picker.picker.expect_late_section(query_id);
                     }
                 }
             }
@@ -504,7 +499,7 @@ impl App {
                     self.redact_labels(),
                 );
                 let section = with_popup_keys(section, hits, &self.draft_limits(&draft));
-                let outcomes = self.composer.input.set_hits(query_id, section);
+                let outcomes = self.composer.input.set_late_section(query_id, section);
                 self.act_on(outcomes);
             }
             HitsTarget::Picker => {
@@ -512,9 +507,6 @@ impl App {
                     return;
                 };
                 let outcomes = picker.set_hits(query_id, title, hits);
-                if !outcomes.is_empty() {
-                    picker.wait.end();
-                }
                 self.act_on_picker(outcomes);
             }
         }
@@ -564,7 +556,16 @@ impl App {
                     return None;
                 }
                 let row = self.composer.input.results()?.selected()?;
-                (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
+                let draft = self.composer.input.draft();
+                // The plan the session would get among the draft's references.
+                let room = self.session.agent.plan_room(&draft);
+                (row.key() == key).then(|| {
+                    PreviewRequest::for_row(&key, row.label()).with_plan(
+                        self.session.agent_ref(),
+                        &draft,
+                        room,
+                    )
+                })
             }),
         };
         if let Some(request) = wanted {

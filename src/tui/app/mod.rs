@@ -8,11 +8,13 @@
 pub mod commands;
 pub mod event;
 mod event_loop;
+mod held_input;
 mod input;
 pub mod keys;
 mod layout;
 mod mouse;
 mod read_only;
+mod recall_tools;
 mod render;
 mod routing;
 
@@ -106,6 +108,9 @@ pub struct App {
     search: Search,
     ticks: Ticks,
     frames: Frames,
+    /// Keys and pastes that came while the picker's Enter waited or a switch was under
+    /// way, for what shows once it is done.
+    held: held_input::HeldInput,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -182,6 +187,7 @@ impl App {
                 dirty: true,
                 ..Frames::default()
             },
+            held: held_input::HeldInput::default(),
         };
         app.load_transcript();
         app
@@ -276,6 +282,7 @@ impl App {
             foreign,
             self.tx.clone(),
         ));
+        self.offer_recall();
     }
 
     /// The full-text index, once open (for the `@` popup and the resume picker).
@@ -303,6 +310,7 @@ impl App {
                 warnings.join("\n"),
             );
         }
+        self.offer_recall();
     }
 
     /// Where each session comes from (its badge), as the sources list it; owning, so the
@@ -330,6 +338,12 @@ impl App {
         self.refs.clone().unwrap_or_else(|| {
             SessionReferences::new(self.session_query(), ReferenceConfig::default())
         })
+    }
+
+    /// Shows `text` as a notice in the transcript (said at start, e.g. by `--continue`).
+    pub fn notice(&mut self, text: &str) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text.to_owned());
     }
 
     /// A sender on the app's event bus.

@@ -1,7 +1,9 @@
-//! Another tool's session opened from `/resume`: read-only — its conversation is shown in
-//! place of the open session's (read off the UI thread from its source), nothing can be
-//! sent to it, and Tab or Enter go back with a mention of it in the composer ("reference it
-//! with @"); Esc goes back as it was.
+//! A session shown read-only: another tool's, or a dsh session busy in another window (its
+//! writer holds the log) — opened from `/resume`, `--resume` or `--continue`. Its
+//! conversation is shown in place of the open session's (read off the UI thread from its
+//! source), with its token totals; nothing can be sent to it (a typed key says so), and Tab
+//! or Enter go back with a mention of it in the composer ("reference it with @"); Esc goes
+//! back as it was.
 
 use std::sync::Arc;
 
@@ -36,16 +38,25 @@ pub struct Read {
     pub cwd: Option<String>,
 }
 
-/// A session of another tool, shown read-only.
+/// What a typed key in a read-only view says, and the composer's placeholder there.
+pub const READ_ONLY_TYPED: &str = "read-only: Tab/Enter mention it, Esc back";
+
+/// A session shown read-only.
 pub struct ReadOnlyView {
     pub id: String,
     pub origin: Origin,
+    /// A dsh session open in another window (else another tool's session).
+    pub busy: bool,
+    /// A key that would type was pressed: the hint line says why nothing happened.
+    pub typed: bool,
     /// Its title once read (else the id names it).
     pub title: Option<String>,
     /// Where it ran, once read.
     pub cwd: Option<String>,
     pub chat: ChatView,
     slot: RequestSlot<String>,
+    /// Scroll to this message once read (an opened citation), else say why not.
+    pub focus: Option<super::recall_tools::Focus>,
 }
 
 impl ReadOnlyView {
@@ -56,7 +67,11 @@ impl ReadOnlyView {
             .badge()
             .map_or_else(String::new, |b| format!("[{b}] "));
         let name = self.title.as_deref().unwrap_or(&self.id);
-        format!("{badge}{name} · read-only")
+        if self.busy {
+            format!("{badge}{name} · read-only, open in another window")
+        } else {
+            format!("{badge}{name} · read-only")
+        }
     }
 
     /// The mention that references it (secrets in its label redacted when `redact_labels`).
@@ -76,20 +91,43 @@ impl SurfaceVisitor for Fold<'_> {
 }
 
 /// Reads session `id` from `sources` off the UI thread; the answer comes as
-/// [`ReadOnlyEvent::Loaded`] for `ticket`.
-fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSender) {
+/// [`ReadOnlyEvent::Loaded`] for `ticket`. With `around` (the dsh store and a seq: an opened
+/// citation), only the window of the log that ends a little after that seq is read, so the
+/// cited message is there however long the session is.
+fn read(
+    sources: Arc<SessionSources>,
+    around: Option<(dsh_store::SessionStore, u64)>,
+    id: String,
+    ticket: u64,
+    tx: AppEventSender,
+) {
     tokio::task::spawn_blocking(move || {
         let mut transcript = Transcript::default();
         transcript.set_sessions(Arc::clone(&sources));
-        let scanned = sources
-            .scan_surface(&id, &mut Fold(&mut transcript))
-            .map_err(|e| e.to_string());
+        let windowed = around
+            .filter(|(store, _)| store.exists(&id))
+            .map(|(store, seq)| {
+                store
+                    .read_window(
+                        &id,
+                        dsh_store::WindowEnd::BeforeSeq(seq.saturating_add(CITED_AFTER)),
+                        dsh_store::WindowLimits::default(),
+                    )
+                    .map(|window| window.events.iter().for_each(|e| transcript.apply(e)))
+                    .map_err(|e| e.to_string())
+            });
+        let scanned = windowed.unwrap_or_else(|| {
+            sources
+                .scan_surface(&id, &mut Fold(&mut transcript))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
         let title = sources.read_title(&id).ok().flatten();
         let cwd = sources
             .list_sessions()
             .ok()
             .and_then(|all| all.iter().find(|h| h.id == id).and_then(|h| h.cwd.clone()));
-        let result = scanned.map(|_| Read {
+        let result = scanned.map(|()| Read {
             transcript: Box::new(transcript),
             title,
             cwd,
@@ -102,25 +140,57 @@ fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSende
     });
 }
 
+/// Log events read after a cited message, so the view shows what followed it too.
+const CITED_AFTER: u64 = 40;
+
 impl App {
-    /// Opens another tool's session `id` read-only (instead of refusing to resume it).
+    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
+    /// window (said in a notice above its conversation). For `--resume` and `--continue`
+    /// at start.
+    pub fn show_read_only(&mut self, id: &str) {
+        let origin = self.sources.as_ref().map_or(Origin::Dsh, |s| s.origin(id));
+        self.open_read_only(id, origin);
+    }
+
+    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
+    /// dsh one when another window holds it).
     pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
+        self.open_read_only_at(id, origin, None);
+    }
+
+    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
+    /// log around `at` (an opened citation's seq).
+    pub(super) fn open_read_only_at(&mut self, id: &str, origin: Origin, at: Option<u64>) {
         let Some(sources) = self.sources.clone() else {
             return;
         };
         let mut chat = ChatView::new(self.chat.options());
         chat.set_sessions(Arc::clone(&sources));
         chat.set_loading(true);
+        let busy = !origin.is_foreign();
+        if busy {
+            chat.push_notice(
+                NoticeKind::Info,
+                format!(
+                    "session {id} is open in another window (its writer holds the log): shown \
+                     read-only here, as it was when opened — Tab/Enter mention it, Esc back"
+                ),
+            );
+        }
         let mut view = ReadOnlyView {
             id: id.to_owned(),
             origin,
+            busy,
+            typed: false,
             title: None,
             cwd: None,
             chat,
             slot: RequestSlot::new(Policy::Replace),
+            focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            read(sources, id.to_owned(), ticket.id, self.tx.clone());
+            let around = at.map(|seq| (self.store.clone(), seq));
+            read(sources, around, id.to_owned(), ticket.id, self.tx.clone());
         }
         self.read_only = Some(view);
     }
@@ -141,6 +211,9 @@ impl App {
                     .or_else(|| read.transcript.title().map(str::to_owned));
                 view.cwd = read.cwd;
                 view.chat.adopt(*read.transcript);
+                if let Some(focus) = view.focus.take() {
+                    focus.apply(&mut view.chat);
+                }
             }
             Err(message) => {
                 view.chat.set_loading(false);
@@ -153,8 +226,8 @@ impl App {
     }
 
     /// A key while a read-only session is shown: scrolling keys scroll it, Tab or Enter go
-    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others do nothing
-    /// (nothing can be sent to it).
+    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others type
+    /// nothing (nothing can be sent to it) and the hint line says so.
     pub(super) fn read_only_key(&mut self, key: KeyEvent) {
         let redact_labels = self.redact_labels();
         let Some(view) = self.read_only.as_mut() else {
@@ -176,6 +249,7 @@ impl App {
             }
             KeyCode::Esc => self.read_only = None,
             KeyCode::Char('c') if ctrl => self.read_only = None,
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => view.typed = true,
             _ => {}
         }
     }

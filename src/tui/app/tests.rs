@@ -65,18 +65,23 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
                     usage: None,
                     extra: serde_json::Map::new(),
                 }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.to_owned(),
-                    message_seqs: vec![],
-                    source: TitleSource {
-                        kind: "user".into(),
-                        extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
+                user_title(title),
             ],
         ))
         .unwrap();
+}
+
+/// A `session/title` event setting `title` as a person would (`/title`).
+pub(super) fn user_title(title: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(TitleData {
+        title: title.to_owned(),
+        message_seqs: vec![],
+        source: TitleSource {
+            kind: "user".into(),
+            extra: serde_json::Map::new(),
+        },
+        extra: serde_json::Map::new(),
+    }))
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
@@ -700,14 +705,17 @@ pub(super) async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
 #[tokio::test]
 async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     let mut h = harness(true).await;
+    // Issue 32 item 8: a name no session has opens the picker filtered by it.
     type_text(&mut h.app, "/resume nope");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
-    let notices_now = notices(&h.app);
-    assert!(
-        notices_now[0].starts_with("cannot open session nope: "),
-        "{notices_now:?}"
-    );
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.picker.filter() == "nope")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.picker.is_none());
     assert_eq!(h.app.session_id(), "s-test");
 
     type_text(&mut h.app, "/resume s-alpha");
@@ -1482,8 +1490,10 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
             request: crate::tui::preview::PreviewRequest {
                 session_id: "s-old".into(),
                 label: "Stale answer".into(),
+                plan: None,
             },
             result: Err(dsh_reference::ReferenceError::cancelled()),
+            plan: None,
         },
     ));
     assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
@@ -1638,7 +1648,7 @@ fn hit_row(id: &str, label: &str, text: &str) -> ConversationHit {
             created_at: 0,
         },
         snippet: Some(ratatui_mention::ItemSnippet {
-            role: "user".into(),
+            lead: "user: ".into(),
             text: text.into(),
             highlights: Vec::new(),
         }),
@@ -1685,7 +1695,7 @@ fn picker_lists(app: &App, id: &str) -> bool {
         let results = p.picker.results();
         results.rows().iter().any(|r| r.key() == id)
             || results
-                .hits()
+                .late_section()
                 .is_some_and(|h| h.rows.iter().any(|r| r.key() == id))
     })
 }
@@ -1723,7 +1733,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()))
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()))
     })
     .await;
     let title = h
@@ -1731,7 +1741,7 @@ async fn the_conversation_section_says_when_more_sessions_match_than_it_shows() 
         .composer
         .input
         .results()
-        .and_then(|p| p.hits().map(|h| h.title.clone()));
+        .and_then(|p| p.late_section().map(|h| h.title.clone()));
     assert_eq!(
         title.as_deref(),
         Some("in conversations · best 20, type more to narrow")
@@ -1839,7 +1849,7 @@ async fn a_session_found_only_by_its_conversation_is_offered_and_inserted() {
         app.composer
             .input
             .results()
-            .is_some_and(|p| p.hits().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
+            .is_some_and(|p| p.late_section().is_some_and(|h| !h.rows.is_empty()) && !p.in_flight())
     })
     .await;
     let shown = format!("{}", screen(&mut h.app, 100, 30).backend());
@@ -1894,15 +1904,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
                 }
             })
             .collect();
-        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
-            title: "Long design thread".into(),
-            message_seqs: vec![],
-            source: TitleSource {
-                kind: "user".into(),
-                extra: serde_json::Map::new(),
-            },
-            extra: serde_json::Map::new(),
-        })));
+        events.push(user_title("Long design thread"));
         writer
             .append(dsh_store::layout::in_turns(1, events))
             .unwrap();
@@ -2080,7 +2082,14 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     let mut h = harness(true).await;
     type_text(&mut h.app, "@alph");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    let waiting_for = h.app.candidates.wait.query().expect("Enter waits");
+    assert!(h.app.composer.input.is_waiting(), "Enter waits");
+    let waiting_for = h
+        .app
+        .composer
+        .input
+        .results()
+        .expect("popup open")
+        .query_id();
     // The source never answers: its answers are swallowed here.
     tokio::time::timeout(Duration::from_secs(20), async {
         loop {
@@ -2114,4 +2123,5 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     .await;
 }
 
+mod recall;
 mod transcript_and_sessions;

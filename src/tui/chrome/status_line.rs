@@ -14,8 +14,8 @@ use ratatui::widgets::Widget;
 use crate::tui::text_width::display_width;
 use crate::tui::transcript::TokenTotals;
 use dsh_search::Progress;
-use ratatui_mention::truncate_to_width;
-use ratatui_mention::visible_controls_line;
+use term_text::truncate_to_width;
+use term_text::visible_controls_line;
 
 /// What the app is doing right now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! request slot (a newer query cancels the older listing), answered in phases — a head
 //! start from the first page remembered from the last run (its rows checked to still have a
 //! log), then the checked answer — and the empty query's answer is remembered for the next
-//! run. An Enter or Tab that waits for an answer (docs/composer.md) waits here, up to the
-//! widget's `answer_wait`.
+//! run. An Enter or Tab that waits for an answer (docs/composer.md) waits for it, up to the
+//! widget's `answer_wait` (the widget's own timer).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -15,7 +15,6 @@ use super::listed_page::{ListedPage, RowUsage, matches_words, now_ms, rank_by_us
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{OriginOf, results_page};
 use super::usage::Usage;
-use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::NoticeKind;
@@ -90,10 +89,6 @@ pub struct Candidates {
     pub sources: RowSources,
     /// The paths of the agent's cwd (the file section).
     pub files: FileCandidates,
-    /// An Enter/Tab in the popup waiting for an answer.
-    pub wait: AnswerWait,
-    /// Until when the rows of an older query may stay on show while the newest is asked.
-    pub older_rows: AnswerWait,
 }
 
 impl Default for Candidates {
@@ -103,8 +98,6 @@ impl Default for Candidates {
             first_page: FirstPage::default(),
             sources: RowSources::default(),
             files: FileCandidates::default(),
-            wait: AnswerWait::default(),
-            older_rows: AnswerWait::default(),
         }
     }
 }
@@ -365,14 +358,18 @@ impl Candidates {
             return;
         };
         let slot = Arc::clone(&self.first_page.remembered);
-        let upsert = move |page: RememberedPage| {
-            let mut pages = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            let pages = pages.get_or_insert_with(RememberedPages::default);
-            pages.upsert(page).then(|| pages.clone())
+        let upsert = {
+            let slot = Arc::clone(&slot);
+            move |page: RememberedPage| {
+                let mut pages = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                pages
+                    .get_or_insert_with(RememberedPages::default)
+                    .upsert(page)
+            }
         };
-        if let Some(pages) = upsert(RememberedPage::of(page, agent.cwd.as_deref())) {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages));
+        if upsert(RememberedPage::of(page, agent.cwd.as_deref())) {
+            let (path, slot) = (path.clone(), Arc::clone(&slot));
+            tokio::task::spawn_blocking(move || remembered_page::save_latest(&path, &slot));
         }
         // Once a run, also the page for a directory not seen yet: the order an agent
         // without a directory gets.
@@ -388,10 +385,12 @@ impl Candidates {
             let cancel = CancellationToken::new();
             let listed = list_ordered(&refs, &generic, "", None, &sources, &cancel).await;
             if let Ok(page) = listed
-                && let Some(pages) = upsert(RememberedPage::of(&page, None))
+                && upsert(RememberedPage::of(&page, None))
             {
-                let _ =
-                    tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    remembered_page::save_latest(&path, &slot);
+                })
+                .await;
             }
         });
     }

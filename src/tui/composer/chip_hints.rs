@@ -8,7 +8,10 @@ use std::sync::Arc;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use dsh_reference::{Candidate, parse_text};
 use dsh_store::SessionQuery;
-use ratatui_mention::{Mention, visible_controls_line};
+use ratatui_mention::{Mention, MentionSyntax};
+
+use super::dsh_syntax::DshSyntax;
+use term_text::visible_controls_line;
 
 /// Most session cwds remembered for hints (the map starts over when full).
 const MAX_KNOWN_CWDS: usize = 4096;
@@ -92,7 +95,7 @@ impl ChipHints {
 
     /// ` @label · id · cwd` for `mention` (the cwd when known), untrusted text made visible.
     pub fn hint(&self, mention: &Mention) -> Option<String> {
-        let parsed = parse_text(&mention.to_string()).ok()?;
+        let parsed = parse_text(&DshSyntax.write(mention)).ok()?;
         let reference = parsed.references.first()?;
         let label = reference.label.as_deref().unwrap_or(&reference.session_id);
         let mut hint = format!(
@@ -110,7 +113,7 @@ impl ChipHints {
 
 /// The session a mention refers to.
 fn session_of(mention: &Mention) -> Option<String> {
-    parse_text(&mention.to_string())
+    parse_text(&DshSyntax.write(mention))
         .ok()?
         .references
         .into_iter()

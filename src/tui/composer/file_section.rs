@@ -22,7 +22,7 @@ use crate::tui::chrome::status_line::grouped_count;
 use dsh_file_search::{EntryKind, FileIndex, FileRanker, MAX_ENTRIES, walk};
 use dsh_reference::file_mention::format_file_mention;
 use dsh_reference::{ReferenceError, kib};
-use ratatui_mention::{DetailPart, ItemPreview, Keep, MentionItem, OfferedRows};
+use ratatui_mention::{DetailPart, ItemPreview, Keep, MentionItem, Section};
 
 /// The section's title.
 pub const FILES_TITLE: &str = "files";
@@ -70,7 +70,7 @@ impl FileRow {
 
 /// The rows as the popup's section (`None` when there are none), file rows over the
 /// draft's `limits` blocked.
-pub fn section(rows: &[FileRow], limits: &DraftLimits) -> Option<OfferedRows> {
+pub fn section(rows: &[FileRow], limits: &DraftLimits) -> Option<Section> {
     let rows: Vec<MentionItem> = rows
         .iter()
         .filter_map(|row| {
@@ -84,7 +84,7 @@ pub fn section(rows: &[FileRow], limits: &DraftLimits) -> Option<OfferedRows> {
             })
         })
         .collect();
-    (!rows.is_empty()).then(|| OfferedRows {
+    (!rows.is_empty()).then(|| Section {
         title: FILES_TITLE.to_owned(),
         rows,
     })
@@ -234,7 +234,7 @@ pub fn file_preview(
             .lines()
             // The head: the widget keeps the end of a body that does not fit.
             .take(12)
-            .map(|l| Line::from(ratatui_mention::visible_controls_line(l).into_owned()))
+            .map(|l| Line::from(term_text::visible_controls_line(l).into_owned()))
             .collect(),
         Err(_) => Vec::new(),
     };
@@ -364,7 +364,10 @@ mod tests {
             matched: std::iter::once(0..1).collect(),
         };
         let item = file.item().unwrap();
-        assert_eq!(item.insert_text(), "@\"docs/my notes.md\"");
+        assert_eq!(
+            crate::tui::composer::dsh_syntax::inserted(&item),
+            "@\"docs/my notes.md\""
+        );
         assert_eq!(item.key(), "file:docs/my notes.md");
         assert_eq!(item.kind(), "[file]");
         let dir = FileRow {
@@ -373,7 +376,7 @@ mod tests {
             matched: Vec::new(),
         };
         let item = dir.item().unwrap();
-        assert_eq!(item.insert_text(), "@src/");
+        assert_eq!(crate::tui::composer::dsh_syntax::inserted(&item), "@src/");
         assert_eq!(item.key(), "dir:src");
         assert!(item.continues(), "its entries come next");
         let spaced = FileRow {
@@ -382,7 +385,7 @@ mod tests {
             matched: Vec::new(),
         };
         assert_eq!(
-            spaced.item().unwrap().insert_text(),
+            crate::tui::composer::dsh_syntax::inserted(&spaced.item().unwrap()),
             "@\"my notes/",
             "the quote stays open: the token goes on"
         );

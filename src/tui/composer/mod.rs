@@ -5,6 +5,7 @@
 pub mod candidates;
 pub mod chip_hints;
 pub mod draft_limits;
+pub mod dsh_syntax;
 pub mod file_section;
 pub mod history_file;
 pub mod listed_page;
@@ -12,9 +13,6 @@ pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;
 pub mod usage;
-
-#[cfg(test)]
-mod mention_agreement_tests;
 
 use std::path::Path;
 
@@ -90,28 +88,28 @@ impl Composer {
         }
     }
 
-    /// Records a sent input typed at `typed_at_ms`: Up history now (with what other
-    /// windows sent meanwhile, by the time it was typed), and the history file.
+    /// Takes a sent input typed at `typed_at_ms`: Up history now (after what other windows
+    /// sent meanwhile), the draft cleared if it still is that text, and the history file
+    /// for later runs (where entries are kept by the time they were typed).
     pub fn remember_sent(&mut self, text: &str, typed_at_ms: u64, chat: &mut ChatView) {
-        let Some(file) = self.history_file.as_mut() else {
-            self.input.push_history(text);
-            return;
-        };
-        match file.record(text, typed_at_ms) {
-            Ok(gained) => {
-                for entry in &gained {
-                    self.input.push_history(entry);
+        if let Some(file) = self.history_file.as_mut() {
+            match file.record(text, typed_at_ms) {
+                Ok(gained) => {
+                    // Other windows' entries first; this window's own comes last through
+                    // take_submit, which also clears the draft if unchanged.
+                    let mut own_skipped = false;
+                    for entry in &gained {
+                        if !own_skipped && entry == text {
+                            own_skipped = true;
+                            continue;
+                        }
+                        self.input.push_history(entry);
+                    }
                 }
-                // Blank, or history off: the widget decides as without a file.
-                if gained.is_empty() {
-                    self.input.push_history(text);
-                }
-            }
-            Err(e) => {
-                self.input.push_history(text);
-                self.drop_history_file(&e, chat);
+                Err(e) => self.drop_history_file(&e, chat),
             }
         }
+        self.input.take_submit(text);
     }
 
     /// Puts what other windows sent since this one last read the history file into Up

@@ -213,6 +213,25 @@ pub fn save(path: &Path, page: &RememberedPages) {
     }
 }
 
+/// Remember what `slot` holds when the write begins, one write at a time: two saves of
+/// one run (the checked page, then the page for an unseen directory) may run at once, and
+/// a write of an older snapshot finishing last (its sync can take seconds on a busy disk)
+/// would undo the newer one. Each write takes the slot's latest pages, so the last write
+/// holds everything.
+pub fn save_latest(path: &Path, slot: &std::sync::Mutex<Option<RememberedPages>>) {
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _writing = WRITING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let pages = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    if let Some(pages) = pages {
+        save(path, &pages);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

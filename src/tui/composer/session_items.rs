@@ -5,11 +5,13 @@
 
 use std::collections::HashSet;
 use std::ops::Range;
+use std::time::Duration;
 
 use chrono::{FixedOffset, Local, TimeZone};
 use ratatui::style::{Color, Style};
 use ratatui::widgets::{Block, BorderType};
 
+use super::dsh_syntax::DshSyntax;
 use super::listed_page::ListedPage;
 use crate::tui::app::commands::COMMANDS;
 use dsh_foreign::Origin;
@@ -19,8 +21,12 @@ use dsh_reference::{
 };
 use ratatui_mention::{
     CommandEntry, DetailPart, Keep, Mention, MentionConfig, MentionInput, MentionInputState,
-    MentionItem, OfferedRows, PopupLabels, ResultsPage,
+    MentionItem, PopupLabels, ResultsPage, Section,
 };
+
+/// How long the rows of an older query stay on show while the newest one is unanswered
+/// (an answer within it never makes the list flicker; a slower one shows "searching…").
+pub const OLDER_ROWS_GRACE: Duration = Duration::from_millis(250);
 
 /// Title of the section offered when nothing matches exactly.
 pub const CLOSEST_TITLE: &str = "closest matches";
@@ -33,33 +39,34 @@ pub enum DisplayZone {
 }
 
 /// The widget as the app configures it, remembering up to `history_size` submissions:
-/// mentions of sessions are its chips, `/` offers the app's commands, the status line sits
-/// between the popup and the composer.
+/// mentions are written and read in dsh's grammar (sessions and excerpts are its chips),
+/// `/` offers the app's commands, the status line sits between the popup and the composer,
+/// and the selected row's preview is on.
 pub fn composer_config(history_size: usize) -> MentionConfig {
     MentionConfig::default()
         .with_history_size(history_size)
         .with_gap_above_composer(1)
-        .with_uri_scheme(dsh_reference::uri::SCHEME)
-        .with_uri_scheme(dsh_reference::excerpt_uri::EXCERPT_SCHEME)
+        .with_syntax(DshSyntax)
         .with_commands(command_entries())
         .with_multi_word_queries(true)
+        .with_slow_answer(OLDER_ROWS_GRACE)
+        .with_preview(true)
 }
 
 /// The popup's texts.
 pub fn popup_labels() -> PopupLabels {
-    PopupLabels {
-        title: " @ sessions ".to_string(),
-        command_title: " / commands ".to_string(),
-        type_to_filter: "loading sessions… type to filter".to_string(),
-        searching: "searching…".to_string(),
-        failed: "could not list sessions".to_string(),
-        no_match: "no matching sessions".to_string(),
-        nothing_yet: "no matching sessions".to_string(),
-        still_searching: "still searching — Enter again sends as text".to_string(),
-        no_exact_match: "no exact match".to_string(),
-        preview_title: "preview".to_string(),
-        preview_pending: "estimating the reference size…".to_string(),
-    }
+    PopupLabels::default()
+        .with_title(" @ sessions ")
+        .with_command_title(" / commands ")
+        .with_type_to_filter("loading sessions… type to filter")
+        .with_searching("searching…")
+        .with_failed("could not list sessions")
+        .with_no_match("no matching sessions")
+        .with_nothing_yet("no matching sessions")
+        .with_still_searching("still searching — Enter again sends as text")
+        .with_no_exact_match("no exact match")
+        .with_preview_title("preview")
+        .with_preview_pending("estimating the reference size…")
 }
 
 /// The widget drawn the app's way this frame: a rounded dim border, the placeholder and
@@ -137,7 +144,7 @@ pub fn results_page(
         .collect();
     let mut offered = Vec::new();
     if !closest.is_empty() {
-        offered.push(OfferedRows {
+        offered.push(Section {
             title: CLOSEST_TITLE.to_string(),
             rows: closest,
         });
@@ -162,7 +169,7 @@ pub fn results_page(
             })
             .collect(),
         total: page.total,
-        offered,
+        after: offered,
         before,
     }
 }
@@ -294,7 +301,10 @@ mod tests {
         let item = session_item(&candidate("s1", "a]b", None), &Origin::Dsh, utc, true);
         let mention = Mention::new("a]b", "dsh-session:InMxIg");
         assert_eq!(
-            mention.to_string(),
+            ratatui_mention::MentionSyntax::write(
+                &crate::tui::composer::dsh_syntax::DshSyntax,
+                &mention
+            ),
             dsh_reference::format_mention("s1", Some("a]b")),
             "the widget writes what the reference layer reads"
         );
@@ -457,7 +467,10 @@ mod tests {
             ),
         ];
         for (item, want, shown) in rows {
-            assert_eq!(item.insert_text(), want.as_str());
+            assert_eq!(
+                crate::tui::composer::dsh_syntax::inserted(&item),
+                want.as_str()
+            );
             // Issue 34: the row shows the title redacted too (the popup, `/resume`).
             assert_eq!(item.label(), shown);
         }

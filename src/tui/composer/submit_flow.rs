@@ -146,6 +146,8 @@ impl SubmitFlow {
         self.next_prepare_id += 1;
         let id = self.next_prepare_id;
         let cancel = CancellationToken::new();
+        // The references share what the model's window has left (the budget plan).
+        let room = cx.agent.plan_room(&draft);
         self.preparing = Some(PendingPrepare {
             id,
             original: draft,
@@ -156,7 +158,7 @@ impl SubmitFlow {
         let tx = cx.tx.clone();
         let agent = cx.agent_ref;
         tokio::spawn(async move {
-            let result = parsed.prepare(&agent, &cancel).await;
+            let result = parsed.prepare_in(&agent, Some(room), &cancel).await;
             tx.send(AppEvent::Prepared {
                 prepare_id: id,
                 result,
@@ -197,8 +199,8 @@ impl SubmitFlow {
 
     /// The answer to preparation `prepare_id`: dispatch it, or give the text back with the
     /// error. Answers of cancelled or superseded preparations are dropped. Returns the
-    /// draft as typed and when Enter was pressed, when it was sent (the app records it in
-    /// the input history).
+    /// draft as typed and when Enter was pressed, when it was sent (the app takes it from the
+    /// composer: input history, the draft cleared if unchanged).
     pub fn on_prepared(
         &mut self,
         prepare_id: u64,
@@ -211,7 +213,6 @@ impl SubmitFlow {
         let pending = self.preparing.take()?;
         match result {
             Ok(submission) => {
-                cx.input.clear_if_unchanged(&pending.original);
                 cx.chat.scroll_to_bottom();
                 self.unlogged
                     .push((submission.message.id.clone(), pending.original.clone()));

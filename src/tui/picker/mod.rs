@@ -1,23 +1,31 @@
-//! The `/resume` session picker: the widget crate's [`Picker`] over every session — the
-//! filter is its editor, the rows and their matching, paging, conversation hits and preview
+//! The `/resume` session picker: the widget crate's [`Picker`] over every session, this
+//! project's first (the `@` popup's groups) — the filter is its editor, the rows and their matching, paging, conversation hits and preview
 //! are the `@` popup's own results list — listed off the UI thread through one request slot,
-//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
+//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close. A
+//! session another window writes to is marked `(in another window)`: it opens read-only.
+
+use std::collections::HashSet;
 
 use ratatui::style::{Color, Modifier, Style};
 use tokio_util::sync::CancellationToken;
 
-use crate::tui::answer_wait::AnswerWait;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::composer::candidates::{RowSources, list_ordered};
 use crate::tui::composer::listed_page::ListedPage;
-use crate::tui::composer::session_items::{DisplayZone, OriginOf, results_page};
+use crate::tui::composer::session_items::{
+    DisplayZone, OLDER_ROWS_GRACE, OriginOf, composer_config, results_page,
+};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
 use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};
+use dsh_store::SessionStore;
 use ratatui_mention::{
-    KeyMap, MentionItem, MentionStyles, OfferedRows, Picker, PickerOutcome, PickerView,
-    PopupLabels, ResultsPage,
+    KeyMap, MentionItem, MentionStyles, Picker, PickerOutcome, PickerView, PopupLabels,
+    ResultsPage, Section,
 };
+
+/// The note on a row whose session another window writes to.
+pub const BUSY_NOTE: &str = "(in another window)";
 
 /// Rows of a picker narrower than 100 columns show a preview below them from this many rows.
 const PREVIEW_BELOW_MIN_HEIGHT: u16 = 30;
@@ -33,6 +41,8 @@ pub enum PickerEvent {
         query: String,
         refresh: bool,
         result: Result<ListedPage, ReferenceError>,
+        /// The sessions of the page another window writes to.
+        busy: HashSet<String>,
     },
 }
 
@@ -41,30 +51,41 @@ pub struct ResumePicker {
     pub picker: Picker,
     /// The session open in the app, marked `(open)`.
     current: String,
+    /// Its cwd: the sessions there are listed first (the `@` popup's groups).
+    project: Option<String>,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
     /// What rows show beside a session (the `@` popup's, shared).
     pub sources: RowSources,
-    /// An Enter waiting for the newest filter's answer.
-    pub wait: AnswerWait,
-    /// Until when the rows of an older filter may stay on show while the newest is asked.
-    pub older_rows: AnswerWait,
+    /// The dsh store, asked which sessions of a page another window writes to.
+    pub store: Option<SessionStore>,
+    /// The sessions of the newest page another window writes to, marked.
+    busy: HashSet<String>,
 }
 
 impl ResumePicker {
-    /// A picker over every session, the open one being `current`; returns it with its first
-    /// query (the empty filter).
-    pub fn open(current: String, zone: DisplayZone, keys: KeyMap) -> (ResumePicker, PickerOutcome) {
-        let mut picker = Picker::new(keys);
+    /// A picker over every session, the open one being `current` in `project` (its
+    /// sessions are listed first); returns it with its first query (the empty filter).
+    pub fn open(
+        (current, project): (String, Option<String>),
+        zone: DisplayZone,
+        keys: KeyMap,
+    ) -> (ResumePicker, PickerOutcome) {
+        // Enter waits as long as in the `@` popup; older rows show as long.
+        let config = composer_config(0);
+        let mut picker = Picker::new(keys)
+            .with_preview(true)
+            .with_timers(config.answer_wait(), OLDER_ROWS_GRACE);
         let first = picker.open();
         let resume = ResumePicker {
             picker,
             current,
+            project,
             zone,
             slot: RequestSlot::new(Policy::Replace),
             sources: RowSources::default(),
-            wait: AnswerWait::default(),
-            older_rows: AnswerWait::default(),
+            store: None,
+            busy: HashSet::new(),
         };
         (resume, first)
     }
@@ -86,20 +107,31 @@ impl ResumePicker {
         };
         let tx = tx.clone();
         let sources = self.sources.clone();
+        let scope = ListingScope::Project(self.project.clone());
+        let store = self.store.clone();
         tokio::spawn(async move {
-            let scope = ListingScope::All;
             let result = list_ordered(&refs, &scope, &query, limit, &sources, &ticket.cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
                 return;
             }
+            let busy = match (&result, store) {
+                (Ok(page), Some(store)) => {
+                    let ids = page_ids(page);
+                    tokio::task::spawn_blocking(move || busy_of(&store, ids))
+                        .await
+                        .unwrap_or_default()
+                }
+                _ => HashSet::new(),
+            };
             tx.send(AppEvent::Picker(PickerEvent::Listed {
                 ticket: ticket.id,
                 query_id,
                 query,
                 refresh,
                 result,
+                busy,
             }));
         });
     }
@@ -113,10 +145,12 @@ impl ResumePicker {
             query,
             refresh,
             result,
+            busy,
         } = event;
         if self.slot.finish(ticket).0.is_none() {
             return Vec::new();
         }
+        self.busy = busy;
         if refresh {
             if let Ok(page) = result {
                 let page = self.rows_of(&page, &query, origin_of);
@@ -152,10 +186,10 @@ impl ResumePicker {
         let page = results_page(listed, query, "", origin_of);
         ResultsPage {
             rows: self.mark_open(page.rows),
-            offered: page
-                .offered
+            after: page
+                .after
                 .into_iter()
-                .map(|o| OfferedRows {
+                .map(|o| Section {
                     rows: self.mark_open(o.rows),
                     ..o
                 })
@@ -173,11 +207,11 @@ impl ResumePicker {
         hits: &[ConversationHit],
     ) -> Vec<PickerOutcome> {
         let section = offered(title, hits, "", self.zone, true);
-        let section = OfferedRows {
+        let section = Section {
             rows: self.mark_open(section.rows),
             ..section
         };
-        self.picker.set_hits(query_id, section)
+        self.picker.set_late_section(query_id, section)
     }
 
     /// The session open in the app.
@@ -204,12 +238,14 @@ impl ResumePicker {
         self.slot.running_cancel()
     }
 
-    /// `rows` with the open session marked.
+    /// `rows` with the open session, and those another window writes to, marked.
     fn mark_open(&self, rows: Vec<MentionItem>) -> Vec<MentionItem> {
         rows.into_iter()
             .map(|row| {
                 if row.key() == self.current {
                     row.with_note("(open)")
+                } else if self.busy.contains(row.key()) {
+                    row.with_note(BUSY_NOTE)
                 } else {
                     row
                 }
@@ -218,26 +254,41 @@ impl ResumePicker {
     }
 }
 
+/// The sessions a listed page shows.
+fn page_ids(page: &ListedPage) -> Vec<String> {
+    let page = &page.page;
+    page.rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .map(|c| c.session_id.clone())
+        .collect()
+}
+
+/// Which of `ids` another writer holds (a session that cannot be asked is not marked).
+fn busy_of(store: &SessionStore, ids: Vec<String>) -> HashSet<String> {
+    ids.into_iter()
+        .filter(|id| store.writer_busy(id).unwrap_or(false))
+        .collect()
+}
+
 /// The picker's texts.
-static LABELS: std::sync::LazyLock<PopupLabels> = std::sync::LazyLock::new(|| PopupLabels {
-    type_to_filter: "loading sessions…".to_string(),
-    searching: "searching…".to_string(),
-    failed: "could not list sessions".to_string(),
-    no_match: "no matching sessions".to_string(),
-    nothing_yet: "no sessions yet".to_string(),
-    still_searching: "still searching — Enter again opens the selected one".to_string(),
-    preview_pending: "estimating the reference size…".to_string(),
-    ..PopupLabels::default()
+static LABELS: std::sync::LazyLock<PopupLabels> = std::sync::LazyLock::new(|| {
+    PopupLabels::default()
+        .with_type_to_filter("loading sessions…")
+        .with_searching("searching…")
+        .with_failed("could not list sessions")
+        .with_no_match("no matching sessions")
+        .with_nothing_yet("no sessions yet")
+        .with_still_searching("still searching — Enter again opens the selected one")
+        .with_preview_pending("estimating the reference size…")
 });
 
 /// The picker's look: cyan section titles, magenta origin badges, failures in red.
 fn styles() -> MentionStyles {
-    MentionStyles {
-        section_title: Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC),
-        kind: Style::new().fg(Color::Magenta),
-        failed: Style::new().fg(Color::Red),
-        ..MentionStyles::default()
-    }
+    MentionStyles::default()
+        .with_section_title(Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC))
+        .with_kind(Style::new().fg(Color::Magenta))
+        .with_failed(Style::new().fg(Color::Red))
 }
 
 #[cfg(test)]

@@ -455,7 +455,7 @@ fn picker_key(picker: &mut ResumePicker, code: KeyCode) -> PickerOutcome {
 
 /// A picker over every session with `current` open, its first query asked.
 fn resume(current: &str) -> ResumePicker {
-    let (picker, first) = ResumePicker::open(current.into(), utc(), KeyMap::default());
+    let (picker, first) = ResumePicker::open((current.into(), None), utc(), KeyMap::default());
     assert!(
         matches!(first, PickerOutcome::Query { id: 1, .. }),
         "{first:?}"
@@ -588,7 +588,7 @@ fn conversation_hit(i: usize, label: &str, text: &str, word: &str) -> Conversati
     ConversationHit {
         candidate: candidate(i, label),
         snippet: Some(ratatui_mention::ItemSnippet {
-            role: "assistant".into(),
+            lead: "assistant: ".into(),
             text: text.into(),
             highlights: std::iter::once(start..start + word.len()).collect(),
         }),
@@ -618,7 +618,7 @@ fn resume_lists_conversation_hits_with_snippets_and_opens_them() {
         picker
             .picker
             .results()
-            .hits()
+            .late_section()
             .is_none_or(|h| h.rows.is_empty()),
         "an older filter's hits are dropped"
     );
@@ -660,7 +660,7 @@ fn resume_conversation_section_while_the_index_builds() {
     insta::assert_snapshot!("resume_index_building", picker_screen(&mut picker, 70, 8));
     picker
         .picker
-        .set_hits_title("in conversations · index building 9 000 / 10 000");
+        .set_late_title("in conversations · index building 9 000 / 10 000");
     assert!(picker_screen(&mut picker, 70, 8).contains("9 000 / 10 000"));
 }
 
@@ -676,9 +676,9 @@ fn popup_conversation_hits_through_the_app_rows() {
         "the zebra crossing by the office is closed",
         "zebra",
     )];
-    let _ = pane.set_hits(
+    let _ = pane.set_late_section(
         id,
-        ratatui_mention::OfferedRows {
+        ratatui_mention::Section {
             title: "in conversations".into(),
             rows: popup_rows(&hits, &pane.draft(), utc(), true),
         },

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use dsh_foreign::Origin;
 use dsh_reference::{Candidate, parse_text};
 use dsh_search::{Cancel, ErrorCode, Progress, SearchHit, SessionIndex};
-use ratatui_mention::{ItemSnippet, MentionItem, OfferedRows};
+use ratatui_mention::{ItemSnippet, MentionItem, Section};
 
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
@@ -81,6 +81,11 @@ pub fn hits_title(title: &str, more: bool) -> String {
     }
 }
 
+/// Who wrote a hit's matching message (`user`, `assistant`): the lead of its snippet.
+pub fn snippet_role(snippet: &ItemSnippet) -> &str {
+    snippet.lead.strip_suffix(": ").unwrap_or(&snippet.lead)
+}
+
 /// `hits` as rows, without the session `exclude` (the one open, for the `@` popup).
 pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationHit> {
     hits.into_iter()
@@ -90,7 +95,7 @@ pub fn to_rows(hits: Vec<SearchHit>, exclude: Option<&str>) -> Vec<ConversationH
             // Any tool's session: its excerpt URI carries its (namespaced) id.
             let seq = first.as_ref().map(|s| s.seq);
             let snippet = first.map(|s| ItemSnippet {
-                role: s.role.as_str().to_string(),
+                lead: format!("{}: ", s.role.as_str()),
                 text: s.text,
                 highlights: s.highlights,
             });
@@ -139,10 +144,10 @@ pub const NO_EXCERPT: &str = "no matching message to excerpt";
 /// The `@` popup's hit rows (`section`, made from `hits` in order) with what Alt+E does on
 /// each — `· Alt+E excerpt`, or why it cannot — and blocked over the draft's `limits`.
 pub fn with_popup_keys(
-    section: OfferedRows,
+    section: Section,
     hits: &[ConversationHit],
     limits: &DraftLimits,
-) -> OfferedRows {
+) -> Section {
     let rows = section
         .rows
         .into_iter()
@@ -155,7 +160,7 @@ pub fn with_popup_keys(
             },
         )
         .collect();
-    OfferedRows { rows, ..section }
+    Section { rows, ..section }
 }
 
 /// One search to run: which picker and query it answers, and what to leave out.
@@ -293,7 +298,7 @@ pub fn section_for(
         HitsAnswer::Failed(message) => (
             format!(
                 "{CONVERSATIONS_TITLE} · search failed: {}",
-                ratatui_mention::visible_controls_line(&message)
+                term_text::visible_controls_line(&message)
             ),
             Vec::new(),
         ),
@@ -307,8 +312,8 @@ pub fn offered(
     draft: &str,
     zone: DisplayZone,
     redact_labels: bool,
-) -> OfferedRows {
-    OfferedRows {
+) -> Section {
+    Section {
         title: title.to_owned(),
         rows: popup_rows(hits, draft, zone, redact_labels),
     }

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use ratatui_mention::visible_controls;
+use term_text::visible_controls;
 
 use crate::tui::text_width::display_width;
 
