@@ -168,9 +168,12 @@ impl SessionIndex {
             None => self.list_all()?,
             Some(logs) => (logs, HashSet::new()),
         };
-        let known_now = |searcher: &Searcher| match whole_store {
-            true => known_logs(searcher),
-            false => known_of(searcher, engine.fields, &logs),
+        let known_now = |searcher: &Searcher| {
+            if whole_store {
+                known_logs(searcher)
+            } else {
+                known_of(searcher, engine.fields, &logs)
+            }
         };
         // Compared with the committed index first: when nothing changed, no writer is
         // taken at all (no lock file, no threads, nothing written).
