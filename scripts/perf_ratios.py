@@ -4,7 +4,8 @@
 Generates the fixture stores, then times dsh-refs beside its baselines in the same run —
 `rg -l -F <the rarer word>` over the logs, `find <store> -type f`, `cat` of every log — and
 prints each figure's min / median / max over the runs, the ratio pair by pair, and the peak
-RSS of each process (the kernel's maximum resident set size, from wait4).
+RSS of each process (the kernel's maximum resident set size, from wait4; a figure near the
+size of this Python process, ~15 MiB, is that floor: the child is forked from it).
 
 Run by hand on a machine as quiet as you can get (never as a timed test in CI):
 
@@ -156,6 +157,19 @@ def main():
     def fresh(path):
         return lambda: shutil.rmtree(path, ignore_errors=True)
 
+    def ours(store, argv, label, cache_name, prime=False, clean=False):
+        """Each binary's command on `store`, with its own cache dir: primed by one run (an
+        index or listing present), or emptied before every run (a first run)."""
+        commands = []
+        for name, binary in binaries:
+            cache = os.path.join(args.dir, cache_name.format(name))
+            cmd = [binary, "--store", store, "--no-foreign-sources", *argv]
+            if prime:
+                run_once(cmd, env_with(cache))
+            commands.append((f"{name} {label}", cmd, env_with(cache),
+                             fresh(cache) if clean else None))
+        return commands
+
     print(f"# perf_ratios: {os.uname().nodename}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}; query {query!r}, rg word {rare!r}")
     for size in [int(s) for s in args.sizes.split(",")]:
@@ -173,22 +187,12 @@ def main():
             cat = ("cat", ["sh", "-c", 'find "$1" -type f -print0 | xargs -0 cat > /dev/null',
                            "sh", store], None, None)
             if "search" in work:
-                commands = []
-                for name, binary in binaries:
-                    cache = os.path.join(args.dir, f"cache-{name}-{size}")
-                    cmd = [binary, "--store", store, "--no-foreign-sources", "search",
-                           "--json", query]
-                    run_once(cmd, env_with(cache))  # builds the index once
-                    commands.append((f"{name} search --json", cmd, env_with(cache), None))
+                commands = ours(store, ["search", "--json", query], "search --json",
+                                "cache-{}-%d" % size, prime=True)
                 compare(f"warm search, {size} sessions", commands + [rg], args.runs)
             if "build" in work:
-                commands = []
-                for name, binary in binaries:
-                    cache = os.path.join(args.dir, f"fresh-{name}")
-                    cmd = [binary, "--store", store, "--no-foreign-sources", "search",
-                           "--json", query]
-                    commands.append((f"{name} first index build", cmd, env_with(cache),
-                                     fresh(cache)))
+                commands = ours(store, ["search", "--json", query], "first index build",
+                                "fresh-{}", clean=True)
                 compare(f"first index build (empty cache), {size} sessions, {mb:.0f} MB",
                         commands + [cat, rg], args.build_runs or args.runs)
         if work & {"listing", "candidates"}:
@@ -203,23 +207,14 @@ def main():
             print(f"\n# {size} sessions: listing fixture {store}, {mb:.0f} MB of logs")
             find = ("find -type f", ["find", store, "-type", "f"], None, None)
             if "listing" in work:
-                commands = []
-                for name, binary in binaries:
-                    cache = os.path.join(args.dir, f"fresh-{name}")
-                    cmd = [binary, "--store", store, "--no-foreign-sources", "sessions",
-                           "--json"]
-                    commands.append((f"{name} first sessions --json", cmd, env_with(cache),
-                                     fresh(cache)))
+                commands = ours(store, ["sessions", "--json"], "first sessions --json",
+                                "fresh-{}", clean=True)
                 compare(f"first listing (empty cache), {size} sessions",
                         commands + [find], args.runs)
             if "candidates" in work:
-                commands = []
-                for name, binary in binaries:
-                    cache = os.path.join(args.dir, f"listed-{name}-{size}")
-                    cmd = [binary, "--store", store, "--no-foreign-sources", "candidates",
-                           "--session", "sess-00001", "--query", "topic 42"]
-                    run_once(cmd, env_with(cache))  # writes the listing index once
-                    commands.append((f"{name} cold candidates", cmd, env_with(cache), None))
+                commands = ours(store, ["candidates", "--session", "sess-00001", "--query",
+                                        "topic 42"], "cold candidates",
+                                "listed-{}-%d" % size, prime=True)
                 compare(f"cold candidates (listing index present), {size} sessions",
                         commands + [find], args.runs)
 

@@ -239,6 +239,17 @@ fn change_check_finds_other_writers_changes() {
 /// log replaced, a session deleted, a session in a new project directory — is found by the
 /// next check and search at once, also when the index shares a store whose listing was
 /// asked just before (its listing does not re-stat logs within a second by itself).
+/// Replace the log at `path` by another file (renamed over it) holding its header and one
+/// user message saying `text`.
+fn replace_log(path: &Path, text: &str) {
+    let header = fs::read_to_string(path).unwrap();
+    let header = header.lines().next().unwrap().to_owned();
+    let line = serde_json::json!({"type": "user/message", "seq": 0, "time": 5, "data": {"id": "x", "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "surfaceOp": "append"});
+    let tmp = path.with_extension("new");
+    fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
+    fs::rename(&tmp, path).unwrap();
+}
+
 /// Set the mtime of `root` and of every directory below it an hour back.
 fn backdate_dirs(root: &Path) {
     let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -285,14 +296,7 @@ fn what_changed_a_moment_ago_is_found_at_once() {
             0 => {
                 grow.user("appendedword");
             }
-            1 => {
-                let header = fs::read_to_string(&swap.path).unwrap();
-                let header = header.lines().next().unwrap().to_owned();
-                let line = r#"{"type":"user/message","seq":0,"time":5,"data":{"id":"x","role":"user","content":[{"type":"text","text":"newcontent"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#;
-                let tmp = swap.path.with_extension("new");
-                fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
-                fs::rename(&tmp, &swap.path).unwrap();
-            }
+            1 => replace_log(&swap.path, "newcontent"),
             _ => {
                 fs::remove_dir_all(gone.path.parent().unwrap()).unwrap();
                 Log::create(fx.root(), "fresh", "/brand/new/project", 4).user("brandnewword");
@@ -372,12 +376,7 @@ fn incremental_append_compaction_delete_and_replace() {
 
     // Delete and replace (another file renamed over the log).
     fs::remove_dir_all(gone.path.parent().unwrap()).unwrap();
-    let tmp = swap.path.with_extension("new");
-    let header = fs::read_to_string(&swap.path).unwrap();
-    let header = header.lines().next().unwrap();
-    let line = r#"{"type":"user/message","seq":0,"time":5,"data":{"id":"x","role":"user","content":[{"type":"text","text":"newcontent"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#;
-    fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
-    fs::rename(&tmp, &swap.path).unwrap();
+    replace_log(&swap.path, "newcontent");
     let outcome = refresh(&index);
     assert_eq!((outcome.removed, outcome.indexed), (1, 1));
     assert_eq!(ids(&index, "deletedword"), Vec::<String>::new());

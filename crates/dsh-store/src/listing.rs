@@ -354,6 +354,19 @@ struct Sweep {
     cost: Duration,
 }
 
+impl Sweep {
+    /// A sweep starting now, at the first log.
+    fn new() -> Self {
+        Sweep {
+            started: Instant::now(),
+            after: None,
+            changed: false,
+            read: false,
+            cost: Duration::ZERO,
+        }
+    }
+}
+
 impl HeaderIndex {
     /// Whether anything was read from disk since the last call (the persisted copy is
     /// then worth rewriting); resets the flag.
@@ -651,13 +664,7 @@ impl HeaderIndex {
     /// true when it is over. Its changes show in the next refresh.
     pub fn sweep_since(&mut self, since: Instant, budget: usize) -> bool {
         if self.sweep.as_ref().is_none_or(|s| s.started < since) {
-            self.sweep = Some(Sweep {
-                started: Instant::now(),
-                after: None,
-                changed: false,
-                read: false,
-                cost: Duration::ZERO,
-            });
+            self.sweep = Some(Sweep::new());
         }
         self.sweep_step(budget)
     }
@@ -797,13 +804,7 @@ impl HeaderIndex {
             // Checked here and now: a sweep still running adds nothing.
             self.sweep = None;
         } else if due && self.sweep.is_none() {
-            self.sweep = Some(Sweep {
-                started: Instant::now(),
-                after: None,
-                changed: false,
-                read: false,
-                cost: Duration::ZERO,
-            });
+            self.sweep = Some(Sweep::new());
             self.sweep_wanted = true;
         }
         changed |= std::mem::take(&mut self.stale);

@@ -393,9 +393,16 @@ impl SessionStore {
         loop {
             let mut headers = lock(&self.inner.headers);
             if headers.logs_checked_since(began) {
-                // What the check found shows in this listing.
-                headers.refresh(self.root())?;
-                return Ok(headers.logs());
+                // What the check found shows in this listing (never a second inline stat of
+                // every log: a check that comes due meanwhile is left to a sweep).
+                headers.refresh_deferring(self.root())?;
+                let logs = headers.logs();
+                let sweep = headers.take_sweep_wanted();
+                drop(headers);
+                if sweep {
+                    self.sweep_in_background();
+                }
+                return Ok(logs);
             }
             let done = headers.sweep_since(began, SWEEP_CHUNK);
             drop(headers);
