@@ -56,7 +56,8 @@ impl Row {
     }
 }
 
-/// Where rows may break.
+/// Where rows may break (the composer breaks at words; a textarea's wrap mode picks).
+#[cfg_attr(not(feature = "textarea"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Breaks {
     /// After a blank, else between any two units (a word wider than the line is split).

@@ -39,6 +39,7 @@ mod config;
 mod draft;
 mod draft_layout;
 mod fold;
+mod fuzzy;
 mod grammar;
 mod grapheme;
 mod input_history;
