@@ -466,10 +466,11 @@ fn preview_and_resume(c: &mut Criterion) {
     let mut resume_terminal = Terminal::new(TestBackend::new(120, 40)).expect("terminal");
     c.bench_function("resume_open_to_first_page_10k", |b| {
         b.iter(|| {
-            let (mut picker, _) = ResumePicker::open("sess-00001".into(), utc, KeyMap::default());
+            let open = ("sess-00001".into(), Some("/home/dev/project-1".into()));
+            let (mut picker, _) = ResumePicker::open(open, utc, KeyMap::default());
             let page = runtime.block_on(list_ordered(
                 &refs,
-                &ListingScope::All,
+                &ListingScope::Project(Some("/home/dev/project-1".into())),
                 "",
                 None,
                 &branches,

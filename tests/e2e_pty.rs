@@ -10,281 +10,19 @@
     clippy::similar_names
 )] // test code: small known values, helpers that take values for brevity
 
-use std::io::{Read, Write};
+#[path = "common/pty.rs"]
+mod pty;
+
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use dsh_store::event::TitleData;
-use dsh_store::{
-    ContentBlock, EventData, Message, NewEvent, Role, SessionHeader, SessionQuery, SessionStore,
-    Source,
-};
-use portable_pty::{Child, CommandBuilder, PtySize, native_pty_system};
+use dsh_store::{EventData, Message, NewEvent, SessionHeader, SessionQuery, SessionStore};
+use pty::{Fixture, SEEDED, Session, copy_tree, fixture, seed_session};
 use serde_json::Value;
-
-const ROWS: u16 = 30;
-const COLS: u16 = 100;
-const WAIT: Duration = Duration::from_secs(20);
-
-/// A running `dsh-refs` in a pty.
-struct Session {
-    screen: Arc<Mutex<vt100::Parser>>,
-    writer: Arc<Mutex<Box<dyn Write + Send>>>,
-    child: Mutex<Box<dyn Child + Send + Sync>>,
-}
-
-impl Session {
-    fn start(store: &Path, config: &Path, cwd: &Path, env: &[(&str, &str)]) -> Session {
-        Session::launch(store, config, cwd, env, false, &[])
-    }
-
-    /// Like [`start`](Self::start), opening session `id` (`--resume`).
-    fn start_resuming(store: &Path, config: &Path, cwd: &Path, id: &str) -> Session {
-        Session::launch(store, config, cwd, &[], false, &["--resume", id])
-    }
-
-    /// Like [`start`](Self::start), but reading the foreign sources `config` and `env`
-    /// (HOME) name.
-    fn start_with_foreign(
-        store: &Path,
-        config: &Path,
-        cwd: &Path,
-        env: &[(&str, &str)],
-    ) -> Session {
-        Session::launch(store, config, cwd, env, true, &[])
-    }
-
-    fn launch(
-        store: &Path,
-        config: &Path,
-        cwd: &Path,
-        env: &[(&str, &str)],
-        foreign: bool,
-        args: &[&str],
-    ) -> Session {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_dsh-refs"));
-        cmd.env(
-            "XDG_CACHE_HOME",
-            std::env::temp_dir().join("dsh-refs-test-cache"),
-        );
-        cmd.arg("--store");
-        cmd.arg(store);
-        cmd.arg("--config");
-        cmd.arg(config);
-        // Never list the machine's own Claude Code / Codex sessions.
-        if !foreign {
-            cmd.arg("--no-foreign-sources");
-        }
-        cmd.args(args);
-        cmd.cwd(cwd);
-        cmd.env("TERM", "xterm-256color");
-        // Keep the app's log file (platform data dir) inside the test's temporary directory.
-        if let Some(parent) = store.parent() {
-            cmd.env("XDG_DATA_HOME", parent.join("data"));
-            cmd.env("XDG_CONFIG_HOME", parent.join("config"));
-        }
-        cmd.env_remove("DSH_REFS_STORE");
-        cmd.env_remove("DSH_REFS_CONFIG");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let child = pty.slave.spawn_command(cmd).unwrap();
-        drop(pty.slave);
-        let screen = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-        let writer = Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
-        let mut reader = pty.master.try_clone_reader().unwrap();
-        {
-            let screen = Arc::clone(&screen);
-            let writer = Arc::clone(&writer);
-            std::thread::spawn(move || {
-                let _master = pty.master; // keep the pty open while reading
-                let mut buf = [0u8; 8192];
-                loop {
-                    match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let bytes = &buf[..n];
-                            // Answer the primary device attributes query the way a terminal
-                            // without the kitty keyboard protocol would, so startup is quick.
-                            if bytes.windows(3).any(|w| w == b"\x1b[c") {
-                                let _ = writer.lock().unwrap().write_all(b"\x1b[?62;22c");
-                            }
-                            screen.lock().unwrap().process(bytes);
-                        }
-                    }
-                }
-            });
-        }
-        Session {
-            screen,
-            writer,
-            child: Mutex::new(child),
-        }
-    }
-
-    fn contents(&self) -> String {
-        self.screen.lock().unwrap().screen().contents()
-    }
-
-    fn send(&self, bytes: &str) {
-        let mut w = self.writer.lock().unwrap();
-        w.write_all(bytes.as_bytes()).unwrap();
-        w.flush().unwrap();
-    }
-
-    /// Type text one key at a time (as a person would, so each key is its own event).
-    fn type_text(&self, text: &str) {
-        for c in text.chars() {
-            self.send(&c.to_string());
-            std::thread::sleep(Duration::from_millis(15));
-        }
-    }
-
-    fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.contents();
-            if pred(&screen) {
-                return screen;
-            }
-            let exited = self.child.lock().unwrap().try_wait();
-            if let Ok(Some(status)) = exited {
-                panic!("dsh-refs exited ({status:?}) while waiting for {what}; screen:\n{screen}");
-            }
-            assert!(
-                start.elapsed() <= WAIT,
-                "timed out waiting for {what}; screen:\n{screen}"
-            );
-            std::thread::sleep(Duration::from_millis(30));
-        }
-    }
-
-    fn wait_for_text(&self, needle: &str) -> String {
-        self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
-    }
-
-    fn wait_exit(&mut self) {
-        let status = self.wait_exit_status();
-        assert_eq!(status, 0, "exit status; screen:\n{}", self.contents());
-    }
-
-    /// Wait for the app to exit; its exit status.
-    fn wait_exit_status(&mut self) -> u32 {
-        let start = Instant::now();
-        loop {
-            let exited = self.child.lock().unwrap().try_wait().unwrap();
-            if let Some(status) = exited {
-                return status.exit_code();
-            }
-            if start.elapsed() > WAIT {
-                let _ = self.child.lock().unwrap().kill();
-                panic!("dsh-refs did not exit; screen:\n{}", self.contents());
-            }
-            std::thread::sleep(Duration::from_millis(30));
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let child = self
-            .child
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Ok(None) = child.try_wait() {
-            let _ = child.kill();
-        }
-    }
-}
-
-/// A temporary project directory, store and offline config, with two seeded sessions.
-struct Fixture {
-    _dir: tempfile::TempDir,
-    store: PathBuf,
-    config: PathBuf,
-    project: PathBuf,
-}
-
-const SEEDED: [&str; 2] = ["s-alpha", "s-beta"];
-
-fn fixture() -> Fixture {
-    let dir = tempfile::TempDir::new().unwrap();
-    let store = dir.path().join("store");
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    let project = project.canonicalize().unwrap();
-    let config = dir.path().join("config.toml");
-    std::fs::write(&config, "[model]\nprovider = \"offline\"\n").unwrap();
-    for (i, (id, title, question)) in [
-        (
-            "s-alpha",
-            "Alpha login bug",
-            "Why does login fail after the upgrade?",
-        ),
-        ("s-beta", "Beta release notes", "Draft the release notes."),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        seed(
-            &store,
-            &project,
-            (id, 1_700_000_000_000 + i as i64),
-            title,
-            question,
-        );
-    }
-    Fixture {
-        _dir: dir,
-        store,
-        config,
-        project,
-    }
-}
 
 /// Writes session `id` (created at `created`) in `cwd`: one question, its answer, `title`.
 fn seed(store: &Path, cwd: &Path, (id, created): (&str, i64), title: &str, question: &str) {
-    let sessions = SessionStore::new(store);
-    let header = SessionHeader::new(id, created, Some(cwd.display().to_string()));
-    let mut writer = sessions.open_writer(id, Some(header)).unwrap();
-    let reply = Message::new(
-        Role::Assistant,
-        vec![ContentBlock::text(format!("Answer about {title}."))],
-        Source::model("offline", "offline"),
-    );
-    writer
-        .append(dsh_store::layout::in_turns(
-            1,
-            [
-                NewEvent::appended(EventData::UserMessage(Message::user_text(question))),
-                NewEvent::appended(EventData::AssistantMessage {
-                    turn: 1,
-                    step: 1,
-                    message: reply,
-                    usage: None,
-                    extra: serde_json::Map::new(),
-                }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.into(),
-                    message_seqs: vec![],
-                    source: dsh_store::event::TitleSource {
-                        kind: "user".into(),
-                        extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
-            ],
-        ))
-        .unwrap();
+    seed_session(store, (id, created, Some(cwd)), question, Some(title));
 }
 
 /// The one session the app created, as raw JSON lines (header excluded).
@@ -560,6 +298,44 @@ fn a_session_resumed_at_launch_continues_its_conversation() {
     assert_eq!(titles, 1, "{screen}");
 }
 
+/// Issue 34, item 10: a provider configured without its key refused to open the app at
+/// all; now the app opens on the offline model with a notice naming the variable to set.
+#[test]
+fn without_its_key_the_app_opens_on_the_offline_model_and_says_what_to_set() {
+    let fx = fixture();
+    std::fs::write(
+        &fx.config,
+        "[model]\nprovider = \"openai\"\napi_key_env = \"DSH_REFS_TEST_UNSET_KEY\"\n",
+    )
+    .unwrap();
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    let screen = app.wait_for_text("no API key");
+    assert!(screen.contains("DSH_REFS_TEST_UNSET_KEY"), "{screen}");
+    app.type_text("hello offline");
+    app.send("\r");
+    app.wait_for_text("hello offline");
+}
+
+/// Issue 34, break 8: a FIFO at the app's log file hung the app before its first frame.
+/// Now logging is off with a notice, and the app runs.
+#[test]
+fn a_fifo_as_the_apps_log_file_turns_logging_off_with_a_notice() {
+    let fx = fixture();
+    let logs = fx.store.parent().unwrap().join("data/dsh-refs/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(logs.join("dsh-refs.log"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    let screen = app.wait_for_text("logging is off");
+    assert!(screen.contains("FIFO"), "{screen}");
+    app.type_text("still here");
+    app.send("\r");
+    app.wait_for_text("still here");
+}
+
 /// Whether the terminal is out of app mode: main screen, cursor shown, no bracketed paste,
 /// no mouse reporting.
 fn restored(app: &Session) -> Result<(), String> {
@@ -704,19 +480,6 @@ fn tree(root: &Path) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, std::time:
         out.insert(path, (bytes, meta.modified().unwrap()));
     }
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// The conversation of each session in a logged snapshot, by session id.

@@ -1,45 +1,44 @@
 //! `dsh-refs --continue` (docs/cli.md): the chat app on the dsh session of the current
-//! directory that was active last.
+//! directory that was active last — the last one no other window writes to, or the busy one
+//! read-only.
 
 use dsh_store::activity::most_recent_first;
 use dsh_store::{QueryError, SessionQuery, SessionStore};
 
 use super::CliError;
 
-/// The dsh session whose header cwd is `cwd` and that was active last: its log's last event
-/// (a session without one by its creation time; equal times in dsh's order). Only the dsh
-/// store is asked — other tools' sessions are read-only and never continued. A session
+/// The dsh sessions whose header cwd is `cwd`, the one active last first: by its log's last
+/// event (a session without one by its creation time; equal times in dsh's order). Only the
+/// dsh store is asked — other tools' sessions are read-only and never continued. A session
 /// whose log is gone since the listing is passed over; a damaged one is not (opening it
-/// then says what is wrong). `None` when the directory has no session.
-pub fn latest_in(store: &SessionStore, cwd: &str) -> Result<Option<String>, QueryError> {
+/// then says what is wrong). Empty when the directory has no session.
+pub fn recent_in(store: &SessionStore, cwd: &str) -> Result<Vec<String>, QueryError> {
     let sessions = store.list_sessions()?;
-    let mut best = None;
+    let mut found = Vec::new();
     for header in sessions.iter().filter(|h| h.cwd.as_deref() == Some(cwd)) {
         let last = match store.read_summary(&header.id) {
             Ok(summary) => summary.last_active_ms,
             Err(QueryError::NotFound { .. }) => continue,
             Err(_) => None,
         };
-        let better = best.is_none_or(|(at, held)| {
-            most_recent_first((header, last), (held, at)) == std::cmp::Ordering::Less
-        });
-        if better {
-            best = Some((last, header));
-        }
+        found.push((header, last));
     }
-    Ok(best.map(|(_, header)| header.id.clone()))
+    found.sort_by(|a, b| most_recent_first(*a, *b));
+    Ok(found.into_iter().map(|(h, _)| h.id.clone()).collect())
 }
 
-/// The session `--continue` opens in the current directory, or the error saying there is
-/// none.
-pub fn target(store: &SessionStore) -> Result<String, CliError> {
+/// The sessions `--continue` may open in the current directory, the one active last
+/// first, or the error saying there is none.
+pub fn targets(store: &SessionStore) -> Result<Vec<String>, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|e| CliError::io("cannot read the current directory", e))?
         .to_string_lossy()
         .into_owned();
-    latest_in(store, &cwd)
-        .map_err(CliError::List)?
-        .ok_or(CliError::NothingToContinue { cwd })
+    let found = recent_in(store, &cwd).map_err(CliError::List)?;
+    if found.is_empty() {
+        return Err(CliError::NothingToContinue { cwd });
+    }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -60,6 +59,10 @@ mod tests {
             text.push('\n');
         }
         fs::write(dir.join("session.jsonl"), text).unwrap();
+    }
+
+    fn latest_in(store: &SessionStore, cwd: &str) -> Result<Option<String>, QueryError> {
+        Ok(recent_in(store, cwd)?.into_iter().next())
     }
 
     #[test]
@@ -99,6 +102,11 @@ mod tests {
         assert_eq!(
             latest_in(&store, "/b").unwrap().as_deref(),
             Some("bare-newer")
+        );
+        // Every session of the directory, the one active last first.
+        assert_eq!(
+            recent_in(&store, "/w").unwrap(),
+            ["old-but-active", "empty", "newest-created"]
         );
     }
 }

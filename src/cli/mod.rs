@@ -73,11 +73,21 @@ pub struct Cli {
     /// OpenCode, Qwen Code, GitHub Copilot CLI (see [sources] in the config).
     #[arg(long, global = true, help_heading = STORE_HEADING)]
     pub no_foreign_sources: bool,
-    /// Open the chat app on an existing session.
-    #[arg(long, value_name = "ID", conflicts_with = "demo", help_heading = APP_HEADING)]
+    /// Open the chat app on an existing session: ID, a unique start of one, or an exact
+    /// title; without ID, or when ID names no single session, the session picker (filtered by
+    /// ID). A session open in another window is shown read-only.
+    #[arg(
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "demo",
+        help_heading = APP_HEADING
+    )]
     pub resume: Option<String>,
     /// Open the chat app on the dsh session of the current directory that was active last
-    /// (other agents' sessions are read-only and never continued).
+    /// and is not open in another window (when every one is, the last one read-only); other
+    /// agents' sessions are read-only and never continued.
     #[arg(
         long = "continue",
         conflicts_with_all = ["resume", "demo"],

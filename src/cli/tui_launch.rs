@@ -1,39 +1,43 @@
-//! `dsh-refs` without a subcommand: the TUI on a new session, on `--resume ID`, on the
-//! session of this directory active last (`--continue`), or on a temporary copy of the
-//! bundled demo store (`--demo`).
+//! `dsh-refs` without a subcommand: the TUI on a new session, on the session `--resume X`
+//! names (else the `/resume` picker filtered by X), on the session of this directory active
+//! last (`--continue`), or on a temporary copy of the bundled demo store (`--demo`); a
+//! session another window writes to is shown read-only.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use super::foreign_sources::read_only_refusal;
 use super::output::write_stdout;
-use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
+use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for_app};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
 use crate::agent::LogFacts;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::app::{App, AppOptions, new_session_id};
+use crate::tui::session::resolve::{ResumeTarget, resolve};
 use crate::tui::terminal;
 use dsh_foreign::SessionSources;
 use dsh_search::IndexOptions;
 use dsh_store::event::now_ms;
-use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter};
+use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
 
-/// Send tracing output to `<data dir>/logs/dsh-refs.log`, never to the terminal.
-fn init_logging() {
-    let Some(dirs) = directories::ProjectDirs::from("", "", "dsh-refs") else {
-        return;
-    };
+/// Send tracing output to `<data dir>/logs/dsh-refs.log`, never to the terminal. The file
+/// is opened like every file of ours (no link followed, never blocking: a FIFO there once
+/// hung the app before its first frame) and must be a regular file; when it cannot be used,
+/// logging is off and the returned notice says why (the app runs all the same).
+fn init_logging() -> Option<String> {
+    let dirs = directories::ProjectDirs::from("", "", "dsh-refs")?;
     let dir = dirs.data_dir().join("logs");
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("dsh-refs.log"))
-    else {
-        return;
+    let path = dir.join("dsh-refs.log");
+    let opened =
+        std::fs::create_dir_all(&dir).and_then(|()| dsh_store::own_file::open_append(&path));
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            return Some(format!(
+                "logging is off for this run: cannot use {} ({e})",
+                path.display()
+            ));
+        }
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_REFS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -42,34 +46,93 @@ fn init_logging() {
         .with_ansi(false)
         .with_writer(Arc::new(file))
         .try_init();
+    None
 }
 
-/// Open the session the TUI starts on, gathering what the agent keeps of its log in the
-/// same pass (a resumed log is read once before the first frame, not twice).
+/// What the app opens on, decided before the terminal is needed.
+enum Start {
+    /// A new session in this directory (the demo's: in its main project).
+    New,
+    /// The session `--resume X` names (docs/cli.md): written to, unless another window
+    /// writes to it or it is another tool's (then shown read-only).
+    Resume(String),
+    /// `--continue`: the first of these sessions (the one active last first) no other
+    /// window writes to; when every one is busy, the first read-only.
+    Continue(Vec<String>),
+    /// `--resume` without an id, or naming no single session: the picker, filtered by this.
+    Pick(String),
+}
+
+/// What the app shows over its session as it starts.
+enum AtStart {
+    Nothing,
+    /// Session `id` read-only (busy in another window, or another tool's).
+    ReadOnly(String),
+    /// The `/resume` picker with this filter.
+    Pick(String),
+    /// A notice in the transcript.
+    Notice(String),
+}
+
+/// Opens the session the TUI starts on, gathering what the agent keeps of its log in the
+/// same pass (a resumed log is read once before the first frame, not twice); says what to
+/// show over it.
 fn open_session(
     store: &SessionStore,
     sources: &SessionSources,
-    resume: Option<&str>,
+    start: Start,
     demo: bool,
     mut facts: LogFacts,
-) -> Result<(SessionWriter, LogFacts), CliError> {
-    if let Some(id) = resume {
-        if !store.exists(id)
-            && let Some(reason) = read_only_refusal(sources, id)
-        {
-            return Err(CliError::ReadOnlySession {
-                id: id.to_owned(),
-                reason,
-            });
-        }
-        return store
+) -> Result<((SessionWriter, LogFacts), AtStart), CliError> {
+    let mut open = |id: &str| {
+        store
             .open_writer_observing(id, None, &mut |e| facts.observe(e))
-            .map(|writer| (writer, facts))
             .map_err(|source| CliError::OpenSession {
                 id: id.to_owned(),
                 source,
-            });
-    }
+            })
+    };
+    let busy = |e: &CliError| {
+        matches!(
+            e,
+            CliError::OpenSession {
+                source: StoreError::Busy { .. },
+                ..
+            }
+        )
+    };
+    let at_start = match start {
+        Start::New => AtStart::Nothing,
+        Start::Pick(filter) => AtStart::Pick(filter),
+        Start::Resume(id) if sources.origin(&id).is_foreign() => AtStart::ReadOnly(id),
+        Start::Resume(id) => match open(&id) {
+            Ok(writer) => return Ok(((writer, facts), AtStart::Nothing)),
+            Err(e) if busy(&e) => AtStart::ReadOnly(id),
+            Err(e) => return Err(e),
+        },
+        Start::Continue(ids) => {
+            for (n, id) in ids.iter().enumerate() {
+                match open(id) {
+                    Ok(writer) => {
+                        let notice = match ids.first() {
+                            Some(last) if n > 0 => AtStart::Notice(format!(
+                                "--continue: {last}, the session of this directory active \
+                                 last, is open in another window; continuing {id}"
+                            )),
+                            _ => AtStart::Nothing,
+                        };
+                        return Ok(((writer, facts), notice));
+                    }
+                    Err(e) if busy(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            // Every one is busy: the one active last, to look at (and mention).
+            ids.into_iter()
+                .next()
+                .map_or(AtStart::Nothing, AtStart::ReadOnly)
+        }
+    };
     let cwd = if demo {
         // The demo opens in its main project, so `@` shows same-project sessions first.
         let sessions = store.list_sessions().map_err(CliError::List)?;
@@ -83,8 +146,23 @@ fn open_session(
     let header = dsh_reference::record_branch(SessionHeader::new(id.clone(), now_ms(), cwd));
     store
         .open_writer(&id, Some(header))
-        .map(|writer| (writer, facts))
+        .map(|writer| ((writer, facts), at_start))
         .map_err(|source| CliError::OpenSession { id, source })
+}
+
+/// What `--resume X` / `--continue` ask to open (before the terminal is needed: there may
+/// be nothing to continue here).
+fn start_of(cli: &Cli, store: &SessionStore, sources: &SessionSources) -> Result<Start, CliError> {
+    if let Some(wanted) = &cli.resume {
+        return match resolve(sources, wanted).map_err(CliError::List)? {
+            ResumeTarget::Open(id) => Ok(Start::Resume(id)),
+            ResumeTarget::Pick(filter) => Ok(Start::Pick(filter)),
+        };
+    }
+    if cli.continue_last {
+        return super::continue_session::targets(store).map(Start::Continue);
+    }
+    Ok(Start::New)
 }
 
 /// `DSH_REFS_OFFLINE_DELAY_MS`: the pause between offline reply chunks, overriding the
@@ -118,17 +196,13 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     let service = open_service(ctx)?;
     let (store, sources, refs) = (service.store, service.sources, service.refs);
     // Said before the terminal is needed: there may be nothing to continue here.
-    let resume = match &cli.resume {
-        Some(id) => Some(id.clone()),
-        None if cli.continue_last => Some(super::continue_session::target(&store)?),
-        None => None,
-    };
+    let start = start_of(cli, &store, &sources)?;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(CliError::NotATerminal);
     }
-    init_logging();
+    let logging_notice = init_logging();
     let delay = offline_delay_override()?.unwrap_or(INTERACTIVE_OFFLINE_CHUNK_DELAY);
-    let provider = provider_for(&ctx.config.model, delay)?;
+    let (provider, provider_notice) = provider_for_app(&ctx.config.model, delay)?;
     let options = AppOptions {
         history_size: ctx.config.tui.history_size,
         show_reasoning: ctx.config.tui.show_reasoning,
@@ -138,7 +212,7 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         .build()
         .map_err(|e| CliError::io("cannot start the async runtime", e))?;
     let facts = LogFacts::for_provider(provider.as_ref());
-    let opened = open_session(&store, &sources, resume.as_deref(), ctx.is_demo(), facts)?;
+    let (opened, at_start) = open_session(&store, &sources, start, ctx.is_demo(), facts)?;
     // The demo's index lives in a temporary directory of its own, not in the cache dir.
     let demo_index = if ctx.is_demo() {
         Some(
@@ -161,7 +235,8 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     let history_path = directories::ProjectDirs::from("", "", "dsh-refs")
         .map(|dirs| dirs.data_dir().join("input-history.jsonl"));
     let history_size = options.history_size;
-    let resumed = resume.is_some();
+    // The app's session was there before (a new one has no log until its first message).
+    let resumed = store.exists(&opened.0.header().id);
     let source_warnings = super::foreign_sources::source_warnings(ctx);
     let session_id = runtime.block_on(async move {
         // SIGTERM, SIGHUP and SIGINT end the app like /quit (a running turn is logged as
@@ -180,6 +255,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
         let _ = app_sender.set(app.sender());
         app.set_mouse_switch(Box::new(terminal::set_mouse_capture));
+        for notice in [logging_notice, provider_notice].into_iter().flatten() {
+            app.show_notice(notice);
+        }
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }
@@ -206,6 +284,12 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         app.warm_listing();
         if let Some(options) = search_options {
             app.start_search_indexing(options);
+        }
+        match at_start {
+            AtStart::Nothing => {}
+            AtStart::ReadOnly(id) => app.show_read_only(&id),
+            AtStart::Pick(filter) => app.open_picker(&filter),
+            AtStart::Notice(text) => app.notice(&text),
         }
         let result = app
             .run(&mut tui, crossterm::event::EventStream::new())

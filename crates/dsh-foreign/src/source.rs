@@ -209,6 +209,8 @@ impl SessionQuery for ForeignSource {
             last_active_ms,
             messages: None,
             damage: None,
+            // Its title falls back to its first message already.
+            first_prompt: None,
         })
     }
 

@@ -8,6 +8,7 @@
 //! sessions' summaries. A picker's query ([`QueryMatch::Words`]) matches word by word, the
 //! cwd only by its trailing segments, and is ranked by [`MatchTier`] first.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -20,6 +21,7 @@ use super::query_words::{
     ListingQuery, MatchTier, QueryMatch, names_cwd_tail, query_words, tier_of, tier_query,
     trim_slashes,
 };
+use super::untitled_label::untitled_label;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionSummary};
 
 /// A session's title as the view saw it.
@@ -50,6 +52,10 @@ pub struct CandidateView {
     field_starts: Vec<(usize, usize)>,
     /// Per session, its activity (empty for a view built from titles alone).
     details: Vec<SessionDetails>,
+    /// By position, for each untitled session with a first prompt (a view built from
+    /// summaries): the label the pickers list it by ([`untitled_label`]) and its folded
+    /// form, which their word matching searches too.
+    labels: BTreeMap<usize, (String, Vec<u8>)>,
     /// When the titles were read.
     built: Instant,
     /// How long reading them took.
@@ -75,11 +81,12 @@ impl CandidateView {
     ) -> Option<Self> {
         Self::build_from(
             sessions,
+            false,
             |id| match read_title(id) {
-                Ok(Some(t)) => (TitleState::Titled(t), None),
-                Ok(None) => (TitleState::Untitled, None),
-                Err(QueryError::NotFound { .. }) => (TitleState::Missing, None),
-                Err(_) => (TitleState::Unreadable, None),
+                Ok(Some(t)) => (TitleState::Titled(t), None, None),
+                Ok(None) => (TitleState::Untitled, None, None),
+                Err(QueryError::NotFound { .. }) => (TitleState::Missing, None, None),
+                Err(_) => (TitleState::Unreadable, None, None),
             },
             cancelled,
         )
@@ -88,14 +95,17 @@ impl CandidateView {
     /// Read every session's summary (title and activity) through `read_summary` and fold
     /// the texts, so the view can also order by last activity and tell each row's details;
     /// `None` when `cancelled` fires first. A damaged log is matched by the title it had
-    /// before the damage (offered under its id when it had none).
+    /// before the damage (offered under its id when it had none). An untitled session with
+    /// a first prompt gets its picker label, secrets redacted when `redact_labels`.
     pub fn build_summarized(
         sessions: Arc<Vec<SessionHeader>>,
         mut read_summary: impl FnMut(&str) -> Result<SessionSummary, QueryError>,
+        redact_labels: bool,
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
         Self::build_from(
             sessions,
+            redact_labels,
             |id| match read_summary(id) {
                 Ok(summary) => {
                     let details = SessionDetails::of(&summary);
@@ -104,12 +114,16 @@ impl CandidateView {
                         None if summary.damage.is_some() => TitleState::Unreadable,
                         None => TitleState::Untitled,
                     };
-                    (title, Some(details))
+                    (title, Some(details), summary.first_prompt)
                 }
                 Err(QueryError::NotFound { .. }) => {
-                    (TitleState::Missing, Some(SessionDetails::default()))
+                    (TitleState::Missing, Some(SessionDetails::default()), None)
                 }
-                Err(_) => (TitleState::Unreadable, Some(SessionDetails::default())),
+                Err(_) => (
+                    TitleState::Unreadable,
+                    Some(SessionDetails::default()),
+                    None,
+                ),
             },
             cancelled,
         )
@@ -117,12 +131,14 @@ impl CandidateView {
 
     fn build_from(
         sessions: Arc<Vec<SessionHeader>>,
-        mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>),
+        redact_labels: bool,
+        mut read: impl FnMut(&str) -> (TitleState, Option<SessionDetails>, Option<Arc<str>>),
         cancelled: impl Fn() -> bool,
     ) -> Option<Self> {
         let built = Instant::now();
         let mut titles = Vec::with_capacity(sessions.len());
         let mut details = Vec::new();
+        let mut labels = BTreeMap::new();
         let mut folded = Vec::with_capacity(sessions.len() * 48);
         let mut starts = Vec::with_capacity(sessions.len() + 1);
         let mut field_starts = Vec::with_capacity(sessions.len());
@@ -130,7 +146,14 @@ impl CandidateView {
             if n.is_multiple_of(1024) && cancelled() {
                 return None;
             }
-            let (title, detail) = read(&header.id);
+            let (title, detail, prompt) = read(&header.id);
+            if let (TitleState::Untitled, Some(prompt)) = (&title, prompt)
+                && let Some(label) = untitled_label(&prompt, redact_labels)
+            {
+                let mut label_folded = Vec::with_capacity(label.len());
+                push_folded(&mut label_folded, &label);
+                labels.insert(n, (label, label_folded));
+            }
             if let Some(detail) = detail {
                 if details.is_empty() {
                     details.reserve_exact(sessions.len());
@@ -165,6 +188,7 @@ impl CandidateView {
             starts,
             field_starts,
             details,
+            labels,
             built,
             cost: built.elapsed(),
         })
@@ -313,6 +337,53 @@ impl CandidateView {
         });
     }
 
+    /// Like [`for_each_match_of_words`](Self::for_each_match_of_words), an untitled
+    /// session's picker label counting as one of its fields: a session matches when each
+    /// word is in its id, cwd, title or label. Positions come in order.
+    fn for_each_match_of_labelled_words(
+        &self,
+        words: &[String],
+        mut visit: impl FnMut(usize) -> bool,
+    ) {
+        if self.labels.is_empty() || words.is_empty() {
+            self.for_each_match_of_words(words, visit);
+            return;
+        }
+        let finders: Vec<(&str, memmem::Finder<'_>)> = words
+            .iter()
+            .map(|w| (w.as_str(), memmem::Finder::new(w.as_bytes())))
+            .collect();
+        // The labelled sessions that only their label makes match (the others are found
+        // by the fields), in order.
+        let mut by_label = self.labels.iter().filter_map(|(&position, (_, folded))| {
+            let mut label_needed = false;
+            for (word, finder) in &finders {
+                if self.session_contains(position, word, finder) {
+                    continue;
+                }
+                finder.find(folded)?;
+                label_needed = true;
+            }
+            label_needed.then_some(position)
+        });
+        let mut next = by_label.next();
+        let mut going = true;
+        self.for_each_match_of_words(words, |position| {
+            while let Some(earlier) = next.filter(|&p| p < position) {
+                if !visit(earlier) {
+                    going = false;
+                    return false;
+                }
+                next = by_label.next();
+            }
+            visit(position)
+        });
+        while going && let Some(position) = next {
+            going = visit(position);
+            next = by_label.next();
+        }
+    }
+
     /// Whether the session at `position` holds the word `needle` (lowercased) in its id or
     /// title, or names its cwd's trailing segments; `finder` searches for it.
     fn session_contains(&self, position: usize, needle: &str, finder: &memmem::Finder<'_>) -> bool {
@@ -424,6 +495,17 @@ impl CandidateView {
         })
     }
 
+    /// The row of the session at `position` as the pickers list it: like
+    /// [`candidate_at`](Self::candidate_at), but an untitled session with a first prompt is
+    /// labelled by its leading words ([`untitled_label`]).
+    pub fn listed_candidate_at(&self, position: usize) -> Option<Candidate> {
+        let mut row = self.candidate_at(position)?;
+        if let Some((label, _)) = self.labels.get(&position) {
+            row.label.clone_from(label);
+        }
+        Some(row)
+    }
+
     /// [`select_ordered`](Self::select_ordered) as listing positions, and the total.
     pub fn select_positions(
         &self,
@@ -463,6 +545,11 @@ impl CandidateView {
                 MatchTier::Exact
             } else {
                 let [id, title, _] = self.fields(position);
+                // An untitled session's label stands for its title.
+                let title = match self.labels.get(&position) {
+                    Some((_, label)) if title.is_empty() => label.as_slice(),
+                    _ => title,
+                };
                 tier_of(tiers.as_bytes(), id, title)
             };
             let g = tier as usize * 3 + scope.rank(header.cwd.as_deref());
@@ -488,7 +575,7 @@ impl CandidateView {
                 self.for_each_match(&query.text.to_lowercase(), false, &mut on_match);
             }
             QueryMatch::Words => {
-                self.for_each_match_of_words(&query_words(query.text), &mut on_match);
+                self.for_each_match_of_labelled_words(&query_words(query.text), &mut on_match);
             }
         }
         if interrupted || cancelled() {
@@ -514,8 +601,11 @@ const STALE_LIMIT: Duration = Duration::from_secs(10);
 const REBUILD_SPACING: u32 = 10;
 
 /// The newest [`CandidateView`] of a service, shared by its clones.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ViewCache {
+    /// Whether the picker labels of untitled sessions have their secrets redacted
+    /// (`[references] redact_secrets`).
+    redact_labels: bool,
     current: Mutex<Option<Arc<CandidateView>>>,
     /// A background rebuild is running.
     refreshing: AtomicBool,
@@ -524,7 +614,24 @@ pub struct ViewCache {
     summarized: AtomicBool,
 }
 
+impl Default for ViewCache {
+    fn default() -> Self {
+        ViewCache::new(true)
+    }
+}
+
 impl ViewCache {
+    /// An empty cache whose views label untitled sessions with their secrets redacted when
+    /// `redact_labels`.
+    pub fn new(redact_labels: bool) -> Self {
+        ViewCache {
+            redact_labels,
+            current: Mutex::new(None),
+            refreshing: AtomicBool::new(false),
+            summarized: AtomicBool::new(false),
+        }
+    }
+
     fn current(&self) -> Option<Arc<CandidateView>> {
         self.current
             .lock()
@@ -592,7 +699,7 @@ impl ViewCache {
         let view = Arc::new(build_view(
             query.as_ref(),
             sessions,
-            max_age,
+            (max_age, self.redact_labels),
             summarized,
             cancelled,
         )?);
@@ -615,10 +722,16 @@ impl ViewCache {
         }
         let (cache, query) = (Arc::clone(self), Arc::clone(query));
         let summarized = self.summarized.load(Ordering::Acquire);
+        let redact = self.redact_labels;
         runtime.spawn_blocking(move || {
             if let Ok(sessions) = query.list_sessions()
-                && let Some(view) =
-                    build_view(query.as_ref(), &sessions, max_age, summarized, || false)
+                && let Some(view) = build_view(
+                    query.as_ref(),
+                    &sessions,
+                    (max_age, redact),
+                    summarized,
+                    || false,
+                )
             {
                 cache.store(&Arc::new(view));
             }
@@ -628,14 +741,15 @@ impl ViewCache {
     }
 }
 
-/// A view of `sessions` with titles (and, `summarized`, activity) at most `max_age` old.
+/// A view of `sessions` with titles (and, `summarized`, activity and the labels of untitled
+/// sessions, redacted when `redact`) at most `max_age` old.
 /// They are looked up one by one (the store answers those its listing vouches for without a
 /// syscall), so a popup's listing answered meanwhile — the first `@` while the app warms
 /// this view up — is never held up by the store's memo for the whole build.
 fn build_view(
     query: &dyn SessionQuery,
     sessions: &Arc<Vec<SessionHeader>>,
-    max_age: Duration,
+    (max_age, redact): (Duration, bool),
     summarized: bool,
     cancelled: impl Fn() -> bool,
 ) -> Option<CandidateView> {
@@ -643,6 +757,7 @@ fn build_view(
         return CandidateView::build_summarized(
             Arc::clone(sessions),
             |id| query.read_summary_recent(id, max_age),
+            redact,
             cancelled,
         );
     }
@@ -857,11 +972,12 @@ mod tests {
                     last_active_ms: last.get(id).copied().flatten(),
                     messages: Some(1),
                     damage,
+                    first_prompt: None,
                 })
             };
             let sessions = Arc::new(headers.clone());
             let titled = CandidateView::build(Arc::clone(&sessions), |id| read(&answers, id), || false).unwrap();
-            let summed = CandidateView::build_summarized(Arc::clone(&sessions), summary, || false).unwrap();
+            let summed = CandidateView::build_summarized(Arc::clone(&sessions), summary, true, || false).unwrap();
             prop_assert!(summed.has_details());
             let scope = Scope::agent("none", agent_cwd.as_deref());
             let created = summed.select(scope, &query, limit, true, || false);
@@ -905,9 +1021,11 @@ mod tests {
                 last_active_ms: Some(*at),
                 messages: Some(1),
                 damage: None,
+                first_prompt: None,
             })
         };
-        let view = CandidateView::build_summarized(Arc::new(headers), summary, || false).unwrap();
+        let view =
+            CandidateView::build_summarized(Arc::new(headers), summary, true, || false).unwrap();
         let ids = |query: &str| -> Vec<String> {
             view.select_ordered(
                 Scope::all(),
@@ -964,6 +1082,65 @@ mod tests {
         assert_eq!(
             view.select(Scope::all(), "topic", 10, true, || true),
             Selection::default()
+        );
+    }
+
+    /// Issue 32 item 9: in the pickers' word matching an untitled session's label counts as
+    /// one of its fields (and as its title in the tiers), and matches still come in listing
+    /// order within a rank (a limited listing in dsh's order keeps the first ones).
+    #[test]
+    fn an_untitled_sessions_label_is_matched_by_words_in_order() {
+        let headers: Vec<SessionHeader> = (0..6)
+            .map(|i| SessionHeader::new(format!("s-{i}"), 100 - i, Some("/w".into())))
+            .collect();
+        // Even positions titled "deploy notes N", odd ones untitled "why does deploy N fail".
+        let summary = |id: &str| -> Result<SessionSummary, QueryError> {
+            let n: usize = id.trim_start_matches("s-").parse().unwrap_or(0);
+            Ok(if n.is_multiple_of(2) {
+                SessionSummary {
+                    title: Some(Arc::from(format!("deploy notes {n}").as_str())),
+                    ..SessionSummary::default()
+                }
+            } else {
+                SessionSummary {
+                    first_prompt: Some(Arc::from(format!("why does\ndeploy {n} fail").as_str())),
+                    ..SessionSummary::default()
+                }
+            })
+        };
+        let view =
+            CandidateView::build_summarized(Arc::new(headers), summary, true, || false).unwrap();
+        let words = |q: &str, limit: usize| {
+            view.select_positions(
+                Scope::all(),
+                ListingQuery::words(q),
+                limit,
+                true,
+                ListingOrder::Created,
+                || false,
+            )
+        };
+        // Titles beginning with the query first (the tiers), then the labels holding it.
+        assert_eq!(words("deploy", 10), (vec![0, 2, 4, 1, 3, 5], 6));
+        assert_eq!(words("deploy", 3), (vec![0, 2, 4], 6));
+        assert_eq!(words("fail deploy", 10), (vec![1, 3, 5], 3));
+        // A label stands for the title in the tiers: the whole label first.
+        assert_eq!(words("why does deploy 5 fail", 10), (vec![5], 1));
+        assert_eq!(words("why does", 10), (vec![1, 3, 5], 3));
+        // One word in the label, one in the id.
+        assert_eq!(words("why s-3", 10), (vec![3], 1));
+        assert_eq!(
+            view.listed_candidate_at(3).map(|c| c.label),
+            Some("why does deploy 3 fail".to_owned())
+        );
+        // The contract's row and filter keep the id and the title.
+        assert_eq!(
+            view.candidate_at(3).map(|c| c.label),
+            Some("s-3".to_owned())
+        );
+        assert_eq!(
+            view.select(Scope::all(), "why", 10, true, || false).total,
+            0
         );
     }
 }

@@ -59,8 +59,8 @@ type Matched<'a, T> = (&'a SessionHeader, Option<Option<T>>);
 pub struct Scope<'a> {
     /// A session left out (the agent's own, for the `@` popup).
     pub exclude: Option<&'a str>,
-    /// `Some(cwd)`: rank same cwd, then no cwd, then others (the `@` popup); `None`: keep
-    /// `list_sessions` order (newest first, the `/resume` picker).
+    /// `Some(cwd)`: rank same cwd, then no cwd, then others (the `@` popup, `/resume`);
+    /// `None`: keep `list_sessions` order (newest first).
     pub rank_by_cwd: Option<Option<&'a str>>,
 }
 
@@ -70,6 +70,15 @@ impl<'a> Scope<'a> {
         Scope {
             exclude: Some(agent_id),
             rank_by_cwd: Some(agent_cwd),
+        }
+    }
+
+    /// Every session, none left out, ranked around `cwd` as the `@` popup ranks (the
+    /// `/resume` picker).
+    pub fn project(cwd: Option<&'a str>) -> Self {
+        Scope {
+            exclude: None,
+            rank_by_cwd: Some(cwd),
         }
     }
 

@@ -35,6 +35,7 @@ pub mod service;
 pub mod source_data;
 pub mod source_read;
 pub mod staleness;
+pub mod untitled_label;
 pub mod uri;
 
 pub use candidates::{Candidate, ClosestMatch, Scope, Selection};
@@ -65,4 +66,5 @@ pub use retention::{RetainedSource, RetentionStats, SourceData, SourceHeader, re
 pub use service::{
     AgentRef, CandidatePage, DetailedPage, ListingScope, Prepared, SessionReferences,
 };
+pub use untitled_label::untitled_label;
 pub use uri::{decode_uri, encode_uri};

@@ -63,16 +63,20 @@ pub struct Prepared {
 pub enum ListingScope {
     /// The `@` popup: every session but the agent's, ranked by the agent's cwd.
     Agent(AgentRef),
-    /// The `/resume` picker: every session, newest first.
+    /// Every session, newest first.
     All,
+    /// The `/resume` picker: every session (none left out) in the `@` popup's groups
+    /// around this cwd — its sessions first, then those without a cwd, then the others.
+    Project(Option<String>),
 }
 
 impl ListingScope {
-    /// The sessions the listing selects from.
+    /// The candidate selection's scope for this listing.
     fn scope(&self) -> Scope<'_> {
         match self {
             ListingScope::Agent(agent) => Scope::agent(&agent.session_id, agent.cwd.as_deref()),
             ListingScope::All => Scope::all(),
+            ListingScope::Project(cwd) => Scope::project(cwd.as_deref()),
         }
     }
 }
@@ -196,7 +200,7 @@ impl SessionReferences {
             query,
             config,
             estimates: Arc::new(EstimateCache::default()),
-            views: Arc::new(ViewCache::default()),
+            views: Arc::new(ViewCache::new(config.redact_secrets)),
             staleness: Arc::new(StalenessCache::default()),
         }
     }
@@ -333,7 +337,9 @@ impl SessionReferences {
     }
 
     /// Like [`list_page`](Self::list_page), with each group ordered by `order`, every
-    /// row's details (last activity, message count), and the query matched word by word
+    /// row's details (last activity, message count), an untitled session labelled by the
+    /// leading words of its first message ([`untitled_label`](crate::untitled_label), secrets
+    /// redacted unless `redact_secrets` is off), and the query matched word by word
     /// ([`QueryMatch::Words`](crate::QueryMatch::Words): each word of `query` a
     /// case-insensitive substring of the session's title or id, or naming its cwd's
     /// trailing segments), ranked by [`MatchTier`](crate::MatchTier) first (an exact title
@@ -374,7 +380,7 @@ impl SessionReferences {
                 |position: usize| view.sessions().get(position).and_then(|h| h.branch.clone());
             let mut rows = Vec::with_capacity(positions.len());
             for position in positions {
-                if let Some(row) = view.candidate_at(position) {
+                if let Some(row) = view.listed_candidate_at(position) {
                     if let Some(d) = view.details_at(position) {
                         details.insert(row.session_id.clone(), d);
                     }
@@ -384,11 +390,17 @@ impl SessionReferences {
                     rows.push(row);
                 }
             }
-            let closest = closest_in(&view, scope, &query, total, cancelled);
+            let mut closest = closest_in(&view, scope, &query, total, cancelled);
             if !closest.is_empty() {
                 for (position, header) in view.sessions().iter().enumerate() {
-                    if !closest.iter().any(|c| c.candidate.session_id == header.id) {
+                    let Some(c) = closest
+                        .iter_mut()
+                        .find(|c| c.candidate.session_id == header.id)
+                    else {
                         continue;
+                    };
+                    if let Some(listed) = view.listed_candidate_at(position) {
+                        c.candidate.label = listed.label;
                     }
                     if let Some(d) = view.details_at(position) {
                         details.insert(header.id.clone(), d);

@@ -75,6 +75,18 @@ async fn groups_are_ordered_by_last_activity_with_details() {
         "same cwd first, each group by last activity"
     );
     assert_eq!(active.page.total, 5);
+    // `/resume` (issue 32 item 8): the same groups, nobody left out ("me" would be listed).
+    let project = refs
+        .list_page_ordered(
+            &ListingScope::Project(Some("/w".into())),
+            "",
+            None,
+            ListingOrder::LastActivity,
+            &cancel,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ids(&project), ["old", "empty", "new", "mid", "far"]);
     assert_eq!(
         active.details.get("old"),
         Some(&SessionDetails {
@@ -218,6 +230,75 @@ async fn the_pickers_listing_matches_each_word_of_a_query() {
         .unwrap();
     let dsh: Vec<&str> = dsh.iter().map(|c| c.session_id.as_str()).collect();
     assert_eq!(dsh, ["s-leak"]);
+}
+
+/// Issue 32 item 9: the pickers list an untitled session by the leading words of its first
+/// message (secrets redacted, made neutral); `candidates` keeps dsh's label, its id.
+#[tokio::test]
+async fn an_untitled_session_is_listed_by_its_first_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let key = "sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    write_log(
+        root,
+        "s-untitled",
+        Some("/w"),
+        1_000,
+        &[
+            (1_100, &format!("Why does\nthe <login> fail with {key}?")),
+            (1_200, "later"),
+        ],
+    );
+    write_log(root, "s-empty", Some("/w"), 2_000, &[]);
+    let store: Arc<dyn SessionQuery> = Arc::new(SessionStore::new(root));
+    let cancel = CancellationToken::new();
+    let agent = AgentRef {
+        session_id: "me".into(),
+        cwd: Some("/w".into()),
+    };
+    let scope = ListingScope::Agent(agent.clone());
+    for redact in [true, false] {
+        let config = ReferenceConfig {
+            redact_secrets: redact,
+            ..ReferenceConfig::default()
+        };
+        let refs = SessionReferences::new(Arc::clone(&store), config);
+        let listed = |query: &'static str| {
+            refs.list_page_ordered(&scope, query, None, ListingOrder::LastActivity, &cancel)
+        };
+        let page = listed("").await.unwrap();
+        let labels: Vec<&str> = page.page.rows.iter().map(|c| c.label.as_str()).collect();
+        let shown = if redact {
+            "Why does the ‹login› fail with [redacted: anthropic-api-key]?".to_owned()
+        } else {
+            // The key unredacted is too long for the row: the words before it.
+            "Why does the ‹login› fail with…".to_owned()
+        };
+        assert_eq!(labels, ["s-empty", shown.as_str()], "redact: {redact}");
+        let contract = refs
+            .list_candidates(&agent, "", None, &cancel)
+            .await
+            .unwrap();
+        let labels: Vec<&str> = contract.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(labels, ["s-empty", "s-untitled"], "dsh's label and order");
+        // The words shown are found, also beside a word of another field; the contract's
+        // filter (title, id, cwd) does not see them.
+        for query in ["LOGIN fail", "fail untitled", "the why"] {
+            assert_eq!(
+                ids(&listed(query).await.unwrap()),
+                ["s-untitled"],
+                "{query}"
+            );
+        }
+        let contract = refs
+            .list_candidates(&agent, "login", None, &cancel)
+            .await
+            .unwrap();
+        assert!(contract.is_empty(), "{contract:?}");
+        // A redacted secret is not found by its text.
+        let secret = listed("aaaaaaaaaa").await.unwrap();
+        assert_eq!(secret.page.total, 0, "redact: {redact}");
+    }
 }
 
 #[tokio::test]

@@ -77,6 +77,10 @@ pub struct SessionSummary {
     pub messages: Option<u64>,
     /// Why the log could not be read to its end (the corruption error's message), if so.
     pub damage: Option<Arc<str>>,
+    /// While the session has no title: the start of the first message a person typed in it
+    /// (at most 512 bytes of its text), what a listing shows it by; `None` once it has a
+    /// title, or when the source does not tell.
+    pub first_prompt: Option<Arc<str>>,
 }
 
 impl SessionSummary {
@@ -87,6 +91,7 @@ impl SessionSummary {
             last_active_ms: activity.last_event_ms,
             messages: Some(activity.messages),
             damage: None,
+            first_prompt: None,
         }
     }
 }

@@ -12,9 +12,9 @@
 //! Layout (little-endian): a 24-byte head — magic, [`VERSION`], the body's length and its
 //! CRC-32 — then the body: the line limit the digests were read with, the root's mtime, and per project a `1` tag, its name and mtime and
 //! its sessions (each behind a `1` tag, closed by `0`), closed by `0`. A session holds its
-//! name, its log's format and stamp, its header, and its log's digest (title, activity, where
-//! the read stopped; [`crate::log_digest`]). A file whose length, checksum, tags or strings
-//! do not check out is unusable as a whole.
+//! name, its log's format and stamp, its header, and its log's digest (title, first prompt,
+//! activity, where the read stopped; [`crate::log_digest`]). A file whose length,
+//! checksum, tags or strings do not check out is unusable as a whole.
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -50,8 +50,8 @@ const CHECK_FIRST_FROM: u64 = 64 << 20;
 
 /// Bumped whenever the layout changes; other versions are ignored (4: digests with activity
 /// and where their read stopped, instead of bare titles; 5: the line limit they were read
-/// with; 6: the header's recorded branch).
-const VERSION: u32 = 6;
+/// with; 6: the header's recorded branch; 7: an untitled log's first prompt).
+const VERSION: u32 = 7;
 
 /// First bytes of every index file.
 const MAGIC: &[u8; 8] = b"DSHRIDX\0";
@@ -319,11 +319,13 @@ impl<W: Write> IndexWriter<W> {
     }
 
     fn digest(&mut self, d: &LogDigest) -> io::Result<()> {
-        match &d.title {
-            None => self.u8(0)?,
-            Some(t) => {
-                self.u8(1)?;
-                self.str(t)?;
+        for text in [&d.title, &d.first_prompt] {
+            match text {
+                None => self.u8(0)?,
+                Some(t) => {
+                    self.u8(1)?;
+                    self.str(t)?;
+                }
             }
         }
         match d.activity.last_event_ms {
@@ -617,6 +619,11 @@ impl<R: BufRead> BodyReader<R> {
         } else {
             None
         };
+        let first_prompt = if self.flag()? {
+            Some(self.str()?.into())
+        } else {
+            None
+        };
         let last_event_ms = if self.flag()? {
             Some(self.i64()?)
         } else {
@@ -643,6 +650,7 @@ impl<R: BufRead> BodyReader<R> {
         };
         Ok(LogDigest {
             title,
+            first_prompt,
             activity: Activity {
                 last_event_ms,
                 messages,
@@ -955,6 +963,7 @@ mod tests {
                                 stamp,
                                 digest: LogDigest {
                                     title: Some("Ä title".into()),
+                                    first_prompt: None,
                                     activity: Activity {
                                         last_event_ms: Some(-3),
                                         messages: 12,
@@ -977,6 +986,7 @@ mod tests {
                                 stamp,
                                 digest: LogDigest {
                                     title: None,
+                                    first_prompt: Some("what went wrong?".into()),
                                     activity: Activity::default(),
                                     end: ScanPos {
                                         readable_len: 10,

@@ -1,6 +1,7 @@
-//! One read of a log for the listing (docs/session-store.md: caches): its latest title and
-//! its [`Activity`], with where the read stopped, so a log that only grew is read from there
-//! on — also by a later process, through the index file.
+//! One read of a log for the listing (docs/session-store.md: caches): its latest title, the
+//! first words typed in it while it has none, and its [`Activity`], with where the read
+//! stopped, so a log that only grew is read from there on — also by a later process,
+//! through the index file.
 //!
 //! A plain log is continued only when the bytes right before the stopping point are still
 //! those it read and the digest is the one read with them (a CRC-32 over the last
@@ -16,12 +17,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::activity::Activity;
-use super::event::{Event, EventData};
+use super::event::{ContentBlock, Event, EventData};
 use super::query::QueryError;
 use super::reader::{self, Limits, LinePos, LogFormat, ScanPos, TornTail, UNTERMINATED};
 
 /// Bytes before a stopping point whose checksum must match for a read to continue there.
 pub const TAIL_CHECK_BYTES: usize = 64;
+
+/// Most bytes kept of an untitled session's first message (a listing shows its leading
+/// words; enough of them that a secret at the start is still recognised whole).
+pub const FIRST_PROMPT_BYTES: usize = 512;
 
 /// Corruption that stopped a read: everything before it was counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,6 +41,9 @@ pub struct Damage {
 pub struct LogDigest {
     /// The latest `session/title` read.
     pub title: Option<Arc<str>>,
+    /// While the log has no title: the start of the first message a person typed in it
+    /// (its text, at most [`FIRST_PROMPT_BYTES`]); `None` once it has a title.
+    pub first_prompt: Option<Arc<str>>,
     pub activity: Activity,
     /// End of the readable prefix read: bytes of the (decompressed) stream, the next seq,
     /// the last line.
@@ -65,7 +73,7 @@ impl LogDigest {
 fn tail_check(
     file: &mut File,
     end: ScanPos,
-    title: Option<&str>,
+    (title, first_prompt): (Option<&str>, Option<&str>),
     activity: &Activity,
 ) -> io::Result<Option<u32>> {
     let start = end.readable_len.saturating_sub(TAIL_CHECK_BYTES as u64);
@@ -92,12 +100,14 @@ fn tail_check(
             crc.update(&t.to_le_bytes());
         }
     }
-    match title {
-        None => crc.update(&[0]),
-        Some(t) => {
-            crc.update(&[1]);
-            crc.update(&(t.len() as u64).to_le_bytes());
-            crc.update(t.as_bytes());
+    for text in [title, first_prompt] {
+        match text {
+            None => crc.update(&[0]),
+            Some(t) => {
+                crc.update(&[1]);
+                crc.update(&(t.len() as u64).to_le_bytes());
+                crc.update(t.as_bytes());
+            }
         }
     }
     Ok(Some(crc.finalize()))
@@ -109,9 +119,10 @@ fn resumable(torn: Option<&TornTail>) -> bool {
     torn.is_none_or(|t| t.reason == UNTERMINATED)
 }
 
-/// Title, activity and position as a read goes.
+/// Title, first prompt, activity and position as a read goes.
 struct Tally {
     title: Option<Arc<str>>,
+    first_prompt: Option<Arc<str>>,
     activity: Activity,
     end: ScanPos,
 }
@@ -124,15 +135,31 @@ impl Tally {
             next_seq: event.seq + 1,
             line: at.line,
         };
-        if let EventData::SessionTitle(t) = event.data {
-            self.title = Some(Arc::from(t.title));
+        match event.data {
+            EventData::SessionTitle(t) => {
+                self.title = Some(Arc::from(t.title));
+                self.first_prompt = None;
+            }
+            EventData::UserMessage(m)
+                if self.title.is_none() && self.first_prompt.is_none() && m.is_direct_user() =>
+            {
+                self.first_prompt = first_words(&m.content);
+            }
+            _ => {}
         }
+    }
+
+    /// The resume check of what was read so far, ending at `end`.
+    fn check(&self, file: &mut File, end: ScanPos) -> io::Result<Option<u32>> {
+        let texts = (self.title.as_deref(), self.first_prompt.as_deref());
+        tail_check(file, end, texts, &self.activity)
     }
 
     /// The digest of a read that ended in corruption: what came before it.
     fn damaged(self, line: u64, reason: String) -> LogDigest {
         LogDigest {
             title: self.title,
+            first_prompt: self.first_prompt,
             activity: self.activity,
             end: self.end,
             resume_check: None,
@@ -171,7 +198,7 @@ pub fn read_digest(
         && tail_check(
             &mut file,
             earlier.end,
-            earlier.title.as_deref(),
+            (earlier.title.as_deref(), earlier.first_prompt.as_deref()),
             &earlier.activity,
         )
         .map_err(|e| io_err(path, e))?
@@ -181,6 +208,7 @@ pub fn read_digest(
     }
     let mut tally = Tally {
         title: None,
+        first_prompt: None,
         activity: Activity::default(),
         end: ScanPos {
             readable_len: 0,
@@ -225,18 +253,43 @@ pub fn read_digest(
     };
     let resume_check = match plain {
         Some(mut file) if resumable(summary.torn_tail.as_ref()) => {
-            tail_check(&mut file, end, tally.title.as_deref(), &tally.activity)
-                .map_err(|e| io_err(path, e))?
+            tally.check(&mut file, end).map_err(|e| io_err(path, e))?
         }
         _ => None,
     };
     Ok(LogDigest {
         title: tally.title,
+        first_prompt: tally.first_prompt,
         activity: tally.activity,
         end,
         resume_check,
         damage: None,
     })
+}
+
+/// The start of a message's text (its text blocks joined with line breaks), at most
+/// [`FIRST_PROMPT_BYTES`] cut on a character boundary; `None` when it has no visible text.
+fn first_words(content: &[ContentBlock]) -> Option<Arc<str>> {
+    let mut out = String::new();
+    for block in content {
+        let ContentBlock::Text { text, .. } = block else {
+            continue;
+        };
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for c in text.chars() {
+            if out.len() + c.len_utf8() > FIRST_PROMPT_BYTES {
+                break;
+            }
+            out.push(c);
+        }
+        if out.len() + 4 > FIRST_PROMPT_BYTES {
+            break;
+        }
+    }
+    let trimmed = out.trim();
+    (!trimmed.is_empty()).then(|| Arc::from(trimmed))
 }
 
 /// Read on from where `earlier` stopped (the bytes before it checked by the caller).
@@ -250,6 +303,7 @@ fn continue_digest(
         .map_err(|e| io_err(path, e))?;
     let mut tally = Tally {
         title: earlier.title.clone(),
+        first_prompt: earlier.first_prompt.clone(),
         activity: earlier.activity,
         end: earlier.end,
     };
@@ -265,13 +319,15 @@ fn continue_digest(
         Err(e) => return Err(e),
     };
     let resume_check = if resumable(torn.as_ref()) {
-        tail_check(src.get_mut(), end, tally.title.as_deref(), &tally.activity)
+        tally
+            .check(src.get_mut(), end)
             .map_err(|e| io_err(path, e))?
     } else {
         None
     };
     Ok(LogDigest {
         title: tally.title,
+        first_prompt: tally.first_prompt,
         activity: tally.activity,
         end,
         resume_check,
@@ -362,6 +418,50 @@ mod tests {
         let whole = read(&path, Some(&d1));
         assert_eq!(whole.damage.map(|d| d.line), Some(2), "read whole");
         assert_eq!(whole.end.next_seq, 0);
+    }
+
+    /// Issue 32 item 9: an untitled log keeps the start of the first message typed in it,
+    /// through a continued read, until it gets a title.
+    #[test]
+    fn an_untitled_log_keeps_its_first_prompt_until_titled() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("session.jsonl");
+        let context = r#"{"type":"user/message","seq":1,"time":11,"data":{"id":"c","role":"user","content":[{"type":"text","text":"<referenced-sessions>"}],"source":{"kind":"session-reference"}},"surfaceOp":"append"}"#;
+        let typed = format!(
+            r#"{{"type":"user/message","seq":2,"time":12,"data":{{"id":"u","role":"user","content":[{{"type":"text","text":"  Why does é{} fail"}}],"source":{{"kind":"user"}}}},"surfaceOp":"append"}}"#,
+            "é".repeat(600)
+        );
+        let first = format!("{H}\n{}\n{context}\n{typed}\n", ts(0, 10));
+        std::fs::write(&path, &first).unwrap();
+        let d1 = read(&path, None);
+        let prompt = d1.first_prompt.clone().unwrap();
+        assert!(prompt.starts_with("Why does éé"), "{prompt}");
+        assert!(prompt.len() <= FIRST_PROMPT_BYTES && prompt.len() > FIRST_PROMPT_BYTES - 4);
+        // A later message does not replace it; a title does.
+        let more = format!("{}\n", user(3, 20));
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        log.write_all(more.as_bytes()).unwrap();
+        let d2 = read(&path, Some(&d1));
+        assert_eq!(d2, read(&path, None), "continued = whole");
+        assert_eq!(d2.first_prompt, d1.first_prompt);
+        log.write_all(format!("{}\n", title(4, "Named")).as_bytes())
+            .unwrap();
+        let d3 = read(&path, Some(&d2));
+        assert_eq!(d3, read(&path, None));
+        assert_eq!(
+            (d3.title.as_deref(), d3.first_prompt),
+            (Some("Named"), None)
+        );
+        // An edited prompt is a miss, read again whole.
+        let edited = LogDigest {
+            first_prompt: Some("spoofed".into()),
+            ..d2.clone()
+        };
+        std::fs::write(&path, format!("{first}{more}")).unwrap();
+        assert_eq!(read(&path, Some(&edited)), d2);
     }
 
     #[test]

@@ -368,9 +368,39 @@ impl SessionStore {
         Ok(report)
     }
 
+    /// Where the store's own listing, as of its last refresh
+    /// ([`list_sessions`](SessionQuery::list_sessions)), has session `id`'s log; `None` when
+    /// it leaves the session out — no such session, a header that cannot be read or whose id
+    /// does not match its directory, a link. For what found a session elsewhere (a search
+    /// index walking the directories) and must answer only what the store lists.
+    pub fn listed_location(&self, id: &str) -> Option<LogLocation> {
+        self.inner.ensure_loaded();
+        lock(&self.inner.headers).location_of(id)
+    }
+
     /// Whether a session with this id has a log.
     pub fn exists(&self, id: &str) -> bool {
         matches!(self.locate(id), Ok(Some(_)))
+    }
+
+    /// Whether session `id`'s log is held by a writer — another process's (a second app
+    /// window, `send`) or another writer of this one: a shared lock is tried on the log and
+    /// let go at once, nothing is read or written. `false` for a session without a log. For
+    /// pickers that mark busy sessions: the answer may be stale by the time it is shown.
+    pub fn writer_busy(&self, id: &str) -> Result<bool, QueryError> {
+        let Some(loc) = self.locate(id)? else {
+            return Ok(false);
+        };
+        let file = reader::open_file(&loc.path)?;
+        match file.try_lock_shared() {
+            // Closing the file lets the lock go.
+            Ok(()) => Ok(false),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+            Err(std::fs::TryLockError::Error(source)) => Err(QueryError::Io {
+                path: loc.path,
+                source,
+            }),
+        }
     }
 
     /// Single writer. Existing session: takes the advisory lock ([`StoreError::Busy`] if held
@@ -495,7 +525,10 @@ impl SessionStore {
         let headers = headers_if_free(&self.inner)?;
         let (mut summary, damage) = headers.vouched_digest(id, max_age, |d| {
             (
-                SessionSummary::of_log(d.title.clone(), &d.activity),
+                SessionSummary {
+                    first_prompt: d.first_prompt.clone(),
+                    ..SessionSummary::of_log(d.title.clone(), &d.activity)
+                },
                 d.damage.is_some().then(|| d.clone()),
             )
         })?;
@@ -688,6 +721,7 @@ impl SessionQuery for SessionStore {
         let (loc, digest) = self.read_digest(id)?;
         let mut summary = SessionSummary::of_log(digest.title.clone(), &digest.activity);
         summary.damage = digest.damage_error(&loc.path).map(|e| e.to_string().into());
+        summary.first_prompt.clone_from(&digest.first_prompt);
         Ok(summary)
     }
 

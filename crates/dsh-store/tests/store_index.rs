@@ -224,6 +224,7 @@ fn damaged_or_hostile_index_files_are_ignored_and_replaced() {
                         stamp,
                         digest: dsh_store::log_digest::LogDigest {
                             title: Some("evil".into()),
+                            first_prompt: None,
                             activity: dsh_store::Activity::default(),
                             end: dsh_store::reader::ScanPos {
                                 readable_len: 0,

@@ -61,9 +61,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "new",
-        aliases: &[],
+        aliases: &["clear"],
         args: "",
-        help: "start a new session in this directory",
+        help: "start a new session in this directory (/clear does the same)",
     },
     CommandSpec {
         name: "resume",
@@ -73,9 +73,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         name: "title",
-        aliases: &[],
+        aliases: &["rename"],
         args: "TEXT",
-        help: "set this session's title",
+        help: "set this session's title (/rename does the same)",
     },
     CommandSpec {
         name: "compact",
@@ -189,6 +189,12 @@ mod tests {
             ),
             ("/quit", Ok(SlashCommand::Quit)),
             ("/EXIT", Ok(SlashCommand::Quit)),
+            // Issue 32 item 10: the names other tools use.
+            ("/clear", Ok(SlashCommand::New)),
+            (
+                "/rename Fix  login",
+                Ok(SlashCommand::Title("Fix  login".into())),
+            ),
             (
                 "/quit now",
                 Err(CommandError::UnexpectedArgument { command: "quit" }),

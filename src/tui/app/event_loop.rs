@@ -61,6 +61,7 @@ impl App {
                 .as_ref()
                 .and_then(|p| p.picker.next_tick())
                 .map(Instant::from_std),
+            self.held.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -135,6 +136,8 @@ impl App {
             self.frames.dirty = true;
         }
         self.tick_widgets();
+        // Input held for a switch taking long (or a picker's wait that ran out).
+        self.release_held();
         if self.ticks.next_tick.is_some_and(|at| now < at) {
             return;
         }

@@ -30,8 +30,16 @@ pub(super) use crate::tui::composer::session_items::OLDER_ROWS_GRACE;
 pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
 
 impl App {
-    /// Handle one terminal event.
+    /// Handle one terminal event (keys and pastes wait their turn while a switch is under
+    /// way, see [`held_input`](super::held_input)).
     pub fn handle_terminal_event(&mut self, event: TermEvent) {
+        if let Some(event) = self.hold(event) {
+            self.handle_input(event);
+        }
+    }
+
+    /// Handle one terminal event now.
+    pub(super) fn handle_input(&mut self, event: TermEvent) {
         match event {
             TermEvent::Key(key) => {
                 if key.kind == KeyEventKind::Release {
@@ -42,8 +50,11 @@ impl App {
             }
             // The rows a click would hit are not on screen in a window too small.
             TermEvent::Mouse(_) if self.frames.too_small => {}
-            // Nothing can be written while a read-only session is shown.
-            TermEvent::Paste(_) if self.read_only.is_some() => {}
+            // Nothing can be written while a read-only session is shown: the hint says so.
+            TermEvent::Paste(_) if let Some(view) = self.read_only.as_mut() => {
+                view.typed = true;
+                self.frames.dirty = true;
+            }
             TermEvent::Paste(text) => {
                 if let Some(picker) = self.picker.as_mut() {
                     let outcome = picker.picker.handle_paste(&text);
@@ -144,6 +155,10 @@ impl App {
                 | AppAction::InsertExcerpt,
             )
             | None => {
+                // Up beginning a walk: what other windows sent meanwhile comes first.
+                if key.code == KeyCode::Up && self.composer.input.is_empty() && !popup {
+                    self.composer.refresh_history(&mut self.chat);
+                }
                 let outcome = self.composer.input.handle_key(key);
                 self.handle_outcome(outcome);
             }

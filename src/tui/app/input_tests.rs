@@ -684,3 +684,24 @@ async fn the_popup_offers_files_and_directories_keep_it_open() {
     assert_eq!(h.app.draft(), "@src/parse/words.rs ");
     assert!(!h.app.composer.input.popup_active());
 }
+
+/// Input that waits for a switch waits at most 2 s (a huge log still loading), and Ctrl+C
+/// never waits for one.
+#[tokio::test]
+async fn input_held_for_a_switch_waits_at_most_two_seconds_and_ctrl_c_never() {
+    let mut h = harness(true).await;
+    type_text(&mut h.app, "/new");
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    // The open's answer is not handled: the switch stays under way.
+    assert!(h.app.switcher.is_pending());
+    type_text(&mut h.app, "hi");
+    assert_eq!(h.app.draft(), "", "held while the switch runs");
+    h.app.handle_terminal_event(ctrl('c'));
+    assert!(h.app.quit_armed(), "Ctrl+C acted at once");
+    h.app.release_held();
+    assert_eq!(h.app.draft(), "", "still held");
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    h.app.release_held();
+    assert_eq!(h.app.draft(), "hi", "applied once it waited 2 s");
+    assert!(h.app.switcher.is_pending());
+}

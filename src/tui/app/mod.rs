@@ -8,6 +8,7 @@
 pub mod commands;
 pub mod event;
 mod event_loop;
+mod held_input;
 mod input;
 pub mod keys;
 mod layout;
@@ -106,6 +107,9 @@ pub struct App {
     search: Search,
     ticks: Ticks,
     frames: Frames,
+    /// Keys and pastes that came while the picker's Enter waited or a switch was under
+    /// way, for what shows once it is done.
+    held: held_input::HeldInput,
 }
 
 /// A fresh session id `s-<yyyymmdd-hhmmss>-<4 hex>` (local time).
@@ -182,6 +186,7 @@ impl App {
                 dirty: true,
                 ..Frames::default()
             },
+            held: held_input::HeldInput::default(),
         };
         app.load_transcript();
         app
@@ -205,6 +210,13 @@ impl App {
         self.candidates.sources.usage = crate::tui::composer::usage::Usage::at(Some(path));
     }
 
+    /// Shows `text` as a notice in the transcript (something about this run the user should
+    /// know: logging off, the offline model standing in).
+    pub fn show_notice(&mut self, text: String) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text);
+    }
+
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
     /// already there into Up history (older than this session's own messages).
     pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
@@ -212,9 +224,11 @@ impl App {
             .use_history_file(path, max_entries, &mut self.chat);
     }
 
-    /// Records a sent input: Up history now, and the history file for later runs.
-    fn remember_sent(&mut self, text: &str) {
-        self.composer.remember_sent(text, &mut self.chat);
+    /// Records a sent input typed at `typed_at_ms`: Up history now, and the history file
+    /// for other windows and later runs.
+    fn remember_sent(&mut self, text: &str, typed_at_ms: u64) {
+        self.composer
+            .remember_sent(text, typed_at_ms, &mut self.chat);
         self.transcript.note_sent();
     }
 
@@ -262,7 +276,7 @@ impl App {
             .map(|s| s.foreign().to_vec())
             .unwrap_or_default();
         self.search.indexing = Some(SearchIndexing::start(
-            self.store.root().to_owned(),
+            self.store.clone(),
             options,
             foreign,
             self.tx.clone(),
@@ -321,6 +335,12 @@ impl App {
         self.refs.clone().unwrap_or_else(|| {
             SessionReferences::new(self.session_query(), ReferenceConfig::default())
         })
+    }
+
+    /// Shows `text` as a notice in the transcript (said at start, e.g. by `--continue`).
+    pub fn notice(&mut self, text: &str) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text.to_owned());
     }
 
     /// A sender on the app's event bus.

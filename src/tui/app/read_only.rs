@@ -1,7 +1,9 @@
-//! Another tool's session opened from `/resume`: read-only — its conversation is shown in
-//! place of the open session's (read off the UI thread from its source), nothing can be
-//! sent to it, and Tab or Enter go back with a mention of it in the composer ("reference it
-//! with @"); Esc goes back as it was.
+//! A session shown read-only: another tool's, or a dsh session busy in another window (its
+//! writer holds the log) — opened from `/resume`, `--resume` or `--continue`. Its
+//! conversation is shown in place of the open session's (read off the UI thread from its
+//! source), with its token totals; nothing can be sent to it (a typed key says so), and Tab
+//! or Enter go back with a mention of it in the composer ("reference it with @"); Esc goes
+//! back as it was.
 
 use std::sync::Arc;
 
@@ -36,10 +38,17 @@ pub struct Read {
     pub cwd: Option<String>,
 }
 
-/// A session of another tool, shown read-only.
+/// What a typed key in a read-only view says, and the composer's placeholder there.
+pub const READ_ONLY_TYPED: &str = "read-only: Tab/Enter mention it, Esc back";
+
+/// A session shown read-only.
 pub struct ReadOnlyView {
     pub id: String,
     pub origin: Origin,
+    /// A dsh session open in another window (else another tool's session).
+    pub busy: bool,
+    /// A key that would type was pressed: the hint line says why nothing happened.
+    pub typed: bool,
     /// Its title once read (else the id names it).
     pub title: Option<String>,
     /// Where it ran, once read.
@@ -56,7 +65,11 @@ impl ReadOnlyView {
             .badge()
             .map_or_else(String::new, |b| format!("[{b}] "));
         let name = self.title.as_deref().unwrap_or(&self.id);
-        format!("{badge}{name} · read-only")
+        if self.busy {
+            format!("{badge}{name} · read-only, open in another window")
+        } else {
+            format!("{badge}{name} · read-only")
+        }
     }
 
     /// The mention that references it (secrets in its label redacted when `redact_labels`).
@@ -103,7 +116,16 @@ fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSende
 }
 
 impl App {
-    /// Opens another tool's session `id` read-only (instead of refusing to resume it).
+    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
+    /// window (said in a notice above its conversation). For `--resume` and `--continue`
+    /// at start.
+    pub fn show_read_only(&mut self, id: &str) {
+        let origin = self.sources.as_ref().map_or(Origin::Dsh, |s| s.origin(id));
+        self.open_read_only(id, origin);
+    }
+
+    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
+    /// dsh one when another window holds it).
     pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
         let Some(sources) = self.sources.clone() else {
             return;
@@ -111,9 +133,21 @@ impl App {
         let mut chat = ChatView::new(self.chat.options());
         chat.set_sessions(Arc::clone(&sources));
         chat.set_loading(true);
+        let busy = !origin.is_foreign();
+        if busy {
+            chat.push_notice(
+                NoticeKind::Info,
+                format!(
+                    "session {id} is open in another window (its writer holds the log): shown \
+                     read-only here, as it was when opened — Tab/Enter mention it, Esc back"
+                ),
+            );
+        }
         let mut view = ReadOnlyView {
             id: id.to_owned(),
             origin,
+            busy,
+            typed: false,
             title: None,
             cwd: None,
             chat,
@@ -153,8 +187,8 @@ impl App {
     }
 
     /// A key while a read-only session is shown: scrolling keys scroll it, Tab or Enter go
-    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others do nothing
-    /// (nothing can be sent to it).
+    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others type
+    /// nothing (nothing can be sent to it) and the hint line says so.
     pub(super) fn read_only_key(&mut self, key: KeyEvent) {
         let redact_labels = self.redact_labels();
         let Some(view) = self.read_only.as_mut() else {
@@ -176,6 +210,7 @@ impl App {
             }
             KeyCode::Esc => self.read_only = None,
             KeyCode::Char('c') if ctrl => self.read_only = None,
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => view.typed = true,
             _ => {}
         }
     }

@@ -4,12 +4,13 @@
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 
 use super::App;
 use super::commands::COMMANDS;
 use super::keys::help_rows;
 use super::layout::ScreenLayout;
+use super::read_only::READ_ONLY_TYPED;
 use crate::agent::AgentStatus;
 use crate::tui::chrome::header::Header;
 use crate::tui::chrome::status_line::StatusLine;
@@ -25,7 +26,10 @@ impl App {
     pub(super) fn render(&mut self, frame: &mut Frame<'_>) {
         let area = frame.area();
         let focused = self.picker.is_none() && self.read_only.is_none();
-        let look = composer_look(&self.composer.labels, focused);
+        let mut look = composer_look(&self.composer.labels, focused);
+        if self.read_only.is_some() {
+            look = look.placeholder(READ_ONLY_TYPED);
+        }
         let layout = ScreenLayout::compute(area, &look, &self.composer.input);
         self.frames.too_small = layout.is_none();
         let Some(layout) = layout else {
@@ -57,12 +61,17 @@ impl App {
             self.chat.render(layout.transcript, frame.buffer_mut());
         }
         let (_, model) = self.session.agent.model();
+        // A read-only session's own totals are shown with it.
+        let tokens = match &self.read_only {
+            Some(view) => view.chat.transcript().tokens(),
+            None => self.chat.transcript().tokens(),
+        };
         frame.render_widget(
             StatusLine {
                 phase: self.phase(),
                 spinner_frame: self.ticks.spinner_frame,
                 model: &model,
-                tokens: self.chat.transcript().tokens(),
+                tokens,
                 queued: self.session.queued,
                 elapsed: self.session.turn_started.map(|t| t.elapsed()),
                 indexing: self.search.progress,
@@ -71,12 +80,15 @@ impl App {
         );
         frame.render_stateful_widget(look, layout.widget, &mut self.composer.input);
         let hint = truncate_to_width(&self.hint(), usize::from(area.width));
-        frame.buffer_mut().set_string(
-            layout.hint.x,
-            layout.hint.y,
-            hint,
-            Style::new().add_modifier(Modifier::DIM),
-        );
+        // A key typed into a read-only view is answered where it is seen.
+        let style = if self.read_only.as_ref().is_some_and(|v| v.typed) {
+            Style::new().fg(Color::Yellow)
+        } else {
+            Style::new().add_modifier(Modifier::DIM)
+        };
+        frame
+            .buffer_mut()
+            .set_string(layout.hint.x, layout.hint.y, hint, style);
         let cursor = match self.picker.as_mut() {
             // Over everything between the header and the hint line: a low window still
             // shows its filter and rows.
@@ -94,7 +106,10 @@ impl App {
 
     fn hint(&self) -> String {
         let input = &self.composer.input;
-        let fixed = if self.read_only.is_some() {
+        let fixed = if let Some(view) = &self.read_only {
+            if view.typed {
+                return format!(" {READ_ONLY_TYPED} · PgUp/PgDn scroll");
+            }
             " read-only · Tab/Enter reference it with @ · PgUp/PgDn scroll · Esc back"
         } else if self.picker.is_some() {
             " type to filter · ↑↓ PgUp/PgDn Home/End move · Enter open · Alt+P preview · Esc close"

@@ -13,6 +13,7 @@ use crate::tui::picker::ResumePicker;
 use crate::tui::preview::{PreviewEvent, item_preview_at_match};
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
 use crate::tui::search::indexing::IndexingEvent;
+use crate::tui::session::resolve::ResumeTarget;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
 use crate::tui::session::{OpenSession, SessionEvent};
 use crate::tui::transcript::NoticeKind;
@@ -22,8 +23,13 @@ use dsh_store::{SessionHeader, SessionWriter, StoreError};
 use ratatui_mention::ItemPreview;
 
 impl App {
-    /// Handle one event from the bus.
+    /// Handle one event from the bus; then the input held for what it finished.
     pub fn handle_app_event(&mut self, event: AppEvent) {
+        self.route_app_event(event);
+        self.release_held();
+    }
+
+    fn route_app_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Redraw => {}
             AppEvent::Quit => self.frames.should_quit = true,
@@ -93,13 +99,22 @@ impl App {
             AppEvent::FilePreview(preview) => self.composer.input.set_preview(preview),
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
-                if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
-                    self.remember_sent(&sent);
+                if let Some((sent, typed_at_ms)) = flow.on_prepared(prepare_id, result, &mut cx) {
+                    self.remember_sent(&sent, typed_at_ms);
                 }
             }
             AppEvent::Session(SessionEvent::Opened { ticket, id, result }) => {
                 if self.switcher.accept(ticket) {
-                    self.on_session_opened(&id, result);
+                    self.on_session_opened(&id, *result);
+                }
+            }
+            AppEvent::Session(SessionEvent::Resolved {
+                ticket,
+                wanted,
+                result,
+            }) => {
+                if self.switcher.accept(ticket) {
+                    self.on_resolved(&wanted, result);
                 }
             }
             AppEvent::Transcript(TranscriptEvent::Loaded { ticket, loaded }) => {
@@ -262,13 +277,21 @@ impl App {
             }
         };
         // The command line is consumed; it stays reachable with Up (and after a restart).
-        self.remember_sent(line);
+        let now = u64::try_from(crate::tui::composer::listed_page::now_ms()).unwrap_or(0);
+        self.remember_sent(line, now);
         let agent = &self.session.agent;
         match command {
             SlashCommand::Help => self.chat.push_help(help_sections()),
             SlashCommand::New => self.new_session(),
-            SlashCommand::Resume(Some(id)) => self.resume_session(&id),
-            SlashCommand::Resume(None) => self.open_picker(),
+            // The open session (maybe not written yet, so not listed) is already open.
+            SlashCommand::Resume(Some(wanted)) if wanted == self.session.id => {
+                self.resume_session(&wanted);
+            }
+            SlashCommand::Resume(Some(wanted)) => {
+                let sessions = self.session_query();
+                self.switcher.resolve(wanted, sessions, &self.tx);
+            }
+            SlashCommand::Resume(None) => self.open_picker(""),
             SlashCommand::Title(title) => {
                 agent.set_title(&title);
                 // An empty title is refused by the agent, which reports the error itself.
@@ -321,13 +344,34 @@ impl App {
         }
     }
 
-    fn open_picker(&mut self) {
+    /// Opens the `/resume` picker, its filter holding `filter` (`--resume X` and
+    /// `/resume X` when X names no single session).
+    pub fn open_picker(&mut self, filter: &str) {
         let keys = self.composer.input.config().key_map().clone();
-        let (mut picker, first) =
-            ResumePicker::open(self.session.id.clone(), self.composer.zone, keys);
+        let open = (self.session.id.clone(), self.session.cwd.clone());
+        let (mut picker, first) = ResumePicker::open(open, self.composer.zone, keys);
         picker.sources = self.candidates.sources.clone();
+        picker.store = Some(self.store.clone());
+        let first = if filter.is_empty() {
+            first
+        } else {
+            picker.picker.handle_paste(filter)
+        };
         self.picker = Some(picker);
         self.act_on_picker(vec![first]);
+    }
+
+    /// `/resume wanted` resolved: open the one session it names, else the picker filtered
+    /// by it.
+    fn on_resolved(&mut self, wanted: &str, result: Result<ResumeTarget, dsh_store::QueryError>) {
+        match result {
+            Ok(ResumeTarget::Open(id)) => self.resume_session(&id),
+            Ok(ResumeTarget::Pick(filter)) => self.open_picker(&filter),
+            Err(e) => self.chat.push_notice(
+                NoticeKind::Error,
+                format!("cannot look for session {wanted}: {e}"),
+            ),
+        }
     }
 
     pub(super) fn close_picker(&mut self) {
@@ -382,6 +426,8 @@ impl App {
     ) {
         match result {
             Ok((writer, facts)) => self.switch_to(writer, *facts),
+            // Another window writes to it: look at it read-only (and mention it).
+            Err(StoreError::Busy { .. }) => self.open_read_only(id, dsh_foreign::Origin::Dsh),
             Err(e) => self
                 .chat
                 .push_notice(NoticeKind::Error, format!("cannot open session {id}: {e}")),
@@ -394,6 +440,7 @@ impl App {
         self.candidates.cancel();
         self.session.agent.cancel();
         self.submit_flow.forget_unlogged();
+        self.switcher.left(&self.session.id);
         let generation = self.session.generation + 1;
         self.session =
             OpenSession::start((writer, Some(facts)), &self.provider, generation, &self.tx);
@@ -454,6 +501,7 @@ impl App {
         }
         self.chat.adopt(transcript);
         if !self.transcript.take_again() {
+            let typed: Vec<String> = typed.into_iter().map(|(text, _)| text).collect();
             self.composer.adopt_session_history(&typed, sent_since);
         }
         if let Some((code, message)) = error {

@@ -65,18 +65,23 @@ pub(super) fn seed(store: &SessionStore, id: &str, title: &str) {
                     usage: None,
                     extra: serde_json::Map::new(),
                 }),
-                NewEvent::plain(EventData::SessionTitle(TitleData {
-                    title: title.to_owned(),
-                    message_seqs: vec![],
-                    source: TitleSource {
-                        kind: "user".into(),
-                        extra: serde_json::Map::new(),
-                    },
-                    extra: serde_json::Map::new(),
-                })),
+                user_title(title),
             ],
         ))
         .unwrap();
+}
+
+/// A `session/title` event setting `title` as a person would (`/title`).
+pub(super) fn user_title(title: &str) -> NewEvent {
+    NewEvent::plain(EventData::SessionTitle(TitleData {
+        title: title.to_owned(),
+        message_seqs: vec![],
+        source: TitleSource {
+            kind: "user".into(),
+            extra: serde_json::Map::new(),
+        },
+        extra: serde_json::Map::new(),
+    }))
 }
 
 pub(super) async fn harness(with_refs: bool) -> Harness {
@@ -700,14 +705,17 @@ pub(super) async fn pump_until(app: &mut App, done: impl Fn(&App) -> bool) {
 #[tokio::test]
 async fn slash_resume_switches_sessions_and_reports_unknown_ones() {
     let mut h = harness(true).await;
+    // Issue 32 item 8: a name no session has opens the picker filtered by it.
     type_text(&mut h.app, "/resume nope");
     h.app.handle_terminal_event(key(KeyCode::Enter));
-    pump_until(&mut h.app, |app| !notices(app).is_empty()).await;
-    let notices_now = notices(&h.app);
-    assert!(
-        notices_now[0].starts_with("cannot open session nope: "),
-        "{notices_now:?}"
-    );
+    pump_until(&mut h.app, |app| {
+        app.picker
+            .as_ref()
+            .is_some_and(|p| p.picker.filter() == "nope")
+    })
+    .await;
+    h.app.handle_terminal_event(key(KeyCode::Esc));
+    assert!(h.app.picker.is_none());
     assert_eq!(h.app.session_id(), "s-test");
 
     type_text(&mut h.app, "/resume s-alpha");
@@ -1115,6 +1123,38 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
     );
     let file = std::fs::read_to_string(&path).unwrap();
     assert!(!file.contains("never sent"), "{file}");
+}
+
+/// Issue 34 item 9: two windows open at once, sending in turn, share one history file:
+/// neither window's messages vanish, each window's Up walks both (newest first), and a new
+/// window reads them in the order they were typed.
+#[tokio::test]
+async fn two_windows_sending_in_turn_share_their_input_history() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("data").join("input-history.jsonl");
+    let mut one = harness(true).await;
+    let mut two = harness(true).await;
+    one.app.use_history_file(&path, 50);
+    two.app.use_history_file(&path, 50);
+    send_and_expect(&mut one, "one: first", "one: first").await;
+    send_and_expect(&mut two, "two: first", "two: first").await;
+    send_and_expect(&mut one, "one: second", "one: second").await;
+    send_and_expect(&mut two, "two: second", "two: second").await;
+    // Window one never sent after two's last message; Up still begins with it.
+    let walk = |app: &mut App| {
+        (0..4)
+            .map(|_| {
+                app.handle_terminal_event(key(KeyCode::Up));
+                app.draft()
+            })
+            .collect::<Vec<_>>()
+    };
+    let newest_first = ["two: second", "one: second", "two: first", "one: first"];
+    assert_eq!(walk(&mut one.app), newest_first);
+    assert_eq!(walk(&mut two.app), newest_first);
+    let mut three = harness(true).await;
+    three.app.use_history_file(&path, 50);
+    assert_eq!(walk(&mut three.app), newest_first);
 }
 
 #[tokio::test]
@@ -1862,15 +1902,7 @@ async fn the_previews_size_estimate_is_what_prepare_builds() {
                 }
             })
             .collect();
-        events.push(NewEvent::plain(EventData::SessionTitle(TitleData {
-            title: "Long design thread".into(),
-            message_seqs: vec![],
-            source: TitleSource {
-                kind: "user".into(),
-                extra: serde_json::Map::new(),
-            },
-            extra: serde_json::Map::new(),
-        })));
+        events.push(user_title("Long design thread"));
         writer
             .append(dsh_store::layout::in_turns(1, events))
             .unwrap();

@@ -66,16 +66,18 @@ impl RowUsage {
     }
 }
 
-/// The group of `scope` a session in `cwd` is ranked in: the `@` popup's three (same cwd
-/// as the agent, none, other), `/resume`'s one.
+/// The group of `scope` a session in `cwd` is ranked in: the `@` popup's and `/resume`'s
+/// three (same cwd as the agent's or the project's, none, other), or one for all.
 fn group_of(scope: &ListingScope, cwd: Option<&str>) -> u8 {
-    match scope {
-        ListingScope::Agent(agent) => match cwd {
-            Some(c) if agent.cwd.as_deref() == Some(c) => 0,
-            None => 1,
-            Some(_) => 2,
-        },
-        ListingScope::All => 0,
+    let first = match scope {
+        ListingScope::Agent(agent) => agent.cwd.as_deref(),
+        ListingScope::Project(project) => project.as_deref(),
+        ListingScope::All => return 0,
+    };
+    match cwd {
+        Some(c) if first == Some(c) => 0,
+        None => 1,
+        Some(_) => 2,
     }
 }
 

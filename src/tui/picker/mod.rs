@@ -1,7 +1,10 @@
-//! The `/resume` session picker: the widget crate's [`Picker`] over every session — the
-//! filter is its editor, the rows and their matching, paging, conversation hits and preview
+//! The `/resume` session picker: the widget crate's [`Picker`] over every session, this
+//! project's first (the `@` popup's groups) — the filter is its editor, the rows and their matching, paging, conversation hits and preview
 //! are the `@` popup's own results list — listed off the UI thread through one request slot,
-//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close.
+//! Enter to open (waiting for the newest filter's answer like the popup), Esc to close. A
+//! session another window writes to is marked `(in another window)`: it opens read-only.
+
+use std::collections::HashSet;
 
 use ratatui::style::{Color, Modifier, Style};
 use tokio_util::sync::CancellationToken;
@@ -15,10 +18,14 @@ use crate::tui::composer::session_items::{
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
 use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};
+use dsh_store::SessionStore;
 use ratatui_mention::{
     KeyMap, MentionItem, MentionStyles, Picker, PickerOutcome, PickerView, PopupLabels,
     ResultsPage, Section,
 };
+
+/// The note on a row whose session another window writes to.
+pub const BUSY_NOTE: &str = "(in another window)";
 
 /// Rows of a picker narrower than 100 columns show a preview below them from this many rows.
 const PREVIEW_BELOW_MIN_HEIGHT: u16 = 30;
@@ -34,6 +41,8 @@ pub enum PickerEvent {
         query: String,
         refresh: bool,
         result: Result<ListedPage, ReferenceError>,
+        /// The sessions of the page another window writes to.
+        busy: HashSet<String>,
     },
 }
 
@@ -42,16 +51,26 @@ pub struct ResumePicker {
     pub picker: Picker,
     /// The session open in the app, marked `(open)`.
     current: String,
+    /// Its cwd: the sessions there are listed first (the `@` popup's groups).
+    project: Option<String>,
     zone: DisplayZone,
     slot: RequestSlot<u64>,
     /// What rows show beside a session (the `@` popup's, shared).
     pub sources: RowSources,
+    /// The dsh store, asked which sessions of a page another window writes to.
+    pub store: Option<SessionStore>,
+    /// The sessions of the newest page another window writes to, marked.
+    busy: HashSet<String>,
 }
 
 impl ResumePicker {
-    /// A picker over every session, the open one being `current`; returns it with its first
-    /// query (the empty filter).
-    pub fn open(current: String, zone: DisplayZone, keys: KeyMap) -> (ResumePicker, PickerOutcome) {
+    /// A picker over every session, the open one being `current` in `project` (its
+    /// sessions are listed first); returns it with its first query (the empty filter).
+    pub fn open(
+        (current, project): (String, Option<String>),
+        zone: DisplayZone,
+        keys: KeyMap,
+    ) -> (ResumePicker, PickerOutcome) {
         // Enter waits as long as in the `@` popup; older rows show as long.
         let config = composer_config(0);
         let mut picker = Picker::new(keys)
@@ -61,9 +80,12 @@ impl ResumePicker {
         let resume = ResumePicker {
             picker,
             current,
+            project,
             zone,
             slot: RequestSlot::new(Policy::Replace),
             sources: RowSources::default(),
+            store: None,
+            busy: HashSet::new(),
         };
         (resume, first)
     }
@@ -85,20 +107,31 @@ impl ResumePicker {
         };
         let tx = tx.clone();
         let sources = self.sources.clone();
+        let scope = ListingScope::Project(self.project.clone());
+        let store = self.store.clone();
         tokio::spawn(async move {
-            let scope = ListingScope::All;
             let result = list_ordered(&refs, &scope, &query, limit, &sources, &ticket.cancel).await;
             if let Err(e) = &result
                 && e.code == ErrorCode::Cancelled
             {
                 return;
             }
+            let busy = match (&result, store) {
+                (Ok(page), Some(store)) => {
+                    let ids = page_ids(page);
+                    tokio::task::spawn_blocking(move || busy_of(&store, ids))
+                        .await
+                        .unwrap_or_default()
+                }
+                _ => HashSet::new(),
+            };
             tx.send(AppEvent::Picker(PickerEvent::Listed {
                 ticket: ticket.id,
                 query_id,
                 query,
                 refresh,
                 result,
+                busy,
             }));
         });
     }
@@ -112,10 +145,12 @@ impl ResumePicker {
             query,
             refresh,
             result,
+            busy,
         } = event;
         if self.slot.finish(ticket).0.is_none() {
             return Vec::new();
         }
+        self.busy = busy;
         if refresh {
             if let Ok(page) = result {
                 let page = self.rows_of(&page, &query, origin_of);
@@ -203,18 +238,37 @@ impl ResumePicker {
         self.slot.running_cancel()
     }
 
-    /// `rows` with the open session marked.
+    /// `rows` with the open session, and those another window writes to, marked.
     fn mark_open(&self, rows: Vec<MentionItem>) -> Vec<MentionItem> {
         rows.into_iter()
             .map(|row| {
                 if row.key() == self.current {
                     row.with_note("(open)")
+                } else if self.busy.contains(row.key()) {
+                    row.with_note(BUSY_NOTE)
                 } else {
                     row
                 }
             })
             .collect()
     }
+}
+
+/// The sessions a listed page shows.
+fn page_ids(page: &ListedPage) -> Vec<String> {
+    let page = &page.page;
+    page.rows
+        .iter()
+        .chain(page.closest.iter().map(|c| &c.candidate))
+        .map(|c| c.session_id.clone())
+        .collect()
+}
+
+/// Which of `ids` another writer holds (a session that cannot be asked is not marked).
+fn busy_of(store: &SessionStore, ids: Vec<String>) -> HashSet<String> {
+    ids.into_iter()
+        .filter(|id| store.writer_busy(id).unwrap_or(false))
+        .collect()
 }
 
 /// The picker's texts.

@@ -455,7 +455,7 @@ fn picker_key(picker: &mut ResumePicker, code: KeyCode) -> PickerOutcome {
 
 /// A picker over every session with `current` open, its first query asked.
 fn resume(current: &str) -> ResumePicker {
-    let (picker, first) = ResumePicker::open(current.into(), utc(), KeyMap::default());
+    let (picker, first) = ResumePicker::open((current.into(), None), utc(), KeyMap::default());
     assert!(
         matches!(first, PickerOutcome::Query { id: 1, .. }),
         "{first:?}"

@@ -3,7 +3,9 @@
 //! `/new` and `/resume` open a session for writing off the UI thread through one request
 //! slot, so only the newest switch asked for takes effect.
 
+pub mod resolve;
 pub mod transcript_load;
+pub mod typed_history;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,9 +18,14 @@ use crate::llm::Provider;
 use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::AgentRef;
-use dsh_store::{SessionHeader, SessionStore, SessionWriter, StoreError};
+use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
+use resolve::ResumeTarget;
 
-/// How long opening a session waits for a lock held by an agent that is winding down.
+/// How many sessions left in this run are remembered (opening one again waits for its lock).
+const LEFT_REMEMBERED: usize = 16;
+
+/// How long opening a session this app had open waits for a lock held by its agent winding
+/// down (a session busy in another window is not waited for: it opens read-only at once).
 const OPEN_BUSY_RETRIES: u32 = 20;
 const OPEN_BUSY_PAUSE: Duration = Duration::from_millis(50);
 
@@ -91,8 +98,15 @@ pub enum SessionEvent {
     Opened {
         ticket: u64,
         id: String,
-        /// The writer and what the agent keeps of the log, gathered while opening it.
-        result: Result<(SessionWriter, Box<LogFacts>), StoreError>,
+        /// The writer and what the agent keeps of the log, gathered while opening it (boxed:
+        /// a writer is large beside the other answers).
+        result: Box<Result<(SessionWriter, Box<LogFacts>), StoreError>>,
+    },
+    /// `/resume X` was resolved (see [`resolve`](resolve::resolve)), for switch `ticket`.
+    Resolved {
+        ticket: u64,
+        wanted: String,
+        result: Result<ResumeTarget, QueryError>,
     },
 }
 
@@ -104,6 +118,8 @@ pub struct SessionSwitcher {
     /// The directory `/new` opens in: the process's (the app's first session's, unless it
     /// was resumed), never the cwd of a session resumed since.
     pub home_cwd: Option<String>,
+    /// Sessions this app left (newest last): their agents may still hold their locks.
+    left: Vec<String>,
 }
 
 impl Default for SessionSwitcher {
@@ -111,14 +127,47 @@ impl Default for SessionSwitcher {
         SessionSwitcher {
             slot: RequestSlot::new(Policy::Replace),
             home_cwd: None,
+            left: Vec::new(),
         }
     }
 }
 
 impl SessionSwitcher {
+    /// Session `id` was left: opening it again waits a moment for its agent to let its
+    /// lock go.
+    pub fn left(&mut self, id: &str) {
+        self.left.retain(|l| l != id);
+        self.left.push(id.to_owned());
+        if self.left.len() > LEFT_REMEMBERED {
+            self.left.remove(0);
+        }
+    }
+
+    /// Resolves `/resume wanted` off the UI thread (the titles of every session are
+    /// compared); the answer comes as [`SessionEvent::Resolved`].
+    pub fn resolve(
+        &mut self,
+        wanted: String,
+        sessions: Arc<dyn SessionQuery>,
+        tx: &AppEventSender,
+    ) {
+        let Some(ticket) = self.slot.request(wanted.clone()) else {
+            return;
+        };
+        let tx = tx.clone();
+        tokio::task::spawn_blocking(move || {
+            let result = resolve::resolve(sessions.as_ref(), &wanted);
+            tx.send(AppEvent::Session(SessionEvent::Resolved {
+                ticket: ticket.id,
+                wanted,
+                result,
+            }));
+        });
+    }
+
     /// Opens session `id` for writing off the UI thread (creating it with `create`): a long
     /// log takes a while to load, and a session just left stays locked until its agent
-    /// loop has wound down.
+    /// loop has wound down (one held by another window is [`StoreError::Busy`] at once).
     pub fn open(
         &mut self,
         id: String,
@@ -131,6 +180,11 @@ impl SessionSwitcher {
             return;
         };
         let (store, tx, provider) = (store.clone(), tx.clone(), Arc::clone(provider));
+        let patience = if self.left.contains(&id) {
+            OPEN_BUSY_RETRIES
+        } else {
+            0
+        };
         tokio::task::spawn_blocking(move || {
             // A session created here records the branch its cwd is on now.
             let create = create.map(dsh_reference::record_branch);
@@ -140,7 +194,7 @@ impl SessionSwitcher {
                 // the UI thread never reads the log for it.
                 let mut facts = LogFacts::for_provider(provider.as_ref());
                 match store.open_writer_observing(&id, create.clone(), &mut |e| facts.observe(e)) {
-                    Err(StoreError::Busy { .. }) if retries < OPEN_BUSY_RETRIES => {
+                    Err(StoreError::Busy { .. }) if retries < patience => {
                         retries += 1;
                         std::thread::sleep(OPEN_BUSY_PAUSE);
                     }
@@ -150,7 +204,7 @@ impl SessionSwitcher {
             tx.send(AppEvent::Session(SessionEvent::Opened {
                 ticket: ticket.id,
                 id,
-                result,
+                result: Box::new(result),
             }));
         });
     }
@@ -158,5 +212,10 @@ impl SessionSwitcher {
     /// Whether the answer for `ticket` is the newest switch's (an older one is dropped).
     pub fn accept(&mut self, ticket: u64) -> bool {
         self.slot.finish(ticket).0.is_some()
+    }
+
+    /// Whether a switch (an open or a `/resume X` resolution) is under way.
+    pub fn is_pending(&self) -> bool {
+        self.slot.running().is_some()
     }
 }

@@ -20,8 +20,9 @@ use dsh_store::{SessionStore, WindowEnd, WindowLimits};
 pub struct LoadedTranscript {
     /// The kept cells (the newest, bounded) and what the header shows.
     pub transcript: Transcript,
-    /// The session's own typed messages, oldest first (the newest `history_size`): Up history.
-    pub typed: Vec<String>,
+    /// The session's own typed messages with the time each was logged (ms since the
+    /// epoch), oldest first (the newest `history_size`): Up history, merged by time.
+    pub typed: Vec<(String, i64)>,
     /// Seq of the last event read; `Appended` events up to it are already in `transcript`.
     pub through_seq: Option<u64>,
     /// Why the log could not be read to the end (code, message), if it could not.
@@ -121,7 +122,7 @@ impl TranscriptLoader {
                         if typed.len() == history_size {
                             typed.pop_front();
                         }
-                        typed.push_back(message.joined_text());
+                        typed.push_back((message.joined_text(), event.time));
                     }
                 });
                 // Sent while the log is still held: any later append's event comes after.

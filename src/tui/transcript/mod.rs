@@ -630,15 +630,19 @@ impl Transcript {
             }
             EventData::TurnEnd { reason, .. } => {
                 self.end_live();
-                // An interrupted step never reports usage: keep what it used as an estimate.
-                self.keep_estimate();
                 let (code, message) = reason.failure();
                 match &reason.kind {
-                    TurnEndKind::Completed => {}
+                    TurnEndKind::Completed => self.keep_estimate(),
                     TurnEndKind::Aborted | TurnEndKind::Interrupted => {
+                        // An interrupted step never reports usage: keep what it used as an
+                        // estimate.
+                        self.keep_estimate();
                         self.push_notice(NoticeKind::Info, "turn interrupted");
                     }
                     other => {
+                        // A request that failed is left out of the totals (a reply that
+                        // came, even cut at a bound, was counted when it was logged).
+                        self.drop_estimate();
                         let code = code.map_or_else(
                             || format!("TURN_{}", other.as_str().to_ascii_uppercase()),
                             str::to_owned,
@@ -777,6 +781,13 @@ impl Transcript {
             })
             .sum();
         self.conversation_bytes += bytes as u64;
+    }
+
+    /// Forget the running step's estimate: its request failed.
+    fn drop_estimate(&mut self) {
+        if self.step.take().is_some() {
+            self.revision += 1;
+        }
     }
 
     /// Fold the running step's estimate into the totals (no usage will replace it).
@@ -1207,6 +1218,34 @@ mod tests {
             },
             "an interrupted step keeps its estimate"
         );
+    }
+
+    /// Issue 32 item 10: a request that failed (the turn ended with an error before a
+    /// reply was logged) is left out of the totals; its estimate showed while it ran.
+    #[test]
+    fn token_totals_leave_out_a_request_that_failed() {
+        let mut t = Transcript::default();
+        t.apply(&ev(
+            0,
+            EventData::UserMessage(Message::user_text("x".repeat(40))),
+        ));
+        t.apply(&ev(
+            1,
+            Event::parse_data(kind::STEP_START, json!({"turn": 1, "step": 1})).unwrap(),
+        ));
+        t.apply(&chunk(2, json!({"type": "text", "text": "abcd"})));
+        assert!(t.tokens().estimated, "the estimate shows while it runs");
+        t.apply(&ev(
+            3,
+            Event::parse_data(kind::STEP_END, json!({"turn": 1, "step": 1})).unwrap(),
+        ));
+        let end = Event::parse_data(
+            kind::TURN_END,
+            json!({"turn": 1, "reason": {"kind": "error", "error": {"code": "LLM_NETWORK", "message": "refused"}}}),
+        )
+        .unwrap();
+        t.apply(&ev(4, end));
+        assert_eq!(t.tokens(), TokenTotals::default());
     }
 
     #[test]

@@ -460,7 +460,7 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
     let mut h = harness(true).await;
     let header = SessionHeader::new("s-deploy", 1_700_000_000_000, Some(CWD.to_owned()));
     let mut writer = h.app.store.open_writer("s-deploy", Some(header)).unwrap();
-    let events = exchanges(
+    let mut events = exchanges(
         [
             (
                 "Use the quokkaflip script to deploy?",
@@ -471,6 +471,8 @@ async fn a_hit_in_conversations_is_previewed_at_the_matching_message() {
         ]
         .map(|(q, a)| (q.to_owned(), a.to_owned())),
     );
+    // Titled: an untitled session would be listed (and found) by its first words.
+    events.push(super::user_title("Release tooling"));
     writer
         .append(dsh_store::layout::in_turns(1, events))
         .unwrap();
