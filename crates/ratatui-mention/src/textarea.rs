@@ -620,9 +620,18 @@ impl StatefulWidget for TextAreaPopup<'_> {
             styles: &self.styles,
             labels: &self.labels,
         };
+        if rect.height < results_view::FRAMED_MIN_HEIGHT {
+            // No room for the frame: the highlighted row on one line, as the composer does.
+            let _ = results_view::render_compact(&state.results, rect, buf, look);
+            return;
+        }
+        let title = match &state.token {
+            Some((_, token)) => self.labels.title_for(token.trigger),
+            None => self.labels.title.clone(),
+        };
         let (_, inner) = results_view::render_frame(
             &state.results,
-            &self.labels.title,
+            &title,
             Placement::Hidden,
             None,
             rect,
@@ -844,6 +853,31 @@ mod tests {
         let shift_down = Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::SHIFT));
         let _ = m.handle_event(&mut t, &shift_down);
         assert_eq!(t.selection_range(), Some(((0, 16), (1, 6))));
+    }
+
+    #[test]
+    fn a_popup_squeezed_to_one_row_shows_the_highlighted_row() {
+        let mut textarea = TextArea::default();
+        let mut m = tag_mentions();
+        type_str(&mut m, &mut textarea, "#d");
+        let id = m.results().map(ResultsList::query_id).unwrap_or_default();
+        let docs = MentionItem::new("docs", "docs", &Mention::new("docs", "tag:docs"));
+        let _ = m.set_results(&mut textarea, id, vec![docs]);
+        // One row above the textarea, none below.
+        let frame = Rect::new(0, 0, 24, 6);
+        let anchor = Rect::new(0, 1, 24, 5);
+        let mut buf = Buffer::empty(frame);
+        TextAreaPopup::new(anchor).render(frame, &mut buf, &mut m);
+        let top: String = (0..24).map(|x| buf[(x, 0)].symbol()).collect();
+        assert!(top.contains("docs"), "{top:?}");
+        // With room: the frame titled for the trigger.
+        let frame = Rect::new(0, 0, 24, 9);
+        let anchor = Rect::new(0, 6, 24, 3);
+        let mut buf = Buffer::empty(frame);
+        TextAreaPopup::new(anchor).render(frame, &mut buf, &mut m);
+        let title: String = (0..24).map(|x| buf[(x, 3)].symbol()).collect();
+        let want = PopupLabels::default().title_for('#');
+        assert!(title.contains(want.trim()), "{title:?} / {want:?}");
     }
 
     #[test]
