@@ -14,6 +14,7 @@ pub mod keys;
 mod layout;
 mod mouse;
 mod read_only;
+mod recall_tools;
 mod render;
 mod routing;
 
@@ -281,6 +282,7 @@ impl App {
             foreign,
             self.tx.clone(),
         ));
+        self.offer_recall();
     }
 
     /// The full-text index, once open (for the `@` popup and the resume picker).
@@ -308,6 +310,7 @@ impl App {
                 warnings.join("\n"),
             );
         }
+        self.offer_recall();
     }
 
     /// Where each session comes from (its badge), as the sources list it; owning, so the

@@ -55,6 +55,8 @@ pub struct ReadOnlyView {
     pub cwd: Option<String>,
     pub chat: ChatView,
     slot: RequestSlot<String>,
+    /// Scroll to this message once read (an opened citation), else say why not.
+    pub focus: Option<super::recall_tools::Focus>,
 }
 
 impl ReadOnlyView {
@@ -89,20 +91,43 @@ impl SurfaceVisitor for Fold<'_> {
 }
 
 /// Reads session `id` from `sources` off the UI thread; the answer comes as
-/// [`ReadOnlyEvent::Loaded`] for `ticket`.
-fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSender) {
+/// [`ReadOnlyEvent::Loaded`] for `ticket`. With `around` (the dsh store and a seq: an opened
+/// citation), only the window of the log that ends a little after that seq is read, so the
+/// cited message is there however long the session is.
+fn read(
+    sources: Arc<SessionSources>,
+    around: Option<(dsh_store::SessionStore, u64)>,
+    id: String,
+    ticket: u64,
+    tx: AppEventSender,
+) {
     tokio::task::spawn_blocking(move || {
         let mut transcript = Transcript::default();
         transcript.set_sessions(Arc::clone(&sources));
-        let scanned = sources
-            .scan_surface(&id, &mut Fold(&mut transcript))
-            .map_err(|e| e.to_string());
+        let windowed = around
+            .filter(|(store, _)| store.exists(&id))
+            .map(|(store, seq)| {
+                store
+                    .read_window(
+                        &id,
+                        dsh_store::WindowEnd::BeforeSeq(seq.saturating_add(CITED_AFTER)),
+                        dsh_store::WindowLimits::default(),
+                    )
+                    .map(|window| window.events.iter().for_each(|e| transcript.apply(e)))
+                    .map_err(|e| e.to_string())
+            });
+        let scanned = windowed.unwrap_or_else(|| {
+            sources
+                .scan_surface(&id, &mut Fold(&mut transcript))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
         let title = sources.read_title(&id).ok().flatten();
         let cwd = sources
             .list_sessions()
             .ok()
             .and_then(|all| all.iter().find(|h| h.id == id).and_then(|h| h.cwd.clone()));
-        let result = scanned.map(|_| Read {
+        let result = scanned.map(|()| Read {
             transcript: Box::new(transcript),
             title,
             cwd,
@@ -114,6 +139,9 @@ fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSende
         }));
     });
 }
+
+/// Log events read after a cited message, so the view shows what followed it too.
+const CITED_AFTER: u64 = 40;
 
 impl App {
     /// Shows session `id` read-only: another tool's, or a dsh session busy in another
@@ -127,6 +155,12 @@ impl App {
     /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
     /// dsh one when another window holds it).
     pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
+        self.open_read_only_at(id, origin, None);
+    }
+
+    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
+    /// log around `at` (an opened citation's seq).
+    pub(super) fn open_read_only_at(&mut self, id: &str, origin: Origin, at: Option<u64>) {
         let Some(sources) = self.sources.clone() else {
             return;
         };
@@ -152,9 +186,11 @@ impl App {
             cwd: None,
             chat,
             slot: RequestSlot::new(Policy::Replace),
+            focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            read(sources, id.to_owned(), ticket.id, self.tx.clone());
+            let around = at.map(|seq| (self.store.clone(), seq));
+            read(sources, around, id.to_owned(), ticket.id, self.tx.clone());
         }
         self.read_only = Some(view);
     }
@@ -175,6 +211,9 @@ impl App {
                     .or_else(|| read.transcript.title().map(str::to_owned));
                 view.cwd = read.cwd;
                 view.chat.adopt(*read.transcript);
+                if let Some(focus) = view.focus.take() {
+                    focus.apply(&mut view.chat);
+                }
             }
             Err(message) => {
                 view.chat.set_loading(false);

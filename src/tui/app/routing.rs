@@ -10,7 +10,7 @@ use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
 use crate::tui::composer::candidates::AnswerContext;
 use crate::tui::picker::ResumePicker;
-use crate::tui::preview::{PreviewEvent, item_preview_at_match};
+use crate::tui::preview::{PreviewEvent, item_preview_at_match, plan_lines};
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
 use crate::tui::search::indexing::IndexingEvent;
 use crate::tui::session::resolve::ResumeTarget;
@@ -80,17 +80,23 @@ impl App {
                 ticket,
                 request,
                 result,
+                plan,
             }) => {
                 let refs = self.listing_service();
                 self.previews.finish(ticket, &refs, &self.tx);
                 let answer = result.map_err(|e| e.message);
                 // A row found in conversations: its preview is scrolled to the match.
                 let matched = self.selected_snippet(&request.session_id);
-                let preview: ItemPreview = item_preview_at_match(
+                let mut preview: ItemPreview = item_preview_at_match(
                     &request.session_id,
                     Some(answer.as_ref()),
                     matched.as_ref(),
                 );
+                if let (Some(asked), Some(plan)) = (&request.plan, &plan) {
+                    let (lines, body) = plan_lines(asked, &request.session_id, plan);
+                    preview.lines.extend(lines);
+                    preview.body.splice(0..0, body);
+                }
                 if let Some(picker) = self.picker.as_mut() {
                     picker.picker.set_preview(preview.clone());
                 }
@@ -444,6 +450,7 @@ impl App {
         let generation = self.session.generation + 1;
         self.session =
             OpenSession::start((writer, Some(facts)), &self.provider, generation, &self.tx);
+        self.offer_recall();
         self.chat = ChatView::new(self.chat.options());
         if let Some(sources) = &self.sources {
             self.chat.set_sessions(Arc::clone(sources));
