@@ -8,7 +8,6 @@ use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyM
 use tokio::time::Instant;
 
 use super::App;
-use super::event::AppEvent;
 use super::keys::{AppAction, classify_app_key};
 use crate::agent::AgentStatus;
 use crate::tui::composer::candidates::ListingContext;
@@ -16,11 +15,13 @@ use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY, file_preview};
 use crate::tui::composer::session_items::results_page;
 use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
+use crate::tui::event::AppEvent;
 use crate::tui::preview::PreviewRequest;
 use crate::tui::search::conversation_hits::{
     HitsQuery, HitsTarget, NO_EXCERPT, offered, with_popup_keys,
 };
 use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::session::read_only::ReadOnlyKey;
 use crate::tui::transcript::NoticeKind;
 use ratatui_mention::{Outcome, PickerOutcome};
 
@@ -188,6 +189,24 @@ impl App {
         let mut after = *key;
         after.modifiers.remove(KeyModifiers::ALT);
         Some(after)
+    }
+
+    /// A key while a read-only session is shown: the view's, and going back from it.
+    fn read_only_key(&mut self, key: KeyEvent) {
+        let redact_labels = self.redact_labels();
+        let Some(view) = self.read_only.as_mut() else {
+            return;
+        };
+        match view.handle_key(key, redact_labels) {
+            ReadOnlyKey::Stay => {}
+            ReadOnlyKey::Mention(mention) => {
+                self.read_only = None;
+                let outcome = self.composer.input.insert_mention(&mention);
+                self.handle_outcome(outcome);
+                self.look_up_chip_cwd();
+            }
+            ReadOnlyKey::Close => self.read_only = None,
+        }
     }
 
     /// Acts on what the composer did.

@@ -5,15 +5,12 @@
 //! One frame is drawn after each burst; nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
-pub mod commands;
-pub mod event;
 mod event_loop;
 mod held_input;
 mod input;
 pub mod keys;
 mod layout;
 mod mouse;
-mod read_only;
 mod render;
 mod routing;
 
@@ -30,10 +27,12 @@ use crate::tui::composer::Composer;
 use crate::tui::composer::candidates::Candidates;
 use crate::tui::composer::remembered_page;
 use crate::tui::composer::submit_flow::SubmitFlow;
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::picker::ResumePicker;
 use crate::tui::preview::Previews;
 use crate::tui::search::conversation_hits::ConversationHits;
 use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::session::read_only::ReadOnlyView;
 use crate::tui::session::transcript_load::TranscriptLoader;
 use crate::tui::session::{OpenSession, SessionSwitcher};
 use crate::tui::transcript::RenderOptions;
@@ -42,7 +41,6 @@ use dsh_foreign::SessionSources;
 use dsh_reference::{ReferenceConfig, SessionReferences};
 use dsh_search::{IndexOptions, Progress, SessionIndex};
 use dsh_store::{SessionQuery, SessionStore, SessionWriter};
-use event::{AppEvent, AppEventSender};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use mouse::MouseSwitch;
@@ -102,7 +100,7 @@ pub struct App {
     previews: Previews,
     picker: Option<ResumePicker>,
     /// Another tool's session opened from `/resume`, shown read-only.
-    read_only: Option<read_only::ReadOnlyView>,
+    read_only: Option<ReadOnlyView>,
     submit_flow: SubmitFlow,
     search: Search,
     ticks: Ticks,
@@ -326,6 +324,17 @@ impl App {
         self.refs.clone().unwrap_or_else(|| {
             SessionReferences::new(self.session_query(), ReferenceConfig::default())
         })
+    }
+
+    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
+    /// window (said in a notice above its conversation). For `--resume` and `--continue`
+    /// at start.
+    pub fn show_read_only(&mut self, id: &str) {
+        let origin = self
+            .sources
+            .as_ref()
+            .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(id));
+        self.open_read_only(id, origin);
     }
 
     /// Shows `text` as a notice in the transcript (said at start, e.g. by `--continue`).

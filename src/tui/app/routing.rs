@@ -4,15 +4,16 @@
 use std::sync::Arc;
 
 use super::App;
-use super::commands::{SlashCommand, parse_command};
-use super::event::AppEvent;
 use super::render::help_sections;
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
+use crate::tui::commands::{SlashCommand, parse_command};
 use crate::tui::composer::candidates::AnswerContext;
+use crate::tui::event::AppEvent;
 use crate::tui::picker::ResumePicker;
 use crate::tui::preview::{PreviewEvent, item_preview_at_match};
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
 use crate::tui::search::indexing::IndexingEvent;
+use crate::tui::session::read_only::ReadOnlyView;
 use crate::tui::session::resolve::ResumeTarget;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
 use crate::tui::session::{OpenSession, SessionEvent};
@@ -142,7 +143,11 @@ impl App {
             }
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
-            AppEvent::ReadOnly(event) => self.on_read_only(event),
+            AppEvent::ReadOnly(event) => {
+                if let Some(view) = self.read_only.as_mut() {
+                    view.on_event(event);
+                }
+            }
         }
         self.frames.dirty = true;
     }
@@ -416,6 +421,16 @@ impl App {
         );
         self.switcher
             .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
+    }
+
+    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
+    /// dsh one when another window holds it).
+    pub(super) fn open_read_only(&mut self, id: &str, origin: dsh_foreign::Origin) {
+        let Some(sources) = self.sources.clone() else {
+            return;
+        };
+        let view = ReadOnlyView::open(id, origin, sources, self.chat.options(), &self.tx);
+        self.read_only = Some(view);
     }
 
     fn on_session_opened(

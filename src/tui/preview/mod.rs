@@ -9,8 +9,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use tokio_util::sync::CancellationToken;
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::snippet_role;
 use dsh_reference::{

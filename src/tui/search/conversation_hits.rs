@@ -11,10 +11,10 @@ use dsh_reference::{Candidate, parse_text};
 use dsh_search::{Cancel, ErrorCode, Progress, SearchHit, SessionIndex};
 use ratatui_mention::{ItemSnippet, MentionItem, Section};
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::session_items::{DisplayZone, session_item};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 
 /// The section's title.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use dsh_foreign::ForeignSource;
 use dsh_search::{Cancel, IndexOptions, Progress, RefreshOutcome, SessionIndex};
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 
 /// Least time between two progress events (bursts collapse into one).
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);

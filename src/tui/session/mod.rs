@@ -3,6 +3,7 @@
 //! `/new` and `/resume` open a session for writing off the UI thread through one request
 //! slot, so only the newest switch asked for takes effect.
 
+pub mod read_only;
 pub mod resolve;
 pub mod transcript_load;
 pub mod typed_history;
@@ -15,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts};
 use crate::llm::Provider;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::AgentRef;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};

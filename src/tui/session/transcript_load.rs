@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::agent::Agent;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::Transcript;
 use dsh_foreign::SessionSources;

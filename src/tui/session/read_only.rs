@@ -3,17 +3,17 @@
 //! conversation is shown in place of the open session's (read off the UI thread from its
 //! source), with its token totals; nothing can be sent to it (a typed key says so), and Tab
 //! or Enter go back with a mention of it in the composer ("reference it with @"); Esc goes
-//! back as it was.
+//! back as it was. The view owns its state, answers its own reads and says what a key does;
+//! the app shows it and acts on what it says.
 
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
-use super::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::chat_view::ChatView;
-use crate::tui::transcript::{NoticeKind, Transcript};
+use crate::tui::transcript::{NoticeKind, RenderOptions, Transcript};
 use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{encode_uri, mention_label};
 use dsh_store::{Event, SessionQuery, SurfaceVisitor};
@@ -115,22 +115,28 @@ fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSende
     });
 }
 
-impl App {
-    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
-    /// window (said in a notice above its conversation). For `--resume` and `--continue`
-    /// at start.
-    pub fn show_read_only(&mut self, id: &str) {
-        let origin = self.sources.as_ref().map_or(Origin::Dsh, |s| s.origin(id));
-        self.open_read_only(id, origin);
-    }
+/// What a key did to a read-only view, for the app to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOnlyKey {
+    /// The view stays (scrolled, or saying that nothing can be typed).
+    Stay,
+    /// Go back with this mention of it in the composer.
+    Mention(Mention),
+    /// Go back as it was.
+    Close,
+}
 
-    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
-    /// dsh one when another window holds it).
-    pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
-        let Some(sources) = self.sources.clone() else {
-            return;
-        };
-        let mut chat = ChatView::new(self.chat.options());
+impl ReadOnlyView {
+    /// Shows session `id` of `sources` read-only (another tool's, or a dsh one `busy` in
+    /// another window when `origin` is dsh's), its conversation read off the UI thread.
+    pub fn open(
+        id: &str,
+        origin: Origin,
+        sources: Arc<SessionSources>,
+        options: RenderOptions,
+        tx: &AppEventSender,
+    ) -> ReadOnlyView {
+        let mut chat = ChatView::new(options);
         chat.set_sessions(Arc::clone(&sources));
         chat.set_loading(true);
         let busy = !origin.is_foreign();
@@ -154,31 +160,28 @@ impl App {
             slot: RequestSlot::new(Policy::Replace),
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            read(sources, id.to_owned(), ticket.id, self.tx.clone());
+            read(sources, id.to_owned(), ticket.id, tx.clone());
         }
-        self.read_only = Some(view);
+        view
     }
 
-    /// A read of a read-only session answered.
-    pub(super) fn on_read_only(&mut self, event: ReadOnlyEvent) {
+    /// A read answered (one of another view, or a stale one, changes nothing).
+    pub fn on_event(&mut self, event: ReadOnlyEvent) {
         let ReadOnlyEvent::Loaded { ticket, id, result } = event;
-        let Some(view) = self.read_only.as_mut().filter(|v| v.id == id) else {
-            return;
-        };
-        if view.slot.finish(ticket).0.is_none() {
+        if id != self.id || self.slot.finish(ticket).0.is_none() {
             return;
         }
         match result {
             Ok(read) => {
-                view.title = read
+                self.title = read
                     .title
                     .or_else(|| read.transcript.title().map(str::to_owned));
-                view.cwd = read.cwd;
-                view.chat.adopt(*read.transcript);
+                self.cwd = read.cwd;
+                self.chat.adopt(*read.transcript);
             }
             Err(message) => {
-                view.chat.set_loading(false);
-                view.chat.push_notice(
+                self.chat.set_loading(false);
+                self.chat.push_notice(
                     NoticeKind::Error,
                     format!("cannot read session {id}: {message}"),
                 );
@@ -186,32 +189,25 @@ impl App {
         }
     }
 
-    /// A key while a read-only session is shown: scrolling keys scroll it, Tab or Enter go
-    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others type
+    /// A key: scrolling keys scroll it, Tab or Enter go back with a mention of it (secrets
+    /// in its label redacted when `redact_labels`), Esc or Ctrl+C go back; others type
     /// nothing (nothing can be sent to it) and the hint line says so.
-    pub(super) fn read_only_key(&mut self, key: KeyEvent) {
-        let redact_labels = self.redact_labels();
-        let Some(view) = self.read_only.as_mut() else {
-            return;
-        };
+    pub fn handle_key(&mut self, key: KeyEvent, redact_labels: bool) -> ReadOnlyKey {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::PageUp => view.chat.page_up(),
-            KeyCode::PageDown => view.chat.page_down(),
-            KeyCode::End if ctrl => view.chat.scroll_to_bottom(),
-            KeyCode::Up => view.chat.scroll_by(1),
-            KeyCode::Down => view.chat.scroll_by(-1),
+            KeyCode::PageUp => self.chat.page_up(),
+            KeyCode::PageDown => self.chat.page_down(),
+            KeyCode::End if ctrl => self.chat.scroll_to_bottom(),
+            KeyCode::Up => self.chat.scroll_by(1),
+            KeyCode::Down => self.chat.scroll_by(-1),
             KeyCode::Tab | KeyCode::Enter => {
-                let mention = view.mention(redact_labels);
-                self.read_only = None;
-                let outcome = self.composer.input.insert_mention(&mention);
-                self.handle_outcome(outcome);
-                self.look_up_chip_cwd();
+                return ReadOnlyKey::Mention(self.mention(redact_labels));
             }
-            KeyCode::Esc => self.read_only = None,
-            KeyCode::Char('c') if ctrl => self.read_only = None,
-            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => view.typed = true,
+            KeyCode::Esc => return ReadOnlyKey::Close,
+            KeyCode::Char('c') if ctrl => return ReadOnlyKey::Close,
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => self.typed = true,
             _ => {}
         }
+        ReadOnlyKey::Stay
     }
 }
