@@ -292,7 +292,11 @@ fn stream(bin: &Path, seconds: u64) {
         fs::create_dir_all(&d).unwrap();
         d
     };
-    let send = ["send", "--session", "s", "--cwd", "proj", "write forever"];
+    // `send --cwd` names a directory that exists.
+    let proj = scratch.path().join("proj");
+    fs::create_dir_all(&proj).unwrap();
+    let proj = proj.to_string_lossy().into_owned();
+    let send = ["send", "--session", "s", "--cwd", &proj, "write forever"];
     // 1. Default bounds.
     let d = run_dir("default");
     let c = config(&d, &endless, "");

@@ -215,6 +215,8 @@ fn main() {
     fs::write(&offline, "[model]\nprovider = \"offline\"\n").unwrap();
     let cfg = offline.to_str().unwrap().to_owned();
     let send = |session: &str, cwd: &str, text: &str| -> Vec<String> {
+        // `send --cwd` names a directory that exists.
+        fs::create_dir_all(cwd).unwrap();
         [
             "--config",
             &cfg,

@@ -29,6 +29,8 @@ impl Fixture {
             dir: tempfile::tempdir().unwrap(),
         };
         std::fs::write(fx.dir.path().join("config.toml"), config).unwrap();
+        // The working directory `send --cwd proj` names (it must exist).
+        std::fs::create_dir_all(fx.dir.path().join("proj")).unwrap();
         fx
     }
 

@@ -335,3 +335,56 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Issue 34, item 10: `assets/demo/generate.py` wrote logs `check` rejected (steps from 0,
+/// tool results of role `tool`, a compaction of `compact/*` events outside a turn). The
+/// committed demo store follows dsh's rules, and it is exactly what the generator writes
+/// (when `python3` is there to run it), so neither can drift from the other.
+#[test]
+fn the_demo_store_is_clean_and_is_what_its_generator_writes() {
+    let home = Home::new();
+    let demo = fixture("assets/demo/store");
+    home.install(&demo);
+    let out = home.run(&["check"]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("every log follows dsh's rules"), "{stdout}");
+
+    let generated = home.path("generated");
+    let ran = Command::new("python3")
+        .arg(fixture("assets/demo/generate.py"))
+        .arg(&generated)
+        .output();
+    let Ok(ran) = ran else {
+        eprintln!("skipped the generator comparison: python3 is not installed");
+        return;
+    };
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let files = |root: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = walk(root)
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(&p).unwrap();
+                (p.strip_prefix(root).unwrap().to_owned(), bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    let (committed, fresh) = (files(&demo), files(&generated));
+    assert_eq!(
+        committed.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+        fresh.iter().map(|(p, _)| p).collect::<Vec<_>>()
+    );
+    for ((path, want), (_, got)) in committed.iter().zip(&fresh) {
+        assert!(
+            want == got,
+            "{} differs from what generate.py writes: run python3 assets/demo/generate.py",
+            path.display()
+        );
+    }
+}

@@ -298,6 +298,44 @@ fn a_session_resumed_at_launch_continues_its_conversation() {
     assert_eq!(titles, 1, "{screen}");
 }
 
+/// Issue 34, item 10: a provider configured without its key refused to open the app at
+/// all; now the app opens on the offline model with a notice naming the variable to set.
+#[test]
+fn without_its_key_the_app_opens_on_the_offline_model_and_says_what_to_set() {
+    let fx = fixture();
+    std::fs::write(
+        &fx.config,
+        "[model]\nprovider = \"openai\"\napi_key_env = \"DSH_REFS_TEST_UNSET_KEY\"\n",
+    )
+    .unwrap();
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    let screen = app.wait_for_text("no API key");
+    assert!(screen.contains("DSH_REFS_TEST_UNSET_KEY"), "{screen}");
+    app.type_text("hello offline");
+    app.send("\r");
+    app.wait_for_text("hello offline");
+}
+
+/// Issue 34, break 8: a FIFO at the app's log file hung the app before its first frame.
+/// Now logging is off with a notice, and the app runs.
+#[test]
+fn a_fifo_as_the_apps_log_file_turns_logging_off_with_a_notice() {
+    let fx = fixture();
+    let logs = fx.store.parent().unwrap().join("data/dsh-refs/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(logs.join("dsh-refs.log"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let app = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    let screen = app.wait_for_text("logging is off");
+    assert!(screen.contains("FIFO"), "{screen}");
+    app.type_text("still here");
+    app.send("\r");
+    app.wait_for_text("still here");
+}
+
 /// Whether the terminal is out of app mode: main screen, cursor shown, no bracketed paste,
 /// no mouse reporting.
 fn restored(app: &Session) -> Result<(), String> {

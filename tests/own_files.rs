@@ -189,3 +189,75 @@ fn a_parse_error_is_quoted_in_short_sanitised_lines() {
     }
     assert!(err.len() < 2000, "{} bytes of stderr", err.len());
 }
+
+/// `send` of `text` to session `id` in the home's store (offline model).
+fn send(home: &Home, id: &str, text: &str) -> Output {
+    std::fs::create_dir_all(home.path("store")).unwrap();
+    home.run(&[
+        "--store",
+        home.path("store").to_str().unwrap(),
+        "send",
+        "--session",
+        id,
+        text,
+    ])
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_at_the_usage_books_temporary_name_is_never_written_through() {
+    // Issue 34, break 8: a symlink at usage.json.tmp made `send` overwrite its target.
+    let home = Home::new();
+    let first = send(&home, "first", "hello");
+    assert!(first.status.success(), "{}", stderr(&first));
+    let data = home.path("data").join("dsh-refs");
+    std::fs::create_dir_all(&data).unwrap();
+    let precious = home.path("precious.txt");
+    std::fs::write(&precious, "not yours").unwrap();
+    for name in ["usage.json.tmp", ".usage.json.tmp"] {
+        std::os::unix::fs::symlink(&precious, data.join(name)).unwrap();
+    }
+    let mention = dsh_reference::format_mention("first", Some("first"));
+    let out = send(&home, "second", &format!("{mention} what was said?"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "not yours");
+    let book = std::fs::read_to_string(data.join("usage.json")).unwrap();
+    assert!(book.contains("\"first\""), "{book}");
+    // A FIFO as the book is neither read (no hang) nor written through.
+    std::fs::remove_file(data.join("usage.json")).unwrap();
+    mkfifo(&data.join("usage.json"));
+    let out = send(&home, "third", &format!("{mention} again"));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn every_command_judges_the_config_alike_and_names_the_file() {
+    // Issue 34, break 10: `max_references = 5` was accepted by `sessions`, `search` and
+    // `check` and refused by `candidates`, `prepare` and `send` — without naming the file.
+    let home = Home::new();
+    let config = home.path("config.toml");
+    std::fs::write(&config, "[references]\nmax_references = 5\n").unwrap();
+    let store = home.path("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let (config, store) = (config.to_str().unwrap(), store.to_str().unwrap());
+    let commands: [&[&str]; 6] = [
+        &["sessions"],
+        &["search", "anything"],
+        &["check"],
+        &["candidates", "--session", "s"],
+        &["prepare", "--session", "s", "hello"],
+        &["send", "--session", "s", "hello"],
+    ];
+    for args in commands {
+        let mut all = vec!["--config", config, "--store", store];
+        all.extend_from_slice(args);
+        let out = home.run(&all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("dsh-refs: CLI_CONFIG_INVALID: {config}: ")),
+            "{args:?}: {err}"
+        );
+        assert!(err.contains("max_references"), "{args:?}: {err}");
+    }
+}

@@ -429,6 +429,99 @@ fn help_names_every_json_key_and_the_limit_range() {
     }
 }
 
+/// The search index directory in the fixture's cache (the default location).
+fn default_index_dir(fx: &Fixture) -> PathBuf {
+    let cache = fx.cache().join("dsh-refs");
+    let store_dir = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("search").is_dir())
+        .unwrap();
+    store_dir.join("search")
+}
+
+/// Issue 34 item 4: in the default cache location a damaged or empty format mark (a power
+/// loss) and a FIFO where an index file belongs are set aside and the index rebuilt, with one
+/// notice; nothing else in the directory is touched. A user-configured `index_dir` in the
+/// same state is still refused, and the message says how to repair it.
+#[test]
+fn a_damaged_or_empty_index_mark_in_our_cache_is_set_aside_and_rebuilt() {
+    let fx = Fixture::new();
+    Log::create(&fx.store(), "s-kafka", "/src/queue", 1_700_000_000_000)
+        .user("Should we use Kafka or Redis for the job queue?");
+    let first = fx.run(&["search", "--json", "kafka"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let dir = default_index_dir(&fx);
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    type Damage = (&'static str, fn(&Path));
+    let damages: [Damage; 3] = [
+        ("damaged", |dir| {
+            std::fs::write(dir.join("dsh-search-format"), b"\0\0garbage").unwrap();
+        }),
+        ("zero-length", |dir| {
+            std::fs::write(dir.join("dsh-search-format"), b"").unwrap();
+        }),
+        ("FIFO meta.json", |dir| {
+            std::fs::remove_file(dir.join("meta.json")).unwrap();
+            let made = Command::new("mkfifo").arg(dir.join("meta.json")).status();
+            assert!(made.unwrap().success());
+        }),
+    ];
+    for (what, damage) in damages {
+        damage(&dir);
+        let out = fx.run(&["search", "--json", "kafka"]);
+        assert!(out.status.success(), "{what}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{what}: one notice: {err}");
+        assert!(
+            err.contains("set aside") && err.contains("rebuilding it"),
+            "{what}: {err}"
+        );
+        let hits: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(hits[0]["sessionId"], "s-kafka", "{what}");
+        // Set aside, not deleted; the user's file stays.
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().any(|n| n.contains(".damaged-")),
+            "{what}: {names:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        // Repaired for good: the next search says nothing.
+        let again = fx.run(&["search", "--json", "kafka"]);
+        assert!(again.status.success());
+        assert_eq!(stderr(&again), "", "{what}");
+    }
+
+    // The same damage in a directory the user named: refused, nothing changed, and how to
+    // repair it said.
+    let named = fx.dir.path().join("my-index");
+    fx.config(&format!(
+        "[search]\nindex_dir = {:?}\n",
+        named.display().to_string()
+    ));
+    let made = fx.run(&["search", "--json", "kafka"]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    std::fs::write(named.join("dsh-search-format"), b"").unwrap();
+    let before = tree(&named);
+    let out = fx.run(&["search", "--json", "kafka"]);
+    assert!(!out.status.success());
+    // `--json`: the error is the JSON answer.
+    let err: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(err["error"]["code"], "SEARCH_INDEX_DIR_REFUSED");
+    let message = err["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("To repair:") && message.contains("index_dir"),
+        "{message}"
+    );
+    assert_eq!(tree(&named), before, "nothing changed");
+}
+
 /// Issue 34 item 2: a title holding a key (whole, or cut short at its end as a fallback title
 /// is) is shown redacted by `sessions`, `search` and `candidates`; the JSON `title`/`label`
 /// fields keep the stored title, every `mention` carries the redacted label, and

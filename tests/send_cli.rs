@@ -29,6 +29,8 @@ impl Fixture {
             dir: tempfile::tempdir().unwrap(),
         };
         std::fs::write(fx.dir.path().join("config.toml"), config).unwrap();
+        // The working directory `send --cwd proj` names (it must exist).
+        std::fs::create_dir_all(fx.dir.path().join("proj")).unwrap();
         fx
     }
 
@@ -847,4 +849,35 @@ fn send_into_a_log_a_crash_cut_inside_a_turn_closes_it_first() {
     };
     assert_eq!(*turn, 2);
     assert!(store.check_session("cut").unwrap().findings.is_empty());
+}
+
+/// Issue 34, item 10: `send --cwd` naming no directory was accepted and recorded in the new
+/// session's header; now it is a usage error and nothing is written.
+#[test]
+fn send_refuses_a_cwd_that_is_not_a_directory() {
+    let fx = Fixture::new("[model]\nprovider = \"offline\"\n");
+    std::fs::remove_dir(fx.dir.path().join("proj")).unwrap();
+    let out = fx.send("s", "hello");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("CLI_USAGE") && err.contains("no such directory"),
+        "{err}"
+    );
+    std::fs::write(fx.dir.path().join("proj"), "a file").unwrap();
+    let out = fx.send("s", "hello");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+    assert!(
+        !SessionStore::new(fx.store_root()).exists("s"),
+        "nothing written"
+    );
+    std::fs::remove_file(fx.dir.path().join("proj")).unwrap();
+    std::fs::create_dir(fx.dir.path().join("proj")).unwrap();
+    assert!(fx.send("s", "hello").status.success());
 }

@@ -33,13 +33,28 @@ impl Fixture {
         self.dir.path()
     }
 
+    /// A real directory standing for the working directory `name` (`/p`): `--cwd` must
+    /// name one.
+    fn cwd(&self, name: &str) -> PathBuf {
+        let dir = self.path().join("cwd").join(name.trim_start_matches('/'));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The store's project directory for the working directory `name` stands for.
+    fn project(&self, name: &str) -> String {
+        dsh_store::paths::project_dir_name(Some(&self.cwd(name).to_string_lossy()))
+    }
+
     fn command(&self, store: &Path, session: &str, cwd: &str, text: &str) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_dsh-refs"));
         cmd.arg("--store")
             .arg(store)
             .arg("--config")
             .arg(self.path().join("config.toml"))
-            .args(["send", "--session", session, "--cwd", cwd, text])
+            .args(["send", "--session", session, "--cwd"])
+            .arg(self.cwd(cwd))
+            .arg(text)
             .current_dir(self.path())
             .env_remove("DSH_REFS_STORE")
             .env_remove("DSH_REFS_CONFIG")
@@ -92,9 +107,10 @@ fn a_project_path_that_is_a_file_ends_send_with_exit_1() {
     // The project directory would have to be created where a regular file is.
     let store = fx.path().join("store");
     std::fs::create_dir_all(&store).unwrap();
-    std::fs::write(store.join("--p--"), "x").unwrap();
+    let p = fx.project("/p");
+    std::fs::write(store.join(&p), "x").unwrap();
     let out = run_guarded(fx.command(&store, "s", "/p", "hello"));
-    assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED", "--p--"]);
+    assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED", &p]);
     assert!(!SessionStore::new(&store).exists("s"));
 }
 
@@ -160,7 +176,8 @@ fn a_full_disk_ends_send_with_exit_1_for_a_new_and_an_existing_session() {
     // Issue 23, break 8: no empty session directory (nor a new project's) is left behind.
     let out = run_guarded(fx.command(&store, "newer", "/q", "hello"));
     assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED", "No space left"]);
-    assert_eq!(dirs_below(&store), ["/--p--", "/--p--/old"]);
+    let p = fx.project("/p");
+    assert_eq!(dirs_below(&store), [format!("/{p}"), format!("/{p}/old")]);
 
     // Longer than a page, so it cannot fit in the slack of the log's last page.
     let long = "second ".repeat(2000);
@@ -202,7 +219,8 @@ fn a_first_send_that_cannot_write_its_log_leaves_no_session_directory() {
     // first write fail the same way, SIGXFSZ ignored so the write returns the error).
     let fx = Fixture::new();
     let store = fx.path().join("store");
-    std::fs::create_dir_all(store.join("--p--")).unwrap();
+    let p = fx.project("/p");
+    std::fs::create_dir_all(store.join(&p)).unwrap();
     let big = "x".repeat(64 * 1024);
     let cmd = fx.command(&store, "first", "/p", &big);
     let mut limited = Command::new("sh");
@@ -219,7 +237,7 @@ fn a_first_send_that_cannot_write_its_log_leaves_no_session_directory() {
     let out = run_guarded(limited);
     assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED"]);
     assert!(!SessionStore::new(&store).exists("first"));
-    assert_eq!(dirs_below(&store), ["/--p--"], "{}", stderr(&out));
+    assert_eq!(dirs_below(&store), [format!("/{p}")], "{}", stderr(&out));
     // A new project's directory goes too.
     let cmd = fx.command(&store, "second", "/elsewhere", &big);
     let mut limited = Command::new("sh");
@@ -232,7 +250,7 @@ fn a_first_send_that_cannot_write_its_log_leaves_no_session_directory() {
         .env("XDG_CACHE_HOME", fx.path().join("cache"));
     let out = run_guarded(limited);
     assert_fails_with(&out, &["AGENT_LOG_WRITE_FAILED"]);
-    assert_eq!(dirs_below(&store), ["/--p--"], "{}", stderr(&out));
+    assert_eq!(dirs_below(&store), [format!("/{p}")], "{}", stderr(&out));
 }
 
 /// `setpriv` to the `nobody` user, or `None` (with the reason printed) where that is not possible.
@@ -317,16 +335,14 @@ fn an_unreadable_project_dir_is_an_error_for_a_writer_not_a_second_log() {
     .unwrap();
     // The store is writable by everyone, but x's project dir only by its owner.
     std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o777)).unwrap();
-    std::fs::set_permissions(store.join("--p1--"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (p1, p2) = (fx.project("/p1"), fx.project("/p2"));
+    std::fs::set_permissions(store.join(&p1), std::fs::Permissions::from_mode(0o700)).unwrap();
     let Some(cmd) = as_nobody(&fx.command(&store, "x", "/p2", "second")) else {
         return;
     };
     let out = run_guarded(cmd);
-    assert_fails_with(
-        &out,
-        &["SESSION_OPEN_FAILED", "--p1--", "Permission denied"],
-    );
-    assert!(!store.join("--p2--").exists(), "a second log was started");
+    assert_fails_with(&out, &["SESSION_OPEN_FAILED", &p1, "Permission denied"]);
+    assert!(!store.join(&p2).exists(), "a second log was started");
 }
 
 #[test]
@@ -357,7 +373,7 @@ fn two_first_sends_of_one_id_leave_one_log_and_the_loser_exits_1_busy() {
             .collect();
         let codes: Vec<_> = outs.iter().map(|o| o.status.code()).collect();
         let ok = codes.iter().filter(|c| **c == Some(0)).count();
-        let logs = ["--w-p1--", "--w-p2--"]
+        let logs = [fx.project("/w/p1"), fx.project("/w/p2")]
             .iter()
             .filter(|p| store.join(p).join("dup").join("session.jsonl").exists())
             .count();

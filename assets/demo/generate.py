@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Regenerate assets/demo/store: the bundled demo sessions opened by `dsh-refs --demo`.
 
-Writes dsh-compatible JSONL logs (docs/session-store.md, on-disk layout) with deterministic ids and timestamps.
-Run from anywhere: python3 assets/demo/generate.py
+Writes dsh-compatible JSONL logs (docs/session-store.md, on-disk layout) with deterministic ids and
+timestamps, following dsh's rules as `dsh-refs check` judges them (steps numbered from 1 in each
+turn, tool results as user messages of tool-result blocks, a compaction in a turn of its own with
+its summary, checkpoint and shadowed seqs). Run from anywhere: python3 assets/demo/generate.py
+[OUTPUT_DIR] (default: assets/demo/store, which the tests compare with a fresh run).
 """
 import json
 import os
 import shutil
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "store")
+ROOT = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(HERE, "store")
 DAY = 86_400_000
 BASE = 1_795_000_000_000  # 2026-11-18 (Unix ms)
 
@@ -57,6 +61,14 @@ def project_dir(cwd):
     return "--" + slug[:251] + "--"
 
 
+def estimated_tokens(event):
+    """The agent's estimate (src/agent/context_window.rs): text bytes / 3, rounded up, + 4."""
+    message = event["data"].get("message", event["data"])
+    text_bytes = sum(len(b["text"].encode("utf-8")) for b in message["content"]
+                     if b["type"] in ("text", "reasoning"))
+    return -(-text_bytes // 3) + 4
+
+
 def encode_id(sid):
     if sid in (".", ".."):
         return "~002E" * len(sid)
@@ -75,13 +87,15 @@ class Log:
         self.turn = 0
         self.msg = 0
 
-    def ev(self, typ, data, op=None):
-        self.t += 1500
+    def ev(self, typ, data, op=None, dt=1500, sources=None):
+        self.t += dt
         e = {"type": typ, "seq": len(self.events), "time": self.t, "data": data}
         if op is not None:
             e["surfaceOp"] = op
             if op == "append":
                 self.surface.append(e["seq"])
+        if sources is not None:
+            e["sourceEventSeqs"] = sources
         self.events.append(e)
         return e["seq"]
 
@@ -94,7 +108,7 @@ class Log:
                                         "content": [{"type": "text", "text": text}],
                                         "source": source or {"kind": "user"}}, "append")
 
-    def assistant(self, text, step=0, reasoning=None):
+    def assistant(self, text, step=1, reasoning=None):
         content = []
         if reasoning:
             content.append({"type": "reasoning", "text": reasoning})
@@ -110,10 +124,34 @@ class Log:
         useq = self.user(question)
         if title is not None:
             self.ev("session/title", {"title": title, "messageSeqs": [useq], "source": {"kind": "fallback"}})
-        self.ev("step/start", {"turn": self.turn, "step": 0})
-        self.assistant(answer, 0, reasoning)
-        self.ev("step/end", {"turn": self.turn, "step": 0})
+        self.ev("step/start", {"turn": self.turn, "step": 1})
+        self.assistant(answer, 1, reasoning)
+        self.ev("step/end", {"turn": self.turn, "step": 1})
         self.ev("turn/end", {"turn": self.turn, "reason": {"kind": "completed"}})
+
+    def compaction(self, summary):
+        """Compact the whole surface so far, in a turn of its own, as dsh-refs does."""
+        shadowed = list(self.surface)
+        by_seq = {e["seq"]: e for e in self.events}
+        cid = "%s-c1" % self.sid
+        self.turn += 1
+        self.ev("turn/start", {"turn": self.turn, "trigger": {"kind": "compaction"}})
+        start = self.ev("compaction/start", {"compactionId": cid, "turn": self.turn}, dt=0)
+        summary_seq = self.ev("compaction/summary", {
+            "compactionId": cid,
+            "summary": [{"type": "text", "text": summary}],
+            "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
+            "shadowedSeqs": shadowed,
+            "shadowedTokenCount": sum(estimated_tokens(by_seq[s]) for s in shadowed),
+            "provider": "offline", "model": "offline-echo"})
+        self.ev("user/message", {"id": self.mid(), "role": "user",
+                                 "content": [{"type": "text", "text": "<compacted-summary>\n" + summary + "\n</compacted-summary>"}],
+                                 "source": {"kind": "plugin", "plugin": "compact", "compactionId": cid}},
+                {"op": "replace", "start": shadowed[0], "end": shadowed[-1]},
+                sources=[start, summary_seq] + shadowed)
+        self.ev("compaction/end", {"compactionId": cid, "turn": self.turn}, dt=0)
+        self.ev("turn/end", {"turn": self.turn, "reason": {"kind": "completed"}}, dt=0)
+        self.t += 1500
 
     def write(self):
         d = os.path.join(ROOT, project_dir(self.cwd), encode_id(self.sid))
@@ -150,17 +188,18 @@ def main():
     s.turn += 1
     s.ev("turn/start", {"turn": s.turn, "trigger": {"kind": "user"}})
     s.user("Check which services still pin the old key id.")
-    s.ev("step/start", {"turn": s.turn, "step": 0})
-    s.ev("tool/call", {"turn": s.turn, "step": 0, "callId": "call-1", "name": "grep",
-                       "input": {"pattern": "kid-2025", "path": "services/"}})
-    s.ev("tool/result", {"turn": s.turn, "step": 0, "message": {
-        "id": s.mid(), "role": "tool", "content": [{"type": "text", "text": "services/billing/config.yaml:12: kid: kid-2025\nservices/search/env.ts:4: KID = 'kid-2025'"}],
-        "source": {"kind": "tool", "callId": "call-1"}}}, "append")
-    s.ev("step/end", {"turn": s.turn, "step": 0})
     s.ev("step/start", {"turn": s.turn, "step": 1})
-    s.assistant("Two services pin `kid-2025`: billing (config.yaml line 12) and search (env.ts line 4). "
-                "Both need to read the key id from JWKS instead before we retire it.", 1)
+    s.ev("tool/call", {"turn": s.turn, "step": 1, "callId": "call-1", "name": "grep",
+                       "input": {"pattern": "kid-2025", "path": "services/"}})
+    s.ev("tool/result", {"turn": s.turn, "step": 1, "message": {
+        "id": s.mid(), "role": "user", "content": [{"type": "tool-result", "toolCallId": "call-1", "content": [
+            {"type": "text", "text": "services/billing/config.yaml:12: kid: kid-2025\nservices/search/env.ts:4: KID = 'kid-2025'"}]}],
+        "source": {"kind": "tool", "callId": "call-1"}}}, "append")
     s.ev("step/end", {"turn": s.turn, "step": 1})
+    s.ev("step/start", {"turn": s.turn, "step": 2})
+    s.assistant("Two services pin `kid-2025`: billing (config.yaml line 12) and search (env.ts line 4). "
+                "Both need to read the key id from JWKS instead before we retire it.", 2)
+    s.ev("step/end", {"turn": s.turn, "step": 2})
     s.ev("turn/end", {"turn": s.turn, "reason": {"kind": "completed"}})
     logs.append(s)
 
@@ -201,16 +240,8 @@ def main():
                title="Speed up the Vite build")
     s.exchange("What if we drop the legacy plugin?", "Build drops to 70 s; only IE-era browsers lose support.")
     s.exchange("And the image pipeline?", "Move image optimisation to CI cache: another 25 s saved.")
-    start, end = s.surface[0], s.surface[-1]
-    s.ev("compact/start", {"reason": "manual"})
-    summary = ("The Vite build took 4 minutes. Dropping the legacy plugin brings it to 70 s; "
-               "caching image optimisation in CI saves another 25 s.")
-    s.ev("compact/summary", {"summary": summary})
-    cp = s.ev("user/message", {"id": s.mid(), "role": "user",
-                               "content": [{"type": "text", "text": "<compacted-summary>\n" + summary + "\n</compacted-summary>"}],
-                               "source": {"kind": "plugin", "plugin": "compact"}},
-              {"op": "replace", "start": start, "end": end})
-    s.ev("compact/end", {})
+    s.compaction("The Vite build took 4 minutes. Dropping the legacy plugin brings it to 70 s; "
+                 "caching image optimisation in CI saves another 25 s.")
     s.exchange("Decision: drop legacy, cache images. Write the changelog line.",
                "`build: drop @vitejs/plugin-legacy and cache image optimisation (4 min → 45 s)`")
     logs.append(s)

@@ -77,6 +77,14 @@ pub(crate) async fn compact(
     // Every shadowed node is listed twice (the summary's shadowedSeqs, the checkpoint's
     // sourceEventSeqs): a span too long for one line keeps its newest part.
     let shadowed = fitting_tail(&span, &summary, shared.log.max_line_bytes());
+    // And few enough to be read back (each is a value of the summary's data).
+    let shadowed = shadowed
+        .get(
+            shadowed
+                .len()
+                .saturating_sub(dsh_store::line_cost::MAX_LISTED_SEQS)..,
+        )
+        .unwrap_or(shadowed);
     let (Some(&first), Some(&last)) = (shadowed.first(), shadowed.last()) else {
         return abandon(shared, &id, turn, AgentError::NothingToCompact).await;
     };
@@ -127,6 +135,7 @@ pub(crate) async fn compact(
         Err(
             e @ AgentError::Store(
                 StoreError::LineTooLong { .. }
+                | StoreError::LineTooDense { .. }
                 | StoreError::RuleBroken { .. }
                 | StoreError::InvalidEvent { .. },
             ),

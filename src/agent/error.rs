@@ -35,6 +35,7 @@ impl AgentError {
         match self {
             AgentError::Store(StoreError::RuleBroken { .. }) => "AGENT_LOG_RULE_BROKEN",
             AgentError::Store(StoreError::LineTooLong { .. }) => "AGENT_LOG_LINE_TOO_LONG",
+            AgentError::Store(StoreError::LineTooDense { .. }) => "AGENT_LOG_LINE_TOO_DENSE",
             AgentError::Store(_) => "AGENT_LOG_WRITE_FAILED",
             AgentError::Fold(_) => "AGENT_LOG_CORRUPT",
             AgentError::Llm(e) => e.code(),

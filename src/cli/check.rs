@@ -183,21 +183,44 @@ fn human_report(rows: &[Row]) -> String {
                 }
                 if let Some(lines) = row.not_loaded() {
                     with_long_lines += 1;
-                    let first = lines.first.first();
-                    let _ = writeln!(
-                        out,
-                        "  {} line{} longer than store.max_line_bytes, read as placeholders (dsh \
-                         reads them; a larger [store] max_line_bytes loads them){}",
-                        lines.lines,
-                        if lines.lines == 1 { "" } else { "s" },
-                        first.map_or(String::new(), |l| format!(
-                            "; first: line {}, seq {}, {} of {}",
-                            l.line,
-                            l.seq,
-                            visible_controls_line(&l.kind),
-                            not_loaded::size(l.bytes)
-                        )),
-                    );
+                    let first = |dense: bool| {
+                        lines
+                            .first
+                            .iter()
+                            .find(|l| l.dense == dense)
+                            .map_or(String::new(), |l| {
+                                format!(
+                                    "; first: line {}, seq {}, {} of {}",
+                                    l.line,
+                                    l.seq,
+                                    visible_controls_line(&l.kind),
+                                    not_loaded::size(l.bytes)
+                                )
+                            })
+                    };
+                    let plural = |n: u64| if n == 1 { "" } else { "s" };
+                    let long = lines.lines - lines.dense;
+                    if long > 0 {
+                        let _ = writeln!(
+                            out,
+                            "  {long} line{} longer than store.max_line_bytes, read as \
+                             placeholders (dsh reads them; a larger [store] max_line_bytes loads \
+                             them){}",
+                            plural(long),
+                            first(false),
+                        );
+                    }
+                    if lines.dense > 0 {
+                        let _ = writeln!(
+                            out,
+                            "  {} line{} of so many small values that decoding them would cost \
+                             more than {}× their bytes, read as placeholders (dsh reads them){}",
+                            lines.dense,
+                            plural(lines.dense),
+                            dsh_store::line_cost::DECODE_FACTOR,
+                            first(true),
+                        );
+                    }
                 }
                 for (rule, count) in report.findings.rules() {
                     let first = count.first.first();
@@ -229,7 +252,7 @@ fn human_report(rows: &[Row]) -> String {
     if with_long_lines > 0 {
         let _ = writeln!(
             out,
-            "{with_long_lines} {} lines too long to load (shown as placeholders)",
+            "{with_long_lines} {} lines too long or too dense to load (shown as placeholders)",
             if with_long_lines == 1 {
                 "session holds"
             } else {
@@ -249,7 +272,8 @@ fn json_report(rows: &[Row]) -> Value {
             if let Some(lines) = row.not_loaded() {
                 entry["notLoaded"] = json!({
                     "lines": lines.lines,
-                    "first": lines.first.iter().map(|l| json!({"line": l.line, "seq": l.seq, "type": l.kind, "bytes": l.bytes})).collect::<Vec<_>>(),
+                    "dense": lines.dense,
+                    "first": lines.first.iter().map(|l| json!({"line": l.line, "seq": l.seq, "type": l.kind, "bytes": l.bytes, "dense": l.dense})).collect::<Vec<_>>(),
                 });
             }
             match &row.outcome {

@@ -349,6 +349,11 @@ impl Config {
                 "key `search.index_dir`: must be an absolute path".into(),
             ));
         }
+        // `[references]` checked here too, so every command accepts or refuses a file alike
+        // (it was checked only by the commands that build the reference service).
+        if let Err(e) = super::reference_service::reference_config(&config.references) {
+            return Err(invalid(e.message));
+        }
         Ok(config)
     }
 

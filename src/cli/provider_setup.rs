@@ -49,6 +49,36 @@ pub fn provider_for(
     Ok(Arc::new(configured))
 }
 
+/// The provider for the chat app: as [`provider_for`], except that a provider that needs
+/// an API key which is not set (`provider = "openai"` without its variable) is replaced by
+/// the offline model, with a notice naming the variable to set — the app still opens, to
+/// browse, resume and reference sessions.
+pub fn provider_for_app(
+    section: &ModelSection,
+    offline_chunk_delay: Duration,
+) -> Result<(Arc<dyn Provider>, Option<String>), LlmError> {
+    let keyless = section.provider == crate::llm::ProviderChoice::OpenAi
+        && std::env::var(&section.api_key_env)
+            .ok()
+            .and_then(ApiKey::new)
+            .is_none();
+    if !keyless {
+        return provider_for(section, offline_chunk_delay).map(|p| (p, None));
+    }
+    let offline = ModelSection {
+        provider: crate::llm::ProviderChoice::Offline,
+        ..section.clone()
+    };
+    let notice = format!(
+        "no API key: {var} is not set, so this run uses the offline model instead of {model} \
+         at {url}; set {var} and start again to use it",
+        var = section.api_key_env,
+        model = section.model,
+        url = section.base_url,
+    );
+    provider_for(&offline, offline_chunk_delay).map(|p| (p, Some(notice)))
+}
+
 /// The reply bounds of `section` (`max_reply_bytes`, `max_turn_secs`).
 pub fn reply_limits(section: &ModelSection) -> ReplyLimits {
     ReplyLimits {

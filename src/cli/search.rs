@@ -50,7 +50,12 @@ pub fn run(ctx: &Context, args: &SearchArgs) -> Result<(), CliError> {
     let options = IndexOptions {
         index_dir: ctx.config.search.index_dir.clone(),
     };
-    let index = SessionIndex::open(&ctx.store_root, &options)?.with_foreign_sources(foreign);
+    // Hits are answered only as the store lists them (the listing `sessions` gives).
+    let store = dsh_store::SessionStore::with_persisted_index(&ctx.store_root)
+        .with_limits(ctx.config.store.limits());
+    let index = SessionIndex::open(&ctx.store_root, &options)?
+        .with_foreign_sources(foreign)
+        .with_store(store);
     if let Some(notice) = index.status().notice {
         eprintln!("dsh-refs: {}", visible_controls_line(&notice));
     }

@@ -36,6 +36,7 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
             "send: TEXT is empty; nothing to send".to_owned(),
         ));
     }
+    let cwd = absolute_cwd(args.cwd.as_deref())?;
     let service = open_service(ctx)?;
     if !service.store.exists(&args.session)
         && let Some(reason) = read_only_refusal(&service.sources, &args.session)
@@ -46,7 +47,6 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         });
     }
     let (store, refs) = (service.store, service.refs);
-    let cwd = absolute_cwd(args.cwd.as_deref())?;
     let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     // Used only when the session is created: it records the branch the cwd is on now.
     let header =
@@ -92,7 +92,9 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
     })?
 }
 
-/// `--cwd` (made absolute against the process directory) or the process directory.
+/// `--cwd` (made absolute against the process directory) or the process directory. A
+/// `--cwd` that names no directory is a usage error (a typo would be recorded in the new
+/// session's header for good).
 fn absolute_cwd(dir: Option<&Path>) -> Result<String, CliError> {
     let here = std::env::current_dir()
         .map_err(|e| CliError::io("cannot read the current directory", e))?;
@@ -101,6 +103,28 @@ fn absolute_cwd(dir: Option<&Path>) -> Result<String, CliError> {
         Some(d) => here.join(d),
         None => here,
     };
+    if dir.is_some() {
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(CliError::Usage(format!(
+                    "send: --cwd {}: not a directory",
+                    path.display()
+                )));
+            }
+            Err(e) => {
+                return Err(CliError::Usage(format!(
+                    "send: --cwd {}: {}",
+                    path.display(),
+                    if e.kind() == std::io::ErrorKind::NotFound {
+                        "no such directory".to_owned()
+                    } else {
+                        e.to_string()
+                    }
+                )));
+            }
+        }
+    }
     Ok(path.to_string_lossy().into_owned())
 }
 

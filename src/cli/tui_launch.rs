@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use super::output::write_stdout;
-use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for};
+use super::provider_setup::{INTERACTIVE_OFFLINE_CHUNK_DELAY, provider_for_app};
 use super::reference_service::open_service;
 use super::{Cli, CliError, Context};
 use crate::agent::LogFacts;
@@ -20,21 +20,24 @@ use dsh_search::IndexOptions;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
 
-/// Send tracing output to `<data dir>/logs/dsh-refs.log`, never to the terminal.
-fn init_logging() {
-    let Some(dirs) = directories::ProjectDirs::from("", "", "dsh-refs") else {
-        return;
-    };
+/// Send tracing output to `<data dir>/logs/dsh-refs.log`, never to the terminal. The file
+/// is opened like every file of ours (no link followed, never blocking: a FIFO there once
+/// hung the app before its first frame) and must be a regular file; when it cannot be used,
+/// logging is off and the returned notice says why (the app runs all the same).
+fn init_logging() -> Option<String> {
+    let dirs = directories::ProjectDirs::from("", "", "dsh-refs")?;
     let dir = dirs.data_dir().join("logs");
-    if std::fs::create_dir_all(&dir).is_err() {
-        return;
-    }
-    let Ok(file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("dsh-refs.log"))
-    else {
-        return;
+    let path = dir.join("dsh-refs.log");
+    let opened =
+        std::fs::create_dir_all(&dir).and_then(|()| dsh_store::own_file::open_append(&path));
+    let file = match opened {
+        Ok(file) => file,
+        Err(e) => {
+            return Some(format!(
+                "logging is off for this run: cannot use {} ({e})",
+                path.display()
+            ));
+        }
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("DSH_REFS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
@@ -43,6 +46,7 @@ fn init_logging() {
         .with_ansi(false)
         .with_writer(Arc::new(file))
         .try_init();
+    None
 }
 
 /// What the app opens on, decided before the terminal is needed.
@@ -196,9 +200,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(CliError::NotATerminal);
     }
-    init_logging();
+    let logging_notice = init_logging();
     let delay = offline_delay_override()?.unwrap_or(INTERACTIVE_OFFLINE_CHUNK_DELAY);
-    let provider = provider_for(&ctx.config.model, delay)?;
+    let (provider, provider_notice) = provider_for_app(&ctx.config.model, delay)?;
     let options = AppOptions {
         history_size: ctx.config.tui.history_size,
         show_reasoning: ctx.config.tui.show_reasoning,
@@ -251,6 +255,9 @@ pub fn run(ctx: &Context, cli: &Cli) -> Result<(), CliError> {
         let mut app = App::with_facts(store, Some(refs), provider, opened, options);
         let _ = app_sender.set(app.sender());
         app.set_mouse_switch(Box::new(terminal::set_mouse_capture));
+        for notice in [logging_notice, provider_notice].into_iter().flatten() {
+            app.show_notice(notice);
+        }
         if let Some(path) = &history_path {
             app.use_history_file(path, history_size);
         }

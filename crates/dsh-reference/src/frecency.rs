@@ -9,7 +9,6 @@
 //! that does not parse reads as an empty book (the usage is advisory).
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -70,13 +69,8 @@ pub fn use_weight(age_ms: u64) -> u32 {
 impl UsageBook {
     /// Read the book at `path`; a missing, oversized or damaged file is an empty book.
     pub fn load(path: &Path) -> UsageBook {
-        let Ok(meta) = std::fs::metadata(path) else {
-            return UsageBook::default();
-        };
-        if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-            return UsageBook::default();
-        }
-        let mut book: UsageBook = std::fs::read(path)
+        // A regular file only, opened without following a link or blocking on a FIFO.
+        let mut book: UsageBook = dsh_store::own_file::read_capped(path, MAX_FILE_BYTES)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default();
@@ -84,22 +78,17 @@ impl UsageBook {
         book
     }
 
-    /// Write the book to `path` (a temporary file beside it, then renamed over it).
+    /// Write the book to `path`: a temporary file created new beside it (never through a
+    /// link or file already there), then renamed over it.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir)?;
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = std::path::PathBuf::from(tmp);
         let bytes = serde_json::to_vec(&UsageBook {
             version: 1,
             sessions: self.sessions.clone(),
         })
         .map_err(std::io::Error::other)?;
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(&bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
+        dsh_store::own_file::write_replacing(path, &bytes)
     }
 
     /// Note one use of `session_id` at `now_ms`.

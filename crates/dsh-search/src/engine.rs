@@ -93,24 +93,49 @@ pub fn in_memory() -> Result<Engine, SearchError> {
     prepared(index, fields, None)
 }
 
+/// Whose directory the index is in (docs/search.md: the index directory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirKind {
+    /// The default location in this project's own cache directory: a damaged or empty mark,
+    /// or a special file where an index file belongs, is set aside and the index rebuilt.
+    OwnCache,
+    /// A directory the user named (`[search] index_dir`): anything that is not plainly an
+    /// index of ours is refused, with how to repair it, and nothing is changed.
+    Configured,
+}
+
 /// Open the index in `dir`, creating it when absent. An index of ours of another format, or
 /// one that cannot be opened, has its files deleted and is created again: the notice says
 /// so. A directory that is not empty and carries no mark of ours is refused
 /// ([`SearchError::IndexDirRefused`]), and so is one where a file of an index's name is a
-/// link, FIFO, device or directory.
-pub fn open_dir(dir: &Path) -> Result<(Engine, Option<String>), SearchError> {
+/// link, FIFO, device or directory — unless it is our own cache location
+/// ([`DirKind::OwnCache`]): there whatever is in the way is set aside (renamed, never
+/// deleted) and the index rebuilt, with one notice.
+pub fn open_dir(dir: &Path, kind: DirKind) -> Result<(Engine, Option<String>), SearchError> {
     fs::create_dir_all(dir).map_err(|e| SearchError::unavailable(dir, e))?;
-    claim(dir)?;
+    let mut repaired = None;
+    if let Err(unclaimed) = claim(dir) {
+        match kind {
+            DirKind::Configured => return Err(unclaimed.refusal(dir)),
+            DirKind::OwnCache => repaired = set_aside(dir, &unclaimed)?,
+        }
+    }
     let mut notice = None;
     if dir.join("meta.json").exists() {
         let meta = || file_check::read_small(&dir.join("meta.json"), MAX_META_BYTES).ok();
         match open_until_settled(|| open_existing(dir), meta, OPEN_ATTEMPTS) {
-            Ok(engine) => return Ok((engine, None)),
+            Ok(engine) => return Ok((engine, repaired)),
             Err(why) => {
-                notice = Some(format!("search index {why}; rebuilding it"));
+                notice = Some(match repaired.take() {
+                    Some(repaired) => format!("{repaired}; rebuilding it"),
+                    None => format!("search index {why}; rebuilding it"),
+                });
                 wipe(dir)?;
             }
         }
+    }
+    if let Some(repaired) = repaired {
+        notice = Some(format!("{repaired}; rebuilding it"));
     }
     // The format mark goes in first, and whole (a rename): another process that sees this
     // index's meta.json must never find the mark missing and wipe a live index.
@@ -165,47 +190,83 @@ fn read_mark(dir: &Path) -> Result<Option<String>, String> {
     }
 }
 
+/// Why a directory is not plainly an index of ours.
+#[derive(Debug)]
+enum Unclaimed {
+    /// A file of an index's name is a link, FIFO, device or directory.
+    SpecialFile { name: &'static str, what: String },
+    /// The mark is not a mark of ours (damaged, empty, someone else's) or cannot be read.
+    BadMark { why: String },
+    /// Other files and no mark.
+    Foreign { example: String },
+}
+
+impl Unclaimed {
+    fn reason(&self) -> String {
+        match self {
+            Unclaimed::SpecialFile { name, what } => {
+                format!("{name} is {what}, not a file an index of ours writes")
+            }
+            Unclaimed::BadMark { why } => why.clone(),
+            Unclaimed::Foreign { example } => format!(
+                "it holds files that are not a dsh-refs search index (such as {example:?}) and \
+                 no {FORMAT_FILE} mark"
+            ),
+        }
+    }
+
+    /// The refusal of a directory the user named, saying how to repair it.
+    fn refusal(&self, dir: &Path) -> SearchError {
+        let how = match self {
+            Unclaimed::SpecialFile { name, .. } => format!(
+                "to use it, move {name} out of it, or set [search] index_dir to an empty or new \
+                 directory"
+            ),
+            Unclaimed::BadMark { .. } => format!(
+                "if it holds only a dsh-refs search index (damaged by a crash or a full disk), \
+                 empty it ({FORMAT_FILE}, meta.json and the segment files) and the index is \
+                 built again; else set [search] index_dir to an empty or new directory. \
+                 Without index_dir the index lives in the cache directory, where dsh-refs \
+                 repairs such damage itself"
+            ),
+            Unclaimed::Foreign { .. } => {
+                "set [search] index_dir to an empty or new directory".to_owned()
+            }
+        };
+        SearchError::refused(
+            dir,
+            format!(
+                "{}; nothing in it was changed. To repair: {how}",
+                self.reason()
+            ),
+        )
+    }
+}
+
 /// Check that `dir` is ours to use: it carries our mark, or holds nothing but our own
 /// temporary marks (another process is creating the index); and that no file of an index's
 /// name is something tantivy would block on or follow.
-fn claim(dir: &Path) -> Result<(), SearchError> {
-    for name in TANTIVY_FILES
-        .iter()
-        .copied()
-        .chain([FORMAT_FILE, file_check::VERIFIED_FILE])
-    {
-        let path = dir.join(name);
-        if let Ok(meta) = fs::symlink_metadata(&path)
-            && !meta.is_file()
-        {
-            return Err(SearchError::refused(
-                dir,
-                format!(
-                    "{name} is {}, not a file an index of ours writes; nothing was changed",
-                    dsh_store::nofollow::describe(&meta)
-                ),
-            ));
-        }
+fn claim(dir: &Path) -> Result<(), Unclaimed> {
+    if let Some((name, meta)) = special_files(dir).next() {
+        return Err(Unclaimed::SpecialFile {
+            name,
+            what: dsh_store::nofollow::describe(&meta).to_owned(),
+        });
     }
     if read_mark(dir)
-        .map_err(|why| SearchError::refused(dir, format!("{why}; nothing was changed")))?
+        .map_err(|why| Unclaimed::BadMark { why })?
         .is_some()
     {
         return Ok(());
     }
-    let entries = fs::read_dir(dir).map_err(|e| SearchError::unavailable(dir, e))?;
-    let mut foreign = None;
-    for entry in entries {
-        let entry = entry.map_err(|e| SearchError::unavailable(dir, e))?;
-        let name = entry.file_name();
-        let ours = name
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let foreign = entries.flatten().map(|e| e.file_name()).find(|name| {
+        !name
             .to_str()
-            .is_some_and(|n| file_check::is_temp_of(n, FORMAT_FILE));
-        if !ours {
-            foreign = Some(name);
-            break;
-        }
-    }
+            .is_some_and(|n| file_check::is_temp_of(n, FORMAT_FILE))
+    });
     let Some(foreign) = foreign else {
         return Ok(());
     };
@@ -213,15 +274,60 @@ fn claim(dir: &Path) -> Result<(), SearchError> {
     if matches!(read_mark(dir), Ok(Some(_))) {
         return Ok(());
     }
-    Err(SearchError::refused(
-        dir,
+    Err(Unclaimed::Foreign {
+        example: foreign.to_string_lossy().into_owned(),
+    })
+}
+
+/// The files of an index's name in `dir` that are not regular files.
+fn special_files(dir: &Path) -> impl Iterator<Item = (&'static str, fs::Metadata)> + '_ {
+    TANTIVY_FILES
+        .iter()
+        .copied()
+        .chain([FORMAT_FILE, file_check::VERIFIED_FILE])
+        .filter_map(move |name| {
+            fs::symlink_metadata(dir.join(name))
+                .ok()
+                .filter(|meta| !meta.is_file())
+                .map(|meta| (name, meta))
+        })
+}
+
+/// In our own cache location: rename aside (never delete: we may not have made them) every
+/// special file of an index's name and a mark that is not ours, so the index can be built
+/// again; other files stay. Returns what the notice says (`None`: nothing was in the way).
+fn set_aside(dir: &Path, unclaimed: &Unclaimed) -> Result<Option<String>, SearchError> {
+    let mut names: Vec<&str> = special_files(dir).map(|(name, _)| name).collect();
+    if read_mark(dir).is_err() {
+        names.push(FORMAT_FILE);
+    }
+    let mut moved = Vec::new();
+    for name in names {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let aside = (0..100)
+            .map(|n| match n {
+                0 => format!("{name}.damaged-{stamp}"),
+                n => format!("{name}.damaged-{stamp}-{n}"),
+            })
+            .find(|aside| fs::symlink_metadata(dir.join(aside)).is_err())
+            .unwrap_or_else(|| format!("{name}.damaged-{stamp}-{}", std::process::id()));
+        match fs::rename(dir.join(name), dir.join(&aside)) {
+            Ok(()) => moved.push(format!("{name} as {aside}")),
+            // Another process set it aside first.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SearchError::unavailable(&dir.join(name), e)),
+        }
+    }
+    Ok((!moved.is_empty()).then(|| {
         format!(
-            "it holds files that are not a dsh-refs search index (such as {:?}) and no \
-             {FORMAT_FILE} mark; nothing in it was changed. Set [search] index_dir to an empty \
-             or new directory",
-            foreign.to_string_lossy()
-        ),
-    ))
+            "search index in {} was damaged ({}): set aside {}",
+            dir.display(),
+            unclaimed.reason(),
+            moved.join(", ")
+        )
+    }))
 }
 
 /// Write [`FORMAT_FILE`] atomically: a new file of this process renamed over it.
@@ -386,7 +492,7 @@ mod tests {
         }
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("index");
-        let (engine, _) = open_dir(&dir).unwrap();
+        let (engine, _) = open_dir(&dir, DirKind::Configured).unwrap();
         let stop = AtomicBool::new(false);
         let (written, notices) = std::thread::scope(|s| {
             let writer = s.spawn(|| -> Result<(), String> {
@@ -424,7 +530,7 @@ mod tests {
                             if stop.load(Ordering::Relaxed) {
                                 break;
                             }
-                            match open_dir(&dir) {
+                            match open_dir(&dir, DirKind::Configured) {
                                 Ok((_, None)) => {}
                                 Ok((_, Some(notice))) => notices.push(notice),
                                 Err(e) => notices.push(e.to_string()),
@@ -453,7 +559,9 @@ mod tests {
             let dir = tmp.path().join("index");
             let notices: Vec<Option<String>> = std::thread::scope(|s| {
                 let openers: Vec<_> = (0..4)
-                    .map(|_| s.spawn(|| open_dir(&dir).map(|(_, notice)| notice)))
+                    .map(|_| {
+                        s.spawn(|| open_dir(&dir, DirKind::OwnCache).map(|(_, notice)| notice))
+                    })
                     .collect();
                 openers
                     .into_iter()
@@ -466,5 +574,58 @@ mod tests {
             );
             assert_eq!(fs::read_to_string(dir.join(FORMAT_FILE)).unwrap(), FORMAT);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn our_cache_sets_aside_what_is_in_the_way_and_a_named_directory_refuses() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("index");
+        drop(open_dir(&dir, DirKind::OwnCache).unwrap());
+        let lock = dir.join(".tantivy-writer.lock");
+        fs::remove_file(&lock).ok();
+        let made = std::process::Command::new("mkfifo").arg(&lock).status();
+        assert!(made.unwrap().success());
+        let refused = open_dir(&dir, DirKind::Configured).unwrap_err().to_string();
+        assert!(
+            refused.contains("To repair: to use it, move .tantivy-writer.lock"),
+            "{refused}"
+        );
+        // Our cache: the FIFO is renamed aside; the index itself was fine, so no rebuild.
+        let (_, notice) = open_dir(&dir, DirKind::OwnCache).unwrap();
+        let notice = notice.unwrap();
+        assert!(
+            notice.contains("set aside .tantivy-writer.lock as"),
+            "{notice}"
+        );
+        assert!(!notice.contains("rebuilding"), "{notice}");
+        let aside: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.to_string_lossy()
+                    .contains(".tantivy-writer.lock.damaged-")
+            })
+            .collect();
+        assert_eq!(aside.len(), 1);
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+            &fs::symlink_metadata(&aside[0]).unwrap().file_type()
+        ));
+        assert_eq!(
+            open_dir(&dir, DirKind::OwnCache).unwrap().1,
+            None,
+            "repaired"
+        );
+        // A mark of someone else's in our cache: set aside, the index rebuilt.
+        fs::write(dir.join(FORMAT_FILE), "not ours").unwrap();
+        let (_, notice) = open_dir(&dir, DirKind::OwnCache).unwrap();
+        assert!(notice.unwrap().ends_with("rebuilding it"));
+        assert_eq!(fs::read_to_string(dir.join(FORMAT_FILE)).unwrap(), FORMAT);
+        // Files that are not the index's in our cache stay, and need no notice.
+        let fresh = tmp.path().join("fresh");
+        fs::create_dir_all(&fresh).unwrap();
+        fs::write(fresh.join("notes.txt"), "mine").unwrap();
+        assert_eq!(open_dir(&fresh, DirKind::OwnCache).unwrap().1, None);
+        assert_eq!(fs::read_to_string(fresh.join("notes.txt")).unwrap(), "mine");
     }
 }

@@ -12,7 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{DocAddress, DocId, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::cache_location;
-use crate::engine::{self, Engine};
+use crate::engine::{self, DirKind, Engine};
 use crate::error::SearchError;
 use crate::foreign_logs;
 use crate::log_state::{Change, LogState};
@@ -97,6 +97,8 @@ pub struct SearchHit {
 /// The full-text index of one store.
 pub struct SessionIndex {
     pub(crate) root: PathBuf,
+    /// Whose directory the index is in (a rebuild repairs our own cache location only).
+    dir_kind: DirKind,
     engine: RwLock<Arc<Engine>>,
     pub(crate) status: Mutex<IndexStatus>,
     pub(crate) analyzer: TextAnalyzer,
@@ -107,6 +109,9 @@ pub struct SessionIndex {
     pub(crate) foreign: Vec<ForeignSource>,
     /// Bytes of message text per piece (docs/search.md: long sessions).
     pub(crate) piece_bytes: usize,
+    /// The store itself: a hit is answered only when its listing lists that session at that
+    /// log ([`with_store`](SessionIndex::with_store)).
+    store: dsh_store::SessionStore,
 }
 
 impl std::fmt::Debug for SessionIndex {
@@ -131,13 +136,16 @@ impl SessionIndex {
     /// without our mark, or inside, at or above the store — is
     /// [`SearchError::IndexDirRefused`], nothing in it touched.
     pub fn open(store_root: &Path, options: &IndexOptions) -> Result<SessionIndex, SearchError> {
-        let dir = options
-            .index_dir
-            .clone()
-            .or_else(|| cache_location::default_index_dir(store_root));
+        let (dir, kind) = match &options.index_dir {
+            Some(dir) => (Some(dir.clone()), DirKind::Configured),
+            None => (
+                cache_location::default_index_dir(store_root),
+                DirKind::OwnCache,
+            ),
+        };
         let (engine, notice) = match dir {
             Some(dir) => match cache_location::check_apart(&dir, store_root)
-                .and_then(|()| engine::open_dir(&dir))
+                .and_then(|()| engine::open_dir(&dir, kind))
             {
                 Ok(opened) => opened,
                 // A directory not ours to use: said so, never replaced by a quiet fallback.
@@ -154,6 +162,7 @@ impl SessionIndex {
         };
         Ok(SessionIndex {
             root: store_root.to_owned(),
+            dir_kind: kind,
             engine: RwLock::new(Arc::new(engine)),
             status: Mutex::new(IndexStatus {
                 notice,
@@ -163,6 +172,7 @@ impl SessionIndex {
             last_listing: Mutex::new(None),
             foreign: Vec::new(),
             piece_bytes: session_text::PIECE_BYTES,
+            store: dsh_store::SessionStore::new(store_root),
         })
     }
 
@@ -172,6 +182,15 @@ impl SessionIndex {
     #[must_use]
     pub fn with_foreign_sources(mut self, sources: Vec<ForeignSource>) -> SessionIndex {
         self.foreign = sources;
+        self
+    }
+
+    /// Check hits against this store's listing (the caller's, with its warm listing and
+    /// limits) instead of one of the index's own, which reads every header at the first
+    /// search. It must be the store at this index's root.
+    #[must_use]
+    pub fn with_store(mut self, store: dsh_store::SessionStore) -> SessionIndex {
+        self.store = store;
         self
     }
 
@@ -213,7 +232,7 @@ impl SessionIndex {
         let fresh = match &old.dir {
             Some(dir) => {
                 engine::wipe(dir)?;
-                engine::open_dir(dir)?.0
+                engine::open_dir(dir, self.dir_kind)?.0
             }
             None => engine::in_memory()?,
         };
@@ -285,6 +304,7 @@ impl SessionIndex {
         // Stable: sessions of one piece keep the engine's order among equal scores.
         found.sort_by(|a, b| b.0.total_cmp(&a.0));
         let mut hits = Vec::with_capacity(limit.min(found.len()));
+        let mut listed = false;
         for (score, found) in found {
             if cancel.is_cancelled() {
                 return Err(SearchError::Cancelled);
@@ -292,6 +312,14 @@ impl SessionIndex {
             let Some(stored) = stored_of_found(&searcher, &engine.fields, &found)? else {
                 continue;
             };
+            if !listed {
+                // The store's listing, brought up to date once per search.
+                dsh_store::SessionQuery::list_sessions(&self.store)?;
+                listed = true;
+            }
+            if !self.is_listed(&stored) {
+                continue;
+            }
             if let Some(hit) = self.checked_hit(&mut analyzer, &parsed, stored, score) {
                 hits.push(hit);
                 if hits.len() == limit {
@@ -300,6 +328,37 @@ impl SessionIndex {
             }
         }
         Ok(hits)
+    }
+
+    /// Whether the session of `stored` is one its source lists, at the very log indexed: a
+    /// dsh log the store's listing leaves out (its header id does not match its directory,
+    /// a damaged header, a link) or lists at another log is never answered.
+    fn is_listed(&self, stored: &StoredSession) -> bool {
+        let Some(state) = stored.state.as_ref() else {
+            return false;
+        };
+        let origin = state.origin();
+        if origin == Origin::Dsh {
+            let indexed = stored
+                .path
+                .split('/')
+                .fold(self.store.root().to_owned(), |p, part| p.join(part));
+            return self
+                .store
+                .listed_location(&stored.id)
+                .is_some_and(|loc| loc.path == indexed);
+        }
+        // Another tool's session: indexed from its source's own listing; one that source now
+        // lists at another log (an id held by two logs) is not answered from this one.
+        let Some(source) = self.foreign.iter().find(|s| *s.origin() == origin) else {
+            return false;
+        };
+        let Some(path) = foreign_logs::path_of_key(&origin, &stored.path) else {
+            return false;
+        };
+        source
+            .path_of(&stored.id)
+            .is_none_or(|listed| listed == Path::new(path))
     }
 
     /// The hit for `stored` as the store has it now: as indexed when its log is unchanged,

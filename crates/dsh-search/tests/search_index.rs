@@ -1032,3 +1032,38 @@ fn a_long_session_saying_the_phrase_outranks_one_saying_the_words_pieces_apart()
         assert!(hits[0].score > hits[1].score, "{q:?}");
     }
 }
+
+/// Issue 34 item 5: `search` answers only what the store lists. A log whose header id does
+/// not match its directory is left out by `sessions`, `candidates` and `check`; search found
+/// it and offered a mention of a session that then failed (or of another session).
+#[test]
+fn a_log_the_store_does_not_list_is_never_a_hit() {
+    let fx = Fixture::new();
+    let mut real = Log::create(fx.root(), "s-real", "/w", 1);
+    real.user("kafka migration plan");
+    // A session directory renamed: its header says "s-moved", its directory another name.
+    let mut moved = Log::create(fx.root(), "s-moved", "/w", 2);
+    moved.user("zebra crossing notes");
+    let moved_dir = moved.path.parent().unwrap().to_owned();
+    fs::rename(&moved_dir, moved_dir.with_file_name("s-elsewhere")).unwrap();
+    // A copy of a real session's log under another name, then edited.
+    let mut copy = Log::create(fx.root(), "s-real-copy", "/w", 3);
+    copy.user("impostor words");
+    let real_log = fs::read_to_string(&real.path).unwrap();
+    let copy_text = fs::read_to_string(&copy.path).unwrap();
+    let (_, copy_events) = copy_text.split_once('\n').unwrap();
+    let (real_header, _) = real_log.split_once('\n').unwrap();
+    fs::write(&copy.path, format!("{real_header}\n{copy_events}")).unwrap();
+
+    let index = fx.index();
+    refresh(&index);
+    assert_eq!(ids(&index, "kafka"), vec!["s-real"]);
+    assert!(
+        ids(&index, "zebra").is_empty(),
+        "header id s-moved, directory s-elsewhere"
+    );
+    assert!(
+        ids(&index, "impostor").is_empty(),
+        "a log claiming to be s-real in another directory"
+    );
+}

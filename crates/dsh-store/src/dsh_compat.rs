@@ -79,26 +79,23 @@ impl RowKind {
     }
 }
 
-/// The validated fields of one packed row.
-struct PackedRow<'a> {
+/// The validated fields of one packed row (its members and gaps are checked in place,
+/// never copied out).
+struct PackedRow {
     kind: RowKind,
     seq0: u64,
     time0: i64,
     turn: u64,
     step: u64,
-    index: &'a Value,
-    gaps: Vec<i64>,
-    members: Vec<&'a str>,
-    /// Tool-call rows: the call id and, when the members carried one, its name.
-    tool: Option<(&'a str, Option<&'a str>)>,
+    members: usize,
 }
 
-impl<'a> PackedRow<'a> {
+impl PackedRow {
     fn parse(
         row_type: &str,
         seq0: Option<u64>,
         time0: Option<i64>,
-        data: &'a Value,
+        data: &Value,
     ) -> Result<Self, String> {
         let kind = RowKind::of_row(row_type).ok_or_else(|| format!("{row_type} is not a row"))?;
         let seq0 = seq0.ok_or_else(|| format!("{row_type} row without integer seq0"))?;
@@ -112,134 +109,197 @@ impl<'a> PackedRow<'a> {
                 .ok_or_else(|| format!("{row_type} row without integer data.{key}"))
         };
         let (turn, step) = (int("turn")?, int("step")?);
-        let index = data
-            .get("index")
-            .ok_or_else(|| format!("{row_type} row without data.index"))?;
+        if data.get("index").is_none() {
+            return Err(format!("{row_type} row without data.index"));
+        }
         let members = Self::members(row_type, kind, data)?;
-        let gaps = Self::gaps(row_type, data, members.len())?;
-        let tool = match kind {
-            RowKind::ToolCall => Some(Self::tool_identity(row_type, data)?),
-            RowKind::Text | RowKind::Reasoning => None,
-        };
+        Self::gaps(row_type, data, members, seq0, time0)?;
+        if kind == RowKind::ToolCall {
+            Self::tool_identity(row_type, data)?;
+        }
         Ok(PackedRow {
             kind,
             seq0,
             time0,
             turn,
             step,
-            index,
-            gaps,
             members,
-            tool,
         })
     }
 
-    fn members(
-        row_type: &str,
-        kind: RowKind,
-        data: &'a Map<String, Value>,
-    ) -> Result<Vec<&'a str>, String> {
+    /// How many members the row has; each must be a string.
+    fn members(row_type: &str, kind: RowKind, data: &Map<String, Value>) -> Result<usize, String> {
         let (key, _) = kind.member_keys();
-        let members: Vec<&str> = data
+        let members = data
             .get(key)
             .and_then(Value::as_array)
-            .ok_or_else(|| format!("{row_type} row without data.{key} array"))?
-            .iter()
-            .map(|m| {
-                m.as_str()
-                    .ok_or_else(|| format!("{row_type} row member is not a string"))
-            })
-            .collect::<Result<_, _>>()?;
+            .ok_or_else(|| format!("{row_type} row without data.{key} array"))?;
+        if members.iter().any(|m| !m.is_string()) {
+            return Err(format!("{row_type} row member is not a string"));
+        }
         if members.is_empty() {
             return Err(format!("{row_type} row has no members"));
         }
-        Ok(members)
+        Ok(members.len())
     }
 
-    /// `dt`: the time gaps between neighbouring members, one fewer than the members.
-    fn gaps(row_type: &str, data: &Map<String, Value>, members: usize) -> Result<Vec<i64>, String> {
+    /// `dt`: the time gaps between neighbouring members, one fewer than the members; no
+    /// member's seq or time may overflow.
+    fn gaps(
+        row_type: &str,
+        data: &Map<String, Value>,
+        members: usize,
+        seq0: u64,
+        time0: i64,
+    ) -> Result<(), String> {
         let Some(Value::Array(items)) = data.get("dt") else {
             return Err(format!("{row_type} row without data.dt array"));
         };
-        let gaps: Vec<i64> = items
-            .iter()
-            .map(|d| {
-                d.as_i64()
-                    .ok_or_else(|| format!("{row_type} row dt entry is not an integer"))
-            })
-            .collect::<Result<_, _>>()?;
-        if gaps.len() + 1 != members {
+        let mut time = time0;
+        for item in items {
+            let gap = item
+                .as_i64()
+                .ok_or_else(|| format!("{row_type} row dt entry is not an integer"))?;
+            time = time
+                .checked_add(gap)
+                .ok_or_else(|| format!("{row_type} row time overflows"))?;
+        }
+        if items.len() + 1 != members {
             return Err(format!(
                 "{row_type} row has {members} members but {} dt gaps",
-                gaps.len()
+                items.len()
             ));
         }
-        Ok(gaps)
+        seq0.checked_add(members as u64 - 1)
+            .ok_or_else(|| format!("{row_type} row seq overflows"))?;
+        Ok(())
     }
 
-    fn tool_identity(
-        row_type: &str,
-        data: &'a Map<String, Value>,
-    ) -> Result<(&'a str, Option<&'a str>), String> {
-        let id = data
-            .get("id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("{row_type} row without string data.id"))?;
-        let name = match data.get("name") {
-            None => None,
-            Some(Value::String(n)) => Some(n.as_str()),
-            Some(_) => return Err(format!("{row_type} row data.name is not a string")),
-        };
-        Ok((id, name))
-    }
-
-    /// The chunk of member `text`.
-    fn chunk(&self, text: &str) -> Value {
-        let mut chunk = Map::new();
-        chunk.insert("type".into(), Value::String(self.kind.delta_type().into()));
-        chunk.insert("index".into(), self.index.clone());
-        if let Some((id, name)) = self.tool {
-            chunk.insert("id".into(), Value::String(id.into()));
-            if let Some(name) = name {
-                chunk.insert("name".into(), Value::String(name.into()));
-            }
+    /// Tool-call rows: a string call id and, when the members carried one, a string name.
+    fn tool_identity(row_type: &str, data: &Map<String, Value>) -> Result<(), String> {
+        if !data.get("id").is_some_and(Value::is_string) {
+            return Err(format!("{row_type} row without string data.id"));
         }
-        let (_, key) = self.kind.member_keys();
-        chunk.insert(key.into(), Value::String(text.into()));
-        Value::Object(chunk)
-    }
-
-    fn expand(&self) -> Result<Vec<Event>, String> {
-        let row_type = self.kind.row_type();
-        let mut events = Vec::with_capacity(self.members.len());
-        let mut time = self.time0;
-        let mut seq = self.seq0;
-        for (k, member) in self.members.iter().enumerate() {
-            if k > 0 {
-                let gap = self.gaps.get(k - 1).copied().unwrap_or(0);
-                time = time
-                    .checked_add(gap)
-                    .ok_or_else(|| format!("{row_type} row time overflows"))?;
-                seq = seq
-                    .checked_add(1)
-                    .ok_or_else(|| format!("{row_type} row seq overflows"))?;
-            }
-            events.push(Event {
-                seq,
-                time,
-                data: EventData::AssistantChunk {
-                    turn: self.turn,
-                    step: self.step,
-                    chunk: self.chunk(member),
-                    extra: Map::new(),
-                },
-                surface_op: None,
-                source_event_seqs: None,
-            });
+        if data.get("name").is_some_and(|n| !n.is_string()) {
+            return Err(format!("{row_type} row data.name is not a string"));
         }
-        Ok(events)
+        Ok(())
     }
 }
+
+/// The chunk of member `text` of a row of `kind` whose data is `data`.
+fn member_chunk(kind: RowKind, data: &Map<String, Value>, text: &str) -> Value {
+    let mut chunk = Map::new();
+    chunk.insert("type".into(), Value::String(kind.delta_type().into()));
+    chunk.insert(
+        "index".into(),
+        data.get("index").cloned().unwrap_or(Value::Null),
+    );
+    if kind == RowKind::ToolCall {
+        if let Some(id) = data.get("id") {
+            chunk.insert("id".into(), id.clone());
+        }
+        if let Some(name) = data.get("name") {
+            chunk.insert("name".into(), name.clone());
+        }
+    }
+    let (_, key) = kind.member_keys();
+    chunk.insert(key.into(), Value::String(text.into()));
+    Value::Object(chunk)
+}
+
+/// The `assistant/chunk` events of one checked packed row, made one at a time from the
+/// row's data as they are asked for: a row's members never all exist as events at once.
+#[derive(Debug)]
+pub struct PackedEvents {
+    kind: RowKind,
+    turn: u64,
+    step: u64,
+    seq: u64,
+    time: i64,
+    next: usize,
+    len: usize,
+    data: Map<String, Value>,
+}
+
+impl PackedEvents {
+    /// Checks the row (every member and gap, and that no seq or time overflows) and
+    /// returns its events to come.
+    pub fn of(
+        kind: &str,
+        seq0: Option<u64>,
+        time0: Option<i64>,
+        data: Value,
+    ) -> Result<Self, String> {
+        let row = PackedRow::parse(kind, seq0, time0, &data)?;
+        let Value::Object(data) = data else {
+            return Err("row data is not an object".to_owned());
+        };
+        Ok(PackedEvents {
+            kind: row.kind,
+            turn: row.turn,
+            step: row.step,
+            seq: row.seq0,
+            time: row.time0,
+            next: 0,
+            len: row.members,
+            data,
+        })
+    }
+
+    /// The member array (`texts` or `args`) and the gaps (`dt`).
+    fn arrays(&self) -> (Option<&Vec<Value>>, Option<&Vec<Value>>) {
+        let (key, _) = self.kind.member_keys();
+        (
+            self.data.get(key).and_then(Value::as_array),
+            self.data.get("dt").and_then(Value::as_array),
+        )
+    }
+}
+
+impl Iterator for PackedEvents {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        if self.next >= self.len {
+            return None;
+        }
+        let k = self.next;
+        let (members, gaps) = self.arrays();
+        let text = members.and_then(|m| m.get(k)).and_then(Value::as_str)?;
+        // Checked when the row was: neither overflows.
+        let gap = (k > 0).then(|| {
+            gaps.and_then(|g| g.get(k - 1))
+                .and_then(Value::as_i64)
+                .unwrap_or(0)
+        });
+        let chunk = member_chunk(self.kind, &self.data, text);
+        if let Some(gap) = gap {
+            self.time = self.time.saturating_add(gap);
+            self.seq = self.seq.saturating_add(1);
+        }
+        self.next += 1;
+        Some(Event {
+            seq: self.seq,
+            time: self.time,
+            data: EventData::AssistantChunk {
+                turn: self.turn,
+                step: self.step,
+                chunk,
+                extra: Map::new(),
+            },
+            surface_op: None,
+            source_event_seqs: None,
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.len - self.next.min(self.len);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for PackedEvents {}
 
 /// Expand one packed row into its `assistant/chunk` events.
 pub fn expand_packed_row(
@@ -248,7 +308,7 @@ pub fn expand_packed_row(
     time0: Option<i64>,
     data: &Value,
 ) -> Result<Vec<Event>, String> {
-    PackedRow::parse(kind, seq0, time0, data)?.expand()
+    Ok(PackedEvents::of(kind, seq0, time0, data.clone())?.collect())
 }
 
 /// Fewest members dsh packs into one row (its `MIN_RUN`): shorter runs stay one event per

@@ -63,6 +63,15 @@ pub enum StoreError {
         len: u64,
         max: u64,
     },
+    /// The event's line would be too dense for the reader to decode within its memory
+    /// budget (`crate::line_cost`), so it would read back as a placeholder; nothing was
+    /// written.
+    #[error(
+        "refused to write to session {id:?}: event seq {seq} is a {len}-byte line of so many \
+         small values that reading it back would cost more than {}× its bytes",
+        crate::line_cost::DECODE_FACTOR
+    )]
+    LineTooDense { id: String, seq: u64, len: u64 },
     /// A failed write could not be rolled back; the writer refuses further appends.
     #[error("session {id:?}: writer disabled after an unrecoverable write failure")]
     Poisoned { id: String },

@@ -85,6 +85,9 @@ pub struct LogReport {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NotLoadedLines {
     pub lines: u64,
+    /// Of them, lines within `store.max_line_bytes` too dense to decode within their
+    /// memory budget (`crate::line_cost`).
+    pub dense: u64,
     /// The first few.
     pub first: Vec<NotLoadedLine>,
 }
@@ -100,6 +103,8 @@ pub struct NotLoadedLine {
     pub kind: String,
     /// Its length with the `\n`.
     pub bytes: u64,
+    /// Too dense to decode, rather than too long.
+    pub dense: bool,
 }
 
 /// Not-loaded lines kept in full.
@@ -130,9 +135,9 @@ impl ScanItem for Checked {
         let envelope = match &items {
             LineItems::One(_) => Envelope::of_line(body),
             // A packed row expands into events with the plain envelope.
-            LineItems::Many(_) => Envelope::plain(),
+            LineItems::Many(_) | LineItems::Lazy { .. } => Envelope::plain(),
         };
-        Ok(items.map(|event| Checked {
+        Ok(items.map(move |event| Checked {
             event,
             envelope: envelope.clone(),
         }))
@@ -154,12 +159,14 @@ pub fn check_log(path: &Path, format: LogFormat, limits: &Limits) -> Result<LogR
             && pos.line != last_line
         {
             not_loaded.lines += 1;
+            not_loaded.dense += u64::from(n.dense);
             if not_loaded.first.len() < NOT_LOADED_KEPT {
                 not_loaded.first.push(NotLoadedLine {
                     line: pos.line,
                     seq: item.event.seq,
                     kind: item.event.kind().to_owned(),
                     bytes: n.line_bytes,
+                    dense: n.dense,
                 });
             }
         }

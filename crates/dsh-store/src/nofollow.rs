@@ -15,7 +15,7 @@ fn refused(path: &Path, what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidInput,
         format!(
-            "{} is {what}; the store never follows or opens it",
+            "{} is {what}; dsh-refs never follows or opens it",
             path.display()
         ),
     )
@@ -46,7 +46,9 @@ pub fn describe(meta: &fs::Metadata) -> &'static str {
     "not a regular file"
 }
 
-fn open_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+/// Open `path` with `options` plus `O_NOFOLLOW | O_NONBLOCK`; refused unless the open file
+/// is a regular one.
+pub(crate) fn open_with(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;

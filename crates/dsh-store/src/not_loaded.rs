@@ -21,6 +21,9 @@ pub const MARK: &str = "$notLoaded";
 pub struct NotLoaded {
     /// Length of the line that was not loaded (with its `\n`; for a packed row, the row's).
     pub line_bytes: u64,
+    /// Why: the line was within `store.max_line_bytes` but too dense to decode within its
+    /// memory budget ([`crate::line_cost`]), rather than too long.
+    pub dense: bool,
 }
 
 impl NotLoaded {
@@ -34,15 +37,51 @@ impl NotLoaded {
 
     /// [`of`](Self::of) for an `Other` event's data.
     pub fn of_data(data: &Value) -> Option<NotLoaded> {
-        let line_bytes = data.get(MARK)?.get("lineBytes")?.as_u64()?;
-        Some(NotLoaded { line_bytes })
+        let mark = data.get(MARK)?;
+        let line_bytes = mark.get("lineBytes")?.as_u64()?;
+        let dense = mark.get("dense").and_then(Value::as_bool) == Some(true);
+        Some(NotLoaded { line_bytes, dense })
     }
+}
+
+/// The placeholders of one line: one event, or a packed row's members made as they are
+/// taken (never all at once).
+// Moved once per line and never stored, so the size difference costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Placeholders {
+    One(Event),
+    Members {
+        len: usize,
+        events: Box<dyn Iterator<Item = Event>>,
+    },
+}
+
+impl Placeholders {
+    /// Every placeholder, made now.
+    #[cfg(test)]
+    fn collect_vec(self) -> Vec<Event> {
+        match self {
+            Placeholders::One(event) => vec![event],
+            Placeholders::Members { events, .. } => events.collect(),
+        }
+    }
+}
+
+/// Why a complete line was not loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// Longer than `store.max_line_bytes`.
+    Long,
+    /// Its decoding would cost more than its budget ([`crate::line_cost`]).
+    Dense,
+    /// A packed row of more members than `max_packed_members` (decoded in full no further).
+    ManyMembers,
 }
 
 /// What a reader shows in place of the event of type `kind`, e.g. "[reply of 17 MiB not
 /// loaded]"; `None` for events nobody shows (stream chunks, bookkeeping).
 pub fn label(kind: &str, data: &Value) -> Option<String> {
-    let NotLoaded { line_bytes } = NotLoaded::of_data(data)?;
+    let NotLoaded { line_bytes, .. } = NotLoaded::of_data(data)?;
     let what = match kind {
         kind::ASSISTANT_MESSAGE => "reply",
         kind::USER_MESSAGE | kind::STEERING_MESSAGE => "message",
@@ -65,66 +104,77 @@ pub fn size(bytes: u64) -> String {
     }
 }
 
-/// The placeholders of a complete line of `line_bytes` that was skipped (its skim is
-/// `skimmed`), the first with seq `next_seq`; the error says why the line stays damage.
+/// The placeholders of a complete line of `line_bytes` that was not loaded (its skim is
+/// `skimmed`), the first with seq `next_seq`, made as they are taken (a packed row has one
+/// per member); the error says why the line stays damage.
 ///
 /// `max_line_bytes` and `max_packed_members` are the reader's limits (`reader::Limits`).
 pub(crate) fn placeholders(
     skimmed: &Skimmed,
     next_seq: u64,
     line_bytes: u64,
+    why: Why,
     (max_line_bytes, max_packed_members): (u64, usize),
-) -> Result<Vec<Event>, String> {
-    let too_long = format!(
-        "line of {line_bytes} bytes, longer than store.max_line_bytes ({max_line_bytes} bytes)"
-    );
+) -> Result<Placeholders, String> {
+    let not_loaded = match why {
+        Why::Long => format!(
+            "line of {line_bytes} bytes, longer than store.max_line_bytes ({max_line_bytes} bytes)"
+        ),
+        Why::Dense => format!(
+            "line of {line_bytes} bytes, too dense to decode within {}× its bytes",
+            crate::line_cost::DECODE_FACTOR
+        ),
+        Why::ManyMembers => format!(
+            "packed row of {line_bytes} bytes, more members than the {max_packed_members} \
+             decoded in full"
+        ),
+    };
     if !skimmed.closed {
-        return Err(format!("{too_long}, and not one JSON object"));
+        return Err(format!("{not_loaded}, and not one JSON object"));
     }
     let Some(k) = skimmed.kind.as_deref() else {
-        return Err(format!("{too_long}, without a readable type"));
+        return Err(format!("{not_loaded}, without a readable type"));
     };
-    let mark = json!({ "lineBytes": line_bytes });
+    let mark = match why {
+        Why::Long => json!({ "lineBytes": line_bytes }),
+        Why::Dense | Why::ManyMembers => json!({ "lineBytes": line_bytes, "dense": true }),
+    };
     if dsh_compat::is_packed_row(k) {
         // A run of stream chunks: one placeholder chunk per member.
         let members = skimmed.members.unwrap_or(0);
         if skimmed.seq0 != Some(next_seq) || members == 0 {
             return Err(format!(
-                "{too_long}; its {k} row does not start at seq {next_seq} with members"
-            ));
-        }
-        if members > max_packed_members as u64 {
-            return Err(format!(
-                "{too_long}; its {k} row has {members} members, more than the limit of \
-                 {max_packed_members}"
+                "{not_loaded}; its {k} row does not start at seq {next_seq} with members"
             ));
         }
         let time = skimmed.time0.unwrap_or(0);
-        return Ok((0..members)
-            .map(|k| Event {
+        let data = data_of(skimmed, &mark);
+        return Ok(Placeholders::Members {
+            len: usize::try_from(members).unwrap_or(usize::MAX),
+            events: Box::new((0..members).map(move |k| Event {
                 seq: next_seq + k,
                 time,
                 data: EventData::Other {
                     kind: kind::ASSISTANT_CHUNK.to_owned(),
-                    data: data_of(skimmed, &mark),
+                    data: data.clone(),
                 },
                 surface_op: None,
                 source_event_seqs: None,
-            })
-            .collect());
+            })),
+        });
     }
     let (Some(seq), Some(time)) = (skimmed.seq, skimmed.time) else {
-        return Err(format!("{too_long}, without an integer seq and time"));
+        return Err(format!("{not_loaded}, without an integer seq and time"));
     };
     if seq != next_seq {
         return Err(format!(
-            "{too_long}; its seq {seq} breaks continuity, expected {next_seq}"
+            "{not_loaded}; its seq {seq} breaks continuity, expected {next_seq}"
         ));
     }
     if Event::is_surface_type(k) && skimmed.surface_op.is_none() {
-        return Err(format!("{too_long}; `{k}` event {seq} has no surfaceOp"));
+        return Err(format!("{not_loaded}; `{k}` event {seq} has no surfaceOp"));
     }
-    Ok(vec![Event {
+    Ok(Placeholders::One(Event {
         seq,
         time,
         data: EventData::Other {
@@ -133,7 +183,7 @@ pub(crate) fn placeholders(
         },
         surface_op: skimmed.surface_op,
         source_event_seqs: skimmed.source_event_seqs.clone(),
-    }])
+    }))
 }
 
 fn data_of(skimmed: &Skimmed, mark: &Value) -> Value {
@@ -154,6 +204,10 @@ mod tests {
     use crate::event::SurfaceOp;
 
     const LIMITS: (u64, usize) = (16 << 20, 65_536);
+
+    fn too_long(skimmed: &Skimmed, next_seq: u64, bytes: u64) -> Result<Vec<Event>, String> {
+        placeholders(skimmed, next_seq, bytes, Why::Long, LIMITS).map(Placeholders::collect_vec)
+    }
 
     #[test]
     fn sizes_read_shortly() {
@@ -182,14 +236,15 @@ mod tests {
             closed: true,
             ..Skimmed::default()
         };
-        let events = placeholders(&skimmed, 7, 17 << 20, LIMITS).unwrap();
+        let events = too_long(&skimmed, 7, 17 << 20).unwrap();
         let [event] = &events[..] else {
             panic!("{events:?}")
         };
         assert_eq!(
             NotLoaded::of(event),
             Some(NotLoaded {
-                line_bytes: 17 << 20
+                line_bytes: 17 << 20,
+                dense: false
             })
         );
         assert_eq!(event.surface_op, Some(SurfaceOp::Append));
@@ -204,17 +259,17 @@ mod tests {
         assert_eq!(data["turn"], 2);
         assert_eq!(label(kind::ASSISTANT_CHUNK, data), None);
         // Wrong seq, no surfaceOp, not closed: damage.
-        assert!(placeholders(&skimmed, 8, 1 << 30, LIMITS).is_err());
+        assert!(too_long(&skimmed, 8, 1 << 30).is_err());
         let no_op = Skimmed {
             surface_op: None,
             ..skimmed.clone()
         };
-        assert!(placeholders(&no_op, 7, 1 << 30, LIMITS).is_err());
+        assert!(too_long(&no_op, 7, 1 << 30).is_err());
         let open = Skimmed {
             closed: false,
             ..skimmed
         };
-        assert!(placeholders(&open, 7, 1 << 30, LIMITS).is_err());
+        assert!(too_long(&open, 7, 1 << 30).is_err());
     }
 
     #[test]
@@ -229,7 +284,21 @@ mod tests {
             closed: true,
             ..Skimmed::default()
         };
-        let events = placeholders(&skimmed, 4, 1 << 30, LIMITS).unwrap();
+        let events = too_long(&skimmed, 4, 1 << 30).unwrap();
+        // However many members: they are made one at a time, never refused.
+        let many = Skimmed {
+            members: Some(5_000_000),
+            ..skimmed.clone()
+        };
+        let Placeholders::Members {
+            len,
+            events: mut made,
+        } = placeholders(&many, 4, 1 << 30, Why::Long, LIMITS).unwrap()
+        else {
+            panic!("one placeholder per member")
+        };
+        assert_eq!(len, 5_000_000);
+        assert_eq!(made.nth(4_999_999).map(|e| e.seq), Some(5_000_003));
         let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
         assert_eq!(seqs, [4, 5, 6]);
         assert!(
@@ -237,6 +306,16 @@ mod tests {
                 .iter()
                 .all(|e| e.kind() == kind::ASSISTANT_CHUNK && NotLoaded::of(e).is_some())
         );
-        assert!(placeholders(&skimmed, 4, 1 << 30, (16 << 20, 2)).is_err());
+        // A dense line says so in its mark.
+        let dense = placeholders(&skimmed, 4, 100, Why::Dense, LIMITS)
+            .unwrap()
+            .collect_vec();
+        assert_eq!(
+            NotLoaded::of(&dense[0]),
+            Some(NotLoaded {
+                line_bytes: 100,
+                dense: true
+            })
+        );
     }
 }

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::dsh_compat::{self, ZstdFrames};
 use super::event::{Event, SessionHeader, SurfaceOp, kind};
+use super::line_cost;
 use super::line_skim::LineSkim;
 use super::lone_surrogates;
 use super::message_line;
@@ -38,12 +39,13 @@ pub const DEFAULT_MAX_LINE_BYTES: u64 = 32 << 20;
 pub const DEFAULT_MAX_PACKED_MEMBERS: usize = 65_536;
 
 /// Bounds enforced while a log is read, so memory never depends on what a line claims: a
-/// longer line or a bigger packed row is damage (corruption or torn tail, by the usual rule).
+/// longer line, or a bigger packed row, is read as placeholders (`crate::not_loaded`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Longest line (with its `\n`) held in memory; longer lines are never buffered whole.
     pub max_line_bytes: u64,
-    /// Most `assistant/chunk` events one packed row may expand to.
+    /// Most members of one packed row decoded into full `assistant/chunk` events; a row
+    /// with more is read as placeholder chunks, one per member, made one at a time.
     pub max_packed_members: usize,
 }
 
@@ -267,7 +269,7 @@ pub fn scan_at(
 
 /// [`scan_at`] with explicit [`Limits`], handing `on_event` each event as `E`: a decoded
 /// [`Event`], or a [`ScannedEvent`] that may only measure a message (a streaming surface read).
-pub fn scan_at_limited<E: ScanItem>(
+pub fn scan_at_limited<E: ScanItem + 'static>(
     path: &Path,
     mut src: impl BufRead,
     limits: &Limits,
@@ -347,7 +349,7 @@ pub fn scan_events_at(
 }
 
 /// [`scan_events_at`] with explicit [`Limits`], handing out each event as `E`.
-pub fn scan_events_at_limited<E: ScanItem>(
+pub fn scan_events_at_limited<E: ScanItem + 'static>(
     path: &Path,
     mut src: impl BufRead,
     start: ScanPos,
@@ -381,17 +383,26 @@ pub fn scan_events_at_limited<E: ScanItem>(
                     &skim.finish(),
                     pos.next_seq,
                     n,
+                    not_loaded::Why::Long,
                     (limits.max_line_bytes, limits.max_packed_members),
                 )
-                .map(|events| LineItems::Many(events.into_iter().map(E::not_loaded).collect())),
+                .map(|events| LineItems::from(events).map(E::not_loaded)),
                 _ => Err(UNTERMINATED.to_owned()),
             }
         } else {
-            match buf.len().checked_sub(1) {
-                Some(body_len) if buf.ends_with(b"\n") => {
-                    E::decode(&shared, body_len, pos.next_seq, limits)
-                }
-                _ => Err(UNTERMINATED.to_owned()),
+            let complete = buf
+                .strip_suffix(b"\n")
+                .map(|body| (body.len(), line_cost::fits(body)));
+            match complete {
+                Some((body_len, true)) => E::decode(&shared, body_len, pos.next_seq, limits),
+                // A complete line too dense to decode within its budget: the same.
+                Some((body_len, false)) => dense_placeholders(
+                    shared.get(..body_len).unwrap_or_default(),
+                    pos.next_seq,
+                    limits,
+                )
+                .map(|events| events.map(E::not_loaded)),
+                None => Err(UNTERMINATED.to_owned()),
             }
         };
         match decoded {
@@ -534,6 +545,10 @@ fn turn_end_follows(
 
 fn is_turn_end(line: &[u8]) -> bool {
     let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if !line_cost::fits(body) {
+        // A `turn/end` is a few small values; a line this dense is none.
+        return false;
+    }
     match serde_json::from_slice::<RawRecord>(&lone_surrogates::repair(body)) {
         Ok(raw) if raw.kind == kind::TURN_END && raw.seq.is_some() && raw.time.is_some() => {
             Event::parse_data(kind::TURN_END, raw.data).is_ok()
@@ -542,11 +557,22 @@ fn is_turn_end(line: &[u8]) -> bool {
     }
 }
 
-/// The events of one line, without a `Vec` for the usual single event.
-#[derive(Debug)]
+/// The events of one line, without a `Vec` for the usual single event, and made one at a
+/// time for a packed row (whose members never all exist as events at once).
 pub enum LineItems<E> {
     One(E),
     Many(Vec<E>),
+    /// `len` events made as they are taken.
+    Lazy {
+        len: usize,
+        events: Box<dyn Iterator<Item = E>>,
+    },
+}
+
+impl<E> std::fmt::Debug for LineItems<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LineItems({} events)", self.len())
+    }
 }
 
 impl<E> LineItems<E> {
@@ -555,6 +581,7 @@ impl<E> LineItems<E> {
         match self {
             LineItems::One(_) => 1,
             LineItems::Many(v) => v.len(),
+            LineItems::Lazy { len, .. } => *len,
         }
     }
 
@@ -562,23 +589,62 @@ impl<E> LineItems<E> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
 
-    /// The events with `f` applied.
-    pub fn map<F>(self, mut f: impl FnMut(E) -> F) -> LineItems<F> {
+impl<E: 'static> LineItems<E> {
+    /// The events with `f` applied (as they are taken, for a lazy line).
+    pub fn map<F: 'static>(self, mut f: impl FnMut(E) -> F + 'static) -> LineItems<F> {
         match self {
             LineItems::One(e) => LineItems::One(f(e)),
             LineItems::Many(v) => LineItems::Many(v.into_iter().map(f).collect()),
+            LineItems::Lazy { len, events } => LineItems::Lazy {
+                len,
+                events: Box::new(events.map(f)),
+            },
+        }
+    }
+
+    /// The events in a `Vec` (every one made now).
+    pub fn collect_vec(self) -> Vec<E> {
+        self.into_iter().collect()
+    }
+}
+
+impl From<not_loaded::Placeholders> for LineItems<Event> {
+    fn from(placeholders: not_loaded::Placeholders) -> Self {
+        match placeholders {
+            not_loaded::Placeholders::One(event) => LineItems::One(event),
+            not_loaded::Placeholders::Members { len, events } => LineItems::Lazy { len, events },
+        }
+    }
+}
+
+/// The events of a [`LineItems`], in order.
+pub enum LineItemsIter<E> {
+    One(Option<E>),
+    Many(std::vec::IntoIter<E>),
+    Lazy(Box<dyn Iterator<Item = E>>),
+}
+
+impl<E> Iterator for LineItemsIter<E> {
+    type Item = E;
+    fn next(&mut self) -> Option<E> {
+        match self {
+            LineItemsIter::One(e) => e.take(),
+            LineItemsIter::Many(v) => v.next(),
+            LineItemsIter::Lazy(events) => events.next(),
         }
     }
 }
 
 impl<E> IntoIterator for LineItems<E> {
     type Item = E;
-    type IntoIter = std::iter::Chain<std::option::IntoIter<E>, std::vec::IntoIter<E>>;
+    type IntoIter = LineItemsIter<E>;
     fn into_iter(self) -> Self::IntoIter {
         match self {
-            LineItems::One(e) => Some(e).into_iter().chain(Vec::new()),
-            LineItems::Many(v) => None.into_iter().chain(v),
+            LineItems::One(e) => LineItemsIter::One(Some(e)),
+            LineItems::Many(v) => LineItemsIter::Many(v.into_iter()),
+            LineItems::Lazy { events, .. } => LineItemsIter::Lazy(events),
         }
     }
 }
@@ -614,7 +680,9 @@ impl ScanItem for Event {
     }
 }
 
-/// [`decode_line_limited`] without a `Vec` for a single event.
+/// [`decode_line_limited`] without a `Vec` for a single event, and with a packed row's
+/// events made as they are taken. The caller has checked that the line fits its decoding
+/// budget ([`crate::line_cost`]).
 pub(crate) fn decode_items(
     body: &[u8],
     next_seq: u64,
@@ -624,10 +692,7 @@ pub(crate) fn decode_items(
     if let Some(event) = message_line::decode(&body, next_seq) {
         return Ok(LineItems::One(event));
     }
-    decode_exact(&body, next_seq, limits).map(|events| match <[Event; 1]>::try_from(events) {
-        Ok([event]) => LineItems::One(event),
-        Err(events) => LineItems::Many(events),
-    })
+    decode_record(&body, next_seq, limits)
 }
 
 /// Decode one event line (or packed row) whose first seq must be `next_seq`.
@@ -636,17 +701,45 @@ pub(crate) fn decode_line(body: &[u8], next_seq: u64) -> Result<Vec<Event>, Stri
 }
 
 /// [`decode_line`] refusing packed rows of more than `limits.max_packed_members` members
-/// before any of them is expanded.
+/// before any of them is expanded. A line over its decoding budget ([`crate::line_cost`])
+/// is not decoded: its placeholders stand for it, as in a scan.
 pub(crate) fn decode_line_limited(
     body: &[u8],
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
-    let body = lone_surrogates::repair(body);
-    if let Some(event) = message_line::decode(&body, next_seq) {
-        return Ok(vec![event]);
+    if !line_cost::fits(body) {
+        return Ok(dense_placeholders(body, next_seq, limits)?.collect_vec());
     }
-    decode_exact(&body, next_seq, limits)
+    Ok(decode_items(body, next_seq, limits)?.collect_vec())
+}
+
+/// The placeholders of a complete line too dense to decode (`body` without its `\n`).
+fn dense_placeholders(
+    body: &[u8],
+    next_seq: u64,
+    limits: &Limits,
+) -> Result<LineItems<Event>, String> {
+    skimmed_placeholders(body, next_seq, not_loaded::Why::Dense, limits)
+}
+
+/// The placeholders of the complete line `body` (without its `\n`), not decoded for `why`.
+fn skimmed_placeholders(
+    body: &[u8],
+    next_seq: u64,
+    why: not_loaded::Why,
+    limits: &Limits,
+) -> Result<LineItems<Event>, String> {
+    let mut skim = LineSkim::new();
+    skim.feed(body);
+    not_loaded::placeholders(
+        &skim.finish(),
+        next_seq,
+        body.len() as u64 + 1,
+        why,
+        (limits.max_line_bytes, limits.max_packed_members),
+    )
+    .map(LineItems::from)
 }
 
 /// The record of a line: one UTF-8 check of the whole line, then a parse that does not
@@ -661,11 +754,17 @@ fn parse_record(body: &[u8]) -> serde_json::Result<RawRecord> {
 
 /// [`decode_line_limited`] without the fast path for message lines: the reference decoder,
 /// on a line already repaired of lone surrogates.
+#[cfg(test)]
 pub(crate) fn decode_exact(
     body: &[u8],
     next_seq: u64,
     limits: &Limits,
 ) -> Result<Vec<Event>, String> {
+    Ok(decode_record(body, next_seq, limits)?.collect_vec())
+}
+
+/// [`decode_exact`] with a packed row's events made as they are taken.
+fn decode_record(body: &[u8], next_seq: u64, limits: &Limits) -> Result<LineItems<Event>, String> {
     let raw = parse_record(body).map_err(|e| format!("unparsable line: {e}"))?;
     if dsh_compat::is_packed_row(&raw.kind) {
         if raw.seq0 != Some(next_seq) {
@@ -681,12 +780,15 @@ pub(crate) fn decode_exact(
             .max()
             .unwrap_or(0);
         if members > limits.max_packed_members {
-            return Err(format!(
-                "{} row has {members} members, more than the limit of {}",
-                raw.kind, limits.max_packed_members
-            ));
+            // More members than are decoded in full: one placeholder chunk per member, made
+            // as they are taken (never damage: dsh reads the row).
+            return skimmed_placeholders(body, next_seq, not_loaded::Why::ManyMembers, limits);
         }
-        return dsh_compat::expand_packed_row(&raw.kind, raw.seq0, raw.time0, &raw.data);
+        let events = dsh_compat::PackedEvents::of(&raw.kind, raw.seq0, raw.time0, raw.data)?;
+        return Ok(LineItems::Lazy {
+            len: events.len(),
+            events: Box::new(events),
+        });
     }
     let seq = raw.seq.ok_or("event without integer seq")?;
     let time = raw.time.ok_or("event without integer time")?;
@@ -698,13 +800,13 @@ pub(crate) fn decode_exact(
     }
     let data = Event::parse_data(&raw.kind, raw.data)
         .map_err(|e| format!("invalid `{}` event {seq}: {e}", raw.kind))?;
-    Ok(vec![Event {
+    Ok(LineItems::One(Event {
         seq,
         time,
         data,
         surface_op: raw.surface_op,
         source_event_seqs: raw.source_event_seqs,
-    }])
+    }))
 }
 
 /// Read a whole log into memory (header, every readable event with its line, summary).

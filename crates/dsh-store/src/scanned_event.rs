@@ -127,10 +127,11 @@ impl ScanItem for ScannedEvent {
                 }));
             }
         }
+        let line = Rc::clone(line);
         Ok(
-            reader::decode_items(body, next_seq, limits)?.map(|event| ScannedEvent::Full {
+            reader::decode_items(body, next_seq, limits)?.map(move |event| ScannedEvent::Full {
                 event,
-                line: Rc::clone(line),
+                line: Rc::clone(&line),
                 body_len,
             }),
         )

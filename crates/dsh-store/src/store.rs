@@ -368,6 +368,16 @@ impl SessionStore {
         Ok(report)
     }
 
+    /// Where the store's own listing, as of its last refresh
+    /// ([`list_sessions`](SessionQuery::list_sessions)), has session `id`'s log; `None` when
+    /// it leaves the session out — no such session, a header that cannot be read or whose id
+    /// does not match its directory, a link. For what found a session elsewhere (a search
+    /// index walking the directories) and must answer only what the store lists.
+    pub fn listed_location(&self, id: &str) -> Option<LogLocation> {
+        self.inner.ensure_loaded();
+        lock(&self.inner.headers).location_of(id)
+    }
+
     /// Whether a session with this id has a log.
     pub fn exists(&self, id: &str) -> bool {
         matches!(self.locate(id), Ok(Some(_)))

@@ -564,6 +564,16 @@ impl SessionWriter {
                     max: self.limits.max_line_bytes,
                 });
             }
+            // Nor one it would read back as a placeholder (crate::line_cost).
+            let body = lines.get(start..lines.len() - 1).unwrap_or_default();
+            if !crate::line_cost::fits(body) {
+                self.rules.rollback(savepoint);
+                return Err(StoreError::LineTooDense {
+                    id,
+                    seq: e.seq,
+                    len,
+                });
+            }
             ends.push(lines.len());
         }
         self.rules.commit(savepoint);

@@ -134,7 +134,10 @@ fn a_complete_line_over_the_limit_stays_in_the_log_as_a_placeholder() {
     assert!(line_bytes > 64 * 1024);
     assert_eq!(
         dsh_store::not_loaded::NotLoaded::of(placeholder),
-        Some(dsh_store::not_loaded::NotLoaded { line_bytes })
+        Some(dsh_store::not_loaded::NotLoaded {
+            line_bytes,
+            dense: false
+        })
     );
     let EventData::Other { kind, data } = &placeholder.data else {
         panic!("{placeholder:?}")
@@ -296,7 +299,7 @@ fn a_zstd_bomb_is_read_in_bounded_memory() {
 }
 
 #[test]
-fn a_packed_row_over_the_member_limit_is_refused_before_expansion() {
+fn a_packed_row_over_the_member_limit_is_read_as_placeholders_never_expanded() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("store");
     let n = 20_000;
@@ -324,14 +327,37 @@ fn a_packed_row_over_the_member_limit_is_refused_before_expansion() {
         max_packed_members: 10_000,
         ..Limits::default()
     };
+    // Over it, the row is one placeholder chunk per member, made one at a time (issue 34:
+    // never damage, so a writer never cuts a row dsh reads); the log goes on after it.
+    let mut count = 0;
+    let mut placeholders = 0;
+    reader::scan_log_limited(&path, LogFormat::Plain, &limited, &mut |e, _| {
+        count += 1;
+        placeholders += usize::from(dsh_store::not_loaded::NotLoaded::of(&e).is_some());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!((count, placeholders), (n + 2, n));
     let store = store_with(&root, limited);
-    match store.read_surface("packed") {
-        Err(QueryError::Corrupt { line, reason, .. }) => {
-            assert_eq!(line, 3);
-            assert!(reason.contains("20000 members"), "{reason}");
-        }
-        other => panic!("expected corruption, got {other:?}"),
-    }
+    assert!(store.read_surface("packed").is_ok());
+    // The row as the log's last line (a reply streamed, the turn not ended yet): opening the
+    // log for writing keeps it — it used to be damage, a torn tail the writer cut away.
+    let tail = write_log(
+        &root,
+        "_no-cwd",
+        "packed-tail",
+        &format!(
+            "{}{}{row}",
+            header_line("packed-tail", 1, None),
+            turn_start(0)
+        ),
+    );
+    let before = std::fs::read(&tail).unwrap();
+    let writer = store.open_writer("packed-tail", None).unwrap();
+    assert_eq!(writer.next_seq(), n as u64 + 1);
+    drop(writer);
+    let after = std::fs::read(&tail).unwrap();
+    assert!(after.starts_with(&before), "the row was cut");
 }
 
 #[test]

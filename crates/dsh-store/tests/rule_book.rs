@@ -206,3 +206,35 @@ fn the_writer_never_writes_a_line_the_reader_would_refuse() {
     assert_eq!(w.next_seq(), 1);
     assert_eq!(w.surface(), &[0]);
 }
+
+/// Issue 34 item 3: nor a line the reader would read back as a placeholder because
+/// decoding it would cost more than its budget (`dsh_store::line_cost`).
+#[test]
+fn the_writer_never_writes_a_line_too_dense_to_read_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(tmp.path());
+    let mut w = store
+        .open_writer("s", Some(dsh_store::SessionHeader::new("s", 1, None)))
+        .unwrap();
+    // A message of `n` one-letter text blocks.
+    let dense = |n: usize| {
+        let blocks = vec![dsh_store::ContentBlock::text("a"); n];
+        NewEvent::appended(EventData::UserMessage(Message::new(
+            dsh_store::Role::User,
+            blocks,
+            dsh_store::Source::user(),
+        )))
+    };
+    w.append(vec![dense(1000)]).unwrap();
+    let len = fs::metadata(w.path()).unwrap().len();
+    match w.append(vec![dense(200_000)]) {
+        Err(dsh_store::StoreError::LineTooDense { seq: 1, .. }) => {}
+        other => panic!("expected LineTooDense, got {other:?}"),
+    }
+    assert_eq!(
+        fs::metadata(w.path()).unwrap().len(),
+        len,
+        "nothing written"
+    );
+    assert_eq!(w.next_seq(), 1);
+}

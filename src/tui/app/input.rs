@@ -156,6 +156,10 @@ impl App {
                 | AppAction::InsertExcerpt,
             )
             | None => {
+                // Up beginning a walk: what other windows sent meanwhile comes first.
+                if key.code == KeyCode::Up && self.composer.input.is_empty() && !popup {
+                    self.composer.refresh_history(&mut self.chat);
+                }
                 let outcome = self.composer.input.handle_key(key);
                 self.handle_outcome(outcome);
             }

@@ -208,6 +208,13 @@ impl App {
         self.candidates.sources.usage = crate::tui::composer::usage::Usage::at(Some(path));
     }
 
+    /// Shows `text` as a notice in the transcript (something about this run the user should
+    /// know: logging off, the offline model standing in).
+    pub fn show_notice(&mut self, text: String) {
+        self.chat
+            .push_notice(crate::tui::transcript::NoticeKind::Info, text);
+    }
+
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
     /// already there into Up history (older than this session's own messages).
     pub fn use_history_file(&mut self, path: &std::path::Path, max_entries: usize) {
@@ -215,9 +222,11 @@ impl App {
             .use_history_file(path, max_entries, &mut self.chat);
     }
 
-    /// Records a sent input: Up history now, and the history file for later runs.
-    fn remember_sent(&mut self, text: &str) {
-        self.composer.remember_sent(text, &mut self.chat);
+    /// Records a sent input typed at `typed_at_ms`: Up history now, and the history file
+    /// for other windows and later runs.
+    fn remember_sent(&mut self, text: &str, typed_at_ms: u64) {
+        self.composer
+            .remember_sent(text, typed_at_ms, &mut self.chat);
         self.transcript.note_sent();
     }
 
@@ -265,7 +274,7 @@ impl App {
             .map(|s| s.foreign().to_vec())
             .unwrap_or_default();
         self.search.indexing = Some(SearchIndexing::start(
-            self.store.root().to_owned(),
+            self.store.clone(),
             options,
             foreign,
             self.tx.clone(),

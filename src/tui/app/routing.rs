@@ -100,8 +100,8 @@ impl App {
             AppEvent::FilePreview(preview) => self.composer.input.set_preview(preview),
             AppEvent::Prepared { prepare_id, result } => {
                 let (flow, mut cx) = self.submit_parts();
-                if let Some(sent) = flow.on_prepared(prepare_id, result, &mut cx) {
-                    self.remember_sent(&sent);
+                if let Some((sent, typed_at_ms)) = flow.on_prepared(prepare_id, result, &mut cx) {
+                    self.remember_sent(&sent, typed_at_ms);
                 }
             }
             AppEvent::Session(SessionEvent::Opened { ticket, id, result }) => {
@@ -282,7 +282,8 @@ impl App {
             }
         };
         // The command line is consumed; it stays reachable with Up (and after a restart).
-        self.remember_sent(line);
+        let now = u64::try_from(crate::tui::composer::listed_page::now_ms()).unwrap_or(0);
+        self.remember_sent(line, now);
         let agent = &self.session.agent;
         match command {
             SlashCommand::Help => self.chat.push_help(help_sections()),

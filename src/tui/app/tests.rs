@@ -1125,6 +1125,38 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
     assert!(!file.contains("never sent"), "{file}");
 }
 
+/// Issue 34 item 9: two windows open at once, sending in turn, share one history file:
+/// neither window's messages vanish, each window's Up walks both (newest first), and a new
+/// window reads them in the order they were typed.
+#[tokio::test]
+async fn two_windows_sending_in_turn_share_their_input_history() {
+    let dir = tempfile::TempDir::new().unwrap();
+    let path = dir.path().join("data").join("input-history.jsonl");
+    let mut one = harness(true).await;
+    let mut two = harness(true).await;
+    one.app.use_history_file(&path, 50);
+    two.app.use_history_file(&path, 50);
+    send_and_expect(&mut one, "one: first", "one: first").await;
+    send_and_expect(&mut two, "two: first", "two: first").await;
+    send_and_expect(&mut one, "one: second", "one: second").await;
+    send_and_expect(&mut two, "two: second", "two: second").await;
+    // Window one never sent after two's last message; Up still begins with it.
+    let walk = |app: &mut App| {
+        (0..4)
+            .map(|_| {
+                app.handle_terminal_event(key(KeyCode::Up));
+                app.draft()
+            })
+            .collect::<Vec<_>>()
+    };
+    let newest_first = ["two: second", "one: second", "two: first", "one: first"];
+    assert_eq!(walk(&mut one.app), newest_first);
+    assert_eq!(walk(&mut two.app), newest_first);
+    let mut three = harness(true).await;
+    three.app.use_history_file(&path, 50);
+    assert_eq!(walk(&mut three.app), newest_first);
+}
+
 #[tokio::test]
 async fn an_unreadable_history_file_is_a_notice_not_a_failure() {
     let dir = tempfile::TempDir::new().unwrap();

@@ -358,14 +358,18 @@ impl Candidates {
             return;
         };
         let slot = Arc::clone(&self.first_page.remembered);
-        let upsert = move |page: RememberedPage| {
-            let mut pages = slot.lock().unwrap_or_else(PoisonError::into_inner);
-            let pages = pages.get_or_insert_with(RememberedPages::default);
-            pages.upsert(page).then(|| pages.clone())
+        let upsert = {
+            let slot = Arc::clone(&slot);
+            move |page: RememberedPage| {
+                let mut pages = slot.lock().unwrap_or_else(PoisonError::into_inner);
+                pages
+                    .get_or_insert_with(RememberedPages::default)
+                    .upsert(page)
+            }
         };
-        if let Some(pages) = upsert(RememberedPage::of(page, agent.cwd.as_deref())) {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages));
+        if upsert(RememberedPage::of(page, agent.cwd.as_deref())) {
+            let (path, slot) = (path.clone(), Arc::clone(&slot));
+            tokio::task::spawn_blocking(move || remembered_page::save_latest(&path, &slot));
         }
         // Once a run, also the page for a directory not seen yet: the order an agent
         // without a directory gets.
@@ -381,10 +385,12 @@ impl Candidates {
             let cancel = CancellationToken::new();
             let listed = list_ordered(&refs, &generic, "", None, &sources, &cancel).await;
             if let Ok(page) = listed
-                && let Some(pages) = upsert(RememberedPage::of(&page, None))
+                && upsert(RememberedPage::of(&page, None))
             {
-                let _ =
-                    tokio::task::spawn_blocking(move || remembered_page::save(&path, &pages)).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    remembered_page::save_latest(&path, &slot);
+                })
+                .await;
             }
         });
     }

@@ -88,24 +88,56 @@ impl Composer {
         }
     }
 
-    /// Takes a sent input: Up history now (the draft cleared if it still is that text), and
-    /// the history file for later runs.
-    pub fn remember_sent(&mut self, text: &str, chat: &mut ChatView) {
+    /// Takes a sent input typed at `typed_at_ms`: Up history now (after what other windows
+    /// sent meanwhile), the draft cleared if it still is that text, and the history file
+    /// for later runs (where entries are kept by the time they were typed).
+    pub fn remember_sent(&mut self, text: &str, typed_at_ms: u64, chat: &mut ChatView) {
+        if let Some(file) = self.history_file.as_mut() {
+            match file.record(text, typed_at_ms) {
+                Ok(gained) => {
+                    // Other windows' entries first; this window's own comes last through
+                    // take_submit, which also clears the draft if unchanged.
+                    let mut own_skipped = false;
+                    for entry in &gained {
+                        if !own_skipped && entry == text {
+                            own_skipped = true;
+                            continue;
+                        }
+                        self.input.push_history(entry);
+                    }
+                }
+                Err(e) => self.drop_history_file(&e, chat),
+            }
+        }
         self.input.take_submit(text);
+    }
+
+    /// Puts what other windows sent since this one last read the history file into Up
+    /// history (newest last). Called when Up begins a walk on an empty draft.
+    pub fn refresh_history(&mut self, chat: &mut ChatView) {
         let Some(file) = self.history_file.as_mut() else {
             return;
         };
-        if let Err(e) = file.record(text) {
-            // Reported once; the rest of this run keeps history in memory only.
-            self.history_file = None;
-            chat.push_notice(
-                NoticeKind::Error,
-                format!(
-                    "{}: {e} (input history is kept for this run only)",
-                    e.code()
-                ),
-            );
+        match file.refresh() {
+            Ok(gained) => {
+                for entry in &gained {
+                    self.input.push_history(entry);
+                }
+            }
+            Err(e) => self.drop_history_file(&e, chat),
         }
+    }
+
+    /// Reported once; the rest of this run keeps history in memory only.
+    fn drop_history_file(&mut self, e: &history_file::HistoryFileError, chat: &mut ChatView) {
+        self.history_file = None;
+        chat.push_notice(
+            NoticeKind::Error,
+            format!(
+                "{}: {e} (input history is kept for this run only)",
+                e.code()
+            ),
+        );
     }
 
     /// Puts a loaded session's own `typed` messages into Up history: after the older

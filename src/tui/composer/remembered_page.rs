@@ -3,7 +3,6 @@
 //! once while the store's listing is still loading; the checked answer replaces it as soon
 //! as it arrives. A remembered row is offered only while its session still has a log.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -187,17 +186,9 @@ pub fn path_for(root: &Path) -> Option<PathBuf> {
 /// The pages remembered at `path`: `None` when there are none, or it is not a regular file,
 /// too large, or not one this version wrote (it is only a head start: never an error).
 pub fn load(path: &Path) -> Option<RememberedPages> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return None;
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_FILE_BYTES)
-        .read_to_string(&mut text)
-        .ok()?;
-    let pages: RememberedPages = serde_json::from_str(&text).ok()?;
+    // Opened without following a link or blocking on a FIFO, and checked on the open file.
+    let bytes = dsh_store::own_file::read_capped(path, MAX_FILE_BYTES).ok()?;
+    let pages: RememberedPages = serde_json::from_slice(&bytes).ok()?;
     let fine = pages.version == VERSION
         && pages.pages.len() <= MAX_DIRS + 1
         && pages
@@ -207,34 +198,37 @@ pub fn load(path: &Path) -> Option<RememberedPages> {
     fine.then_some(pages)
 }
 
-/// Numbers this process's writes (their temporary files).
-static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Remember `page` at `path` (a temporary file renamed over it, so a reader never sees half
-/// of one); a failure is only logged.
+/// Remember `page` at `path` (a temporary file created new, renamed over it, so a reader
+/// never sees half of one and nothing is written through a link); a failure is only logged.
 pub fn save(path: &Path, page: &RememberedPages) {
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let bytes = serde_json::to_vec(page).map_err(std::io::Error::other)?;
-        // A name of its own per write: two saves of this process may run at once.
-        let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let temp = path.with_extension(format!("{}.{n}.tmp", std::process::id()));
-        // A new file of our own (`create_new`: a link or file already there under that
-        // name is never written through, nor removed).
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
-        std::io::Write::write_all(&mut file, &bytes)
-            .and_then(|()| std::fs::rename(&temp, path))
-            .inspect_err(|_| {
-                let _ = std::fs::remove_file(&temp);
-            })
+        dsh_store::own_file::write_replacing(path, &bytes)
     };
     if let Err(e) = write() {
         tracing::debug!(path = %path.display(), error = %e, "first page not remembered");
+    }
+}
+
+/// Remember what `slot` holds when the write begins, one write at a time: two saves of
+/// one run (the checked page, then the page for an unseen directory) may run at once, and
+/// a write of an older snapshot finishing last (its sync can take seconds on a busy disk)
+/// would undo the newer one. Each write takes the slot's latest pages, so the last write
+/// holds everything.
+pub fn save_latest(path: &Path, slot: &std::sync::Mutex<Option<RememberedPages>>) {
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _writing = WRITING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let pages = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    if let Some(pages) = pages {
+        save(path, &pages);
     }
 }
 

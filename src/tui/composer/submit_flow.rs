@@ -84,6 +84,8 @@ struct PendingPrepare {
     cancel: CancellationToken,
     /// Whether the text mentions sessions (then the status says `preparing references…`).
     has_references: bool,
+    /// When Enter was pressed (ms since the epoch): the input history orders by it.
+    typed_at_ms: u64,
 }
 
 /// Parse → prepare → dispatch for the app, at most one submission at a time.
@@ -149,6 +151,7 @@ impl SubmitFlow {
             original: draft,
             cancel: cancel.clone(),
             has_references: parsed.has_references(),
+            typed_at_ms: u64::try_from(super::listed_page::now_ms()).unwrap_or(0),
         });
         let tx = cx.tx.clone();
         let agent = cx.agent_ref;
@@ -194,14 +197,14 @@ impl SubmitFlow {
 
     /// The answer to preparation `prepare_id`: dispatch it, or give the text back with the
     /// error. Answers of cancelled or superseded preparations are dropped. Returns the
-    /// draft as typed when it was sent (the app takes it from the composer: input history,
-    /// the draft cleared if unchanged).
+    /// draft as typed and when Enter was pressed, when it was sent (the app takes it from the
+    /// composer: input history, the draft cleared if unchanged).
     pub fn on_prepared(
         &mut self,
         prepare_id: u64,
         result: Result<Submission, SubmitError>,
         cx: &mut SubmitContext<'_>,
-    ) -> Option<String> {
+    ) -> Option<(String, u64)> {
         if self.preparing.as_ref().is_none_or(|p| p.id != prepare_id) {
             return None;
         }
@@ -219,7 +222,7 @@ impl SubmitFlow {
                 let now = u64::try_from(super::listed_page::now_ms()).unwrap_or(0);
                 cx.usage.record(&referenced, UseKind::Referenced, now);
                 dispatch_contexts(cx.agent, submission.message, contexts);
-                Some(pending.original)
+                Some((pending.original, pending.typed_at_ms))
             }
             Err(e) => {
                 give_back(cx.input, cx.chat, &pending.original);

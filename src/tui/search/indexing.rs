@@ -5,7 +5,6 @@
 //! ([`SearchIndexing::recheck`], e.g. when the `@` popup queries), it compares the store's
 //! log stamps with the last update and indexes what other processes wrote.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -78,7 +77,7 @@ impl SearchIndexing {
     /// Open the index of `store_root` and bring it up to date on a new thread.
     /// Sessions of the `foreign` sources are indexed too.
     pub fn start(
-        store_root: PathBuf,
+        store: dsh_store::SessionStore,
         options: IndexOptions,
         foreign: Vec<ForeignSource>,
         tx: AppEventSender,
@@ -91,7 +90,7 @@ impl SearchIndexing {
         let spawned = std::thread::Builder::new()
             .name("search-index".into())
             .spawn(move || {
-                let Some(index) = open(&store_root, &options, foreign, &slot, &tx) else {
+                let Some(index) = open(store, &options, foreign, &slot, &tx) else {
                     return;
                 };
                 keep_up(&index, &thread_cancel, &thread_wake, &tx, RECHECK_EVERY);
@@ -132,15 +131,17 @@ impl Drop for SearchIndexing {
 
 /// Open the index and make it searchable; `None` (with a notice sent) when it cannot be.
 fn open(
-    root: &std::path::Path,
+    store: dsh_store::SessionStore,
     options: &IndexOptions,
     foreign: Vec<ForeignSource>,
     slot: &OnceLock<Arc<SessionIndex>>,
     tx: &AppEventSender,
 ) -> Option<Arc<SessionIndex>> {
     let send = |event| tx.send(AppEvent::SearchIndexing(event));
-    let index = match SessionIndex::open(root, options) {
-        Ok(index) => Arc::new(index.with_foreign_sources(foreign)),
+    let root = store.root().to_owned();
+    let index = match SessionIndex::open(&root, options) {
+        // Hits are checked against the app's own store (its warm listing).
+        Ok(index) => Arc::new(index.with_foreign_sources(foreign).with_store(store)),
         Err(e) => {
             send(IndexingEvent::Notice(format!(
                 "full-text search unavailable: {e}"
