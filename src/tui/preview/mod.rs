@@ -84,6 +84,29 @@ impl Previews {
         }
     }
 
+    /// An estimate answered: starts the one that waited, and gives the preview to show —
+    /// scrolled to the match when `matched` (the selected row's key and snippet: a row
+    /// found in conversations) is of the session it is for.
+    pub fn on_event(
+        &mut self,
+        event: PreviewEvent,
+        refs: &SessionReferences,
+        tx: &AppEventSender,
+        matched: Option<(&str, &ItemSnippet)>,
+    ) -> ItemPreview {
+        let PreviewEvent::Estimated {
+            ticket,
+            request,
+            result,
+        } = event;
+        self.finish(ticket, refs, tx);
+        let answer = result.map_err(|e| e.message);
+        let matched = matched
+            .filter(|(key, _)| *key == request.session_id)
+            .map(|(_, snippet)| snippet);
+        item_preview_at_match(&request.session_id, Some(answer.as_ref()), matched)
+    }
+
     /// Whether an estimate is being computed.
     pub fn is_busy(&self) -> bool {
         self.slot.running().is_some()
