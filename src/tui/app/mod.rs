@@ -335,6 +335,18 @@ impl App {
         })
     }
 
+    /// Tells the terminal to start or stop reporting the mouse with `switch` when
+    /// [`AppAction::ToggleMouse`](keys::AppAction::ToggleMouse) is pressed (capture is on
+    /// at start).
+    pub fn set_mouse_switch(&mut self, switch: MouseSwitch) {
+        self.frames.mouse.set_switch(switch);
+    }
+
+    /// Whether the app has the terminal report the mouse.
+    pub fn mouse_captured(&self) -> bool {
+        self.frames.mouse.is_on()
+    }
+
     /// Shows session `id` read-only: another tool's, or a dsh session busy in another
     /// window (said in a notice above its conversation). For `--resume` and `--continue`
     /// at start.
