@@ -31,7 +31,7 @@ use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::picker::ResumePicker;
 use crate::tui::preview::Previews;
 use crate::tui::search::conversation_hits::ConversationHits;
-use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::search::indexing::{Search, SearchIndexing};
 use crate::tui::session::read_only::ReadOnlyView;
 use crate::tui::session::transcript_load::TranscriptLoader;
 use crate::tui::session::{OpenSession, SessionSwitcher};
@@ -51,14 +51,6 @@ pub use render::key_rows;
 pub struct AppOptions {
     pub history_size: usize,
     pub show_reasoning: bool,
-}
-
-/// The full-text index kept up to date in the background, if enabled, and how far a
-/// running update is.
-#[derive(Default)]
-struct Search {
-    indexing: Option<SearchIndexing>,
-    progress: Option<Progress>,
 }
 
 /// The terminal's side: whether a frame is due, how many were drawn, whether the last one

@@ -13,7 +13,7 @@ use crate::tui::event::AppEvent;
 use crate::tui::picker::{PickerEvent, ResumePicker};
 use crate::tui::preview::PreviewEvent;
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_title};
-use crate::tui::search::indexing::IndexingEvent;
+use crate::tui::search::indexing::{IndexingDone, IndexingEvent};
 use crate::tui::session::read_only::{ReadOnlyEvent, ReadOnlyView};
 use crate::tui::session::resolve::ResumeTarget;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptDone, TranscriptEvent};
@@ -142,17 +142,14 @@ impl App {
         }
     }
 
+    /// The background indexing reported: the pickers' sections follow it.
     fn on_indexing(&mut self, event: IndexingEvent) {
-        match event {
-            IndexingEvent::Progress(p) => {
-                self.search.progress = (p.done < p.total).then_some(p);
-                self.refresh_hits_sections(false);
-            }
-            IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
-            IndexingEvent::Finished(result) => {
-                self.search.progress = None;
+        match self.search.on_event(event) {
+            IndexingDone::Progressed => self.refresh_hits_sections(false),
+            IndexingDone::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
+            IndexingDone::Finished { error } => {
                 self.refresh_hits_sections(true);
-                if let Err(e) = result {
+                if let Some(e) = error {
                     self.chat
                         .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
                 }
