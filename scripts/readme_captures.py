@@ -13,8 +13,10 @@ HOME = tempfile.mkdtemp(prefix="capture-home-")
 ENV = {"HOME": HOME, "XDG_CACHE_HOME": f"{HOME}/.cache", "XDG_DATA_HOME": f"{HOME}/.local/share",
        "XDG_CONFIG_HOME": f"{HOME}/.config", "TERM": "xterm-256color", "LANG": "C.UTF-8"}
 
+SOCKET = os.environ.get("CAPTURE_TMUX_SOCKET", "capture")  # one's own tmux server (tmux -L)
+
 def tmux(*args):
-    return subprocess.run(["tmux", "-L", "capture", *args], capture_output=True, text=True).stdout
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True).stdout
 
 def start(cols, rows, extra="", env=None):
     tmux("kill-server")
@@ -94,6 +96,10 @@ cfg = f"{HOME}/down.toml"
 open(cfg, "w").write('[model]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9"\nmodel = "deepseek-chat"\napi_key_env = "CAPTURE_KEY"\nmax_retries = 0\n')
 start(80, 24, f"--config {cfg}", {"CAPTURE_KEY": "not-a-real-key"})
 typed("hello"); keys("Enter"); wait_for("LLM_"); save()
+# 10. recall: a word said only at the start of a long, truncated session, found by the tool
+start(80, 24); typed("@p99"); wait_for("1/1"); keys("Enter"); typed("where did this start?")
+keys("C-j"); typed("recall: tuesday deploy"); time.sleep(0.3); keys("Enter")
+wait_for("searched"); wait_for("Conversation so far"); save()
 # /resume with filter atlas, 112 columns
 start(112, 24); typed("/resume"); keys("Enter"); wait_for("Resume a session"); typed("atlas"); wait_for("not truncated"); save()
 # /resume sunday, 120 columns

@@ -1085,9 +1085,9 @@ async fn a_surface_over_the_context_window_is_compacted_before_the_first_step() 
     assert_eq!(requests.len(), 2);
     // The summary request is a bounded window of what came before the turn.
     let summary = &requests[0];
-    assert!(dsh_refs::llm::is_summarize_request(&ChatRequest {
-        messages: summary.clone()
-    }));
+    assert!(dsh_refs::llm::is_summarize_request(&ChatRequest::new(
+        summary.clone()
+    )));
     assert_eq!(summary.len(), 17, "{:?}", texts(summary));
     assert!(texts(summary)[15].starts_with("039 "));
     assert_eq!(

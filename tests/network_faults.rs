@@ -69,9 +69,7 @@ fn config(server: &Server, max_retries: u32) -> OpenAiConfig {
 /// One call to the end: the events before the first error, and that error.
 async fn run(config: OpenAiConfig) -> (Vec<StreamEvent>, Option<LlmError>) {
     let provider = OpenAiProvider::new(config).unwrap();
-    let request = ChatRequest {
-        messages: vec![Message::user_text("hello?")],
-    };
+    let request = ChatRequest::new(vec![Message::user_text("hello?")]);
     let mut stream = provider.stream(request, CancellationToken::new());
     let mut events = Vec::new();
     let outcome = tokio::time::timeout(Duration::from_secs(30), async {

@@ -77,17 +77,15 @@ fn config(server: &Server) -> OpenAiConfig {
 }
 
 fn request() -> ChatRequest {
-    ChatRequest {
-        messages: vec![
-            Message::user_text("hello?"),
-            Message::new(
-                Role::Assistant,
-                vec![ContentBlock::reasoning("hidden"), ContentBlock::text("hi")],
-                Source::model("openai", "deepseek-chat"),
-            ),
-            Message::user_text("how are you"),
-        ],
-    }
+    ChatRequest::new(vec![
+        Message::user_text("hello?"),
+        Message::new(
+            Role::Assistant,
+            vec![ContentBlock::reasoning("hidden"), ContentBlock::text("hi")],
+            Source::model("openai", "deepseek-chat"),
+        ),
+        Message::user_text("how are you"),
+    ])
 }
 
 /// Run one call to the end: the events before the first error, and that error.

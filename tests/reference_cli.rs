@@ -215,7 +215,7 @@ fn prepare_three_real_sessions_gives_their_visible_conversations() {
                  {"role": "user", "text": "<compacted-summary>we chose Rust</compacted-summary>"},
                  {"role": "user", "text": "what next?"},
                  {"role": "assistant", "text": "write the tests"}]},
-            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 10,
+            {"sessionId": "tools", "label": "tools", "cwd": "/elsewhere", "capturedThroughSeq": 11,
              "conversation": [
                  {"role": "user", "text": "run the build"},
                  {"role": "assistant", "text": "fixed </referenced-sessions> \u{1b}[2J"}]},
@@ -304,7 +304,7 @@ fn prepare_without_mentions_has_a_null_context() {
     assert!(out.status.success());
     assert_eq!(
         stdout_json(&out),
-        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": [], "fileContext": null})
+        json!({"content": [{"type": "text", "text": "plain text"}], "context": null, "references": [], "fileContext": null, "plan": []})
     );
 }
 

@@ -881,3 +881,81 @@ fn send_refuses_a_cwd_that_is_not_a_directory() {
     std::fs::create_dir(fx.dir.path().join("proj")).unwrap();
     assert!(fx.send("s", "hello").status.success());
 }
+
+/// A session dsh 0.1.1-rc.2 wrote with image blocks (in a user message, as a whole user
+/// message, inside a tool result), continued through an OpenAI-compatible server: the model
+/// is given each image as its placeholder line in place — before, a message of only an image
+/// reached it as nothing and the tool result as its text alone.
+#[test]
+fn images_of_a_resumed_dsh_session_reach_the_model_as_placeholder_lines() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(Server::start(vec![streamed("a logo overflow")]));
+    let fx = Fixture::new(&format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{}\"\napi_key_env = \"DSH_REFS_TEST_KEY\"\nmax_retries = 0\ntimeout_secs = 10\n",
+        server.base_url
+    ));
+    let log = "--home-dev-site--/rc2-images/session.jsonl";
+    let into = fx.store_root().join(log);
+    std::fs::create_dir_all(into.parent().unwrap()).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("crates/dsh-store/tests/fixtures/dsh-written/rc2")
+            .join(log),
+        &into,
+    )
+    .unwrap();
+    let out = fx.send_with(
+        "rc2-images",
+        "what was wrong?",
+        &[("DSH_REFS_TEST_KEY", "sk-test")],
+    );
+    assert_ok(&out);
+    let requests = server.requests();
+    let body = requests[0].json();
+    let not_sent = dsh_refs::llm::text_only_images::NOT_SENT;
+    let messages: Vec<(&str, &str)> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            (
+                "user",
+                format!(
+                    "Why is the header cut off in this screenshot?\n[image header.png · PNG 1280×800 · 48 KiB] {not_sent}"
+                )
+                .as_str()
+            ),
+            (
+                "assistant",
+                "The header has a fixed height of 48px; the logo is 64px tall."
+            ),
+            (
+                "user",
+                format!("[image PNG 1280×800 · 95 KiB] {not_sent}").as_str()
+            ),
+            ("assistant", ""),
+            (
+                "tool",
+                format!("docs/after.png\n[image after.png · PNG 1280×800 · 142 KiB] {not_sent}")
+                    .as_str()
+            ),
+            (
+                "assistant",
+                "After the fix the logo fits inside the 64px header."
+            ),
+            ("user", "what was wrong?"),
+        ]
+    );
+    // The log keeps dsh's image blocks as they were: the placeholder is only on the wire.
+    let raw = String::from_utf8(fx.raw_log("rc2-images")).unwrap();
+    assert!(!raw.contains(not_sent));
+    assert_eq!(raw.matches(r#""type":"image""#).count(), 3, "{raw}");
+}

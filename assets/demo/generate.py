@@ -189,11 +189,19 @@ def main():
     s.ev("turn/start", {"turn": s.turn, "trigger": {"kind": "user"}})
     s.user("Check which services still pin the old key id.")
     s.ev("step/start", {"turn": s.turn, "step": 1})
+    # As dsh writes a tool round: the reply asking for the call, the call with its arguments
+    # as a JSON string, then its result in the same step.
+    grep_args = json.dumps({"pattern": "kid-2025", "path": "services/"}, separators=(",", ":"))
+    s.ev("assistant/message", {"turn": s.turn, "step": 1, "message": {
+        "id": s.mid(), "role": "assistant",
+        "content": [{"type": "tool-call", "id": "call-1", "name": "grep", "arguments": grep_args}],
+        "source": {"kind": "model", "provider": "offline", "model": "demo"}},
+        "usage": {"inputTokens": 52, "outputTokens": 12}}, "append")
     s.ev("tool/call", {"turn": s.turn, "step": 1, "callId": "call-1", "name": "grep",
-                       "input": {"pattern": "kid-2025", "path": "services/"}})
+                       "arguments": grep_args})
     s.ev("tool/result", {"turn": s.turn, "step": 1, "message": {
         "id": s.mid(), "role": "user", "content": [{"type": "tool-result", "toolCallId": "call-1", "content": [
-            {"type": "text", "text": "services/billing/config.yaml:12: kid: kid-2025\nservices/search/env.ts:4: KID = 'kid-2025'"}]}],
+            {"type": "text", "text": "services/billing/config.yaml:12: kid: kid-2025\nservices/search/env.ts:4: KID = 'kid-2025'"}], "isError": False}],
         "source": {"kind": "tool", "callId": "call-1"}}}, "append")
     s.ev("step/end", {"turn": s.turn, "step": 1})
     s.ev("step/start", {"turn": s.turn, "step": 2})

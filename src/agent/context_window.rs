@@ -4,12 +4,10 @@
 
 use dsh_store::{ContentBlock, Message};
 
+use dsh_reference::budget_plan::message_tokens;
+
 /// Share of the context window kept for the model's reply.
 const REPLY_SHARE_DIVISOR: u64 = 8;
-/// Estimated tokens of a message's framing (role, separators).
-const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
-/// Bytes per token assumed for the estimate (a conservative 3, below English's ~4).
-const BYTES_PER_TOKEN: u64 = 3;
 
 /// Tokens available for the request's messages in a context window of `context_tokens`.
 pub(crate) fn input_budget(context_tokens: u64) -> u64 {
@@ -26,7 +24,13 @@ pub(crate) fn estimate_tokens(message: &Message) -> u64 {
             ContentBlock::Other(map) => serde_json::to_string(map).map_or(0, |s| s.len()),
         })
         .sum();
-    (bytes as u64).div_ceil(BYTES_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS
+    message_tokens(bytes as u64)
+}
+
+/// The estimate of one message holding `text` (bytes / 3 + 4: the reference layer's budget
+/// plan counts the same way).
+pub(crate) fn estimate_text_tokens(text: &str) -> u64 {
+    message_tokens(text.len() as u64)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::error::AgentError;
 use super::hooks::{HookGuard, HookRegistry, PromptSubmitHook};
 use super::inbox::{AgentStatus, DispatchPath, Inbox, Work};
 use super::session_log::{AgentLog, LogFacts};
+use super::tools::ToolBox;
 use crate::llm::Provider;
 use dsh_store::SessionWriter;
 use dsh_store::{Event, Message};
@@ -49,6 +50,8 @@ pub(crate) struct Shared {
     providers: Mutex<ProviderSlot>,
     /// When the running turn's model calls must have ended (`[model] max_turn_secs`).
     turn_deadline: Mutex<Option<tokio::time::Instant>>,
+    /// The tools turns may offer (docs/agent.md: tools).
+    tools: Mutex<Option<Arc<dyn ToolBox>>>,
 }
 
 /// The provider turns use, and the one `/model` chose for the next turn.
@@ -98,6 +101,14 @@ impl Shared {
         })
     }
 
+    /// The tools turns may offer, if any were given.
+    pub(crate) fn tools(&self) -> Option<Arc<dyn ToolBox>> {
+        self.tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// At a turn's start: a model chosen with [`Agent::switch_model`] takes effect.
     pub(crate) fn start_turn_provider(&self) {
         let mut slot = self.providers();
@@ -127,7 +138,7 @@ impl Drop for Lifetime {
 /// A cloneable handle on one session's agent.
 #[derive(Clone)]
 pub struct Agent {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     _lifetime: Arc<Lifetime>,
 }
 
@@ -183,6 +194,7 @@ impl Agent {
                 next: None,
             }),
             turn_deadline: Mutex::new(None),
+            tools: Mutex::new(None),
         });
         shared.log.check_encoding_soon();
         tokio::spawn(super::turn_loop::run(Arc::clone(&shared)));
@@ -240,6 +252,16 @@ impl Agent {
             })?;
         slot.next = Some(next);
         Ok(())
+    }
+
+    /// Offer `tools` from the next step on (docs/agent.md: tools): the search over a
+    /// turn's referenced sessions, in the app and `send`.
+    pub fn set_tools(&self, tools: Arc<dyn ToolBox>) {
+        *self
+            .shared
+            .tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(tools);
     }
 
     /// Queue a prompt; it becomes one turn.

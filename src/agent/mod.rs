@@ -9,11 +9,13 @@ mod handle;
 pub mod hooks;
 pub mod inbox;
 pub mod log_notice;
+pub mod plan_room;
 mod reply_blocks;
 mod session_log;
 pub mod submit;
 mod surface_tail;
 pub mod title;
+pub mod tools;
 mod turn_loop;
 
 pub use dispatch::{dispatch, dispatch_contexts};
@@ -24,4 +26,7 @@ pub use hooks::{
 };
 pub use inbox::{AgentStatus, DispatchPath};
 pub use session_log::LogFacts;
-pub use submit::{ParsedSubmission, Submission, SubmitError, parse_submission, prepare_submission};
+pub use submit::{
+    ParsedSubmission, Submission, SubmitError, parse_submission, prepare_submission,
+    prepare_submission_in,
+};

@@ -51,10 +51,15 @@ pub struct LogFacts {
 impl LogFacts {
     /// Empty facts keeping a surface tail of `provider`'s input budget.
     pub fn for_provider(provider: &dyn Provider) -> Self {
+        Self::for_context_tokens(provider.context_tokens())
+    }
+
+    /// Empty facts keeping a surface tail of the input budget of a `context_tokens` window.
+    pub fn for_context_tokens(context_tokens: u64) -> Self {
         LogFacts {
             load_error: None,
             has_title: false,
-            tail: SurfaceTail::new(input_budget(provider.context_tokens())),
+            tail: SurfaceTail::new(input_budget(context_tokens)),
         }
     }
 
@@ -64,6 +69,12 @@ impl LogFacts {
         if matches!(e.data, EventData::SessionTitle(_)) {
             self.has_title = true;
         }
+    }
+
+    /// The estimated tokens of the window the next request of a provider with
+    /// `context_tokens` would send (docs/references.md: the budget plan).
+    pub fn window_tokens(&self, context_tokens: u64) -> u64 {
+        self.tail.window_tokens(input_budget(context_tokens))
     }
 
     /// After the whole log was observed: drop a checkpoint the surface lost meanwhile.
@@ -340,6 +351,11 @@ impl AgentLog {
             messages,
             left_out: considered.saturating_sub(in_window),
         })
+    }
+
+    /// The estimated tokens of the window the next request would send (from the tail).
+    pub(crate) fn window_tokens(&self, context_tokens: u64) -> u64 {
+        self.lock().facts.window_tokens(context_tokens)
     }
 
     /// Whether any `session/title` was ever written.

@@ -3,6 +3,7 @@
 
 use tokio_util::sync::CancellationToken;
 
+use dsh_reference::budget_plan::PlanRoom;
 use dsh_reference::file_mention::{FileMention, scan_file_mentions};
 use dsh_reference::{
     AgentRef, ErrorCode, Mentioned, ReferenceError, SessionReferences, parse_message,
@@ -78,10 +79,22 @@ impl ParsedSubmission {
         matches!(self, ParsedSubmission::WithReferences { .. })
     }
 
-    /// Attaches the referenced sessions' snapshots (cancellable through `cancel`).
+    /// Attaches the referenced sessions' snapshots (cancellable through `cancel`), each
+    /// within `max_reference_bytes` and no plan made.
     pub async fn prepare(
         self,
         agent: &AgentRef,
+        cancel: &CancellationToken,
+    ) -> Result<Submission, SubmitError> {
+        self.prepare_in(agent, None, cancel).await
+    }
+
+    /// [`prepare`](Self::prepare) planning the snapshots into `room`, what the model's
+    /// context window has left (docs/references.md: the budget plan).
+    pub async fn prepare_in(
+        self,
+        agent: &AgentRef,
+        room: Option<PlanRoom>,
         cancel: &CancellationToken,
     ) -> Result<Submission, SubmitError> {
         match self {
@@ -97,7 +110,7 @@ impl ParsedSubmission {
                 refs,
             } => {
                 let prepared = refs
-                    .prepare_mentions(agent, &content, &mentions, &files, cancel)
+                    .prepare_planned(agent, &content, &mentions, &files, room, cancel)
                     .await?;
                 Ok(Submission {
                     message: Message::new(Role::User, prepared.content, Source::user()),
@@ -144,5 +157,19 @@ pub async fn prepare_submission(
     text: &str,
     cancel: &CancellationToken,
 ) -> Result<Submission, SubmitError> {
-    parse_submission(refs, text)?.prepare(agent, cancel).await
+    prepare_submission_in(refs, agent, text, None, cancel).await
+}
+
+/// [`prepare_submission`] planning the snapshots into `room` (docs/references.md: the budget
+/// plan).
+pub async fn prepare_submission_in(
+    refs: Option<&SessionReferences>,
+    agent: &AgentRef,
+    text: &str,
+    room: Option<PlanRoom>,
+    cancel: &CancellationToken,
+) -> Result<Submission, SubmitError> {
+    parse_submission(refs, text)?
+        .prepare_in(agent, room, cancel)
+        .await
 }

@@ -141,6 +141,22 @@ impl SurfaceTail {
         self.tokens
     }
 
+    /// The estimated tokens of the window a request of at most `budget` tokens would hold:
+    /// the newest entries that fit, and the checkpoint older than the tail (the tail holds at
+    /// least its cap, so a tail that was read with this budget answers without the log).
+    pub(crate) fn window_tokens(&self, budget: u64) -> u64 {
+        let pinned = self.checkpoint.as_ref().map_or(0, |c| c.tokens);
+        let mut used = pinned;
+        for (i, entry) in self.entries.iter().rev().enumerate() {
+            let next = used.saturating_add(entry.tokens);
+            if next > budget && i > 0 {
+                break;
+            }
+            used = next;
+        }
+        used
+    }
+
     /// The newest checkpoint older than the tail, if still on the surface.
     pub(crate) fn checkpoint(&self) -> Option<&TailEntry> {
         self.checkpoint.as_ref()

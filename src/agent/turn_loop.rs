@@ -22,9 +22,11 @@ use super::inbox::{AgentStatus, QueuedPrompt, Staged, Work};
 use super::reply_blocks::ReplyBlocks;
 use super::session_log::{appended, plain, title_event};
 use super::title::fallback_title;
-use crate::llm::{ChatRequest, LlmError, StreamEvent, Usage};
+use super::tools::{MAX_TOOL_STEPS, TurnTools, run_call};
+use crate::llm::{ChatRequest, LlmError, StreamEvent, ToolCallDelta, Usage};
 use dsh_store::chunk::{self, BlockType};
 use dsh_store::event::{EventData, TitleSourceKind, TurnEndKind, TurnEndReason};
+use dsh_store::tool_round::{self, ToolCallBlock};
 use dsh_store::{ContentBlock, Event, Message, NewEvent, Role, Source};
 
 /// Run until the last handle is gone and no work is left.
@@ -220,6 +222,8 @@ async fn run_steps(
     );
     opening.push(appended(EventData::UserMessage(message)));
     let logged = shared.log.append(opening, true).await?;
+    let mut tools = TurnTools::default();
+    tools.observe(&logged);
     write_fallback_title(shared, &logged).await?;
     let own = logged.iter().filter(|e| e.surface_op.is_some()).count();
     compact_if_over_window(shared, turn, own, token).await?;
@@ -242,22 +246,107 @@ async fn run_steps(
                 })
                 .collect();
             let logged = shared.log.append(batch, false).await?;
+            tools.observe(&logged);
             write_fallback_title(shared, &logged).await?;
         }
-        run_step(shared, turn, step, token).await?;
-        if shared.inbox().close_window_if_drained() {
+        let called = run_step(shared, turn, step, &mut tools, token).await?;
+        // A step that called tools is followed by one that reads their results — while the
+        // turn may still call tools: a model that goes on calling after the last step that
+        // offered any (its calls answered as unknown tools) has its turn ended.
+        let reads_results = called && step <= MAX_TOOL_STEPS;
+        if !reads_results && shared.inbox().close_window_if_drained() {
             return Ok(TurnEndReason::of(TurnEndKind::Completed));
         }
         step = step.saturating_add(1);
     }
 }
 
+/// The tools step `step` offers: those of the turn's tool box while the turn has
+/// references and steps that call tools are left.
+fn offered_tools(shared: &Shared, step: u64, tools: &TurnTools) -> Vec<crate::llm::ToolSpec> {
+    if step > MAX_TOOL_STEPS {
+        return Vec::new();
+    }
+    shared.tools().map(|t| t.offered(tools)).unwrap_or_default()
+}
+
+/// Run the calls of a step's reply in order, logging each `tool/call` and its `tool/result`
+/// as dsh does. On cancel the running call's result says so and every call not yet started
+/// is answered `TOOL_NOT_STARTED`, so the step still holds a result for each call; the
+/// cancel is then returned.
+async fn run_tool_round(
+    shared: &Shared,
+    (turn, step): (u64, u64),
+    calls: &[ToolCallBlock],
+    offered: &[crate::llm::ToolSpec],
+    tools: &mut TurnTools,
+    token: &CancellationToken,
+) -> Result<(), AgentError> {
+    let toolbox = shared.tools();
+    for (i, call) in calls.iter().enumerate() {
+        if token.is_cancelled() {
+            let rest = calls
+                .get(i..)
+                .unwrap_or_default()
+                .iter()
+                .map(|c| {
+                    NewEvent::tool_result(tool_round::not_started_data(turn, step, &c.id), None)
+                })
+                .collect();
+            shared.log.append(rest, true).await?;
+            return Err(AgentError::Cancelled);
+        }
+        let logged = shared
+            .log
+            .append(
+                vec![plain(tool_round::tool_call_data(turn, step, call))],
+                true,
+            )
+            .await?;
+        let call_seq = logged.first().map(|e| e.seq);
+        let outcome = run_call(
+            toolbox.as_ref(),
+            offered,
+            tools,
+            &call.name,
+            &call.arguments,
+            token,
+        )
+        .await;
+        tools.calls = tools.calls.saturating_add(1);
+        let message = tool_round::tool_result_message(&call.id, &outcome.text, outcome.is_error);
+        let error = outcome.code.map(|code| (error_name(code), code));
+        let result = NewEvent::tool_result(
+            tool_round::tool_result_data(turn, step, message, error),
+            call_seq,
+        );
+        shared.log.append(vec![result], true).await?;
+    }
+    if token.is_cancelled() {
+        return Err(AgentError::Cancelled);
+    }
+    Ok(())
+}
+
+/// dsh's error-info `name` for one of our codes.
+fn error_name(code: &str) -> &'static str {
+    match code {
+        crate::agent::tools::TOOL_CANCELLED => "AbortError",
+        crate::agent::tools::TOOL_BAD_ARGUMENTS => "ToolArgumentsError",
+        crate::agent::tools::TOOL_UNKNOWN => "ToolNotFoundError",
+        _ => "ToolError",
+    }
+}
+
+/// One step: the request, the reply, and the tool round when the reply calls tools.
+/// Returns whether it called tools (the turn then goes on with another step).
 async fn run_step(
     shared: &Shared,
     turn: u64,
     step: u64,
+    tools: &mut TurnTools,
     token: &CancellationToken,
-) -> Result<(), AgentError> {
+) -> Result<bool, AgentError> {
     let step_start = plain(EventData::StepStart {
         turn,
         step,
@@ -280,7 +369,9 @@ async fn run_step(
     }
     // Everything acknowledged so far is on disk before the model sees it.
     shared.log.sync().await?;
-    let reply = stream_reply(shared, ChatRequest { messages }, token, Some((turn, step))).await;
+    let offered = offered_tools(shared, step, tools);
+    let request = ChatRequest::new(messages).with_tools(offered.clone());
+    let reply = stream_reply(shared, request, token, Some((turn, step))).await;
     let mut reply = match reply {
         Ok(reply) => reply,
         Err(e) => {
@@ -304,30 +395,35 @@ async fn run_step(
     if cut.is_some() {
         extra.insert("interrupted".into(), Value::Bool(true));
     }
+    let calls = reply.blocks.calls();
     let message = Message::new(
         Role::Assistant,
         reply.content(),
         Source::model(provider.name(), provider.model()),
     );
-    let batch = vec![
-        appended(EventData::AssistantMessage {
-            turn,
-            step,
-            message,
-            usage,
-            extra,
-        }),
-        plain(EventData::StepEnd {
-            turn,
-            step,
-            extra: serde_json::Map::new(),
-        }),
-    ];
-    shared.log.append(batch, false).await?;
-    match cut {
-        Some(e) => Err(AgentError::Llm(e)),
-        None => Ok(()),
+    let step_end = plain(EventData::StepEnd {
+        turn,
+        step,
+        extra: serde_json::Map::new(),
+    });
+    let assistant = appended(EventData::AssistantMessage {
+        turn,
+        step,
+        message,
+        usage,
+        extra,
+    });
+    if calls.is_empty() {
+        shared.log.append(vec![assistant, step_end], false).await?;
+        return match cut {
+            Some(e) => Err(AgentError::Llm(e)),
+            None => Ok(false),
+        };
     }
+    shared.log.append(vec![assistant], true).await?;
+    let round = run_tool_round(shared, (turn, step), &calls, &offered, tools, token).await;
+    shared.log.append(vec![step_end], false).await?;
+    round.map(|()| true)
 }
 
 /// Before a turn's first step: when the surface (with the turn's `own` opening messages)
@@ -432,7 +528,7 @@ pub(crate) async fn stream_reply(
             () = tokio::time::sleep_until(deadline) => None,
             next = stream.next() => Some(next),
         };
-        let mut deltas: Vec<(BlockType, String)> = Vec::new();
+        let mut deltas: Vec<Piece> = Vec::new();
         let mut outcome = match first {
             None => Outcome::Cut(LlmError::TurnDeadline {
                 secs: limits.max_turn.as_secs(),
@@ -441,30 +537,47 @@ pub(crate) async fn stream_reply(
         };
         // Whatever else is already there joins this batch.
         let mut items = 1;
-        let mut bytes: usize = deltas.iter().map(|(_, t)| t.len()).sum();
+        let mut bytes: usize = deltas.iter().map(Piece::len).sum();
         while matches!(outcome, Outcome::Open) && items < COALESCE_ITEMS && bytes < COALESCE_BYTES {
             let Some(item) = stream.next().now_or_never() else {
                 break;
             };
             items += 1;
             outcome = take(item, &mut deltas, &mut reply);
-            bytes = deltas.iter().map(|(_, t)| t.len()).sum();
+            bytes = deltas.iter().map(Piece::len).sum();
         }
         let mut logged = Vec::new();
-        for (kind, mut text) in deltas {
+        for piece in deltas {
             let room = limits.max_reply_bytes.saturating_sub(used);
-            if text.len() as u64 > room {
-                text.truncate(char_floor(
-                    &text,
-                    usize::try_from(room).unwrap_or(usize::MAX),
-                ));
-                outcome = Outcome::Cut(LlmError::ReplyTooLarge {
+            let too_large = || {
+                Outcome::Cut(LlmError::ReplyTooLarge {
                     limit: limits.max_reply_bytes,
-                });
-            }
-            if !text.is_empty() {
-                used += text.len() as u64;
-                logged.extend(reply.blocks.push(kind, &text));
+                })
+            };
+            match piece {
+                Piece::Prose(kind, mut text) => {
+                    if text.len() as u64 > room {
+                        text.truncate(char_floor(
+                            &text,
+                            usize::try_from(room).unwrap_or(usize::MAX),
+                        ));
+                        outcome = too_large();
+                    }
+                    if !text.is_empty() {
+                        used += text.len() as u64;
+                        logged.extend(reply.blocks.push(kind, &text));
+                    }
+                }
+                // A call's arguments count like text; one that would pass the bound is not
+                // kept (a cut reply keeps no call).
+                Piece::Call(call) => {
+                    if call.arguments.len() as u64 > room {
+                        outcome = too_large();
+                    } else {
+                        used += call.arguments.len() as u64;
+                        logged.extend(reply.blocks.push_call(&call, new_call_id));
+                    }
+                }
             }
             if matches!(outcome, Outcome::Cut(_)) {
                 break;
@@ -477,7 +590,11 @@ pub(crate) async fn stream_reply(
                 if let Some(u) = reply.usage {
                     logged.push(chunk::usage(u.input_tokens, u.output_tokens));
                 }
-                logged.push(chunk::finish_stop());
+                logged.push(if reply.blocks.calls().is_empty() {
+                    chunk::finish_stop()
+                } else {
+                    chunk::finish_tool_calls()
+                });
                 log_chunks(shared, chunks, logged).await?;
                 return Ok(reply);
             }
@@ -492,7 +609,7 @@ pub(crate) async fn stream_reply(
                 // Stop the provider's request at once; nothing more is read.
                 stream_token.cancel();
                 drop(stream);
-                logged.extend(reply.blocks.close());
+                logged.extend(reply.blocks.close_cut());
                 logged.push(chunk::finish_error(e.code(), &e.to_string()));
                 log_chunks(shared, chunks, logged).await?;
                 reply.cut = Some(e);
@@ -506,7 +623,7 @@ pub(crate) async fn stream_reply(
 /// when of the same kind), usage is kept, the end or a failure ends the batch.
 fn take(
     item: Option<Result<StreamEvent, LlmError>>,
-    deltas: &mut Vec<(BlockType, String)>,
+    deltas: &mut Vec<Piece>,
     reply: &mut Reply,
 ) -> Outcome {
     let (kind, text) = match item {
@@ -516,6 +633,21 @@ fn take(
             reply.usage = Some(u);
             return Outcome::Open;
         }
+        Some(Ok(StreamEvent::ToolCall(call))) => {
+            match deltas.last_mut() {
+                Some(Piece::Call(last)) if last.index == call.index => {
+                    last.arguments.push_str(&call.arguments);
+                    if last.id.is_none() {
+                        last.id = call.id;
+                    }
+                    if last.name.is_none() {
+                        last.name = call.name;
+                    }
+                }
+                _ => deltas.push(Piece::Call(call)),
+            }
+            return Outcome::Open;
+        }
         Some(Ok(StreamEvent::Text(t))) => (BlockType::Text, t),
         Some(Ok(StreamEvent::Reasoning(t))) => (BlockType::Reasoning, t),
     };
@@ -523,10 +655,33 @@ fn take(
         return Outcome::Open;
     }
     match deltas.last_mut() {
-        Some((k, joined)) if *k == kind => joined.push_str(&text),
-        _ => deltas.push((kind, text)),
+        Some(Piece::Prose(k, joined)) if *k == kind => joined.push_str(&text),
+        _ => deltas.push(Piece::Prose(kind, text)),
     }
     Outcome::Open
+}
+
+/// Stream items of one batch, merged: prose of one kind, or pieces of one tool call.
+enum Piece {
+    Prose(BlockType, String),
+    Call(ToolCallDelta),
+}
+
+impl Piece {
+    fn len(&self) -> usize {
+        match self {
+            Piece::Prose(_, t) => t.len(),
+            Piece::Call(c) => c.arguments.len(),
+        }
+    }
+}
+
+/// An id for a call whose provider sent none before its first piece.
+fn new_call_id() -> String {
+    format!(
+        "call_{}",
+        dsh_store::event::new_message_id().replace('-', "")
+    )
 }
 
 /// The largest char boundary of `text` at or below `at`.

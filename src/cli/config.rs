@@ -21,6 +21,9 @@ pub struct ReferencesSection {
     pub excerpt_context: Option<i64>,
     pub max_files: Option<i64>,
     pub max_file_bytes: Option<i64>,
+    /// The references' share of what the model's context window has left, in (0, 1]
+    /// (docs/references.md: the budget plan).
+    pub share: Option<f64>,
 }
 
 /// `[model]`.

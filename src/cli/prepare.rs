@@ -15,8 +15,12 @@ use dsh_store::{ContentBlock, Message};
 use term_text::{visible_controls, visible_controls_line};
 
 use super::output::write_stdout;
-use super::reference_service::{block_on, open_service, target_agent};
+use super::reference_service::{Service, block_on, open_service, target_agent};
 use super::{CliError, Context, PrepareArgs};
+use crate::agent::LogFacts;
+use crate::llm::provider::DEFAULT_CONTEXT_TOKENS;
+use dsh_reference::budget_plan::PlanRoom;
+use dsh_store::{SessionQuery, SurfaceVisitor};
 
 /// Run the subcommand.
 pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
@@ -26,10 +30,18 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
     let files = scan_file_mentions(&args.text, &parsed.spans);
     let agent = target_agent(&service, &args.session);
     let refs = service.refs.clone();
+    let room = target_room(ctx, &service, &args.session, &parsed.text);
     let content = vec![ContentBlock::text(parsed.text)];
     let result = block_on(|cancel| async move {
-        refs.prepare_mentions(&agent, &content, &parsed.mentions, &files, &cancel)
-            .await
+        refs.prepare_planned(
+            &agent,
+            &content,
+            &parsed.mentions,
+            &files,
+            Some(room),
+            &cancel,
+        )
+        .await
     })?;
     let prepared = result?;
     let origin_of = |id: &str| service.sources.origin(id);
@@ -40,6 +52,34 @@ pub fn run(ctx: &Context, args: &PrepareArgs) -> Result<(), CliError> {
         human_output(&prepared, &origin_of)
     };
     write_stdout(&out)
+}
+
+/// What the model's window has left for `draft` in session `id` (docs/references.md: the
+/// budget plan): the window from `[model] context_tokens` or the provider's default, the
+/// session's next request estimated from its log as its agent would (a session that does
+/// not exist yet has none).
+fn target_room(ctx: &Context, service: &Service, id: &str, draft: &str) -> PlanRoom {
+    /// Feeds every surface event to the facts, as the agent observes its log.
+    struct Feed<'a>(&'a mut LogFacts);
+    impl SurfaceVisitor for Feed<'_> {
+        fn visit(&mut self, event: &dsh_store::Event, _removed: &[u64]) {
+            self.0.observe(event);
+        }
+    }
+    let tokens = ctx
+        .config
+        .model
+        .context_tokens
+        .unwrap_or(DEFAULT_CONTEXT_TOKENS);
+    let mut facts = LogFacts::for_context_tokens(tokens);
+    if service
+        .sources
+        .scan_surface(id, &mut Feed(&mut facts))
+        .is_err()
+    {
+        facts = LogFacts::for_context_tokens(tokens);
+    }
+    facts.plan_room(tokens, draft)
 }
 
 /// Where a referenced session comes from (the sources' answer).
@@ -76,6 +116,16 @@ fn json_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> Result<Value, C
     out.insert(
         "fileContext".into(),
         message_json(prepared.file_context.as_ref())?,
+    );
+    // The budget plan: ours, never inside the context's source.
+    out.insert(
+        "plan".into(),
+        prepared
+            .plan
+            .as_ref()
+            .map_or(Ok(Value::Array(Vec::new())), |p| {
+                serde_json::to_value(&p.sources)
+            })?,
     );
     Ok(Value::Object(out))
 }
@@ -116,6 +166,28 @@ fn human_output(prepared: &Prepared, origin_of: &OriginOf<'_>) -> String {
             out.push_str("\nReferenced sessions:\n");
             for line in reference_lines(context, origin_of) {
                 let _ = writeln!(out, "  {line}");
+            }
+            if let Some(plan) = prepared.plan.as_ref().filter(|p| p.lowered()) {
+                let _ = writeln!(
+                    out,
+                    "\nBudget plan (the sessions share {} bytes of what the model's window has \
+                     left; max_reference_bytes = {}):",
+                    plan.share_bytes, plan.max_reference_bytes
+                );
+                for s in &plan.sources {
+                    let _ = writeln!(
+                        out,
+                        "  {} · {} bytes (least {}, holds {}) · {} messages kept, {} left out · \
+                         ~{} tokens",
+                        visible_controls_line(&s.label),
+                        s.budget_bytes,
+                        s.minimum_bytes,
+                        s.holds_bytes,
+                        s.retained_messages,
+                        s.omitted_messages,
+                        s.tokens
+                    );
+                }
             }
             let _ = write!(
                 out,
@@ -193,6 +265,9 @@ fn reference_lines(context: &Message, origin_of: &OriginOf<'_>) -> Vec<String> {
             if e.get("truncated").and_then(Value::as_bool) == Some(true) {
                 line.push_str(" · truncated");
             }
+            if let Some(b) = e.get("budgetBytes").and_then(Value::as_u64) {
+                let _ = write!(line, " · budget lowered to {b} bytes");
+            }
             let origin = origin_of(text("sessionId"));
             if origin.is_foreign() {
                 let _ = write!(
@@ -230,16 +305,18 @@ mod tests {
             content: vec![ContentBlock::text("hi")],
             context: None,
             file_context: None,
+            plan: None,
         };
         assert_eq!(
             json_output(&none, &|_| Origin::Dsh).unwrap(),
-            json!({"content": [{"type": "text", "text": "hi"}], "context": null, "references": [], "fileContext": null})
+            json!({"content": [{"type": "text", "text": "hi"}], "context": null, "references": [], "fileContext": null, "plan": []})
         );
         let ctx = context();
         let some = Prepared {
             content: vec![ContentBlock::text("hi")],
             context: Some(ctx.clone()),
             file_context: None,
+            plan: None,
         };
         let v = json_output(&some, &|_| Origin::ClaudeCode).unwrap();
         assert_eq!(
@@ -263,6 +340,7 @@ mod tests {
                 content: vec![ContentBlock::text("see @Build")],
                 context: Some(context()),
                 file_context: None,
+                plan: None,
             },
             &|_| Origin::Dsh,
         );

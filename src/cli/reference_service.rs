@@ -29,7 +29,8 @@ pub fn reference_config(section: &ReferencesSection) -> Result<ReferenceConfig, 
     .with_file_limits(
         or(section.max_files, defaults.max_files),
         or(section.max_file_bytes, defaults.max_file_bytes),
-    )
+    )?
+    .with_share(section.share.unwrap_or(defaults.share()))
 }
 
 /// The dsh store, every session source (the store and the foreign ones), and the reference
@@ -131,6 +132,25 @@ mod tests {
         assert_eq!(
             (c.excerpt_context, c.max_files, c.max_file_bytes),
             (4, 5, 1000)
+        );
+        for share in [0.0, -1.0, 1.01] {
+            let bad = ReferencesSection {
+                share: Some(share),
+                ..ReferencesSection::default()
+            };
+            assert_eq!(
+                reference_config(&bad).unwrap_err().code,
+                ErrorCode::InvalidConfig,
+                "{share}"
+            );
+        }
+        let quarter = ReferencesSection {
+            share: Some(0.25),
+            ..ReferencesSection::default()
+        };
+        assert_eq!(
+            reference_config(&quarter).unwrap().share_millionths,
+            250_000
         );
         let bad_files = ReferencesSection {
             max_file_bytes: Some(10),

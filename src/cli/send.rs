@@ -7,26 +7,32 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::tools::ToolBox;
+use crate::agent::tools::recall::{IndexSource, RecallTool};
 use crate::agent::{
-    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission,
+    Agent, AgentEvent, AgentStatus, LogFacts, dispatch_contexts, prepare_submission_in,
 };
 use dsh_reference::AgentRef;
 use dsh_reference::frecency::UseKind;
+use dsh_search::{IndexOptions, SessionIndex};
+use dsh_store::SessionQuery;
 use dsh_store::chunk::{TextDelta, text_delta};
 use dsh_store::event::{TurnEndKind, now_ms};
+use dsh_store::tool_round::ToolResultBlock;
 use dsh_store::{EventData, SessionHeader};
 use term_text::{visible_controls, visible_controls_line};
 
 use super::foreign_sources::read_only_refusal;
 use super::json_escape::escape_json_controls;
 use super::provider_setup::provider_for;
-use super::reference_service::{block_on, open_service};
+use super::reference_service::{Service, block_on, open_service};
 use super::{CliError, Context, SendArgs};
 
 /// Run the subcommand.
@@ -46,6 +52,7 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
             reason,
         });
     }
+    let recall = recall_tool(ctx, &service);
     let (store, refs) = (service.store, service.refs);
     let provider = provider_for(&ctx.config.model, Duration::ZERO)?;
     // Used only when the session is created: it records the branch the cwd is on now.
@@ -71,11 +78,14 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         cwd: writer.header().cwd.clone(),
     };
     let text = args.text.clone();
+    let room = facts.plan_room(provider.context_tokens(), &text);
     let json_lines = args.json;
     block_on(|cancel| async move {
         // On an error the writer is dropped unused: nothing reaches the target log.
-        let submission = prepare_submission(Some(&refs), &agent_ref, &text, &cancel).await?;
+        let submission =
+            prepare_submission_in(Some(&refs), &agent_ref, &text, Some(room), &cancel).await?;
         let (agent, events) = Agent::spawn_with_facts(writer, facts, provider);
+        agent.set_tools(recall);
         let message_id = submission.message.id.clone();
         let referenced = submission
             .context
@@ -90,6 +100,34 @@ pub fn run(ctx: &Context, args: &SendArgs) -> Result<(), CliError> {
         }
         outcome
     })?
+}
+
+/// The search over a turn's referenced sessions (docs/agent.md: tools), answering from the
+/// search index when one was already built for this store (it is opened at the first
+/// search, never built or updated here: a log it does not hold as it is is read instead).
+fn recall_tool(ctx: &Context, service: &Service) -> Arc<dyn ToolBox> {
+    let query: Arc<dyn SessionQuery> = Arc::clone(&service.sources) as Arc<dyn SessionQuery>;
+    let redact = service.refs.config().redact_secrets;
+    let root = ctx.store_root.clone();
+    let dir = ctx
+        .config
+        .search
+        .index_dir
+        .clone()
+        .or_else(|| dsh_search::cache_location::default_index_dir(&root));
+    let opened: Arc<OnceLock<Option<Arc<SessionIndex>>>> = Arc::new(OnceLock::new());
+    let index: IndexSource = Arc::new(move || {
+        opened
+            .get_or_init(|| {
+                let dir = dir.clone().filter(|d| d.is_dir())?;
+                let options = IndexOptions {
+                    index_dir: Some(dir),
+                };
+                SessionIndex::open(&root, &options).ok().map(Arc::new)
+            })
+            .clone()
+    });
+    Arc::new(RecallTool::new(query, service.store.clone(), redact).with_index(index))
 }
 
 /// `--cwd` (made absolute against the process directory) or the process directory. A
@@ -188,6 +226,35 @@ impl ReplyOutput {
         }
     }
 
+    /// A tool call the model made: `{"type":"tool-call","callId","name","arguments"}` with
+    /// `--json` (the arguments as the model sent them, a JSON text); nothing in text mode.
+    fn tool_call(&mut self, data: &serde_json::Value) {
+        if !self.json {
+            return;
+        }
+        let text = |k: &str| data.get(k).cloned().unwrap_or(serde_json::Value::Null);
+        self.line(&json!({
+            "type": "tool-call",
+            "callId": text("callId"),
+            "name": text("name"),
+            "arguments": text("arguments"),
+        }));
+    }
+
+    /// A tool result: `{"type":"tool-result","callId","text","isError"}` with `--json`
+    /// (the exact text the model received); nothing in text mode.
+    fn tool_result(&mut self, result: &ToolResultBlock) {
+        if !self.json {
+            return;
+        }
+        self.line(&json!({
+            "type": "tool-result",
+            "callId": result.call_id,
+            "text": result.text,
+            "isError": result.is_error,
+        }));
+    }
+
     /// The end of the reply: a newline after text, or the final `done` line. Errors are
     /// reported by the caller through [`CliError`] (one place decides their shape).
     fn finish(&mut self, outcome: &Result<(), CliError>, usage: Option<Usage>) {
@@ -274,6 +341,14 @@ async fn follow_turn(
                     }
                 }
                 EventData::AssistantMessage { usage: Some(u), .. } => Usage::add(&mut usage, u),
+                EventData::Other { kind, data } if kind == dsh_store::event::kind::TOOL_CALL => {
+                    out.tool_call(data);
+                }
+                EventData::ToolResult { message, .. } => {
+                    if let Some(result) = ToolResultBlock::of(message) {
+                        out.tool_result(&result);
+                    }
+                }
                 // Before the agent runs this message, a reopened log may get the end of a
                 // turn a crash left open (docs/agent.md: opening a session): not this turn.
                 EventData::TurnEnd { .. } if !running => {}

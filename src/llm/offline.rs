@@ -2,6 +2,7 @@
 //! network, it answers from what it received — the user's last message and a one-line
 //! account of every referenced session — so the whole flow works and tests offline.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -11,7 +12,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
-use super::provider::{ChatRequest, Provider, StreamEvent, Usage, is_summarize_request};
+use super::offline_recall::{OfflineCall, recall_call, recall_lines};
+use super::provider::{
+    ChatRequest, Provider, StreamEvent, ToolCallDelta, Usage, is_summarize_request,
+};
+use super::text_only_images::images_as_text;
 use dsh_store::{Message, Role};
 
 /// The provider name.
@@ -61,7 +66,13 @@ impl Provider for OfflineProvider {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, Result<StreamEvent, LlmError>> {
-        let reply = offline_reply(&request);
+        // A text-only model: images as their placeholder lines, as the wire gets them.
+        let reply = match images_as_text(&request.messages) {
+            Cow::Borrowed(_) => offline_reply(&request),
+            Cow::Owned(messages) => {
+                offline_reply(&ChatRequest::new(messages).with_tools(request.tools.clone()))
+            }
+        };
         let state = Playback {
             events: reply.into_events(),
             cancel,
@@ -121,17 +132,39 @@ impl Playback {
 pub struct OfflineReply {
     pub reasoning: String,
     pub text: String,
+    /// Tool calls the reply makes (docs/llm-providers.md: offline provider, recall).
+    pub calls: Vec<OfflineCall>,
     pub usage: Usage,
 }
 
 impl OfflineReply {
-    /// Reasoning first, then the text in several chunks, then usage.
+    /// Reasoning first, then the text in several chunks, then each call (its id and name
+    /// with the first half of its arguments, then the rest), then usage.
     fn into_events(self) -> VecDeque<StreamEvent> {
         let mut events = VecDeque::new();
         if !self.reasoning.is_empty() {
             events.push_back(StreamEvent::Reasoning(self.reasoning));
         }
         events.extend(text_chunks(&self.text).into_iter().map(StreamEvent::Text));
+        for (index, call) in self.calls.into_iter().enumerate() {
+            let mut half = call.arguments.len() / 2;
+            while !call.arguments.is_char_boundary(half) {
+                half -= 1;
+            }
+            let (head, tail) = call.arguments.split_at(half);
+            events.push_back(StreamEvent::ToolCall(ToolCallDelta {
+                index: index as u64,
+                id: Some(call.id),
+                name: Some(call.name),
+                arguments: head.to_owned(),
+            }));
+            events.push_back(StreamEvent::ToolCall(ToolCallDelta {
+                index: index as u64,
+                id: None,
+                name: None,
+                arguments: tail.to_owned(),
+            }));
+        }
         events.push_back(StreamEvent::Usage(self.usage));
         events
     }
@@ -139,6 +172,7 @@ impl OfflineReply {
 
 /// Compute the deterministic answer to `request` (a reply, or a summary for compaction).
 pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
+    let mut calls = Vec::new();
     let (reasoning, text) = if is_summarize_request(request) {
         let history = request
             .messages
@@ -148,6 +182,13 @@ pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
             format!("Summarizing {} messages.", history.len()),
             summary_text(history),
         )
+    } else if let Some(call) = recall_call(request) {
+        let reasoning = format!(
+            "Searching the first referenced session for {}.",
+            excerpt(&call.arguments)
+        );
+        calls.push(call);
+        (reasoning, String::new())
     } else {
         answer_text(&request.messages)
     };
@@ -168,6 +209,7 @@ pub fn offline_reply(request: &ChatRequest) -> OfflineReply {
     OfflineReply {
         reasoning,
         text,
+        calls,
         usage,
     }
 }
@@ -242,6 +284,10 @@ fn snapshot_data(text: &str) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+fn is_tool_result(m: &Message) -> bool {
+    dsh_store::tool_round::ToolResultBlock::of(m).is_some()
+}
+
 fn is_reference_context(m: &Message) -> bool {
     m.role == Role::User
         && m.source
@@ -252,7 +298,15 @@ fn is_reference_context(m: &Message) -> bool {
 /// The ordinary reply: acknowledge the last direct message and each referenced session
 /// received since the model last spoke.
 fn answer_text(messages: &[Message]) -> (String, String) {
+    // Since the model last answered the user: a tool round after the user's message is
+    // part of this answer.
+    let user_at = messages
+        .iter()
+        .rposition(|m| m.role == Role::User && m.is_direct_user())
+        .unwrap_or(messages.len());
     let since = messages
+        .get(..user_at)
+        .unwrap_or(messages)
         .iter()
         .rposition(|m| m.role == Role::Assistant)
         .map_or(0, |i| i + 1);
@@ -266,7 +320,7 @@ fn answer_text(messages: &[Message]) -> (String, String) {
     let last_user = messages
         .iter()
         .rev()
-        .find(|m| m.role == Role::User && !is_reference_context(m));
+        .find(|m| m.role == Role::User && !is_reference_context(m) && !is_tool_result(m));
 
     let mut text = String::from("Offline model (no network). ");
     match last_user {
@@ -286,6 +340,7 @@ fn answer_text(messages: &[Message]) -> (String, String) {
             text.push_str(&reference_line(r));
         }
     }
+    text.push_str(&recall_lines(messages));
     if earlier_contexts > 0 {
         let _ = write!(
             text,
@@ -470,9 +525,10 @@ mod tests {
 
     #[tokio::test]
     async fn stream_is_deterministic_and_chunked() {
-        let req = ChatRequest {
-            messages: vec![two_ref_context(), Message::user_text("what did @A decide?")],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("what did @A decide?"),
+        ]);
         let p = OfflineProvider::new();
         let first = collect(&p, req.clone()).await;
         let second = collect(&p, req.clone()).await;
@@ -488,18 +544,43 @@ mod tests {
             .iter()
             .filter_map(|e| match e {
                 StreamEvent::Text(t) => Some(t.as_str()),
-                StreamEvent::Reasoning(_) | StreamEvent::Usage(_) => None,
+                StreamEvent::Reasoning(_) | StreamEvent::ToolCall(_) | StreamEvent::Usage(_) => {
+                    None
+                }
             })
             .collect();
         assert!(texts.len() > 3, "several chunks: {texts:?}");
         assert_eq!(texts.concat(), reply.text);
     }
 
+    #[tokio::test]
+    async fn an_image_only_message_is_answered_as_its_placeholder_line() {
+        let image: dsh_store::ContentBlock = serde_json::from_value(serde_json::json!({
+            "type": "image", "attachment": {"mediaType": "image/png", "width": 2, "height": 3}
+        }))
+        .unwrap();
+        let req = ChatRequest::new(vec![Message::new(
+            Role::User,
+            vec![image],
+            dsh_store::Source::user(),
+        )]);
+        let text: String = collect(&OfflineProvider::new(), req)
+            .await
+            .into_iter()
+            .filter_map(|e| match e.unwrap() {
+                StreamEvent::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert!(text.contains("You said: \"[image PNG 2×3]"), "{text}");
+    }
+
     #[test]
     fn reply_acknowledges_message_and_each_reference() {
-        let req = ChatRequest {
-            messages: vec![two_ref_context(), Message::user_text("what did @A decide?")],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("what did @A decide?"),
+        ]);
         let reply = offline_reply(&req);
         assert_eq!(
             reply.text,
@@ -526,9 +607,7 @@ mod tests {
                 truncated: None,
             }]
         );
-        let reply = offline_reply(&ChatRequest {
-            messages: vec![msg, Message::user_text("hi")],
-        });
+        let reply = offline_reply(&ChatRequest::new(vec![msg, Message::user_text("hi")]));
         assert!(
             reply
                 .text
@@ -562,14 +641,12 @@ mod tests {
             vec![ContentBlock::text("ok")],
             Source::model("offline", OFFLINE_MODEL),
         );
-        let req = ChatRequest {
-            messages: vec![
-                two_ref_context(),
-                Message::user_text("first"),
-                assistant,
-                Message::user_text("second"),
-            ],
-        };
+        let req = ChatRequest::new(vec![
+            two_ref_context(),
+            Message::user_text("first"),
+            assistant,
+            Message::user_text("second"),
+        ]);
         let text = offline_reply(&req).text;
         assert!(!text.contains("sess-a"), "{text}");
         assert!(text.contains("You said: \"second\""), "{text}");
@@ -622,9 +699,7 @@ mod tests {
 
     #[test]
     fn usage_is_about_a_quarter_of_the_bytes() {
-        let req = ChatRequest {
-            messages: vec![Message::user_text("12345678")],
-        };
+        let req = ChatRequest::new(vec![Message::user_text("12345678")]);
         let reply = offline_reply(&req);
         assert_eq!(reply.usage.input_tokens, 2);
         assert_eq!(
@@ -638,12 +713,7 @@ mod tests {
         let cancel = CancellationToken::new();
         cancel.cancel();
         let events: Vec<_> = OfflineProvider::new()
-            .stream(
-                ChatRequest {
-                    messages: vec![Message::user_text("hi")],
-                },
-                cancel,
-            )
+            .stream(ChatRequest::new(vec![Message::user_text("hi")]), cancel)
             .collect()
             .await;
         assert_eq!(events, vec![Err(LlmError::Cancelled)]);
@@ -655,9 +725,7 @@ mod tests {
         let mut stream = OfflineProvider::new()
             .with_chunk_delay(Duration::from_secs(60))
             .stream(
-                ChatRequest {
-                    messages: vec![Message::user_text("hi")],
-                },
+                ChatRequest::new(vec![Message::user_text("hi")]),
                 cancel.clone(),
             );
         assert!(matches!(

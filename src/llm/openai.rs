@@ -1,6 +1,6 @@
 //! The OpenAI-compatible streaming provider (docs/llm-providers.md): `POST {base_url}/chat/completions`
-//! with `stream: true`, parsed as server-sent events (`delta.content`,
-//! `delta.reasoning_content`, `usage`). Bounded retries with exponential backoff and jitter
+//! with `stream: true` (body: `openai_body`), parsed as server-sent events (`delta.content`,
+//! `delta.reasoning_content`, `delta.tool_calls`, `usage`). Bounded retries with exponential backoff and jitter
 //! on 429, 5xx and connection failures before any content arrived; a timeout for connecting,
 //! for the response and between chunks; prompt cancellation; the API key never leaves the
 //! `Authorization` header (not in `Debug`, logs or error messages).
@@ -14,13 +14,13 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::LlmError;
-use super::provider::{ChatRequest, Provider, StreamEvent, Usage};
+use super::openai_body::request_body;
+use super::provider::{ChatRequest, Provider, StreamEvent, ToolCallDelta, Usage};
 use super::sse::{DEFAULT_MAX_LINE_BYTES, SseItem, SseParser};
-use dsh_store::{Message, Role};
 use term_text::visible_controls_line;
 
 /// The provider name.
@@ -229,7 +229,7 @@ impl Provider for OpenAiProvider {
         request: ChatRequest,
         cancel: CancellationToken,
     ) -> BoxStream<'static, Result<StreamEvent, LlmError>> {
-        let body = request_body(&self.config.model, &request.messages);
+        let body = request_body(&self.config.model, &request.messages, &request.tools);
         let call = Call {
             client: self.client.clone(),
             url: self.url.clone(),
@@ -246,32 +246,6 @@ impl Provider for OpenAiProvider {
         })
         .boxed()
     }
-}
-
-/// The JSON body of a streamed chat-completions request. Text blocks are joined with `\n`;
-/// reasoning and other blocks are not sent back; messages without text and tool-role
-/// messages (no tools are offered) are left out.
-pub fn request_body(model: &str, messages: &[Message]) -> Vec<u8> {
-    let messages: Vec<Value> = messages
-        .iter()
-        .filter_map(|m| {
-            let role = match m.role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-                Role::System => "system",
-                Role::Tool => return None,
-            };
-            let text = m.joined_text();
-            (!text.is_empty()).then(|| json!({"role": role, "content": text}))
-        })
-        .collect();
-    let body = json!({
-        "model": model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    body.to_string().into_bytes()
 }
 
 /// One chunk of a streamed completion (only the fields used).
@@ -299,6 +273,28 @@ struct ApiDelta {
     content: Option<String>,
     #[serde(default)]
     reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<ApiToolCall>>,
+}
+
+/// A piece of a streamed tool call: its place among the reply's calls, and on its first
+/// piece its id and function name.
+#[derive(Debug, Deserialize)]
+struct ApiToolCall {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<ApiFunction>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ApiFunction {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -718,6 +714,19 @@ fn parse_chunk(
             if let Some(t) = delta.content.as_ref().filter(|t| !t.is_empty()) {
                 events.push(StreamEvent::Text(t.clone()));
             }
+            for (position, call) in delta.tool_calls.iter().flatten().enumerate() {
+                let function = call.function.as_ref();
+                events.push(StreamEvent::ToolCall(ToolCallDelta {
+                    index: call.index.unwrap_or(position as u64),
+                    id: call.id.clone().filter(|id| !id.is_empty()),
+                    name: function
+                        .and_then(|f| f.name.clone())
+                        .filter(|n| !n.is_empty()),
+                    arguments: function
+                        .and_then(|f| f.arguments.clone())
+                        .unwrap_or_default(),
+                }));
+            }
         }
         finished = choice.finish_reason.is_some();
     }
@@ -958,6 +967,37 @@ mod tests {
                 )),
             ),
             (None, r#"{"id":"x"}"#, Ok((vec![], false))),
+            (
+                None,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"search_references","arguments":""}}]}}]}"#,
+                Ok((
+                    vec![StreamEvent::ToolCall(ToolCallDelta {
+                        index: 0,
+                        id: Some("call_1".into()),
+                        name: Some("search_references".into()),
+                        arguments: String::new(),
+                    })],
+                    false,
+                )),
+            ),
+            (
+                None,
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"ref\""}}]},"finish_reason":"tool_calls"}]}"#,
+                Ok((
+                    vec![StreamEvent::ToolCall(ToolCallDelta {
+                        index: 1,
+                        id: None,
+                        name: None,
+                        arguments: "{\"ref\"".into(),
+                    })],
+                    true,
+                )),
+            ),
+            (
+                None,
+                r#"{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":3}}]}}]}"#,
+                Err("LLM_BAD_STREAM"),
+            ),
             (None, "not json", Err("LLM_BAD_STREAM")),
             (None, r#"{"choices":"nope"}"#, Err("LLM_BAD_STREAM")),
             (
@@ -971,54 +1011,6 @@ mod tests {
             let got = parse_chunk(event, data, 1, None).map_err(|e| e.code());
             assert_eq!(got, want, "{data}");
         }
-    }
-
-    #[test]
-    fn request_body_maps_messages() {
-        use dsh_store::{ContentBlock, Source};
-        let assistant = Message::new(
-            Role::Assistant,
-            vec![
-                ContentBlock::reasoning("secret thoughts"),
-                ContentBlock::text("a"),
-                ContentBlock::text("b"),
-            ],
-            Source::model("openai", "m"),
-        );
-        let reasoning_only = Message::new(
-            Role::Assistant,
-            vec![ContentBlock::reasoning("only")],
-            Source::model("openai", "m"),
-        );
-        let tool = Message::new(
-            Role::Tool,
-            vec![ContentBlock::text("out")],
-            Source::tool("c"),
-        );
-        let body = request_body(
-            "deepseek-chat",
-            &[
-                Message::user_text("q"),
-                assistant,
-                reasoning_only,
-                tool,
-                Message::user_text("again"),
-            ],
-        );
-        let v: Value = serde_json::from_slice(&body).unwrap();
-        assert_eq!(
-            v,
-            json!({
-                "model": "deepseek-chat",
-                "messages": [
-                    {"role": "user", "content": "q"},
-                    {"role": "assistant", "content": "a\nb"},
-                    {"role": "user", "content": "again"},
-                ],
-                "stream": true,
-                "stream_options": {"include_usage": true},
-            })
-        );
     }
 
     #[test]

@@ -10,10 +10,49 @@ use tokio_util::sync::CancellationToken;
 use super::error::LlmError;
 use dsh_store::{ContentBlock, Message, Role, Source};
 
-/// What the model is asked: folded-surface messages in model order.
+/// What the model is asked: folded-surface messages in model order, and the tools it may
+/// call (none unless the agent offers some: docs/agent.md, tools).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatRequest {
     pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+impl ChatRequest {
+    /// A request of `messages` offering no tool.
+    pub fn new(messages: Vec<Message>) -> Self {
+        ChatRequest {
+            messages,
+            tools: Vec::new(),
+        }
+    }
+
+    /// The same request offering `tools`.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+}
+
+/// A tool offered to the model: its name, what it does, and a JSON Schema of its arguments
+/// (sent as an `OpenAI` `function` tool).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// One streamed piece of a tool call. A provider numbers the calls of one reply (`index`);
+/// the first piece of a call carries its id and name, every piece a fragment of its
+/// arguments' JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallDelta {
+    pub index: u64,
+    pub id: Option<String>,
+    pub name: Option<String>,
+    pub arguments: String,
 }
 
 /// One increment of a streamed reply.
@@ -21,8 +60,11 @@ pub struct ChatRequest {
 pub enum StreamEvent {
     /// A piece of the visible answer.
     Text(String),
-    /// A piece of the model's reasoning (shown dimmed, never sent back).
+    /// A piece of the model's reasoning (shown dimmed; sent back only with the tool calls
+    /// of its reply, as `DeepSeek`'s thinking mode asks).
     Reasoning(String),
+    /// A piece of a tool call the model makes.
+    ToolCall(ToolCallDelta),
     /// Token counts; may arrive once, at the end.
     Usage(Usage),
 }
@@ -119,7 +161,7 @@ pub fn summarize_request(mut messages: Vec<Message>) -> ChatRequest {
         vec![ContentBlock::text(SUMMARIZE_INSTRUCTION)],
         Source::plugin(SUMMARIZE_PLUGIN),
     ));
-    ChatRequest { messages }
+    ChatRequest::new(messages)
 }
 
 /// Whether `request` was built by [`summarize_request`] (its last message is the instruction).
@@ -151,17 +193,13 @@ mod tests {
     #[test]
     fn ordinary_requests_are_not_summary_requests() {
         let cases = [
-            ChatRequest { messages: vec![] },
-            ChatRequest {
-                messages: vec![Message::user_text(SUMMARIZE_INSTRUCTION)],
-            },
-            ChatRequest {
-                messages: vec![Message::new(
-                    Role::User,
-                    vec![ContentBlock::text("something else")],
-                    Source::plugin(SUMMARIZE_PLUGIN),
-                )],
-            },
+            ChatRequest::new(vec![]),
+            ChatRequest::new(vec![Message::user_text(SUMMARIZE_INSTRUCTION)]),
+            ChatRequest::new(vec![Message::new(
+                Role::User,
+                vec![ContentBlock::text("something else")],
+                Source::plugin(SUMMARIZE_PLUGIN),
+            )]),
         ];
         for req in cases {
             assert!(!is_summarize_request(&req), "{req:?}");

@@ -19,6 +19,9 @@ pub struct ReferenceConfig {
     pub max_files: usize,
     /// UTF-8 bytes of one attached file's text (after the cut).
     pub max_file_bytes: usize,
+    /// The references' share of what the context window has left, in millionths (the key
+    /// `share`, a fraction in (0, 1]: docs/references.md, the budget plan).
+    pub share_millionths: u32,
 }
 
 /// Hard upper bound on `excerpt_context`.
@@ -124,6 +127,33 @@ impl ReferenceConfig {
     }
 }
 
+impl ReferenceConfig {
+    /// With `share` validated: a fraction in (0, 1] (kept to millionths).
+    pub fn with_share(self, share: f64) -> Result<Self, ReferenceError> {
+        if !(share > 0.0 && share <= 1.0) {
+            return Err(ReferenceError::new(
+                super::error::ErrorCode::InvalidConfig,
+                format!(
+                    "invalid reference setting `share`: must be a fraction greater than 0 and \
+                     at most 1 (got {share})"
+                ),
+            ));
+        }
+        // A fraction of at most 1 in millionths fits a u32; at least one millionth stays.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let millionths = ((share * 1_000_000.0).round() as u32).max(1);
+        Ok(ReferenceConfig {
+            share_millionths: millionths,
+            ..self
+        })
+    }
+
+    /// The references' share of what the context window has left.
+    pub fn share(&self) -> f64 {
+        f64::from(self.share_millionths) / 1_000_000.0
+    }
+}
+
 impl Default for ReferenceConfig {
     fn default() -> Self {
         ReferenceConfig {
@@ -134,6 +164,7 @@ impl Default for ReferenceConfig {
             excerpt_context: 2,
             max_files: 3,
             max_file_bytes: 32768,
+            share_millionths: 500_000,
         }
     }
 }
@@ -179,7 +210,15 @@ mod tests {
         assert_eq!(base.with_excerpt_context(50).unwrap().excerpt_context, 50);
         let c = base.with_file_limits(10, 256).unwrap();
         assert_eq!((c.max_files, c.max_file_bytes), (10, 256));
-        let extra: [(Result<ReferenceConfig, ReferenceError>, &str); 5] = [
+        assert_eq!(base.share_millionths, 500_000);
+        assert!((base.share() - 0.5).abs() < 1e-9);
+        assert_eq!(base.with_share(1.0).unwrap().share_millionths, 1_000_000);
+        assert_eq!(base.with_share(0.25).unwrap().share_millionths, 250_000);
+        let extra: [(Result<ReferenceConfig, ReferenceError>, &str); 9] = [
+            (base.with_share(0.0), "share"),
+            (base.with_share(1.5), "share"),
+            (base.with_share(f64::NAN), "share"),
+            (base.with_share(-0.1), "share"),
             (base.with_excerpt_context(-1), "excerpt_context"),
             (base.with_excerpt_context(51), "excerpt_context"),
             (base.with_file_limits(0, 1000), "max_files"),

@@ -1,8 +1,10 @@
 //! The session-reference layer (docs/references.md): URIs and mentions, candidate listing, and the
 //! bounded, read-only snapshot context prepared for a message that references other sessions.
 
+pub mod budget_plan;
 pub mod candidate_view;
 pub mod candidates;
+pub mod citation;
 pub mod closest;
 pub mod config;
 pub mod context_tags;
@@ -23,10 +25,12 @@ pub mod listing_order;
 pub mod mention;
 pub mod neutral_label;
 pub mod parse;
+mod planned_read;
 pub mod projected_scan;
 pub mod projection;
 pub mod prompt;
 pub mod query_words;
+pub mod recall_result;
 pub mod redact;
 pub mod reference_entry;
 pub mod relative_time;

@@ -53,7 +53,8 @@ pub fn reference_entry(source: &RetainedSource, input_index: usize) -> Reference
 }
 
 /// Keys of ours beside dsh's in a reference entry (docs/references.md: reference entry):
-/// `redactedSecrets` when secrets were redacted, `excerpt` for an excerpt reference.
+/// `redactedSecrets` when secrets were redacted, `excerpt` for an excerpt reference,
+/// `budgetBytes` when the budget plan lowered this source's budget.
 fn entry_extras(source: &RetainedSource) -> Map<String, Value> {
     let mut extra = Map::new();
     let redacted = source.redactions.total();
@@ -72,6 +73,9 @@ fn entry_extras(source: &RetainedSource) -> Map<String, Value> {
         e.insert("last".into(), w.last.into());
         e.insert("of".into(), w.of.into());
         extra.insert("excerpt".into(), Value::Object(e));
+    }
+    if let Some(budget) = source.planned_bytes {
+        extra.insert("budgetBytes".into(), budget.into());
     }
     extra
 }

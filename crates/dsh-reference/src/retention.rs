@@ -48,6 +48,12 @@ pub struct RetainedSource {
     pub redactions: Redactions,
     /// For an excerpt reference: where its window lies in the session.
     pub excerpt: Option<ExcerptWindow>,
+    /// The least this source can be sent in (docs/references.md: the budget plan): its
+    /// fixed fields, every checkpoint and its newest user/assistant exchange as retained
+    /// here; at most `serialized_bytes`.
+    pub minimum_bytes: usize,
+    /// The budget the plan retained it with, when lower than `max_reference_bytes`.
+    pub planned_bytes: Option<usize>,
 }
 
 const NOTICE_HEAD: &str = "\n[… omitted ";
@@ -320,6 +326,7 @@ pub fn finish_retention(
         }
     }
 
+    let minimum_bytes = minimum(&header, &slots).min(total);
     let mut omitted_bytes = plan.omitted_bytes;
     let mut any_cut = false;
     let conversation: Vec<ConversationTurn> = slots
@@ -356,7 +363,31 @@ pub fn finish_retention(
         serialized_bytes: total,
         redactions: Redactions::default(),
         excerpt: None,
+        minimum_bytes,
+        planned_bytes: None,
     })
+}
+
+/// The serialized size of `header`'s object holding only the checkpoints and the newest
+/// exchange (the newest message a person typed and everything after it) of `slots`.
+fn minimum(header: &SourceHeader, slots: &[Slot<'_>]) -> usize {
+    let newest_user = slots
+        .iter()
+        .rposition(|s| s.item.role == TurnRole::User && !s.item.checkpoint)
+        .unwrap_or(slots.len().saturating_sub(1));
+    let kept: Vec<usize> = slots
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| s.item.checkpoint || *i >= newest_user)
+        .map(|(_, s)| s.serialized)
+        .collect();
+    source_fixed_len(
+        &header.session_id,
+        &header.label,
+        header.cwd.as_deref(),
+        header.captured_through_seq,
+    ) + kept.iter().sum::<usize>()
+        + kept.len().saturating_sub(1)
 }
 
 fn budget_exceeded(header: &SourceHeader, budget: usize) -> ReferenceError {

@@ -401,6 +401,57 @@ fn conformance_vectors_pass() {
     );
 }
 
+/// Issue 37 item 1: with a window large enough, the budget plan over every `prompt.json`
+/// case keeps each source at the case's `maxReferenceBytes`, so the context it builds is
+/// the vector's byte for byte, without a key of the plan.
+#[test]
+fn the_plan_over_every_prompt_case_keeps_max_reference_bytes_with_a_large_window() {
+    use dsh_reference::budget_plan::{PlanInput, plan, share_bytes};
+    let dir = vector_dir();
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("prompt.json")).unwrap()).unwrap();
+    let mut planned = 0;
+    for case in cases(&doc, "cases") {
+        let budget = budget_of(case).unwrap();
+        let retained: Vec<RetainedSource> = cases(case, "inputs")
+            .iter()
+            .map(|input| {
+                retain_snapshot(
+                    &input["snapshot"],
+                    str_field(input, "label").unwrap(),
+                    budget,
+                )
+                .unwrap()
+                .unwrap()
+            })
+            .collect();
+        let inputs: Vec<PlanInput> = retained.iter().map(PlanInput::of).collect();
+        // A million-token window, half of it for references.
+        let share = share_bytes(1_000_000, 0.5, inputs.len());
+        let p = plan(&inputs, share, budget).unwrap();
+        let name = case["name"].as_str().unwrap_or("?");
+        assert!(
+            p.sources.iter().all(|s| s.budget_bytes == budget),
+            "{name}: {:?}",
+            p.sources
+        );
+        assert!(retained.iter().all(|r| r.planned_bytes.is_none()));
+        let message = context_message(&retained);
+        assert_eq!(
+            message.source.as_ref().map(|s| &s.0),
+            Some(&case["expect"]["source"]),
+            "{name}"
+        );
+        assert_eq!(
+            serialized_sources(&message.joined_text()),
+            case["expect"]["serialized"].as_str(),
+            "{name}"
+        );
+        planned += 1;
+    }
+    assert!(planned >= 4, "{planned}");
+}
+
 #[test]
 fn bundled_vectors_are_identical_copies_and_all_known() {
     let bundled = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance");

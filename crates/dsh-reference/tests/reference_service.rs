@@ -471,6 +471,7 @@ async fn no_references_returns_the_content_and_no_context() {
             content: content.clone(),
             context: None,
             file_context: None,
+            plan: None,
         }
     );
     assert!(store.reads().is_empty());

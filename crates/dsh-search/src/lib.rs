@@ -56,6 +56,7 @@ mod long_sessions;
 mod merge_plan;
 mod query_plan;
 pub mod query_syntax;
+pub mod recall;
 mod schema;
 mod session_doc;
 mod session_index;

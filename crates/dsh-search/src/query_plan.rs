@@ -125,6 +125,11 @@ pub fn proximity(
         .collect()
 }
 
+/// `clause` in the conversation only (not the id, cwd or title): recall within one session.
+pub fn in_body(searcher: &Searcher, fields: &Fields, clause: &Clause) -> Box<dyn Query> {
+    in_field(searcher, fields.body, clause)
+}
+
 fn in_field(searcher: &Searcher, field: Field, clause: &Clause) -> Box<dyn Query> {
     let terms: Vec<Term> = clause
         .terms

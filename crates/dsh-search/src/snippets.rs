@@ -85,6 +85,21 @@ fn matches_in(
         .collect()
 }
 
+/// How often each clause matches in `text` (one count per clause, in clause order).
+pub(crate) fn clause_hits(
+    analyzer: &mut TextAnalyzer,
+    clauses: &[Clause],
+    text: &str,
+) -> Vec<usize> {
+    let mut counts = vec![0usize; clauses.len()];
+    for (ci, _) in matches_in(analyzer, clauses, text) {
+        if let Some(n) = counts.get_mut(ci) {
+            *n += 1;
+        }
+    }
+    counts
+}
+
 fn empty_term() -> Term {
     Term {
         text: String::new(),

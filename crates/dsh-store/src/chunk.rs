@@ -37,6 +37,25 @@ pub fn delta(index: u64, block: BlockType, text: &str) -> Value {
     json!({"type": kind.as_str(), "index": index, "text": text})
 }
 
+/// `{type:"block-start", index, blockType:"tool-call"}`: a tool call begins.
+pub fn tool_call_start(index: u64) -> Value {
+    json!({"type": ChunkKind::BlockStart.as_str(), "index": index, "blockType": "tool-call"})
+}
+
+/// `{type:"tool-call-delta", index, id, name?, argumentsDelta}`: a fragment of a tool call's
+/// arguments (dsh's shape: `name` only where the provider sent it, on the call's first piece).
+pub fn tool_call_delta(index: u64, id: &str, name: Option<&str>, arguments: &str) -> Value {
+    let mut chunk = serde_json::Map::new();
+    chunk.insert("type".into(), ChunkKind::ToolCallDelta.as_str().into());
+    chunk.insert("index".into(), index.into());
+    chunk.insert("id".into(), id.into());
+    if let Some(name) = name {
+        chunk.insert("name".into(), name.into());
+    }
+    chunk.insert("argumentsDelta".into(), arguments.into());
+    Value::Object(chunk)
+}
+
 /// `{type:"block-end", index, block}` with the finished block.
 pub fn block_end(index: u64, block: &ContentBlock) -> Value {
     json!({"type": ChunkKind::BlockEnd.as_str(), "index": index, "block": block})
@@ -53,6 +72,11 @@ pub fn usage(input_tokens: u64, output_tokens: u64) -> Value {
 /// `{type:"finish", reason:{kind:"stop"}}`: the stream ended normally.
 pub fn finish_stop() -> Value {
     json!({"type": ChunkKind::Finish.as_str(), "reason": {"kind": "stop"}})
+}
+
+/// `{type:"finish", reason:{kind:"tool-calls"}}`: the stream ended with tool calls to run.
+pub fn finish_tool_calls() -> Value {
+    json!({"type": ChunkKind::Finish.as_str(), "reason": {"kind": "tool-calls"}})
 }
 
 /// `{type:"finish", reason:{kind:"error", failure:{code, message}}}`: the stream was cut

@@ -1,8 +1,9 @@
 //! Laying out a conversation the way dsh logs one (docs/session-store.md: the rule book):
 //! for code that writes a session from a list of messages (tests, demo stores, imports)
 //! rather than by running turns. Every user message outside a turn opens one; every
-//! assistant message is one step of the open turn; a title or any other log-only record
-//! outside a turn gets a turn of its own; the last turn is closed.
+//! assistant message is one step of the open turn, and so is every tool result (the reply
+//! asking for its call, the call, the result); a title or any other log-only record outside
+//! a turn gets a turn of its own; the last turn is closed.
 
 use serde_json::json;
 
@@ -168,24 +169,38 @@ pub fn in_turns(next_turn: u64, events: impl IntoIterator<Item = NewEvent>) -> V
                     step: at.steps,
                     extra: serde_json::Map::new(),
                 }));
-                // A tool result answers a call of its step.
+                // A tool result answers a call its step's reply asked for (dsh's tool round:
+                // the asking reply, the call, the result).
                 if let EventData::ToolResult { message, .. } = &event.data {
-                    let call_id = message
-                        .source
-                        .as_ref()
-                        .and_then(|s| s.0.get("callId"))
-                        .cloned()
-                        .unwrap_or_else(|| json!(""));
-                    out.push(NewEvent::plain(EventData::Other {
-                        kind: crate::event::kind::TOOL_CALL.to_owned(),
-                        data: json!({
-                            "turn": open,
-                            "step": at.steps,
-                            "callId": call_id,
-                            "name": "tool",
-                            "arguments": "{}",
-                        }),
+                    let call = crate::tool_round::ToolCallBlock {
+                        id: message
+                            .source
+                            .as_ref()
+                            .and_then(|s| s.0.get("callId"))
+                            .and_then(serde_json::Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned(),
+                        name: "tool".to_owned(),
+                        arguments: "{}".to_owned(),
+                    };
+                    out.push(NewEvent::appended(EventData::AssistantMessage {
+                        turn: open,
+                        step: at.steps,
+                        message: crate::event::Message::new(
+                            crate::event::Role::Assistant,
+                            vec![crate::tool_round::tool_call_block(
+                                &call.id,
+                                &call.name,
+                                &call.arguments,
+                            )],
+                            crate::event::Source::model("layout", "layout"),
+                        ),
+                        usage: None,
+                        extra: serde_json::Map::new(),
                     }));
+                    out.push(NewEvent::plain(crate::tool_round::tool_call_data(
+                        open, at.steps, &call,
+                    )));
                 }
                 out.push(event);
                 out.push(NewEvent::plain(EventData::StepEnd {

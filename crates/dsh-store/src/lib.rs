@@ -45,6 +45,7 @@ pub mod stamp;
 pub mod store;
 pub mod surface;
 pub mod surface_scan;
+pub mod tool_round;
 pub mod writer;
 mod zstd_frame_walk;
 mod zstd_stream;

@@ -36,6 +36,16 @@ pub struct NewEvent {
 }
 
 impl NewEvent {
+    /// A `tool/result` (`data` from [`crate::tool_round`]) appended to the surface, citing
+    /// the `tool/call` it answers when one was logged.
+    pub fn tool_result(data: EventData, call_seq: Option<u64>) -> Self {
+        NewEvent {
+            data,
+            surface_op: Some(SurfaceOp::Append),
+            source_event_seqs: call_seq.map(|s| vec![s]),
+        }
+    }
+
     /// A non-surface event.
     pub fn plain(data: EventData) -> Self {
         NewEvent {
@@ -450,6 +460,20 @@ impl SessionWriter {
             }));
         }
         if let Some(turn) = self.rules.open_turn() {
+            // Calls the open step asked for and never answered, before the step closes (dsh's
+            // repair: providers refuse a call without its result).
+            for call in self.rules.pending_tool_calls() {
+                closers.push(match call.call_seq {
+                    None => NewEvent::tool_result(
+                        super::tool_round::not_started_data(turn, call.step, &call.call_id),
+                        None,
+                    ),
+                    Some(seq) => NewEvent::tool_result(
+                        super::tool_round::outcome_unknown_data(turn, call.step, &call.call_id),
+                        Some(seq),
+                    ),
+                });
+            }
             if let Some(step) = self.rules.open_step() {
                 closers.push(NewEvent::plain(EventData::StepEnd {
                     turn,

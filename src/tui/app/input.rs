@@ -175,6 +175,7 @@ impl App {
             Some(AppAction::ToggleReasoning) => self.chat.toggle_reasoning(),
             Some(AppAction::ToggleExpand) if !collapsed => self.chat.toggle_expand(),
             Some(AppAction::ReinsertReference) => self.reinsert_reference(),
+            Some(AppAction::OpenCitation) => self.open_citation(),
             Some(AppAction::Interrupt) => self.interrupt(),
             Some(AppAction::QuitIfEmpty) if self.composer.input.is_empty() => {
                 self.frames.should_quit = true;
@@ -673,7 +674,16 @@ impl App {
                     return None;
                 }
                 let row = self.composer.input.results()?.selected()?;
-                (row.key() == key).then(|| PreviewRequest::for_row(&key, row.label()))
+                let draft = self.composer.input.draft();
+                // The plan the session would get among the draft's references.
+                let room = self.session.agent.plan_room(&draft);
+                (row.key() == key).then(|| {
+                    PreviewRequest::for_row(&key, row.label()).with_plan(
+                        self.session.agent_ref(),
+                        &draft,
+                        room,
+                    )
+                })
             }),
         };
         if let Some(request) = wanted {

@@ -30,6 +30,9 @@ pub enum AppAction {
     /// Alt+E: on a conversation hit in the `@` popup, mention only the exchange that
     /// matched.
     InsertExcerpt,
+    /// Alt+C: open the newest citation of a reply (again: the one before) in the cited
+    /// session, read-only, at the message.
+    OpenCitation,
 }
 
 impl AppAction {
@@ -68,6 +71,9 @@ impl AppAction {
             }
             AppAction::InsertExcerpt => {
                 "on an \"in conversations\" row of @ popup (any tool's): insert an excerpt (the exchange that matched)"
+            }
+            AppAction::OpenCitation => {
+                "open the newest ⟦cited⟧ message of a reply in its session (again: the one before)"
             }
         }
     }
@@ -147,6 +153,12 @@ pub const APP_BINDINGS: &[(KeyCode, KeyModifiers, &str, AppAction)] = &[
         KeyModifiers::CONTROL,
         "Ctrl+R",
         AppAction::ReinsertReference,
+    ),
+    (
+        KeyCode::Char('c'),
+        KeyModifiers::ALT,
+        "Alt+C",
+        AppAction::OpenCitation,
     ),
 ];
 

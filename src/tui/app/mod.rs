@@ -271,6 +271,7 @@ impl App {
             foreign,
             self.tx.clone(),
         ));
+        self.offer_recall();
     }
 
     /// The full-text index, once open (for the `@` popup and the resume picker).
@@ -298,6 +299,26 @@ impl App {
                 warnings.join("\n"),
             );
         }
+        self.offer_recall();
+    }
+
+    /// Offer `search_references` to the open session's agent (again after the sources or
+    /// the index changed, and for every session opened).
+    fn offer_recall(&self) {
+        let Some(sources) = &self.sources else {
+            return;
+        };
+        let redact = self
+            .refs
+            .as_ref()
+            .is_none_or(|refs| refs.config().redact_secrets);
+        let query: Arc<dyn SessionQuery> = Arc::clone(sources) as Arc<dyn SessionQuery>;
+        let mut tool =
+            crate::agent::tools::recall::RecallTool::new(query, self.store.clone(), redact);
+        if let Some(indexing) = &self.search.indexing {
+            tool = tool.with_index(Arc::new(indexing.index_source()));
+        }
+        self.session.agent.set_tools(Arc::new(tool));
     }
 
     /// Where each session comes from (its badge), as the sources list it; owning, so the

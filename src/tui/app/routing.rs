@@ -14,7 +14,7 @@ use crate::tui::picker::{PickerEvent, ResumePicker};
 use crate::tui::preview::PreviewEvent;
 use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_title};
 use crate::tui::search::indexing::{IndexingDone, IndexingEvent};
-use crate::tui::session::read_only::{ReadOnlyEvent, ReadOnlyView};
+use crate::tui::session::read_only::{Focus, ReadOnlyEvent, ReadOnlyView};
 use crate::tui::session::resolve::ResumeTarget;
 use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptDone, TranscriptEvent};
 use crate::tui::session::{OpenSession, SessionEvent};
@@ -22,6 +22,7 @@ use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionWriter, StoreError};
+use term_text::visible_controls_line;
 
 impl App {
     /// Handle one event from the bus; then the input held for what it finished.
@@ -406,11 +407,55 @@ impl App {
     /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
     /// dsh one when another window holds it).
     pub(super) fn open_read_only(&mut self, id: &str, origin: dsh_foreign::Origin) {
+        self.open_read_only_at(id, origin, None);
+    }
+
+    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
+    /// log around `at` (an opened citation's seq).
+    fn open_read_only_at(&mut self, id: &str, origin: dsh_foreign::Origin, at: Option<u64>) {
         let Some(sources) = self.sources.clone() else {
             return;
         };
-        let view = ReadOnlyView::open(id, origin, sources, self.chat.options(), &self.tx);
+        let around = at.map(|seq| (self.store.clone(), seq));
+        let options = self.chat.options();
+        let view = ReadOnlyView::open(id, origin, sources, around, options, &self.tx);
         self.read_only = Some(view);
+    }
+
+    /// Alt+C: open the newest citation of the transcript's replies (pressed again, the one
+    /// before) in the read-only view of the cited session, scrolled to the message.
+    pub(super) fn open_citation(&mut self) {
+        let Some(target) = self.chat.transcript_mut().next_citation() else {
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "Alt+C: no reply cites a referenced message yet ([ref K #SEQ] citations come \
+                 from searching referenced sessions)",
+            );
+            return;
+        };
+        let Some(id) = target.session_id.clone() else {
+            self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "the citation ⟦{} #{}⟧ names a reference its message did not have",
+                    visible_controls_line(&target.label),
+                    target.seq
+                ),
+            );
+            return;
+        };
+        let origin = self
+            .sources
+            .as_ref()
+            .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(&id));
+        self.open_read_only_at(&id, origin, Some(target.seq));
+        if let Some(view) = self.read_only.as_mut() {
+            view.focus = Some(Focus {
+                seq: target.seq,
+                label: target.label,
+                recalled: target.recalled.map(|r| r.text),
+            });
+        }
     }
 
     fn on_session_opened(
@@ -438,6 +483,7 @@ impl App {
         let generation = self.session.generation + 1;
         self.session =
             OpenSession::start((writer, Some(facts)), &self.provider, generation, &self.tx);
+        self.offer_recall();
         self.chat = ChatView::new(self.chat.options());
         if let Some(sources) = &self.sources {
             self.chat.set_sessions(Arc::clone(sources));

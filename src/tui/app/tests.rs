@@ -1490,8 +1490,10 @@ async fn a_slow_answer_to_an_older_query_never_replaces_the_newer_rows() {
             request: crate::tui::preview::PreviewRequest {
                 session_id: "s-old".into(),
                 label: "Stale answer".into(),
+                plan: None,
             },
             result: Err(dsh_reference::ReferenceError::cancelled()),
+            plan: None,
         },
     ));
     assert!(!format!("{}", screen(&mut h.app, 120, 30).backend()).contains("cannot reference"));
@@ -2121,4 +2123,5 @@ async fn enter_stops_waiting_after_a_second_and_enter_again_sends_as_text() {
     .await;
 }
 
+mod recall;
 mod transcript_and_sessions;

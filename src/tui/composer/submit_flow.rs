@@ -146,6 +146,8 @@ impl SubmitFlow {
         self.next_prepare_id += 1;
         let id = self.next_prepare_id;
         let cancel = CancellationToken::new();
+        // The references share what the model's window has left (the budget plan).
+        let room = cx.agent.plan_room(&draft);
         self.preparing = Some(PendingPrepare {
             id,
             original: draft,
@@ -156,7 +158,7 @@ impl SubmitFlow {
         let tx = cx.tx.clone();
         let agent = cx.agent_ref;
         tokio::spawn(async move {
-            let result = parsed.prepare(&agent, &cancel).await;
+            let result = parsed.prepare_in(&agent, Some(room), &cancel).await;
             tx.send(AppEvent::Prepared {
                 prepare_id: id,
                 result,

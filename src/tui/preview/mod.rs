@@ -3,6 +3,8 @@
 //! reference layer's estimate, computed off the UI thread through one request slot) and its
 //! newest retained messages, sanitized, newest at the bottom.
 
+mod plan_lines;
+
 use std::sync::Arc;
 
 use ratatui::style::{Color, Modifier, Style};
@@ -13,11 +15,15 @@ use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::snippet_role;
+use dsh_reference::budget_plan::{BudgetPlan, PlanRoom};
 use dsh_reference::{
-    PreviewTurn, ReferenceError, ReferenceEstimate, SessionReferences, TurnRole, neutral_label,
+    AgentRef, PreviewTurn, ReferenceError, ReferenceEstimate, SessionReferences, TurnRole,
+    neutral_label,
 };
 use ratatui_mention::{ItemPreview, ItemSnippet};
 use term_text::{visible_controls, visible_controls_line};
+
+pub use plan_lines::{PlanRequest, plan_lines};
 
 /// A preview computation the host should run: the session and the label it would be
 /// referenced under (the label a mention of it carries).
@@ -25,6 +31,9 @@ use term_text::{visible_controls, visible_controls_line};
 pub struct PreviewRequest {
     pub session_id: String,
     pub label: String,
+    /// In the composer: the draft's references, for the plan the session would get among
+    /// them (docs/references.md: the budget plan).
+    pub plan: Option<PlanRequest>,
 }
 
 impl PreviewRequest {
@@ -34,18 +43,35 @@ impl PreviewRequest {
         PreviewRequest {
             session_id: key.to_owned(),
             label: neutral_label(label),
+            plan: None,
         }
+    }
+
+    /// This request with the plan the session would get added to `draft` (of session
+    /// `agent`, which has `room` left for it).
+    #[must_use]
+    pub fn with_plan(mut self, agent: AgentRef, draft: &str, room: PlanRoom) -> Self {
+        self.plan = Some(PlanRequest::new(
+            agent,
+            draft,
+            &self.session_id,
+            &self.label,
+            room,
+        ));
+        self
     }
 }
 
 /// An estimate answered.
 #[derive(Debug)]
 pub enum PreviewEvent {
-    /// The size estimate for `request`, of request `ticket`.
+    /// The size estimate for `request`, of request `ticket`, and the plan it asked for
+    /// (computed when the estimate succeeded).
     Estimated {
         ticket: u64,
         request: PreviewRequest,
         result: Result<Arc<ReferenceEstimate>, ReferenceError>,
+        plan: Option<Result<Option<BudgetPlan>, ReferenceError>>,
     },
 }
 
@@ -86,7 +112,8 @@ impl Previews {
 
     /// An estimate answered: starts the one that waited, and gives the preview to show —
     /// scrolled to the match when `matched` (the selected row's key and snippet: a row
-    /// found in conversations) is of the session it is for.
+    /// found in conversations) is of the session it is for, with the plan the session gets
+    /// among the draft's references when one was asked for.
     pub fn on_event(
         &mut self,
         event: PreviewEvent,
@@ -98,13 +125,21 @@ impl Previews {
             ticket,
             request,
             result,
+            plan,
         } = event;
         self.finish(ticket, refs, tx);
         let answer = result.map_err(|e| e.message);
         let matched = matched
             .filter(|(key, _)| *key == request.session_id)
             .map(|(_, snippet)| snippet);
-        item_preview_at_match(&request.session_id, Some(answer.as_ref()), matched)
+        let mut preview =
+            item_preview_at_match(&request.session_id, Some(answer.as_ref()), matched);
+        if let (Some(asked), Some(plan)) = (&request.plan, &plan) {
+            let (lines, body) = plan_lines(asked, &request.session_id, plan);
+            preview.lines.extend(lines);
+            preview.body.splice(0..0, body);
+        }
+        preview
     }
 
     /// Whether an estimate is being computed.
@@ -127,10 +162,24 @@ fn spawn_estimate(
                 &CancellationToken::new(),
             )
             .await;
+        let plan = match (&request.plan, &result) {
+            (Some(p), Ok(_)) => Some(
+                refs.plan_for(
+                    &p.agent,
+                    &p.mentions,
+                    &p.files,
+                    p.room,
+                    &CancellationToken::new(),
+                )
+                .await,
+            ),
+            _ => None,
+        };
         tx.send(AppEvent::Preview(PreviewEvent::Estimated {
             ticket,
             request,
             result,
+            plan,
         }));
     });
 }

@@ -155,6 +155,13 @@ impl SearchIndexing {
         self.index.get().cloned()
     }
 
+    /// A getter of the index once it is open, to keep beside this (the recall tool asks it
+    /// at each call).
+    pub fn index_source(&self) -> impl Fn() -> Option<Arc<SessionIndex>> + Send + Sync + use<> {
+        let slot = Arc::clone(&self.index);
+        move || slot.get().cloned()
+    }
+
     /// Stop a running update (what is done stays committed).
     pub fn cancel(&self) {
         self.cancel.cancel();

@@ -16,8 +16,9 @@ use crate::tui::transcript::chat_view::ChatView;
 use crate::tui::transcript::{NoticeKind, RenderOptions, Transcript};
 use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{encode_uri, mention_label};
-use dsh_store::{Event, SessionQuery, SurfaceVisitor};
+use dsh_store::{Event, SessionQuery, SessionStore, SurfaceVisitor};
 use ratatui_mention::Mention;
+use term_text::visible_controls_line;
 
 /// A foreign session's conversation was read.
 #[derive(Debug)]
@@ -55,6 +56,8 @@ pub struct ReadOnlyView {
     pub cwd: Option<String>,
     pub chat: ChatView,
     slot: RequestSlot<String>,
+    /// Scroll to this message once read (an opened citation), else say why not.
+    pub focus: Option<Focus>,
 }
 
 impl ReadOnlyView {
@@ -79,6 +82,39 @@ impl ReadOnlyView {
     }
 }
 
+/// Where an opened citation points, kept until its session is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Focus {
+    pub seq: u64,
+    pub label: String,
+    /// What a search of the citing turn returned for it (shown when the session no longer
+    /// shows the message: a compaction replaced it).
+    pub recalled: Option<String>,
+}
+
+impl Focus {
+    /// Scroll `chat` (the cited session, read) to the message; else say why not.
+    pub fn apply(self, chat: &mut ChatView) {
+        if chat.focus_seq(self.seq) {
+            return;
+        }
+        let label = visible_controls_line(&self.label).into_owned();
+        let text = match self.recalled {
+            Some(text) => format!(
+                "message #{} of {label} is no longer shown in its session (a compaction \
+                 replaced it); the search returned: {}",
+                self.seq,
+                visible_controls_line(&text)
+            ),
+            None => format!(
+                "{label} has no message #{}: the citation points nowhere",
+                self.seq
+            ),
+        };
+        chat.push_notice(NoticeKind::Error, text);
+    }
+}
+
 /// Folds a session's surface into a transcript.
 struct Fold<'a>(&'a mut Transcript);
 
@@ -89,20 +125,43 @@ impl SurfaceVisitor for Fold<'_> {
 }
 
 /// Reads session `id` from `sources` off the UI thread; the answer comes as
-/// [`ReadOnlyEvent::Loaded`] for `ticket`.
-fn read(sources: Arc<SessionSources>, id: String, ticket: u64, tx: AppEventSender) {
+/// [`ReadOnlyEvent::Loaded`] for `ticket`. With `around` (the dsh store and a seq: an opened
+/// citation), only the window of the log that ends a little after that seq is read, so the
+/// cited message is there however long the session is.
+fn read(
+    sources: Arc<SessionSources>,
+    around: Option<(SessionStore, u64)>,
+    id: String,
+    ticket: u64,
+    tx: AppEventSender,
+) {
     tokio::task::spawn_blocking(move || {
         let mut transcript = Transcript::default();
         transcript.set_sessions(Arc::clone(&sources));
-        let scanned = sources
-            .scan_surface(&id, &mut Fold(&mut transcript))
-            .map_err(|e| e.to_string());
+        let windowed = around
+            .filter(|(store, _)| store.exists(&id))
+            .map(|(store, seq)| {
+                store
+                    .read_window(
+                        &id,
+                        dsh_store::WindowEnd::BeforeSeq(seq.saturating_add(CITED_AFTER)),
+                        dsh_store::WindowLimits::default(),
+                    )
+                    .map(|window| window.events.iter().for_each(|e| transcript.apply(e)))
+                    .map_err(|e| e.to_string())
+            });
+        let scanned = windowed.unwrap_or_else(|| {
+            sources
+                .scan_surface(&id, &mut Fold(&mut transcript))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        });
         let title = sources.read_title(&id).ok().flatten();
         let cwd = sources
             .list_sessions()
             .ok()
             .and_then(|all| all.iter().find(|h| h.id == id).and_then(|h| h.cwd.clone()));
-        let result = scanned.map(|_| Read {
+        let result = scanned.map(|()| Read {
             transcript: Box::new(transcript),
             title,
             cwd,
@@ -126,13 +185,19 @@ pub enum ReadOnlyKey {
     Close,
 }
 
+/// Log events read after a cited message, so the view shows what followed it too.
+const CITED_AFTER: u64 = 40;
+
 impl ReadOnlyView {
     /// Shows session `id` of `sources` read-only (another tool's, or a dsh one `busy` in
-    /// another window when `origin` is dsh's), its conversation read off the UI thread.
+    /// another window when `origin` is dsh's), its conversation read off the UI thread —
+    /// with `around` (the dsh store and an opened citation's seq) only the part of its log
+    /// around that seq.
     pub fn open(
         id: &str,
         origin: Origin,
         sources: Arc<SessionSources>,
+        around: Option<(SessionStore, u64)>,
         options: RenderOptions,
         tx: &AppEventSender,
     ) -> ReadOnlyView {
@@ -158,9 +223,10 @@ impl ReadOnlyView {
             cwd: None,
             chat,
             slot: RequestSlot::new(Policy::Replace),
+            focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            read(sources, id.to_owned(), ticket.id, tx.clone());
+            read(sources, around, id.to_owned(), ticket.id, tx.clone());
         }
         view
     }
@@ -178,6 +244,9 @@ impl ReadOnlyView {
                     .or_else(|| read.transcript.title().map(str::to_owned));
                 self.cwd = read.cwd;
                 self.chat.adopt(*read.transcript);
+                if let Some(focus) = self.focus.take() {
+                    focus.apply(&mut self.chat);
+                }
             }
             Err(message) => {
                 self.chat.set_loading(false);
@@ -209,5 +278,62 @@ impl ReadOnlyView {
             _ => {}
         }
         ReadOnlyKey::Stay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::transcript::HistoryCell;
+    use dsh_store::{Event, EventData, Message, SurfaceOp};
+
+    fn notices(chat: &ChatView) -> Vec<String> {
+        chat.transcript()
+            .cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn focus(seq: u64, recalled: Option<&str>) -> Focus {
+        Focus {
+            seq,
+            label: "Kafka\u{1b}[2J plan".into(),
+            recalled: recalled.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_cited_message_is_focused_else_shown_from_the_search_or_said_missing() {
+        let mut chat = ChatView::default();
+        chat.transcript_mut().apply(&Event {
+            seq: 7,
+            time: 0,
+            surface_op: Some(SurfaceOp::Append),
+            data: EventData::UserMessage(Message::user_text("we chose kafka")),
+            source_event_seqs: None,
+        });
+        focus(7, None).apply(&mut chat);
+        assert!(notices(&chat).is_empty());
+        // Replaced by a compaction: what the search returned, controls made visible.
+        focus(3, Some("we chose\u{7} redis first")).apply(&mut chat);
+        // A seq the session never had.
+        focus(99, None).apply(&mut chat);
+        let said = notices(&chat);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].contains("message #3 of Kafka")
+                && said[0].contains("a compaction replaced it")
+                && said[0].contains("redis first"),
+            "{said:?}"
+        );
+        assert!(said[1].contains("has no message #99"), "{said:?}");
+        assert!(
+            said.iter()
+                .all(|s| !s.contains('\u{1b}') && !s.contains('\u{7}'))
+        );
     }
 }

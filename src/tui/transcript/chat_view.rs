@@ -47,6 +47,8 @@ pub struct ChatView {
     /// Cells from this index on were just put at the end by a forward read: the view
     /// stays on the lines it showed (it scrolls up by theirs).
     keep_view_from: Option<usize>,
+    /// The next frame shows this cell at the top (an opened citation).
+    focus: Option<usize>,
 }
 
 /// Reading the log's events after the transcript's last cell, as the user scrolls down a
@@ -353,6 +355,13 @@ impl ChatView {
         }
     }
 
+    /// Show the cell of log event `seq` at the top from the next frame on; false when no
+    /// kept cell shows it.
+    pub fn focus_seq(&mut self, seq: u64) -> bool {
+        self.focus = self.transcript.index_of_seq(seq);
+        self.focus.is_some()
+    }
+
     /// Jump back to the newest output.
     pub fn scroll_to_bottom(&mut self) {
         self.scroll_from_bottom = 0;
@@ -431,6 +440,11 @@ impl ChatView {
         total + cells.len().saturating_sub(1) + if self.cache.marker.is_some() { 2 } else { 0 }
     }
 
+    /// The transcript, to change what it remembers (the citation the open key goes to).
+    pub fn transcript_mut(&mut self) -> &mut Transcript {
+        &mut self.transcript
+    }
+
     /// The transcript lines `start..end` (after [`ChatView::layout`]), without copying the rest.
     fn visible_lines(&self, start: usize, end: usize) -> Vec<&Line<'static>> {
         let blank: &Line<'static> = &BLANK;
@@ -493,6 +507,19 @@ impl ChatView {
             self.scroll_from_bottom = wanted;
         }
         self.grown_at_top = false;
+        if let Some(cell) = self.focus.take() {
+            // Lines above the cell: the marker's two, then each cell and its blank line.
+            let above: usize = usize::from(self.cache.marker.is_some()) * 2
+                + self
+                    .cache
+                    .cells
+                    .iter()
+                    .take(cell)
+                    .map(|(_, lines)| lines.len() + 1)
+                    .sum::<usize>();
+            self.scroll_from_bottom = total.saturating_sub(above + text_rows(height, true));
+            self.pending_up = 0;
+        }
         self.scroll_from_bottom = self.scroll_from_bottom.min(max_scroll(total, height));
         self.last_total = total;
         self.last_height = area.height;

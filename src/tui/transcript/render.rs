@@ -67,6 +67,7 @@ pub fn render_cell(cell: &HistoryCell, width: u16, options: RenderOptions) -> Ve
             let body = collapse(text_lines(text, dim()), TOOL_LINES, options.expand_long);
             prefixed("⚙ ", dim(), wrap_lines(&body, body_width))
         }
+        HistoryCell::Recall(row) => super::recall_row::lines(row, width, options),
         HistoryCell::Plugin { plugin, text } => {
             let mut body = vec![Line::styled(
                 format!("[{}]", visible_controls_line(plugin)),
@@ -191,6 +192,7 @@ pub fn is_collapsible(cell: &HistoryCell) -> bool {
     let over = |text: &str, keep: usize| text.split('\n').count() > keep;
     match cell {
         HistoryCell::Tool { text } => over(text, TOOL_LINES),
+        HistoryCell::Recall(_) => true,
         HistoryCell::User { text, .. } | HistoryCell::Plugin { text, .. } => {
             over(text, MESSAGE_LINES)
         }
@@ -318,6 +320,7 @@ fn card_row(
     if entry.truncated {
         row.push_str(" · truncated");
     }
+    row.push_str(&super::plan_note::plan_note(entry, source));
     if origin.is_foreign() {
         let _ = write!(row, " · from {}", visible_controls_line(origin.tool_name()));
     }
@@ -526,9 +529,11 @@ fn assistant_lines(
     } else {
         visible_expanding_tabs(text)
     };
+    // Citations are styled before wrapping, so a link cut across two rows stays one.
     let mut body: Vec<Line<'static>> = render_markdown_hanging(&shown, Style::new())
-        .iter()
-        .flat_map(|(line, hang)| wrap_line_hanging(line, body_width, *hang))
+        .into_iter()
+        .map(|(line, hang)| (super::recall_row::style_citation_line(line), hang))
+        .flat_map(|(line, hang)| wrap_line_hanging(&line, body_width, hang))
         .collect();
     if streaming && !text.is_empty() {
         match body.last_mut() {

@@ -15,6 +15,7 @@
 //! - surface markers, `sourceEventSeqs` provenance and replacements (`surface.rs`);
 //! - the turn and step structure of dsh's session invariant (`turns.rs`);
 //! - the compaction brackets and checkpoints of both vocabularies (`compaction.rs`);
+//! - the shapes of a tool round and how its calls and results pair up (`tools.rs`);
 //! - title sources (`titles.rs`);
 //! - seq contiguity;
 //! - and this project's own rule: no line longer than its reader loads
@@ -34,12 +35,14 @@ mod messages;
 pub mod readable_line;
 mod surface;
 mod titles;
+mod tools;
 mod turns;
 mod vocabulary;
 
 pub use envelope::Envelope;
 pub use findings::{Findings, RuleCount};
 pub use header::check_header;
+pub use tools::RequestedCall;
 pub use vocabulary::RELEASE_KNOWN_EVENT_TYPES;
 
 use super::event::Event;
@@ -194,11 +197,14 @@ pub enum Rule {
     TitleSource,
     /// A user rename cites no message; every other title cites at least one.
     TitleCitations,
+    /// Tool calls, their stream deltas and their results have dsh's shapes, and every call
+    /// the model asked for in a step is answered in that step.
+    ToolShape,
 }
 
 impl Rule {
     /// Every rule, in report order.
-    pub const ALL: [Rule; 16] = [
+    pub const ALL: [Rule; 17] = [
         Rule::Header,
         Rule::SeqContiguous,
         Rule::Envelope,
@@ -215,6 +221,7 @@ impl Rule {
         Rule::ShadowPrice,
         Rule::TitleSource,
         Rule::TitleCitations,
+        Rule::ToolShape,
     ];
 
     /// The stable code (`check --json`, error messages).
@@ -236,6 +243,7 @@ impl Rule {
             Rule::ShadowPrice => "SHADOW_PRICE",
             Rule::TitleSource => "TITLE_SOURCE",
             Rule::TitleCitations => "TITLE_CITATIONS",
+            Rule::ToolShape => "TOOL_SHAPE",
         }
     }
 
@@ -277,6 +285,10 @@ impl Rule {
             Rule::TitleCitations => {
                 "a user rename cites no message seqs, every other title at least one"
             }
+            Rule::ToolShape => {
+                "tool calls, their deltas and results have dsh's shapes, and every call a \
+                 step asks for is answered in that step"
+            }
         }
     }
 
@@ -290,7 +302,7 @@ impl Rule {
                 | Rule::TitleCitations,
                 _,
             ) => Effect::Invariant,
-            (Rule::ShadowPrice, _) => Effect::Contract,
+            (Rule::ShadowPrice | Rule::ToolShape, _) => Effect::Contract,
             (Rule::TitleSource, _) => Effect::TitleUnreadable,
             _ => Effect::Refused,
         }
@@ -357,6 +369,7 @@ pub struct RuleBook {
     next_seq: u64,
     surface: surface::SurfaceRules,
     turns: turns::TurnRules,
+    tools: tools::ToolRules,
     compaction: compaction::CompactionRules,
     /// The event before the one being folded (compaction adjacency).
     previous: Option<compaction::Previous>,
@@ -367,6 +380,7 @@ pub struct RuleBook {
 pub struct Savepoint {
     next_seq: u64,
     turns: turns::TurnRules,
+    tools: tools::ToolRules,
     compaction: compaction::CompactionRules,
     previous: Option<compaction::Previous>,
     surface: surface::Journal,
@@ -424,6 +438,7 @@ impl RuleBook {
         messages::check(event, &mut out);
         let shadowed = self.surface.admit(event, &mut out);
         self.turns.admit(event, &mut out);
+        self.tools.admit(event, &mut out);
         self.compaction.admit(
             event,
             self.previous.as_ref(),
@@ -456,6 +471,7 @@ impl RuleBook {
         Savepoint {
             next_seq: self.next_seq,
             turns: self.turns.clone(),
+            tools: self.tools.clone(),
             compaction: self.compaction.clone(),
             previous: self.previous.clone(),
             surface: self.surface.begin(),
@@ -471,6 +487,7 @@ impl RuleBook {
     pub fn rollback(&mut self, savepoint: Savepoint) {
         self.next_seq = savepoint.next_seq;
         self.turns = savepoint.turns;
+        self.tools = savepoint.tools;
         self.compaction = savepoint.compaction;
         self.previous = savepoint.previous;
         self.surface.rollback(savepoint.surface);
@@ -484,6 +501,12 @@ impl RuleBook {
     /// The step open in that turn, if any.
     pub fn open_step(&self) -> Option<u64> {
         self.turns.open_step()
+    }
+
+    /// The tool calls the open step asked for that have no result yet (a crash left them),
+    /// in the order they were asked for.
+    pub fn pending_tool_calls(&self) -> &[RequestedCall] {
+        self.tools.pending()
     }
 
     /// The compaction open at the end of the log (newest vocabulary), if any: its id and

@@ -476,3 +476,183 @@ fn the_known_types_are_sorted_for_lookup() {
     sorted.sort_unstable();
     assert_eq!(sorted, RELEASE_KNOWN_EVENT_TYPES);
 }
+
+/// An assistant message of `(turn, step)` asking for the calls `ids` (tool `recall`).
+fn asking(seq: u64, turn: u64, step: u64, ids: &[&str]) -> Value {
+    let blocks: Vec<Value> = ids
+        .iter()
+        .map(
+            |id| json!({"type": "tool-call", "id": id, "name": "recall", "arguments": "{\"q\":1}"}),
+        )
+        .collect();
+    json!({"type": "assistant/message", "seq": seq, "time": 1,
+        "data": {"turn": turn, "step": step, "message": {"id": format!("a{seq}"), "role": "assistant",
+            "content": blocks, "source": {"kind": "model", "provider": "p", "model": "m"}}},
+        "surfaceOp": "append"})
+}
+
+fn call(seq: u64, turn: u64, step: u64, id: &str) -> Value {
+    ev(
+        seq,
+        "tool/call",
+        json!({"turn": turn, "step": step, "callId": id, "name": "recall", "arguments": "{\"q\":1}"}),
+    )
+}
+
+/// The result of call `id`; `error` adds dsh's error info, `cites` the call's seq.
+fn result(
+    seq: u64,
+    turn: u64,
+    step: u64,
+    id: &str,
+    error: Option<&str>,
+    cites: Option<u64>,
+) -> Value {
+    let mut data = json!({"turn": turn, "step": step, "message": {"id": format!("r{seq}"), "role": "user",
+        "source": {"kind": "tool", "callId": id},
+        "content": [{"type": "tool-result", "toolCallId": id, "content": [{"type": "text", "text": "found"}],
+            "isError": error.is_some()}]}});
+    if let Some(code) = error {
+        data["error"] = json!({"name": "E", "code": code});
+    }
+    let mut line =
+        json!({"type": "tool/result", "seq": seq, "time": 1, "data": data, "surfaceOp": "append"});
+    if let Some(c) = cites {
+        line["sourceEventSeqs"] = json!([c]);
+    }
+    line
+}
+
+fn delta(seq: u64, turn: u64, step: u64, chunk: Value) -> Value {
+    ev(
+        seq,
+        "assistant/chunk",
+        json!({"turn": turn, "step": step, "chunk": chunk}),
+    )
+}
+
+/// Turn 1: a step whose reply streams and asks for calls `c1` and `c2`, both run (their
+/// deltas, block ends, calls and results), then a second step answering.
+fn tool_round() -> Vec<Value> {
+    vec![
+        start(0, 1),
+        user(1, "q"),
+        ev(2, "step/start", json!({"turn": 1, "step": 1})),
+        delta(
+            3,
+            1,
+            1,
+            json!({"type": "block-start", "index": 0, "blockType": "tool-call"}),
+        ),
+        delta(
+            4,
+            1,
+            1,
+            json!({"type": "tool-call-delta", "index": 0, "id": "c1", "name": "recall", "argumentsDelta": "{\"q\""}),
+        ),
+        delta(
+            5,
+            1,
+            1,
+            json!({"type": "tool-call-delta", "index": 0, "id": "c1", "argumentsDelta": ":1}"}),
+        ),
+        delta(
+            6,
+            1,
+            1,
+            json!({"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": "c1", "name": "recall", "arguments": "{\"q\":1}"}}),
+        ),
+        asking(7, 1, 1, &["c1", "c2"]),
+        call(8, 1, 1, "c1"),
+        result(9, 1, 1, "c1", None, Some(8)),
+        call(10, 1, 1, "c2"),
+        result(11, 1, 1, "c2", Some("RECALL_LIMIT"), Some(10)),
+        ev(12, "step/end", json!({"turn": 1, "step": 1})),
+        ev(13, "step/start", json!({"turn": 1, "step": 2})),
+        assistant(14, 1, 2),
+        ev(15, "step/end", json!({"turn": 1, "step": 2})),
+        end(16, 1),
+    ]
+}
+
+#[test]
+fn a_tool_round_as_dsh_writes_it_breaks_no_rule() {
+    assert_eq!(judge(&tool_round()), vec![]);
+    // A call that never started is answered without a tool/call, by dsh's repair code.
+    let mut log = tool_round();
+    log[10] = result(10, 1, 1, "c2", Some("TOOL_NOT_STARTED"), None);
+    log[11] = ev(11, "todo/write", json!({"turn": 1, "todos": []}));
+    assert_eq!(judge(&log), vec![]);
+}
+
+#[test]
+fn each_broken_tool_shape_is_named() {
+    let tool = ("TOOL_SHAPE", BOTH);
+    let with = |at: usize, line: Value| {
+        let mut log = tool_round();
+        log[at] = line;
+        log
+    };
+    let cases: Vec<(&str, Vec<Value>, Vec<Judged>)> = vec![
+        (
+            "a step ends with a call unanswered",
+            with(11, ev(11, "todo/write", json!({"turn": 1, "todos": []}))),
+            rules(&[tool]),
+        ),
+        (
+            "a tool/call without its name",
+            with(
+                8,
+                ev(
+                    8,
+                    "tool/call",
+                    json!({"turn": 1, "step": 1, "callId": "c1", "arguments": "{}"}),
+                ),
+            ),
+            rules(&[tool]),
+        ),
+        (
+            "a tool/call the model never asked for",
+            with(10, call(10, 1, 1, "c9")),
+            rules(&[tool, ("TURN_STRUCTURE", BOTH)]),
+        ),
+        (
+            "a tool-call delta with parsed arguments",
+            with(
+                5,
+                delta(
+                    5,
+                    1,
+                    1,
+                    json!({"type": "tool-call-delta", "index": 0, "id": "c1", "argumentsDelta": {"q": 1}}),
+                ),
+            ),
+            rules(&[tool]),
+        ),
+        (
+            "a tool-call block with object arguments",
+            with(
+                6,
+                delta(
+                    6,
+                    1,
+                    1,
+                    json!({"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": "c1", "name": "recall", "arguments": {}}}),
+                ),
+            ),
+            rules(&[tool]),
+        ),
+        (
+            "an error that is not dsh's error info",
+            with(11, {
+                let mut r = result(11, 1, 1, "c2", Some("X"), Some(10));
+                r["data"]["error"] = json!("failed");
+                r
+            }),
+            rules(&[tool]),
+        ),
+    ];
+    for (name, log, want) in cases {
+        assert_eq!(judge(&log), want, "{name}");
+    }
+}

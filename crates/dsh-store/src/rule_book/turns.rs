@@ -183,12 +183,7 @@ impl TurnRules {
                     return;
                 }
                 self.require_step("tool/result", *turn, *step, seq, out);
-                let call_id = message
-                    .source
-                    .as_ref()
-                    .and_then(|s| s.0.get("callId"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
+                let call_id = crate::tool_round::answered_call(message);
                 let is_error = matches!(
                     message.content.first(),
                     Some(ContentBlock::Other(b)) if b.get("isError") == Some(&Value::Bool(true))
