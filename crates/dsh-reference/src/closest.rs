@@ -2,10 +2,12 @@
 //! session's label, id and its cwd's last segment, so `@kfk` or `@kafka-redis` still offers
 //! "Kafka vs Redis" (and letters scattered over a long path offer nothing).
 //! The query is split into words at whitespace, `-`, `_`, `/` and `.`; every word must match
-//! one of the three fields (in order, skim-style), and the best field scores are summed.
+//! one of the three fields (its letters in order), and the best field scores are summed.
 
-use fuzzy_matcher::FuzzyMatcher;
-use fuzzy_matcher::skim::SkimMatcherV2;
+use std::cell::RefCell;
+
+use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
 
 /// How a query is split into words.
 fn words(query: &str) -> Vec<&str> {
@@ -15,10 +17,13 @@ fn words(query: &str) -> Vec<&str> {
         .collect()
 }
 
-/// A fuzzy scorer for one query; cheap to build once per listing.
+/// A fuzzy scorer for one query (`nucleo-matcher`, case-insensitive); cheap to build once
+/// per listing.
 pub struct FuzzyQuery<'q> {
     words: Vec<&'q str>,
-    matcher: SkimMatcherV2,
+    atoms: Vec<Atom>,
+    /// The matcher and a field's chars, reused between fields.
+    scratch: RefCell<(Matcher, Vec<char>)>,
 }
 
 impl std::fmt::Debug for FuzzyQuery<'_> {
@@ -32,9 +37,23 @@ impl std::fmt::Debug for FuzzyQuery<'_> {
 impl<'q> FuzzyQuery<'q> {
     /// A scorer for `query` (case-insensitive).
     pub fn new(query: &'q str) -> Self {
+        let words = words(query);
+        let atoms = words
+            .iter()
+            .map(|w| {
+                Atom::new(
+                    w,
+                    CaseMatching::Ignore,
+                    Normalization::Smart,
+                    AtomKind::Fuzzy,
+                    false,
+                )
+            })
+            .collect();
         FuzzyQuery {
-            words: words(query),
-            matcher: SkimMatcherV2::default().ignore_case(),
+            words,
+            atoms,
+            scratch: RefCell::new((Matcher::new(Config::DEFAULT), Vec::new())),
         }
     }
 
@@ -45,27 +64,43 @@ impl<'q> FuzzyQuery<'q> {
 
     /// The summed best score of every word over `fields`, or `None` when a word matches none.
     pub fn score(&self, fields: &[&str]) -> Option<i64> {
-        if self.words.is_empty() {
+        if self.atoms.is_empty() {
             return None;
         }
+        let mut scratch = self.scratch.borrow_mut();
+        let (matcher, chars) = &mut *scratch;
         let mut total: i64 = 0;
-        for word in &self.words {
-            let best = fields
-                .iter()
-                .filter_map(|field| self.matcher.fuzzy_match(field, word))
-                .max()?;
-            total = total.saturating_add(best);
+        for atom in &self.atoms {
+            let mut best = None;
+            for field in fields {
+                chars.clear();
+                chars.extend(field.chars());
+                best = best.max(atom.score(Utf32Str::Unicode(chars), matcher));
+            }
+            total = total.saturating_add(i64::from(best?));
         }
         Some(total)
     }
 
     /// Char indices of `text` matched by any word (sorted, deduplicated), for highlighting.
     pub fn indices(&self, text: &str) -> Vec<usize> {
-        let mut out: Vec<usize> = self
-            .words
-            .iter()
-            .filter_map(|word| self.matcher.fuzzy_indices(text, word))
-            .flat_map(|(_, indices)| indices)
+        let mut scratch = self.scratch.borrow_mut();
+        let (matcher, chars) = &mut *scratch;
+        chars.clear();
+        chars.extend(text.chars());
+        let mut found: Vec<u32> = Vec::new();
+        for atom in &self.atoms {
+            let mut hits = Vec::new();
+            if atom
+                .indices(Utf32Str::Unicode(chars), matcher, &mut hits)
+                .is_some()
+            {
+                found.extend(hits);
+            }
+        }
+        let mut out: Vec<usize> = found
+            .into_iter()
+            .filter_map(|i| usize::try_from(i).ok())
             .collect();
         out.sort_unstable();
         out.dedup();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::budget_plan::BudgetPlan;
-use super::candidate_view::ViewCache;
+use super::candidate_view::{CandidateView, ViewCache};
 use super::candidates::{
     Candidate, ClosestMatch, Scope, Selection, closest_by, select_candidates, select_closest,
     select_counted,
@@ -81,6 +81,28 @@ impl ListingScope {
     }
 }
 
+/// The closest fuzzy matches of `query` in `view` when it has no exact match (`total`),
+/// else none.
+fn closest_in(
+    view: &CandidateView,
+    scope: Scope<'_>,
+    query: &str,
+    total: usize,
+    cancelled: impl Fn() -> bool,
+) -> Vec<ClosestMatch> {
+    if total != 0 {
+        return Vec::new();
+    }
+    closest_by(
+        view.sessions(),
+        scope,
+        query,
+        CLOSEST_LIMIT,
+        |position, _| view.title_at(position),
+        cancelled,
+    )
+}
+
 /// One page of a listing: the first exact matches, how many there are in all, and — only
 /// when there is none — the closest fuzzy matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -132,7 +154,47 @@ pub(crate) struct Normalized {
     excerpt: Option<ExcerptRange>,
 }
 
+/// What a paged listing runs with off the async runtime: its row limit, the store, the
+/// views, the scope, the query and the cancellation token.
+struct ListingJob(
+    usize,
+    Arc<dyn SessionQuery>,
+    Arc<ViewCache>,
+    ListingScope,
+    String,
+    CancellationToken,
+);
+
 impl SessionReferences {
+    /// The parts of a paged listing, its limit checked.
+    fn listing_job(
+        &self,
+        scope: &ListingScope,
+        query: &str,
+        limit: Option<usize>,
+        cancel: &CancellationToken,
+    ) -> Result<ListingJob, ReferenceError> {
+        Ok(ListingJob(
+            self.page_limit(limit)?,
+            Arc::clone(&self.query),
+            Arc::clone(&self.views),
+            scope.clone(),
+            query.to_owned(),
+            cancel.clone(),
+        ))
+    }
+
+    /// A page's row limit: `candidate_limit` when not given; `0` is invalid.
+    fn page_limit(&self, limit: Option<usize>) -> Result<usize, ReferenceError> {
+        match limit {
+            None => Ok(self.config.candidate_limit),
+            Some(0) => Err(ReferenceError::invalid_reference(
+                "candidate limit must be a positive integer (got 0)",
+            )),
+            Some(n) => Ok(n),
+        }
+    }
+
     /// A service over `query` with validated `config`.
     pub fn new(query: Arc<dyn SessionQuery>, config: ReferenceConfig) -> Self {
         SessionReferences {
@@ -295,21 +357,9 @@ impl SessionReferences {
         order: ListingOrder,
         cancel: &CancellationToken,
     ) -> Result<DetailedPage, ReferenceError> {
-        let limit = match limit {
-            None => self.config.candidate_limit,
-            Some(0) => {
-                return Err(ReferenceError::invalid_reference(
-                    "candidate limit must be a positive integer (got 0)",
-                ));
-            }
-            Some(n) => n,
-        };
-        let store = Arc::clone(&self.query);
-        let views = Arc::clone(&self.views);
-        let scope = scope.clone();
-        let query = query.to_owned();
-        let token = cancel.clone();
+        let job = self.listing_job(scope, query, limit, cancel)?;
         run_blocking(cancel, move || {
+            let ListingJob(limit, store, views, scope, query, token) = job;
             let sessions = store.list_sessions().map_err(ReferenceError::list_failed)?;
             let scope = scope.scope();
             let cancelled = || token.is_cancelled();
@@ -341,18 +391,7 @@ impl SessionReferences {
                     rows.push(row);
                 }
             }
-            let mut closest = if total == 0 {
-                closest_by(
-                    view.sessions(),
-                    scope,
-                    &query,
-                    CLOSEST_LIMIT,
-                    |position, _| view.title_at(position),
-                    cancelled,
-                )
-            } else {
-                Vec::new()
-            };
+            let mut closest = closest_in(&view, scope, &query, total, cancelled);
             if !closest.is_empty() {
                 for (position, header) in view.sessions().iter().enumerate() {
                     let Some(c) = closest
@@ -397,21 +436,9 @@ impl SessionReferences {
         limit: Option<usize>,
         cancel: &CancellationToken,
     ) -> Result<CandidatePage, ReferenceError> {
-        let limit = match limit {
-            None => self.config.candidate_limit,
-            Some(0) => {
-                return Err(ReferenceError::invalid_reference(
-                    "candidate limit must be a positive integer (got 0)",
-                ));
-            }
-            Some(n) => n,
-        };
-        let store = Arc::clone(&self.query);
-        let views = Arc::clone(&self.views);
-        let scope = scope.clone();
-        let query = query.to_owned();
-        let token = cancel.clone();
+        let job = self.listing_job(scope, query, limit, cancel)?;
         run_blocking(cancel, move || {
+            let ListingJob(limit, store, views, scope, query, token) = job;
             // The first page of an empty query (the `@` key) does not wait for the store's
             // first check of every log: it is shown from what the store knew before, and
             // only rows whose logs are still there are offered (their titles are read).
@@ -428,18 +455,7 @@ impl SessionReferences {
                     return Ok(CandidatePage::default());
                 };
                 let Selection { rows, total } = view.select(scope, &query, limit, true, cancelled);
-                let closest = if total == 0 {
-                    closest_by(
-                        view.sessions(),
-                        scope,
-                        &query,
-                        CLOSEST_LIMIT,
-                        |position, _| view.title_at(position),
-                        cancelled,
-                    )
-                } else {
-                    Vec::new()
-                };
+                let closest = closest_in(&view, scope, &query, total, cancelled);
                 return Ok(CandidatePage {
                     rows,
                     total,

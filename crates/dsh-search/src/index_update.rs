@@ -138,12 +138,7 @@ impl SessionIndex {
             let Some(loc) = store.locate(id)? else {
                 continue;
             };
-            let Ok(rel) = loc.path.strip_prefix(&self.root) else {
-                continue;
-            };
-            let parts: Option<Vec<&str>> =
-                rel.components().map(|c| c.as_os_str().to_str()).collect();
-            let Some(rel) = parts.map(|p| p.join("/")) else {
+            let Some(rel) = store_logs::key_of(&self.root, &loc.path) else {
                 continue;
             };
             if let Some((abs, stamp)) = store_logs::stat(&self.root, &rel) {
@@ -168,6 +163,42 @@ impl SessionIndex {
         progress: &mut dyn FnMut(Progress),
     ) -> Result<RefreshOutcome, SearchError> {
         let engine = self.engine();
+        let whole_store = only.is_none();
+        let (logs, unlisted) = match only {
+            None => self.list_all()?,
+            Some(logs) => (logs, HashSet::new()),
+        };
+        let known_now = |searcher: &Searcher| {
+            if whole_store {
+                known_logs(searcher)
+            } else {
+                known_of(searcher, engine.fields, &logs)
+            }
+        };
+        // Compared with the committed index first: when nothing changed, no writer is
+        // taken at all (no lock file, no threads, nothing written).
+        engine.reader.reload()?;
+        let before = plan(
+            &logs,
+            &known_now(&engine.reader.searcher())?,
+            whole_store,
+            &unlisted,
+        );
+        if before.work.is_empty() && before.removed.is_empty() {
+            lock(&self.status).busy_elsewhere = false;
+            if whole_store {
+                *lock(&self.last_listing) = Some(listing_of(&logs));
+            }
+            progress(Progress {
+                done: before.unchanged,
+                total: logs.len(),
+            });
+            return Ok(RefreshOutcome {
+                unchanged: before.unchanged,
+                ..RefreshOutcome::default()
+            });
+        }
+        drop(before);
         let threads = thread::available_parallelism().map_or(1, |n| n.get().min(2));
         let options = IndexWriterOptions::builder()
             .memory_budget_per_thread(WRITER_MEMORY / threads)
@@ -188,42 +219,19 @@ impl SessionIndex {
         };
         lock(&self.status).busy_elsewhere = false;
         writer.set_merge_policy(Box::new(BoundedMerges::new(engine.dir.clone())));
+        // Again with the writer held: another process may have committed meanwhile.
         engine.reader.reload()?;
         let searcher = engine.reader.searcher();
-        let whole_store = only.is_none();
-        let (logs, known, unlisted) = match only {
-            None => {
-                let (logs, unlisted) = self.list_all()?;
-                (logs, known_logs(&searcher)?, unlisted)
-            }
-            Some(logs) => {
-                let known = known_of(&searcher, engine.fields, &logs)?;
-                (logs, known, HashSet::new())
-            }
+        let Plan {
+            work,
+            removed,
+            unchanged,
+        } = plan(&logs, &known_now(&searcher)?, whole_store, &unlisted);
+        let mut outcome = RefreshOutcome {
+            unchanged,
+            ..RefreshOutcome::default()
         };
-        let mut outcome = RefreshOutcome::default();
-        let mut work = Vec::new();
-        let listed: HashSet<&str> = logs.iter().map(|l| l.rel.as_str()).collect();
-        for log in &logs {
-            match known.get(&log.rel) {
-                None => work.push(Work::Whole(log)),
-                Some((state, address)) => match state.change(&log.stamp, log.format) {
-                    Change::Unchanged => outcome.unchanged += 1,
-                    Change::Grew(pos) => work.push(Work::Continue(log, pos, *address)),
-                    Change::Other => work.push(Work::Whole(log)),
-                },
-            }
-        }
-        // A source that could not be listed keeps its sessions until it can be.
-        for rel in known
-            .iter()
-            .filter(|(k, (state, _)): &(&String, _)| {
-                whole_store
-                    && !listed.contains(String::as_str(k))
-                    && !unlisted.contains(&state.origin())
-            })
-            .map(|(k, _)| k)
-        {
+        for rel in &removed {
             writer.delete_term(Term::from_field_text(engine.fields.path, rel));
             outcome.removed += 1;
         }
@@ -365,7 +373,9 @@ impl SessionIndex {
     /// Every log of the store and of the foreign sources, and the foreign origins whose
     /// listing failed.
     fn list_all(&self) -> Result<(Vec<LogFile>, HashSet<Origin>), SearchError> {
-        let mut logs = store_logs::list(&self.root)?;
+        // The store's own check: one `lstat` per log, shared with the listing hits are
+        // checked against (docs/search.md: freshness).
+        let mut logs = store_logs::of_store(&self.store)?;
         let (foreign, unlisted) = foreign_logs::list(&self.foreign);
         // A dsh session with a foreign session's id wins (docs/foreign-sources.md): compare
         // the store's session directory names with the foreign ids encoded the same way.
@@ -387,6 +397,51 @@ impl SessionIndex {
         logs.extend(shown);
         Ok((logs, unlisted))
     }
+}
+
+/// What an update has to do: the logs to read, the keys to drop, how many are as indexed.
+struct Plan<'a> {
+    work: Vec<Work<'a>>,
+    removed: Vec<String>,
+    unchanged: usize,
+}
+
+/// Compare `logs` with what the index `known`: a log not known or changed is read (continued
+/// when it only grew), a known log no longer listed is dropped when the whole store was
+/// listed — unless its source could not be listed (`unlisted`): it keeps its sessions
+/// until it can be.
+fn plan<'a>(
+    logs: &'a [LogFile],
+    known: &HashMap<String, (LogState, DocAddress)>,
+    whole_store: bool,
+    unlisted: &HashSet<Origin>,
+) -> Plan<'a> {
+    let mut out = Plan {
+        work: Vec::new(),
+        removed: Vec::new(),
+        unchanged: 0,
+    };
+    for log in logs {
+        match known.get(&log.rel) {
+            None => out.work.push(Work::Whole(log)),
+            Some((state, address)) => match state.change(&log.stamp, log.format) {
+                Change::Unchanged => out.unchanged += 1,
+                Change::Grew(pos) => out.work.push(Work::Continue(log, pos, *address)),
+                Change::Other => out.work.push(Work::Whole(log)),
+            },
+        }
+    }
+    if whole_store {
+        let listed: HashSet<&str> = logs.iter().map(|l| l.rel.as_str()).collect();
+        out.removed = known
+            .iter()
+            .filter(|(k, (state, _))| {
+                !listed.contains(String::as_str(k)) && !unlisted.contains(&state.origin())
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+    }
+    out
 }
 
 /// The keys and stamps of `logs`, for a change check.

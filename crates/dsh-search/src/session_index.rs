@@ -111,7 +111,7 @@ pub struct SessionIndex {
     pub(crate) piece_bytes: usize,
     /// The store itself: a hit is answered only when its listing lists that session at that
     /// log ([`with_store`](SessionIndex::with_store)).
-    store: dsh_store::SessionStore,
+    pub(crate) store: dsh_store::SessionStore,
 }
 
 impl std::fmt::Debug for SessionIndex {

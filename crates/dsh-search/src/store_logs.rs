@@ -1,13 +1,13 @@
 //! The logs of a store as the index sees them: every `<project>/<session>/session.jsonl[.zstd]`
-//! with its identity, listed by reading directories only (no log is opened).
+//! with its identity, from the store's own check of its logs (one `lstat` each; a log is
+//! opened only for its header, when new or changed).
 
-use std::io;
 use std::path::{Path, PathBuf};
 
 use dsh_foreign::Origin;
-use dsh_store::QueryError;
-use dsh_store::listing::{Stamp, log_in, sorted_subdirs};
+use dsh_store::listing::Stamp;
 use dsh_store::reader::LogFormat;
+use dsh_store::{QueryError, SessionStore};
 
 /// One session log in the store (or of a foreign source).
 #[derive(Debug, Clone)]
@@ -23,50 +23,33 @@ pub struct LogFile {
     pub id: Option<String>,
 }
 
-fn io_err(path: &Path, source: io::Error) -> QueryError {
-    QueryError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-/// Every session log under `root` (none when the root does not exist), in path order. A
-/// project directory that cannot be read is skipped, so one bad directory hides only itself.
-pub fn list(root: &Path) -> Result<Vec<LogFile>, QueryError> {
-    let projects = match sorted_subdirs(root) {
-        Ok(p) => p,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io_err(root, e)),
-    };
-    let mut out = Vec::new();
-    for project in projects {
-        let Ok(sessions) = sorted_subdirs(&project) else {
+/// Every session log of `store`, each stat-ed now ([`SessionStore::checked_logs`]), in
+/// path order; a log whose path is not UTF-8 below the root is left out (it has no key).
+pub fn of_store(store: &SessionStore) -> Result<Vec<LogFile>, QueryError> {
+    let root = store.root();
+    let logs = store.checked_logs()?;
+    let mut out = Vec::with_capacity(logs.len());
+    for (loc, stamp) in logs {
+        let Some(rel) = key_of(root, &loc.path) else {
             continue;
         };
-        for dir in sessions {
-            // A link, FIFO or device instead of a log is not a session (nothing is followed).
-            let Ok(Some((loc, meta))) = log_in(&dir) else {
-                continue;
-            };
-            let Ok(rel) = loc.path.strip_prefix(root) else {
-                continue;
-            };
-            let parts: Option<Vec<&str>> =
-                rel.components().map(|c| c.as_os_str().to_str()).collect();
-            let Some(parts) = parts else {
-                continue;
-            };
-            out.push(LogFile {
-                rel: parts.join("/"),
-                abs: loc.path.clone(),
-                format: loc.format,
-                stamp: Stamp::of(&meta),
-                origin: Origin::Dsh,
-                id: None,
-            });
-        }
+        out.push(LogFile {
+            rel,
+            abs: loc.path,
+            format: loc.format,
+            stamp,
+            origin: Origin::Dsh,
+            id: None,
+        });
     }
     Ok(out)
+}
+
+/// The index key of the log at `path` under `root`: its relative path with `/` separators.
+pub fn key_of(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    parts.map(|p| p.join("/"))
 }
 
 /// The current identity of one log by its key, `None` when it is gone or no longer a

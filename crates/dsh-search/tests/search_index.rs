@@ -235,6 +235,86 @@ fn change_check_finds_other_writers_changes() {
     );
 }
 
+/// Freshness (docs/search.md): what another writer did a moment ago — a message appended, a
+/// log replaced, a session deleted, a session in a new project directory — is found by the
+/// next check and search at once, also when the index shares a store whose listing was
+/// asked just before (its listing does not re-stat logs within a second by itself).
+/// Replace the log at `path` by another file (renamed over it) holding its header and one
+/// user message saying `text`.
+fn replace_log(path: &Path, text: &str) {
+    let header = fs::read_to_string(path).unwrap();
+    let header = header.lines().next().unwrap().to_owned();
+    let line = serde_json::json!({"type": "user/message", "seq": 0, "time": 5, "data": {"id": "x", "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}, "surfaceOp": "append"});
+    let tmp = path.with_extension("new");
+    fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
+    fs::rename(&tmp, path).unwrap();
+}
+
+/// Set the mtime of `root` and of every directory below it an hour back.
+fn backdate_dirs(root: &Path) {
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    let mut dirs = vec![root.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(entry.path());
+            }
+        }
+        fs::File::open(&dir)
+            .unwrap()
+            .set_modified(hour_ago)
+            .unwrap();
+    }
+}
+
+#[test]
+fn what_changed_a_moment_ago_is_found_at_once() {
+    use dsh_store::SessionQuery as _;
+    let fx = Fixture::new();
+    let mut grow = Log::create(fx.root(), "grow", "/w", 1);
+    grow.user("steady words");
+    let mut swap = Log::create(fx.root(), "swap", "/w", 2);
+    swap.user("oldcontent");
+    let mut gone = Log::create(fx.root(), "gone", "/w", 3);
+    gone.user("deletedword");
+    let store = dsh_store::SessionStore::new(fx.root());
+    let index = fx.index().with_store(store.clone());
+    refresh(&index);
+    let check = |index: &SessionIndex| {
+        index
+            .refresh_if_changed(&Cancel::new(), &mut |_| {})
+            .unwrap()
+    };
+    for round in 0..3 {
+        // The shared listing is warm — asked a moment before each change — and trusts its
+        // directories (old enough that an unchanged mtime proves them unchanged).
+        backdate_dirs(fx.root());
+        store.list_sessions().unwrap();
+        store.list_sessions().unwrap();
+        match round {
+            0 => {
+                grow.user("appendedword");
+            }
+            1 => replace_log(&swap.path, "newcontent"),
+            _ => {
+                fs::remove_dir_all(gone.path.parent().unwrap()).unwrap();
+                Log::create(fx.root(), "fresh", "/brand/new/project", 4).user("brandnewword");
+            }
+        }
+        assert!(check(&index).is_some(), "round {round}: the change is seen");
+    }
+    assert_eq!(ids(&index, "appendedword"), vec!["grow"]);
+    assert_eq!(ids(&index, "oldcontent"), Vec::<String>::new());
+    assert_eq!(ids(&index, "newcontent"), vec!["swap"]);
+    assert_eq!(ids(&index, "deletedword"), Vec::<String>::new());
+    assert_eq!(ids(&index, "brandnewword"), vec!["fresh"]);
+    // The store's listing answers from the same check.
+    assert!(store.listed_location("fresh").is_some());
+    assert!(store.listed_location("gone").is_none());
+    assert_eq!(check(&index), None, "nothing changed since");
+}
+
 #[test]
 fn invalid_and_empty_queries() {
     let fx = Fixture::new();
@@ -296,12 +376,7 @@ fn incremental_append_compaction_delete_and_replace() {
 
     // Delete and replace (another file renamed over the log).
     fs::remove_dir_all(gone.path.parent().unwrap()).unwrap();
-    let tmp = swap.path.with_extension("new");
-    let header = fs::read_to_string(&swap.path).unwrap();
-    let header = header.lines().next().unwrap();
-    let line = r#"{"type":"user/message","seq":0,"time":5,"data":{"id":"x","role":"user","content":[{"type":"text","text":"newcontent"}],"source":{"kind":"user"}},"surfaceOp":"append"}"#;
-    fs::write(&tmp, format!("{header}\n{line}\n")).unwrap();
-    fs::rename(&tmp, &swap.path).unwrap();
+    replace_log(&swap.path, "newcontent");
     let outcome = refresh(&index);
     assert_eq!((outcome.removed, outcome.indexed), (1, 1));
     assert_eq!(ids(&index, "deletedword"), Vec::<String>::new());
@@ -468,7 +543,9 @@ fn one_writer_at_a_time_readers_never_blocked() {
         assert_eq!(first.indexed, 300);
         assert!(searched > 0);
     });
-    // While a writer exists, another one skips.
+    // While a writer exists, another one with work to do skips (one with nothing to do
+    // takes no writer at all).
+    Log::create(fx.root(), "extra", "/w", 1).user("extra words");
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();

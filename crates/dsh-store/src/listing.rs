@@ -354,6 +354,19 @@ struct Sweep {
     cost: Duration,
 }
 
+impl Sweep {
+    /// A sweep starting now, at the first log.
+    fn new() -> Self {
+        Sweep {
+            started: Instant::now(),
+            after: None,
+            changed: false,
+            read: false,
+            cost: Duration::ZERO,
+        }
+    }
+}
+
 impl HeaderIndex {
     /// Whether anything was read from disk since the last call (the persisted copy is
     /// then worth rewriting); resets the flag.
@@ -640,6 +653,35 @@ impl HeaderIndex {
         self.refresh_with(root, Check::Deferring)
     }
 
+    /// Whether every log has been stat-ed by a check that began at `since` or later (a
+    /// refresh's inline check or a finished sweep).
+    pub fn logs_checked_since(&self, since: Instant) -> bool {
+        self.logs_checked.is_some_and(|t| t >= since)
+    }
+
+    /// Stat up to `budget` logs of a sweep that began at `since` or later, starting one
+    /// when none runs or the running one began earlier (its stats may predate `since`);
+    /// true when it is over. Its changes show in the next refresh.
+    pub fn sweep_since(&mut self, since: Instant, budget: usize) -> bool {
+        if self.sweep.as_ref().is_none_or(|s| s.started < since) {
+            self.sweep = Some(Sweep::new());
+        }
+        self.sweep_step(budget)
+    }
+
+    /// Every session log of the table as of its last check: every regular log in a session
+    /// directory, listed or not (a header that cannot be read, or of another id, included),
+    /// with its stamp, in path order.
+    pub fn logs(&self) -> Vec<(LogLocation, Stamp)> {
+        let mut out = Vec::with_capacity(self.projects.iter().map(|p| p.rows.len()).sum());
+        for (p, project) in self.projects.iter().enumerate() {
+            for r in 0..project.rows.len() {
+                out.extend(self.location_at(p, r));
+            }
+        }
+        out
+    }
+
     /// Whether a background sweep was started by the last refresh and needs a thread to
     /// run it; resets the flag.
     pub fn take_sweep_wanted(&mut self) -> bool {
@@ -762,13 +804,7 @@ impl HeaderIndex {
             // Checked here and now: a sweep still running adds nothing.
             self.sweep = None;
         } else if due && self.sweep.is_none() {
-            self.sweep = Some(Sweep {
-                started: Instant::now(),
-                after: None,
-                changed: false,
-                read: false,
-                cost: Duration::ZERO,
-            });
+            self.sweep = Some(Sweep::new());
             self.sweep_wanted = true;
         }
         changed |= std::mem::take(&mut self.stale);

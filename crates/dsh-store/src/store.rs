@@ -378,6 +378,40 @@ impl SessionStore {
         lock(&self.inner.headers).location_of(id)
     }
 
+    /// Every session log of the store, each stat-ed after this call began (one `lstat` a
+    /// log; a directory is listed again only when its mtime says it changed), with its
+    /// stamp, in path order: every regular log in a session directory, listed or not. The
+    /// listing is brought up to date on the way, so [`listed_location`](Self::listed_location)
+    /// answers from the same check. For a search index that must see a message appended a
+    /// moment ago without a stat walk of its own (docs/search.md: freshness). Once the
+    /// store has a checked listing the logs are stat-ed in steps of a sweep, the table's
+    /// lock released between steps, so listings asked meanwhile are not held up by it.
+    pub fn checked_logs(&self) -> Result<Vec<(LogLocation, Stamp)>, QueryError> {
+        let began = std::time::Instant::now();
+        // A fresh process checks every log inline here, once.
+        self.list_sessions()?;
+        loop {
+            let mut headers = lock(&self.inner.headers);
+            if headers.logs_checked_since(began) {
+                // What the check found shows in this listing (never a second inline stat of
+                // every log: a check that comes due meanwhile is left to a sweep).
+                headers.refresh_deferring(self.root())?;
+                let logs = headers.logs();
+                let sweep = headers.take_sweep_wanted();
+                drop(headers);
+                if sweep {
+                    self.sweep_in_background();
+                }
+                return Ok(logs);
+            }
+            let done = headers.sweep_since(began, SWEEP_CHUNK);
+            drop(headers);
+            if !done {
+                std::thread::sleep(SWEEP_PAUSE);
+            }
+        }
+    }
+
     /// Whether a session with this id has a log.
     pub fn exists(&self, id: &str) -> bool {
         matches!(self.locate(id), Ok(Some(_)))

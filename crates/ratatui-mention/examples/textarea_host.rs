@@ -1,7 +1,10 @@
-//! A host that already edits with `ratatui_textarea::TextArea` adds `@` mentions: type `@`
-//! and a name, pick with Up/Down and Tab or Enter; the textarea keeps its own keys, undo
-//! (Ctrl+U) and yank. A mention is atomic: the caret steps over it, one Backspace removes
-//! it. Ctrl+S prints the text and the mentions in it; Esc or Ctrl+C quits.
+//! A host that already edits with `ratatui_textarea::TextArea` adds `@` mentions of people
+//! and `#` tags: type `@` and a name (or `#` and a tag), pick with Up/Down and Tab or Enter;
+//! the textarea keeps its own keys, undo (Ctrl+U) and yank. The textarea is drawn through
+//! `TextAreaMentions::widget`, so a mention shows as its chip (`@Ada Lovelace`, `#ui`)
+//! while the text holds `@[Ada Lovelace](user:ada)`. A mention is atomic: the caret steps
+//! over it, one Backspace (or Ctrl+W) removes it. Ctrl+S prints the text and the mentions
+//! in it; Esc or Ctrl+C quits.
 //!
 //! `cargo run -p ratatui-mention --features textarea --example textarea_host`
 
@@ -26,6 +29,9 @@ const PEOPLE: &[(&str, &str, &str)] = &[
     ("margaret", "Margaret Hamilton", "apollo software"),
 ];
 
+/// The tags `#` offers.
+const TAGS: &[&str] = &["ui", "backend", "docs", "urgent"];
+
 fn main() -> io::Result<()> {
     let mut terminal = ratatui::init();
     let result = run(&mut terminal);
@@ -41,7 +47,7 @@ fn main() -> io::Result<()> {
 
 fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
     let mut textarea = TextArea::default();
-    textarea.set_block(Block::bordered().title(" notes · @ mentions a person · Ctrl+S done "));
+    textarea.set_block(Block::bordered().title(" notes · @ a person · # a tag · Ctrl+S done "));
     let mut mentions = TextAreaMentions::new(config());
     loop {
         terminal.draw(|frame| draw(frame, &textarea, &mut mentions))?;
@@ -57,15 +63,34 @@ fn run(terminal: &mut DefaultTerminal) -> io::Result<Option<String>> {
         }
         let outcome = mentions.handle_event(&mut textarea, &event);
         // The rows are at hand: answered at once, so no Tab ever waits for them.
-        if let Outcome::Query { id, text, .. } = outcome {
-            let _ = mentions.set_results(&mut textarea, id, people(&text));
+        if let Outcome::Query {
+            id, text, trigger, ..
+        } = outcome
+        {
+            let rows = if trigger == '#' {
+                tags(&text)
+            } else {
+                people(&text)
+            };
+            let _ = mentions.set_results(&mut textarea, id, rows);
         }
     }
 }
 
-/// Mentions of people, written `@[name](user:handle)`.
+/// Mentions of people, written `@[name](user:handle)`, and tags, `#[name](tag:name)`.
 fn config() -> MentionConfig {
-    MentionConfig::default().with_uri_scheme("user:")
+    MentionConfig::default()
+        .with_triggers(['@', '#'])
+        .with_uri_scheme("user:")
+        .with_uri_scheme("tag:")
+}
+
+/// The tags starting with `query`.
+fn tags(query: &str) -> Vec<MentionItem> {
+    TAGS.iter()
+        .filter(|tag| tag.starts_with(&query.to_lowercase()))
+        .map(|tag| MentionItem::new(*tag, *tag, &Mention::new(*tag, format!("tag:{tag}"))))
+        .collect()
 }
 
 /// The people whose handle or name contains `query`, the matched part of the name marked.
@@ -97,7 +122,9 @@ fn draw(frame: &mut Frame, textarea: &TextArea, mentions: &mut TextAreaMentions)
         Line::from("textarea_host: ratatui-textarea with @ mentions"),
         top,
     );
-    frame.render_widget(textarea, editor);
+    // In place of `frame.render_widget(textarea, editor)`: the same textarea, its mentions
+    // drawn as chips.
+    frame.render_widget(mentions.widget(textarea), editor);
     // The popup sits above the textarea (below when there is no room).
     frame.render_stateful_widget(TextAreaPopup::new(editor), frame.area(), mentions);
 }

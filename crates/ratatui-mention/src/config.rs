@@ -15,6 +15,7 @@ use crate::key_map::KeyMap;
 use crate::link_syntax::LinkSyntax;
 use crate::mention::{Mention, MentionSpan, MentionSyntax};
 use crate::slash_commands::CommandEntry;
+use crate::uri_rule::uri_rule_builders;
 
 /// Sets each named field with a builder method `with_<field>(value)` taking anything that
 /// converts into the field's type.
@@ -348,27 +349,20 @@ impl MentionConfig {
         self
     }
 
-    /// Registers `scheme` (e.g. `user:`) with the built-in [`LinkSyntax`]: only its
-    /// mentions of URIs starting with a registered scheme are finished ones (chips:
-    /// highlighted, deleted whole, never reopening the popup). Call once per scheme. With no
-    /// scheme and no predicate registered, every well-formed mention is one. A syntax of your
-    /// own ([`Self::with_syntax`]) decides that itself.
-    #[must_use]
-    pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
-        self.link = self.link.with_uri_scheme(scheme);
-        self
-    }
-
-    /// Decides with `accepts` which mentions of the built-in [`LinkSyntax`] are finished ones
-    /// (by their decoded URI), in place of registered schemes.
-    #[must_use]
-    pub fn with_uri_predicate(
-        mut self,
-        accepts: impl Fn(&str) -> bool + Send + Sync + 'static,
-    ) -> Self {
-        self.link = self.link.with_uri_predicate(accepts);
-        self
-    }
+    uri_rule_builders!(
+        link.uris,
+        scheme: {
+            /// Registers `scheme` (e.g. `user:`) with the built-in [`LinkSyntax`]: only its
+            /// mentions of URIs starting with a registered scheme are finished ones (chips:
+            /// highlighted, deleted whole, never reopening the popup). Call once per scheme.
+            /// With no scheme and no predicate registered, every well-formed mention is one.
+            /// A syntax of your own ([`Self::with_syntax`]) decides that itself.
+        },
+        predicate: {
+            /// Decides with `accepts` which mentions of the built-in [`LinkSyntax`] are
+            /// finished ones (by their decoded URI), in place of registered schemes.
+        }
+    );
 
     /// Writes and finds mentions in `syntax` in place of the built-in [`LinkSyntax`], for
     /// every trigger without a syntax of its own; it also says where a token being typed

@@ -1,6 +1,7 @@
 //! Soft-wrapped layout of a draft: rows of placed units (clusters, tabs, chips, escaped
 //! controls) at a width, the caret's cell and the offset under a cell. Breaks after blanks
-//! when it can; a chip is never split (one wider than the line is cut with `…`).
+//! when it can (or as [`Breaks`] says); a chip is never split (one wider than the line is
+//! cut with `…`).
 
 use std::ops::Range;
 
@@ -53,6 +54,20 @@ impl Row {
     pub fn width(&self) -> usize {
         self.units.last().map_or(0, |u| u.x + u.width)
     }
+}
+
+/// Where rows may break (the composer breaks at words; a textarea's wrap mode picks).
+#[cfg_attr(not(feature = "textarea"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Breaks {
+    /// After a blank, else between any two units (a word wider than the line is split).
+    Words,
+    /// After a blank only: a word wider than the line runs past its edge.
+    WordsOnly,
+    /// Between any two units.
+    Units,
+    /// Only at line breaks.
+    Never,
 }
 
 /// The draft's rows at one width.
@@ -142,7 +157,21 @@ impl DraftLayout {
     /// Lays `text` out in rows of `width` cells, each of `atoms` (leftmost first, a chip or
     /// a fold) one unit drawn as its glyph.
     pub fn with_atoms(text: &str, atoms: &[(Range<usize>, Glyph)], width: u16) -> Self {
-        let width = usize::from(width.max(1));
+        Self::with_breaks(text, atoms, usize::from(width), Breaks::Words)
+    }
+
+    /// [`Self::with_atoms`], breaking rows only where `breaks` allows.
+    pub fn with_breaks(
+        text: &str,
+        atoms: &[(Range<usize>, Glyph)],
+        width: usize,
+        breaks: Breaks,
+    ) -> Self {
+        let width = match breaks {
+            Breaks::Never => usize::MAX,
+            _ => width.max(1),
+        };
+        let words = matches!(breaks, Breaks::Words | Breaks::WordsOnly);
         let units = units(text, atoms);
         let mut rows = Vec::new();
         let mut row = Row::default();
@@ -156,8 +185,8 @@ impl DraftLayout {
                 Glyph::Tab => TAB_WIDTH - x % TAB_WIDTH,
                 _ => unit.width,
             };
-            let overflow = x + w > width && w > 0;
-            if overflow && unit.blank {
+            let overflow = x.saturating_add(w) > width && w > 0;
+            if overflow && unit.blank && words {
                 // A blank at the edge hangs there with no width; the break goes after it.
                 row.units.push(Placed {
                     range: unit.range.clone(),
@@ -169,8 +198,12 @@ impl DraftLayout {
                 break_at = Some(k);
                 continue;
             }
-            if overflow && !row.units.is_empty() {
-                if let Some(b) = break_at.filter(|&b| b > row_first && b < k) {
+            let word_break = break_at.filter(|&b| words && b > row_first && b < k);
+            if overflow
+                && !row.units.is_empty()
+                && (word_break.is_some() || breaks != Breaks::WordsOnly)
+            {
+                if let Some(b) = word_break {
                     row.units.truncate(b - row_first);
                     k = b;
                 }

@@ -39,6 +39,7 @@ mod config;
 mod draft;
 mod draft_layout;
 mod fold;
+mod fuzzy;
 mod grammar;
 mod grapheme;
 mod input_history;
@@ -59,6 +60,8 @@ mod snippet;
 mod state;
 #[cfg(feature = "textarea")]
 mod textarea;
+#[cfg(feature = "textarea")]
+mod textarea_view;
 mod undo_stack;
 mod uri_rule;
 mod widget;
@@ -86,4 +89,6 @@ pub use snippet::ItemSnippet;
 pub use state::{MentionInputState, Outcome};
 #[cfg(feature = "textarea")]
 pub use textarea::{TextAreaMentions, TextAreaPopup};
+#[cfg(feature = "textarea")]
+pub use textarea_view::MentionTextArea;
 pub use widget::{MentionInput, MentionLayout};

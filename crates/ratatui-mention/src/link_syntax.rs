@@ -10,10 +10,9 @@
 
 use std::fmt;
 use std::ops::Range;
-use std::sync::Arc;
 
 use crate::mention::{Mention, MentionSpan, MentionSyntax};
-use crate::uri_rule::UriRule;
+use crate::uri_rule::{UriRule, uri_rule_builders};
 
 /// The built-in [`MentionSyntax`]: `<trigger>[label](uri)` (see the crate docs for its
 /// escapes). [`LinkSyntax::new`] reads `@` mentions of any URI; register the host's triggers
@@ -32,7 +31,7 @@ use crate::uri_rule::UriRule;
 #[derive(Clone)]
 pub struct LinkSyntax {
     triggers: Vec<char>,
-    uris: UriRule,
+    pub(crate) uris: UriRule,
 }
 
 impl Default for LinkSyntax {
@@ -66,25 +65,19 @@ impl LinkSyntax {
         self
     }
 
-    /// Registers `scheme` (e.g. `user:`): only mentions whose decoded URI starts with a
-    /// registered scheme are finished mentions, the others stay plain text. Call once per
-    /// scheme; with none registered (and no predicate) every well-formed mention is one.
-    #[must_use]
-    pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
-        self.uris = self.uris.with_scheme(scheme.into());
-        self
-    }
-
-    /// Decides with `accepts` which mentions are finished ones (by their decoded URI), in
-    /// place of registered schemes.
-    #[must_use]
-    pub fn with_uri_predicate(
-        mut self,
-        accepts: impl Fn(&str) -> bool + Send + Sync + 'static,
-    ) -> Self {
-        self.uris = UriRule::Predicate(Arc::new(accepts));
-        self
-    }
+    uri_rule_builders!(
+        uris,
+        scheme: {
+            /// Registers `scheme` (e.g. `user:`): only mentions whose decoded URI starts with
+            /// a registered scheme are finished mentions, the others stay plain text. Call
+            /// once per scheme; with none registered (and no predicate) every well-formed
+            /// mention is one.
+        },
+        predicate: {
+            /// Decides with `accepts` which mentions are finished ones (by their decoded
+            /// URI), in place of registered schemes.
+        }
+    );
 
     /// The triggers whose mentions it reads.
     pub fn triggers(&self) -> &[char] {

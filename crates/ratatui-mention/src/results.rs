@@ -786,15 +786,7 @@ impl<T: ResultRow> ResultsList<T> {
             self.wait_since = None;
             return None;
         };
-        let since = match self.wait_since {
-            Some((query, at)) if query == id => at,
-            _ => self.wait_since.insert((id, now)).1,
-        };
-        if now.saturating_duration_since(since) < self.timers.answer_wait {
-            return None;
-        }
-        self.wait_since = None;
-        Some(id)
+        ran_out(&mut self.wait_since, id, now, self.timers.answer_wait).then_some(id)
     }
 
     /// Whether rows of an older query were on show too long by `now` (then they are hidden).
@@ -805,15 +797,7 @@ impl<T: ResultRow> ResultsList<T> {
             self.slow_since = None;
             return false;
         }
-        let since = match self.slow_since {
-            Some((query, at)) if query == id => at,
-            _ => self.slow_since.insert((id, now)).1,
-        };
-        if now.saturating_duration_since(since) < self.timers.slow_answer {
-            return false;
-        }
-        self.slow_since = None;
-        self.hide_older_rows(id)
+        ran_out(&mut self.slow_since, id, now, self.timers.slow_answer) && self.hide_older_rows(id)
     }
 
     /// Enter or Tab came before the newest query's answer: it waits for it.
@@ -928,6 +912,25 @@ impl<T: ResultRow> ResultsList<T> {
         self.list
             .place_offered(&mut self.page_sections, title, rows, T::key);
     }
+}
+
+/// Whether the timer in `slot` for query `id`, started at the first tick that saw `id`,
+/// has run for `limit` by `now` (then it stops).
+fn ran_out(
+    slot: &mut Option<(QueryId, Instant)>,
+    id: QueryId,
+    now: Instant,
+    limit: Duration,
+) -> bool {
+    let since = match *slot {
+        Some((query, at)) if query == id => at,
+        _ => slot.insert((id, now)).1,
+    };
+    if now.saturating_duration_since(since) < limit {
+        return false;
+    }
+    *slot = None;
+    true
 }
 
 #[cfg(test)]

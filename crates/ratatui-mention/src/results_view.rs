@@ -3,8 +3,6 @@
 //! (a label line with what matched highlighted, and a detail or snippet line when the row
 //! has one), the empty states, and the preview of the selected row beside or below.
 
-use fuzzy_matcher::FuzzyMatcher;
-use fuzzy_matcher::skim::SkimMatcherV2;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -13,6 +11,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Widget};
 use unicode_width::UnicodeWidthStr;
 
 use crate::config::{MentionStyles, PopupLabels};
+use crate::fuzzy::Fuzzy;
 use crate::item::{ItemPreview, Keep, MentionItem};
 use crate::preview::{self, Placement, PreviewPane};
 use crate::results::{Listing, ResultRow, ResultsList, WaitMark};
@@ -160,7 +159,7 @@ pub(crate) fn render_rows(
         }
         return drawn;
     }
-    let matcher = SkimMatcherV2::default().ignore_case();
+    let mut matcher = Fuzzy::new();
     let query = list.query();
     for placed in list.sectioned().layout(area.height) {
         match placed {
@@ -190,7 +189,7 @@ pub(crate) fn render_rows(
                     ..area
                 };
                 drawn.push((rect, at));
-                let hits = label_hits(row, query, section.kind, &matcher);
+                let hits = label_hits(row, query, section.kind, &mut matcher);
                 let label = label_line(row, &hits, selected, area.width, styles);
                 buf.set_line(area.x, area.y + y, &label, area.width);
                 if y + 1 >= area.height {
@@ -349,7 +348,7 @@ fn label_hits(
     row: &MentionItem,
     query: &str,
     kind: SectionKind,
-    matcher: &SkimMatcherV2,
+    matcher: &mut Fuzzy,
 ) -> Vec<usize> {
     let label = visible_controls_line(row.label());
     if let Some(ranges) = row.match_ranges() {
@@ -375,16 +374,13 @@ fn label_hits(
     let mut hits: Vec<usize> = if query.is_empty() {
         Vec::new()
     } else if kind == SectionKind::Exact {
-        matcher
-            .fuzzy_indices(&label, query)
-            .map(|(_, indices)| indices)
-            .unwrap_or_default()
+        matcher.indices(&label, query).unwrap_or_default()
     } else {
         query
             .split(|c: char| c.is_whitespace() || matches!(c, '-' | '_' | '/' | '.'))
             .filter(|w| !w.is_empty())
-            .filter_map(|w| matcher.fuzzy_indices(&label, w))
-            .flat_map(|(_, indices)| indices)
+            .filter_map(|w| matcher.indices(&label, w))
+            .flatten()
             .collect()
     };
     hits.sort_unstable();
@@ -646,23 +642,29 @@ mod tests {
 
     #[test]
     fn highlights_come_from_the_source_when_it_says() {
-        let matcher = SkimMatcherV2::default().ignore_case();
+        let mut matcher = Fuzzy::new();
         let fix = item("Fix overflow");
         // The widget's own guess for `fo`: the F of Fix and the o of overflow.
-        assert_eq!(label_hits(&fix, "fo", SectionKind::Exact, &matcher), [0, 4]);
+        assert_eq!(
+            label_hits(&fix, "fo", SectionKind::Exact, &mut matcher),
+            [0, 4]
+        );
         // The source matched the substring `fo` nowhere in the label: nothing is marked.
         let said = fix.clone().with_match_ranges(Vec::new());
         assert_eq!(
-            label_hits(&said, "fo", SectionKind::Exact, &matcher),
+            label_hits(&said, "fo", SectionKind::Exact, &mut matcher),
             Vec::<usize>::new()
         );
         // Byte ranges, also after a control shown as `\x07` and in CJK.
         let bell = item("a\u{7}bc").with_match_ranges(vec![1..2, 3..4]);
         assert_eq!(
-            label_hits(&bell, "", SectionKind::Exact, &matcher),
+            label_hits(&bell, "", SectionKind::Exact, &mut matcher),
             [1, 2, 3, 4, 6]
         );
         let cjk = item("会话记录").with_match_ranges(vec![3..9, 100..200]);
-        assert_eq!(label_hits(&cjk, "x", SectionKind::Exact, &matcher), [1, 2]);
+        assert_eq!(
+            label_hits(&cjk, "x", SectionKind::Exact, &mut matcher),
+            [1, 2]
+        );
     }
 }

@@ -6,18 +6,19 @@
 //!
 //! Finished mentions (what the configured [`crate::MentionSyntax`] finds on a line) are
 //! atomic here too: the caret steps over a mention in one move (it never rests inside
-//! one), and one Backspace before it or one Delete after it removes the whole mention as one
-//! undoable edit. The textarea draws them as their markup (`#[ui](tag:ui)`, not a `#ui`
-//! chip): `ratatui_textarea` 0.9 draws every character of its lines and has no hook to show
-//! a range of a line as other text. The host reads the mentions back with
-//! [`crate::MentionConfig::find_mentions`].
+//! one); one Backspace before it or one Delete after it removes the whole mention, and a
+//! word or line deletion that would cut into one removes it whole, each as one undoable
+//! edit. Drawn with [`TextAreaMentions::widget`] (in place of the textarea itself) a
+//! mention shows as its chip (`#ui`), and Up/Down move by the rows the chips make. The host
+//! reads the mentions back with [`crate::MentionConfig::find_mentions`].
 
+use std::cell::Cell;
 use std::ops::Range;
 use std::time::Instant;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Position, Rect};
 use ratatui::widgets::StatefulWidget;
 use ratatui_textarea::{CursorMove, TextArea};
 
@@ -32,6 +33,7 @@ use crate::results::{
 };
 use crate::results_view::{self, Look};
 use crate::state::Outcome;
+use crate::textarea_view::{MentionTextArea, ViewState, byte_of, caret_byte, col_of, layout_line};
 use term_text::visible_controls_line;
 
 /// The mention popup of one textarea, kept by the host next to it.
@@ -45,6 +47,8 @@ pub struct TextAreaMentions {
     token: Option<(usize, MentionToken)>,
     /// The `(row, start)` of the token whose popup the user closed with Esc.
     dismissed: Option<(usize, usize)>,
+    /// What the last [`Self::widget`] drawing left: its viewport and the caret's cell.
+    view: Cell<ViewState>,
 }
 
 impl Default for TextAreaMentions {
@@ -68,7 +72,38 @@ impl TextAreaMentions {
             results,
             token: None,
             dismissed: None,
+            view: Cell::new(ViewState::default()),
         }
+    }
+
+    /// The widget that draws `textarea` with its mentions as chips (`#[ui](tag:ui)` shown
+    /// `#ui`): render it where you rendered the textarea, in the textarea's own look (block,
+    /// styles, selection, line numbers, placeholder, wrap mode). It keeps the caret on
+    /// screen, at the cell the chips put it in.
+    ///
+    /// ```
+    /// use ratatui::{buffer::Buffer, layout::Rect, widgets::Widget};
+    /// use ratatui_mention::{MentionConfig, TextAreaMentions};
+    /// use ratatui_textarea::TextArea;
+    ///
+    /// let textarea = TextArea::from(["see #[ui](tag:ui) now"]);
+    /// let mentions = TextAreaMentions::new(
+    ///     MentionConfig::default().with_triggers(['#']).with_uri_scheme("tag:"),
+    /// );
+    /// let area = Rect::new(0, 0, 20, 1);
+    /// let mut buf = Buffer::empty(area);
+    /// mentions.widget(&textarea).render(area, &mut buf);
+    /// let shown: String = buf.content.iter().map(|cell| cell.symbol()).collect();
+    /// assert_eq!(shown, "see #ui now         ");
+    /// ```
+    pub fn widget<'v>(&'v self, textarea: &'v TextArea<'_>) -> MentionTextArea<'v> {
+        MentionTextArea::new(textarea, &self.grammar, &self.view)
+    }
+
+    /// Where [`Self::widget`] last drew the caret (for the terminal cursor, e.g. an input
+    /// method's window); `None` before the first drawing or when it was off screen.
+    pub fn cursor_position(&self) -> Option<Position> {
+        self.view.get().cursor
     }
 
     /// The configuration in use.
@@ -130,9 +165,26 @@ impl TextAreaMentions {
                 return self.sync(textarea, Outcome::Changed);
             }
         }
+        if let Some((row, col)) = self.vertical_target(textarea, &key) {
+            if key.modifiers.contains(KeyModifiers::SHIFT) {
+                if textarea.selection_range().is_none() {
+                    textarea.start_selection();
+                }
+            } else {
+                textarea.cancel_selection();
+            }
+            if let (Ok(r), Ok(c)) = (u16::try_from(row), u16::try_from(col)) {
+                textarea.move_cursor(CursorMove::Jump(r, c));
+                return self.sync(textarea, Outcome::Changed);
+            }
+        }
         let before = (textarea.cursor().0, textarea.cursor().1);
         let lines_before = textarea.lines().len();
+        let edited_line = textarea.lines().get(before.0).cloned().unwrap_or_default();
         let modified = textarea.input(key);
+        if modified {
+            self.keep_mentions_whole(textarea, before.0, &edited_line, lines_before);
+        }
         self.step_over_chip(textarea, before);
         let after = (textarea.cursor().0, textarea.cursor().1);
         if !modified && before == after && lines_before == textarea.lines().len() {
@@ -143,15 +195,96 @@ impl TextAreaMentions {
 
     /// The char columns of the finished mentions on line `row`.
     fn chips_on(&self, textarea: &TextArea<'_>, row: usize) -> Vec<Range<usize>> {
-        let Some(line) = textarea.lines().get(row) else {
-            return Vec::new();
-        };
-        let column = |byte: usize| line.get(..byte).map_or(0, |head| head.chars().count());
+        let line = textarea.lines().get(row).map_or("", String::as_str);
         self.grammar
             .spans(line)
             .into_iter()
-            .map(|span| column(span.start)..column(span.end))
+            .map(|span| col_of(line, span.start)..col_of(line, span.end))
             .collect()
+    }
+
+    /// Where Up or Down (Ctrl+P, Ctrl+N) takes the caret in the chip view [`Self::widget`]
+    /// last drew: the row above or below, the column nearest the caret's (`None`: the
+    /// view was never drawn, the key is another, or there is no row there).
+    fn vertical_target(&self, textarea: &TextArea<'_>, key: &KeyEvent) -> Option<(usize, usize)> {
+        let width = self.view.get().width;
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if width == 0 || key.modifiers.contains(KeyModifiers::ALT) {
+            return None;
+        }
+        let up = match key.code {
+            KeyCode::Up if !ctrl => true,
+            KeyCode::Down if !ctrl => false,
+            KeyCode::Char('p') if ctrl => true,
+            KeyCode::Char('n') if ctrl => false,
+            _ => return None,
+        };
+        let (line, col) = (textarea.cursor().0, textarea.cursor().1);
+        let lines = textarea.lines();
+        let mode = textarea.wrap_mode();
+        let text = lines.get(line)?;
+        let layout = layout_line(&self.grammar, text, width, mode);
+        let (row, x) = layout.caret(caret_byte(&self.grammar, text, col));
+        let (to_line, to_row) = match up {
+            true if row > 0 => (line, row - 1),
+            true => (line.checked_sub(1)?, usize::MAX),
+            false if row + 1 < layout.rows.len() => (line, row + 1),
+            false if line + 1 < lines.len() => (line + 1, 0),
+            false => return None,
+        };
+        let to_text = lines.get(to_line)?;
+        let to_layout = if to_line == line {
+            layout
+        } else {
+            layout_line(&self.grammar, to_text, width, mode)
+        };
+        let to_row = to_row.min(to_layout.rows.len().saturating_sub(1));
+        Some((to_line, col_of(to_text, to_layout.offset_at(to_row, x))))
+    }
+
+    /// After an edit of line `row` (`before` its text, `lines_before` the line count): a
+    /// deletion that cut into a mention (a word or line deletion, a cut) is made again so
+    /// it removes the mention whole, as one undoable edit.
+    fn keep_mentions_whole(
+        &self,
+        textarea: &mut TextArea<'_>,
+        row: usize,
+        before: &str,
+        lines_before: usize,
+    ) {
+        let (r, col) = (textarea.cursor().0, textarea.cursor().1);
+        let Some(after) = textarea.lines().get(row) else {
+            return;
+        };
+        let cut = before.chars().count().saturating_sub(after.chars().count());
+        if r != row || textarea.lines().len() != lines_before || cut == 0 {
+            return;
+        }
+        let start = byte_of(before, col);
+        let end = byte_of(before, col + cut);
+        let pure_deletion =
+            before.get(..start) == after.get(..start) && before.get(end..) == after.get(start..);
+        if !pure_deletion {
+            return;
+        }
+        let mut whole = start..end;
+        for span in self.grammar.spans(before) {
+            if span.start < whole.end && whole.start < span.end {
+                whole = whole.start.min(span.start)..whole.end.max(span.end);
+            }
+        }
+        if whole == (start..end) {
+            return;
+        }
+        let chars = before.get(whole.clone()).map_or(0, |t| t.chars().count());
+        if let (Ok(r), Ok(c)) = (
+            u16::try_from(row),
+            u16::try_from(col_of(before, whole.start)),
+        ) {
+            textarea.undo();
+            textarea.move_cursor(CursorMove::Jump(r, c));
+            textarea.delete_str(chars);
+        }
     }
 
     /// The mention `key` deletes as a whole (its row and char columns): Backspace (or
@@ -487,9 +620,18 @@ impl StatefulWidget for TextAreaPopup<'_> {
             styles: &self.styles,
             labels: &self.labels,
         };
+        if rect.height < results_view::FRAMED_MIN_HEIGHT {
+            // No room for the frame: the highlighted row on one line, as the composer does.
+            let _ = results_view::render_compact(&state.results, rect, buf, look);
+            return;
+        }
+        let title = match &state.token {
+            Some((_, token)) => self.labels.title_for(token.trigger),
+            None => self.labels.title.clone(),
+        };
         let (_, inner) = results_view::render_frame(
             &state.results,
-            &self.labels.title,
+            &title,
             Placement::Hidden,
             None,
             rect,
@@ -646,6 +788,96 @@ mod tests {
         plain.move_cursor(CursorMove::End);
         let _ = m.handle_event(&mut plain, &key(KeyCode::Backspace));
         assert_eq!(plain.lines(), ["@[Ada](other:1"]);
+    }
+
+    fn tag_mentions() -> TextAreaMentions {
+        TextAreaMentions::new(
+            MentionConfig::default()
+                .with_triggers(['#'])
+                .with_uri_scheme("tag:"),
+        )
+    }
+
+    #[test]
+    fn word_deletions_and_cuts_remove_a_mention_whole() {
+        let mut m = tag_mentions();
+        let chord = |code, mods| Event::Key(KeyEvent::new(code, mods));
+        let text = "see #[user interface](tag:ui) ok";
+        // Ctrl+W and Alt+Backspace right after the mention, Alt+D and Alt+Delete right
+        // before it: the whole mention goes, one undo brings it back.
+        for (col, event) in [
+            (29, chord(KeyCode::Char('w'), KeyModifiers::CONTROL)),
+            (29, chord(KeyCode::Backspace, KeyModifiers::ALT)),
+            (4, chord(KeyCode::Char('d'), KeyModifiers::ALT)),
+            (4, chord(KeyCode::Delete, KeyModifiers::ALT)),
+        ] {
+            let mut t = TextArea::from([text]);
+            t.move_cursor(CursorMove::Jump(0, col));
+            let _ = m.handle_event(&mut t, &event);
+            assert_eq!(shown(&t), "see | ok", "{event:?}");
+            t.undo();
+            assert_eq!(t.lines(), [text], "{event:?}");
+        }
+        // A cut of a selection that ends inside a mention takes it whole.
+        let mut t = TextArea::from([text]);
+        t.move_cursor(CursorMove::Jump(0, 1));
+        t.start_selection();
+        t.move_cursor(CursorMove::Jump(0, 9));
+        let _ = m.handle_event(&mut t, &chord(KeyCode::Char('x'), KeyModifiers::CONTROL));
+        assert_eq!(shown(&t), "s| ok");
+        // Word deletion in plain text is unchanged.
+        let mut t = TextArea::from(["plain words"]);
+        t.move_cursor(CursorMove::End);
+        let _ = m.handle_event(&mut t, &chord(KeyCode::Char('w'), KeyModifiers::CONTROL));
+        assert_eq!(shown(&t), "plain |");
+    }
+
+    #[test]
+    fn up_and_down_keep_the_column_the_chips_show() {
+        use ratatui::widgets::Widget;
+        let mut m = tag_mentions();
+        let mut t = TextArea::from(["ab #[ui](tag:ui) cd", "0123456789012345"]);
+        t.move_cursor(CursorMove::Jump(0, 16));
+        // Before the view is drawn the textarea moves by its own columns.
+        let mut probe = t.clone();
+        let _ = m.handle_event(&mut probe, &key(KeyCode::Down));
+        assert_eq!(probe.cursor(), (1, 16));
+        let area = Rect::new(0, 0, 20, 2);
+        m.widget(&t).render(area, &mut Buffer::empty(area));
+        // `ab #ui|` is column 6 on screen: Down goes to column 6, Up comes back after the chip.
+        let _ = m.handle_event(&mut t, &key(KeyCode::Down));
+        assert_eq!(t.cursor(), (1, 6));
+        let _ = m.handle_event(&mut t, &key(KeyCode::Up));
+        assert_eq!(t.cursor(), (0, 16));
+        // Shift+Down selects.
+        let shift_down = Event::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::SHIFT));
+        let _ = m.handle_event(&mut t, &shift_down);
+        assert_eq!(t.selection_range(), Some(((0, 16), (1, 6))));
+    }
+
+    #[test]
+    fn a_popup_squeezed_to_one_row_shows_the_highlighted_row() {
+        let mut textarea = TextArea::default();
+        let mut m = tag_mentions();
+        type_str(&mut m, &mut textarea, "#d");
+        let id = m.results().map(ResultsList::query_id).unwrap_or_default();
+        let docs = MentionItem::new("docs", "docs", &Mention::new("docs", "tag:docs"));
+        let _ = m.set_results(&mut textarea, id, vec![docs]);
+        // One row above the textarea, none below.
+        let frame = Rect::new(0, 0, 24, 6);
+        let anchor = Rect::new(0, 1, 24, 5);
+        let mut buf = Buffer::empty(frame);
+        TextAreaPopup::new(anchor).render(frame, &mut buf, &mut m);
+        let top: String = (0..24).map(|x| buf[(x, 0)].symbol()).collect();
+        assert!(top.contains("docs"), "{top:?}");
+        // With room: the frame titled for the trigger.
+        let frame = Rect::new(0, 0, 24, 9);
+        let anchor = Rect::new(0, 6, 24, 3);
+        let mut buf = Buffer::empty(frame);
+        TextAreaPopup::new(anchor).render(frame, &mut buf, &mut m);
+        let title: String = (0..24).map(|x| buf[(x, 3)].symbol()).collect();
+        let want = PopupLabels::default().title_for('#');
+        assert!(title.contains(want.trim()), "{title:?} / {want:?}");
     }
 
     #[test]

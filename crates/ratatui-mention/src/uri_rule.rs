@@ -39,6 +39,30 @@ impl UriRule {
     }
 }
 
+/// The builder methods `with_uri_scheme` and `with_uri_predicate` of a type whose
+/// [`UriRule`] is `self.<path>`, each with the docs given.
+macro_rules! uri_rule_builders {
+    ($($path:ident).+, scheme: { $(#[$scheme:meta])* }, predicate: { $(#[$predicate:meta])* }) => {
+        $(#[$scheme])*
+        #[must_use]
+        pub fn with_uri_scheme(mut self, scheme: impl Into<String>) -> Self {
+            self.$($path).+ = std::mem::take(&mut self.$($path).+).with_scheme(scheme.into());
+            self
+        }
+
+        $(#[$predicate])*
+        #[must_use]
+        pub fn with_uri_predicate(
+            mut self,
+            accepts: impl Fn(&str) -> bool + Send + Sync + 'static,
+        ) -> Self {
+            self.$($path).+ = crate::uri_rule::UriRule::Predicate(std::sync::Arc::new(accepts));
+            self
+        }
+    };
+}
+pub(crate) use uri_rule_builders;
+
 impl fmt::Debug for UriRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -192,6 +192,11 @@ fn members(text: &str, exported: &BTreeSet<String>, out: &mut BTreeSet<String>) 
                         .collect();
                     out.insert(format!("{ty}::{name}"));
                 }
+                // The URI builders one macro writes for the types that have them.
+                if member.starts_with("uri_rule_builders!(") {
+                    out.insert(format!("{ty}::with_uri_predicate"));
+                    out.insert(format!("{ty}::with_uri_scheme"));
+                }
             }
             Block::Struct(ty) if exported.contains(ty) => {
                 if let Some(rest) = member.strip_prefix("pub ") {
