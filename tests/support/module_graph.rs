@@ -92,6 +92,12 @@ pub fn targets_after(code: &str, prefix: &str) -> Vec<String> {
 
 /// The import graph of the crate whose sources are under `src`.
 pub fn crate_graph(src: &Path) -> Graph {
+    module_graph(src, "crate::")
+}
+
+/// The import graph of the modules under `src`, a module tree reached from the crate root
+/// as `root` (`crate::` for a crate's `src`, `crate::tui::` for the app's `src/tui`).
+pub fn module_graph(src: &Path, root: &str) -> Graph {
     let mut files = Vec::new();
     sources(src, &mut files);
     let module_of = |path: &Path| -> (String, bool) {
@@ -105,11 +111,11 @@ pub fn crate_graph(src: &Path) -> Graph {
     let mut graph = Graph::new();
     for file in &files {
         let (module, nested) = module_of(file);
-        if module == "lib" {
+        if module == "lib" || module == "mod" {
             continue;
         }
         let code = non_test_code(&fs::read_to_string(file).unwrap());
-        let mut targets = targets_after(&code, "crate::");
+        let mut targets = targets_after(&code, root);
         // `super::` is the crate root for a top-level file and for a directory's mod.rs.
         let root_super = !nested || file.file_name().is_some_and(|n| n == "mod.rs");
         if root_super {

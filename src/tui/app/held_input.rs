@@ -12,8 +12,6 @@ use std::time::Duration;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
 use tokio::time::Instant;
 
-use super::App;
-
 /// Longest time input is held for a switch before it is applied anyway.
 const HOLD_AT_MOST: Duration = Duration::from_secs(2);
 
@@ -27,10 +25,62 @@ pub(super) struct HeldInput {
     until: Option<Instant>,
 }
 
+/// What makes input wait now.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Waits {
+    /// A session switch (an open, a `/resume X` resolution) is under way.
+    pub(super) switch: bool,
+    /// The `/resume` picker's Enter waits for its filter's answer.
+    pub(super) picker: bool,
+}
+
+impl Waits {
+    fn any(self) -> bool {
+        self.switch || self.picker
+    }
+}
+
 impl HeldInput {
     /// When the held inputs are applied even if the switch is still under way.
     pub(super) fn deadline(&self) -> Option<Instant> {
         self.until
+    }
+
+    /// Whether `event` is input that can wait its turn (a key press or a paste; the mouse,
+    /// a resize or a key release never waits).
+    pub(super) fn can_wait(event: &TermEvent) -> bool {
+        match event {
+            TermEvent::Key(key) => key.kind != KeyEventKind::Release,
+            TermEvent::Paste(_) => true,
+            _ => false,
+        }
+    }
+
+    /// `event` back when it is to be handled now, given what makes input wait (Ctrl+C
+    /// never waits for a switch); else it is held.
+    pub(super) fn hold(&mut self, event: TermEvent, waits: Waits) -> Option<TermEvent> {
+        let ctrl_c = matches!(&event, TermEvent::Key(key)
+            if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL));
+        if !waits.any() || (ctrl_c && !waits.picker) {
+            return Some(event);
+        }
+        self.push(event);
+        None
+    }
+
+    /// Whether the held inputs have waited [`HOLD_AT_MOST`] (then they are all applied).
+    pub(super) fn overdue(&self) -> bool {
+        self.until.is_some_and(|at| Instant::now() >= at)
+    }
+
+    /// The oldest held input when it is to be applied now: nothing makes input wait, or
+    /// the held inputs are `overdue`.
+    pub(super) fn release(&mut self, overdue: bool, waits: Waits) -> Option<TermEvent> {
+        if overdue || !waits.any() {
+            self.pop()
+        } else {
+            None
+        }
     }
 
     fn push(&mut self, event: TermEvent) {
@@ -48,45 +98,5 @@ impl HeldInput {
             self.until = None;
         }
         event
-    }
-}
-
-impl App {
-    /// Whether input must wait: the picker's Enter waits for an answer, or a switch runs.
-    fn input_waits(&self) -> bool {
-        self.switcher.is_pending() || self.picker_waits()
-    }
-
-    fn picker_waits(&self) -> bool {
-        self.picker.as_ref().is_some_and(|p| p.picker.is_waiting())
-    }
-
-    /// `event` back when it is to be handled now; else it is held.
-    pub(super) fn hold(&mut self, event: TermEvent) -> Option<TermEvent> {
-        let ctrl_c = match &event {
-            TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
-                key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL)
-            }
-            TermEvent::Paste(_) => false,
-            _ => return Some(event),
-        };
-        self.release_held();
-        if !self.input_waits() || (ctrl_c && !self.picker_waits()) {
-            return Some(event);
-        }
-        self.held.push(event);
-        None
-    }
-
-    /// Applies the held inputs in order while nothing makes them wait (all of them once
-    /// they have waited [`HOLD_AT_MOST`]).
-    pub(super) fn release_held(&mut self) {
-        let overdue = self.held.deadline().is_some_and(|at| Instant::now() >= at);
-        while overdue || !self.input_waits() {
-            let Some(event) = self.held.pop() else {
-                break;
-            };
-            self.handle_input(event);
-        }
     }
 }

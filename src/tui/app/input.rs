@@ -1,14 +1,19 @@
 //! Terminal input and what the widgets made of it: app keys first (one table, `keys.rs`),
 //! then the `/resume` picker when it is open, else the composer; their outcomes start
-//! listings, searches, previews and submissions.
+//! listings, searches, previews and submissions. Keys and pastes wait their turn while a
+//! switch is under way (`held_input.rs`). The mouse: over the `/resume` picker or the `@`
+//! popup it moves, selects and picks rows (the widgets' own handling); anywhere else it is
+//! the transcript's.
 
 use std::time::Duration;
 
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{
+    Event as TermEvent, KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind,
+};
 use tokio::time::Instant;
 
 use super::App;
-use super::event::AppEvent;
+use super::held_input::{HeldInput, Waits};
 use super::keys::{AppAction, classify_app_key};
 use crate::agent::AgentStatus;
 use crate::tui::composer::candidates::ListingContext;
@@ -16,16 +21,21 @@ use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY, file_preview};
 use crate::tui::composer::session_items::results_page;
 use crate::tui::composer::submit_flow::{SubmitContext, Submitted};
+use crate::tui::event::AppEvent;
 use crate::tui::preview::PreviewRequest;
 use crate::tui::search::conversation_hits::{
     HitsQuery, HitsTarget, NO_EXCERPT, offered, with_popup_keys,
 };
 use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::session::read_only::ReadOnlyKey;
 use crate::tui::transcript::NoticeKind;
 use ratatui_mention::{Outcome, PickerOutcome};
 
 #[cfg(test)]
 pub(super) use crate::tui::composer::session_items::OLDER_ROWS_GRACE;
+/// Lines per mouse-wheel notch.
+const WHEEL_LINES: isize = 3;
+
 /// How long "Ctrl+C again to quit" waits for the second press.
 pub(super) const QUIT_CONFIRM: Duration = Duration::from_secs(2);
 
@@ -34,6 +44,33 @@ impl App {
     /// way, see [`held_input`](super::held_input)).
     pub fn handle_terminal_event(&mut self, event: TermEvent) {
         if let Some(event) = self.hold(event) {
+            self.handle_input(event);
+        }
+    }
+
+    /// What makes input wait: the picker's Enter waits for an answer, or a switch runs.
+    fn waits(&self) -> Waits {
+        Waits {
+            switch: self.switcher.is_pending(),
+            picker: self.picker.as_ref().is_some_and(|p| p.picker.is_waiting()),
+        }
+    }
+
+    /// `event` back when it is to be handled now; else it is held.
+    fn hold(&mut self, event: TermEvent) -> Option<TermEvent> {
+        if !HeldInput::can_wait(&event) {
+            return Some(event);
+        }
+        self.release_held();
+        let waits = self.waits();
+        self.held.hold(event, waits)
+    }
+
+    /// Applies the held inputs in order while nothing makes them wait (all of them once
+    /// they have waited long enough).
+    pub(super) fn release_held(&mut self) {
+        let overdue = self.held.overdue();
+        while let Some(event) = self.held.release(overdue, self.waits()) {
             self.handle_input(event);
         }
     }
@@ -193,6 +230,87 @@ impl App {
         let mut after = *key;
         after.modifiers.remove(KeyModifiers::ALT);
         Some(after)
+    }
+
+    /// A key while a read-only session is shown: the view's, and going back from it.
+    fn read_only_key(&mut self, key: KeyEvent) {
+        let redact_labels = self.redact_labels();
+        let Some(view) = self.read_only.as_mut() else {
+            return;
+        };
+        match view.handle_key(key, redact_labels) {
+            ReadOnlyKey::Stay => {}
+            ReadOnlyKey::Mention(mention) => {
+                self.read_only = None;
+                let outcome = self.composer.input.insert_mention(&mention);
+                self.handle_outcome(outcome);
+                self.look_up_chip_cwd();
+            }
+            ReadOnlyKey::Close => self.read_only = None,
+        }
+    }
+
+    /// Mouse capture off (the terminal selects text again) or back on; a notice says so.
+    fn toggle_mouse(&mut self) {
+        let on = match self.frames.mouse.toggle() {
+            Ok(on) => on,
+            Err(e) => {
+                self.chat
+                    .push_notice(NoticeKind::Error, format!("mouse capture not changed: {e}"));
+                return;
+            }
+        };
+        let text = if on {
+            "mouse on: the wheel scrolls, a click selects a row, a double-click picks it; Shift+drag selects text (Alt+M: off)"
+        } else {
+            "mouse off: drag to select and copy text (Alt+M: on)"
+        };
+        self.chat.push_notice(NoticeKind::Info, text.to_owned());
+    }
+
+    /// One mouse event: the picker's when it is open, else the `@` popup's when it is
+    /// over it, else the transcript's.
+    fn handle_mouse(&mut self, mouse: MouseEvent) {
+        let now = tokio::time::Instant::now().into_std();
+        if let Some(picker) = self.picker.as_mut() {
+            // The picker covers the transcript: the mouse is its own or nobody's.
+            let outcome = picker.picker.handle_mouse(&mouse, now);
+            self.act_on_picker(vec![outcome]);
+            self.request_preview();
+            return;
+        }
+        let outcome = if self.read_only.is_some() {
+            ratatui_mention::Outcome::Ignored
+        } else {
+            self.composer.input.handle_mouse(&mouse, now)
+        };
+        if outcome.is_consumed() {
+            self.handle_outcome(outcome);
+            self.request_preview();
+            self.look_up_chip_cwd();
+            return;
+        }
+        self.transcript_mouse(mouse);
+    }
+
+    /// A mouse event the pickers did not take: the wheel scrolls the transcript on show
+    /// (a read-only session's while one is shown).
+    fn transcript_mouse(&mut self, mouse: MouseEvent) {
+        let chat = match self.read_only.as_mut() {
+            Some(view) => &mut view.chat,
+            None => &mut self.chat,
+        };
+        match mouse.kind {
+            MouseEventKind::ScrollUp => {
+                chat.scroll_by(WHEEL_LINES);
+                self.frames.dirty = true;
+            }
+            MouseEventKind::ScrollDown => {
+                chat.scroll_by(-WHEEL_LINES);
+                self.frames.dirty = true;
+            }
+            _ => {}
+        }
     }
 
     /// Acts on what the composer did.

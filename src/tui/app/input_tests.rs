@@ -11,7 +11,6 @@ use crossterm::event::{
 use pretty_assertions::assert_eq;
 
 use super::App;
-use super::event::AppEvent;
 use super::tests::{
     ctrl, harness, key, logged_user_texts, next_candidates, notices, popup_query, pump_until,
     screen, seed, type_text,
@@ -19,6 +18,7 @@ use super::tests::{
 use crate::tui::chrome::status_line::Phase;
 use crate::tui::composer::candidates::{CandidatesEvent, CandidatesPhase};
 use crate::tui::composer::session_items::DisplayZone;
+use crate::tui::event::AppEvent;
 
 /// Times in UTC, so screens do not depend on the machine's zone.
 fn utc(app: &mut App) {

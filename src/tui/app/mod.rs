@@ -5,16 +5,12 @@
 //! One frame is drawn after each burst; nothing runs on a timer while idle (the spinner
 //! ticks only while preparing or running).
 
-pub mod commands;
-pub mod event;
 mod event_loop;
 mod held_input;
 mod input;
 pub mod keys;
 mod layout;
 mod mouse;
-mod read_only;
-mod recall_tools;
 mod render;
 mod routing;
 
@@ -31,10 +27,12 @@ use crate::tui::composer::Composer;
 use crate::tui::composer::candidates::Candidates;
 use crate::tui::composer::remembered_page;
 use crate::tui::composer::submit_flow::SubmitFlow;
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::picker::ResumePicker;
 use crate::tui::preview::Previews;
 use crate::tui::search::conversation_hits::ConversationHits;
-use crate::tui::search::indexing::SearchIndexing;
+use crate::tui::search::indexing::{Search, SearchIndexing};
+use crate::tui::session::read_only::ReadOnlyView;
 use crate::tui::session::transcript_load::TranscriptLoader;
 use crate::tui::session::{OpenSession, SessionSwitcher};
 use crate::tui::transcript::RenderOptions;
@@ -43,7 +41,6 @@ use dsh_foreign::SessionSources;
 use dsh_reference::{ReferenceConfig, SessionReferences};
 use dsh_search::{IndexOptions, Progress, SessionIndex};
 use dsh_store::{SessionQuery, SessionStore, SessionWriter};
-use event::{AppEvent, AppEventSender};
 
 pub use layout::{MIN_HEIGHT, MIN_WIDTH};
 pub use mouse::MouseSwitch;
@@ -54,14 +51,6 @@ pub use render::key_rows;
 pub struct AppOptions {
     pub history_size: usize,
     pub show_reasoning: bool,
-}
-
-/// The full-text index kept up to date in the background, if enabled, and how far a
-/// running update is.
-#[derive(Default)]
-struct Search {
-    indexing: Option<SearchIndexing>,
-    progress: Option<Progress>,
 }
 
 /// The terminal's side: whether a frame is due, how many were drawn, whether the last one
@@ -103,7 +92,7 @@ pub struct App {
     previews: Previews,
     picker: Option<ResumePicker>,
     /// Another tool's session opened from `/resume`, shown read-only.
-    read_only: Option<read_only::ReadOnlyView>,
+    read_only: Option<ReadOnlyView>,
     submit_flow: SubmitFlow,
     search: Search,
     ticks: Ticks,
@@ -312,6 +301,25 @@ impl App {
         self.offer_recall();
     }
 
+    /// Offer `search_references` to the open session's agent (again after the sources or
+    /// the index changed, and for every session opened).
+    fn offer_recall(&self) {
+        let Some(sources) = &self.sources else {
+            return;
+        };
+        let redact = self
+            .refs
+            .as_ref()
+            .is_none_or(|refs| refs.config().redact_secrets);
+        let query: Arc<dyn SessionQuery> = Arc::clone(sources) as Arc<dyn SessionQuery>;
+        let mut tool =
+            crate::agent::tools::recall::RecallTool::new(query, self.store.clone(), redact);
+        if let Some(indexing) = &self.search.indexing {
+            tool = tool.with_index(Arc::new(indexing.index_source()));
+        }
+        self.session.agent.set_tools(Arc::new(tool));
+    }
+
     /// Where each session comes from (its badge), as the sources list it; owning, so the
     /// rows of an answer can be built while the app is borrowed.
     fn origin_of(&self) -> impl Fn(&str) -> dsh_foreign::Origin + use<> {
@@ -337,6 +345,29 @@ impl App {
         self.refs.clone().unwrap_or_else(|| {
             SessionReferences::new(self.session_query(), ReferenceConfig::default())
         })
+    }
+
+    /// Tells the terminal to start or stop reporting the mouse with `switch` when
+    /// [`AppAction::ToggleMouse`](keys::AppAction::ToggleMouse) is pressed (capture is on
+    /// at start).
+    pub fn set_mouse_switch(&mut self, switch: MouseSwitch) {
+        self.frames.mouse.set_switch(switch);
+    }
+
+    /// Whether the app has the terminal report the mouse.
+    pub fn mouse_captured(&self) -> bool {
+        self.frames.mouse.is_on()
+    }
+
+    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
+    /// window (said in a notice above its conversation). For `--resume` and `--continue`
+    /// at start.
+    pub fn show_read_only(&mut self, id: &str) {
+        let origin = self
+            .sources
+            .as_ref()
+            .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(id));
+        self.open_read_only(id, origin);
     }
 
     /// Shows `text` as a notice in the transcript (said at start, e.g. by `--continue`).

@@ -7,16 +7,16 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Modifier, Style};
 
 use super::App;
-use super::commands::COMMANDS;
 use super::keys::help_rows;
 use super::layout::ScreenLayout;
-use super::read_only::READ_ONLY_TYPED;
 use crate::agent::AgentStatus;
 use crate::tui::chrome::header::Header;
 use crate::tui::chrome::status_line::StatusLine;
+use crate::tui::commands::COMMANDS;
 use crate::tui::composer::file_section::{DIR_KEY, FILE_KEY};
 use crate::tui::composer::session_items::{composer_config, composer_look};
 use crate::tui::picker::ResumePicker;
+use crate::tui::session::read_only::READ_ONLY_TYPED;
 use crate::tui::transcript::HelpSection;
 use ratatui_mention::{EnterAction, MentionItem, ResultsList};
 use term_text::truncate_to_width;

@@ -4,23 +4,25 @@
 use std::sync::Arc;
 
 use super::App;
-use super::commands::{SlashCommand, parse_command};
-use super::event::AppEvent;
 use super::render::help_sections;
+use crate::agent::submit::{Submission, SubmitError};
 use crate::agent::{AgentEvent, AgentStatus, LogFacts};
-use crate::tui::composer::candidates::AnswerContext;
-use crate::tui::picker::ResumePicker;
-use crate::tui::preview::{PreviewEvent, item_preview_at_match, plan_lines};
-use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_for, section_title};
-use crate::tui::search::indexing::IndexingEvent;
+use crate::tui::commands::{SlashCommand, parse_command};
+use crate::tui::composer::candidates::{AnswerContext, CandidatesEvent};
+use crate::tui::event::AppEvent;
+use crate::tui::picker::{PickerEvent, ResumePicker};
+use crate::tui::preview::PreviewEvent;
+use crate::tui::search::conversation_hits::{HitsEvent, HitsTarget, section_title};
+use crate::tui::search::indexing::{IndexingDone, IndexingEvent};
+use crate::tui::session::read_only::{Focus, ReadOnlyEvent, ReadOnlyView};
 use crate::tui::session::resolve::ResumeTarget;
-use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptEvent};
+use crate::tui::session::transcript_load::{LoadedTranscript, TranscriptDone, TranscriptEvent};
 use crate::tui::session::{OpenSession, SessionEvent};
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
 use dsh_store::event::now_ms;
 use dsh_store::{SessionHeader, SessionWriter, StoreError};
-use ratatui_mention::ItemPreview;
+use term_text::visible_controls_line;
 
 impl App {
     /// Handle one event from the bus; then the input held for what it finished.
@@ -29,123 +31,21 @@ impl App {
         self.release_held();
     }
 
+    /// Each event to the part it concerns: one call per kind of event (what the app then
+    /// does with a part's answer is in the `on_…` method named for it).
     fn route_app_event(&mut self, event: AppEvent) {
         match event {
             AppEvent::Redraw => {}
             AppEvent::Quit => self.frames.should_quit = true,
-            AppEvent::Agent { generation, event } => {
-                if generation != self.session.generation {
-                    return;
-                }
-                self.on_agent_event(event);
-            }
-            AppEvent::Candidates(event) => {
-                let origin_of = self.origin_of();
-                let cx = AnswerContext {
-                    input: &mut self.composer.input,
-                    chips: &mut self.composer.chips,
-                    chat: &mut self.chat,
-                    origin_of: &origin_of,
-                    refs: self.refs.as_ref(),
-                    agent: self.session.agent_ref(),
-                };
-                let outcomes = self.candidates.on_event(event, cx);
-                self.act_on(outcomes);
-                self.request_preview();
-            }
-            AppEvent::Picker(event) => {
-                let origin_of = self.origin_of();
-                let outcomes = match self.picker.as_mut() {
-                    Some(picker) => picker.on_event(event, &origin_of),
-                    None => Vec::new(),
-                };
-                self.act_on_picker(outcomes);
-                self.request_preview();
-            }
-            AppEvent::Hits(HitsEvent::Found {
-                target,
-                ticket,
-                query_id,
-                answer,
-            }) => {
-                if self.hits.accept(target, ticket) {
-                    let building = section_title(true, self.search.progress);
-                    let indexing = self.search.progress.is_some();
-                    let (title, hits) = section_for(answer, &building, indexing);
-                    self.show_hits(target, query_id, &title, &hits);
-                    self.request_preview();
-                }
-            }
-            AppEvent::Preview(PreviewEvent::Estimated {
-                ticket,
-                request,
-                result,
-                plan,
-            }) => {
-                let refs = self.listing_service();
-                self.previews.finish(ticket, &refs, &self.tx);
-                let answer = result.map_err(|e| e.message);
-                // A row found in conversations: its preview is scrolled to the match.
-                let matched = self.selected_snippet(&request.session_id);
-                let mut preview: ItemPreview = item_preview_at_match(
-                    &request.session_id,
-                    Some(answer.as_ref()),
-                    matched.as_ref(),
-                );
-                if let (Some(asked), Some(plan)) = (&request.plan, &plan) {
-                    let (lines, body) = plan_lines(asked, &request.session_id, plan);
-                    preview.lines.extend(lines);
-                    preview.body.splice(0..0, body);
-                }
-                if let Some(picker) = self.picker.as_mut() {
-                    picker.picker.set_preview(preview.clone());
-                }
-                self.composer.input.set_preview(preview);
-            }
+            AppEvent::Agent { generation, event } => self.on_agent_event(generation, event),
+            AppEvent::Candidates(event) => self.on_candidates(event),
+            AppEvent::Picker(event) => self.on_picker(event),
+            AppEvent::Hits(event) => self.on_hits(event),
+            AppEvent::Preview(event) => self.on_preview(event),
             AppEvent::FilePreview(preview) => self.composer.input.set_preview(preview),
-            AppEvent::Prepared { prepare_id, result } => {
-                let (flow, mut cx) = self.submit_parts();
-                if let Some((sent, typed_at_ms)) = flow.on_prepared(prepare_id, result, &mut cx) {
-                    self.remember_sent(&sent, typed_at_ms);
-                }
-            }
-            AppEvent::Session(SessionEvent::Opened { ticket, id, result }) => {
-                if self.switcher.accept(ticket) {
-                    self.on_session_opened(&id, *result);
-                }
-            }
-            AppEvent::Session(SessionEvent::Resolved {
-                ticket,
-                wanted,
-                result,
-            }) => {
-                if self.switcher.accept(ticket) {
-                    self.on_resolved(&wanted, result);
-                }
-            }
-            AppEvent::Transcript(TranscriptEvent::Loaded { ticket, loaded }) => {
-                if self.transcript.finish(ticket, loaded.through_seq) {
-                    self.on_transcript_loaded(*loaded);
-                }
-            }
-            AppEvent::Transcript(TranscriptEvent::Older { ticket, read }) => {
-                if self.transcript.finish_older(ticket) {
-                    self.chat
-                        .older_read(read.map(|(cells, start)| (*cells, start)));
-                    self.check_staleness();
-                }
-            }
-            AppEvent::Transcript(TranscriptEvent::Newer { ticket, read }) => {
-                if self.transcript.finish_newer_window(ticket) {
-                    self.chat.newer_read(read.map(|(cells, end)| (*cells, end)));
-                    self.check_staleness();
-                }
-            }
-            AppEvent::Transcript(TranscriptEvent::Stale { ticket, answers }) => {
-                if self.transcript.finish_newer(ticket) {
-                    self.chat.set_newer(&answers);
-                }
-            }
+            AppEvent::Prepared { prepare_id, result } => self.on_prepared(prepare_id, result),
+            AppEvent::Session(event) => self.on_session(event),
+            AppEvent::Transcript(event) => self.on_transcript(event),
             AppEvent::Chip(event) => self.composer.chips.on_event(event),
             AppEvent::SearchIndexing(event) => self.on_indexing(event),
             AppEvent::ReadOnly(event) => self.on_read_only(event),
@@ -153,27 +53,104 @@ impl App {
         self.frames.dirty = true;
     }
 
-    /// The snippet of the selected row of the open picker (else the `@` popup) when it is
-    /// session `key`'s: a row found in conversations carries the line that matched.
-    fn selected_snippet(&self, key: &str) -> Option<ratatui_mention::ItemSnippet> {
-        let row = match self.picker.as_ref() {
+    /// The `@` popup's listing answered: the rows go in, then what waited for them.
+    fn on_candidates(&mut self, event: CandidatesEvent) {
+        let origin_of = self.origin_of();
+        let cx = AnswerContext {
+            input: &mut self.composer.input,
+            chips: &mut self.composer.chips,
+            chat: &mut self.chat,
+            origin_of: &origin_of,
+            refs: self.refs.as_ref(),
+            agent: self.session.agent_ref(),
+        };
+        let outcomes = self.candidates.on_event(event, cx);
+        self.act_on(outcomes);
+        self.request_preview();
+    }
+
+    /// The `/resume` picker's listing answered (a closed picker's answer is dropped).
+    fn on_picker(&mut self, event: PickerEvent) {
+        let origin_of = self.origin_of();
+        let outcomes = match self.picker.as_mut() {
+            Some(picker) => picker.on_event(event, &origin_of),
+            None => Vec::new(),
+        };
+        self.act_on_picker(outcomes);
+        self.request_preview();
+    }
+
+    /// A conversation search answered: its section goes into its picker.
+    fn on_hits(&mut self, event: HitsEvent) {
+        if let Some(found) = self.hits.on_event(event, self.search.progress) {
+            self.show_hits(found.target, found.query_id, &found.title, &found.hits);
+            self.request_preview();
+        }
+    }
+
+    /// A size estimate answered: the preview shows in the open picker and the `@` popup.
+    fn on_preview(&mut self, event: PreviewEvent) {
+        let refs = self.listing_service();
+        // The selected row of the open picker (else the `@` popup): one found in
+        // conversations carries the line that matched.
+        let selected = match self.picker.as_ref() {
             Some(picker) => picker.picker.results().selected(),
             None => self.composer.input.results().and_then(|r| r.selected()),
         };
-        row.filter(|row| row.key() == key)?.snippet().cloned()
+        let matched = selected.and_then(|row| Some((row.key(), row.snippet()?)));
+        let preview = self.previews.on_event(event, &refs, &self.tx, matched);
+        if let Some(picker) = self.picker.as_mut() {
+            picker.picker.set_preview(preview.clone());
+        }
+        self.composer.input.set_preview(preview);
     }
 
-    fn on_indexing(&mut self, event: IndexingEvent) {
-        match event {
-            IndexingEvent::Progress(p) => {
-                self.search.progress = (p.done < p.total).then_some(p);
-                self.refresh_hits_sections(false);
+    /// `prepare_submission` finished: the submit flow sends (and the input is kept in Up
+    /// history) or gives the text back.
+    fn on_prepared(&mut self, prepare_id: u64, result: Result<Submission, SubmitError>) {
+        let (flow, mut cx) = self.submit_parts();
+        if let Some((sent, typed_at_ms)) = flow.on_prepared(prepare_id, result, &mut cx) {
+            self.remember_sent(&sent, typed_at_ms);
+        }
+    }
+
+    /// The newest switch answered: a session opened, or `/resume X` resolved.
+    fn on_session(&mut self, event: SessionEvent) {
+        match self.switcher.on_event(event) {
+            Some(SessionEvent::Opened { id, result, .. }) => self.on_session_opened(&id, *result),
+            Some(SessionEvent::Resolved { wanted, result, .. }) => {
+                self.on_resolved(&wanted, result);
             }
-            IndexingEvent::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
-            IndexingEvent::Finished(result) => {
-                self.search.progress = None;
+            None => {}
+        }
+    }
+
+    /// A read of the open session's log answered.
+    fn on_transcript(&mut self, event: TranscriptEvent) {
+        match self.transcript.on_event(event, &mut self.chat) {
+            TranscriptDone::Loaded { loaded } => {
+                self.on_transcript_loaded(*loaded);
+            }
+            TranscriptDone::WindowShown => self.check_staleness(),
+            TranscriptDone::Nothing => {}
+        }
+    }
+
+    /// A read of the session shown read-only answered (dropped once it is closed).
+    fn on_read_only(&mut self, event: ReadOnlyEvent) {
+        if let Some(view) = self.read_only.as_mut() {
+            view.on_event(event);
+        }
+    }
+
+    /// The background indexing reported: the pickers' sections follow it.
+    fn on_indexing(&mut self, event: IndexingEvent) {
+        match self.search.on_event(event) {
+            IndexingDone::Progressed => self.refresh_hits_sections(false),
+            IndexingDone::Notice(notice) => self.chat.push_notice(NoticeKind::Info, notice),
+            IndexingDone::Finished { error } => {
                 self.refresh_hits_sections(true);
-                if let Err(e) = result {
+                if let Some(e) = error {
                     self.chat
                         .push_notice(NoticeKind::Error, format!("search index not updated: {e}"));
                 }
@@ -222,7 +199,12 @@ impl App {
         });
     }
 
-    fn on_agent_event(&mut self, event: AgentEvent) {
+    /// An event of the agent of session generation `generation` (an older session's is
+    /// dropped).
+    fn on_agent_event(&mut self, generation: u64, event: AgentEvent) {
+        if !self.session.is_current(generation) {
+            return;
+        }
         match event {
             AgentEvent::Appended(event) => {
                 if let Some(m) = event.message() {
@@ -235,26 +217,9 @@ impl App {
                 }
             }
             AgentEvent::Status(status) => {
-                self.session.status = status;
-                match status {
-                    AgentStatus::Idle => {
-                        self.session.queued = 0;
-                        self.session.turn_started = None;
-                        // Idle for good (not between two queued turns): unlogged text comes back.
-                        let agent = &self.session.agent;
-                        if agent.status() == AgentStatus::Idle && agent.queued_prompts() == 0 {
-                            self.submit_flow
-                                .give_back_unlogged(&mut self.composer.input, &mut self.chat);
-                        }
-                        self.reindex_open_session();
-                        // A turn may have added a card, or sources may have moved on.
-                        self.check_staleness();
-                    }
-                    AgentStatus::Running => {
-                        self.session
-                            .turn_started
-                            .get_or_insert_with(tokio::time::Instant::now);
-                    }
+                self.session.set_status(status);
+                if status == AgentStatus::Idle {
+                    self.on_idle();
                 }
             }
             AgentEvent::Staged { count } => self.session.queued = count,
@@ -267,6 +232,20 @@ impl App {
                 self.chat.push_error(code, message);
             }
         }
+    }
+
+    /// The turn ended: unlogged text comes back once idle for good, the open session is
+    /// indexed again and the cards are checked for staleness.
+    fn on_idle(&mut self) {
+        // Idle for good (not between two queued turns): unlogged text comes back.
+        let agent = &self.session.agent;
+        if agent.status() == AgentStatus::Idle && agent.queued_prompts() == 0 {
+            self.submit_flow
+                .give_back_unlogged(&mut self.composer.input, &mut self.chat);
+        }
+        self.reindex_open_session();
+        // A turn may have added a card, or sources may have moved on.
+        self.check_staleness();
     }
 
     // ----- commands ---------------------------------------------------------------------
@@ -423,6 +402,60 @@ impl App {
         );
         self.switcher
             .open(id.to_owned(), None, &self.store, &self.provider, &self.tx);
+    }
+
+    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
+    /// dsh one when another window holds it).
+    pub(super) fn open_read_only(&mut self, id: &str, origin: dsh_foreign::Origin) {
+        self.open_read_only_at(id, origin, None);
+    }
+
+    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
+    /// log around `at` (an opened citation's seq).
+    fn open_read_only_at(&mut self, id: &str, origin: dsh_foreign::Origin, at: Option<u64>) {
+        let Some(sources) = self.sources.clone() else {
+            return;
+        };
+        let around = at.map(|seq| (self.store.clone(), seq));
+        let options = self.chat.options();
+        let view = ReadOnlyView::open(id, origin, sources, around, options, &self.tx);
+        self.read_only = Some(view);
+    }
+
+    /// Alt+C: open the newest citation of the transcript's replies (pressed again, the one
+    /// before) in the read-only view of the cited session, scrolled to the message.
+    pub(super) fn open_citation(&mut self) {
+        let Some(target) = self.chat.transcript_mut().next_citation() else {
+            self.chat.push_notice(
+                NoticeKind::Info,
+                "Alt+C: no reply cites a referenced message yet ([ref K #SEQ] citations come \
+                 from searching referenced sessions)",
+            );
+            return;
+        };
+        let Some(id) = target.session_id.clone() else {
+            self.chat.push_notice(
+                NoticeKind::Error,
+                format!(
+                    "the citation ⟦{} #{}⟧ names a reference its message did not have",
+                    visible_controls_line(&target.label),
+                    target.seq
+                ),
+            );
+            return;
+        };
+        let origin = self
+            .sources
+            .as_ref()
+            .map_or(dsh_foreign::Origin::Dsh, |s| s.origin(&id));
+        self.open_read_only_at(&id, origin, Some(target.seq));
+        if let Some(view) = self.read_only.as_mut() {
+            view.focus = Some(Focus {
+                seq: target.seq,
+                label: target.label,
+                recalled: target.recalled.map(|r| r.text),
+            });
+        }
     }
 
     fn on_session_opened(

@@ -15,7 +15,7 @@ use super::listed_page::{ListedPage, RowUsage, matches_words, now_ms, rank_by_us
 use super::remembered_page::{self, RememberedPage, RememberedPages};
 use super::session_items::{OriginOf, results_page};
 use super::usage::Usage;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;

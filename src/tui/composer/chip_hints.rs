@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use dsh_reference::{Candidate, parse_text};
 use dsh_store::SessionQuery;
 use ratatui_mention::{Mention, MentionSyntax};

@@ -13,7 +13,7 @@ use ratatui::widgets::{Block, BorderType};
 
 use super::dsh_syntax::DshSyntax;
 use super::listed_page::ListedPage;
-use crate::tui::app::commands::COMMANDS;
+use crate::tui::commands::COMMANDS;
 use dsh_foreign::Origin;
 use dsh_reference::closest::FuzzyQuery;
 use dsh_reference::{

@@ -7,8 +7,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::Agent;
 use crate::agent::dispatch::dispatch_contexts;
 use crate::agent::submit::{Submission, SubmitError, parse_submission};
-use crate::tui::app::commands::find_command;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::commands::find_command;
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
 use dsh_reference::frecency::UseKind;
@@ -322,7 +322,7 @@ fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::app::commands::COMMANDS;
+    use crate::tui::commands::COMMANDS;
     use pretty_assertions::assert_eq;
 
     #[test]

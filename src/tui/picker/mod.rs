@@ -9,12 +9,12 @@ use std::collections::HashSet;
 use ratatui::style::{Color, Modifier, Style};
 use tokio_util::sync::CancellationToken;
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::composer::candidates::{RowSources, list_ordered};
 use crate::tui::composer::listed_page::ListedPage;
 use crate::tui::composer::session_items::{
     DisplayZone, OLDER_ROWS_GRACE, OriginOf, composer_config, results_page,
 };
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::{ConversationHit, offered};
 use dsh_reference::{ErrorCode, ListingScope, ReferenceError, SessionReferences};

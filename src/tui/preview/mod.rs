@@ -11,8 +11,8 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use tokio_util::sync::CancellationToken;
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::search::conversation_hits::snippet_role;
 use dsh_reference::budget_plan::{BudgetPlan, PlanRoom};
@@ -108,6 +108,38 @@ impl Previews {
         if let (_, Some((next, request))) = self.slot.finish(ticket) {
             spawn_estimate(next.id, request, refs.clone(), tx.clone());
         }
+    }
+
+    /// An estimate answered: starts the one that waited, and gives the preview to show —
+    /// scrolled to the match when `matched` (the selected row's key and snippet: a row
+    /// found in conversations) is of the session it is for, with the plan the session gets
+    /// among the draft's references when one was asked for.
+    pub fn on_event(
+        &mut self,
+        event: PreviewEvent,
+        refs: &SessionReferences,
+        tx: &AppEventSender,
+        matched: Option<(&str, &ItemSnippet)>,
+    ) -> ItemPreview {
+        let PreviewEvent::Estimated {
+            ticket,
+            request,
+            result,
+            plan,
+        } = event;
+        self.finish(ticket, refs, tx);
+        let answer = result.map_err(|e| e.message);
+        let matched = matched
+            .filter(|(key, _)| *key == request.session_id)
+            .map(|(_, snippet)| snippet);
+        let mut preview =
+            item_preview_at_match(&request.session_id, Some(answer.as_ref()), matched);
+        if let (Some(asked), Some(plan)) = (&request.plan, &plan) {
+            let (lines, body) = plan_lines(asked, &request.session_id, plan);
+            preview.lines.extend(lines);
+            preview.body.splice(0..0, body);
+        }
+        preview
     }
 
     /// Whether an estimate is being computed.

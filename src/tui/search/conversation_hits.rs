@@ -11,10 +11,10 @@ use dsh_reference::{Candidate, parse_text};
 use dsh_search::{Cancel, ErrorCode, Progress, SearchHit, SessionIndex};
 use ratatui_mention::{ItemSnippet, MentionItem, Section};
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
 use crate::tui::chrome::status_line::grouped_count;
 use crate::tui::composer::draft_limits::DraftLimits;
 use crate::tui::composer::session_items::{DisplayZone, session_item};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 
 /// The section's title.
@@ -208,6 +208,15 @@ impl Default for ConversationHits {
     }
 }
 
+/// A current search's answer, as its picker's section shows it.
+#[derive(Debug, Clone)]
+pub struct FoundHits {
+    pub target: HitsTarget,
+    pub query_id: u64,
+    pub title: String,
+    pub hits: Vec<ConversationHit>,
+}
+
 /// What to show in a picker's hits section at once (no search needed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShowNow {
@@ -253,6 +262,28 @@ impl ConversationHits {
     /// Whether the answer of search `ticket` of `target` is its newest search's.
     pub fn accept(&mut self, target: HitsTarget, ticket: u64) -> bool {
         self.slot(target).finish(ticket).0.is_some()
+    }
+
+    /// A search answered: its section (titled by how far the index is, `progress` while
+    /// an update runs), or `None` when a newer search superseded it.
+    pub fn on_event(&mut self, event: HitsEvent, progress: Option<Progress>) -> Option<FoundHits> {
+        let HitsEvent::Found {
+            target,
+            ticket,
+            query_id,
+            answer,
+        } = event;
+        if !self.accept(target, ticket) {
+            return None;
+        }
+        let building = section_title(true, progress);
+        let (title, hits) = section_for(answer, &building, progress.is_some());
+        Some(FoundHits {
+            target,
+            query_id,
+            title,
+            hits,
+        })
     }
 
     /// Cancels `target`'s running search (its picker closed).

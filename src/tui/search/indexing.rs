@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use dsh_foreign::ForeignSource;
 use dsh_search::{Cancel, IndexOptions, Progress, RefreshOutcome, SessionIndex};
 
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 
 /// Least time between two progress events (bursts collapse into one).
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -31,6 +31,45 @@ pub enum IndexingEvent {
     Notice(String),
     /// The update finished (or failed).
     Finished(Result<RefreshOutcome, String>),
+}
+
+/// The full-text index kept up to date in the background, if enabled, and how far a
+/// running update is.
+#[derive(Debug, Default)]
+pub struct Search {
+    pub indexing: Option<SearchIndexing>,
+    /// The running update's progress (none once it is done).
+    pub progress: Option<Progress>,
+}
+
+/// What an indexing report leaves the app to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexingDone {
+    /// The update moved on: section titles follow its progress.
+    Progressed,
+    /// Something the user should know.
+    Notice(String),
+    /// The update finished (the pickers search the complete index), or failed (`error`).
+    Finished { error: Option<String> },
+}
+
+impl Search {
+    /// A report of the indexing thread: the progress it keeps, and what is left to do.
+    pub fn on_event(&mut self, event: IndexingEvent) -> IndexingDone {
+        match event {
+            IndexingEvent::Progress(p) => {
+                self.progress = (p.done < p.total).then_some(p);
+                IndexingDone::Progressed
+            }
+            IndexingEvent::Notice(notice) => IndexingDone::Notice(notice),
+            IndexingEvent::Finished(result) => {
+                self.progress = None;
+                IndexingDone::Finished {
+                    error: result.err(),
+                }
+            }
+        }
+    }
 }
 
 /// The background indexing of one store; dropping it cancels a running update.

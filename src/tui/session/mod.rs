@@ -3,6 +3,7 @@
 //! `/new` and `/resume` open a session for writing off the UI thread through one request
 //! slot, so only the newest switch asked for takes effect.
 
+pub mod read_only;
 pub mod resolve;
 pub mod transcript_load;
 
@@ -14,7 +15,7 @@ use tokio::time::Instant;
 
 use crate::agent::{Agent, AgentEvent, AgentStatus, LogFacts};
 use crate::llm::Provider;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use dsh_reference::AgentRef;
 use dsh_store::{QueryError, SessionHeader, SessionQuery, SessionStore, SessionWriter, StoreError};
@@ -66,6 +67,27 @@ impl OpenSession {
             status: AgentStatus::Idle,
             queued: 0,
             turn_started: None,
+        }
+    }
+
+    /// Whether an agent event of session generation `generation` is this session's (an
+    /// older session's is dropped).
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
+    }
+
+    /// The agent's status changed: idle clears the queue and the turn's timer, running
+    /// starts the timer (once per turn).
+    pub fn set_status(&mut self, status: AgentStatus) {
+        self.status = status;
+        match status {
+            AgentStatus::Idle => {
+                self.queued = 0;
+                self.turn_started = None;
+            }
+            AgentStatus::Running => {
+                self.turn_started.get_or_insert_with(Instant::now);
+            }
         }
     }
 
@@ -211,6 +233,15 @@ impl SessionSwitcher {
     /// Whether the answer for `ticket` is the newest switch's (an older one is dropped).
     pub fn accept(&mut self, ticket: u64) -> bool {
         self.slot.finish(ticket).0.is_some()
+    }
+
+    /// An answer of a switch: `Some` when it is the newest switch's (an older one is
+    /// dropped).
+    pub fn on_event(&mut self, event: SessionEvent) -> Option<SessionEvent> {
+        let ticket = match &event {
+            SessionEvent::Opened { ticket, .. } | SessionEvent::Resolved { ticket, .. } => *ticket,
+        };
+        self.accept(ticket).then_some(event)
     }
 
     /// Whether a switch (an open or a `/resume X` resolution) is under way.

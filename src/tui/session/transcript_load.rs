@@ -8,9 +8,10 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::agent::Agent;
-use crate::tui::app::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::Transcript;
+use crate::tui::transcript::chat_view::ChatView;
 use dsh_foreign::SessionSources;
 use dsh_reference::SessionReferences;
 use dsh_store::{SessionStore, WindowEnd, WindowLimits};
@@ -56,6 +57,17 @@ pub enum TranscriptEvent {
         ticket: u64,
         answers: Vec<(String, Option<u64>, usize)>,
     },
+}
+
+/// What an answered read leaves the app to do.
+#[derive(Debug)]
+pub enum TranscriptDone {
+    /// Nothing more: a stale answer, or the sources' newer messages shown on the cards.
+    Nothing,
+    /// The session's log was read: show it.
+    Loaded { loaded: Box<LoadedTranscript> },
+    /// A window of older or newer events is on show (its cards may be stale).
+    WindowShown,
 }
 
 /// The load of the open session's transcript.
@@ -305,6 +317,40 @@ impl TranscriptLoader {
         }
         self.loaded_through = through_seq;
         true
+    }
+
+    /// A read answered: a window goes into `chat`, as do the sources' newer messages; a
+    /// stale answer is dropped.
+    pub fn on_event(&mut self, event: TranscriptEvent, chat: &mut ChatView) -> TranscriptDone {
+        match event {
+            TranscriptEvent::Loaded { ticket, loaded } => {
+                if self.finish(ticket, loaded.through_seq) {
+                    TranscriptDone::Loaded { loaded }
+                } else {
+                    TranscriptDone::Nothing
+                }
+            }
+            TranscriptEvent::Older { ticket, read } => {
+                if !self.finish_older(ticket) {
+                    return TranscriptDone::Nothing;
+                }
+                chat.older_read(read.map(|(cells, start)| (*cells, start)));
+                TranscriptDone::WindowShown
+            }
+            TranscriptEvent::Newer { ticket, read } => {
+                if !self.finish_newer_window(ticket) {
+                    return TranscriptDone::Nothing;
+                }
+                chat.newer_read(read.map(|(cells, end)| (*cells, end)));
+                TranscriptDone::WindowShown
+            }
+            TranscriptEvent::Stale { ticket, answers } => {
+                if self.finish_newer(ticket) {
+                    chat.set_newer(&answers);
+                }
+                TranscriptDone::Nothing
+            }
+        }
     }
 
     /// Whether an `Appended` event of seq `seq` is already shown (read by the load, or the

@@ -12,6 +12,7 @@ use crate::tui::preview::PreviewEvent;
 use crate::tui::search::conversation_hits::HitsEvent;
 use crate::tui::search::indexing::IndexingEvent;
 use crate::tui::session::SessionEvent;
+use crate::tui::session::read_only::ReadOnlyEvent;
 use crate::tui::session::transcript_load::TranscriptEvent;
 
 /// Everything that can happen to the app besides terminal input.
@@ -47,7 +48,7 @@ pub enum AppEvent {
     /// The background full-text indexing made progress, finished, or has a notice.
     SearchIndexing(IndexingEvent),
     /// Another tool's session opened read-only was read.
-    ReadOnly(super::read_only::ReadOnlyEvent),
+    ReadOnly(ReadOnlyEvent),
 }
 
 /// A cheap, cloneable handle for sending [`AppEvent`]s. Sending never blocks and never

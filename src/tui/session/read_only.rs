@@ -3,21 +3,22 @@
 //! conversation is shown in place of the open session's (read off the UI thread from its
 //! source), with its token totals; nothing can be sent to it (a typed key says so), and Tab
 //! or Enter go back with a mention of it in the composer ("reference it with @"); Esc goes
-//! back as it was.
+//! back as it was. The view owns its state, answers its own reads and says what a key does;
+//! the app shows it and acts on what it says.
 
 use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
-use super::event::{AppEvent, AppEventSender};
+use crate::tui::event::{AppEvent, AppEventSender};
 use crate::tui::request_slot::{Policy, RequestSlot};
 use crate::tui::transcript::chat_view::ChatView;
-use crate::tui::transcript::{NoticeKind, Transcript};
+use crate::tui::transcript::{NoticeKind, RenderOptions, Transcript};
 use dsh_foreign::{Origin, SessionSources};
 use dsh_reference::{encode_uri, mention_label};
-use dsh_store::{Event, SessionQuery, SurfaceVisitor};
+use dsh_store::{Event, SessionQuery, SessionStore, SurfaceVisitor};
 use ratatui_mention::Mention;
+use term_text::visible_controls_line;
 
 /// A foreign session's conversation was read.
 #[derive(Debug)]
@@ -56,7 +57,7 @@ pub struct ReadOnlyView {
     pub chat: ChatView,
     slot: RequestSlot<String>,
     /// Scroll to this message once read (an opened citation), else say why not.
-    pub focus: Option<super::recall_tools::Focus>,
+    pub focus: Option<Focus>,
 }
 
 impl ReadOnlyView {
@@ -81,6 +82,39 @@ impl ReadOnlyView {
     }
 }
 
+/// Where an opened citation points, kept until its session is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Focus {
+    pub seq: u64,
+    pub label: String,
+    /// What a search of the citing turn returned for it (shown when the session no longer
+    /// shows the message: a compaction replaced it).
+    pub recalled: Option<String>,
+}
+
+impl Focus {
+    /// Scroll `chat` (the cited session, read) to the message; else say why not.
+    pub fn apply(self, chat: &mut ChatView) {
+        if chat.focus_seq(self.seq) {
+            return;
+        }
+        let label = visible_controls_line(&self.label).into_owned();
+        let text = match self.recalled {
+            Some(text) => format!(
+                "message #{} of {label} is no longer shown in its session (a compaction \
+                 replaced it); the search returned: {}",
+                self.seq,
+                visible_controls_line(&text)
+            ),
+            None => format!(
+                "{label} has no message #{}: the citation points nowhere",
+                self.seq
+            ),
+        };
+        chat.push_notice(NoticeKind::Error, text);
+    }
+}
+
 /// Folds a session's surface into a transcript.
 struct Fold<'a>(&'a mut Transcript);
 
@@ -96,7 +130,7 @@ impl SurfaceVisitor for Fold<'_> {
 /// cited message is there however long the session is.
 fn read(
     sources: Arc<SessionSources>,
-    around: Option<(dsh_store::SessionStore, u64)>,
+    around: Option<(SessionStore, u64)>,
     id: String,
     ticket: u64,
     tx: AppEventSender,
@@ -140,31 +174,34 @@ fn read(
     });
 }
 
+/// What a key did to a read-only view, for the app to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOnlyKey {
+    /// The view stays (scrolled, or saying that nothing can be typed).
+    Stay,
+    /// Go back with this mention of it in the composer.
+    Mention(Mention),
+    /// Go back as it was.
+    Close,
+}
+
 /// Log events read after a cited message, so the view shows what followed it too.
 const CITED_AFTER: u64 = 40;
 
-impl App {
-    /// Shows session `id` read-only: another tool's, or a dsh session busy in another
-    /// window (said in a notice above its conversation). For `--resume` and `--continue`
-    /// at start.
-    pub fn show_read_only(&mut self, id: &str) {
-        let origin = self.sources.as_ref().map_or(Origin::Dsh, |s| s.origin(id));
-        self.open_read_only(id, origin);
-    }
-
-    /// Opens session `id` read-only (another tool's, instead of refusing to resume it; a
-    /// dsh one when another window holds it).
-    pub(super) fn open_read_only(&mut self, id: &str, origin: Origin) {
-        self.open_read_only_at(id, origin, None);
-    }
-
-    /// [`open_read_only`](Self::open_read_only), reading only the part of a dsh session's
-    /// log around `at` (an opened citation's seq).
-    pub(super) fn open_read_only_at(&mut self, id: &str, origin: Origin, at: Option<u64>) {
-        let Some(sources) = self.sources.clone() else {
-            return;
-        };
-        let mut chat = ChatView::new(self.chat.options());
+impl ReadOnlyView {
+    /// Shows session `id` of `sources` read-only (another tool's, or a dsh one `busy` in
+    /// another window when `origin` is dsh's), its conversation read off the UI thread —
+    /// with `around` (the dsh store and an opened citation's seq) only the part of its log
+    /// around that seq.
+    pub fn open(
+        id: &str,
+        origin: Origin,
+        sources: Arc<SessionSources>,
+        around: Option<(SessionStore, u64)>,
+        options: RenderOptions,
+        tx: &AppEventSender,
+    ) -> ReadOnlyView {
+        let mut chat = ChatView::new(options);
         chat.set_sessions(Arc::clone(&sources));
         chat.set_loading(true);
         let busy = !origin.is_foreign();
@@ -189,35 +226,31 @@ impl App {
             focus: None,
         };
         if let Some(ticket) = view.slot.request(id.to_owned()) {
-            let around = at.map(|seq| (self.store.clone(), seq));
-            read(sources, around, id.to_owned(), ticket.id, self.tx.clone());
+            read(sources, around, id.to_owned(), ticket.id, tx.clone());
         }
-        self.read_only = Some(view);
+        view
     }
 
-    /// A read of a read-only session answered.
-    pub(super) fn on_read_only(&mut self, event: ReadOnlyEvent) {
+    /// A read answered (one of another view, or a stale one, changes nothing).
+    pub fn on_event(&mut self, event: ReadOnlyEvent) {
         let ReadOnlyEvent::Loaded { ticket, id, result } = event;
-        let Some(view) = self.read_only.as_mut().filter(|v| v.id == id) else {
-            return;
-        };
-        if view.slot.finish(ticket).0.is_none() {
+        if id != self.id || self.slot.finish(ticket).0.is_none() {
             return;
         }
         match result {
             Ok(read) => {
-                view.title = read
+                self.title = read
                     .title
                     .or_else(|| read.transcript.title().map(str::to_owned));
-                view.cwd = read.cwd;
-                view.chat.adopt(*read.transcript);
-                if let Some(focus) = view.focus.take() {
-                    focus.apply(&mut view.chat);
+                self.cwd = read.cwd;
+                self.chat.adopt(*read.transcript);
+                if let Some(focus) = self.focus.take() {
+                    focus.apply(&mut self.chat);
                 }
             }
             Err(message) => {
-                view.chat.set_loading(false);
-                view.chat.push_notice(
+                self.chat.set_loading(false);
+                self.chat.push_notice(
                     NoticeKind::Error,
                     format!("cannot read session {id}: {message}"),
                 );
@@ -225,32 +258,82 @@ impl App {
         }
     }
 
-    /// A key while a read-only session is shown: scrolling keys scroll it, Tab or Enter go
-    /// back with a mention of it in the composer, Esc or Ctrl+C go back; others type
+    /// A key: scrolling keys scroll it, Tab or Enter go back with a mention of it (secrets
+    /// in its label redacted when `redact_labels`), Esc or Ctrl+C go back; others type
     /// nothing (nothing can be sent to it) and the hint line says so.
-    pub(super) fn read_only_key(&mut self, key: KeyEvent) {
-        let redact_labels = self.redact_labels();
-        let Some(view) = self.read_only.as_mut() else {
-            return;
-        };
+    pub fn handle_key(&mut self, key: KeyEvent, redact_labels: bool) -> ReadOnlyKey {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
-            KeyCode::PageUp => view.chat.page_up(),
-            KeyCode::PageDown => view.chat.page_down(),
-            KeyCode::End if ctrl => view.chat.scroll_to_bottom(),
-            KeyCode::Up => view.chat.scroll_by(1),
-            KeyCode::Down => view.chat.scroll_by(-1),
+            KeyCode::PageUp => self.chat.page_up(),
+            KeyCode::PageDown => self.chat.page_down(),
+            KeyCode::End if ctrl => self.chat.scroll_to_bottom(),
+            KeyCode::Up => self.chat.scroll_by(1),
+            KeyCode::Down => self.chat.scroll_by(-1),
             KeyCode::Tab | KeyCode::Enter => {
-                let mention = view.mention(redact_labels);
-                self.read_only = None;
-                let outcome = self.composer.input.insert_mention(&mention);
-                self.handle_outcome(outcome);
-                self.look_up_chip_cwd();
+                return ReadOnlyKey::Mention(self.mention(redact_labels));
             }
-            KeyCode::Esc => self.read_only = None,
-            KeyCode::Char('c') if ctrl => self.read_only = None,
-            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => view.typed = true,
+            KeyCode::Esc => return ReadOnlyKey::Close,
+            KeyCode::Char('c') if ctrl => return ReadOnlyKey::Close,
+            KeyCode::Char(_) | KeyCode::Backspace | KeyCode::Delete => self.typed = true,
             _ => {}
         }
+        ReadOnlyKey::Stay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::transcript::HistoryCell;
+    use dsh_store::{Event, EventData, Message, SurfaceOp};
+
+    fn notices(chat: &ChatView) -> Vec<String> {
+        chat.transcript()
+            .cells()
+            .iter()
+            .filter_map(|c| match c {
+                HistoryCell::Notice { text, .. } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn focus(seq: u64, recalled: Option<&str>) -> Focus {
+        Focus {
+            seq,
+            label: "Kafka\u{1b}[2J plan".into(),
+            recalled: recalled.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_cited_message_is_focused_else_shown_from_the_search_or_said_missing() {
+        let mut chat = ChatView::default();
+        chat.transcript_mut().apply(&Event {
+            seq: 7,
+            time: 0,
+            surface_op: Some(SurfaceOp::Append),
+            data: EventData::UserMessage(Message::user_text("we chose kafka")),
+            source_event_seqs: None,
+        });
+        focus(7, None).apply(&mut chat);
+        assert!(notices(&chat).is_empty());
+        // Replaced by a compaction: what the search returned, controls made visible.
+        focus(3, Some("we chose\u{7} redis first")).apply(&mut chat);
+        // A seq the session never had.
+        focus(99, None).apply(&mut chat);
+        let said = notices(&chat);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].contains("message #3 of Kafka")
+                && said[0].contains("a compaction replaced it")
+                && said[0].contains("redis first"),
+            "{said:?}"
+        );
+        assert!(said[1].contains("has no message #99"), "{said:?}");
+        assert!(
+            said.iter()
+                .all(|s| !s.contains('\u{1b}') && !s.contains('\u{7}'))
+        );
     }
 }
