@@ -412,3 +412,39 @@ fn resume_opens_another_tools_session_read_only() {
     app.send("\t");
     app.wait_for_text("│@Fix checkout crash on empty cart ");
 }
+
+/// Item 10: after `/resume`, Up recalls newest typed first across windows — `/resume`
+/// itself, what the other window sent, this window's older input — and only then the
+/// resumed session's own message, logged long before.
+#[test]
+fn up_after_resume_walks_both_windows_then_the_sessions_older_message() {
+    let fx = fixture();
+    let one = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    let two = Session::start(&fx.store, &fx.config, &fx.project, &[]);
+    for app in [&one, &two] {
+        app.wait_for_text("@ reference a session");
+    }
+    one.type_text("first from one");
+    one.send("\r");
+    one.wait_for_text("You said: \"first from one\"");
+    two.type_text("then from two");
+    two.send("\r");
+    two.wait_for_text("You said: \"then from two\"");
+    one.type_text("/resume");
+    one.send("\r");
+    one.wait_for_text("Resume a session");
+    one.type_text("Alpha login");
+    one.send("\r");
+    one.wait_for("the resumed session", |s| {
+        header(s).contains("Alpha login bug") && s.contains("Why does login fail")
+    });
+    for want in [
+        "/resume",
+        "then from two",
+        "first from one",
+        "Why does login fail after the upgrade?",
+    ] {
+        one.send("\x1b[A");
+        one.wait_for(want, |s| s.lines().any(|l| l.contains(&format!("│{want}"))));
+    }
+}

@@ -219,7 +219,6 @@ impl App {
     fn remember_sent(&mut self, text: &str, typed_at_ms: u64) {
         self.composer
             .remember_sent(text, typed_at_ms, &mut self.chat);
-        self.transcript.note_sent();
     }
 
     /// List the sessions and read their summaries (title, last activity, message count) in

@@ -128,8 +128,8 @@ impl App {
     /// A read of the open session's log answered.
     fn on_transcript(&mut self, event: TranscriptEvent) {
         match self.transcript.on_event(event, &mut self.chat) {
-            TranscriptDone::Loaded { loaded, sent_since } => {
-                self.on_transcript_loaded(*loaded, sent_since);
+            TranscriptDone::Loaded { loaded } => {
+                self.on_transcript_loaded(*loaded);
             }
             TranscriptDone::WindowShown => self.check_staleness(),
             TranscriptDone::Nothing => {}
@@ -527,9 +527,8 @@ impl App {
     }
 
     /// Show a transcript read off the UI thread: its cells (the notices shown meanwhile
-    /// follow), and the session's typed messages in Up history after the older entries
-    /// and before what was sent since.
-    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript, sent_since: usize) {
+    /// follow), and the session's typed messages in Up history, merged by time.
+    fn on_transcript_loaded(&mut self, loaded: LoadedTranscript) {
         let LoadedTranscript {
             mut transcript,
             typed,
@@ -541,8 +540,7 @@ impl App {
         }
         self.chat.adopt(transcript);
         if !self.transcript.take_again() {
-            let typed: Vec<String> = typed.into_iter().map(|(text, _)| text).collect();
-            self.composer.adopt_session_history(&typed, sent_since);
+            self.composer.adopt_session_history(&typed);
         }
         if let Some((code, message)) = error {
             self.chat.push_error(code, message);

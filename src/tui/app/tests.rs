@@ -1035,7 +1035,7 @@ async fn a_session_opened_in_the_app_continues_its_surface_and_title() {
 
 /// The transcript of an opened session is read off the UI thread: until it arrives the
 /// pane says so; a message sent meanwhile is shown once, after the loaded conversation,
-/// and comes first in Up history, before the session's own older messages.
+/// and comes first in Up history, then `/resume`, then the session's own older messages.
 #[tokio::test]
 async fn a_message_sent_while_the_transcript_loads_is_shown_once_after_it() {
     let mut h = harness(true).await;
@@ -1072,7 +1072,7 @@ async fn a_message_sent_while_the_transcript_loads_is_shown_once_after_it() {
     assert_eq!(users, vec!["Why does login fail?", "and now?"]);
     let shown = format!("{}", screen(&mut h.app, 80, 20).backend());
     assert!(!shown.contains("reading the conversation"), "{shown}");
-    for want in ["and now?", "Why does login fail?", "/resume s-alpha"] {
+    for want in ["and now?", "/resume s-alpha", "Why does login fail?"] {
         h.app.handle_terminal_event(key(KeyCode::Up));
         assert_eq!(h.app.draft(), want);
     }
@@ -1088,12 +1088,84 @@ async fn a_resumed_sessions_own_messages_are_in_up_history() {
     })
     .await;
     h.app.handle_terminal_event(key(KeyCode::Up));
-    assert_eq!(h.app.draft(), "Why does login fail?");
+    assert_eq!(h.app.draft(), "/resume s-alpha", "typed last");
     h.app.handle_terminal_event(key(KeyCode::Up));
     assert_eq!(
         h.app.draft(),
+        "Why does login fail?",
+        "older: the session's own message, logged before"
+    );
+}
+
+/// The input history file of the windows in `dir`.
+fn history_path(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    dir.path().join("data").join("input-history.jsonl")
+}
+
+/// Two app windows sharing one input history file (in the directory returned).
+async fn two_windows() -> (tempfile::TempDir, Harness, Harness) {
+    let dir = tempfile::TempDir::new().unwrap();
+    let mut one = harness(true).await;
+    let mut two = harness(true).await;
+    one.app.use_history_file(&history_path(&dir), 50);
+    two.app.use_history_file(&history_path(&dir), 50);
+    (dir, one, two)
+}
+
+/// Types `line` (a `/resume`) and waits until session `id` is open and its transcript read.
+async fn resume(h: &mut Harness, line: &str, id: &str) {
+    type_text(&mut h.app, line);
+    h.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut h.app, |app| {
+        app.session_id() == id && !app.transcript_loading()
+    })
+    .await;
+}
+
+/// Issue 32 item 10: after `/resume`, Up recalls every window's inputs and the resumed
+/// session's own messages newest typed first (the history file's merged order), a message
+/// sent to it from this window once; resuming it again adds nothing twice.
+#[tokio::test]
+async fn up_after_resume_walks_both_windows_and_the_session_by_time() {
+    let (_dir, mut one, mut two) = two_windows().await;
+    resume(&mut one, "/resume s-alpha", "s-alpha").await;
+    send_and_expect(&mut one, "to alpha", "to alpha").await;
+    type_text(&mut one.app, "/new");
+    one.app.handle_terminal_event(key(KeyCode::Enter));
+    pump_until(&mut one.app, |app| {
+        app.session_id() != "s-alpha" && !app.transcript_loading()
+    })
+    .await;
+    send_and_expect(&mut two, "from two", "from two").await;
+    resume(&mut one, "/resume s-alpha", "s-alpha").await;
+    let walk = |app: &mut App, n: usize| {
+        (0..n)
+            .map(|_| {
+                app.handle_terminal_event(key(KeyCode::Up));
+                app.draft()
+            })
+            .collect::<Vec<_>>()
+    };
+    let newest_first = [
         "/resume s-alpha",
-        "older: what was typed before"
+        "from two",
+        "/new",
+        "to alpha",
+        "/resume s-alpha",
+        "Why does login fail?",
+        "Why does login fail?",
+    ];
+    assert_eq!(
+        walk(&mut one.app, 7),
+        newest_first,
+        "then stays at the oldest"
+    );
+    one.app.handle_terminal_event(ctrl('u'));
+    // Window two sends meanwhile; Up in window one begins with it.
+    send_and_expect(&mut two, "later from two", "later from two").await;
+    assert_eq!(
+        walk(&mut one.app, 3),
+        ["later from two", "/resume s-alpha", "from two"]
     );
 }
 
@@ -1130,12 +1202,7 @@ async fn sent_inputs_survive_a_restart_and_unsent_drafts_do_not() {
 /// window reads them in the order they were typed.
 #[tokio::test]
 async fn two_windows_sending_in_turn_share_their_input_history() {
-    let dir = tempfile::TempDir::new().unwrap();
-    let path = dir.path().join("data").join("input-history.jsonl");
-    let mut one = harness(true).await;
-    let mut two = harness(true).await;
-    one.app.use_history_file(&path, 50);
-    two.app.use_history_file(&path, 50);
+    let (dir, mut one, mut two) = two_windows().await;
     send_and_expect(&mut one, "one: first", "one: first").await;
     send_and_expect(&mut two, "two: first", "two: first").await;
     send_and_expect(&mut one, "one: second", "one: second").await;
@@ -1153,7 +1220,7 @@ async fn two_windows_sending_in_turn_share_their_input_history() {
     assert_eq!(walk(&mut one.app), newest_first);
     assert_eq!(walk(&mut two.app), newest_first);
     let mut three = harness(true).await;
-    three.app.use_history_file(&path, 50);
+    three.app.use_history_file(&history_path(&dir), 50);
     assert_eq!(walk(&mut three.app), newest_first);
 }
 

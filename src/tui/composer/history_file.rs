@@ -116,15 +116,19 @@ impl HistoryFile {
         Ok(file)
     }
 
-    /// The entries read at load, oldest first.
-    pub fn entries(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|e| e.text.as_str())
+    /// The entries read at load with the time each was typed, oldest first.
+    pub fn timed_entries(&self) -> &[HistoryEntry] {
+        &self.entries
     }
 
     /// Appends a sent `text` typed at `at_ms` (unless blank or a repeat of the newest
     /// entry) under the lock. Returns what Up history gains, oldest first: the entries
     /// other windows appended since this one last read, and `text` among them by time.
-    pub fn record(&mut self, text: &str, at_ms: u64) -> Result<Vec<String>, HistoryFileError> {
+    pub fn record(
+        &mut self,
+        text: &str,
+        at_ms: u64,
+    ) -> Result<Vec<HistoryEntry>, HistoryFileError> {
         if text.trim().is_empty() || self.max_entries == 0 {
             return Ok(Vec::new());
         }
@@ -170,14 +174,14 @@ impl HistoryFile {
         }
         gained.push(ours);
         gained.sort_by_key(|e| e.at_ms);
-        Ok(gained.into_iter().map(|e| e.text).collect())
+        Ok(gained)
     }
 
     /// What other windows appended since this one last read, oldest first.
-    pub fn refresh(&mut self) -> Result<Vec<String>, HistoryFileError> {
+    pub fn refresh(&mut self) -> Result<Vec<HistoryEntry>, HistoryFileError> {
         let mut gained = self.read_new(Lock::Shared)?;
         gained.sort_by_key(|e| e.at_ms);
-        Ok(gained.into_iter().map(|e| e.text).collect())
+        Ok(gained)
     }
 
     /// Opens the file (creating it for an exclusive lock) and locks it; `None` when it does
@@ -417,7 +421,14 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     fn entries(file: &HistoryFile) -> Vec<&str> {
-        file.entries().collect()
+        file.timed_entries()
+            .iter()
+            .map(|e| e.text.as_str())
+            .collect()
+    }
+
+    fn gained_texts(gained: Vec<HistoryEntry>) -> Vec<String> {
+        gained.into_iter().map(|e| e.text).collect()
     }
 
     #[test]
@@ -433,11 +444,11 @@ mod tests {
             "quote \" and \\ backslash",
         ];
         for (i, t) in texts.iter().enumerate() {
-            assert_eq!(file.record(t, i as u64 + 1).unwrap(), [*t]);
+            assert_eq!(gained_texts(file.record(t, i as u64 + 1).unwrap()), [*t]);
         }
         file.record("plain2", 10).unwrap();
         file.record("plain2", 11).unwrap();
-        assert!(file.record("   ", 12).unwrap().is_empty());
+        assert!(gained_texts(file.record("   ", 12).unwrap()).is_empty());
         let again = HistoryFile::load(&path, 10).unwrap();
         let mut want = texts.to_vec();
         want.push("plain2");
@@ -474,26 +485,29 @@ mod tests {
         let path = dir.path().join("input-history.jsonl");
         let mut one = HistoryFile::load(&path, 50).unwrap();
         let mut two = HistoryFile::load(&path, 50).unwrap();
-        assert_eq!(one.record("one: first", 100).unwrap(), ["one: first"]);
         assert_eq!(
-            two.record("two: first", 200).unwrap(),
+            gained_texts(one.record("one: first", 100).unwrap()),
+            ["one: first"]
+        );
+        assert_eq!(
+            gained_texts(two.record("two: first", 200).unwrap()),
             ["one: first", "two: first"],
             "the other window's entry comes along"
         );
         assert_eq!(
-            one.record("one: second", 300).unwrap(),
+            gained_texts(one.record("one: second", 300).unwrap()),
             ["two: first", "one: second"]
         );
         // Enter pressed in window two before window one's last, appended after it (its
         // references took long to prepare): ordered by when it was typed.
         assert_eq!(
-            two.record("two: slow", 250).unwrap(),
+            gained_texts(two.record("two: slow", 250).unwrap()),
             ["two: slow", "one: second"]
         );
-        assert_eq!(one.refresh().unwrap(), ["two: slow"]);
-        assert!(one.refresh().unwrap().is_empty(), "read once");
+        assert_eq!(gained_texts(one.refresh().unwrap()), ["two: slow"]);
+        assert!(gained_texts(one.refresh().unwrap()).is_empty(), "read once");
         assert!(
-            two.refresh().unwrap().is_empty(),
+            gained_texts(two.refresh().unwrap()).is_empty(),
             "its own entry is not read back"
         );
         let third = HistoryFile::load(&path, 50).unwrap();
@@ -522,7 +536,7 @@ mod tests {
             t.join().unwrap();
         }
         let all = HistoryFile::load(&path, 1000).unwrap();
-        assert_eq!(all.entries().count(), 200);
+        assert_eq!(entries(&all).len(), 200);
         let want: Vec<String> = (0..50u64)
             .flat_map(|i| (0..4).map(move |w| format!("w{w} m{i}")))
             .collect();
@@ -552,23 +566,23 @@ mod tests {
         assert!(len <= COMPACT_AT, "{len}");
         // Window two read the file before it was replaced: it gets the entries after the
         // newest it had seen (none yet: those still in the file), then its own is kept.
-        let gained = two.refresh().unwrap();
+        let gained = gained_texts(two.refresh().unwrap());
         assert!(
             gained.last().is_some_and(|t| t.starts_with("11 ")),
             "{}",
             gained.len()
         );
         at += 1;
-        assert_eq!(two.record("after", at).unwrap(), ["after"]);
-        assert_eq!(one.refresh().unwrap(), ["after"]);
+        assert_eq!(gained_texts(two.record("after", at).unwrap()), ["after"]);
+        assert_eq!(gained_texts(one.refresh().unwrap()), ["after"]);
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "no temp file left: {names:?}");
         let again = HistoryFile::load(&path, 1000).unwrap();
-        assert_eq!(again.entries().last(), Some("after"));
-        assert!(again.entries().any(|t| t.starts_with("11 ")));
+        assert_eq!(entries(&again).last().copied(), Some("after"));
+        assert!(entries(&again).iter().any(|t| t.starts_with("11 ")));
     }
 
     #[test]
@@ -638,7 +652,7 @@ mod tests {
         let err = file.record("b", 2).unwrap_err();
         assert_eq!(err.code(), "HISTORY_BUSY");
         held.unlock().unwrap();
-        assert_eq!(file.record("b", 3).unwrap(), ["b"]);
+        assert_eq!(gained_texts(file.record("b", 3).unwrap()), ["b"]);
     }
 
     #[test]

@@ -12,14 +12,16 @@ pub mod listed_page;
 pub mod remembered_page;
 pub mod session_items;
 pub mod submit_flow;
+pub mod up_history;
 pub mod usage;
 
 use std::path::Path;
 
 use chip_hints::ChipHints;
-use history_file::HistoryFile;
+use history_file::{HistoryEntry, HistoryFile};
 use ratatui_mention::{MentionInput, MentionInputState, PopupLabels};
 use session_items::{DisplayZone, composer_look, composer_state, popup_labels};
+use up_history::{Timed, UpHistory};
 
 use crate::tui::transcript::NoticeKind;
 use crate::tui::transcript::chat_view::ChatView;
@@ -38,6 +40,8 @@ pub struct Composer {
     history_file: Option<HistoryFile>,
     /// Most entries of Up history (`[tui] history_size`).
     history_size: usize,
+    /// Where Up history's entries come from, with their times.
+    up: UpHistory,
 }
 
 impl Composer {
@@ -50,6 +54,7 @@ impl Composer {
             chips: ChipHints::default(),
             history_file: None,
             history_size,
+            up: UpHistory::new(history_size),
         }
     }
 
@@ -64,18 +69,12 @@ impl Composer {
     }
 
     /// Keeps sent inputs in the history file at `path` from now on, and puts the entries
-    /// already there into Up history (older than this session's own messages).
+    /// already there into Up history, merged by time with what it holds.
     pub fn use_history_file(&mut self, path: &Path, max_entries: usize, chat: &mut ChatView) {
         match HistoryFile::load(path, max_entries) {
             Ok(file) => {
-                let session_entries = self.input.history_entries();
-                self.input.clear_history();
-                for entry in file
-                    .entries()
-                    .chain(session_entries.iter().map(String::as_str))
-                {
-                    self.input.push_history(entry);
-                }
+                self.up.add_sent(file.timed_entries().iter().map(timed));
+                self.up.sync(&mut self.input, None);
                 self.history_file = Some(file);
             }
             Err(e) => chat.push_notice(
@@ -88,41 +87,38 @@ impl Composer {
         }
     }
 
-    /// Takes a sent input typed at `typed_at_ms`: Up history now (after what other windows
-    /// sent meanwhile), the draft cleared if it still is that text, and the history file
-    /// for later runs (where entries are kept by the time they were typed).
+    /// Takes a sent input typed at `typed_at_ms`: Up history now (merged by time with what
+    /// other windows sent meanwhile), the draft cleared if it still is that text, and the
+    /// history file for later runs (where entries are kept by the time they were typed).
     pub fn remember_sent(&mut self, text: &str, typed_at_ms: u64, chat: &mut ChatView) {
+        let own = (text.to_owned(), ms(typed_at_ms));
+        let mut gained = vec![own.clone()];
         if let Some(file) = self.history_file.as_mut() {
             match file.record(text, typed_at_ms) {
-                Ok(gained) => {
-                    // Other windows' entries first; this window's own comes last through
-                    // take_submit, which also clears the draft if unchanged.
-                    let mut own_skipped = false;
-                    for entry in &gained {
-                        if !own_skipped && entry == text {
-                            own_skipped = true;
-                            continue;
-                        }
-                        self.input.push_history(entry);
-                    }
-                }
+                // Other windows' entries and this one's, each at its time.
+                Ok(entries) => gained = entries.iter().map(timed).collect(),
                 Err(e) => self.drop_history_file(&e, chat),
             }
         }
+        self.up.add_sent(gained);
+        // This window's own entry is pushed by take_submit (its pastes stay collapsed),
+        // which also clears the draft if unchanged.
+        self.up.sync(&mut self.input, Some(&own));
         self.input.take_submit(text);
+        self.up.took(own);
     }
 
     /// Puts what other windows sent since this one last read the history file into Up
-    /// history (newest last). Called when Up begins a walk on an empty draft.
+    /// history, by the time each was typed. Called when Up begins a walk on an empty draft.
     pub fn refresh_history(&mut self, chat: &mut ChatView) {
         let Some(file) = self.history_file.as_mut() else {
             return;
         };
         match file.refresh() {
+            Ok(gained) if gained.is_empty() => {}
             Ok(gained) => {
-                for entry in &gained {
-                    self.input.push_history(entry);
-                }
+                self.up.add_sent(gained.iter().map(timed));
+                self.up.sync(&mut self.input, None);
             }
             Err(e) => self.drop_history_file(&e, chat),
         }
@@ -140,25 +136,26 @@ impl Composer {
         );
     }
 
-    /// Puts a loaded session's own `typed` messages into Up history: after the older
-    /// entries and before the `sent_since` inputs sent while it loaded.
-    pub fn adopt_session_history(&mut self, typed: &[String], sent_since: usize) {
-        let entries = self.input.history_entries();
-        let split = entries.len().saturating_sub(sent_since);
-        let (older, since) = entries.split_at(split);
-        self.input.clear_history();
-        for entry in older
-            .iter()
-            .map(String::as_str)
-            .chain(typed.iter().map(String::as_str))
-            .chain(since.iter().map(String::as_str))
-        {
-            self.input.push_history(entry);
-        }
+    /// Puts an opened session's own `typed` messages (each with the time it was logged)
+    /// into Up history, merged by time with every window's inputs: one sent from this app
+    /// is there once, at the time it was typed; inputs sent while the session loaded stay.
+    pub fn adopt_session_history(&mut self, typed: &[Timed]) {
+        self.up.add_opened(typed);
+        self.up.sync(&mut self.input, None);
     }
 
     /// What the hint line says about the mention at the caret, if there is one.
     pub fn chip_hint(&self) -> Option<String> {
         self.chips.hint(&self.input.mention_at_caret()?)
     }
+}
+
+/// A history file entry as an Up history entry.
+fn timed(entry: &HistoryEntry) -> Timed {
+    (entry.text.clone(), ms(entry.at_ms))
+}
+
+/// Milliseconds since the epoch as Up history keeps them.
+fn ms(at_ms: u64) -> i64 {
+    i64::try_from(at_ms).unwrap_or(i64::MAX)
 }

@@ -6,7 +6,6 @@
 pub mod read_only;
 pub mod resolve;
 pub mod transcript_load;
-pub mod typed_history;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -64,11 +64,8 @@ pub enum TranscriptEvent {
 pub enum TranscriptDone {
     /// Nothing more: a stale answer, or the sources' newer messages shown on the cards.
     Nothing,
-    /// The session's log was read: show it (`sent_since` inputs were sent meanwhile).
-    Loaded {
-        loaded: Box<LoadedTranscript>,
-        sent_since: usize,
-    },
+    /// The session's log was read: show it.
+    Loaded { loaded: Box<LoadedTranscript> },
     /// A window of older or newer events is on show (its cards may be stale).
     WindowShown,
 }
@@ -83,9 +80,6 @@ pub struct TranscriptLoader {
     forward: RequestSlot<u64>,
     /// The staleness check of the cards' sources running.
     newer: RequestSlot<()>,
-    /// Inputs sent while the load runs (they go after the session's own messages in Up
-    /// history).
-    sent_since: usize,
     /// `Appended` events up to this seq are already in the loaded transcript.
     loaded_through: Option<u64>,
     /// The running load reads the open session again (its typed messages are in Up
@@ -100,7 +94,6 @@ impl Default for TranscriptLoader {
             older: RequestSlot::new(Policy::Replace),
             forward: RequestSlot::new(Policy::Replace),
             newer: RequestSlot::new(Policy::Replace),
-            sent_since: 0,
             loaded_through: None,
             again: false,
         }
@@ -119,7 +112,6 @@ impl TranscriptLoader {
         self.forward.cancel();
         self.newer.cancel();
         self.again = false;
-        self.sent_since = 0;
         self.loaded_through = None;
         let (agent, tx) = (agent.clone(), tx.clone());
         let read = move || {
@@ -317,19 +309,14 @@ impl TranscriptLoader {
         self.slot.running().is_some()
     }
 
-    /// An input was sent (counted while a load runs).
-    pub fn note_sent(&mut self) {
-        if self.is_loading() {
-            self.sent_since += 1;
+    /// Whether the load `ticket` answered is current (else it is stale). Records how far
+    /// the loaded transcript goes.
+    pub fn finish(&mut self, ticket: u64, through_seq: Option<u64>) -> bool {
+        if self.slot.finish(ticket).0.is_none() {
+            return false;
         }
-    }
-
-    /// The load `ticket` answered: how many inputs were sent meanwhile, or `None` when the
-    /// answer is stale. Records how far the loaded transcript goes.
-    pub fn finish(&mut self, ticket: u64, through_seq: Option<u64>) -> Option<usize> {
-        self.slot.finish(ticket).0?;
         self.loaded_through = through_seq;
-        Some(std::mem::take(&mut self.sent_since))
+        true
     }
 
     /// A read answered: a window goes into `chat`, as do the sources' newer messages; a
@@ -337,9 +324,10 @@ impl TranscriptLoader {
     pub fn on_event(&mut self, event: TranscriptEvent, chat: &mut ChatView) -> TranscriptDone {
         match event {
             TranscriptEvent::Loaded { ticket, loaded } => {
-                match self.finish(ticket, loaded.through_seq) {
-                    Some(sent_since) => TranscriptDone::Loaded { loaded, sent_since },
-                    None => TranscriptDone::Nothing,
+                if self.finish(ticket, loaded.through_seq) {
+                    TranscriptDone::Loaded { loaded }
+                } else {
+                    TranscriptDone::Nothing
                 }
             }
             TranscriptEvent::Older { ticket, read } => {
